@@ -1,0 +1,94 @@
+//! Where a verification run keeps its files.
+//!
+//! ```text
+//! RUN_ROOT/                    --run-dir, default ./.mbhybrid/runs
+//!   RUN_ID/                    one `verify` (or `audit-barriers`) invocation
+//!     manifest.json            what was run and how (for `mbhybrid replay`)
+//!     i1/                      interleaving 1 (the free first run)
+//!       rank-0.trace ...       rank traces (see `rank_trace`)
+//!       rank-0.stderr ...      each rank's standard error after MPI_Init
+//!       launcher.stdout        the launcher's standard output (the program's)
+//!       launcher.stderr        the launcher's own standard error
+//!     i2/ ...
+//! ```
+//!
+//! The runtime learns its interleaving directory from [`ENV_TRACE_DIR`],
+//! which `verify` sets for the launched job. It is an internal channel
+//! between the CLI and the runtime, not a user setting.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming the interleaving directory for the runtime.
+pub const ENV_TRACE_DIR: &str = "MBHYBRID_TRACE_DIR";
+
+/// The default run root, relative to the working directory.
+pub const DEFAULT_RUN_ROOT: &str = ".mbhybrid/runs";
+
+/// The directory of one interleaving.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InterleavingDir {
+    /// The directory.
+    pub path: PathBuf,
+}
+
+impl InterleavingDir {
+    /// Interleaving `n` (1-based) of run directory `run`.
+    pub fn new(run: &Path, n: u32) -> Self {
+        InterleavingDir {
+            path: run.join(format!("i{n}")),
+        }
+    }
+
+    /// The trace file of `rank`.
+    pub fn trace(&self, rank: i32) -> PathBuf {
+        self.path.join(trace_file_name(rank))
+    }
+
+    /// The standard error file of `rank`.
+    pub fn stderr(&self, rank: i32) -> PathBuf {
+        self.path.join(format!("rank-{rank}.stderr"))
+    }
+
+    /// The launcher's standard output.
+    pub fn launcher_stdout(&self) -> PathBuf {
+        self.path.join("launcher.stdout")
+    }
+
+    /// The launcher's standard error.
+    pub fn launcher_stderr(&self) -> PathBuf {
+        self.path.join("launcher.stderr")
+    }
+}
+
+/// The name of `rank`'s trace file inside an interleaving directory.
+pub fn trace_file_name(rank: i32) -> String {
+    format!("rank-{rank}.trace")
+}
+
+/// What a run was, so that `mbhybrid replay RUN_ID` can run it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunManifest {
+    /// The run id (the directory's name).
+    pub run_id: String,
+    /// The executable, absolute.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Number of processes.
+    pub np: u32,
+    /// The launcher template (with `{np}`).
+    pub launcher: String,
+    /// The working directory the job ran in.
+    pub cwd: PathBuf,
+    /// The runtime library preloaded, when the program was not built by
+    /// `mbhybrid build`.
+    pub preload: Option<PathBuf>,
+}
+
+impl RunManifest {
+    /// The manifest's path in run directory `run`.
+    pub fn path(run: &Path) -> PathBuf {
+        run.join("manifest.json")
+    }
+}

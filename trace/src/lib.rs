@@ -1,0 +1,37 @@
+//! The data that crosses mbhybrid's crates, and its on-disk formats.
+//!
+//! Everything two crates must agree on lives here and nowhere else:
+//!
+//! * [`site`]: the table of MPI call sites that `mbhybrid build` writes
+//!   beside the executable (`OUT.mbh.json`) and that the runtime's records
+//!   point into by id;
+//! * [`op`]: the MPI operations the runtime records, by kind;
+//! * [`rank_trace`]: the per-rank binary trace file the runtime writes
+//!   through a shared memory map (so it survives `SIGKILL`) and the CLI reads;
+//! * [`layout`]: where a run keeps its files (run directory, interleavings);
+//! * [`finding`] and [`report`]: what a verification found, as the JSON
+//!   object of DESIGN.md.
+//!
+//! This crate must not depend on MPI, LLVM, or any other crate of the
+//! workspace: it is the vocabulary, not an actor. The runtime links it into
+//! the user's processes, so [`rank_trace::TraceWriter`] must never allocate
+//! or panic.
+//!
+//! # Limitations
+//!
+//! The rank trace format is versioned ([`rank_trace::FORMAT_VERSION`]);
+//! readers reject other versions instead of guessing.
+#![deny(missing_docs)]
+
+pub mod finding;
+pub mod layout;
+pub mod op;
+pub mod rank_trace;
+pub mod report;
+pub mod site;
+
+pub use finding::{Finding, FindingKind, Location, Role, Severity};
+pub use op::OpKind;
+pub use rank_trace::{RankTrace, TraceError};
+pub use report::Report;
+pub use site::{Site, SiteTable};

@@ -1,0 +1,147 @@
+//! The kinds of MPI operation a rank trace records.
+//!
+//! Codes are part of the rank trace format: append new kinds at the end of
+//! their group, never renumber (a reader of an older trace must still read it).
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! op_kinds {
+    ($( $(#[$doc:meta])* $variant:ident = $code:literal => $name:literal, $class:ident; )*) => {
+        /// An MPI operation, as recorded in a rank trace.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[repr(u16)]
+        pub enum OpKind {
+            $( $(#[$doc])* $variant = $code, )*
+        }
+
+        impl OpKind {
+            /// Every kind, in code order.
+            pub const ALL: &'static [OpKind] = &[$(OpKind::$variant,)*];
+
+            /// The kind with trace code `code`.
+            pub fn from_code(code: u16) -> Option<OpKind> {
+                match code {
+                    $( $code => Some(OpKind::$variant), )*
+                    _ => None,
+                }
+            }
+
+            /// The MPI function's name (`MPI_Send`).
+            pub fn mpi_name(self) -> &'static str {
+                match self { $( OpKind::$variant => $name, )* }
+            }
+
+            /// What the operation does, for matching and reporting.
+            pub fn class(self) -> OpClass {
+                match self { $( OpKind::$variant => OpClass::$class, )* }
+            }
+        }
+    };
+}
+
+op_kinds! {
+    /// `MPI_Init`.
+    Init = 1 => "MPI_Init", Lifecycle;
+    /// `MPI_Init_thread`.
+    InitThread = 2 => "MPI_Init_thread", Lifecycle;
+    /// `MPI_Finalize`.
+    Finalize = 3 => "MPI_Finalize", Lifecycle;
+    /// `MPI_Abort`: the program gave up on purpose.
+    Abort = 4 => "MPI_Abort", Lifecycle;
+    /// `MPI_Pcontrol` (mbhybrid's markers use levels 7301-7305).
+    Pcontrol = 5 => "MPI_Pcontrol", Marker;
+    /// `MPI_Send`.
+    Send = 16 => "MPI_Send", Send;
+    /// `MPI_Ssend`.
+    Ssend = 17 => "MPI_Ssend", Send;
+    /// `MPI_Bsend`.
+    Bsend = 18 => "MPI_Bsend", Send;
+    /// `MPI_Rsend`.
+    Rsend = 19 => "MPI_Rsend", Send;
+    /// `MPI_Isend`.
+    Isend = 20 => "MPI_Isend", Send;
+    /// `MPI_Issend`.
+    Issend = 21 => "MPI_Issend", Send;
+    /// `MPI_Ibsend`.
+    Ibsend = 22 => "MPI_Ibsend", Send;
+    /// `MPI_Irsend`.
+    Irsend = 23 => "MPI_Irsend", Send;
+    /// `MPI_Recv`.
+    Recv = 32 => "MPI_Recv", Receive;
+    /// `MPI_Irecv`.
+    Irecv = 33 => "MPI_Irecv", Receive;
+    /// `MPI_Sendrecv`.
+    Sendrecv = 34 => "MPI_Sendrecv", Receive;
+    /// `MPI_Probe`.
+    Probe = 35 => "MPI_Probe", Probe;
+    /// `MPI_Iprobe`.
+    Iprobe = 36 => "MPI_Iprobe", Probe;
+    /// `MPI_Wait`.
+    Wait = 48 => "MPI_Wait", Completion;
+    /// `MPI_Waitall`.
+    Waitall = 49 => "MPI_Waitall", Completion;
+    /// `MPI_Waitany`.
+    Waitany = 50 => "MPI_Waitany", Completion;
+    /// `MPI_Test`.
+    Test = 51 => "MPI_Test", Completion;
+    /// `MPI_Barrier`.
+    Barrier = 64 => "MPI_Barrier", Collective;
+    /// `MPI_Bcast`.
+    Bcast = 65 => "MPI_Bcast", Collective;
+    /// `MPI_Reduce`.
+    Reduce = 66 => "MPI_Reduce", Collective;
+    /// `MPI_Allreduce`.
+    Allreduce = 67 => "MPI_Allreduce", Collective;
+}
+
+/// What an operation does, coarsely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum OpClass {
+    /// Init, finalize, abort.
+    Lifecycle,
+    /// Tool markers.
+    Marker,
+    /// Point-to-point sends.
+    Send,
+    /// Point-to-point receives.
+    Receive,
+    /// Probes.
+    Probe,
+    /// Completion of requests.
+    Completion,
+    /// Collectives.
+    Collective,
+}
+
+/// Bits of a record's `flags`.
+pub mod flags {
+    /// The call returned (for blocking calls: it is no longer in progress).
+    pub const RETURNED: u16 = 1 << 0;
+    /// The source argument was `MPI_ANY_SOURCE`.
+    pub const ANY_SOURCE: u16 = 1 << 1;
+    /// The tag argument was `MPI_ANY_TAG`.
+    pub const ANY_TAG: u16 = 1 << 2;
+    /// `matched_source`/`matched_tag` hold the status of a completed receive.
+    pub const HAS_STATUS: u16 = 1 << 3;
+    /// The MPI library returned an error code (in `error`).
+    pub const FAILED: u16 = 1 << 4;
+    /// The peer was `MPI_PROC_NULL`.
+    pub const PROC_NULL: u16 = 1 << 5;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for &kind in OpKind::ALL {
+            assert!(seen.insert(kind as u16), "duplicate code for {kind:?}");
+            assert_eq!(OpKind::from_code(kind as u16), Some(kind));
+            assert!(kind.mpi_name().starts_with("MPI_"));
+        }
+        assert_eq!(OpKind::from_code(0), None);
+        assert_eq!(OpKind::Irecv.class(), OpClass::Receive);
+    }
+}

@@ -1,0 +1,614 @@
+//! The per-rank trace file: what one MPI process did, written by the runtime
+//! through a shared memory map and read by the CLI after (or during) a run.
+//!
+//! # Format (version 1)
+//!
+//! All integers little-endian (the writer's native order; traces are read on
+//! the machine that wrote them).
+//!
+//! * bytes `0..HEADER_SIZE`: a [`RawHeader`], then zero padding up to
+//!   [`HEADER_SIZE`] (one page, so records start page-aligned);
+//! * then `record_capacity` slots of [`RECORD_SIZE`] bytes, each a [`RawOp`];
+//!   the first `record_count` of them are written.
+//!
+//! The writer appends a record and only then publishes it by storing the new
+//! `record_count` with release ordering, so a reader never sees a
+//! half-written record counted. Fields that change in place (`state`,
+//! `blocking_index`, a record's `flags` when its call returns) are single
+//! aligned words. Because the file is a shared mapping, everything written
+//! before a `SIGKILL` is in the page cache and survives the process.
+
+use crate::op::OpKind;
+use bytemuck::{Pod, Zeroable};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+
+/// The first eight bytes of every rank trace.
+pub const MAGIC: [u8; 8] = *b"MBHTRACE";
+/// The format version this crate writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Bytes reserved for the header; records start here.
+pub const HEADER_SIZE: usize = 4096;
+/// Bytes per record slot.
+pub const RECORD_SIZE: usize = std::mem::size_of::<RawOp>();
+/// Return addresses kept for a crash or a nonzero exit.
+pub const MAX_FRAMES: usize = 32;
+
+/// How far a rank got, as its header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[repr(u32)]
+pub enum RankState {
+    /// The file exists but `MPI_Init` has not returned.
+    Starting = 0,
+    /// Between `MPI_Init` and `MPI_Finalize`.
+    Running = 1,
+    /// `MPI_Finalize` returned.
+    Finalized = 2,
+    /// The process called `exit` (or returned from `main`); `exit_status` is set.
+    Exited = 3,
+    /// The process received a fatal signal; `signal` and `frames` are set.
+    Signaled = 4,
+    /// The program called `MPI_Abort`.
+    Aborted = 5,
+}
+
+impl RankState {
+    fn from_code(code: u32) -> Option<Self> {
+        Some(match code {
+            0 => RankState::Starting,
+            1 => RankState::Running,
+            2 => RankState::Finalized,
+            3 => RankState::Exited,
+            4 => RankState::Signaled,
+            5 => RankState::Aborted,
+            _ => return None,
+        })
+    }
+}
+
+/// The header at the start of a rank trace, exactly as stored.
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+#[repr(C)]
+pub struct RawHeader {
+    /// [`MAGIC`].
+    pub magic: [u8; 8],
+    /// [`FORMAT_VERSION`].
+    pub version: u32,
+    /// [`HEADER_SIZE`].
+    pub header_size: u32,
+    /// [`RECORD_SIZE`].
+    pub record_size: u32,
+    /// Rank in `MPI_COMM_WORLD`.
+    pub rank: i32,
+    /// Size of `MPI_COMM_WORLD`.
+    pub size: i32,
+    /// Process id.
+    pub pid: u32,
+    /// Records written (published with release ordering).
+    pub record_count: u64,
+    /// A [`RankState`] code.
+    pub state: u32,
+    /// Exit status, valid in state `Exited`.
+    pub exit_status: i32,
+    /// 1 + index of the record of the blocking call in progress; 0 if none.
+    pub blocking_index: u64,
+    /// The fatal signal, valid in state `Signaled`.
+    pub signal: i32,
+    /// How many of `frames` are valid.
+    pub frame_count: u32,
+    /// The faulting address of `SIGSEGV`/`SIGBUS`, or the instruction
+    /// pointer at the signal, whichever the handler could tell.
+    pub fault_addr: u64,
+    /// Load bias of the main executable (to symbolise `frames`).
+    pub exe_base: u64,
+    /// Program counters: the signal's instruction pointer first when known,
+    /// then return addresses, innermost first.
+    pub frames: [u64; MAX_FRAMES],
+    /// Error code given to `MPI_Abort`, valid in state `Aborted`.
+    pub abort_code: i32,
+    /// Site id of the `MPI_Abort` call.
+    pub abort_site: u32,
+}
+
+/// One recorded MPI operation, exactly as stored ([`RECORD_SIZE`] bytes).
+#[derive(Debug, Clone, Copy, Default, Pod, Zeroable, PartialEq, Eq)]
+#[repr(C)]
+pub struct RawOp {
+    /// Per-rank operation index (0-based, dense).
+    pub index: u64,
+    /// An [`OpKind`] code.
+    pub kind: u16,
+    /// [`crate::op::flags`] bits.
+    pub flags: u16,
+    /// Site id (0: unknown).
+    pub site: u32,
+    /// Destination or source rank as passed (may be `MPI_ANY_SOURCE`).
+    pub peer: i32,
+    /// Tag as passed (may be `MPI_ANY_TAG`).
+    pub tag: i32,
+    /// Communicator handle bits.
+    pub comm: u64,
+    /// Element count as passed.
+    pub count: i32,
+    /// Source of the message a receive matched (valid with `HAS_STATUS`).
+    pub matched_source: i32,
+    /// Tag of the message a receive matched (valid with `HAS_STATUS`).
+    pub matched_tag: i32,
+    /// MPI return code (0 = `MPI_SUCCESS`).
+    pub error: i32,
+    /// Request handle bits (nonblocking calls and completions).
+    pub request: u64,
+    /// Kind-specific: datatype handle bits for point-to-point calls, the
+    /// level and first argument for `MPI_Pcontrol`.
+    pub aux: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<RawOp>() == 64);
+const _: () = assert!(std::mem::size_of::<RawHeader>() <= HEADER_SIZE);
+
+/// Appends records to a mapped trace file. Never allocates, never panics:
+/// it runs inside the user's MPI processes (in signal handlers too, for the
+/// header fields).
+pub struct TraceWriter {
+    base: *mut u8,
+    capacity: u64,
+}
+
+// SAFETY: the writer only touches its mapping through raw pointers and
+// atomics; the runtime serialises appends.
+unsafe impl Send for TraceWriter {}
+
+impl TraceWriter {
+    /// Bytes a trace with room for `records` records needs.
+    pub fn file_len(records: u64) -> u64 {
+        HEADER_SIZE as u64 + records * RECORD_SIZE as u64
+    }
+
+    /// Wraps a mapping of `len` bytes, zero-filled or holding a trace written
+    /// earlier by this process (after the mapping grew).
+    ///
+    /// # Safety
+    ///
+    /// `base` must be valid for reads and writes of `len` bytes, aligned to
+    /// 8, for as long as the writer lives, and no other writer may use it.
+    pub unsafe fn from_raw(base: *mut u8, len: usize) -> Option<Self> {
+        if base.is_null() || len < HEADER_SIZE || (base as usize) % 8 != 0 {
+            return None;
+        }
+        let capacity = ((len - HEADER_SIZE) / RECORD_SIZE) as u64;
+        Some(TraceWriter { base, capacity })
+    }
+
+    fn header(&self) -> *mut RawHeader {
+        self.base.cast()
+    }
+
+    fn u64_field(&self, field: *mut u64) -> &AtomicU64 {
+        // SAFETY: the field lies inside the mapping and is 8-aligned
+        // (RawHeader is repr(C) at the page-aligned base).
+        unsafe { AtomicU64::from_ptr(field) }
+    }
+
+    /// Writes a fresh header. Call once, before the first record.
+    pub fn init_header(&mut self, rank: i32, size: i32, pid: u32, exe_base: u64) {
+        let header = RawHeader {
+            magic: MAGIC,
+            version: FORMAT_VERSION,
+            header_size: HEADER_SIZE as u32,
+            record_size: RECORD_SIZE as u32,
+            rank,
+            size,
+            pid,
+            state: RankState::Running as u32,
+            exe_base,
+            ..Zeroable::zeroed()
+        };
+        // SAFETY: the header lies inside the mapping (len >= HEADER_SIZE).
+        unsafe { self.header().write_volatile(header) };
+    }
+
+    /// Records written so far.
+    pub fn len(&self) -> u64 {
+        // SAFETY: see `u64_field`.
+        self.u64_field(unsafe { &raw mut (*self.header()).record_count })
+            .load(Ordering::Relaxed)
+    }
+
+    /// True when no record was written.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Slots in the mapping.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Appends `op` (its `index` is set here) and returns its index, or
+    /// `None` when the mapping is full (the caller grows it and retries).
+    pub fn append(&mut self, mut op: RawOp) -> Option<u64> {
+        let index = self.len();
+        if index >= self.capacity {
+            return None;
+        }
+        op.index = index;
+        // SAFETY: slot `index` < capacity lies inside the mapping, 8-aligned.
+        unsafe { self.slot(index).write_volatile(op) };
+        // SAFETY: see `u64_field`.
+        self.u64_field(unsafe { &raw mut (*self.header()).record_count })
+            .store(index + 1, Ordering::Release);
+        Some(index)
+    }
+
+    fn slot(&self, index: u64) -> *mut RawOp {
+        // SAFETY (of callers): index < capacity.
+        unsafe {
+            self.base
+                .add(HEADER_SIZE + index as usize * RECORD_SIZE)
+                .cast()
+        }
+    }
+
+    /// Changes a written record in place (a call returning fills in its
+    /// status). Out-of-range indices are ignored.
+    pub fn update(&mut self, index: u64, change: impl FnOnce(&mut RawOp)) {
+        if index >= self.len() {
+            return;
+        }
+        let slot = self.slot(index);
+        // SAFETY: the slot is inside the mapping and written.
+        let mut op = unsafe { slot.read_volatile() };
+        change(&mut op);
+        // SAFETY: as above.
+        unsafe { slot.write_volatile(op) };
+    }
+
+    /// Marks record `index` as the blocking call in progress, or none.
+    pub fn set_blocking(&self, index: Option<u64>) {
+        let value = index.map_or(0, |i| i + 1);
+        // SAFETY: see `u64_field`.
+        self.u64_field(unsafe { &raw mut (*self.header()).blocking_index })
+            .store(value, Ordering::Release);
+    }
+
+    /// Sets the rank's state. Async-signal-safe.
+    pub fn set_state(&self, state: RankState) {
+        // SAFETY: the field is inside the header, 4-aligned.
+        unsafe { AtomicU32::from_ptr(&raw mut (*self.header()).state) }
+            .store(state as u32, Ordering::Release);
+    }
+
+    /// The rank's state as last set.
+    pub fn state(&self) -> Option<RankState> {
+        // SAFETY: the field is inside the header, 4-aligned.
+        let code =
+            unsafe { AtomicU32::from_ptr(&raw mut (*self.header()).state) }.load(Ordering::Acquire);
+        RankState::from_code(code)
+    }
+
+    /// Stores program counters for a crash or exit report. Async-signal-safe.
+    pub fn set_frames(&self, fault_addr: u64, frames: &[u64]) {
+        let header = self.header();
+        let n = frames.len().min(MAX_FRAMES);
+        // SAFETY: all fields lie inside the header; plain stores of words.
+        unsafe {
+            (*header).fault_addr = fault_addr;
+            (&mut (*header).frames)[..n].copy_from_slice(&frames[..n]);
+            (*header).frame_count = n as u32;
+        }
+    }
+
+    /// Records a fatal signal. Async-signal-safe.
+    pub fn record_signal(&self, signal: i32) {
+        // SAFETY: the field is inside the header, 4-aligned.
+        unsafe { AtomicI32::from_ptr(&raw mut (*self.header()).signal) }
+            .store(signal, Ordering::Release);
+        self.set_state(RankState::Signaled);
+    }
+
+    /// Records the status passed to `exit`.
+    pub fn record_exit(&self, status: i32) {
+        // SAFETY: the field is inside the header, 4-aligned.
+        unsafe { AtomicI32::from_ptr(&raw mut (*self.header()).exit_status) }
+            .store(status, Ordering::Release);
+        self.set_state(RankState::Exited);
+    }
+
+    /// Records a call of `MPI_Abort`.
+    pub fn record_abort(&self, code: i32, site: u32) {
+        let header = self.header();
+        // SAFETY: fields inside the header.
+        unsafe {
+            (*header).abort_code = code;
+            (*header).abort_site = site;
+        }
+        self.set_state(RankState::Aborted);
+    }
+}
+
+/// Why a rank trace could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be read.
+    #[error("cannot read trace {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a trace this crate reads.
+    #[error("{path} is not an mbhybrid rank trace of format version {FORMAT_VERSION}: {reason}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// A decoded operation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Op {
+    /// Per-rank operation index.
+    pub index: u64,
+    /// What was called.
+    pub kind: OpKind,
+    /// [`crate::op::flags`] bits.
+    pub flags: u16,
+    /// Site id (0: unknown).
+    pub site: u32,
+    /// Peer as passed.
+    pub peer: i32,
+    /// Tag as passed.
+    pub tag: i32,
+    /// Communicator handle bits.
+    pub comm: u64,
+    /// Count as passed.
+    pub count: i32,
+    /// Source and tag of the matched message, for completed receives.
+    pub matched: Option<(i32, i32)>,
+    /// MPI return code.
+    pub error: i32,
+    /// Request handle bits.
+    pub request: u64,
+    /// Kind-specific word (see [`RawOp::aux`]).
+    pub aux: u64,
+}
+
+impl Op {
+    /// Whether a flag of [`crate::op::flags`] is set.
+    pub fn has(&self, flag: u16) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+/// What a rank's process ended with, as far as its trace tells.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RankEnd {
+    /// The last state the rank recorded.
+    pub state: RankState,
+    /// Exit status, when it exited.
+    pub exit_status: Option<i32>,
+    /// Fatal signal, when it got one.
+    pub signal: Option<i32>,
+    /// `MPI_Abort` error code and site, when it aborted.
+    pub abort: Option<(i32, u32)>,
+    /// Faulting address or instruction pointer of a signal.
+    pub fault_addr: u64,
+    /// Program counters for symbolisation.
+    pub frames: Vec<u64>,
+    /// Load bias of the main executable.
+    pub exe_base: u64,
+}
+
+/// A whole rank trace, read from disk.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankTrace {
+    /// Rank in `MPI_COMM_WORLD`.
+    pub rank: i32,
+    /// Size of `MPI_COMM_WORLD`.
+    pub size: i32,
+    /// Process id.
+    pub pid: u32,
+    /// How the rank ended (or where it is, for a running job).
+    pub end: RankEnd,
+    /// Index of the blocking call in progress, if any.
+    pub blocking: Option<u64>,
+    /// The operations, in issue order.
+    pub ops: Vec<Op>,
+}
+
+impl RankTrace {
+    /// Reads a trace file.
+    pub fn read(path: &Path) -> Result<Self, TraceError> {
+        let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&bytes).map_err(|reason| TraceError::Format {
+            path: path.to_owned(),
+            reason,
+        })
+    }
+
+    /// Decodes a trace from its bytes.
+    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
+        if bytes.len() < std::mem::size_of::<RawHeader>() {
+            return Err(format!("only {} bytes", bytes.len()));
+        }
+        let header: RawHeader =
+            bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<RawHeader>()]);
+        if header.magic != MAGIC {
+            return Err("bad magic".into());
+        }
+        if header.version != FORMAT_VERSION
+            || header.header_size as usize != HEADER_SIZE
+            || header.record_size as usize != RECORD_SIZE
+        {
+            return Err(format!(
+                "version {} (header {} bytes, records {} bytes)",
+                header.version, header.header_size, header.record_size
+            ));
+        }
+        let state = RankState::from_code(header.state)
+            .ok_or_else(|| format!("unknown rank state {}", header.state))?;
+        let available = (bytes.len().saturating_sub(HEADER_SIZE) / RECORD_SIZE) as u64;
+        let count = header.record_count.min(available);
+        let mut ops = Vec::with_capacity(count as usize);
+        for i in 0..count as usize {
+            let start = HEADER_SIZE + i * RECORD_SIZE;
+            let raw: RawOp = bytemuck::pod_read_unaligned(&bytes[start..start + RECORD_SIZE]);
+            let kind = OpKind::from_code(raw.kind)
+                .ok_or_else(|| format!("record {i} has unknown kind {}", raw.kind))?;
+            ops.push(Op {
+                index: raw.index,
+                kind,
+                flags: raw.flags,
+                site: raw.site,
+                peer: raw.peer,
+                tag: raw.tag,
+                comm: raw.comm,
+                count: raw.count,
+                matched: (raw.flags & crate::op::flags::HAS_STATUS != 0)
+                    .then_some((raw.matched_source, raw.matched_tag)),
+                error: raw.error,
+                request: raw.request,
+                aux: raw.aux,
+            });
+        }
+        let frame_count = (header.frame_count as usize).min(MAX_FRAMES);
+        Ok(RankTrace {
+            rank: header.rank,
+            size: header.size,
+            pid: header.pid,
+            end: RankEnd {
+                state,
+                exit_status: (state == RankState::Exited).then_some(header.exit_status),
+                signal: (header.signal != 0).then_some(header.signal),
+                abort: (state == RankState::Aborted)
+                    .then_some((header.abort_code, header.abort_site)),
+                fault_addr: header.fault_addr,
+                frames: header.frames[..frame_count].to_vec(),
+                exe_base: header.exe_base,
+            },
+            blocking: header.blocking_index.checked_sub(1),
+            ops,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::op::flags;
+
+    /// An 8-aligned zeroed buffer standing in for the mapping.
+    fn mapping(records: u64) -> Vec<u64> {
+        vec![0u64; TraceWriter::file_len(records) as usize / 8]
+    }
+
+    fn bytes(buf: &[u64]) -> &[u8] {
+        bytemuck::cast_slice(buf)
+    }
+
+    #[test]
+    fn written_records_read_back() {
+        let mut buf = mapping(4);
+        let len = buf.len() * 8;
+        // SAFETY: buf outlives the writer and is 8-aligned.
+        let mut w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) }.unwrap();
+        w.init_header(1, 3, 42, 0x5555_0000);
+        let send = RawOp {
+            kind: OpKind::Send as u16,
+            peer: 2,
+            tag: 7,
+            site: 3,
+            ..Default::default()
+        };
+        assert_eq!(w.append(send), Some(0));
+        let recv = RawOp {
+            kind: OpKind::Recv as u16,
+            peer: -2,
+            flags: flags::ANY_SOURCE,
+            ..Default::default()
+        };
+        let i = w.append(recv).unwrap();
+        w.set_blocking(Some(i));
+        w.update(i, |op| {
+            op.flags |= flags::RETURNED | flags::HAS_STATUS;
+            op.matched_source = 0;
+            op.matched_tag = 7;
+        });
+        drop(w);
+        let trace = RankTrace::parse(bytes(&buf)).unwrap();
+        assert_eq!((trace.rank, trace.size, trace.pid), (1, 3, 42));
+        assert_eq!(trace.end.state, RankState::Running);
+        assert_eq!(trace.blocking, Some(1));
+        assert_eq!(trace.ops.len(), 2);
+        assert_eq!(trace.ops[0].kind, OpKind::Send);
+        assert_eq!(trace.ops[0].site, 3);
+        assert_eq!(trace.ops[1].matched, Some((0, 7)));
+        assert!(trace.ops[1].has(flags::ANY_SOURCE));
+        assert_eq!(trace.end.exe_base, 0x5555_0000);
+    }
+
+    #[test]
+    fn full_mapping_refuses_appends() {
+        let mut buf = mapping(1);
+        let len = buf.len() * 8;
+        // SAFETY: as above.
+        let mut w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) }.unwrap();
+        w.init_header(0, 1, 1, 0);
+        assert_eq!(
+            w.append(RawOp {
+                kind: 1,
+                ..Default::default()
+            }),
+            Some(0)
+        );
+        assert_eq!(
+            w.append(RawOp {
+                kind: 1,
+                ..Default::default()
+            }),
+            None
+        );
+        assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn ends_are_recorded() {
+        let mut buf = mapping(1);
+        let len = buf.len() * 8;
+        // SAFETY: as above.
+        let w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) };
+        let mut w = w.unwrap();
+        w.init_header(0, 1, 1, 0);
+        w.set_frames(0xdead, &[1, 2, 3]);
+        w.record_signal(11);
+        drop(w);
+        let t = RankTrace::parse(bytes(&buf)).unwrap();
+        assert_eq!(t.end.state, RankState::Signaled);
+        assert_eq!(t.end.signal, Some(11));
+        assert_eq!(t.end.frames, vec![1, 2, 3]);
+        assert_eq!(t.end.fault_addr, 0xdead);
+    }
+
+    #[test]
+    fn rejects_garbage_and_other_versions() {
+        assert!(RankTrace::parse(b"short").is_err());
+        let mut buf = mapping(0);
+        let len = buf.len() * 8;
+        // SAFETY: as above.
+        let mut w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) }.unwrap();
+        w.init_header(0, 1, 1, 0);
+        drop(w);
+        bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[8] = 99;
+        assert!(RankTrace::parse(bytes(&buf))
+            .unwrap_err()
+            .contains("version 99"));
+    }
+}

@@ -1,0 +1,123 @@
+//! The report of a verification: the JSON object `verify --format json`
+//! prints (DESIGN.md, "Command line"). Fields may be added, none renamed.
+
+use crate::finding::Finding;
+use serde::{Deserialize, Serialize};
+
+/// Counts of choice points (wildcard receives with more than one possible
+/// sender), and what the bounds did with them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChoicePointStats {
+    /// Choice points seen in all runs.
+    pub found: u64,
+    /// Choice points whose alternatives were all run.
+    pub explored: u64,
+    /// Skipped by loop-iteration abstraction.
+    pub abstracted: u64,
+    /// Skipped by the mixing bound.
+    pub mixing_bounded: u64,
+}
+
+/// One wildcard receive and the senders it matched or could have matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WildcardReport {
+    /// The receiving rank.
+    pub rank: i32,
+    /// Source file.
+    pub file: String,
+    /// Line.
+    pub line: u32,
+    /// The MPI call.
+    pub call: String,
+    /// Senders it matched, over the interleavings.
+    pub matched: Vec<i32>,
+    /// Senders found as potential matches and not taken in the first run.
+    pub potential: Vec<i32>,
+}
+
+/// The verdict on one `MPI_Barrier` site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BarrierVerdict {
+    /// Source file.
+    pub file: String,
+    /// Line.
+    pub line: u32,
+    /// `relevant` or `irrelevant`.
+    pub verdict: String,
+}
+
+/// How one rank's process ended in one interleaving.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankOutcome {
+    /// Rank.
+    pub rank: i32,
+    /// `finalized`, `exited`, `signaled`, `aborted`, `killed` (by the
+    /// launcher or mbhybrid, after another rank failed), `never-started`.
+    pub state: String,
+    /// Exit status, when it exited.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub exit_status: Option<i32>,
+    /// Signal number, when a signal ended it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub signal: Option<i32>,
+    /// MPI operations the rank recorded.
+    pub operations: u64,
+    /// The rank's standard error (the end of it, when long).
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub stderr: String,
+}
+
+/// What one run of the job (one interleaving) ended with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOutcome {
+    /// 1-based interleaving number.
+    pub interleaving: u32,
+    /// The launcher's exit code (`None` if killed by a signal).
+    pub launcher_exit: Option<i32>,
+    /// Per rank.
+    pub ranks: Vec<RankOutcome>,
+    /// Wall time of the run, seconds.
+    pub seconds: f64,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Always `mbhybrid`.
+    pub tool: String,
+    /// mbhybrid's version.
+    pub version: String,
+    /// The program as given.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Number of processes.
+    pub np: u32,
+    /// `lamport` or `vector`.
+    pub clocks: String,
+    /// `infinite`, `zero` or `both`.
+    pub buffering: String,
+    /// Interleavings run.
+    pub interleavings: u32,
+    /// Whether every interleaving within the bounds was run.
+    pub complete: bool,
+    /// Choice point statistics.
+    pub choice_points: ChoicePointStats,
+    /// Findings, deduplicated, in order of discovery.
+    pub findings: Vec<Finding>,
+    /// Wildcard receives and their senders.
+    pub wildcards: Vec<WildcardReport>,
+    /// Barrier verdicts (`audit-barriers` only).
+    pub barriers: Vec<BarrierVerdict>,
+    /// The run id (`mbhybrid replay RUN_ID`).
+    pub run_id: String,
+    /// The run directory.
+    pub run_dir: String,
+    /// How each interleaving's processes ended.
+    pub runs: Vec<RunOutcome>,
+    /// Tool warnings (unsupported calls, soundness warnings).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Wall time of the whole verification, seconds.
+    pub seconds: f64,
+}

@@ -1,0 +1,176 @@
+//! The site table: every MPI call site of an instrumented program.
+//!
+//! `mbhybrid build -o OUT` writes it as `OUT.mbh.json`:
+//!
+//! ```json
+//! {"format": "mbhybrid-sites", "version": 1, "program": "OUT",
+//!  "sources": ["app.c"],
+//!  "sites": [{"id": 1, "function": "main", "call": "MPI_Send",
+//!             "file": "app.c", "line": 12, "column": 5}]}
+//! ```
+//!
+//! Ids start at 1; id 0 means "unknown site" in a trace record (a call
+//! from code that `build` did not instrument, such as a library).
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The `format` tag of a site table file.
+pub const SITE_TABLE_FORMAT: &str = "mbhybrid-sites";
+/// The version of the site table format this crate reads and writes.
+pub const SITE_TABLE_VERSION: u32 = 1;
+
+/// One MPI call in the program's source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Site {
+    /// Stable id, stored by the instrumented code before the call (1-based).
+    pub id: u32,
+    /// The function containing the call.
+    pub function: String,
+    /// The MPI function called, as written (`MPI_Send`, `PMPI_Recv`).
+    pub call: String,
+    /// Source file, relative to the directory `build` ran in when below it.
+    pub file: String,
+    /// 1-based line, 0 when the IR carried no debug location.
+    pub line: u32,
+    /// 1-based column, 0 when unknown.
+    pub column: u32,
+}
+
+/// All call sites of one program, as `build` wrote them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteTable {
+    /// Always [`SITE_TABLE_FORMAT`].
+    pub format: String,
+    /// Always [`SITE_TABLE_VERSION`] when written by this crate.
+    pub version: u32,
+    /// The executable the table describes.
+    pub program: String,
+    /// The sources it was built from.
+    pub sources: Vec<String>,
+    /// The sites, ordered by id.
+    pub sites: Vec<Site>,
+}
+
+/// Why a site table could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum SiteTableError {
+    /// The file could not be read.
+    #[error("cannot read site table {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a site table of a version this crate reads.
+    #[error("{path} is not an mbhybrid site table of version {SITE_TABLE_VERSION}: {reason}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+impl SiteTable {
+    /// An empty table for `program`.
+    pub fn new(program: impl Into<String>, sources: Vec<String>) -> Self {
+        SiteTable {
+            format: SITE_TABLE_FORMAT.to_string(),
+            version: SITE_TABLE_VERSION,
+            program: program.into(),
+            sources,
+            sites: Vec::new(),
+        }
+    }
+
+    /// The path of the table that belongs to executable `exe`.
+    pub fn path_for(exe: &Path) -> PathBuf {
+        let mut name = exe.as_os_str().to_owned();
+        name.push(".mbh.json");
+        PathBuf::from(name)
+    }
+
+    /// The site with id `id`, if any (id 0 is never a site).
+    pub fn get(&self, id: u32) -> Option<&Site> {
+        if id == 0 {
+            return None;
+        }
+        // Ids are dense and ordered when written by `build`; fall back to a
+        // search for hand-edited tables.
+        match self.sites.get(id as usize - 1) {
+            Some(site) if site.id == id => Some(site),
+            _ => self.sites.iter().find(|s| s.id == id),
+        }
+    }
+
+    /// Reads and checks a table.
+    pub fn read(path: &Path) -> Result<Self, SiteTableError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SiteTableError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let table: SiteTable = serde_json::from_str(&text).map_err(|e| SiteTableError::Format {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+        if table.format != SITE_TABLE_FORMAT || table.version != SITE_TABLE_VERSION {
+            return Err(SiteTableError::Format {
+                path: path.to_owned(),
+                reason: format!("found format {:?} version {}", table.format, table.version),
+            });
+        }
+        Ok(table)
+    }
+
+    /// Writes the table as pretty JSON.
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(path, text + "\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_finds_by_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut table = SiteTable::new("app", vec!["app.c".into()]);
+        for (id, call) in [(1, "MPI_Init"), (2, "MPI_Send")] {
+            table.sites.push(Site {
+                id,
+                function: "main".into(),
+                call: call.into(),
+                file: "app.c".into(),
+                line: 10 + id,
+                column: 5,
+            });
+        }
+        let path = SiteTable::path_for(&dir.path().join("app"));
+        assert!(path.to_string_lossy().ends_with("app.mbh.json"));
+        table.write(&path).unwrap();
+        let back = SiteTable::read(&path).unwrap();
+        assert_eq!(back, table);
+        assert_eq!(back.get(2).unwrap().call, "MPI_Send");
+        assert!(back.get(0).is_none());
+        assert!(back.get(3).is_none());
+    }
+
+    #[test]
+    fn rejects_other_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.json");
+        std::fs::write(
+            &path,
+            r#"{"format":"other","version":1,"program":"","sources":[],"sites":[]}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            SiteTable::read(&path),
+            Err(SiteTableError::Format { .. })
+        ));
+    }
+}
