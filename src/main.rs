@@ -1,1 +1,40 @@
-fn main() {}
+//! `mbhybrid`: the command line. Parses arguments and orchestrates the
+//! library crates; everything else lives in them.
+//!
+//! Exit status: 0 nothing found, 1 findings, 2 usage error or tool failure.
+
+mod cli;
+mod commands;
+mod error;
+mod launch;
+mod outcome;
+mod symbolize;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap's own help/version go to stdout with status 0; usage
+            // errors to stderr with status 2.
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        cli::Command::Build(args) => commands::build::run(&args),
+        cli::Command::Verify(args) => commands::verify::run(&args),
+    }
+}

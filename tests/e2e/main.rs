@@ -1,1 +1,7 @@
+//! End-to-end tests: C programs built and verified through the real
+//! `mbhybrid` binary on real MPICH. One test binary; every test that starts
+//! an MPI job holds `mpi_lock()`.
 
+mod bad_input;
+mod programs;
+mod util;

@@ -1,1 +1,186 @@
-//! placeholder
+//! mbhybrid's end-to-end test harness: C programs with their expected
+//! outcomes, driven through the real `mbhybrid` binary on real MPI.
+//!
+//! A test program under `tests/programs/` says what it expects in its own
+//! text, so expectations move with the lines they point at:
+//!
+//! ```c
+//! /* mbhybrid-test: np=3 exit=1 */        first line: ranks, verify's exit status
+//! assert(x != 33); // expect: assertion rank=1
+//! ```
+//!
+//! `// expect: KIND rank=R` on a line means the report must hold a finding
+//! of `KIND` with a location on that line (of this file) for rank `R`.
+//! Without any `expect:` line, the report must hold no finding.
+//!
+//! The harness serialises MPI jobs (machines here have two cores, and
+//! concurrent jobs would make timing-dependent outcomes flaky): every test
+//! that launches one holds [`mpi_lock`].
+//!
+//! This crate must not fake anything: no mock MPI, no recorded outputs.
+#![deny(missing_docs)]
+
+pub mod json;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// The workspace root (the repository).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_owned()
+}
+
+/// The directory cargo put the binaries in (`target/debug`), found from the
+/// running test executable (`target/debug/deps/e2e-…`).
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/").to_owned()
+}
+
+/// The `mbhybrid` binary, checked to exist and to be newer than every Rust
+/// source of the workspace, so a test never runs a stale build.
+pub fn mbhybrid() -> PathBuf {
+    static CHECKED: OnceLock<PathBuf> = OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            let bin = bin_dir().join("mbhybrid");
+            let runtime = bin_dir().join("libmbhybrid_rt.so");
+            for artefact in [&bin, &runtime] {
+                let built = std::fs::metadata(artefact).and_then(|m| m.modified()).unwrap_or_else(|_| {
+                    panic!("{} is missing: run `cargo build --workspace` before the end-to-end tests (scripts/test.sh does)", artefact.display())
+                });
+                if let Some(newer) = newest_source_after(&workspace_root(), built) {
+                    panic!(
+                        "{} is older than {}: run `cargo build --workspace` before the end-to-end tests (scripts/test.sh does)",
+                        artefact.display(),
+                        newer.display()
+                    );
+                }
+            }
+            bin
+        })
+        .clone()
+}
+
+fn newest_source_after(root: &Path, built: std::time::SystemTime) -> Option<PathBuf> {
+    let crates = ["src", "trace/src", "static/src", "instrument/src", "runtime/src", "diagnostics/src"];
+    let mut stack: Vec<PathBuf> = crates.iter().map(|c| root.join(c)).collect();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if entry.metadata().and_then(|m| m.modified()).is_ok_and(|m| m > built) {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
+/// Held by every test that launches an MPI job.
+pub fn mpi_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    // A test that panicked while holding the lock does not poison the others.
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs `mbhybrid ARGS` in `cwd`.
+pub fn run_mbhybrid(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(mbhybrid()).args(args).current_dir(cwd).output().expect("mbhybrid runs")
+}
+
+/// A test program and what it expects.
+#[derive(Debug, Clone)]
+pub struct TestProgram {
+    /// The source, relative to the workspace root.
+    pub source: PathBuf,
+    /// Number of ranks.
+    pub np: u32,
+    /// Expected exit status of `mbhybrid verify`.
+    pub exit: i32,
+    /// Expected findings.
+    pub expected: Vec<ExpectedFinding>,
+}
+
+/// One `// expect:` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedFinding {
+    /// The finding kind (`assertion`).
+    pub kind: String,
+    /// The line it must point at.
+    pub line: u32,
+    /// The rank it must name.
+    pub rank: i32,
+}
+
+impl TestProgram {
+    /// Reads the expectations of `source` (relative to the workspace root).
+    pub fn load(source: &str) -> TestProgram {
+        let text = std::fs::read_to_string(workspace_root().join(source))
+            .unwrap_or_else(|e| panic!("cannot read {source}: {e}"));
+        Self::parse(source, &text)
+    }
+
+    /// Parses expectations from a program's text.
+    pub fn parse(source: &str, text: &str) -> TestProgram {
+        let header = text.lines().next().unwrap_or("");
+        let header = header
+            .strip_prefix("/* mbhybrid-test:")
+            .and_then(|h| h.strip_suffix("*/"))
+            .unwrap_or_else(|| panic!("{source}: the first line must be `/* mbhybrid-test: np=N exit=S */`"));
+        let mut np = None;
+        let mut exit = None;
+        for word in header.split_whitespace() {
+            match word.split_once('=') {
+                Some(("np", v)) => np = v.parse().ok(),
+                Some(("exit", v)) => exit = v.parse().ok(),
+                _ => panic!("{source}: unknown header word `{word}`"),
+            }
+        }
+        let mut expected = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let Some((_, rest)) = line.split_once("// expect:") else { continue };
+            let mut words = rest.split_whitespace();
+            let kind = words.next().unwrap_or_else(|| panic!("{source}:{}: `expect:` needs a kind", i + 1));
+            let mut rank = None;
+            for word in words {
+                match word.split_once('=') {
+                    Some(("rank", v)) => rank = v.parse().ok(),
+                    _ => panic!("{source}:{}: unknown expectation word `{word}`", i + 1),
+                }
+            }
+            expected.push(ExpectedFinding {
+                kind: kind.to_string(),
+                line: i as u32 + 1,
+                rank: rank.unwrap_or_else(|| panic!("{source}:{}: `expect:` needs rank=R", i + 1)),
+            });
+        }
+        TestProgram {
+            source: PathBuf::from(source),
+            np: np.unwrap_or_else(|| panic!("{source}: header lacks np=N")),
+            exit: exit.unwrap_or_else(|| panic!("{source}: header lacks exit=S")),
+            expected,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expectations_are_read_from_the_program() {
+        let text = "/* mbhybrid-test: np=3 exit=1 */\nint x;\n  assert(x); // expect: assertion rank=1\n";
+        let p = TestProgram::parse("a.c", text);
+        assert_eq!((p.np, p.exit), (3, 1));
+        assert_eq!(p.expected, vec![ExpectedFinding { kind: "assertion".into(), line: 3, rank: 1 }]);
+    }
+
+    #[test]
+    #[should_panic(expected = "first line")]
+    fn a_program_without_header_is_refused() {
+        TestProgram::parse("a.c", "int main() {}\n");
+    }
+}

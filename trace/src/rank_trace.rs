@@ -140,8 +140,16 @@ pub struct RawOp {
     pub error: i32,
     /// Request handle bits (nonblocking calls and completions).
     pub request: u64,
-    /// Kind-specific: datatype handle bits for point-to-point calls, the
-    /// level and first argument for `MPI_Pcontrol`.
+    /// Kind-specific word:
+    ///
+    /// * point-to-point calls: the datatype handle bits;
+    /// * `MPI_Wait`: 1 + index of the record that created the request (0
+    ///   when unknown);
+    /// * `MPI_Init_thread`: the thread level provided (`count` holds the one
+    ///   required);
+    /// * `MPI_Pcontrol`: `level << 32 | first_argument as u32` (`peer` holds
+    ///   the second argument, the `k` of level 7303);
+    /// * `MPI_Abort`: unused (`count` holds the error code).
     pub aux: u64,
 }
 
@@ -174,7 +182,7 @@ impl TraceWriter {
     /// `base` must be valid for reads and writes of `len` bytes, aligned to
     /// 8, for as long as the writer lives, and no other writer may use it.
     pub unsafe fn from_raw(base: *mut u8, len: usize) -> Option<Self> {
-        if base.is_null() || len < HEADER_SIZE || (base as usize) % 8 != 0 {
+        if base.is_null() || len < HEADER_SIZE || !(base as usize).is_multiple_of(8) {
             return None;
         }
         let capacity = ((len - HEADER_SIZE) / RECORD_SIZE) as u64;
@@ -542,7 +550,6 @@ mod tests {
             op.matched_source = 0;
             op.matched_tag = 7;
         });
-        drop(w);
         let trace = RankTrace::parse(bytes(&buf)).unwrap();
         assert_eq!((trace.rank, trace.size, trace.pid), (1, 3, 42));
         assert_eq!(trace.end.state, RankState::Running);
@@ -589,7 +596,6 @@ mod tests {
         w.init_header(0, 1, 1, 0);
         w.set_frames(0xdead, &[1, 2, 3]);
         w.record_signal(11);
-        drop(w);
         let t = RankTrace::parse(bytes(&buf)).unwrap();
         assert_eq!(t.end.state, RankState::Signaled);
         assert_eq!(t.end.signal, Some(11));
@@ -605,7 +611,6 @@ mod tests {
         // SAFETY: as above.
         let mut w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) }.unwrap();
         w.init_header(0, 1, 1, 0);
-        drop(w);
         bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[8] = 99;
         assert!(RankTrace::parse(bytes(&buf))
             .unwrap_err()

@@ -1,0 +1,175 @@
+//! The report for people: each finding with a source snippet of every
+//! rank's line involved (codespan-reporting), then how each rank ended and a
+//! one-line summary.
+
+use crate::sources::SourceFiles;
+use codespan_reporting::diagnostic::{Diagnostic, Label, Severity as CsSeverity};
+use codespan_reporting::term::{self, termcolor::Buffer, Config};
+use mbh_trace::{Finding, Report, Role, Severity};
+use std::fmt::Write;
+
+/// Why rendering failed (a source file changed under us, for instance).
+pub type Error = codespan_reporting::files::Error;
+
+/// The report as text, quoting sources relative to `base_dir` (the
+/// directory the user ran mbhybrid in); `color` adds ANSI colours (for
+/// terminals only).
+pub fn render(report: &Report, base_dir: &std::path::Path, color: bool) -> Result<String, Error> {
+    let mut sources = SourceFiles::new(base_dir);
+    let mut buffer = if color { Buffer::ansi() } else { Buffer::no_color() };
+    let config = Config::default();
+    for warning in &report.warnings {
+        let diagnostic = Diagnostic::<usize>::warning().with_message(warning.clone());
+        term::emit_to_write_style(&mut buffer, &config, sources.files(), &diagnostic)?;
+    }
+    for finding in &report.findings {
+        let diagnostic = to_diagnostic(finding, &mut sources);
+        term::emit_to_write_style(&mut buffer, &config, sources.files(), &diagnostic)?;
+        buffer_line(&mut buffer, "");
+    }
+    let mut text = String::from_utf8_lossy(buffer.as_slice()).into_owned();
+    text.push_str(&outcome_lines(report));
+    text.push_str(&summary(report));
+    Ok(text)
+}
+
+fn buffer_line(buffer: &mut Buffer, line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(buffer, "{line}");
+}
+
+fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usize> {
+    let severity = match finding.severity {
+        Severity::Error => CsSeverity::Error,
+        Severity::Warning => CsSeverity::Warning,
+        Severity::Note => CsSeverity::Note,
+    };
+    let mut labels = Vec::new();
+    let mut notes = Vec::new();
+    for location in &finding.locations {
+        let label_text = format!("{} (rank {})", location.label, location.rank);
+        let span = sources.id(&location.file).and_then(|id| Some((id, sources.span(id, location.line, location.column)?)));
+        match span {
+            Some((id, range)) => labels.push(match location.role {
+                Role::Primary => Label::primary(id, range).with_message(label_text),
+                Role::Secondary => Label::secondary(id, range).with_message(label_text),
+            }),
+            // The source is not readable from here: name the place in words.
+            None => notes.push(format!("{}:{}:{}: {label_text}", location.file, location.line, location.column)),
+        }
+    }
+    notes.extend(finding.notes.iter().cloned());
+    if let Some(help) = &finding.help {
+        notes.push(format!("help: {help}"));
+    }
+    if let Some(replay) = &finding.replay {
+        notes.push(format!("replay: {replay}"));
+    }
+    Diagnostic::new(severity)
+        .with_code(finding.code.clone())
+        .with_message(finding.message.clone())
+        .with_labels(labels)
+        .with_notes(notes)
+}
+
+fn outcome_lines(report: &Report) -> String {
+    let mut out = String::new();
+    for run in &report.runs {
+        let ranks: Vec<String> = run
+            .ranks
+            .iter()
+            .map(|r| match (r.exit_status, r.signal) {
+                (_, Some(signal)) => format!("{} {} (signal {signal})", r.rank, r.state),
+                (Some(status), _) if status != 0 => format!("{} {} (status {status})", r.rank, r.state),
+                _ => format!("{} {}", r.rank, r.state),
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "interleaving {}: {:.2} s; ranks: {}",
+            run.interleaving,
+            run.seconds,
+            ranks.join(", ")
+        );
+    }
+    out
+}
+
+fn summary(report: &Report) -> String {
+    let n = report.interleavings;
+    let runs = if n == 1 { "interleaving".to_string() } else { "interleavings".to_string() };
+    let coverage = if report.complete { "complete" } else { "partial" };
+    let errors = report.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let mut out = String::new();
+    if report.findings.is_empty() {
+        let _ = writeln!(out, "no errors found in {n} {runs} ({coverage})");
+    } else {
+        let _ = writeln!(
+            out,
+            "{} finding{} ({errors} error{}) in {n} {runs} ({coverage})",
+            report.findings.len(),
+            if report.findings.len() == 1 { "" } else { "s" },
+            if errors == 1 { "" } else { "s" },
+        );
+    }
+    let _ = writeln!(out, "run directory: {}", report.run_dir);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mbh_trace::{FindingKind, Location};
+
+    #[test]
+    fn findings_quote_each_ranks_line_and_summarise() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("app.c"), "int main() {\n  assert(x != 33);\n  MPI_Recv(b);\n}\n").unwrap();
+        let mut f = Finding::new(FindingKind::Assertion, Severity::Error, "assertion `x != 33` failed on rank 1");
+        f.locations.push(Location {
+            file: "app.c".into(),
+            line: 2,
+            column: 3,
+            rank: 1,
+            call: None,
+            role: Role::Primary,
+            label: "this assertion failed".into(),
+        });
+        f.locations.push(Location {
+            file: "app.c".into(),
+            line: 3,
+            column: 3,
+            rank: 0,
+            call: Some("MPI_Recv".into()),
+            role: Role::Secondary,
+            label: "received here".into(),
+        });
+        f.locations.push(Location {
+            file: "gone.c".into(),
+            line: 9,
+            column: 1,
+            rank: 2,
+            call: None,
+            role: Role::Secondary,
+            label: "elsewhere".into(),
+        });
+        f.help = Some("fix it".into());
+        let report = crate::short::tests::report_with(vec![f]);
+        let text = render(&report, dir.path(), false).unwrap();
+        assert!(text.contains("error[MBH0002]: assertion `x != 33` failed on rank 1"), "{text}");
+        assert!(text.contains("assert(x != 33);"), "{text}");
+        assert!(text.contains("this assertion failed (rank 1)"), "{text}");
+        assert!(text.contains("MPI_Recv(b);"), "{text}");
+        assert!(text.contains("gone.c:9:1: elsewhere (rank 2)"), "{text}");
+        assert!(text.contains("help: fix it"), "{text}");
+        assert!(text.contains("1 finding (1 error) in 1 interleaving (partial)"), "{text}");
+        assert!(!text.contains('\u{1b}'), "no colour codes when colour is off");
+    }
+
+    #[test]
+    fn a_clean_report_says_so() {
+        let report = crate::short::tests::report_with(vec![]);
+        let text = render(&report, std::path::Path::new("/"), false).unwrap();
+        assert!(text.contains("no errors found in 1 interleaving (partial)"), "{text}");
+    }
+}

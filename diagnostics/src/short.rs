@@ -1,0 +1,100 @@
+//! One line per location, as GCC and clang print diagnostics, so editors'
+//! error parsers (Vim quickfix, Emacs compilation mode, VS Code problem
+//! matchers) read them unchanged:
+//!
+//! ```text
+//! app.c:31:5: error: [MBH0002] assertion `x != 33` failed on rank 1 (rank 1)
+//! app.c:25:5: note: [MBH0002] took P2's message (rank 1)
+//! ```
+
+use mbh_trace::{Report, Role, Severity};
+use std::fmt::Write;
+
+/// The report as short lines.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    for finding in &report.findings {
+        let severity = severity_word(finding.severity);
+        if finding.locations.is_empty() {
+            let _ = writeln!(out, "mbhybrid: {severity}: [{}] {}", finding.code, finding.message);
+        }
+        for location in &finding.locations {
+            let (word, text) = match location.role {
+                Role::Primary => (severity, finding.message.as_str()),
+                Role::Secondary => ("note", location.label.as_str()),
+            };
+            let _ = writeln!(
+                out,
+                "{}:{}:{}: {word}: [{}] {text} (rank {})",
+                location.file,
+                location.line,
+                location.column.max(1),
+                finding.code,
+                location.rank
+            );
+        }
+    }
+    out
+}
+
+fn severity_word(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Note => "note",
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use mbh_trace::{Finding, FindingKind, Location};
+
+    pub(crate) fn report_with(findings: Vec<Finding>) -> Report {
+        Report {
+            tool: "mbhybrid".into(),
+            version: "0".into(),
+            program: "./app".into(),
+            args: vec![],
+            np: 2,
+            clocks: "lamport".into(),
+            buffering: "infinite".into(),
+            interleavings: 1,
+            complete: false,
+            choice_points: Default::default(),
+            findings,
+            wildcards: vec![],
+            barriers: vec![],
+            run_id: "r".into(),
+            run_dir: "/tmp/r".into(),
+            runs: vec![],
+            warnings: vec![],
+            seconds: 0.5,
+        }
+    }
+
+    #[test]
+    fn lines_match_the_gcc_pattern() {
+        let mut f = Finding::new(FindingKind::Crash, Severity::Error, "rank 1 crashed with SIGSEGV");
+        f.locations.push(Location {
+            file: "app.c".into(),
+            line: 12,
+            column: 0,
+            rank: 1,
+            call: None,
+            role: Role::Primary,
+            label: "here".into(),
+        });
+        let text = render(&report_with(vec![f, Finding::new(FindingKind::Timeout, Severity::Error, "slow")]));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "app.c:12:1: error: [MBH0003] rank 1 crashed with SIGSEGV (rank 1)");
+        assert_eq!(lines[1], "mbhybrid: error: [MBH0015] slow");
+        // The pattern of Vim's default 'errorformat' for GCC: %f:%l:%c: %m
+        for line in &lines[..1] {
+            let mut parts = line.splitn(4, ':');
+            assert!(!parts.next().unwrap().is_empty());
+            assert!(parts.next().unwrap().parse::<u32>().is_ok());
+            assert!(parts.next().unwrap().parse::<u32>().is_ok());
+        }
+    }
+}

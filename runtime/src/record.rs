@@ -1,0 +1,192 @@
+//! The recorder: the runtime's global state and the hot-path operations the
+//! wrappers use.
+//!
+//! # Threads
+//!
+//! The runtime assumes one thread calls MPI at a time (`MPI_THREAD_SINGLE`,
+//! `FUNNELED` or `SERIALIZED`): appends are not synchronised beyond that.
+//! The only other writer is the signal handler of the calling thread, which
+//! touches header words only (state, signal, frames).
+//!
+//! # Panics
+//!
+//! Every entry goes through [`guard`]: a panic in recording (a bug) turns
+//! recording off for the rest of the process and never reaches the program.
+
+use crate::consts::{any_source, any_tag, proc_null, SUCCESS};
+use crate::handle::HandleBits;
+use crate::requests::RequestTable;
+use crate::trace_file::TraceFile;
+use mbh_trace::op::flags;
+use mbh_trace::rank_trace::RawOp;
+use mbh_trace::OpKind;
+use mpi_sys::{MPI_Comm, MPI_Datatype};
+use std::os::raw::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Slots of the pending-request table.
+pub const REQUEST_SLOTS: usize = 4096;
+
+/// This rank's trace file (unmapped when tracing is off).
+pub static TRACE: TraceFile = TraceFile::new();
+
+/// Pending nonblocking requests.
+pub static REQUESTS: RequestTable<REQUEST_SLOTS> = RequestTable::new();
+
+/// True between a successful start of tracing and a recording panic.
+static RECORDING: AtomicBool = AtomicBool::new(false);
+
+/// Whether wrappers record (false outside `mbhybrid verify`).
+#[inline(always)]
+pub fn recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
+/// Turns recording on (after the trace file exists).
+pub fn enable() {
+    RECORDING.store(true, Ordering::Release);
+}
+
+/// The call site id the instrumented program stored last.
+#[inline(always)]
+pub fn site() -> u32 {
+    crate::mbhybrid_site.load(Ordering::Relaxed)
+}
+
+/// Runs `f`; a panic turns recording off and yields `None`.
+#[inline(always)]
+pub fn guard<R>(f: impl FnOnce() -> Option<R>) -> Option<R> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(_) => {
+            RECORDING.store(false, Ordering::Relaxed);
+            None
+        }
+    }
+}
+
+/// `ANY_SOURCE`/`ANY_TAG`/`PROC_NULL` flags for a call's peer and tag.
+#[inline]
+pub fn peer_flags(peer: c_int, tag: c_int, receive: bool) -> u16 {
+    let mut f = 0;
+    if peer == proc_null() {
+        f |= flags::PROC_NULL;
+    }
+    if receive && peer == any_source() {
+        f |= flags::ANY_SOURCE;
+    }
+    if receive && tag == any_tag() {
+        f |= flags::ANY_TAG;
+    }
+    f
+}
+
+/// A point-to-point record (the datatype's bits go in `aux`).
+#[inline]
+pub fn p2p(
+    kind: OpKind,
+    peer: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    count: c_int,
+    datatype: MPI_Datatype,
+) -> RawOp {
+    let receive = matches!(kind.class(), mbh_trace::op::OpClass::Receive);
+    RawOp {
+        kind: kind as u16,
+        flags: peer_flags(peer, tag, receive),
+        site: site(),
+        peer,
+        tag,
+        comm: comm.bits(),
+        count,
+        aux: datatype.bits(),
+        ..RawOp::default()
+    }
+}
+
+/// Appends `op` before its call; a blocking call is also marked as the one
+/// in progress. `None` when not recorded.
+#[inline]
+pub fn begin(op: impl FnOnce() -> RawOp, blocking: bool) -> Option<u64> {
+    guard(|| {
+        let index = TRACE.append(op())?;
+        if blocking {
+            TRACE.writer()?.set_blocking(Some(index));
+        }
+        Some(index)
+    })
+}
+
+/// Completes record `index` after its call returned `rc`: sets `RETURNED`
+/// (and `FAILED` with the code), lets `fill` add what the call returned,
+/// and clears the blocking mark.
+#[inline]
+pub fn finish(index: Option<u64>, rc: c_int, blocking: bool, fill: impl FnOnce(&mut RawOp)) {
+    let Some(index) = index else {
+        return;
+    };
+    guard(|| {
+        let mut writer = TRACE.writer()?;
+        writer.update(index, |op| {
+            op.flags |= flags::RETURNED;
+            if rc != SUCCESS {
+                op.flags |= flags::FAILED;
+                op.error = rc;
+            }
+            fill(op);
+        });
+        if blocking {
+            writer.set_blocking(None);
+        }
+        Some(())
+    });
+}
+
+/// Changes an earlier record (a completion fills in its request's status).
+#[inline]
+pub fn update(index: u64, change: impl FnOnce(&mut RawOp)) {
+    guard(|| {
+        TRACE.writer()?.update(index, change);
+        Some(())
+    });
+}
+
+/// Stores a receive's status in a record.
+#[inline]
+pub fn set_status(op: &mut RawOp, source: c_int, tag: c_int) {
+    op.flags |= flags::HAS_STATUS;
+    op.matched_source = source;
+    op.matched_tag = tag;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_follow_mpi_constants() {
+        assert_eq!(peer_flags(0, 0, true), 0);
+        assert_eq!(
+            peer_flags(any_source(), any_tag(), true),
+            flags::ANY_SOURCE | flags::ANY_TAG
+        );
+        // Sends cannot use wildcards: a send to "ANY_SOURCE" is an error
+        // MPI reports, not a wildcard.
+        assert_eq!(peer_flags(any_source(), any_tag(), false), 0);
+        assert_eq!(peer_flags(proc_null(), 3, false), flags::PROC_NULL);
+    }
+
+    #[test]
+    fn guard_swallows_panics_and_stops_recording() {
+        enable();
+        assert_eq!(guard(|| Some(3)), Some(3));
+        let quiet = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let r: Option<()> = guard(|| panic!("bug in recording"));
+        std::panic::set_hook(quiet);
+        assert_eq!(r, None);
+        assert!(!recording());
+    }
+}

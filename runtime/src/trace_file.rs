@@ -1,0 +1,248 @@
+//! This rank's trace file: a shared memory map that grows by doubling.
+//!
+//! The mapping is described by two atomics (base, length) and a file
+//! descriptor, so no lock and no `static mut` is needed. A
+//! [`TraceWriter`] is two words and is rebuilt from them for each use.
+//!
+//! Growth maps the larger file at a new address, publishes the new base and
+//! then the new length, and only then unmaps the old mapping. A signal
+//! handler that interrupts growth therefore sees either the old mapping or
+//! the new base with the old (smaller) length: both are valid. Both
+//! mappings share the file's pages, so nothing written is lost.
+
+use mbh_trace::rank_trace::{RawOp, TraceWriter, HEADER_SIZE, RECORD_SIZE};
+use std::fs::OpenOptions;
+use std::io;
+use std::os::fd::{AsRawFd, IntoRawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::ptr;
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
+
+/// The capacity, in records, after growing a trace of `capacity` records.
+pub fn next_capacity(capacity: u64) -> Option<u64> {
+    capacity.max(1).checked_mul(2)
+}
+
+/// Records a mapping of `len` bytes holds.
+fn capacity_of(len: usize) -> u64 {
+    (len.saturating_sub(HEADER_SIZE) / RECORD_SIZE) as u64
+}
+
+/// A trace file mapped shared into this process.
+pub struct TraceFile {
+    base: AtomicPtr<u8>,
+    len: AtomicUsize,
+    fd: AtomicI32,
+}
+
+impl Default for TraceFile {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TraceFile {
+    /// No file yet: [`TraceFile::writer`] returns `None`.
+    pub const fn new() -> Self {
+        TraceFile {
+            base: AtomicPtr::new(ptr::null_mut()),
+            len: AtomicUsize::new(0),
+            fd: AtomicI32::new(-1),
+        }
+    }
+
+    /// Creates (or truncates) `path` with room for `records` records and
+    /// maps it. Call once, before any other use.
+    pub fn create(&self, path: &Path, records: u64) -> io::Result<()> {
+        if self.fd.load(Ordering::Acquire) >= 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "trace already open",
+            ));
+        }
+        let len = file_len(records)?;
+        // std opens with O_CLOEXEC: children the program spawns do not
+        // inherit the trace.
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o644)
+            .open(path)?;
+        file.set_len(len as u64)?;
+        let base = map(file.as_raw_fd(), len)?;
+        self.fd.store(file.into_raw_fd(), Ordering::Release);
+        self.publish(base, len);
+        Ok(())
+    }
+
+    fn publish(&self, base: *mut u8, len: usize) {
+        // Base first: a reader between the two stores pairs the new base
+        // with the old, smaller length, which is safe.
+        self.base.store(base, Ordering::Release);
+        self.len.store(len, Ordering::Release);
+    }
+
+    /// A writer over the current mapping, `None` before [`TraceFile::create`].
+    ///
+    /// Async-signal-safe. Writers are transient: the runtime's single-writer
+    /// rule (one thread calls MPI; a signal handler touches only header
+    /// words) is what makes building one here sound.
+    #[inline]
+    pub fn writer(&self) -> Option<TraceWriter> {
+        let base = self.base.load(Ordering::Acquire);
+        let len = self.len.load(Ordering::Acquire);
+        // SAFETY: `base` is null (from_raw refuses it) or a live shared
+        // mapping of at least `len` bytes, page-aligned: it is unmapped only
+        // after a larger one is published, and never while a writer built
+        // from it is in use on this thread (growth happens between uses).
+        unsafe { TraceWriter::from_raw(base, len) }
+    }
+
+    /// Appends `op`, growing the file when it is full. `None` when the
+    /// trace is not open or cannot grow (the record is dropped).
+    #[inline]
+    pub fn append(&self, op: RawOp) -> Option<u64> {
+        if let Some(index) = self.writer()?.append(op) {
+            return Some(index);
+        }
+        self.grow().ok()?;
+        self.writer()?.append(op)
+    }
+
+    /// Doubles the file and remaps it.
+    #[cold]
+    pub fn grow(&self) -> io::Result<()> {
+        let fd = self.fd.load(Ordering::Acquire);
+        if fd < 0 {
+            return Err(io::Error::new(io::ErrorKind::NotFound, "no trace file"));
+        }
+        let old_base = self.base.load(Ordering::Acquire);
+        let old_len = self.len.load(Ordering::Acquire);
+        let records = next_capacity(capacity_of(old_len))
+            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "trace too large"))?;
+        let len = file_len(records)?;
+        let len_off = libc::off_t::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "trace too large"))?;
+        // SAFETY: `fd` is the trace file's descriptor, owned by `self`.
+        if unsafe { libc::ftruncate(fd, len_off) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let base = map(fd, len)?;
+        self.publish(base, len);
+        if !old_base.is_null() {
+            // SAFETY: the old mapping was created by `map` with `old_len`
+            // bytes; no writer over it is alive (writers are transient and
+            // this runs between uses) and the new one is already published.
+            unsafe { libc::munmap(old_base.cast(), old_len) };
+        }
+        Ok(())
+    }
+
+    /// Unmaps and closes (tests only: the runtime keeps its trace mapped
+    /// until the process ends, for the exit and signal handlers).
+    #[cfg(test)]
+    pub fn close(&self) {
+        let base = self.base.swap(ptr::null_mut(), Ordering::AcqRel);
+        let len = self.len.swap(0, Ordering::AcqRel);
+        if !base.is_null() {
+            // SAFETY: the mapping was created by `map` with `len` bytes and
+            // is no longer published.
+            unsafe { libc::munmap(base.cast(), len) };
+        }
+        let fd = self.fd.swap(-1, Ordering::AcqRel);
+        if fd >= 0 {
+            // SAFETY: `fd` was owned by `self` and is no longer published.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+fn file_len(records: u64) -> io::Result<usize> {
+    usize::try_from(TraceWriter::file_len(records))
+        .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "trace too large"))
+}
+
+/// Maps `len` bytes of `fd`, shared, read-write.
+fn map(fd: i32, len: usize) -> io::Result<*mut u8> {
+    // SAFETY: a fresh mapping at an address the kernel picks; `fd` is open
+    // read-write and at least `len` bytes long.
+    let base = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(base.cast())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mbh_trace::rank_trace::RankState;
+    use mbh_trace::{OpKind, RankTrace};
+
+    #[test]
+    fn capacity_doubles() {
+        assert_eq!(next_capacity(0), Some(2));
+        assert_eq!(next_capacity(16384), Some(32768));
+        assert_eq!(next_capacity(u64::MAX), None);
+    }
+
+    #[test]
+    fn no_file_no_writer() {
+        let t = TraceFile::new();
+        assert!(t.writer().is_none());
+        assert!(t.append(RawOp::default()).is_none());
+        assert!(t.grow().is_err());
+    }
+
+    #[test]
+    fn grows_and_keeps_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rank-0.trace");
+        let t = TraceFile::new();
+        t.create(&path, 2).unwrap();
+        t.writer().unwrap().init_header(0, 1, 99, 0x1000);
+        for i in 0..11u32 {
+            let op = RawOp {
+                kind: OpKind::Send as u16,
+                site: i,
+                peer: 1,
+                ..Default::default()
+            };
+            assert_eq!(t.append(op), Some(u64::from(i)));
+        }
+        // 2 -> 4 -> 8 -> 16 records.
+        assert_eq!(t.writer().unwrap().capacity(), 16);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            TraceWriter::file_len(16)
+        );
+        t.writer().unwrap().set_blocking(Some(10));
+        assert!(t.create(&path, 2).is_err(), "second create refused");
+        t.close();
+
+        let trace = RankTrace::read(&path).unwrap();
+        assert_eq!((trace.rank, trace.size, trace.pid), (0, 1, 99));
+        assert_eq!(trace.end.state, RankState::Running);
+        assert_eq!(trace.end.exe_base, 0x1000);
+        assert_eq!(trace.blocking, Some(10));
+        let sites: Vec<u32> = trace.ops.iter().map(|op| op.site).collect();
+        assert_eq!(sites, (0..11).collect::<Vec<_>>());
+        assert!(trace
+            .ops
+            .iter()
+            .enumerate()
+            .all(|(i, op)| op.index == i as u64));
+    }
+}

@@ -1,0 +1,127 @@
+//! The command line as the user types it (clap derive). `commands/` turns
+//! these into the library crates' configurations.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Verifies MPI programs in C over the space of MPI nondeterminism.
+#[derive(Debug, Parser)]
+#[command(name = "mbhybrid", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compile C/C++ sources with clang, record and instrument every MPI call
+    /// site, and link against the mbhybrid runtime.
+    ///
+    /// Writes OUT and OUT.mbh.json (the table of MPI call sites). Flags after
+    /// `--` reach clang (compile and link): `mbhybrid build -o app app.c -- -O1 -lm`.
+    Build(BuildArgs),
+    /// Run an MPI program under the mbhybrid runtime and report what went wrong.
+    ///
+    /// Exit status: 0 when nothing was found, 1 when there are findings,
+    /// 2 for usage errors and tool failures.
+    Verify(VerifyArgs),
+}
+
+/// `mbhybrid build`.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The executable to write (its site table goes to OUT.mbh.json).
+    #[arg(short = 'o', long = "output", value_name = "OUT", default_value = "a.out")]
+    pub output: PathBuf,
+    /// C or C++ sources, or LLVM IR (`.ll`, `.bc`).
+    #[arg(required = true, value_name = "FILES")]
+    pub sources: Vec<PathBuf>,
+    /// Flags for clang, after `--` (for example `-O1 -DN=64 -lm`).
+    #[arg(last = true, value_name = "CC_FLAGS", allow_hyphen_values = true)]
+    pub cc_flags: Vec<String>,
+    /// The directory holding libmbhybrid_rt.so (default: beside the mbhybrid
+    /// executable).
+    #[arg(long, value_name = "DIR")]
+    pub runtime_dir: Option<PathBuf>,
+}
+
+/// How to print the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// For people: findings with source snippets of every rank's lines.
+    Human,
+    /// One `file:line:col: error: [MBHxxxx] message` line per location, for editors.
+    Short,
+    /// The JSON object of the documentation (docs/json.md).
+    Json,
+}
+
+/// `mbhybrid verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Number of MPI processes.
+    #[arg(short = 'n', long = "np", value_name = "NP", default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub np: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Launcher command template; `{np}` is replaced by the number of
+    /// processes and the program and its arguments are appended.
+    #[arg(long, value_name = "TEMPLATE", default_value = "mpiexec -n {np}")]
+    pub launcher: String,
+    /// Where run directories (traces, outputs) go.
+    #[arg(long, value_name = "DIR", default_value = mbh_trace::layout::DEFAULT_RUN_ROOT)]
+    pub run_dir: PathBuf,
+    /// Seconds one run may take before it is stopped and reported as `timeout`.
+    #[arg(long, value_name = "SECS", default_value_t = 120,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
+    /// The runtime library to preload for programs not built by `mbhybrid
+    /// build` (default: libmbhybrid_rt.so beside the mbhybrid executable).
+    #[arg(long, value_name = "FILE")]
+    pub runtime: Option<PathBuf>,
+    /// The MPI program.
+    #[arg(value_name = "EXE")]
+    pub program: PathBuf,
+    /// Its arguments.
+    #[arg(value_name = "ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn build_passes_flags_after_double_dash_to_clang() {
+        let cli = Cli::try_parse_from(["mbhybrid", "build", "-o", "app", "a.c", "b.c", "--", "-O1", "-lm"]).unwrap();
+        let Command::Build(b) = cli.command else { panic!("not build") };
+        assert_eq!(b.output, PathBuf::from("app"));
+        assert_eq!(b.sources.len(), 2);
+        assert_eq!(b.cc_flags, ["-O1", "-lm"]);
+    }
+
+    #[test]
+    fn verify_keeps_program_arguments_that_look_like_flags() {
+        let cli = Cli::try_parse_from(["mbhybrid", "verify", "-n", "4", "./app", "--size", "64"]).unwrap();
+        let Command::Verify(v) = cli.command else { panic!("not verify") };
+        assert_eq!(v.np, 4);
+        assert_eq!(v.program, PathBuf::from("./app"));
+        assert_eq!(v.args, ["--size", "64"]);
+        assert_eq!(v.format, Format::Human);
+    }
+
+    #[test]
+    fn verify_rejects_zero_processes() {
+        assert!(Cli::try_parse_from(["mbhybrid", "verify", "-n", "0", "./app"]).is_err());
+    }
+}

@@ -1,0 +1,25 @@
+//! `mbhybrid build`: compile, find MPI call sites, instrument, link.
+
+use crate::cli::BuildArgs;
+use anyhow::Result;
+use std::process::ExitCode;
+
+/// Runs `mbhybrid build`.
+pub fn run(args: &BuildArgs) -> Result<ExitCode> {
+    let base_dir = std::env::current_dir()?;
+    let request = mbh_instrument::BuildRequest {
+        output: args.output.clone(),
+        sources: args.sources.clone(),
+        cc_flags: args.cc_flags.clone(),
+        runtime_dir: args.runtime_dir.clone().unwrap_or_else(super::default_runtime_dir),
+        base_dir,
+    };
+    let built = mbh_instrument::build(&request)?;
+    eprintln!(
+        "mbhybrid: built {} ({} MPI call sites, table in {})",
+        built.executable.display(),
+        built.sites.sites.len(),
+        built.site_table_path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

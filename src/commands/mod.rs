@@ -1,0 +1,20 @@
+//! One module per subcommand: each turns parsed arguments into calls of the
+//! library crates and returns the process exit status.
+
+pub mod build;
+pub mod verify;
+
+use std::path::PathBuf;
+
+/// The file name of the runtime library.
+pub const RUNTIME_LIBRARY: &str = "libmbhybrid_rt.so";
+
+/// Where the runtime library is installed: beside the mbhybrid executable
+/// (cargo puts both in `target/<profile>/`).
+pub fn default_runtime_dir() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.canonicalize().ok())
+        .and_then(|exe| exe.parent().map(|p| p.to_owned()))
+        .unwrap_or_else(|| PathBuf::from("."))
+}

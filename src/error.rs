@@ -1,0 +1,61 @@
+//! Errors the user can cause or fix: each renders as one paragraph that says
+//! what happened and what to do, and makes mbhybrid exit with status 2.
+
+use std::path::PathBuf;
+
+/// A failure of the user's input or environment (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    /// The program to verify does not exist.
+    #[error("there is no executable `{0}`. Build it first, for example `mbhybrid build -o {0} app.c`, or check the path.")]
+    NoSuchProgram(PathBuf),
+    /// The program exists but cannot be executed.
+    #[error("`{0}` is not an executable file (it is a directory, or lacks execute permission). Pass the program built by `mbhybrid build`.")]
+    NotExecutable(PathBuf),
+    /// The launcher template lacks `{np}`.
+    #[error("the launcher template `{0}` does not contain `{{np}}`, so mbhybrid cannot tell it how many processes to start. Write it with the placeholder, for example `--launcher 'mpiexec -n {{np}}'` or `--launcher 'srun -n {{np}}'`.")]
+    LauncherWithoutNp(String),
+    /// The launcher template cannot be split into words.
+    #[error("the launcher template `{template}` cannot be parsed ({reason}). Quote it as one argument, for example `--launcher 'mpiexec -n {{np}}'`.")]
+    LauncherUnparsable {
+        /// The template.
+        template: String,
+        /// Why.
+        reason: String,
+    },
+    /// The launcher program is not installed.
+    #[error("the launcher `{0}` was not found on PATH. Install MPICH (`scripts/install-deps.sh` does, or `apt-get install mpich libmpich-dev`), or name your launcher with `--launcher`.")]
+    LauncherMissing(String),
+    /// The runtime library is missing.
+    #[error("the mbhybrid runtime library was not found at `{0}`. Build the whole workspace (`cargo build --workspace`), or pass its location with `--runtime` / `--runtime-dir`.")]
+    RuntimeMissing(PathBuf),
+    /// The run directory cannot be created or written.
+    #[error("cannot write the run directory `{path}`: {reason}. Pass a writable directory with `--run-dir DIR` (on a cluster, one on a file system every node sees).")]
+    RunDirUnwritable {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        reason: String,
+    },
+    /// The MPI shared library could not be loaded by the ranks.
+    #[error("the MPI processes could not start because a shared library is missing:\n{0}\nInstall MPICH (`scripts/install-deps.sh`, or `apt-get install mpich libmpich-dev`), or rebuild the program with `mbhybrid build` on this machine.")]
+    MpiLibraryMissing(String),
+    /// The launcher failed before any rank ran.
+    #[error("the launcher failed before any MPI process started (exit status {status}). It printed:\n{stderr}\nCheck that `{command}` works on its own.")]
+    LauncherFailed {
+        /// The command line.
+        command: String,
+        /// Its exit status, or a description.
+        status: String,
+        /// Its standard error.
+        stderr: String,
+    },
+    /// No rank ever called MPI_Init.
+    #[error("`{program}` ran, but no process reached `MPI_Init` under the mbhybrid runtime, so there is nothing to verify. Check that the program calls `MPI_Init` and was built with `mbhybrid build` (or is dynamically linked against MPI, so the runtime can be preloaded).{output}")]
+    NeverInitialized {
+        /// The program.
+        program: String,
+        /// What the launcher printed, if anything.
+        output: String,
+    },
+}

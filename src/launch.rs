@@ -1,0 +1,199 @@
+//! Starting one run of the MPI job through the launcher, and stopping it.
+//!
+//! The job runs in a process group of its own, so a timeout (or, later, a
+//! confirmed deadlock) can stop the launcher and every rank it started.
+
+use crate::error::UsageError;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// A launcher command with `{np}` filled in, for example `mpiexec -n 4`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launcher {
+    /// The template as given.
+    pub template: String,
+    /// Its words after substitution.
+    pub argv: Vec<String>,
+}
+
+impl Launcher {
+    /// Parses `template` (shell words, `{np}` required) for `np` processes
+    /// and checks that its program exists.
+    pub fn new(template: &str, np: u32) -> Result<Self, UsageError> {
+        if !template.contains("{np}") {
+            return Err(UsageError::LauncherWithoutNp(template.to_string()));
+        }
+        let words = shell_words::split(template).map_err(|e| UsageError::LauncherUnparsable {
+            template: template.to_string(),
+            reason: e.to_string(),
+        })?;
+        if words.is_empty() {
+            return Err(UsageError::LauncherUnparsable {
+                template: template.to_string(),
+                reason: "it is empty".into(),
+            });
+        }
+        let argv: Vec<String> = words.iter().map(|w| w.replace("{np}", &np.to_string())).collect();
+        which::which(&argv[0]).map_err(|_| UsageError::LauncherMissing(argv[0].clone()))?;
+        Ok(Launcher { template: template.to_string(), argv })
+    }
+
+    /// The command line for `program args`, as one shell string (for
+    /// messages).
+    pub fn command_line(&self, program: &Path, args: &[String]) -> String {
+        let mut words = self.argv.clone();
+        words.push(program.display().to_string());
+        words.extend(args.iter().cloned());
+        shell_words::join(words)
+    }
+}
+
+/// One job to run.
+#[derive(Debug)]
+pub struct Job<'a> {
+    /// The launcher.
+    pub launcher: &'a Launcher,
+    /// The program (absolute or as given).
+    pub program: &'a Path,
+    /// Its arguments.
+    pub args: &'a [String],
+    /// Extra environment for the job.
+    pub env: Vec<(String, String)>,
+    /// Where the launcher's standard output goes.
+    pub stdout: PathBuf,
+    /// Where the launcher's standard error goes.
+    pub stderr: PathBuf,
+    /// How long the run may take.
+    pub timeout: Duration,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct Ended {
+    /// The launcher's exit status; `None` when mbhybrid stopped it.
+    pub status: Option<ExitStatus>,
+    /// Whether the timeout stopped it.
+    pub timed_out: bool,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Runs `job` to its end or its timeout. Standard input is `/dev/null`: an
+/// MPI job under verification cannot be fed interactively.
+pub fn run(job: &Job<'_>) -> std::io::Result<Ended> {
+    use std::os::unix::process::CommandExt;
+    let stdout = File::create(&job.stdout)?;
+    let stderr = File::create(&job.stderr)?;
+    let mut command = Command::new(&job.launcher.argv[0]);
+    command
+        .args(&job.launcher.argv[1..])
+        .arg(job.program)
+        .args(job.args)
+        .envs(job.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = command.spawn()?;
+    let group = child.id() as libc::pid_t;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            // Ranks the launcher left behind (it should leave none) go too.
+            kill_group(group, libc::SIGKILL);
+            return Ok(Ended { status: Some(status), timed_out: false, elapsed: start.elapsed() });
+        }
+        if start.elapsed() >= job.timeout {
+            stop_group(group, &mut child)?;
+            return Ok(Ended { status: None, timed_out: true, elapsed: start.elapsed() });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn kill_group(group: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: kill(2) with a negative pid signals a process group we
+    // created; it has no memory effects on this process.
+    unsafe { libc::kill(-group, signal) };
+}
+
+/// Asks the job to stop (SIGTERM lets the launcher clean up its ranks),
+/// then forces it.
+fn stop_group(group: libc::pid_t, child: &mut std::process::Child) -> std::io::Result<()> {
+    kill_group(group, libc::SIGTERM);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        if child.try_wait()?.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill_group(group, libc::SIGKILL);
+    child.wait()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_needs_np() {
+        assert!(matches!(Launcher::new("mpiexec -n 4", 4), Err(UsageError::LauncherWithoutNp(_))));
+    }
+
+    #[test]
+    fn np_is_substituted_and_quotes_respected() {
+        let l = Launcher::new("env 'A=x y' {np}", 3).unwrap();
+        assert_eq!(l.argv, ["env", "A=x y", "3"]);
+    }
+
+    #[test]
+    fn missing_launcher_is_named() {
+        match Launcher::new("no-such-launcher-xyz -n {np}", 2) {
+            Err(UsageError::LauncherMissing(name)) => assert_eq!(name, "no-such-launcher-xyz"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn timeout_stops_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("job.sh");
+        let pid_file = dir.path().join("child.pid");
+        // A "launcher" that leaves a child of its own behind, as mpiexec
+        // leaves ranks: both must be gone after the timeout.
+        std::fs::write(
+            &script,
+            format!("sleep 30 &\necho $! > {}\nwait\n", pid_file.display()),
+        )
+        .unwrap();
+        let launcher = Launcher { template: "sh {np}".into(), argv: vec!["sh".into()] };
+        let job = Job {
+            launcher: &launcher,
+            program: &script,
+            args: &[],
+            env: vec![],
+            stdout: dir.path().join("out"),
+            stderr: dir.path().join("err"),
+            timeout: Duration::from_millis(500),
+        };
+        let ended = run(&job).unwrap();
+        assert!(ended.timed_out);
+        assert!(ended.status.is_none());
+        let child: libc::pid_t = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            // A killed orphan may linger as a zombie until init reaps it.
+            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+            let gone = stat.is_empty() || stat.contains(") Z ");
+            if gone {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the launcher's child survived: {stat}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! What one run of the job ended with: each rank's end read from its trace,
+//! turned into findings (`assertion`, `crash`, `exit`, `timeout`).
+//!
+//! The launcher's view (its exit status, what it printed) is only used when
+//! the ranks' own traces cannot tell: a rank's trace records its signal,
+//! exit status or `MPI_Abort` from inside the process, which is exact.
+
+use crate::error::UsageError;
+use crate::launch::Ended;
+use crate::symbolize::{SourcePos, Symbolizer};
+use mbh_trace::layout::InterleavingDir;
+use mbh_trace::rank_trace::{RankState, RankTrace};
+use mbh_trace::report::{RankOutcome, RunOutcome};
+use mbh_trace::{Finding, FindingKind, Location, Role, Severity, SiteTable};
+
+/// The most of a rank's standard error kept in the report.
+const STDERR_TAIL: usize = 4000;
+
+/// Everything `analyze` needs about one finished run.
+pub struct RunContext<'a> {
+    /// Number of ranks launched.
+    pub np: u32,
+    /// 1-based interleaving number.
+    pub interleaving: u32,
+    /// Its directory.
+    pub dir: &'a InterleavingDir,
+    /// How the launcher ended.
+    pub ended: &'a Ended,
+    /// Call sites, for programs built by `mbhybrid build`.
+    pub sites: Option<&'a SiteTable>,
+    /// Debug information of the executable.
+    pub symbolizer: &'a Symbolizer,
+    /// The run's timeout, for the message.
+    pub timeout_secs: u64,
+}
+
+/// The outcome and the findings of one run.
+pub struct Analysis {
+    /// Per-rank ends.
+    pub outcome: RunOutcome,
+    /// Problems found.
+    pub findings: Vec<Finding>,
+    /// The traces that could be read, by rank.
+    pub traces: Vec<Option<RankTrace>>,
+    /// Traces that exist but could not be read.
+    pub warnings: Vec<String>,
+}
+
+/// Reads the traces of a finished run and tells what happened.
+pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
+    let mut traces = Vec::new();
+    let mut warnings = Vec::new();
+    for rank in 0..ctx.np as i32 {
+        let path = ctx.dir.trace(rank);
+        traces.push(if path.exists() {
+            match RankTrace::read(&path) {
+                Ok(trace) => Some(trace),
+                Err(e) => {
+                    warnings.push(format!("rank {rank}'s trace is unreadable: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        });
+    }
+    let launcher_stderr = std::fs::read_to_string(ctx.dir.launcher_stderr()).unwrap_or_default();
+    if traces.iter().all(Option::is_none) && !ctx.ended.timed_out {
+        return Err(no_rank_started(ctx, &launcher_stderr));
+    }
+
+    let mut findings = Vec::new();
+    let mut ranks = Vec::new();
+    for (rank, trace) in traces.iter().enumerate() {
+        let rank = rank as i32;
+        let stderr = tail(&std::fs::read_to_string(ctx.dir.stderr(rank)).unwrap_or_default());
+        let (state, exit_status, signal, operations) = match trace {
+            None => ("never-started".to_string(), None, None, 0),
+            Some(t) => {
+                if let Some(finding) = rank_finding(ctx, t, &stderr) {
+                    findings.push(finding);
+                }
+                let state = match t.end.state {
+                    RankState::Exited if t.end.exit_status == Some(0) => "finalized",
+                    RankState::Exited => "exited",
+                    RankState::Finalized => "finalized",
+                    RankState::Signaled => "signaled",
+                    RankState::Aborted => "aborted",
+                    RankState::Starting | RankState::Running => "killed",
+                };
+                (state.to_string(), t.end.exit_status, t.end.signal, t.ops.len() as u64)
+            }
+        };
+        ranks.push(RankOutcome { rank, state, exit_status, signal, operations, stderr });
+    }
+
+    if ctx.ended.timed_out {
+        findings.push(timeout_finding(ctx, &traces));
+    } else if findings.is_empty() && !ctx.ended.status.is_some_and(|s| s.success()) {
+        // Nothing inside the processes explains the failure: they were
+        // killed from outside (the launcher, the OOM killer, a user).
+        findings.push(killed_finding(ctx, &ranks, &launcher_stderr));
+    }
+
+    Ok(Analysis {
+        outcome: RunOutcome {
+            interleaving: ctx.interleaving,
+            launcher_exit: ctx.ended.status.and_then(|s| s.code()),
+            ranks,
+            seconds: ctx.ended.elapsed.as_secs_f64(),
+        },
+        findings,
+        traces,
+        warnings,
+    })
+}
+
+fn no_rank_started(ctx: &RunContext<'_>, launcher_stderr: &str) -> UsageError {
+    if let Some(line) = launcher_stderr.lines().find(|l| l.contains("error while loading shared libraries")) {
+        return UsageError::MpiLibraryMissing(line.trim().to_string());
+    }
+    let stdout = std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default();
+    let printed = format!("{}{}", tail(&stdout), tail(launcher_stderr));
+    let output = if printed.trim().is_empty() {
+        String::new()
+    } else {
+        format!(" The job printed:\n{}", printed.trim_end())
+    };
+    UsageError::NeverInitialized { program: ctx.dir.path.display().to_string(), output }
+}
+
+/// The finding a rank's own end makes, if its end is a problem.
+fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option<Finding> {
+    let rank = trace.rank;
+    let end = &trace.end;
+    let mut finding = match end.state {
+        RankState::Signaled => {
+            let signal = end.signal.unwrap_or(0);
+            if signal == libc::SIGABRT {
+                abort_finding(ctx, trace, stderr)
+            } else {
+                let mut f = Finding::new(
+                    FindingKind::Crash,
+                    Severity::Error,
+                    format!("rank {rank} crashed with {}", signal_name(signal)),
+                );
+                let pos = ctx.symbolizer.first_user_frame(&end.frames, end.exe_base, true);
+                push_pos(&mut f, pos, rank, "the rank crashed here");
+                if signal == libc::SIGSEGV || signal == libc::SIGBUS {
+                    f.notes.push(format!("the invalid address was {:#x}", end.fault_addr));
+                }
+                f.help = Some(
+                    "rebuild with `-- -fsanitize=address -g` or run the rank under a debugger to see the invalid access"
+                        .into(),
+                );
+                f
+            }
+        }
+        RankState::Exited if end.exit_status != Some(0) => {
+            let status = end.exit_status.unwrap_or(0);
+            let mut f = Finding::new(
+                FindingKind::Exit,
+                Severity::Error,
+                format!("rank {rank} exited with status {status}"),
+            );
+            let pos = ctx.symbolizer.first_user_frame(&end.frames, end.exe_base, false);
+            if pos.is_some() {
+                push_pos(&mut f, pos, rank, "the rank exited from here");
+            } else {
+                push_last_call(ctx, &mut f, trace, "last MPI call before the exit");
+            }
+            f.help = Some("a nonzero exit status makes MPI launchers report the job as failed; check the error path that exits".into());
+            f
+        }
+        RankState::Aborted => {
+            let (code, site) = end.abort.unwrap_or((0, 0));
+            let mut f = Finding::new(
+                FindingKind::Assertion,
+                Severity::Error,
+                format!("rank {rank} called `MPI_Abort` with error code {code}"),
+            );
+            match ctx.sites.and_then(|s| s.get(site)) {
+                Some(site) => f.locations.push(site_location(site, rank, Role::Primary, "the program aborted here")),
+                None => {
+                    let pos = ctx.symbolizer.first_user_frame(&end.frames, end.exe_base, false);
+                    push_pos(&mut f, pos, rank, "the program aborted here");
+                }
+            }
+            f
+        }
+        _ => return None,
+    };
+    finding.interleaving = ctx.interleaving;
+    finding.ranks = vec![rank];
+    if let Some(last) = last_lines(stderr, 3) {
+        finding.notes.push(format!("rank {rank} printed:\n{last}"));
+    }
+    Some(finding)
+}
+
+/// `SIGABRT`: a failed `assert` (glibc prints where) or a plain `abort()`.
+fn abort_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Finding {
+    let rank = trace.rank;
+    let end = &trace.end;
+    let frame = ctx.symbolizer.first_user_frame(&end.frames, end.exe_base, true);
+    match stderr.lines().rev().find_map(parse_glibc_assertion) {
+        Some(assertion) => {
+            let mut f = Finding::new(
+                FindingKind::Assertion,
+                Severity::Error,
+                format!("assertion `{}` failed on rank {rank}", assertion.expression),
+            );
+            // The message names the file as the compiler saw it; the frame, when
+            // it is the same line, adds the column and a path relative to here.
+            let column = frame
+                .as_ref()
+                .filter(|p| p.line == assertion.line && p.file.ends_with(file_name(&assertion.file)))
+                .map_or(0, |p| p.column);
+            let file = frame
+                .as_ref()
+                .filter(|p| p.line == assertion.line && p.file.ends_with(file_name(&assertion.file)))
+                .map_or(assertion.file.clone(), |p| p.file.clone());
+            f.locations.push(Location {
+                file,
+                line: assertion.line,
+                column,
+                rank,
+                call: Some(assertion.function),
+                role: Role::Primary,
+                label: "this assertion failed".into(),
+            });
+            f
+        }
+        None => {
+            let mut f = Finding::new(FindingKind::Assertion, Severity::Error, format!("rank {rank} called `abort()`"));
+            push_pos(&mut f, frame, rank, "the rank aborted here");
+            f
+        }
+    }
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// glibc's message: `prog: file.c:25: main: Assertion `x != 33' failed.`
+#[derive(Debug, PartialEq, Eq)]
+struct GlibcAssertion {
+    file: String,
+    line: u32,
+    function: String,
+    expression: String,
+}
+
+fn parse_glibc_assertion(line: &str) -> Option<GlibcAssertion> {
+    let marker = ": Assertion `";
+    let at = line.find(marker)?;
+    let expression = line[at + marker.len()..].strip_suffix("' failed.")?.to_string();
+    let (rest, function) = line[..at].rsplit_once(": ")?;
+    let (_program, file_line) = rest.rsplit_once(": ")?;
+    let (file, line_no) = file_line.rsplit_once(':')?;
+    Some(GlibcAssertion {
+        file: file.to_string(),
+        line: line_no.parse().ok()?,
+        function: function.to_string(),
+        expression,
+    })
+}
+
+fn timeout_finding(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Finding {
+    let mut f = Finding::new(
+        FindingKind::Timeout,
+        Severity::Error,
+        format!("the run did not finish within {} s", ctx.timeout_secs),
+    );
+    f.interleaving = ctx.interleaving;
+    for trace in traces.iter().flatten() {
+        f.ranks.push(trace.rank);
+        let blocked = trace.blocking.and_then(|i| trace.ops.get(i as usize));
+        match blocked {
+            Some(op) => {
+                let label = format!("rank {} was waiting in `{}`", trace.rank, op.kind.mpi_name());
+                match ctx.sites.and_then(|s| s.get(op.site)) {
+                    Some(site) => f.locations.push(site_location(site, trace.rank, Role::Primary, &label)),
+                    None => f.notes.push(label),
+                }
+            }
+            None => f.notes.push(format!("rank {} was not in an MPI call (computing, or waiting outside MPI)", trace.rank)),
+        }
+    }
+    f.help = Some(format!(
+        "if the program needs more time, raise `--timeout` (now {} s); a hang in MPI calls is a deadlock the run could not confirm",
+        ctx.timeout_secs
+    ));
+    f
+}
+
+fn killed_finding(ctx: &RunContext<'_>, ranks: &[RankOutcome], launcher_stderr: &str) -> Finding {
+    let killed: Vec<i32> = ranks.iter().filter(|r| r.state == "killed").map(|r| r.rank).collect();
+    let who = if killed.is_empty() { "the job".to_string() } else { format!("rank(s) {killed:?}") };
+    let mut f = Finding::new(
+        FindingKind::Crash,
+        Severity::Error,
+        format!("{who} ended without finishing: killed from outside the program (by the launcher, the system or a user)"),
+    );
+    f.interleaving = ctx.interleaving;
+    f.ranks = killed;
+    if let Some(last) = last_lines(launcher_stderr, 5) {
+        f.notes.push(format!("the launcher printed:\n{last}"));
+    }
+    f
+}
+
+fn push_pos(f: &mut Finding, pos: Option<SourcePos>, rank: i32, label: &str) {
+    match pos {
+        Some(pos) => f.locations.push(Location {
+            file: pos.file,
+            line: pos.line,
+            column: pos.column,
+            rank,
+            call: pos.function,
+            role: Role::Primary,
+            label: label.to_string(),
+        }),
+        None => f.notes.push(format!(
+            "no source line is known for rank {rank}: build the program with `mbhybrid build` (which compiles with `-g`)"
+        )),
+    }
+}
+
+fn push_last_call(ctx: &RunContext<'_>, f: &mut Finding, trace: &RankTrace, label: &str) {
+    let site = trace.ops.iter().rev().find_map(|op| ctx.sites.and_then(|s| s.get(op.site)));
+    if let Some(site) = site {
+        f.locations.push(site_location(site, trace.rank, Role::Primary, label));
+    }
+}
+
+/// A location at call site `site` on `rank`.
+pub fn site_location(site: &mbh_trace::Site, rank: i32, role: Role, label: &str) -> Location {
+    Location {
+        file: site.file.clone(),
+        line: site.line,
+        column: site.column,
+        rank,
+        call: Some(site.call.clone()),
+        role,
+        label: label.to_string(),
+    }
+}
+
+fn tail(text: &str) -> String {
+    if text.len() <= STDERR_TAIL {
+        return text.to_string();
+    }
+    let mut start = text.len() - STDERR_TAIL;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_string()
+}
+
+fn last_lines(text: &str, n: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return None;
+    }
+    Some(lines[lines.len().saturating_sub(n)..].join("\n"))
+}
+
+/// `SIGSEGV (segmentation fault)`.
+pub fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGSEGV => "SIGSEGV (segmentation fault)",
+        libc::SIGBUS => "SIGBUS (bus error)",
+        libc::SIGFPE => "SIGFPE (arithmetic exception)",
+        libc::SIGILL => "SIGILL (illegal instruction)",
+        libc::SIGABRT => "SIGABRT (abort)",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_glibc_assertion_messages() {
+        let a = parse_glibc_assertion("crooked: tests/programs/s1.c:31: main: Assertion `x != 33' failed.").unwrap();
+        assert_eq!(
+            a,
+            GlibcAssertion {
+                file: "tests/programs/s1.c".into(),
+                line: 31,
+                function: "main".into(),
+                expression: "x != 33".into()
+            }
+        );
+        assert!(parse_glibc_assertion("some other line").is_none());
+        // An expression containing the marker's pieces still parses.
+        let b = parse_glibc_assertion("a.out: /x/y.c:7: f: Assertion `s[0] == ':' && n' failed.").unwrap();
+        assert_eq!((b.file.as_str(), b.line, b.expression.as_str()), ("/x/y.c", 7, "s[0] == ':' && n"));
+    }
+
+    #[test]
+    fn tails_keep_the_end_on_char_boundaries() {
+        let long = "é".repeat(STDERR_TAIL);
+        let t = tail(&long);
+        assert!(t.len() <= STDERR_TAIL + 1 && t.ends_with('é'));
+        assert_eq!(last_lines("a\nb\n\nc\n", 2).as_deref(), Some("b\nc"));
+        assert_eq!(last_lines("\n \n", 2), None);
+    }
+
+    #[test]
+    fn signals_have_readable_names() {
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV (segmentation fault)");
+        assert_eq!(signal_name(64), "signal 64");
+    }
+}

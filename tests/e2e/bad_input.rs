@@ -1,0 +1,83 @@
+//! Bad input: one clear paragraph and exit status 2, never a panic.
+
+use crate::util::describe;
+use mbh_tests::{run_mbhybrid, workspace_root};
+
+fn assert_usage_error(args: &[&str], needles: &[&str]) {
+    let out = run_mbhybrid(&workspace_root(), args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}\n{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for needle in needles {
+        assert!(stderr.contains(needle), "{args:?}: stderr lacks {needle:?}\n{stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn missing_executable() {
+    assert_usage_error(&["verify", "-n", "2", "./no-such-program"], &["no executable", "mbhybrid build"]);
+}
+
+#[test]
+fn launcher_without_np() {
+    assert_usage_error(
+        &["verify", "--launcher", "mpiexec -n 2", "/bin/true"],
+        &["does not contain `{np}`"],
+    );
+}
+
+#[test]
+fn launcher_not_installed() {
+    assert_usage_error(
+        &["verify", "--launcher", "no-such-mpiexec -n {np}", "/bin/true"],
+        &["`no-such-mpiexec` was not found"],
+    );
+}
+
+#[test]
+fn unwritable_run_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let run_dir = file.join("runs");
+    assert_usage_error(
+        &["verify", "--run-dir", run_dir.to_str().unwrap(), "/bin/true"],
+        &["cannot write the run directory", "--run-dir"],
+    );
+}
+
+#[test]
+fn program_that_never_calls_mpi_init() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    assert_usage_error(
+        &["verify", "-n", "1", "--run-dir", runs.to_str().unwrap(), "/bin/true"],
+        &["no process reached `MPI_Init`"],
+    );
+}
+
+#[test]
+fn missing_source_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("app");
+    assert_usage_error(&["build", "-o", out.to_str().unwrap(), "no-such-file.c"], &["no-such-file.c"]);
+    assert!(!out.exists());
+}
+
+#[test]
+fn clang_errors_are_passed_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("broken.c");
+    std::fs::write(&source, "#include <mpi.h>\nint main(void) { return undeclared_thing; }\n").unwrap();
+    let out = dir.path().join("broken");
+    assert_usage_error(
+        &["build", "-o", out.to_str().unwrap(), source.to_str().unwrap()],
+        &["broken.c:2:", "error:", "undeclared_thing"],
+    );
+}
+
+#[test]
+fn unknown_format_is_refused_by_name() {
+    assert_usage_error(&["verify", "--format", "xml", "/bin/true"], &["xml"]);
+}

@@ -1,0 +1,107 @@
+//! Every program of `tests/programs/` through build and verify.
+
+use crate::util::{build, check_program, describe, line_of, verify_json};
+use mbh_tests::{run_mbhybrid, workspace_root};
+
+#[test]
+fn every_program_has_a_test() {
+    let listed = ["assert_rank1.c", "clean_ring.c", "exit_rank1.c", "mpi_abort_rank2.c", "segfault_rank1.c"];
+    let mut present: Vec<String> = std::fs::read_dir(workspace_root().join("tests/programs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".c"))
+        .collect();
+    present.sort();
+    assert_eq!(present, listed, "add a #[test] below for each new program, and list it here");
+}
+
+#[test]
+fn clean_ring_has_no_finding() {
+    let report = check_program("tests/programs/clean_ring.c");
+    let ranks = &report.runs[0].ranks;
+    assert!(ranks.iter().all(|r| r.state == "finalized"), "{ranks:?}");
+    // The ring's sends and receives were recorded by the runtime.
+    assert!(ranks.iter().all(|r| r.operations >= 4), "{ranks:?}");
+}
+
+#[test]
+fn failed_assertion_on_rank_1_is_reported_at_its_line() {
+    let report = check_program("tests/programs/assert_rank1.c");
+    let finding = &report.findings[0];
+    assert_eq!(finding.code, "MBH0002");
+    assert!(finding.message.contains("value == 42"), "{finding:?}");
+    assert_eq!(finding.ranks, [1]);
+}
+
+#[test]
+fn segfault_is_a_crash_at_the_faulting_line() {
+    let report = check_program("tests/programs/segfault_rank1.c");
+    let finding = &report.findings[0];
+    assert!(finding.message.contains("SIGSEGV"), "{finding:?}");
+    let rank1 = &report.runs[0].ranks[1];
+    assert_eq!(rank1.signal, Some(11));
+}
+
+#[test]
+fn nonzero_exit_is_reported_at_the_exit_call() {
+    let report = check_program("tests/programs/exit_rank1.c");
+    let finding = &report.findings[0];
+    assert!(finding.message.contains("status 3"), "{finding:?}");
+    // The rank's standard error is kept with its outcome.
+    let rank1 = &report.runs[0].ranks[1];
+    assert!(rank1.stderr.as_deref().unwrap_or("").contains("input is invalid"), "{rank1:?}");
+}
+
+#[test]
+fn mpi_abort_is_an_assertion_at_the_call() {
+    let report = check_program("tests/programs/mpi_abort_rank2.c");
+    let finding = &report.findings[0];
+    assert!(finding.message.contains("error code 17"), "{finding:?}");
+    assert_eq!(finding.locations[0].call.as_deref(), Some("MPI_Abort"));
+}
+
+#[test]
+fn a_program_built_without_mbhybrid_is_verified_through_preload() {
+    // Compiled by MPICH's own wrapper, not by `mbhybrid build`: the runtime
+    // is preloaded and the crash line comes from DWARF.
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("plain");
+    let source = workspace_root().join("tests/programs/segfault_rank1.c");
+    let out = std::process::Command::new("mpicc")
+        .args(["-g", "-O0", "-o", exe.to_str().unwrap(), source.to_str().unwrap()])
+        .output()
+        .expect("mpicc runs");
+    assert!(out.status.success(), "{}", describe(&out));
+    let (status, report, out) = verify_json(&exe, 2, dir.path(), &[]);
+    assert_eq!(status, 1, "{}", describe(&out));
+    assert!(report.warnings.iter().any(|w| w.contains("not built by `mbhybrid build`")), "{report:?}");
+    let crash = report.findings.iter().find(|f| f.kind == "crash").expect("a crash finding");
+    let line = line_of("tests/programs/segfault_rank1.c", "expect: crash");
+    assert!(
+        crash.locations.iter().any(|l| l.file == "tests/programs/segfault_rank1.c" && l.line == line && l.rank == 1),
+        "{crash:?}"
+    );
+}
+
+#[test]
+fn short_and_human_formats_point_at_the_line() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(std::path::Path::new("tests/programs/assert_rank1.c"), dir.path());
+    let runs = dir.path().join("runs");
+    let line = line_of("tests/programs/assert_rank1.c", "expect: assertion");
+    for (format, needle) in [
+        ("short", format!("tests/programs/assert_rank1.c:{line}:")),
+        ("human", "assert(value == 42);".to_string()),
+    ] {
+        let out = run_mbhybrid(
+            &workspace_root(),
+            &["verify", "--format", format, "-n", "2", "--run-dir", runs.to_str().unwrap(), exe.to_str().unwrap()],
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&needle), "{format}: {text}");
+        assert!(text.contains("MBH0002"), "{format}: {text}");
+    }
+}

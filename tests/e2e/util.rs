@@ -1,0 +1,85 @@
+//! Helpers shared by the end-to-end tests.
+
+use mbh_tests::json::Report;
+use mbh_tests::{run_mbhybrid, workspace_root, TestProgram};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// Shows a failed command's output in the panic message.
+pub fn describe(output: &Output) -> String {
+    format!(
+        "status: {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// `mbhybrid build -o DIR/STEM SOURCE` from the workspace root; returns the
+/// executable.
+pub fn build(source: &Path, dir: &Path) -> PathBuf {
+    let exe = dir.join(source.file_stem().expect("source has a name"));
+    let out = run_mbhybrid(
+        &workspace_root(),
+        &["build", "-o", exe.to_str().unwrap(), source.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "build of {} failed\n{}", source.display(), describe(&out));
+    exe
+}
+
+/// `mbhybrid verify --format json -n NP EXE` from the workspace root; returns
+/// the exit status and the parsed report.
+pub fn verify_json(exe: &Path, np: u32, dir: &Path, extra: &[&str]) -> (i32, Report, Output) {
+    let runs = dir.join("runs");
+    let np = np.to_string();
+    let mut args = vec!["verify", "--format", "json", "-n", &np, "--run-dir", runs.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.push(exe.to_str().unwrap());
+    let out = run_mbhybrid(&workspace_root(), &args);
+    let report: Report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("verify printed no valid JSON report ({e})\n{}", describe(&out)));
+    (out.status.code().unwrap_or(-1), report, out)
+}
+
+/// Builds and verifies a test program and checks its expectations.
+pub fn check_program(source: &str) -> Report {
+    let program = TestProgram::load(source);
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&program.source, dir.path());
+    let (status, report, out) = verify_json(&exe, program.np, dir.path(), &[]);
+    let context = describe(&out);
+    assert_eq!(status, program.exit, "verify exit status\n{context}");
+    assert_eq!(report.tool, "mbhybrid");
+    assert_eq!(report.np, program.np);
+    assert_eq!(report.interleavings, 1);
+    assert_eq!(report.runs.len(), 1);
+    assert_eq!(report.runs[0].ranks.len(), program.np as usize);
+    for expected in &program.expected {
+        let found = report.findings.iter().any(|f| {
+            f.kind == expected.kind
+                && f.locations.iter().any(|l| {
+                    l.file == source && l.line == expected.line && l.rank == expected.rank && l.role == "primary"
+                })
+        });
+        assert!(found, "expected {expected:?} in {source}\n{context}");
+    }
+    for finding in &report.findings {
+        assert!(
+            program.expected.iter().any(|e| e.kind == finding.kind),
+            "unexpected finding {finding:?}\n{context}"
+        );
+        assert_eq!(finding.code.len(), 7, "codes look like MBH0001");
+    }
+    if program.expected.is_empty() {
+        assert!(report.findings.is_empty(), "{context}");
+    }
+    report
+}
+
+/// The 1-based line of `source` (relative to the workspace root) holding
+/// `marker`.
+pub fn line_of(source: &str, marker: &str) -> u32 {
+    let text = std::fs::read_to_string(workspace_root().join(source)).unwrap();
+    text.lines().position(|l| l.contains(marker)).unwrap_or_else(|| panic!("{marker:?} not in {source}")) as u32 + 1
+}

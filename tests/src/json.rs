@@ -1,0 +1,96 @@
+//! The JSON report as the tests read it: the tests' own copy of the schema,
+//! with `deny_unknown_fields`, so that a renamed or misspelt field fails a
+//! test instead of silently reading as missing.
+
+use serde::Deserialize;
+
+/// `verify --format json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Report {
+    pub tool: String,
+    pub version: String,
+    pub program: String,
+    pub args: Vec<String>,
+    pub np: u32,
+    pub clocks: String,
+    pub buffering: String,
+    pub interleavings: u32,
+    pub complete: bool,
+    pub choice_points: ChoicePoints,
+    pub findings: Vec<Finding>,
+    pub wildcards: Vec<serde_json::Value>,
+    pub barriers: Vec<serde_json::Value>,
+    pub run_id: String,
+    pub run_dir: String,
+    pub runs: Vec<Run>,
+    pub warnings: Vec<String>,
+    pub seconds: f64,
+}
+
+/// Choice point counts.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct ChoicePoints {
+    pub found: u64,
+    pub explored: u64,
+    pub abstracted: u64,
+    pub mixing_bounded: u64,
+}
+
+/// A finding.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Finding {
+    pub kind: String,
+    pub code: String,
+    pub severity: String,
+    pub message: String,
+    pub interleaving: u32,
+    pub ranks: Vec<i32>,
+    pub locations: Vec<Location>,
+    pub notes: Vec<String>,
+    pub help: Option<String>,
+    pub replay: Option<String>,
+}
+
+/// A location.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Location {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub rank: i32,
+    pub call: Option<String>,
+    pub role: String,
+    pub label: String,
+}
+
+/// One interleaving's end.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Run {
+    pub interleaving: u32,
+    pub launcher_exit: Option<i32>,
+    pub ranks: Vec<RankEnd>,
+    pub seconds: f64,
+}
+
+/// One rank's end.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct RankEnd {
+    pub rank: i32,
+    pub state: String,
+    pub exit_status: Option<i32>,
+    pub signal: Option<i32>,
+    pub operations: u64,
+    pub stderr: Option<String>,
+}
