@@ -33,7 +33,12 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct BuildArgs {
     /// The executable to write (its site table goes to OUT.mbh.json).
-    #[arg(short = 'o', long = "output", value_name = "OUT", default_value = "a.out")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "OUT",
+        default_value = "a.out"
+    )]
     pub output: PathBuf,
     /// C or C++ sources, or LLVM IR (`.ll`, `.bc`).
     #[arg(required = true, value_name = "FILES")]
@@ -87,7 +92,11 @@ pub struct VerifyArgs {
     #[arg(value_name = "EXE")]
     pub program: PathBuf,
     /// Its arguments.
-    #[arg(value_name = "ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub args: Vec<String>,
 }
 
@@ -103,8 +112,13 @@ mod tests {
 
     #[test]
     fn build_passes_flags_after_double_dash_to_clang() {
-        let cli = Cli::try_parse_from(["mbhybrid", "build", "-o", "app", "a.c", "b.c", "--", "-O1", "-lm"]).unwrap();
-        let Command::Build(b) = cli.command else { panic!("not build") };
+        let cli = Cli::try_parse_from([
+            "mbhybrid", "build", "-o", "app", "a.c", "b.c", "--", "-O1", "-lm",
+        ])
+        .unwrap();
+        let Command::Build(b) = cli.command else {
+            panic!("not build")
+        };
         assert_eq!(b.output, PathBuf::from("app"));
         assert_eq!(b.sources.len(), 2);
         assert_eq!(b.cc_flags, ["-O1", "-lm"]);
@@ -112,8 +126,11 @@ mod tests {
 
     #[test]
     fn verify_keeps_program_arguments_that_look_like_flags() {
-        let cli = Cli::try_parse_from(["mbhybrid", "verify", "-n", "4", "./app", "--size", "64"]).unwrap();
-        let Command::Verify(v) = cli.command else { panic!("not verify") };
+        let cli = Cli::try_parse_from(["mbhybrid", "verify", "-n", "4", "./app", "--size", "64"])
+            .unwrap();
+        let Command::Verify(v) = cli.command else {
+            panic!("not verify")
+        };
         assert_eq!(v.np, 4);
         assert_eq!(v.program, PathBuf::from("./app"));
         assert_eq!(v.args, ["--size", "64"]);

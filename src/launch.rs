@@ -35,9 +35,15 @@ impl Launcher {
                 reason: "it is empty".into(),
             });
         }
-        let argv: Vec<String> = words.iter().map(|w| w.replace("{np}", &np.to_string())).collect();
+        let argv: Vec<String> = words
+            .iter()
+            .map(|w| w.replace("{np}", &np.to_string()))
+            .collect();
         which::which(&argv[0]).map_err(|_| UsageError::LauncherMissing(argv[0].clone()))?;
-        Ok(Launcher { template: template.to_string(), argv })
+        Ok(Launcher {
+            template: template.to_string(),
+            argv,
+        })
     }
 
     /// The command line for `program args`, as one shell string (for
@@ -103,11 +109,19 @@ pub fn run(job: &Job<'_>) -> std::io::Result<Ended> {
         if let Some(status) = child.try_wait()? {
             // Ranks the launcher left behind (it should leave none) go too.
             kill_group(group, libc::SIGKILL);
-            return Ok(Ended { status: Some(status), timed_out: false, elapsed: start.elapsed() });
+            return Ok(Ended {
+                status: Some(status),
+                timed_out: false,
+                elapsed: start.elapsed(),
+            });
         }
         if start.elapsed() >= job.timeout {
             stop_group(group, &mut child)?;
-            return Ok(Ended { status: None, timed_out: true, elapsed: start.elapsed() });
+            return Ok(Ended {
+                status: None,
+                timed_out: true,
+                elapsed: start.elapsed(),
+            });
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -141,7 +155,10 @@ mod tests {
 
     #[test]
     fn template_needs_np() {
-        assert!(matches!(Launcher::new("mpiexec -n 4", 4), Err(UsageError::LauncherWithoutNp(_))));
+        assert!(matches!(
+            Launcher::new("mpiexec -n 4", 4),
+            Err(UsageError::LauncherWithoutNp(_))
+        ));
     }
 
     #[test]
@@ -170,7 +187,10 @@ mod tests {
             format!("sleep 30 &\necho $! > {}\nwait\n", pid_file.display()),
         )
         .unwrap();
-        let launcher = Launcher { template: "sh {np}".into(), argv: vec!["sh".into()] };
+        let launcher = Launcher {
+            template: "sh {np}".into(),
+            argv: vec!["sh".into()],
+        };
         let job = Job {
             launcher: &launcher,
             program: &script,
@@ -183,7 +203,11 @@ mod tests {
         let ended = run(&job).unwrap();
         assert!(ended.timed_out);
         assert!(ended.status.is_none());
-        let child: libc::pid_t = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        let child: libc::pid_t = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             // A killed orphan may linger as a zombie until init reaps it.
@@ -192,7 +216,10 @@ mod tests {
             if gone {
                 break;
             }
-            assert!(Instant::now() < deadline, "the launcher's child survived: {stat}");
+            assert!(
+                Instant::now() < deadline,
+                "the launcher's child survived: {stat}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }

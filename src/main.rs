@@ -20,7 +20,11 @@ fn main() -> ExitCode {
             // clap's own help/version go to stdout with status 0; usage
             // errors to stderr with status 2.
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     match run(cli) {

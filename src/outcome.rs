@@ -40,8 +40,6 @@ pub struct Analysis {
     pub outcome: RunOutcome,
     /// Problems found.
     pub findings: Vec<Finding>,
-    /// The traces that could be read, by rank.
-    pub traces: Vec<Option<RankTrace>>,
     /// Traces that exist but could not be read.
     pub warnings: Vec<String>,
 }
@@ -88,10 +86,22 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
                     RankState::Aborted => "aborted",
                     RankState::Starting | RankState::Running => "killed",
                 };
-                (state.to_string(), t.end.exit_status, t.end.signal, t.ops.len() as u64)
+                (
+                    state.to_string(),
+                    t.end.exit_status,
+                    t.end.signal,
+                    t.ops.len() as u64,
+                )
             }
         };
-        ranks.push(RankOutcome { rank, state, exit_status, signal, operations, stderr });
+        ranks.push(RankOutcome {
+            rank,
+            state,
+            exit_status,
+            signal,
+            operations,
+            stderr,
+        });
     }
 
     if ctx.ended.timed_out {
@@ -110,13 +120,15 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
             seconds: ctx.ended.elapsed.as_secs_f64(),
         },
         findings,
-        traces,
         warnings,
     })
 }
 
 fn no_rank_started(ctx: &RunContext<'_>, launcher_stderr: &str) -> UsageError {
-    if let Some(line) = launcher_stderr.lines().find(|l| l.contains("error while loading shared libraries")) {
+    if let Some(line) = launcher_stderr
+        .lines()
+        .find(|l| l.contains("error while loading shared libraries"))
+    {
         return UsageError::MpiLibraryMissing(line.trim().to_string());
     }
     let stdout = std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default();
@@ -126,7 +138,10 @@ fn no_rank_started(ctx: &RunContext<'_>, launcher_stderr: &str) -> UsageError {
     } else {
         format!(" The job printed:\n{}", printed.trim_end())
     };
-    UsageError::NeverInitialized { program: ctx.dir.path.display().to_string(), output }
+    UsageError::NeverInitialized {
+        program: ctx.dir.path.display().to_string(),
+        output,
+    }
 }
 
 /// The finding a rank's own end makes, if its end is a problem.
@@ -144,10 +159,13 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
                     Severity::Error,
                     format!("rank {rank} crashed with {}", signal_name(signal)),
                 );
-                let pos = ctx.symbolizer.first_user_frame(&end.frames, end.exe_base, true);
+                let pos = ctx
+                    .symbolizer
+                    .first_user_frame(&end.frames, end.exe_base, true);
                 push_pos(&mut f, pos, rank, "the rank crashed here");
                 if signal == libc::SIGSEGV || signal == libc::SIGBUS {
-                    f.notes.push(format!("the invalid address was {:#x}", end.fault_addr));
+                    f.notes
+                        .push(format!("the invalid address was {:#x}", end.fault_addr));
                 }
                 f.help = Some(
                     "rebuild with `-- -fsanitize=address -g` or run the rank under a debugger to see the invalid access"
@@ -163,7 +181,9 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
                 Severity::Error,
                 format!("rank {rank} exited with status {status}"),
             );
-            let pos = ctx.symbolizer.first_user_frame(&end.frames, end.exe_base, false);
+            let pos = ctx
+                .symbolizer
+                .first_user_frame(&end.frames, end.exe_base, false);
             if pos.is_some() {
                 push_pos(&mut f, pos, rank, "the rank exited from here");
             } else {
@@ -180,9 +200,16 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
                 format!("rank {rank} called `MPI_Abort` with error code {code}"),
             );
             match ctx.sites.and_then(|s| s.get(site)) {
-                Some(site) => f.locations.push(site_location(site, rank, Role::Primary, "the program aborted here")),
+                Some(site) => f.locations.push(site_location(
+                    site,
+                    rank,
+                    Role::Primary,
+                    "the program aborted here",
+                )),
                 None => {
-                    let pos = ctx.symbolizer.first_user_frame(&end.frames, end.exe_base, false);
+                    let pos = ctx
+                        .symbolizer
+                        .first_user_frame(&end.frames, end.exe_base, false);
                     push_pos(&mut f, pos, rank, "the program aborted here");
                 }
             }
@@ -202,7 +229,9 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
 fn abort_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Finding {
     let rank = trace.rank;
     let end = &trace.end;
-    let frame = ctx.symbolizer.first_user_frame(&end.frames, end.exe_base, true);
+    let frame = ctx
+        .symbolizer
+        .first_user_frame(&end.frames, end.exe_base, true);
     match stderr.lines().rev().find_map(parse_glibc_assertion) {
         Some(assertion) => {
             let mut f = Finding::new(
@@ -214,11 +243,15 @@ fn abort_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Findi
             // it is the same line, adds the column and a path relative to here.
             let column = frame
                 .as_ref()
-                .filter(|p| p.line == assertion.line && p.file.ends_with(file_name(&assertion.file)))
+                .filter(|p| {
+                    p.line == assertion.line && p.file.ends_with(file_name(&assertion.file))
+                })
                 .map_or(0, |p| p.column);
             let file = frame
                 .as_ref()
-                .filter(|p| p.line == assertion.line && p.file.ends_with(file_name(&assertion.file)))
+                .filter(|p| {
+                    p.line == assertion.line && p.file.ends_with(file_name(&assertion.file))
+                })
                 .map_or(assertion.file.clone(), |p| p.file.clone());
             f.locations.push(Location {
                 file,
@@ -232,7 +265,11 @@ fn abort_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Findi
             f
         }
         None => {
-            let mut f = Finding::new(FindingKind::Assertion, Severity::Error, format!("rank {rank} called `abort()`"));
+            let mut f = Finding::new(
+                FindingKind::Assertion,
+                Severity::Error,
+                format!("rank {rank} called `abort()`"),
+            );
             push_pos(&mut f, frame, rank, "the rank aborted here");
             f
         }
@@ -255,7 +292,9 @@ struct GlibcAssertion {
 fn parse_glibc_assertion(line: &str) -> Option<GlibcAssertion> {
     let marker = ": Assertion `";
     let at = line.find(marker)?;
-    let expression = line[at + marker.len()..].strip_suffix("' failed.")?.to_string();
+    let expression = line[at + marker.len()..]
+        .strip_suffix("' failed.")?
+        .to_string();
     let (rest, function) = line[..at].rsplit_once(": ")?;
     let (_program, file_line) = rest.rsplit_once(": ")?;
     let (file, line_no) = file_line.rsplit_once(':')?;
@@ -279,13 +318,23 @@ fn timeout_finding(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Findin
         let blocked = trace.blocking.and_then(|i| trace.ops.get(i as usize));
         match blocked {
             Some(op) => {
-                let label = format!("rank {} was waiting in `{}`", trace.rank, op.kind.mpi_name());
+                let label = format!(
+                    "rank {} was waiting in `{}`",
+                    trace.rank,
+                    op.kind.mpi_name()
+                );
                 match ctx.sites.and_then(|s| s.get(op.site)) {
-                    Some(site) => f.locations.push(site_location(site, trace.rank, Role::Primary, &label)),
+                    Some(site) => {
+                        f.locations
+                            .push(site_location(site, trace.rank, Role::Primary, &label))
+                    }
                     None => f.notes.push(label),
                 }
             }
-            None => f.notes.push(format!("rank {} was not in an MPI call (computing, or waiting outside MPI)", trace.rank)),
+            None => f.notes.push(format!(
+                "rank {} was not in an MPI call (computing, or waiting outside MPI)",
+                trace.rank
+            )),
         }
     }
     f.help = Some(format!(
@@ -296,8 +345,16 @@ fn timeout_finding(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Findin
 }
 
 fn killed_finding(ctx: &RunContext<'_>, ranks: &[RankOutcome], launcher_stderr: &str) -> Finding {
-    let killed: Vec<i32> = ranks.iter().filter(|r| r.state == "killed").map(|r| r.rank).collect();
-    let who = if killed.is_empty() { "the job".to_string() } else { format!("rank(s) {killed:?}") };
+    let killed: Vec<i32> = ranks
+        .iter()
+        .filter(|r| r.state == "killed")
+        .map(|r| r.rank)
+        .collect();
+    let who = if killed.is_empty() {
+        "the job".to_string()
+    } else {
+        format!("rank(s) {killed:?}")
+    };
     let mut f = Finding::new(
         FindingKind::Crash,
         Severity::Error,
@@ -329,9 +386,14 @@ fn push_pos(f: &mut Finding, pos: Option<SourcePos>, rank: i32, label: &str) {
 }
 
 fn push_last_call(ctx: &RunContext<'_>, f: &mut Finding, trace: &RankTrace, label: &str) {
-    let site = trace.ops.iter().rev().find_map(|op| ctx.sites.and_then(|s| s.get(op.site)));
+    let site = trace
+        .ops
+        .iter()
+        .rev()
+        .find_map(|op| ctx.sites.and_then(|s| s.get(op.site)));
     if let Some(site) = site {
-        f.locations.push(site_location(site, trace.rank, Role::Primary, label));
+        f.locations
+            .push(site_location(site, trace.rank, Role::Primary, label));
     }
 }
 
@@ -359,12 +421,26 @@ fn tail(text: &str) -> String {
     text[start..].to_string()
 }
 
+/// The last `n` lines the program printed, without the backtraces MPI
+/// libraries print on a fatal signal (the finding already has the line).
 fn last_lines(text: &str, n: usize) -> Option<String> {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !is_library_backtrace(l))
+        .collect();
     if lines.is_empty() {
         return None;
     }
     Some(lines[lines.len().saturating_sub(n)..].join("\n"))
+}
+
+/// Lines of the backtraces UCX and MPICH print when a rank dies.
+fn is_library_backtrace(line: &str) -> bool {
+    let t = line.trim();
+    t.contains(" [0x")
+        || t.chars().all(|c| c == '=')
+        || t.contains("==== backtrace")
+        || t.contains("Caught signal")
 }
 
 /// `SIGSEGV (segmentation fault)`.
@@ -388,7 +464,10 @@ mod tests {
 
     #[test]
     fn parses_glibc_assertion_messages() {
-        let a = parse_glibc_assertion("crooked: tests/programs/s1.c:31: main: Assertion `x != 33' failed.").unwrap();
+        let a = parse_glibc_assertion(
+            "crooked: tests/programs/s1.c:31: main: Assertion `x != 33' failed.",
+        )
+        .unwrap();
         assert_eq!(
             a,
             GlibcAssertion {
@@ -400,8 +479,12 @@ mod tests {
         );
         assert!(parse_glibc_assertion("some other line").is_none());
         // An expression containing the marker's pieces still parses.
-        let b = parse_glibc_assertion("a.out: /x/y.c:7: f: Assertion `s[0] == ':' && n' failed.").unwrap();
-        assert_eq!((b.file.as_str(), b.line, b.expression.as_str()), ("/x/y.c", 7, "s[0] == ':' && n"));
+        let b = parse_glibc_assertion("a.out: /x/y.c:7: f: Assertion `s[0] == ':' && n' failed.")
+            .unwrap();
+        assert_eq!(
+            (b.file.as_str(), b.line, b.expression.as_str()),
+            ("/x/y.c", 7, "s[0] == ':' && n")
+        );
     }
 
     #[test]
@@ -411,6 +494,8 @@ mod tests {
         assert!(t.len() <= STDERR_TAIL + 1 && t.ends_with('é'));
         assert_eq!(last_lines("a\nb\n\nc\n", 2).as_deref(), Some("b\nc"));
         assert_eq!(last_lines("\n \n", 2), None);
+        let ucx = "bad input\n[host:1:0:1] Caught signal 11 (Segmentation fault)\n==== backtrace ====\n 0  /lib/libucs.so(+0x1) [0x7f00]\n=================\n";
+        assert_eq!(last_lines(ucx, 3).as_deref(), Some("bad input"));
     }
 
     #[test]

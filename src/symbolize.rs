@@ -27,7 +27,10 @@ impl Symbolizer {
     /// gives a symbolizer that finds nothing (reports then fall back to call
     /// sites).
     pub fn new(exe: &Path, base_dir: &Path) -> Self {
-        Symbolizer { loader: addr2line::Loader::new(exe).ok(), base_dir: base_dir.to_owned() }
+        Symbolizer {
+            loader: addr2line::Loader::new(exe).ok(),
+            base_dir: base_dir.to_owned(),
+        }
     }
 
     /// The source position of `pc` in a process whose executable was loaded
@@ -60,7 +63,12 @@ impl Symbolizer {
     /// with a source line: where the user's program was when it stopped.
     /// `frames[0]` is an instruction pointer when `first_is_ip`, the rest
     /// are return addresses.
-    pub fn first_user_frame(&self, frames: &[u64], exe_base: u64, first_is_ip: bool) -> Option<SourcePos> {
+    pub fn first_user_frame(
+        &self,
+        frames: &[u64],
+        exe_base: u64,
+        first_is_ip: bool,
+    ) -> Option<SourcePos> {
         frames.iter().enumerate().find_map(|(i, &pc)| {
             let pos = self.locate(pc, exe_base, !(i == 0 && first_is_ip))?;
             // Frames of C library headers inlined into the program are not the
@@ -72,7 +80,10 @@ impl Symbolizer {
 
 /// `path` relative to `base` when below it, else as it is.
 pub fn relative_to(path: &Path, base: &Path) -> String {
-    path.strip_prefix(base).unwrap_or(path).display().to_string()
+    path.strip_prefix(base)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 #[cfg(test)]
@@ -81,8 +92,14 @@ mod tests {
 
     #[test]
     fn paths_below_the_base_become_relative() {
-        assert_eq!(relative_to(Path::new("/w/p/app.c"), Path::new("/w")), "p/app.c");
-        assert_eq!(relative_to(Path::new("/x/app.c"), Path::new("/w")), "/x/app.c");
+        assert_eq!(
+            relative_to(Path::new("/w/p/app.c"), Path::new("/w")),
+            "p/app.c"
+        );
+        assert_eq!(
+            relative_to(Path::new("/x/app.c"), Path::new("/w")),
+            "/x/app.c"
+        );
     }
 
     #[test]

@@ -16,7 +16,11 @@ pub type Error = codespan_reporting::files::Error;
 /// terminals only).
 pub fn render(report: &Report, base_dir: &std::path::Path, color: bool) -> Result<String, Error> {
     let mut sources = SourceFiles::new(base_dir);
-    let mut buffer = if color { Buffer::ansi() } else { Buffer::no_color() };
+    let mut buffer = if color {
+        Buffer::ansi()
+    } else {
+        Buffer::no_color()
+    };
     let config = Config::default();
     for warning in &report.warnings {
         let diagnostic = Diagnostic::<usize>::warning().with_message(warning.clone());
@@ -48,14 +52,19 @@ fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usi
     let mut notes = Vec::new();
     for location in &finding.locations {
         let label_text = format!("{} (rank {})", location.label, location.rank);
-        let span = sources.id(&location.file).and_then(|id| Some((id, sources.span(id, location.line, location.column)?)));
+        let span = sources
+            .id(&location.file)
+            .and_then(|id| Some((id, sources.span(id, location.line, location.column)?)));
         match span {
             Some((id, range)) => labels.push(match location.role {
                 Role::Primary => Label::primary(id, range).with_message(label_text),
                 Role::Secondary => Label::secondary(id, range).with_message(label_text),
             }),
             // The source is not readable from here: name the place in words.
-            None => notes.push(format!("{}:{}:{}: {label_text}", location.file, location.line, location.column)),
+            None => notes.push(format!(
+                "{}:{}:{}: {label_text}",
+                location.file, location.line, location.column
+            )),
         }
     }
     notes.extend(finding.notes.iter().cloned());
@@ -80,7 +89,9 @@ fn outcome_lines(report: &Report) -> String {
             .iter()
             .map(|r| match (r.exit_status, r.signal) {
                 (_, Some(signal)) => format!("{} {} (signal {signal})", r.rank, r.state),
-                (Some(status), _) if status != 0 => format!("{} {} (status {status})", r.rank, r.state),
+                (Some(status), _) if status != 0 => {
+                    format!("{} {} (status {status})", r.rank, r.state)
+                }
                 _ => format!("{} {}", r.rank, r.state),
             })
             .collect();
@@ -97,9 +108,21 @@ fn outcome_lines(report: &Report) -> String {
 
 fn summary(report: &Report) -> String {
     let n = report.interleavings;
-    let runs = if n == 1 { "interleaving".to_string() } else { "interleavings".to_string() };
-    let coverage = if report.complete { "complete" } else { "partial" };
-    let errors = report.findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let runs = if n == 1 {
+        "interleaving".to_string()
+    } else {
+        "interleavings".to_string()
+    };
+    let coverage = if report.complete {
+        "complete"
+    } else {
+        "partial"
+    };
+    let errors = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
     let mut out = String::new();
     if report.findings.is_empty() {
         let _ = writeln!(out, "no errors found in {n} {runs} ({coverage})");
@@ -124,8 +147,16 @@ mod tests {
     #[test]
     fn findings_quote_each_ranks_line_and_summarise() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("app.c"), "int main() {\n  assert(x != 33);\n  MPI_Recv(b);\n}\n").unwrap();
-        let mut f = Finding::new(FindingKind::Assertion, Severity::Error, "assertion `x != 33` failed on rank 1");
+        std::fs::write(
+            dir.path().join("app.c"),
+            "int main() {\n  assert(x != 33);\n  MPI_Recv(b);\n}\n",
+        )
+        .unwrap();
+        let mut f = Finding::new(
+            FindingKind::Assertion,
+            Severity::Error,
+            "assertion `x != 33` failed on rank 1",
+        );
         f.locations.push(Location {
             file: "app.c".into(),
             line: 2,
@@ -156,20 +187,32 @@ mod tests {
         f.help = Some("fix it".into());
         let report = crate::short::tests::report_with(vec![f]);
         let text = render(&report, dir.path(), false).unwrap();
-        assert!(text.contains("error[MBH0002]: assertion `x != 33` failed on rank 1"), "{text}");
+        assert!(
+            text.contains("error[MBH0002]: assertion `x != 33` failed on rank 1"),
+            "{text}"
+        );
         assert!(text.contains("assert(x != 33);"), "{text}");
         assert!(text.contains("this assertion failed (rank 1)"), "{text}");
         assert!(text.contains("MPI_Recv(b);"), "{text}");
         assert!(text.contains("gone.c:9:1: elsewhere (rank 2)"), "{text}");
         assert!(text.contains("help: fix it"), "{text}");
-        assert!(text.contains("1 finding (1 error) in 1 interleaving (partial)"), "{text}");
-        assert!(!text.contains('\u{1b}'), "no colour codes when colour is off");
+        assert!(
+            text.contains("1 finding (1 error) in 1 interleaving (partial)"),
+            "{text}"
+        );
+        assert!(
+            !text.contains('\u{1b}'),
+            "no colour codes when colour is off"
+        );
     }
 
     #[test]
     fn a_clean_report_says_so() {
         let report = crate::short::tests::report_with(vec![]);
         let text = render(&report, std::path::Path::new("/"), false).unwrap();
-        assert!(text.contains("no errors found in 1 interleaving (partial)"), "{text}");
+        assert!(
+            text.contains("no errors found in 1 interleaving (partial)"),
+            "{text}"
+        );
     }
 }

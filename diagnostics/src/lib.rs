@@ -21,4 +21,3 @@ pub mod human;
 pub mod json;
 pub mod short;
 mod sources;
-

@@ -16,7 +16,11 @@ pub fn render(report: &Report) -> String {
     for finding in &report.findings {
         let severity = severity_word(finding.severity);
         if finding.locations.is_empty() {
-            let _ = writeln!(out, "mbhybrid: {severity}: [{}] {}", finding.code, finding.message);
+            let _ = writeln!(
+                out,
+                "mbhybrid: {severity}: [{}] {}",
+                finding.code, finding.message
+            );
         }
         for location in &finding.locations {
             let (word, text) = match location.role {
@@ -75,7 +79,11 @@ pub(crate) mod tests {
 
     #[test]
     fn lines_match_the_gcc_pattern() {
-        let mut f = Finding::new(FindingKind::Crash, Severity::Error, "rank 1 crashed with SIGSEGV");
+        let mut f = Finding::new(
+            FindingKind::Crash,
+            Severity::Error,
+            "rank 1 crashed with SIGSEGV",
+        );
         f.locations.push(Location {
             file: "app.c".into(),
             line: 12,
@@ -85,9 +93,15 @@ pub(crate) mod tests {
             role: Role::Primary,
             label: "here".into(),
         });
-        let text = render(&report_with(vec![f, Finding::new(FindingKind::Timeout, Severity::Error, "slow")]));
+        let text = render(&report_with(vec![
+            f,
+            Finding::new(FindingKind::Timeout, Severity::Error, "slow"),
+        ]));
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "app.c:12:1: error: [MBH0003] rank 1 crashed with SIGSEGV (rank 1)");
+        assert_eq!(
+            lines[0],
+            "app.c:12:1: error: [MBH0003] rank 1 crashed with SIGSEGV (rank 1)"
+        );
         assert_eq!(lines[1], "mbhybrid: error: [MBH0015] slow");
         // The pattern of Vim's default 'errorformat' for GCC: %f:%l:%c: %m
         for line in &lines[..1] {

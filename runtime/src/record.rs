@@ -48,10 +48,13 @@ pub fn enable() {
     RECORDING.store(true, Ordering::Release);
 }
 
-/// The call site id the instrumented program stored last.
+/// The call site id the instrumented program stored before this call,
+/// consumed: an MPI call the build could not see (through a function
+/// pointer, from a library) then reads 0, "unknown", instead of the id of
+/// the previous call. Read it once per wrapper.
 #[inline(always)]
 pub fn site() -> u32 {
-    crate::mbhybrid_site.load(Ordering::Relaxed)
+    crate::mbhybrid_site.swap(0, Ordering::Relaxed)
 }
 
 /// Runs `f`; a panic turns recording off and yields `None`.

@@ -11,10 +11,15 @@ pub fn run(args: &BuildArgs) -> Result<ExitCode> {
         output: args.output.clone(),
         sources: args.sources.clone(),
         cc_flags: args.cc_flags.clone(),
-        runtime_dir: args.runtime_dir.clone().unwrap_or_else(super::default_runtime_dir),
+        runtime_dir: args
+            .runtime_dir
+            .clone()
+            .unwrap_or_else(super::default_runtime_dir),
         base_dir,
     };
     let built = mbh_instrument::build(&request)?;
+    // clang's warnings, exactly as clang printed them.
+    eprint!("{}", built.warnings);
     eprintln!(
         "mbhybrid: built {} ({} MPI call sites, table in {})",
         built.executable.display(),

@@ -58,8 +58,10 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let run_id = new_run_id();
     let run_dir = args.run_dir.join(&run_id);
     let dir = InterleavingDir::new(&run_dir, 1);
-    std::fs::create_dir_all(&dir.path)
-        .map_err(|e| UsageError::RunDirUnwritable { path: args.run_dir.clone(), reason: e.to_string() })?;
+    std::fs::create_dir_all(&dir.path).map_err(|e| UsageError::RunDirUnwritable {
+        path: args.run_dir.clone(),
+        reason: e.to_string(),
+    })?;
     let run_dir = run_dir.canonicalize().unwrap_or(run_dir);
     let dir = InterleavingDir::new(&run_dir, 1);
     let manifest = RunManifest {
@@ -71,18 +73,31 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
         cwd: cwd.clone(),
         preload: preload.clone(),
     };
-    std::fs::write(RunManifest::path(&run_dir), serde_json::to_string_pretty(&manifest)?)
-        .map_err(|e| UsageError::RunDirUnwritable { path: run_dir.clone(), reason: e.to_string() })?;
+    std::fs::write(
+        RunManifest::path(&run_dir),
+        serde_json::to_string_pretty(&manifest)?,
+    )
+    .map_err(|e| UsageError::RunDirUnwritable {
+        path: run_dir.clone(),
+        reason: e.to_string(),
+    })?;
 
     let mut env = vec![(ENV_TRACE_DIR.to_string(), dir.path.display().to_string())];
     if let Some(lib) = &preload {
         let existing = std::env::var("LD_PRELOAD").unwrap_or_default();
-        let value = if existing.is_empty() { lib.display().to_string() } else { format!("{}:{existing}", lib.display()) };
+        let value = if existing.is_empty() {
+            lib.display().to_string()
+        } else {
+            format!("{}:{existing}", lib.display())
+        };
         env.push(("LD_PRELOAD".into(), value));
     }
     let progress = args.format == Format::Human && std::io::stderr().is_terminal();
     if progress {
-        eprintln!("mbhybrid: running {} (interleaving 1)", launcher.command_line(&args.program, &args.args));
+        eprintln!(
+            "mbhybrid: running {} (interleaving 1)",
+            launcher.command_line(&args.program, &args.args)
+        );
     }
     let job = Job {
         launcher: &launcher,
@@ -135,7 +150,11 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
         seconds: started.elapsed().as_secs_f64(),
     };
     print_report(&report, args.format, &cwd)?;
-    Ok(if report.findings.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.findings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn print_report(report: &Report, format: Format, cwd: &Path) -> Result<()> {
@@ -156,8 +175,13 @@ fn print_report(report: &Report, format: Format, cwd: &Path) -> Result<()> {
 
 /// The program as an absolute path, after checking it can be run.
 fn check_program(program: &Path, cwd: &Path) -> Result<PathBuf, UsageError> {
-    let path = if program.is_absolute() { program.to_owned() } else { cwd.join(program) };
-    let meta = std::fs::metadata(&path).map_err(|_| UsageError::NoSuchProgram(program.to_owned()))?;
+    let path = if program.is_absolute() {
+        program.to_owned()
+    } else {
+        cwd.join(program)
+    };
+    let meta =
+        std::fs::metadata(&path).map_err(|_| UsageError::NoSuchProgram(program.to_owned()))?;
     use std::os::unix::fs::PermissionsExt;
     if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
         return Err(UsageError::NotExecutable(program.to_owned()));
@@ -173,7 +197,13 @@ fn new_run_id() -> String {
         .map_or(0, |d| d.as_secs());
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     let t = secs % 86_400;
-    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{}", t / 3600, t / 60 % 60, t % 60, std::process::id())
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{}",
+        t / 3600,
+        t / 60 % 60,
+        t % 60,
+        std::process::id()
+    )
 }
 
 /// Days since 1970-01-01 to (year, month, day); Howard Hinnant's algorithm.
@@ -203,9 +233,18 @@ mod tests {
     #[test]
     fn missing_and_non_executable_programs_are_usage_errors() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(matches!(check_program(Path::new("nope"), dir.path()), Err(UsageError::NoSuchProgram(_))));
+        assert!(matches!(
+            check_program(Path::new("nope"), dir.path()),
+            Err(UsageError::NoSuchProgram(_))
+        ));
         std::fs::write(dir.path().join("data"), "x").unwrap();
-        assert!(matches!(check_program(Path::new("data"), dir.path()), Err(UsageError::NotExecutable(_))));
-        assert!(matches!(check_program(Path::new("."), dir.path()), Err(UsageError::NotExecutable(_))));
+        assert!(matches!(
+            check_program(Path::new("data"), dir.path()),
+            Err(UsageError::NotExecutable(_))
+        ));
+        assert!(matches!(
+            check_program(Path::new("."), dir.path()),
+            Err(UsageError::NotExecutable(_))
+        ));
     }
 }

@@ -8,14 +8,20 @@ fn assert_usage_error(args: &[&str], needles: &[&str]) {
     assert_eq!(out.status.code(), Some(2), "{args:?}\n{}", describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     for needle in needles {
-        assert!(stderr.contains(needle), "{args:?}: stderr lacks {needle:?}\n{stderr}");
+        assert!(
+            stderr.contains(needle),
+            "{args:?}: stderr lacks {needle:?}\n{stderr}"
+        );
     }
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]
 fn missing_executable() {
-    assert_usage_error(&["verify", "-n", "2", "./no-such-program"], &["no executable", "mbhybrid build"]);
+    assert_usage_error(
+        &["verify", "-n", "2", "./no-such-program"],
+        &["no executable", "mbhybrid build"],
+    );
 }
 
 #[test]
@@ -29,7 +35,12 @@ fn launcher_without_np() {
 #[test]
 fn launcher_not_installed() {
     assert_usage_error(
-        &["verify", "--launcher", "no-such-mpiexec -n {np}", "/bin/true"],
+        &[
+            "verify",
+            "--launcher",
+            "no-such-mpiexec -n {np}",
+            "/bin/true",
+        ],
         &["`no-such-mpiexec` was not found"],
     );
 }
@@ -41,7 +52,12 @@ fn unwritable_run_directory() {
     std::fs::write(&file, "").unwrap();
     let run_dir = file.join("runs");
     assert_usage_error(
-        &["verify", "--run-dir", run_dir.to_str().unwrap(), "/bin/true"],
+        &[
+            "verify",
+            "--run-dir",
+            run_dir.to_str().unwrap(),
+            "/bin/true",
+        ],
         &["cannot write the run directory", "--run-dir"],
     );
 }
@@ -52,7 +68,14 @@ fn program_that_never_calls_mpi_init() {
     let dir = tempfile::tempdir().unwrap();
     let runs = dir.path().join("runs");
     assert_usage_error(
-        &["verify", "-n", "1", "--run-dir", runs.to_str().unwrap(), "/bin/true"],
+        &[
+            "verify",
+            "-n",
+            "1",
+            "--run-dir",
+            runs.to_str().unwrap(),
+            "/bin/true",
+        ],
         &["no process reached `MPI_Init`"],
     );
 }
@@ -61,7 +84,10 @@ fn program_that_never_calls_mpi_init() {
 fn missing_source_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("app");
-    assert_usage_error(&["build", "-o", out.to_str().unwrap(), "no-such-file.c"], &["no-such-file.c"]);
+    assert_usage_error(
+        &["build", "-o", out.to_str().unwrap(), "no-such-file.c"],
+        &["no-such-file.c"],
+    );
     assert!(!out.exists());
 }
 
@@ -69,10 +95,19 @@ fn missing_source_file() {
 fn clang_errors_are_passed_through() {
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("broken.c");
-    std::fs::write(&source, "#include <mpi.h>\nint main(void) { return undeclared_thing; }\n").unwrap();
+    std::fs::write(
+        &source,
+        "#include <mpi.h>\nint main(void) { return undeclared_thing; }\n",
+    )
+    .unwrap();
     let out = dir.path().join("broken");
     assert_usage_error(
-        &["build", "-o", out.to_str().unwrap(), source.to_str().unwrap()],
+        &[
+            "build",
+            "-o",
+            out.to_str().unwrap(),
+            source.to_str().unwrap(),
+        ],
         &["broken.c:2:", "error:", "undeclared_thing"],
     );
 }

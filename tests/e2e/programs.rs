@@ -5,14 +5,23 @@ use mbh_tests::{run_mbhybrid, workspace_root};
 
 #[test]
 fn every_program_has_a_test() {
-    let listed = ["assert_rank1.c", "clean_ring.c", "exit_rank1.c", "mpi_abort_rank2.c", "segfault_rank1.c"];
+    let listed = [
+        "assert_rank1.c",
+        "clean_ring.c",
+        "exit_rank1.c",
+        "mpi_abort_rank2.c",
+        "segfault_rank1.c",
+    ];
     let mut present: Vec<String> = std::fs::read_dir(workspace_root().join("tests/programs"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".c"))
         .collect();
     present.sort();
-    assert_eq!(present, listed, "add a #[test] below for each new program, and list it here");
+    assert_eq!(
+        present, listed,
+        "add a #[test] below for each new program, and list it here"
+    );
 }
 
 #[test]
@@ -49,7 +58,14 @@ fn nonzero_exit_is_reported_at_the_exit_call() {
     assert!(finding.message.contains("status 3"), "{finding:?}");
     // The rank's standard error is kept with its outcome.
     let rank1 = &report.runs[0].ranks[1];
-    assert!(rank1.stderr.as_deref().unwrap_or("").contains("input is invalid"), "{rank1:?}");
+    assert!(
+        rank1
+            .stderr
+            .as_deref()
+            .unwrap_or("")
+            .contains("input is invalid"),
+        "{rank1:?}"
+    );
 }
 
 #[test]
@@ -69,17 +85,36 @@ fn a_program_built_without_mbhybrid_is_verified_through_preload() {
     let exe = dir.path().join("plain");
     let source = workspace_root().join("tests/programs/segfault_rank1.c");
     let out = std::process::Command::new("mpicc")
-        .args(["-g", "-O0", "-o", exe.to_str().unwrap(), source.to_str().unwrap()])
+        .args([
+            "-g",
+            "-O0",
+            "-o",
+            exe.to_str().unwrap(),
+            source.to_str().unwrap(),
+        ])
         .output()
         .expect("mpicc runs");
     assert!(out.status.success(), "{}", describe(&out));
     let (status, report, out) = verify_json(&exe, 2, dir.path(), &[]);
     assert_eq!(status, 1, "{}", describe(&out));
-    assert!(report.warnings.iter().any(|w| w.contains("not built by `mbhybrid build`")), "{report:?}");
-    let crash = report.findings.iter().find(|f| f.kind == "crash").expect("a crash finding");
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("not built by `mbhybrid build`")),
+        "{report:?}"
+    );
+    let crash = report
+        .findings
+        .iter()
+        .find(|f| f.kind == "crash")
+        .expect("a crash finding");
     let line = line_of("tests/programs/segfault_rank1.c", "expect: crash");
     assert!(
-        crash.locations.iter().any(|l| l.file == "tests/programs/segfault_rank1.c" && l.line == line && l.rank == 1),
+        crash
+            .locations
+            .iter()
+            .any(|l| l.file == "tests/programs/segfault_rank1.c" && l.line == line && l.rank == 1),
         "{crash:?}"
     );
 }
@@ -88,7 +123,10 @@ fn a_program_built_without_mbhybrid_is_verified_through_preload() {
 fn short_and_human_formats_point_at_the_line() {
     let _lock = mbh_tests::mpi_lock();
     let dir = tempfile::tempdir().unwrap();
-    let exe = build(std::path::Path::new("tests/programs/assert_rank1.c"), dir.path());
+    let exe = build(
+        std::path::Path::new("tests/programs/assert_rank1.c"),
+        dir.path(),
+    );
     let runs = dir.path().join("runs");
     let line = line_of("tests/programs/assert_rank1.c", "expect: assertion");
     for (format, needle) in [
@@ -97,7 +135,16 @@ fn short_and_human_formats_point_at_the_line() {
     ] {
         let out = run_mbhybrid(
             &workspace_root(),
-            &["verify", "--format", format, "-n", "2", "--run-dir", runs.to_str().unwrap(), exe.to_str().unwrap()],
+            &[
+                "verify",
+                "--format",
+                format,
+                "-n",
+                "2",
+                "--run-dir",
+                runs.to_str().unwrap(),
+                exe.to_str().unwrap(),
+            ],
         );
         assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
         let text = String::from_utf8_lossy(&out.stdout);

@@ -21,9 +21,19 @@ pub fn build(source: &Path, dir: &Path) -> PathBuf {
     let exe = dir.join(source.file_stem().expect("source has a name"));
     let out = run_mbhybrid(
         &workspace_root(),
-        &["build", "-o", exe.to_str().unwrap(), source.to_str().unwrap()],
+        &[
+            "build",
+            "-o",
+            exe.to_str().unwrap(),
+            source.to_str().unwrap(),
+        ],
     );
-    assert!(out.status.success(), "build of {} failed\n{}", source.display(), describe(&out));
+    assert!(
+        out.status.success(),
+        "build of {} failed\n{}",
+        source.display(),
+        describe(&out)
+    );
     exe
 }
 
@@ -32,12 +42,24 @@ pub fn build(source: &Path, dir: &Path) -> PathBuf {
 pub fn verify_json(exe: &Path, np: u32, dir: &Path, extra: &[&str]) -> (i32, Report, Output) {
     let runs = dir.join("runs");
     let np = np.to_string();
-    let mut args = vec!["verify", "--format", "json", "-n", &np, "--run-dir", runs.to_str().unwrap()];
+    let mut args = vec![
+        "verify",
+        "--format",
+        "json",
+        "-n",
+        &np,
+        "--run-dir",
+        runs.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     args.push(exe.to_str().unwrap());
     let out = run_mbhybrid(&workspace_root(), &args);
-    let report: Report = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("verify printed no valid JSON report ({e})\n{}", describe(&out)));
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "verify printed no valid JSON report ({e})\n{}",
+            describe(&out)
+        )
+    });
     (out.status.code().unwrap_or(-1), report, out)
 }
 
@@ -59,7 +81,10 @@ pub fn check_program(source: &str) -> Report {
         let found = report.findings.iter().any(|f| {
             f.kind == expected.kind
                 && f.locations.iter().any(|l| {
-                    l.file == source && l.line == expected.line && l.rank == expected.rank && l.role == "primary"
+                    l.file == source
+                        && l.line == expected.line
+                        && l.rank == expected.rank
+                        && l.role == "primary"
                 })
         });
         assert!(found, "expected {expected:?} in {source}\n{context}");
@@ -81,5 +106,8 @@ pub fn check_program(source: &str) -> Report {
 /// `marker`.
 pub fn line_of(source: &str, marker: &str) -> u32 {
     let text = std::fs::read_to_string(workspace_root().join(source)).unwrap();
-    text.lines().position(|l| l.contains(marker)).unwrap_or_else(|| panic!("{marker:?} not in {source}")) as u32 + 1
+    text.lines()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("{marker:?} not in {source}")) as u32
+        + 1
 }

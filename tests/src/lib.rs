@@ -28,29 +28,38 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The workspace root (the repository).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_owned()
 }
 
 /// The directory cargo put the binaries in (`target/debug`), found from the
 /// running test executable (`target/debug/deps/e2e-…`).
 pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/").to_owned()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/")
+        .to_owned()
 }
 
-/// The `mbhybrid` binary, checked to exist and to be newer than every Rust
-/// source of the workspace, so a test never runs a stale build.
+/// The `mbhybrid` binary, checked to exist (with the runtime library) and
+/// to be newer than the Rust sources each is built from, so a test never
+/// runs a stale build.
 pub fn mbhybrid() -> PathBuf {
     static CHECKED: OnceLock<PathBuf> = OnceLock::new();
     CHECKED
         .get_or_init(|| {
             let bin = bin_dir().join("mbhybrid");
             let runtime = bin_dir().join("libmbhybrid_rt.so");
-            for artefact in [&bin, &runtime] {
+            let bin_sources: &[&str] = &["src", "trace/src", "static/src", "instrument/src", "diagnostics/src"];
+            let runtime_sources: &[&str] = &["runtime/src", "trace/src"];
+            for (artefact, sources) in [(&bin, bin_sources), (&runtime, runtime_sources)] {
                 let built = std::fs::metadata(artefact).and_then(|m| m.modified()).unwrap_or_else(|_| {
                     panic!("{} is missing: run `cargo build --workspace` before the end-to-end tests (scripts/test.sh does)", artefact.display())
                 });
-                if let Some(newer) = newest_source_after(&workspace_root(), built) {
+                if let Some(newer) = newest_source_after(&workspace_root(), sources, built) {
                     panic!(
                         "{} is older than {}: run `cargo build --workspace` before the end-to-end tests (scripts/test.sh does)",
                         artefact.display(),
@@ -63,15 +72,22 @@ pub fn mbhybrid() -> PathBuf {
         .clone()
 }
 
-fn newest_source_after(root: &Path, built: std::time::SystemTime) -> Option<PathBuf> {
-    let crates = ["src", "trace/src", "static/src", "instrument/src", "runtime/src", "diagnostics/src"];
-    let mut stack: Vec<PathBuf> = crates.iter().map(|c| root.join(c)).collect();
+fn newest_source_after(
+    root: &Path,
+    dirs: &[&str],
+    built: std::time::SystemTime,
+) -> Option<PathBuf> {
+    let mut stack: Vec<PathBuf> = dirs.iter().map(|c| root.join(c)).collect();
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if entry.metadata().and_then(|m| m.modified()).is_ok_and(|m| m > built) {
+            } else if entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|m| m > built)
+            {
                 return Some(path);
             }
         }
@@ -88,7 +104,15 @@ pub fn mpi_lock() -> MutexGuard<'static, ()> {
 
 /// Runs `mbhybrid ARGS` in `cwd`.
 pub fn run_mbhybrid(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(mbhybrid()).args(args).current_dir(cwd).output().expect("mbhybrid runs")
+    // `cargo test` puts target/debug/deps on LD_LIBRARY_PATH, which would
+    // make the ranks load the copy of the runtime there instead of the one
+    // the program was linked against: run as a user would.
+    Command::new(mbhybrid())
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("mbhybrid runs")
 }
 
 /// A test program and what it expects.
@@ -129,7 +153,9 @@ impl TestProgram {
         let header = header
             .strip_prefix("/* mbhybrid-test:")
             .and_then(|h| h.strip_suffix("*/"))
-            .unwrap_or_else(|| panic!("{source}: the first line must be `/* mbhybrid-test: np=N exit=S */`"));
+            .unwrap_or_else(|| {
+                panic!("{source}: the first line must be `/* mbhybrid-test: np=N exit=S */`")
+            });
         let mut np = None;
         let mut exit = None;
         for word in header.split_whitespace() {
@@ -141,9 +167,13 @@ impl TestProgram {
         }
         let mut expected = Vec::new();
         for (i, line) in text.lines().enumerate() {
-            let Some((_, rest)) = line.split_once("// expect:") else { continue };
+            let Some((_, rest)) = line.split_once("// expect:") else {
+                continue;
+            };
             let mut words = rest.split_whitespace();
-            let kind = words.next().unwrap_or_else(|| panic!("{source}:{}: `expect:` needs a kind", i + 1));
+            let kind = words
+                .next()
+                .unwrap_or_else(|| panic!("{source}:{}: `expect:` needs a kind", i + 1));
             let mut rank = None;
             for word in words {
                 match word.split_once('=') {
@@ -172,10 +202,18 @@ mod tests {
 
     #[test]
     fn expectations_are_read_from_the_program() {
-        let text = "/* mbhybrid-test: np=3 exit=1 */\nint x;\n  assert(x); // expect: assertion rank=1\n";
+        let text =
+            "/* mbhybrid-test: np=3 exit=1 */\nint x;\n  assert(x); // expect: assertion rank=1\n";
         let p = TestProgram::parse("a.c", text);
         assert_eq!((p.np, p.exit), (3, 1));
-        assert_eq!(p.expected, vec![ExpectedFinding { kind: "assertion".into(), line: 3, rank: 1 }]);
+        assert_eq!(
+            p.expected,
+            vec![ExpectedFinding {
+                kind: "assertion".into(),
+                line: 3,
+                rank: 1
+            }]
+        );
     }
 
     #[test]

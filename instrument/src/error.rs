@@ -1,0 +1,244 @@
+//! Why a build failed.
+
+use std::path::PathBuf;
+
+/// Why [`build`](crate::build) (or [`MpiFlags::probe`](crate::MpiFlags::probe))
+/// failed.
+///
+/// Each message is one paragraph that says what happened and what to do.
+/// Compiler and linker output is appended verbatim, after that paragraph,
+/// exactly as the tool printed it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// No source file was given.
+    #[error(
+        "no source files given: name the C, C++ or LLVM IR files to build, as in \
+         `mbhybrid build -o app app.c util.c`"
+    )]
+    NoSources,
+
+    /// A source file does not exist or cannot be read.
+    #[error(
+        "cannot read source file {}: {source}; check the path (relative paths are taken from the \
+         current directory) and that the file is readable",
+        path.display()
+    )]
+    SourceUnreadable {
+        /// The file, as given.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+
+    /// A source file has an extension `build` does not know.
+    #[error(
+        "{} is not a file mbhybrid build compiles: it takes C (.c), C++ (.cc, .cpp, .cxx, .C) and \
+         LLVM IR (.ll, .bc) files; give objects and libraries as compiler flags after `--`",
+        path.display()
+    )]
+    UnsupportedSource {
+        /// The file, as given.
+        path: PathBuf,
+    },
+
+    /// `libmbhybrid_rt.so` is not in the runtime directory.
+    #[error(
+        "the mbhybrid runtime library {} does not exist, and every instrumented program links \
+         against it: build the workspace (`cargo build --workspace`) and run mbhybrid from that \
+         build",
+        path.display()
+    )]
+    RuntimeMissing {
+        /// Where the library was expected.
+        path: PathBuf,
+    },
+
+    /// The executable's directory does not exist.
+    #[error(
+        "cannot write the executable {}: the directory {} does not exist; create it or choose \
+         another `-o`",
+        path.display(),
+        dir.display()
+    )]
+    OutputDir {
+        /// The executable, as given.
+        path: PathBuf,
+        /// Its directory.
+        dir: PathBuf,
+    },
+
+    /// No clang on the `PATH`.
+    #[error(
+        "no clang found on the PATH (tried {tried}): mbhybrid compiles programs with clang 16; \
+         run scripts/install-deps.sh to install it"
+    )]
+    ClangNotFound {
+        /// The names looked for, comma separated.
+        tried: String,
+    },
+
+    /// The clang found is not clang 16.
+    #[error(
+        "{} is clang {found}, but mbhybrid needs clang 16 because it reads the IR with LLVM 16: \
+         run scripts/install-deps.sh to install clang-16",
+        path.display()
+    )]
+    ClangVersion {
+        /// The clang found.
+        path: PathBuf,
+        /// The version it reported (or its `--version` output).
+        found: String,
+    },
+
+    /// No MPI compiler wrapper (`mpicc`, or `mpicxx` for C++) on the `PATH`.
+    #[error(
+        "no MPI compiler wrapper on the PATH (tried {tried}): mbhybrid takes the MPI include and \
+         library flags from it; install MPI (scripts/install-deps.sh installs MPICH) or add its \
+         bin directory to the PATH"
+    )]
+    MpiWrapperNotFound {
+        /// The names looked for, comma separated.
+        tried: String,
+    },
+
+    /// The MPI wrapper did not say which flags it uses.
+    #[error(
+        "cannot get the MPI compile and link flags from {}: {detail}; check that `mpicc -show` \
+         (MPICH) or `mpicc --showme` (Open MPI) prints a compiler command line",
+        wrapper.display()
+    )]
+    MpiFlags {
+        /// The wrapper that was asked.
+        wrapper: PathBuf,
+        /// What went wrong.
+        detail: String,
+    },
+
+    /// A tool could not be started at all.
+    #[error(
+        "cannot run {}: {source}; check that it is installed and executable",
+        program.display()
+    )]
+    Spawn {
+        /// The program.
+        program: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+
+    /// clang rejected a source file.
+    #[error(
+        "clang could not compile {}; fix what it reports below (or the flags after `--`) and build \
+         again (the command was: {command})\n{}",
+        file.display(),
+        stderr.trim_end()
+    )]
+    Compile {
+        /// The source file, as given.
+        file: PathBuf,
+        /// The command that failed, shell-quoted.
+        command: String,
+        /// clang's standard error, verbatim.
+        stderr: String,
+    },
+
+    /// An IR file (given, or produced by clang) could not be loaded.
+    #[error(transparent)]
+    Load(#[from] mbh_static::LoadError),
+
+    /// Inserting the site ids failed.
+    #[error("cannot instrument {}: {source}", file.display())]
+    Instrument {
+        /// The source file, as given.
+        file: PathBuf,
+        /// What went wrong.
+        source: crate::InstrumentError,
+    },
+
+    /// clang could not turn the instrumented IR into an object file.
+    #[error(
+        "clang could not generate code for {} after instrumentation; if the flags after `--` are \
+         not the cause, this is a bug in mbhybrid: please report it with the source (the command \
+         was: {command})\n{}",
+        file.display(),
+        stderr.trim_end()
+    )]
+    Codegen {
+        /// The source file, as given.
+        file: PathBuf,
+        /// The command that failed, shell-quoted.
+        command: String,
+        /// clang's standard error, verbatim.
+        stderr: String,
+    },
+
+    /// Linking the executable failed.
+    #[error(
+        "linking {} failed; fix what the linker reports below (often a missing `-l` library \
+         after `--`, or a missing `main`) and build again (the command was: {command})\n{}",
+        output.display(),
+        stderr.trim_end()
+    )]
+    Link {
+        /// The executable, as given.
+        output: PathBuf,
+        /// The command that failed, shell-quoted.
+        command: String,
+        /// The standard error of clang and the linker, verbatim.
+        stderr: String,
+    },
+
+    /// A file could not be written.
+    #[error(
+        "cannot write {}: {source}; check that its directory is writable and the disk is not full",
+        path.display()
+    )]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+
+    /// The temporary build directory could not be created.
+    #[error(
+        "cannot create a temporary directory for the build: {source}; check that TMPDIR (or /tmp) \
+         exists and is writable"
+    )]
+    TempDir {
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// Why site ids could not be inserted into a module.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InstrumentError {
+    /// The program already uses the name of the runtime's site register for
+    /// something else.
+    #[error(
+        "the program already defines `{name}` as {what}, but mbhybrid's runtime uses that name \
+         for its site register; rename it in the program"
+    )]
+    NameClash {
+        /// The name ([`SITE_GLOBAL`](crate::SITE_GLOBAL)).
+        name: &'static str,
+        /// What the program defines under it.
+        what: &'static str,
+    },
+
+    /// LLVM's IR builder refused to build the store.
+    #[error(
+        "LLVM could not insert a site id store ({0}); this is a bug in mbhybrid, please report it"
+    )]
+    Builder(String),
+
+    /// The module no longer verifies after instrumentation.
+    #[error(
+        "the instrumented IR does not verify ({0}); this is a bug in mbhybrid, please report it \
+         with the source"
+    )]
+    Verify(String),
+}
