@@ -8,6 +8,8 @@
 //! * [`op`]: the MPI operations the runtime records, by kind;
 //! * [`rank_trace`]: the per-rank binary trace file the runtime writes
 //!   through a shared memory map (so it survives `SIGKILL`) and the CLI reads;
+//! * [`config`]: the runtime's configuration for one run (clocks,
+//!   buffering, the matches a guided replay forces);
 //! * [`layout`]: where a run keeps its files (run directory, interleavings);
 //! * [`finding`] and [`report`]: what a verification found, as the JSON
 //!   object of DESIGN.md.
@@ -23,6 +25,7 @@
 //! readers reject other versions instead of guessing.
 #![deny(missing_docs)]
 
+pub mod config;
 pub mod finding;
 pub mod layout;
 pub mod op;

@@ -92,6 +92,25 @@ op_kinds! {
     Reduce = 66 => "MPI_Reduce", Collective;
     /// `MPI_Allreduce`.
     Allreduce = 67 => "MPI_Allreduce", Collective;
+    /// Not an MPI call: a wildcard receive or probe reached its final clock
+    /// (seed 000 §5.1.2, rules R2/R4). `count` = per-rank wildcard event
+    /// number, `request` = index of the receive's (or probe's) record,
+    /// `comm` = clock when it was issued, `aux` = final clock (for LVCP the
+    /// rank's own component), `peer` = the sender it matched (-1 unknown),
+    /// `tag` = the tag it matched.
+    WildcardClock = 240 => "mbhybrid:wildcard-clock", Clock;
+    /// Not an MPI call: a sender found as a potential match of a wildcard
+    /// event it did not match (seed 000 Theorem 5.3, Figs 5.19/5.20).
+    /// `count` = the wildcard event number, `peer` = the potential sender,
+    /// `aux` = the clock its message carried, `request` = index of the
+    /// record of the receive that took that message.
+    PotentialMatch = 241 => "mbhybrid:potential-match", Clock;
+    /// Not an MPI call: which remote send a receive matched, from the
+    /// piggybacked header. `request` = index of the receiving record (the
+    /// `Recv`, or the `Wait`/`Test` that completed an `Irecv`), `peer` =
+    /// sender rank, `aux` = the sender's record index, `comm` = the clock
+    /// the message carried, `count` = wildcard event number or -1.
+    Matched = 242 => "mbhybrid:matched", Clock;
 }
 
 /// What an operation does, coarsely.
@@ -111,6 +130,8 @@ pub enum OpClass {
     Completion,
     /// Collectives.
     Collective,
+    /// Records of the tool's causality tracking, not MPI calls.
+    Clock,
 }
 
 /// Bits of a record's `flags`.
@@ -139,7 +160,12 @@ mod tests {
         for &kind in OpKind::ALL {
             assert!(seen.insert(kind as u16), "duplicate code for {kind:?}");
             assert_eq!(OpKind::from_code(kind as u16), Some(kind));
-            assert!(kind.mpi_name().starts_with("MPI_"));
+            let name = kind.mpi_name();
+            if kind.class() == OpClass::Clock {
+                assert!(name.starts_with("mbhybrid:"), "{name}");
+            } else {
+                assert!(name.starts_with("MPI_"), "{name}");
+            }
         }
         assert_eq!(OpKind::from_code(0), None);
         assert_eq!(OpKind::Irecv.class(), OpClass::Receive);

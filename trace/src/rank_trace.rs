@@ -617,3 +617,255 @@ mod tests {
             .contains("version 99"));
     }
 }
+
+/// A loop or zone marker enclosing a wildcard event (DESIGN.md, "MPI_Pcontrol
+/// markers").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct LoopMarker {
+    /// 7301 (a loop chosen for abstraction) or 7304 (any other loop with
+    /// wildcard sites).
+    pub level: u32,
+    /// The loop's id.
+    pub loop_id: i32,
+}
+
+/// One wildcard receive or probe, with its clocks and senders: what the
+/// scheduler reads of a run (seed 000 §5.3.2.4, `parseProcessOutput`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WildcardEvent {
+    /// The receiving rank.
+    pub rank: i32,
+    /// Per-rank wildcard event number (0-based, in issue order).
+    pub event: u32,
+    /// Index of the receive's (or probe's) record.
+    pub op_index: u64,
+    /// The call.
+    pub kind: OpKind,
+    /// Its site id.
+    pub site: u32,
+    /// Clock when issued.
+    pub start_clock: u64,
+    /// Final clock (seed 000 rule R4).
+    pub final_clock: u64,
+    /// The sender it matched (-1 when unknown).
+    pub matched: i32,
+    /// The tag it matched.
+    pub matched_tag: i32,
+    /// Other senders that could have matched it, sorted.
+    pub potential: Vec<i32>,
+    /// Loop markers open at the call, outermost first.
+    pub loops: Vec<LoopMarker>,
+    /// The zone the call is in and its mixing bound `k` (Pcontrol 7303),
+    /// when one was opened.
+    pub zone: Option<(i32, i32)>,
+}
+
+/// The loop markers open at a call, and its zone.
+type MarkerContext = (Vec<LoopMarker>, Option<(i32, i32)>);
+
+impl RankTrace {
+    /// The rank's wildcard events that reached a final clock, by event
+    /// number, with their potential senders.
+    pub fn wildcard_events(&self) -> Vec<WildcardEvent> {
+        use std::collections::BTreeMap;
+        let mut events: BTreeMap<u32, WildcardEvent> = BTreeMap::new();
+        let mut potential: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
+        // Markers open at each record index, computed in one pass.
+        let mut open_loops: Vec<LoopMarker> = Vec::new();
+        let mut zone = None;
+        let mut context_at: BTreeMap<u64, MarkerContext> = BTreeMap::new();
+        let wildcard_ops: std::collections::HashSet<u64> = self
+            .ops
+            .iter()
+            .filter(|op| op.kind == OpKind::WildcardClock)
+            .map(|op| op.request)
+            .collect();
+        for op in &self.ops {
+            match op.kind {
+                OpKind::Pcontrol => {
+                    let level = (op.aux >> 32) as u32;
+                    let id = op.aux as u32 as i32;
+                    match level {
+                        7301 | 7304 => open_loops.push(LoopMarker { level, loop_id: id }),
+                        7302 | 7305 => {
+                            let opening = level - 1;
+                            if let Some(at) = open_loops
+                                .iter()
+                                .rposition(|m| m.level == opening && m.loop_id == id)
+                            {
+                                open_loops.truncate(at);
+                            }
+                        }
+                        7303 => zone = Some((id, op.peer)),
+                        _ => {}
+                    }
+                }
+                _ if wildcard_ops.contains(&op.index) => {
+                    context_at.insert(op.index, (open_loops.clone(), zone));
+                }
+                _ => {}
+            }
+        }
+        for op in &self.ops {
+            match op.kind {
+                OpKind::WildcardClock => {
+                    let event = op.count as u32;
+                    let call = self.ops.get(op.request as usize);
+                    let (loops, zone) = context_at.get(&op.request).cloned().unwrap_or_default();
+                    events.insert(
+                        event,
+                        WildcardEvent {
+                            rank: self.rank,
+                            event,
+                            op_index: op.request,
+                            kind: call.map_or(OpKind::Recv, |c| c.kind),
+                            site: call.map_or(0, |c| c.site),
+                            start_clock: op.comm,
+                            final_clock: op.aux,
+                            matched: op.peer,
+                            matched_tag: op.tag,
+                            potential: Vec::new(),
+                            loops,
+                            zone,
+                        },
+                    );
+                }
+                OpKind::PotentialMatch => {
+                    potential.entry(op.count as u32).or_default().push(op.peer)
+                }
+                _ => {}
+            }
+        }
+        for (event, mut senders) in potential {
+            if let Some(e) = events.get_mut(&event) {
+                senders.retain(|&s| s != e.matched);
+                senders.sort_unstable();
+                senders.dedup();
+                e.potential = senders;
+            }
+        }
+        events.into_values().collect()
+    }
+}
+
+#[cfg(test)]
+mod wildcard_tests {
+    use super::*;
+
+    fn op(index: u64, kind: OpKind) -> Op {
+        Op {
+            index,
+            kind,
+            flags: 0,
+            site: 0,
+            peer: 0,
+            tag: 0,
+            comm: 0,
+            count: 0,
+            matched: None,
+            error: 0,
+            request: 0,
+            aux: 0,
+        }
+    }
+
+    #[test]
+    fn events_gather_clocks_senders_and_markers() {
+        let mut ops = vec![
+            Op {
+                aux: (7303u64 << 32) | 4,
+                peer: 2,
+                ..op(0, OpKind::Pcontrol)
+            },
+            Op {
+                aux: (7301u64 << 32) | 9,
+                ..op(1, OpKind::Pcontrol)
+            },
+            Op {
+                site: 5,
+                peer: -2,
+                ..op(2, OpKind::Irecv)
+            },
+            Op {
+                aux: (7302u64 << 32) | 9,
+                ..op(3, OpKind::Pcontrol)
+            },
+            Op {
+                site: 6,
+                peer: -2,
+                ..op(4, OpKind::Recv)
+            },
+        ];
+        // The Recv took P2's message, which is late for the Irecv (event 0).
+        ops.push(Op {
+            count: 0,
+            peer: 0,
+            request: 2,
+            comm: 0,
+            aux: 0,
+            ..op(5, OpKind::WildcardClock)
+        });
+        ops.push(Op {
+            count: 1,
+            peer: 2,
+            request: 4,
+            comm: 0,
+            aux: 1,
+            ..op(6, OpKind::WildcardClock)
+        });
+        ops.push(Op {
+            count: 0,
+            peer: 2,
+            request: 4,
+            aux: 0,
+            ..op(7, OpKind::PotentialMatch)
+        });
+        ops.push(Op {
+            count: 0,
+            peer: 2,
+            request: 4,
+            aux: 0,
+            ..op(8, OpKind::PotentialMatch)
+        });
+        ops.push(Op {
+            count: 1,
+            peer: 2,
+            request: 4,
+            aux: 0,
+            ..op(9, OpKind::PotentialMatch)
+        });
+        let trace = RankTrace {
+            rank: 1,
+            size: 3,
+            pid: 1,
+            end: RankEnd {
+                state: RankState::Finalized,
+                exit_status: None,
+                signal: None,
+                abort: None,
+                fault_addr: 0,
+                frames: vec![],
+                exe_base: 0,
+            },
+            blocking: None,
+            ops,
+        };
+        let events = trace.wildcard_events();
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[0].potential, vec![2]);
+        assert_eq!(events[0].site, 5);
+        assert_eq!(events[0].kind, OpKind::Irecv);
+        assert_eq!(
+            events[0].loops,
+            vec![LoopMarker {
+                level: 7301,
+                loop_id: 9
+            }]
+        );
+        assert_eq!(events[0].zone, Some((4, 2)));
+        // A sender equal to the matched one is not an alternative.
+        assert_eq!(events[1].potential, Vec::<i32>::new());
+        assert!(events[1].loops.is_empty());
+        assert_eq!(events[1].final_clock, 1);
+    }
+}

@@ -1,0 +1,160 @@
+//! The runtime's configuration for one run, written by `verify` into the
+//! interleaving directory as `runtime.json` and read by the runtime in
+//! `MPI_Init`:
+//!
+//! ```json
+//! {"format": "mbhybrid-runtime", "version": 1,
+//!  "clocks": "lamport", "buffering": "infinite",
+//!  "guidance": {"last_guided_clock": 3,
+//!               "forced": [{"rank": 1, "event": 0, "source": 2}]}}
+//! ```
+//!
+//! Without the file the runtime uses the defaults: Lamport clocks, the MPI
+//! library's own buffering, and a free (SELF_RUN) execution. With
+//! `guidance` the run is a GUIDED_RUN (seed 000 Fig 5.15): each wildcard
+//! receive or probe whose per-rank event number is listed is posted with
+//! the listed source instead of `MPI_ANY_SOURCE`, until the rank's clock
+//! passes `last_guided_clock`; from then on the run is free.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The `format` tag of the file.
+pub const RUNTIME_CONFIG_FORMAT: &str = "mbhybrid-runtime";
+/// The file's name inside an interleaving directory.
+pub const RUNTIME_CONFIG_FILE: &str = "runtime.json";
+
+/// Which logical clocks track matches-before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Clocks {
+    /// Lazy Lamport clocks (LLCP, seed 000 §5.1): one integer per message.
+    #[default]
+    Lamport,
+    /// Lazy vector clocks (LVCP, §5.2): complete, `np` integers per message.
+    Vector,
+}
+
+/// How standard-mode sends are buffered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Buffering {
+    /// Whatever the MPI library does (small messages are sent eagerly).
+    #[default]
+    Infinite,
+    /// Every standard send behaves as synchronous (`MPI_Ssend`), so
+    /// deadlocks that need zero buffering happen.
+    Zero,
+}
+
+/// One wildcard receive (or probe) forced to a sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ForcedMatch {
+    /// The receiving rank.
+    pub rank: i32,
+    /// Its per-rank wildcard event number (0-based, in issue order).
+    pub event: u32,
+    /// The sender to take.
+    pub source: i32,
+}
+
+/// Which matches a guided run forces.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Guidance {
+    /// Past this clock a rank runs free (seed 000 Fig 5.15, line 1).
+    pub last_guided_clock: u64,
+    /// The forced matches, all ranks.
+    pub forced: Vec<ForcedMatch>,
+}
+
+impl Guidance {
+    /// The sender forced for `rank`'s wildcard event `event`, if any.
+    pub fn source_for(&self, rank: i32, event: u32) -> Option<i32> {
+        self.forced
+            .iter()
+            .find(|f| f.rank == rank && f.event == event)
+            .map(|f| f.source)
+    }
+}
+
+/// The whole file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuntimeConfig {
+    /// Always [`RUNTIME_CONFIG_FORMAT`].
+    pub format: String,
+    /// Always 1.
+    pub version: u32,
+    /// The clocks.
+    pub clocks: Clocks,
+    /// The buffering of standard sends.
+    pub buffering: Buffering,
+    /// Forced matches; `None` for a free run.
+    pub guidance: Option<Guidance>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            format: RUNTIME_CONFIG_FORMAT.into(),
+            version: 1,
+            clocks: Clocks::default(),
+            buffering: Buffering::default(),
+            guidance: None,
+        }
+    }
+}
+
+impl RuntimeConfig {
+    /// The file's path in interleaving directory `dir`.
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join(RUNTIME_CONFIG_FILE)
+    }
+
+    /// Parses the file's text; an error says what is wrong.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let config: RuntimeConfig = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if config.format != RUNTIME_CONFIG_FORMAT || config.version != 1 {
+            return Err(format!(
+                "format {:?} version {}",
+                config.format, config.version
+            ));
+        }
+        Ok(config)
+    }
+
+    /// The file's text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_finds_forced_sources() {
+        let config = RuntimeConfig {
+            clocks: Clocks::Vector,
+            buffering: Buffering::Zero,
+            guidance: Some(Guidance {
+                last_guided_clock: 3,
+                forced: vec![ForcedMatch {
+                    rank: 1,
+                    event: 0,
+                    source: 2,
+                }],
+            }),
+            ..RuntimeConfig::default()
+        };
+        let back = RuntimeConfig::parse(&config.to_json()).unwrap();
+        assert_eq!(back, config);
+        let guidance = back.guidance.unwrap();
+        assert_eq!(guidance.source_for(1, 0), Some(2));
+        assert_eq!(guidance.source_for(1, 1), None);
+        assert!(RuntimeConfig::parse(
+            r#"{"format":"x","version":1,"clocks":"lamport","buffering":"zero","guidance":null}"#
+        )
+        .is_err());
+    }
+}
