@@ -27,6 +27,67 @@ pub enum Command {
     /// Exit status: 0 when nothing was found, 1 when there are findings,
     /// 2 for usage errors and tool failures.
     Verify(VerifyArgs),
+    /// Re-run one recorded interleaving of an earlier `verify`, with every
+    /// wildcard receive forced to the sender it took then.
+    ///
+    /// `mbhybrid replay 20261121-233015-12345 --interleaving 2`
+    Replay(ReplayArgs),
+}
+
+/// `mbhybrid replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The run id a finding's replay command names (a directory of the run
+    /// root), or the run directory itself.
+    #[arg(value_name = "RUN_ID")]
+    pub run: String,
+    /// The interleaving to replay (1-based).
+    #[arg(long, short = 'i', value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub interleaving: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// The run root the run id is looked up in.
+    #[arg(long, value_name = "DIR", default_value = mbh_trace::layout::DEFAULT_RUN_ROOT)]
+    pub run_dir: PathBuf,
+}
+
+/// Which logical clocks track causality (`--clocks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClocksArg {
+    /// Lazy Lamport clocks (LLCP): cheapest; may miss a potential match
+    /// when several sources of nondeterminism interact (seed 000 Fig 5.3).
+    Lamport,
+    /// Lazy vector clocks (LVCP): finds every potential match, at np
+    /// integers per message.
+    Vector,
+}
+
+/// How standard-mode sends are buffered (`--buffering`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BufferingArg {
+    /// As the MPI library does (small sends complete eagerly); runs that
+    /// complete only thanks to buffering are reported as `buffering-hazard`.
+    Infinite,
+    /// Every standard send is synchronous, so deadlocks that need zero
+    /// buffering happen.
+    Zero,
+    /// Explore under both.
+    Both,
+}
+
+/// Loop-iteration abstraction (`--loop-abstraction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LoopAbstractionArg {
+    /// Explore every wildcard outcome inside loops.
+    Off,
+    /// Keep the first outcome of wildcard receives inside loops marked with
+    /// `MPI_Pcontrol(7301, id)` (by hand, or by `build`'s analysis).
+    Auto,
+    /// Also inside loops marked `MPI_Pcontrol(7304, id)`: every loop with
+    /// wildcard receives.
+    All,
 }
 
 /// `mbhybrid build`.
@@ -88,6 +149,27 @@ pub struct VerifyArgs {
     /// build` (default: libmbhybrid_rt.so beside the mbhybrid executable).
     #[arg(long, value_name = "FILE")]
     pub runtime: Option<PathBuf>,
+    /// Logical clocks for causality tracking.
+    #[arg(long, value_enum, default_value_t = ClocksArg::Lamport)]
+    pub clocks: ClocksArg,
+    /// Buffering of standard-mode sends.
+    #[arg(long, value_enum, default_value_t = BufferingArg::Infinite)]
+    pub buffering: BufferingArg,
+    /// After forcing an alternative match, explore only the next K choice
+    /// points below it (bounded mixing, seed 000 §5.3.5.2).
+    #[arg(long, value_name = "K")]
+    pub mixing_bound: Option<u32>,
+    /// Loop-iteration abstraction (seed 000 §5.3.5.1).
+    #[arg(long, value_enum, default_value_t = LoopAbstractionArg::Off)]
+    pub loop_abstraction: LoopAbstractionArg,
+    /// Stop after this many interleavings (the report then says coverage is
+    /// partial).
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_interleavings: u32,
+    /// Stop starting new interleavings after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub time_budget: Option<u64>,
     /// The MPI program.
     #[arg(value_name = "EXE")]
     pub program: PathBuf,
@@ -135,6 +217,46 @@ mod tests {
         assert_eq!(v.program, PathBuf::from("./app"));
         assert_eq!(v.args, ["--size", "64"]);
         assert_eq!(v.format, Format::Human);
+    }
+
+    #[test]
+    fn exploration_options_parse() {
+        let cli = Cli::try_parse_from([
+            "mbhybrid",
+            "verify",
+            "--clocks",
+            "vector",
+            "--buffering",
+            "both",
+            "--mixing-bound",
+            "2",
+            "--loop-abstraction",
+            "auto",
+            "--max-interleavings",
+            "5",
+            "--time-budget",
+            "60",
+            "./app",
+        ])
+        .unwrap();
+        let Command::Verify(v) = cli.command else {
+            panic!("not verify")
+        };
+        assert_eq!(v.clocks, ClocksArg::Vector);
+        assert_eq!(v.buffering, BufferingArg::Both);
+        assert_eq!(v.mixing_bound, Some(2));
+        assert_eq!(v.loop_abstraction, LoopAbstractionArg::Auto);
+        assert_eq!((v.max_interleavings, v.time_budget), (5, Some(60)));
+    }
+
+    #[test]
+    fn replay_takes_a_run_and_an_interleaving() {
+        let cli = Cli::try_parse_from(["mbhybrid", "replay", "20261121-1", "--interleaving", "2"])
+            .unwrap();
+        let Command::Replay(r) = cli.command else {
+            panic!("not replay")
+        };
+        assert_eq!((r.run.as_str(), r.interleaving), ("20261121-1", 2));
     }
 
     #[test]

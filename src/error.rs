@@ -50,6 +50,19 @@ pub enum UsageError {
         /// Its standard error.
         stderr: String,
     },
+    /// `replay` was given a run that does not exist.
+    #[error("there is no mbhybrid run at `{0}`. Pass the run id a finding's replay command names (run directories are under `.mbhybrid/runs/` unless `--run-dir` said otherwise).")]
+    NoSuchRun(PathBuf),
+    /// `replay` was given an interleaving the run does not have.
+    #[error("run `{run}` has no replayable interleaving {n} (it ran {available}). Pick one of the interleavings its report lists.")]
+    NoSuchInterleaving {
+        /// The run id.
+        run: String,
+        /// The interleaving asked for.
+        n: u32,
+        /// How many there are.
+        available: u32,
+    },
     /// No rank ever called MPI_Init.
     #[error("`{program}` ran, but no process reached `MPI_Init` under the mbhybrid runtime, so there is nothing to verify. Check that the program calls `MPI_Init` and was built with `mbhybrid build` (or is dynamically linked against MPI, so the runtime can be preloaded).{output}")]
     NeverInitialized {

@@ -82,13 +82,28 @@ pub struct Ended {
     pub status: Option<ExitStatus>,
     /// Whether the timeout stopped it.
     pub timed_out: bool,
+    /// Whether the monitor stopped it (a confirmed deadlock).
+    pub stopped_by_monitor: bool,
     /// Wall time.
     pub elapsed: Duration,
 }
 
-/// Runs `job` to its end or its timeout. Standard input is `/dev/null`: an
-/// MPI job under verification cannot be fed interactively.
-pub fn run(job: &Job<'_>) -> std::io::Result<Ended> {
+/// What a monitor tells the launcher loop after looking at the running job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watch {
+    /// Let it run.
+    Continue,
+    /// Stop the job now (the monitor proved it can never finish).
+    Stop,
+}
+
+/// How often a running job is looked at.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(25);
+
+/// Runs `job` to its end, its timeout, or until `monitor` (called every
+/// [`POLL_INTERVAL`] while the job runs) says stop. Standard input is
+/// `/dev/null`: an MPI job under verification cannot be fed interactively.
+pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result<Ended> {
     use std::os::unix::process::CommandExt;
     let stdout = File::create(&job.stdout)?;
     let stderr = File::create(&job.stderr)?;
@@ -112,18 +127,21 @@ pub fn run(job: &Job<'_>) -> std::io::Result<Ended> {
             return Ok(Ended {
                 status: Some(status),
                 timed_out: false,
+                stopped_by_monitor: false,
                 elapsed: start.elapsed(),
             });
         }
-        if start.elapsed() >= job.timeout {
+        let timed_out = start.elapsed() >= job.timeout;
+        if timed_out || monitor() == Watch::Stop {
             stop_group(group, &mut child)?;
             return Ok(Ended {
                 status: None,
-                timed_out: true,
+                timed_out,
+                stopped_by_monitor: !timed_out,
                 elapsed: start.elapsed(),
             });
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(POLL_INTERVAL);
     }
 }
 
@@ -200,8 +218,9 @@ mod tests {
             stderr: dir.path().join("err"),
             timeout: Duration::from_millis(500),
         };
-        let ended = run(&job).unwrap();
+        let ended = run(&job, &mut || Watch::Continue).unwrap();
         assert!(ended.timed_out);
+        assert!(!ended.stopped_by_monitor);
         assert!(ended.status.is_none());
         let child: libc::pid_t = std::fs::read_to_string(&pid_file)
             .unwrap()
@@ -222,5 +241,38 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    #[test]
+    fn a_monitor_can_stop_the_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("job.sh");
+        std::fs::write(&script, "sleep 30\n").unwrap();
+        let launcher = Launcher {
+            template: "sh {np}".into(),
+            argv: vec!["sh".into()],
+        };
+        let job = Job {
+            launcher: &launcher,
+            program: &script,
+            args: &[],
+            env: vec![],
+            stdout: dir.path().join("out"),
+            stderr: dir.path().join("err"),
+            timeout: Duration::from_secs(60),
+        };
+        let mut polls = 0;
+        let ended = run(&job, &mut || {
+            polls += 1;
+            if polls == 3 {
+                Watch::Stop
+            } else {
+                Watch::Continue
+            }
+        })
+        .unwrap();
+        assert!(ended.stopped_by_monitor && !ended.timed_out);
+        assert_eq!(polls, 3);
+        assert!(ended.elapsed < Duration::from_secs(10));
     }
 }

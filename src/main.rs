@@ -5,9 +5,13 @@
 
 mod cli;
 mod commands;
+mod deadlock;
 mod error;
+mod explore;
+mod interleaving;
 mod launch;
 mod outcome;
+mod session;
 mod symbolize;
 
 use clap::Parser;
@@ -40,5 +44,6 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         cli::Command::Build(args) => commands::build::run(&args),
         cli::Command::Verify(args) => commands::verify::run(&args),
+        cli::Command::Replay(args) => commands::replay::run(&args),
     }
 }

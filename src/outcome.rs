@@ -40,6 +40,8 @@ pub struct Analysis {
     pub outcome: RunOutcome,
     /// Problems found.
     pub findings: Vec<Finding>,
+    /// The traces that could be read, by rank.
+    pub traces: Vec<Option<RankTrace>>,
     /// Traces that exist but could not be read.
     pub warnings: Vec<String>,
 }
@@ -63,7 +65,7 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
         });
     }
     let launcher_stderr = std::fs::read_to_string(ctx.dir.launcher_stderr()).unwrap_or_default();
-    if traces.iter().all(Option::is_none) && !ctx.ended.timed_out {
+    if traces.iter().all(Option::is_none) && !ctx.ended.timed_out && !ctx.ended.stopped_by_monitor {
         return Err(no_rank_started(ctx, &launcher_stderr));
     }
 
@@ -84,6 +86,12 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
                     RankState::Finalized => "finalized",
                     RankState::Signaled => "signaled",
                     RankState::Aborted => "aborted",
+                    // mbhybrid stopped the job after confirming it could
+                    // never finish.
+                    RankState::Starting | RankState::Running if ctx.ended.stopped_by_monitor => {
+                        "deadlocked"
+                    }
+                    RankState::Starting | RankState::Running if ctx.ended.timed_out => "timed-out",
                     RankState::Starting | RankState::Running => "killed",
                 };
                 (
@@ -106,7 +114,10 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
 
     if ctx.ended.timed_out {
         findings.push(timeout_finding(ctx, &traces));
-    } else if findings.is_empty() && !ctx.ended.status.is_some_and(|s| s.success()) {
+    } else if findings.is_empty()
+        && !ctx.ended.stopped_by_monitor
+        && !ctx.ended.status.is_some_and(|s| s.success())
+    {
         // Nothing inside the processes explains the failure: they were
         // killed from outside (the launcher, the OOM killer, a user).
         findings.push(killed_finding(ctx, &ranks, &launcher_stderr));
@@ -118,8 +129,10 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
             launcher_exit: ctx.ended.status.and_then(|s| s.code()),
             ranks,
             seconds: ctx.ended.elapsed.as_secs_f64(),
+            stdout: tail(&std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default()),
         },
         findings,
+        traces,
         warnings,
     })
 }

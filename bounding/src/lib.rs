@@ -1,18 +1,95 @@
-//! The exploration engine: from the traces of the runs so far, decide the
-//! next run (which wildcard receives to force to which sender), or that the
-//! space is covered.
+//! The exploration engine and the deadlock analysis of mbhybrid.
 //!
-//! Owns: choice points, depth-first search over them by clock (seed 000
-//! Fig 5.23), decision files, loop-iteration abstraction (§5.3.5.1) and
-//! bounded mixing (§5.3.5.2, Fig 5.31), search statistics.
+//! This crate owns two pure computations over what the runtime records:
 //!
-//! Must not: start processes, touch MPI or the file system beyond reading
-//! traces and writing decision files. It is a pure function of the traces,
-//! so it is unit-tested without MPI.
+//! * **exploration** ([`Explorer`]): from the wildcard events of each run,
+//!   decide the next run (which wildcard receives to force to which
+//!   sender, a [`Guidance`](mbh_trace::config::Guidance)) or that the
+//!   space is covered: depth-first search over the clock-ordered choice
+//!   points (seed 000 Fig 5.23), loop-iteration abstraction (§5.3.5.1) and
+//!   bounded mixing (§5.3.5.2, Fig 5.31) as typed bounds
+//!   ([`ExploreConfig`]), search statistics, and the detection of forced
+//!   matches that did not happen ([`unmatched_forces`]). The search state
+//!   outlives each run; which open alternative runs next is a [`Policy`]
+//!   ([`Dfs`]), separate from the engine.
+//! * **deadlock analysis** ([`find_deadlock`]): from a snapshot of all
+//!   ranks' traces taken while the job runs, decide on the wait-for graph
+//!   (AND/OR semantics, seed 003) whether the job is deadlocked, with a
+//!   witness (blocked calls, what each waits for, a cycle, the knot, dead
+//!   ranks, mismatched collectives); and whether two snapshots show
+//!   [`no_progress`].
 //!
-//! # Status
+//! It must not start processes, call MPI, or read or write files: callers
+//! pass the traces in and write the guidance out. Everything here is unit
+//! tested without MPI, on synthetic programs and hand-built traces.
 //!
-//! Empty in this version: `mbhybrid verify` runs one interleaving (the
-//! MPI library's own choice) and says its coverage is partial. The engine
-//! comes with the exploration issue.
+//! # Example
+//!
+//! ```
+//! use mbh_bounding::{ExploreConfig, Explorer, LoopAbstraction, RunEnd};
+//! use mbh_trace::config::Guidance;
+//! use mbh_trace::rank_trace::WildcardEvent;
+//! use mbh_trace::OpKind;
+//!
+//! // A stand-in for running the job: P1's wildcard receive takes P0 unless
+//! // forced, and lists P2 as a potential sender (seed 000's crooked barrier).
+//! fn run_job(guidance: Option<&Guidance>) -> Vec<WildcardEvent> {
+//!     let matched = guidance.and_then(|g| g.source_for(1, 0)).unwrap_or(0);
+//!     vec![WildcardEvent {
+//!         rank: 1, event: 0, op_index: 3, kind: OpKind::Irecv, site: 7,
+//!         start_clock: 0, final_clock: 1, matched, matched_tag: 0,
+//!         potential: vec![2 - matched], loops: vec![], zone: None,
+//!     }]
+//! }
+//!
+//! let config = ExploreConfig::new()
+//!     .loop_abstraction(LoopAbstraction::Off)
+//!     .mixing_bound(None)
+//!     .max_interleavings(Some(100));
+//! let mut explorer = Explorer::new(config);
+//! let mut runs = 0;
+//! while let Some(run) = explorer.next_run() {
+//!     let events = run_job(run.guidance.as_ref());
+//!     let warnings = explorer.record_run(&events, RunEnd::Complete);
+//!     assert!(warnings.is_empty());
+//!     runs += 1;
+//! }
+//! assert_eq!(runs, 2);
+//! assert!(explorer.is_complete());
+//! assert_eq!(explorer.stats().choice_points.explored, 1);
+//! ```
+//!
+//! # Limitations
+//!
+//! * **Exploration is as good as the clocks.** The search explores the
+//!   senders the runtime lists as potential matches; senders that LLCP
+//!   misses (seed 000 §5.1.3) are not explored. A forced match that does
+//!   not happen is reported ([`UnmatchedForce`]) and that run is not
+//!   expanded.
+//! * **Replays are assumed deterministic below the guided clock.** A free
+//!   choice point that a replay produces below its forced choice is counted
+//!   ([`Stats::divergent`]), not explored. There is no decorator yet that
+//!   replays each run twice to check determinism.
+//! * **Bounds cut coverage.** Loop abstraction and bounded mixing are
+//!   heuristics that can hide bugs; [`Explorer::is_bounded`] says whether
+//!   they skipped anything, [`Explorer::is_complete`] whether the search
+//!   ran to its end within them.
+//! * **Deadlock analysis is conservative.** Only calls on `MPI_COMM_WORLD`
+//!   are modelled (other communicators' ranks cannot be translated), and
+//!   only the calls the runtime records: a send made through an unrecorded
+//!   call (`MPI_Sendrecv` today) is invisible. `Waitall` is treated like
+//!   `Waitany` (OR over the rank's outstanding requests) because the trace
+//!   does not list a `Waitall`'s requests; collective mismatches are
+//!   detected by kind only (not root or datatype). Whenever the analysis is
+//!   unsure, it answers "no deadlock", and the caller's timeout decides.
 #![deny(missing_docs)]
+
+pub mod config;
+pub mod deadlock;
+pub mod explore;
+pub mod policy;
+
+pub use config::{ExploreConfig, LoopAbstraction};
+pub use deadlock::{find_deadlock, no_progress, Deadlock, WaitFor};
+pub use explore::{unmatched_forces, Explorer, NextRun, RunEnd, Stats, UnmatchedForce};
+pub use policy::{Choice, Dfs, Key, NodeId, Policy};

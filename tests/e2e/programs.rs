@@ -8,6 +8,7 @@ fn every_program_has_a_test() {
     let listed = [
         "assert_rank1.c",
         "clean_ring.c",
+        "e1_recv_recv.c",
         "exit_rank1.c",
         "mpi_abort_rank2.c",
         "segfault_rank1.c",
@@ -31,6 +32,23 @@ fn clean_ring_has_no_finding() {
     assert!(ranks.iter().all(|r| r.state == "finalized"), "{ranks:?}");
     // The ring's sends and receives were recorded by the runtime.
     assert!(ranks.iter().all(|r| r.operations >= 4), "{ranks:?}");
+}
+
+#[test]
+fn e1_recv_recv_is_a_deadlock_with_both_lines() {
+    let report = check_program("tests/programs/e1_recv_recv.c");
+    let finding = &report.findings[0];
+    assert_eq!(finding.code, "MBH0001");
+    assert_eq!(finding.ranks, [0, 1]);
+    assert!(
+        finding.message.contains("rank 0 → rank 1 → rank 0"),
+        "{finding:?}"
+    );
+    assert!(
+        report.runs[0].ranks.iter().all(|r| r.state == "deadlocked"),
+        "{:?}",
+        report.runs
+    );
 }
 
 #[test]

@@ -69,23 +69,26 @@ pub fn check_program(source: &str) -> Report {
     let _lock = mbh_tests::mpi_lock();
     let dir = tempfile::tempdir().unwrap();
     let exe = build(&program.source, dir.path());
-    let (status, report, out) = verify_json(&exe, program.np, dir.path(), &[]);
+    let options: Vec<&str> = program.options.iter().map(String::as_str).collect();
+    let (status, report, out) = verify_json(&exe, program.np, dir.path(), &options);
     let context = describe(&out);
     assert_eq!(status, program.exit, "verify exit status\n{context}");
     assert_eq!(report.tool, "mbhybrid");
     assert_eq!(report.np, program.np);
-    assert_eq!(report.interleavings, 1);
-    assert_eq!(report.runs.len(), 1);
-    assert_eq!(report.runs[0].ranks.len(), program.np as usize);
+    if let Some(n) = program.interleavings {
+        assert_eq!(report.interleavings, n, "interleavings\n{context}");
+    }
+    assert_eq!(report.runs.len(), report.interleavings as usize);
+    assert!(report
+        .runs
+        .iter()
+        .all(|run| run.ranks.len() == program.np as usize));
     for expected in &program.expected {
         let found = report.findings.iter().any(|f| {
             f.kind == expected.kind
-                && f.locations.iter().any(|l| {
-                    l.file == source
-                        && l.line == expected.line
-                        && l.rank == expected.rank
-                        && l.role == "primary"
-                })
+                && f.locations
+                    .iter()
+                    .any(|l| l.file == source && l.line == expected.line && l.rank == expected.rank)
         });
         assert!(found, "expected {expected:?} in {source}\n{context}");
     }
@@ -95,6 +98,11 @@ pub fn check_program(source: &str) -> Report {
             "unexpected finding {finding:?}\n{context}"
         );
         assert_eq!(finding.code.len(), 7, "codes look like MBH0001");
+        let replay = finding.replay.as_deref().unwrap_or("");
+        assert!(
+            replay.starts_with("mbhybrid replay "),
+            "every finding carries its replay command: {finding:?}"
+        );
     }
     if program.expected.is_empty() {
         assert!(report.findings.is_empty(), "{context}");

@@ -20,7 +20,7 @@ pub struct Report {
     pub complete: bool,
     pub choice_points: ChoicePoints,
     pub findings: Vec<Finding>,
-    pub wildcards: Vec<serde_json::Value>,
+    pub wildcards: Vec<Wildcard>,
     pub barriers: Vec<serde_json::Value>,
     pub run_id: String,
     pub run_dir: String,
@@ -80,6 +80,7 @@ pub struct Run {
     pub launcher_exit: Option<i32>,
     pub ranks: Vec<RankEnd>,
     pub seconds: f64,
+    pub stdout: String,
 }
 
 /// One rank's end.
@@ -93,4 +94,20 @@ pub struct RankEnd {
     pub signal: Option<i32>,
     pub operations: u64,
     pub stderr: Option<String>,
+}
+
+/// A wildcard receive and its senders.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct Wildcard {
+    pub rank: i32,
+    pub file: String,
+    pub line: u32,
+    pub call: String,
+    pub matched: Vec<i32>,
+    pub potential: Vec<i32>,
+    pub event: u32,
+    pub interleaving: u32,
+    pub clock: u64,
 }

@@ -10,8 +10,10 @@
 //! ```
 //!
 //! `// expect: KIND rank=R` on a line means the report must hold a finding
-//! of `KIND` with a location on that line (of this file) for rank `R`.
-//! Without any `expect:` line, the report must hold no finding.
+//! of `KIND` with a location on that line (of this file) for rank `R`
+//! (`rank=0 rank=1`: one location for each). Without any `expect:` line,
+//! the report must hold no finding. The header may add `interleavings=N`:
+//! the exploration must run exactly N interleavings.
 //!
 //! The harness serialises MPI jobs (machines here have two cores, and
 //! concurrent jobs would make timing-dependent outcomes flaky): every test
@@ -124,6 +126,10 @@ pub struct TestProgram {
     pub np: u32,
     /// Expected exit status of `mbhybrid verify`.
     pub exit: i32,
+    /// Expected number of interleavings, when the header says.
+    pub interleavings: Option<u32>,
+    /// Extra `verify` options from the header (`options=--buffering=zero`).
+    pub options: Vec<String>,
     /// Expected findings.
     pub expected: Vec<ExpectedFinding>,
 }
@@ -158,10 +164,14 @@ impl TestProgram {
             });
         let mut np = None;
         let mut exit = None;
+        let mut interleavings = None;
+        let mut options = Vec::new();
         for word in header.split_whitespace() {
             match word.split_once('=') {
                 Some(("np", v)) => np = v.parse().ok(),
                 Some(("exit", v)) => exit = v.parse().ok(),
+                Some(("interleavings", v)) => interleavings = v.parse().ok(),
+                Some(("options", v)) => options.extend(v.split(',').map(str::to_string)),
                 _ => panic!("{source}: unknown header word `{word}`"),
             }
         }
@@ -174,23 +184,35 @@ impl TestProgram {
             let kind = words
                 .next()
                 .unwrap_or_else(|| panic!("{source}:{}: `expect:` needs a kind", i + 1));
-            let mut rank = None;
+            let mut ranks = Vec::new();
             for word in words {
                 match word.split_once('=') {
-                    Some(("rank", v)) => rank = v.parse().ok(),
+                    Some(("rank", v)) => ranks.push(
+                        v.parse()
+                            .unwrap_or_else(|_| panic!("{source}:{}: bad rank `{v}`", i + 1)),
+                    ),
                     _ => panic!("{source}:{}: unknown expectation word `{word}`", i + 1),
                 }
             }
-            expected.push(ExpectedFinding {
-                kind: kind.to_string(),
-                line: i as u32 + 1,
-                rank: rank.unwrap_or_else(|| panic!("{source}:{}: `expect:` needs rank=R", i + 1)),
-            });
+            assert!(
+                !ranks.is_empty(),
+                "{source}:{}: `expect:` needs rank=R",
+                i + 1
+            );
+            for rank in ranks {
+                expected.push(ExpectedFinding {
+                    kind: kind.to_string(),
+                    line: i as u32 + 1,
+                    rank,
+                });
+            }
         }
         TestProgram {
             source: PathBuf::from(source),
             np: np.unwrap_or_else(|| panic!("{source}: header lacks np=N")),
             exit: exit.unwrap_or_else(|| panic!("{source}: header lacks exit=S")),
+            interleavings,
+            options,
             expected,
         }
     }

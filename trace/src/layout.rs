@@ -9,6 +9,8 @@
 //!       rank-0.stderr ...      each rank's standard error after MPI_Init
 //!       launcher.stdout        the launcher's standard output (the program's)
 //!       launcher.stderr        the launcher's own standard error
+//!       runtime.json           clocks, buffering, forced matches of this run
+//!       replay.json            every wildcard match of this run, for `replay`
 //!     i2/ ...
 //! ```
 //!
@@ -59,6 +61,18 @@ impl InterleavingDir {
     pub fn launcher_stderr(&self) -> PathBuf {
         self.path.join("launcher.stderr")
     }
+
+    /// The runtime configuration of this run (clocks, buffering, forced
+    /// matches): see [`crate::config`].
+    pub fn runtime_config(&self) -> PathBuf {
+        crate::config::RuntimeConfig::path(&self.path)
+    }
+
+    /// The forced matches that replay this interleaving exactly: every
+    /// wildcard event of the run, forced to the sender it took.
+    pub fn replay_config(&self) -> PathBuf {
+        self.path.join("replay.json")
+    }
 }
 
 /// The name of `rank`'s trace file inside an interleaving directory.
@@ -84,6 +98,13 @@ pub struct RunManifest {
     /// The runtime library preloaded, when the program was not built by
     /// `mbhybrid build`.
     pub preload: Option<PathBuf>,
+    /// Seconds one run may take.
+    #[serde(default = "default_timeout")]
+    pub timeout: u64,
+}
+
+fn default_timeout() -> u64 {
+    120
 }
 
 impl RunManifest {

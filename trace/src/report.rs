@@ -29,10 +29,17 @@ pub struct WildcardReport {
     pub line: u32,
     /// The MPI call.
     pub call: String,
-    /// Senders it matched, over the interleavings.
+    /// The sender it matched (a one-element list; empty when unknown).
     pub matched: Vec<i32>,
     /// Senders found as potential matches and not taken in the first run.
     pub potential: Vec<i32>,
+    /// The rank's wildcard event number (0-based, issue order).
+    pub event: u32,
+    /// The interleaving these senders come from (the first that ran the
+    /// receive).
+    pub interleaving: u32,
+    /// Final logical clock of the receive in that interleaving.
+    pub clock: u64,
 }
 
 /// The verdict on one `MPI_Barrier` site.
@@ -51,8 +58,9 @@ pub struct BarrierVerdict {
 pub struct RankOutcome {
     /// Rank.
     pub rank: i32,
-    /// `finalized`, `exited`, `signaled`, `aborted`, `killed` (by the
-    /// launcher or mbhybrid, after another rank failed), `never-started`.
+    /// `finalized`, `exited`, `signaled`, `aborted`, `deadlocked` (stopped
+    /// by mbhybrid after a confirmed deadlock), `timed-out`, `killed` (by the
+    /// launcher, after another rank failed), `never-started`.
     pub state: String,
     /// Exit status, when it exited.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -78,6 +86,10 @@ pub struct RunOutcome {
     pub ranks: Vec<RankOutcome>,
     /// Wall time of the run, seconds.
     pub seconds: f64,
+    /// What the program printed on standard output (the end of it, when
+    /// long).
+    #[serde(default)]
+    pub stdout: String,
 }
 
 /// The whole report.

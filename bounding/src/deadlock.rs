@@ -1,0 +1,765 @@
+//! Deadlock analysis on the wait-for graph of a snapshot of all ranks'
+//! traces, taken while the job runs (DESIGN.md "Deadlocks", seed 003).
+//!
+//! # Semantics
+//!
+//! A job is deadlocked when every live rank (one that has not finalized,
+//! exited, died of a signal or aborted) is blocked in an MPI call and no
+//! blocked call can complete. Then no rank can ever act again, and the
+//! wait-for graph (an arc from each blocked rank to the ranks that would
+//! have to act for its call to complete) is the witness:
+//!
+//! | blocked in | can complete when | waits for |
+//! | --- | --- | --- |
+//! | `Recv`/`Probe` from `s`, `Wait` on such an `Irecv` | an issued send from `s` to it, compatible tag and communicator, is not taken by an earlier receive | `s` (AND) |
+//! | the same from `MPI_ANY_SOURCE` | such a send exists from any rank | every other rank (OR) |
+//! | `Send`/`Ssend`/`Rsend` to `d`, `Wait` on such an `Isend` | a receive of `d` already took it, or `d` has a posted receive that can take it (a blocked `Recv`/`Probe`, an `Irecv` not completed) | `d` (AND) |
+//! | a collective on `MPI_COMM_WORLD` | every rank reached the same collective (same position in its sequence of world collectives) | the ranks that have not (AND) |
+//! | `MPI_Finalize` | every rank reached `MPI_Finalize` | the ranks that have not (AND) |
+//! | `Waitall`/`Waitany` | one of the rank's outstanding requests can complete | the union (OR) |
+//!
+//! Sends "taken" by receives are counted per (source, destination,
+//! communicator, tag) in the non-overtaking order: the `k`-th completed
+//! receive of a tag takes the `k`-th send of that tag. `Matched` records
+//! (which send a receive matched, exactly) are used instead when the
+//! destination wrote one for each of its completed receives from that
+//! source. A receive posted earlier with the very same source, tag and
+//! communicator and not yet completed takes a send first.
+//!
+//! A rank blocked in a collective whose position another rank filled with
+//! a different collective is a collective mismatch: its call never
+//! completes, and [`Deadlock::collective_mismatches`] says so.
+//!
+//! # Conservative by construction
+//!
+//! When the analysis cannot tell whether a call can complete, it assumes it
+//! can, and there is no deadlock: a slow run must never be called a
+//! deadlock, and the caller falls back to its timeout. That covers calls on
+//! communicators other than `MPI_COMM_WORLD` (their ranks cannot be
+//! translated), calls this analysis does not model (`Sendrecv`, `Bsend`,
+//! `Test`, `Iprobe`, ...), a rank with no trace yet or running outside
+//! MPI, and a `Wait` whose request is unknown. The caller also confirms a
+//! deadlock only when two consecutive snapshots show [`no_progress`].
+
+use mbh_trace::op::{flags, OpClass};
+use mbh_trace::rank_trace::{Op, RankState, RankTrace};
+use mbh_trace::OpKind;
+use petgraph::algo::kosaraju_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+
+/// What a blocked call waits for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum WaitFor {
+    /// Every one of these ranks must act (AND semantics).
+    All(Vec<i32>),
+    /// Any one of these ranks acting would do (OR semantics).
+    Any(Vec<i32>),
+}
+
+impl WaitFor {
+    /// The ranks waited for.
+    pub fn ranks(&self) -> &[i32] {
+        match self {
+            WaitFor::All(r) | WaitFor::Any(r) => r,
+        }
+    }
+}
+
+/// One blocked rank of a deadlock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockedRank {
+    /// The rank.
+    pub rank: i32,
+    /// Index of the record of the call it is blocked in.
+    pub op_index: u64,
+    /// The call.
+    pub kind: OpKind,
+    /// Its site id (0: unknown).
+    pub site: u32,
+    /// For a `Wait`: index of the record that created the request.
+    pub origin: Option<u64>,
+    /// What the call waits for.
+    pub waits_for: WaitFor,
+}
+
+/// A rank that ended and that a blocked rank waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeadRank {
+    /// The rank.
+    pub rank: i32,
+    /// How it ended.
+    pub state: RankState,
+    /// Whether it went through `MPI_Finalize` (a normal end).
+    pub finalized: bool,
+}
+
+/// One rank's call at a position of the sequence of world collectives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollectiveCall {
+    /// The rank.
+    pub rank: i32,
+    /// Index of its record.
+    pub op_index: u64,
+    /// The collective.
+    pub kind: OpKind,
+    /// Its site id.
+    pub site: u32,
+}
+
+/// Ranks that called different collectives at the same position of their
+/// sequence of collectives on `MPI_COMM_WORLD`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectiveMismatch {
+    /// 0-based position in the sequence.
+    pub sequence: usize,
+    /// The calls at that position, by rank (ranks that have not got there
+    /// are absent).
+    pub calls: Vec<CollectiveCall>,
+}
+
+/// A deadlock, with its witness.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deadlock {
+    /// Every live rank: the call it is blocked in and what it waits for.
+    pub blocked: Vec<BlockedRank>,
+    /// One cycle of the wait-for graph, in wait order (each rank waits for
+    /// the next, the last for the first); empty when the ranks wait only
+    /// for dead ranks or for mismatched collectives.
+    pub cycle: Vec<i32>,
+    /// The ranks of the wait-for graph's strongly connected components that
+    /// contain a cycle (the other blocked ranks only wait for them), sorted.
+    pub knot: Vec<i32>,
+    /// Ranks that ended and that blocked ranks wait for.
+    pub dead_ranks: Vec<DeadRank>,
+    /// Whether the deadlock goes away if the dead ranks could still act:
+    /// it is the consequence of ranks ending, not a wait cycle of the live
+    /// ones. The caller reports a crash, exit or abort of a dead rank
+    /// instead; when all of them finalized normally, the live ranks wait
+    /// for messages that are never sent, which is still a deadlock.
+    pub caused_by_dead_ranks: bool,
+    /// Collectives that can never complete because ranks called different
+    /// ones (report as `collective-mismatch`).
+    pub collective_mismatches: Vec<CollectiveMismatch>,
+}
+
+impl Deadlock {
+    /// The deadlocked ranks, ascending.
+    pub fn ranks(&self) -> Vec<i32> {
+        self.blocked.iter().map(|b| b.rank).collect()
+    }
+}
+
+/// Whether two snapshots of the same job (earlier, later) show no
+/// progress: every rank has the same records, the same blocking call and
+/// the same state (a rank without a trace in both counts as unchanged).
+pub fn no_progress(before: &[Option<RankTrace>], after: &[Option<RankTrace>]) -> bool {
+    before.len() == after.len()
+        && before.iter().zip(after).all(|pair| match pair {
+            (None, None) => true,
+            (Some(a), Some(b)) => {
+                a.ops.len() == b.ops.len() && a.blocking == b.blocking && a.end.state == b.end.state
+            }
+            _ => false,
+        })
+}
+
+/// Decides whether the snapshot (rank `i`'s trace at index `i`; `None`:
+/// no trace yet) shows a deadlock, and gives its witness.
+///
+/// `None` when some rank has no trace, runs outside MPI, is blocked in a
+/// call that can (or might) complete, or when no rank is live.
+///
+/// Complexity: `O(records + np²)` (an `MPI_ANY_SOURCE` receive waits for
+/// every other rank).
+pub fn find_deadlock(snapshot: &[Option<RankTrace>]) -> Option<Deadlock> {
+    let traces: Vec<&RankTrace> = snapshot.iter().map(Option::as_ref).collect::<Option<_>>()?;
+    let mut blocked_ops = Vec::new();
+    for (rank, trace) in traces.iter().enumerate() {
+        if is_dead(trace) {
+            continue;
+        }
+        if trace.end.state != RankState::Running {
+            return None;
+        }
+        let op = trace.ops.get(trace.blocking? as usize)?;
+        if op.has(flags::RETURNED) {
+            return None;
+        }
+        blocked_ops.push((rank, op));
+    }
+    if blocked_ops.is_empty() {
+        return None;
+    }
+    let facts = Facts::new(&traces);
+    let mut blocked = Vec::new();
+    let mut mismatches: BTreeMap<usize, CollectiveMismatch> = BTreeMap::new();
+    let mut stuck = HashSet::new();
+    for &(rank, op) in &blocked_ops {
+        let (cond, origin) = facts.condition(rank, op);
+        let waits_for = match cond {
+            Cond::CanComplete => return None,
+            Cond::Waits(w) => w,
+            Cond::Mismatch(sequence, ranks) => {
+                stuck.insert(rank);
+                mismatches
+                    .entry(sequence)
+                    .or_insert_with(|| facts.mismatch(sequence));
+                WaitFor::All(ranks)
+            }
+        };
+        blocked.push(BlockedRank {
+            rank: rank as i32,
+            op_index: op.index,
+            kind: op.kind,
+            site: op.site,
+            origin,
+            waits_for,
+        });
+    }
+    Some(witness(
+        &traces,
+        blocked,
+        stuck,
+        mismatches.into_values().collect(),
+    ))
+}
+
+fn is_dead(trace: &RankTrace) -> bool {
+    matches!(
+        trace.end.state,
+        RankState::Finalized | RankState::Exited | RankState::Signaled | RankState::Aborted
+    )
+}
+
+/// What a blocked call needs.
+enum Cond {
+    /// It can, or might, complete.
+    CanComplete,
+    /// It waits for ranks.
+    Waits(WaitFor),
+    /// A mismatched collective at this position: it never completes; the
+    /// ranks that differ or have not arrived.
+    Mismatch(usize, Vec<i32>),
+}
+
+/// What a receive accepts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct RecvSpec {
+    source: Option<i32>,
+    tag: Option<i32>,
+    comm: u64,
+}
+
+impl RecvSpec {
+    fn of(op: &Op) -> Self {
+        RecvSpec {
+            source: (!op.has(flags::ANY_SOURCE)).then_some(op.peer),
+            tag: (!op.has(flags::ANY_TAG)).then_some(op.tag),
+            comm: op.comm,
+        }
+    }
+
+    fn accepts(&self, src: i32, send: &Op) -> bool {
+        self.comm == send.comm
+            && self.source.is_none_or(|s| s == src)
+            && self.tag.is_none_or(|t| t == send.tag)
+    }
+}
+
+fn is_nonblocking_p2p(kind: OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Isend | OpKind::Issend | OpKind::Ibsend | OpKind::Irsend | OpKind::Irecv
+    )
+}
+
+/// What the snapshot says about messages, requests and collectives.
+struct Facts<'a> {
+    traces: &'a [&'a RankTrace],
+    size: usize,
+    world: Option<u64>,
+    /// `sends[src][dst]`: the sends issued, in order.
+    sends: Vec<BTreeMap<i32, Vec<&'a Op>>>,
+    /// Completed receives per (src, dst, comm, tag).
+    taken: HashMap<(i32, i32, u64, i32), usize>,
+    /// Completed receives per (src, dst).
+    taken_from: HashMap<(i32, i32), usize>,
+    /// `exact[dst]`: (src, send index) of every `Matched` record.
+    exact: Vec<HashSet<(i32, u64)>>,
+    /// `Matched` records per (src, dst).
+    exact_from: HashMap<(i32, i32), usize>,
+    /// `completed[rank]`: indices of nonblocking calls known complete.
+    completed: Vec<HashSet<u64>>,
+    /// `collectives[rank]`: its collectives on `MPI_COMM_WORLD`, in order.
+    collectives: Vec<Vec<&'a Op>>,
+    /// Whether each rank called `MPI_Finalize`.
+    finalizing: Vec<bool>,
+}
+
+impl<'a> Facts<'a> {
+    fn new(traces: &'a [&'a RankTrace]) -> Self {
+        let size = traces.len();
+        let world = traces.iter().find_map(|t| {
+            t.ops
+                .iter()
+                .find(|op| matches!(op.kind, OpKind::Init | OpKind::InitThread))
+                .map(|op| op.comm)
+        });
+        let mut facts = Facts {
+            traces,
+            size,
+            world,
+            sends: vec![BTreeMap::new(); size],
+            taken: HashMap::new(),
+            taken_from: HashMap::new(),
+            exact: vec![HashSet::new(); size],
+            exact_from: HashMap::new(),
+            completed: vec![HashSet::new(); size],
+            collectives: vec![Vec::new(); size],
+            finalizing: vec![false; size],
+        };
+        for (rank, trace) in traces.iter().enumerate() {
+            let me = rank as i32;
+            for op in &trace.ops {
+                let failed = op.has(flags::FAILED);
+                match op.kind.class() {
+                    OpClass::Send
+                        if !failed
+                            && !op.has(flags::PROC_NULL)
+                            && (0..size as i32).contains(&op.peer) =>
+                    {
+                        facts.sends[rank].entry(op.peer).or_default().push(op);
+                    }
+                    OpClass::Receive => {
+                        if let Some((src, tag)) = op.matched {
+                            *facts.taken.entry((src, me, op.comm, tag)).or_default() += 1;
+                            *facts.taken_from.entry((src, me)).or_default() += 1;
+                            facts.completed[rank].insert(op.index);
+                        }
+                    }
+                    OpClass::Completion
+                        if op.kind == OpKind::Wait && op.has(flags::RETURNED) && !failed =>
+                    {
+                        if let Some(origin) = request_origin(trace, op) {
+                            facts.completed[rank].insert(origin.index);
+                        }
+                    }
+                    OpClass::Collective if Some(op.comm) == world => {
+                        facts.collectives[rank].push(op)
+                    }
+                    OpClass::Lifecycle if op.kind == OpKind::Finalize => {
+                        facts.finalizing[rank] = true
+                    }
+                    OpClass::Clock if op.kind == OpKind::Matched => {
+                        let receiver = trace.ops.get(op.request as usize);
+                        if receiver.is_some_and(|r| r.kind.class() != OpClass::Probe) {
+                            facts.exact[rank].insert((op.peer, op.aux));
+                            *facts.exact_from.entry((op.peer, me)).or_default() += 1;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if is_dead(trace) && trace.end.state == RankState::Finalized {
+                facts.finalizing[rank] = true;
+            }
+        }
+        facts
+    }
+
+    fn in_world(&self, comm: u64) -> bool {
+        self.world == Some(comm)
+    }
+
+    fn rank_in_range(&self, rank: i32) -> bool {
+        (0..self.size as i32).contains(&rank)
+    }
+
+    /// Whether `dst` wrote a `Matched` record for each completed receive
+    /// from `src`, so that they say exactly which sends were taken.
+    fn exact_for(&self, src: i32, dst: i32) -> bool {
+        let exact = self.exact_from.get(&(src, dst)).copied().unwrap_or(0);
+        exact > 0 && exact >= self.taken_from.get(&(src, dst)).copied().unwrap_or(0)
+    }
+
+    /// The sends from `src` to `dst`.
+    fn sends(&self, src: i32, dst: i32) -> &[&'a Op] {
+        self.sends[src as usize]
+            .get(&dst)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether a completed receive of `dst` took `send` (from `src`).
+    fn taken(&self, src: i32, dst: i32, send: &Op) -> bool {
+        if self.exact_for(src, dst) {
+            return self.exact[dst as usize].contains(&(src, send.index));
+        }
+        // Non-overtaking: the k-th receive of a tag takes the k-th send.
+        let before = self
+            .sends(src, dst)
+            .iter()
+            .take_while(|s| s.index < send.index)
+            .filter(|s| s.comm == send.comm && s.tag == send.tag)
+            .count();
+        let taken = self
+            .taken
+            .get(&(src, dst, send.comm, send.tag))
+            .copied()
+            .unwrap_or(0);
+        before < taken
+    }
+
+    /// Issued sends from `src` to `dst` that `spec` accepts and that no
+    /// completed receive took.
+    fn available(&self, src: i32, dst: i32, spec: RecvSpec) -> usize {
+        self.sends(src, dst)
+            .iter()
+            .filter(|s| spec.accepts(src, s) && !self.taken(src, dst, s))
+            .count()
+    }
+
+    /// Whether `op` of `rank` (a nonblocking call) is known complete.
+    fn is_complete(&self, rank: usize, op: &Op) -> bool {
+        self.completed[rank].contains(&op.index)
+            || (op.kind == OpKind::Irecv && op.matched.is_some())
+    }
+
+    /// Receives of `rank` posted and not completed: `Irecv`s, and the
+    /// blocked call when it is a receive or probe.
+    fn pending_receives(&self, rank: usize) -> impl Iterator<Item = &'a Op> + '_ {
+        let trace = self.traces[rank];
+        let blocked = trace.blocking;
+        trace.ops.iter().filter(move |op| match op.kind {
+            OpKind::Irecv => !op.has(flags::FAILED) && !self.is_complete(rank, op),
+            OpKind::Recv | OpKind::Probe => Some(op.index) == blocked,
+            _ => false,
+        })
+    }
+
+    /// What the blocked call `op` of `rank` needs, and for a `Wait` the
+    /// call that created its request.
+    fn condition(&self, rank: usize, op: &'a Op) -> (Cond, Option<u64>) {
+        let trace = self.traces[rank];
+        match op.kind {
+            OpKind::Recv | OpKind::Probe => (self.receive(rank, op), None),
+            OpKind::Send | OpKind::Ssend | OpKind::Rsend => (self.send(rank, op), None),
+            OpKind::Wait => match request_origin(trace, op) {
+                Some(origin) => (self.request(rank, origin), Some(origin.index)),
+                None => (Cond::CanComplete, None),
+            },
+            OpKind::Waitall | OpKind::Waitany => (self.any_request(rank, op), None),
+            OpKind::Finalize => (self.finalize(rank), None),
+            kind if kind.class() == OpClass::Collective => (self.collective(rank, op), None),
+            // Bsend, Sendrecv, Test, Iprobe, Init, ...: not modelled.
+            _ => (Cond::CanComplete, None),
+        }
+    }
+
+    /// A blocked receive or probe, or a `Wait` on an `Irecv` (`op`, the
+    /// receive as posted).
+    fn receive(&self, rank: usize, op: &Op) -> Cond {
+        if !self.in_world(op.comm) || op.has(flags::PROC_NULL) {
+            return Cond::CanComplete;
+        }
+        let spec = RecvSpec::of(op);
+        let me = rank as i32;
+        // Receives posted earlier that accept exactly the same messages
+        // are matched first.
+        let ahead = self
+            .pending_receives(rank)
+            .filter(|r| r.index < op.index && RecvSpec::of(r) == spec)
+            .count();
+        match spec.source {
+            Some(src) if !self.rank_in_range(src) => Cond::CanComplete,
+            Some(src) => {
+                if self.available(src, me, spec) > ahead {
+                    Cond::CanComplete
+                } else {
+                    Cond::Waits(WaitFor::All(vec![src]))
+                }
+            }
+            None => {
+                let available: usize = (0..self.size as i32)
+                    .map(|src| self.available(src, me, spec))
+                    .sum();
+                if available > ahead {
+                    Cond::CanComplete
+                } else {
+                    let others = (0..self.size as i32).filter(|&r| r != me).collect();
+                    Cond::Waits(WaitFor::Any(others))
+                }
+            }
+        }
+    }
+
+    /// A blocked send, or a `Wait` on an `Isend` (`op`, the send).
+    fn send(&self, rank: usize, op: &Op) -> Cond {
+        let dst = op.peer;
+        if !self.in_world(op.comm) || op.has(flags::PROC_NULL) || !self.rank_in_range(dst) {
+            return Cond::CanComplete;
+        }
+        let me = rank as i32;
+        // A rank that ended receives nothing more.
+        let can_take = !is_dead(self.traces[dst as usize])
+            && self
+                .pending_receives(dst as usize)
+                .any(|r| RecvSpec::of(r).accepts(me, op));
+        if self.taken(me, dst, op) || can_take {
+            Cond::CanComplete
+        } else {
+            Cond::Waits(WaitFor::All(vec![dst]))
+        }
+    }
+
+    /// A `Wait` on the request `origin` created.
+    fn request(&self, rank: usize, origin: &Op) -> Cond {
+        if self.is_complete(rank, origin) {
+            return Cond::CanComplete;
+        }
+        match origin.kind {
+            OpKind::Irecv => self.receive(rank, origin),
+            OpKind::Isend | OpKind::Issend | OpKind::Irsend => self.send(rank, origin),
+            _ => Cond::CanComplete,
+        }
+    }
+
+    /// `Waitall`/`Waitany`, whose requests the trace does not list: OR over
+    /// the rank's outstanding requests, which is right for `Waitany` and
+    /// errs towards "can complete" for `Waitall`.
+    fn any_request(&self, rank: usize, op: &Op) -> Cond {
+        let trace = self.traces[rank];
+        let mut waits = BTreeSet::new();
+        let mut any = false;
+        for origin in trace.ops[..op.index.min(trace.ops.len() as u64) as usize]
+            .iter()
+            .filter(|o| is_nonblocking_p2p(o.kind) && !o.has(flags::FAILED))
+        {
+            any = true;
+            match self.request(rank, origin) {
+                Cond::Waits(w) => waits.extend(w.ranks().iter().copied()),
+                _ => return Cond::CanComplete,
+            }
+        }
+        if any {
+            Cond::Waits(WaitFor::Any(waits.into_iter().collect()))
+        } else {
+            Cond::CanComplete
+        }
+    }
+
+    fn finalize(&self, rank: usize) -> Cond {
+        let missing: Vec<i32> = (0..self.size)
+            .filter(|&q| q != rank && !self.finalizing[q])
+            .map(|q| q as i32)
+            .collect();
+        if missing.is_empty() {
+            Cond::CanComplete
+        } else {
+            Cond::Waits(WaitFor::All(missing))
+        }
+    }
+
+    fn collective(&self, rank: usize, op: &Op) -> Cond {
+        if !self.in_world(op.comm) {
+            return Cond::CanComplete;
+        }
+        let Some(sequence) = self.collectives[rank]
+            .iter()
+            .position(|c| c.index == op.index)
+        else {
+            return Cond::CanComplete;
+        };
+        let mut missing = Vec::new();
+        let mut differs = Vec::new();
+        for q in (0..self.size).filter(|&q| q != rank) {
+            match self.collectives[q].get(sequence) {
+                Some(c) if c.kind != op.kind => differs.push(q as i32),
+                Some(_) => {}
+                None => missing.push(q as i32),
+            }
+        }
+        if !differs.is_empty() {
+            differs.extend(missing);
+            differs.sort_unstable();
+            Cond::Mismatch(sequence, differs)
+        } else if missing.is_empty() {
+            Cond::CanComplete
+        } else {
+            Cond::Waits(WaitFor::All(missing))
+        }
+    }
+
+    fn mismatch(&self, sequence: usize) -> CollectiveMismatch {
+        let calls = self
+            .collectives
+            .iter()
+            .enumerate()
+            .filter_map(|(rank, colls)| {
+                colls.get(sequence).map(|op| CollectiveCall {
+                    rank: rank as i32,
+                    op_index: op.index,
+                    kind: op.kind,
+                    site: op.site,
+                })
+            })
+            .collect();
+        CollectiveMismatch { sequence, calls }
+    }
+}
+
+/// The nonblocking call that created the request a `Wait` completes: the
+/// record its `aux` names, else the latest earlier one with its handle.
+fn request_origin<'a>(trace: &'a RankTrace, wait: &Op) -> Option<&'a Op> {
+    if wait.aux > 0 {
+        let origin = trace.ops.get(wait.aux as usize - 1)?;
+        return (is_nonblocking_p2p(origin.kind) && origin.index < wait.index).then_some(origin);
+    }
+    if wait.request == 0 {
+        return None;
+    }
+    trace.ops[..wait.index.min(trace.ops.len() as u64) as usize]
+        .iter()
+        .rev()
+        .find(|op| is_nonblocking_p2p(op.kind) && op.request == wait.request)
+}
+
+/// Builds the witness of a deadlock: the graph's cycles and dead ranks.
+fn witness(
+    traces: &[&RankTrace],
+    blocked: Vec<BlockedRank>,
+    stuck: HashSet<usize>,
+    collective_mismatches: Vec<CollectiveMismatch>,
+) -> Deadlock {
+    let size = traces.len();
+    let mut graph: DiGraph<i32, ()> = DiGraph::with_capacity(size, 0);
+    let nodes: Vec<NodeIndex> = (0..size).map(|r| graph.add_node(r as i32)).collect();
+    let mut dead = BTreeSet::new();
+    for b in &blocked {
+        for &target in b.waits_for.ranks() {
+            graph.add_edge(nodes[b.rank as usize], nodes[target as usize], ());
+            if is_dead(traces[target as usize]) {
+                dead.insert(target);
+            }
+        }
+    }
+    let mut knot = Vec::new();
+    let mut cycle = Vec::new();
+    for scc in kosaraju_scc(&graph) {
+        let cyclic = scc.len() > 1 || graph.contains_edge(scc[0], scc[0]);
+        if !cyclic {
+            continue;
+        }
+        let mut ranks: Vec<i32> = scc.iter().map(|&n| graph[n]).collect();
+        ranks.sort_unstable();
+        if cycle.is_empty() || ranks.first() < cycle.iter().min() {
+            cycle = find_cycle(&graph, &scc);
+        }
+        knot.extend(ranks);
+    }
+    knot.sort_unstable();
+    let dead_ranks = dead
+        .into_iter()
+        .map(|rank| {
+            let trace = traces[rank as usize];
+            DeadRank {
+                rank,
+                state: trace.end.state,
+                finalized: trace.end.state == RankState::Finalized
+                    || trace
+                        .ops
+                        .iter()
+                        .any(|op| op.kind == OpKind::Finalize && op.has(flags::RETURNED)),
+            }
+        })
+        .collect::<Vec<_>>();
+    let caused_by_dead_ranks =
+        !dead_ranks.is_empty() && !stuck_without_dead(traces, &blocked, &stuck);
+    Deadlock {
+        blocked,
+        cycle,
+        knot,
+        dead_ranks,
+        caused_by_dead_ranks,
+        collective_mismatches,
+    }
+}
+
+/// Whether some live rank stays blocked even if every dead rank could act:
+/// the greatest set of ranks that cannot complete, where an AND call
+/// completes once all it waits for can act and an OR call once one can.
+fn stuck_without_dead(
+    traces: &[&RankTrace],
+    blocked: &[BlockedRank],
+    stuck: &HashSet<usize>,
+) -> bool {
+    let size = traces.len();
+    let mut waiting = vec![false; size];
+    for b in blocked {
+        waiting[b.rank as usize] = true;
+    }
+    // Unresolved targets per rank, and who waits for whom.
+    let mut unresolved = vec![0usize; size];
+    let mut waiters: Vec<Vec<usize>> = vec![Vec::new(); size];
+    let mut free: VecDeque<usize> = (0..size).filter(|&r| !waiting[r]).collect();
+    for b in blocked {
+        let r = b.rank as usize;
+        for &t in b.waits_for.ranks() {
+            waiters[t as usize].push(r);
+        }
+        unresolved[r] = b.waits_for.ranks().len();
+    }
+    let mut and = vec![false; size];
+    for b in blocked {
+        and[b.rank as usize] = matches!(b.waits_for, WaitFor::All(_));
+    }
+    let mut stays = waiting.clone();
+    while let Some(t) = free.pop_front() {
+        for &r in &waiters[t] {
+            if !stays[r] || stuck.contains(&r) {
+                continue;
+            }
+            unresolved[r] -= 1;
+            if !and[r] || unresolved[r] == 0 {
+                stays[r] = false;
+                free.push_back(r);
+            }
+        }
+    }
+    stays.iter().any(|&s| s)
+}
+
+/// One cycle through the strongly connected component `scc`, starting at
+/// its lowest rank, found breadth-first (no recursion).
+fn find_cycle(graph: &DiGraph<i32, ()>, scc: &[NodeIndex]) -> Vec<i32> {
+    let members: HashSet<NodeIndex> = scc.iter().copied().collect();
+    let Some(&start) = scc.iter().min_by_key(|&&n| graph[n]) else {
+        return Vec::new();
+    };
+    let mut parent: HashMap<NodeIndex, NodeIndex> = HashMap::new();
+    let mut queue = VecDeque::from([start]);
+    while let Some(node) = queue.pop_front() {
+        let mut successors: Vec<NodeIndex> = graph.neighbors(node).collect();
+        successors.sort_by_key(|&n| graph[n]);
+        for next in successors {
+            if next == start {
+                let mut path = vec![graph[node]];
+                let mut at = node;
+                while at != start {
+                    at = parent[&at];
+                    path.push(graph[at]);
+                }
+                path.reverse();
+                return path;
+            }
+            if members.contains(&next) && !parent.contains_key(&next) {
+                parent.insert(next, node);
+                queue.push_back(next);
+            }
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests;

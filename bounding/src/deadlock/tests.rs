@@ -1,0 +1,492 @@
+//! Hand-built trace snapshots of the scenarios of SCENARIOS.md and seed 003.
+
+use super::*;
+use mbh_trace::rank_trace::RankEnd;
+
+const WORLD: u64 = 0x4400_0000;
+const OTHER_COMM: u64 = 0x8400_0001;
+/// MPI_ANY_SOURCE as MPICH spells it (the analysis reads the flag).
+const ANY: i32 = -2;
+
+fn op(kind: OpKind, peer: i32, tag: i32) -> Op {
+    Op {
+        index: 0,
+        kind,
+        flags: flags::RETURNED | if peer == ANY { flags::ANY_SOURCE } else { 0 },
+        site: 100 + kind as u32,
+        peer,
+        tag,
+        comm: WORLD,
+        count: 1,
+        matched: None,
+        error: 0,
+        request: 0,
+        aux: 0,
+    }
+}
+
+/// A rank's trace, built call by call.
+struct Rank {
+    rank: i32,
+    size: i32,
+    ops: Vec<Op>,
+}
+
+impl Rank {
+    fn new(rank: i32, size: i32) -> Self {
+        Rank {
+            rank,
+            size,
+            ops: vec![op(OpKind::Init, 0, 0)],
+        }
+    }
+
+    fn next(&self) -> u64 {
+        self.ops.len() as u64
+    }
+
+    /// A call that returned.
+    fn call(mut self, mut op: Op) -> Self {
+        op.index = self.next();
+        self.ops.push(op);
+        self
+    }
+
+    fn send(self, to: i32, tag: i32) -> Self {
+        self.call(op(OpKind::Send, to, tag))
+    }
+
+    /// A completed receive (`from` may be ANY) that took `(src, tag)`.
+    fn recv(self, from: i32, tag: i32, took: (i32, i32)) -> Self {
+        let mut r = op(OpKind::Recv, from, tag);
+        r.flags |= flags::HAS_STATUS;
+        r.matched = Some(took);
+        self.call(r)
+    }
+
+    fn isend(self, to: i32, request: u64) -> Self {
+        self.call(Op {
+            request,
+            ..op(OpKind::Isend, to, 0)
+        })
+    }
+
+    fn irecv(self, from: i32, tag: i32, request: u64) -> Self {
+        self.call(Op {
+            request,
+            ..op(OpKind::Irecv, from, tag)
+        })
+    }
+
+    fn barrier(self) -> Self {
+        self.call(op(OpKind::Barrier, 0, 0))
+    }
+
+    fn trace(self, state: RankState, blocking: Option<u64>) -> Option<RankTrace> {
+        Some(RankTrace {
+            rank: self.rank,
+            size: self.size,
+            pid: 1000 + self.rank as u32,
+            end: RankEnd {
+                state,
+                exit_status: None,
+                signal: (state == RankState::Signaled).then_some(11),
+                abort: None,
+                fault_addr: 0,
+                frames: Vec::new(),
+                exe_base: 0,
+            },
+            blocking,
+            ops: self.ops,
+        })
+    }
+
+    /// The rank is blocked in `op` (not returned).
+    fn blocked(mut self, mut op: Op) -> Option<RankTrace> {
+        op.flags &= !flags::RETURNED;
+        op.index = self.next();
+        let index = op.index;
+        self.ops.push(op);
+        self.trace(RankState::Running, Some(index))
+    }
+
+    /// Blocked in a `Wait` on the request the record `origin` created.
+    fn blocked_wait(self, origin: u64) -> Option<RankTrace> {
+        let request = self.ops[origin as usize].request;
+        self.blocked(Op {
+            request,
+            aux: origin + 1,
+            ..op(OpKind::Wait, 0, 0)
+        })
+    }
+
+    fn finalized(self) -> Option<RankTrace> {
+        self.call(op(OpKind::Finalize, 0, 0))
+            .trace(RankState::Finalized, None)
+    }
+}
+
+fn recv(from: i32) -> Op {
+    op(OpKind::Recv, from, 0)
+}
+
+fn deadlock(snapshot: &[Option<RankTrace>]) -> Deadlock {
+    find_deadlock(snapshot).expect("a deadlock")
+}
+
+fn waits(d: &Deadlock, rank: i32) -> &WaitFor {
+    &d.blocked.iter().find(|b| b.rank == rank).unwrap().waits_for
+}
+
+#[test]
+fn e1_receive_receive_cycle() {
+    // P0: Recv(from 1); P1: Recv(from 0).
+    let snapshot = [
+        Rank::new(0, 2).blocked(recv(1)),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(d.ranks(), vec![0, 1]);
+    assert_eq!(d.cycle, vec![0, 1]);
+    assert_eq!(d.knot, vec![0, 1]);
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+    assert_eq!(d.blocked[0].kind, OpKind::Recv);
+    assert_eq!(d.blocked[0].op_index, 1);
+    assert_eq!(d.blocked[0].site, 100 + OpKind::Recv as u32);
+    assert!(!d.caused_by_dead_ranks);
+    assert!(d.dead_ranks.is_empty());
+    assert!(d.collective_mismatches.is_empty());
+}
+
+#[test]
+fn e4_wildcard_took_the_message_the_later_receive_needed() {
+    // P0: Send(to 1); P2: Send(to 1); P1: Recv(*); Recv(from 2). Second
+    // interleaving: the wildcard took P2's message. P0 and P2 wait in
+    // MPI_Finalize.
+    let snapshot = [
+        Rank::new(0, 3)
+            .send(1, 0)
+            .blocked(op(OpKind::Finalize, 0, 0)),
+        Rank::new(1, 3).recv(ANY, 0, (2, 0)).blocked(recv(2)),
+        Rank::new(2, 3)
+            .send(1, 0)
+            .blocked(op(OpKind::Finalize, 0, 0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(d.ranks(), vec![0, 1, 2]);
+    assert_eq!(waits(&d, 1), &WaitFor::All(vec![2]));
+    assert_eq!(waits(&d, 2), &WaitFor::All(vec![1]));
+    assert_eq!(d.cycle, vec![1, 2]);
+    assert_eq!(d.knot, vec![1, 2]);
+
+    // First interleaving: the wildcard took P0's; P2's message is there.
+    let snapshot = [
+        Rank::new(0, 3)
+            .send(1, 0)
+            .blocked(op(OpKind::Finalize, 0, 0)),
+        Rank::new(1, 3).recv(ANY, 0, (0, 0)).blocked(recv(2)),
+        Rank::new(2, 3)
+            .send(1, 0)
+            .blocked(op(OpKind::Finalize, 0, 0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn head_to_head_synchronous_sends() {
+    let snapshot = [
+        Rank::new(0, 2).blocked(op(OpKind::Ssend, 1, 0)),
+        Rank::new(1, 2).blocked(op(OpKind::Ssend, 0, 0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(d.cycle, vec![0, 1]);
+    assert_eq!(waits(&d, 1), &WaitFor::All(vec![0]));
+
+    // E2 under zero buffering: Isend; Wait on both sides.
+    let snapshot = [
+        Rank::new(0, 2).isend(1, 7).blocked_wait(1),
+        Rank::new(1, 2).isend(0, 7).blocked_wait(1),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(d.cycle, vec![0, 1]);
+    assert_eq!(d.blocked[0].kind, OpKind::Wait);
+    assert_eq!(d.blocked[0].origin, Some(1));
+}
+
+#[test]
+fn a_receive_whose_send_was_issued_is_not_deadlocked() {
+    // P1 is still in its (rendezvous) Send to P0.
+    let snapshot = [
+        Rank::new(0, 2).blocked(recv(1)),
+        Rank::new(1, 2).blocked(op(OpKind::Send, 0, 0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+    // P1's Send returned (buffered) and it waits in MPI_Finalize.
+    let snapshot = [
+        Rank::new(0, 2).blocked(recv(1)),
+        Rank::new(1, 2)
+            .send(0, 0)
+            .blocked(op(OpKind::Finalize, 0, 0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn a_send_with_a_posted_matching_irecv_is_not_deadlocked() {
+    // P0: Ssend(to 1, tag 5); Barrier. P1: Irecv(from 0, tag 5); Barrier;
+    // Wait. P2: Barrier. The barrier waits for P0, whose send the Irecv
+    // takes.
+    let snapshot = [
+        Rank::new(0, 3).blocked(op(OpKind::Ssend, 1, 5)),
+        Rank::new(1, 3)
+            .irecv(0, 5, 9)
+            .blocked(op(OpKind::Barrier, 0, 0)),
+        Rank::new(2, 3).blocked(op(OpKind::Barrier, 0, 0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+    // Without the Irecv (or with another tag) it is a deadlock.
+    let snapshot = [
+        Rank::new(0, 3).blocked(op(OpKind::Ssend, 1, 5)),
+        Rank::new(1, 3)
+            .irecv(0, 6, 9)
+            .blocked(op(OpKind::Barrier, 0, 0)),
+        Rank::new(2, 3).blocked(op(OpKind::Barrier, 0, 0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 1), &WaitFor::All(vec![0]));
+    assert_eq!(waits(&d, 2), &WaitFor::All(vec![0]));
+    assert_eq!(d.cycle, vec![0, 1]);
+    assert_eq!(d.knot, vec![0, 1]);
+}
+
+#[test]
+fn ranks_in_the_same_barrier_are_not_deadlocked() {
+    let snapshot: Vec<_> = (0..4)
+        .map(|r| Rank::new(r, 4).barrier().blocked(op(OpKind::Barrier, 0, 0)))
+        .collect();
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn e3_different_collectives_are_a_mismatch() {
+    // P0: Bcast; Barrier. P1: Barrier; Bcast.
+    let snapshot = [
+        Rank::new(0, 2).blocked(op(OpKind::Bcast, 0, 0)),
+        Rank::new(1, 2).blocked(op(OpKind::Barrier, 0, 0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(
+        d.collective_mismatches,
+        vec![CollectiveMismatch {
+            sequence: 0,
+            calls: vec![
+                CollectiveCall {
+                    rank: 0,
+                    op_index: 1,
+                    kind: OpKind::Bcast,
+                    site: 100 + OpKind::Bcast as u32
+                },
+                CollectiveCall {
+                    rank: 1,
+                    op_index: 1,
+                    kind: OpKind::Barrier,
+                    site: 100 + OpKind::Barrier as u32
+                },
+            ]
+        }]
+    );
+    assert!(!d.caused_by_dead_ranks);
+}
+
+#[test]
+fn a_wildcard_receive_with_a_live_sender_is_not_deadlocked() {
+    // P0: Recv(*). P1 finalized. P2: Recv(from 3), which P3's Send
+    // satisfies: P2 and P3 go on, and either may send to P0.
+    let snapshot = [
+        Rank::new(0, 4).blocked(recv(ANY)),
+        Rank::new(1, 4).finalized(),
+        Rank::new(2, 4).blocked(recv(3)),
+        Rank::new(3, 4).blocked(op(OpKind::Send, 2, 0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+    // Every possible sender finalized: a deadlock caused by dead ranks.
+    let snapshot = [
+        Rank::new(0, 3).blocked(recv(ANY)),
+        Rank::new(1, 3).finalized(),
+        Rank::new(2, 3).finalized(),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::Any(vec![1, 2]));
+    assert!(d.caused_by_dead_ranks);
+    assert!(d.cycle.is_empty());
+}
+
+#[test]
+fn waiting_for_a_finalized_rank_is_caused_by_a_dead_rank() {
+    let snapshot = [
+        Rank::new(0, 2).blocked(recv(1)),
+        Rank::new(1, 2).finalized(),
+    ];
+    let d = deadlock(&snapshot);
+    assert!(d.caused_by_dead_ranks);
+    assert_eq!(
+        d.dead_ranks,
+        vec![DeadRank {
+            rank: 1,
+            state: RankState::Finalized,
+            finalized: true
+        }]
+    );
+    assert!(d.cycle.is_empty());
+    assert!(d.knot.is_empty());
+
+    // A crashed rank: the caller reports the crash.
+    let snapshot = [
+        Rank::new(0, 2).blocked(recv(1)),
+        Rank::new(1, 2).trace(RankState::Signaled, None),
+    ];
+    let d = deadlock(&snapshot);
+    assert!(d.caused_by_dead_ranks);
+    assert!(!d.dead_ranks[0].finalized);
+
+    // A cycle of live ranks beside a dead one is a deadlock of its own.
+    let snapshot = [
+        Rank::new(0, 4).blocked(recv(1)),
+        Rank::new(1, 4).blocked(recv(0)),
+        Rank::new(2, 4).blocked(recv(3)),
+        Rank::new(3, 4).trace(RankState::Signaled, None),
+    ];
+    let d = deadlock(&snapshot);
+    assert!(!d.caused_by_dead_ranks);
+    assert_eq!(d.cycle, vec![0, 1]);
+    assert_eq!(d.dead_ranks.len(), 1);
+}
+
+#[test]
+fn sends_are_taken_in_non_overtaking_order_per_tag() {
+    // P1 sent tag 1 then tag 2; P0 received the tag-2 one.
+    let p1 = || Rank::new(1, 2).send(0, 1).send(0, 2).blocked(recv(0));
+    let waiting_for = |tag| {
+        [
+            Rank::new(0, 2)
+                .recv(1, 2, (1, 2))
+                .blocked(op(OpKind::Recv, 1, tag)),
+            p1(),
+        ]
+    };
+    // Another tag 2: none left.
+    assert_eq!(deadlock(&waiting_for(2)).cycle, vec![0, 1]);
+    // Tag 1: still there.
+    assert_eq!(find_deadlock(&waiting_for(1)), None);
+    // MPI_ANY_TAG: the tag-1 message.
+    let mut any_tag = op(OpKind::Recv, 1, -1);
+    any_tag.flags |= flags::ANY_TAG;
+    let snapshot = [Rank::new(0, 2).recv(1, 2, (1, 2)).blocked(any_tag), p1()];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn an_earlier_identical_irecv_takes_the_message_first() {
+    let snapshot = [
+        Rank::new(0, 2).irecv(1, 0, 5).blocked(recv(1)),
+        Rank::new(1, 2).send(0, 0).blocked(recv(0)),
+    ];
+    assert_eq!(deadlock(&snapshot).cycle, vec![0, 1]);
+    // The same send, waited for through the Irecv itself: it completes.
+    let snapshot = [
+        Rank::new(0, 2).irecv(1, 0, 5).blocked_wait(1),
+        Rank::new(1, 2).send(0, 0).blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn matched_records_say_exactly_which_send_was_taken() {
+    // P0's first receive took P1's send (record 1), as its Matched record says.
+    let p0 = Rank::new(0, 2).recv(1, 0, (1, 0)).call(Op {
+        request: 1,
+        peer: 1,
+        aux: 1,
+        ..op(OpKind::Matched, 1, 0)
+    });
+    let snapshot = [
+        p0.blocked(recv(1)),
+        Rank::new(1, 2).send(0, 0).blocked(recv(0)),
+    ];
+    assert_eq!(deadlock(&snapshot).cycle, vec![0, 1]);
+}
+
+#[test]
+fn waitany_waits_for_any_of_its_requests() {
+    // P0: Irecv(from 1); Irecv(from 2); Waitany. P1, P2: Recv(from 0).
+    let snapshot = [
+        Rank::new(0, 3)
+            .irecv(1, 0, 3)
+            .irecv(2, 0, 4)
+            .blocked(op(OpKind::Waitany, 0, 0)),
+        Rank::new(1, 3).blocked(recv(0)),
+        Rank::new(2, 3).blocked(recv(0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::Any(vec![1, 2]));
+    assert_eq!(d.cycle, vec![0, 1]);
+    assert_eq!(d.knot, vec![0, 1, 2]);
+}
+
+#[test]
+fn a_rank_waiting_for_itself_is_a_cycle_of_one() {
+    // Seed 004 Example 1 (F1): Irecv(from 0); Wait; Barrier; Isend(to 0).
+    let snapshot = [Rank::new(0, 1).irecv(0, 0, 3).blocked_wait(1)];
+    let d = deadlock(&snapshot);
+    assert_eq!(d.cycle, vec![0]);
+    assert_eq!(d.knot, vec![0]);
+}
+
+#[test]
+fn unsure_means_no_deadlock() {
+    // A communicator other than MPI_COMM_WORLD: ranks cannot be translated.
+    let snapshot = [
+        Rank::new(0, 2).blocked(Op {
+            comm: OTHER_COMM,
+            ..recv(1)
+        }),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+    // A rank without a trace, or computing outside MPI.
+    assert_eq!(
+        find_deadlock(&[Rank::new(0, 2).blocked(recv(1)), None]),
+        None
+    );
+    let snapshot = [
+        Rank::new(0, 2).blocked(recv(1)),
+        Rank::new(1, 2).trace(RankState::Running, None),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+    // A Wait whose request is unknown.
+    let snapshot = [
+        Rank::new(0, 2).blocked(op(OpKind::Wait, 0, 0)),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+    // Nothing live.
+    assert_eq!(find_deadlock(&[Rank::new(0, 1).finalized()]), None);
+    assert_eq!(find_deadlock(&[]), None);
+}
+
+#[test]
+fn progress_between_snapshots() {
+    let before = [
+        Rank::new(0, 2).blocked(recv(1)),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    let same = before.clone();
+    assert!(no_progress(&before, &same));
+    let after = [
+        Rank::new(0, 2).blocked(recv(1)),
+        Rank::new(1, 2).send(0, 0).blocked(recv(0)),
+    ];
+    assert!(!no_progress(&before, &after));
+    assert!(!no_progress(&before, &[before[0].clone(), None]));
+    assert!(!no_progress(&before, &before[..1]));
+}

@@ -1,0 +1,532 @@
+//! The exploration engine: seed 000 Fig 5.23 as a search state that
+//! outlives each run.
+//!
+//! # The search
+//!
+//! A *choice point* is a wildcard event (a receive or probe, identified
+//! across runs by its rank and per-rank event number) that lists at least
+//! one potential sender beyond the one it matched. The runs form a tree:
+//!
+//! * the root is the first run, free (`SELF_RUN`): all its choice points
+//!   are open;
+//! * a child of run `R` explores alternative sender `s` of choice point `p`
+//!   of `R` (final clock `c`): it forces every wildcard event of `R` that
+//!   comes before `p` (see [`Key`]: final clock `< c`, and the tied events
+//!   of lower ranks) to the sender it matched in `R`, forces `p` to `s`,
+//!   and sets `last_guided_clock = c`; past that the run is free;
+//! * the open choice points of that child are its free events beyond `p`
+//!   (key greater than `p`'s, not forced): what the forced alternative
+//!   revealed. Events below `p` were replayed, and are never re-explored;
+//!   a free choice point below `p` means the replay diverged, and is only
+//!   counted ([`Stats::divergent`]).
+//!
+//! The [`Policy`] picks the next alternative; with [`Dfs`] the order is
+//! Fig 5.23's (highest clock first, a run's own choice points before the
+//! remaining alternatives of its parent). Each alternative of a choice
+//! point is run once per parent run: the senders already matched or
+//! offered are remembered, and a sender that only the forced run lists is
+//! added to the parent's alternatives (found once, run once).
+//!
+//! A run that died (deadlock, crash) is used like any other: its events
+//! are what it recorded. A run whose forced matches did not all happen
+//! ([`unmatched_forces`]) is not expanded: its events do not belong to the
+//! path the search asked for.
+
+use crate::config::ExploreConfig;
+use crate::policy::{Choice, Dfs, Key, NodeId, Policy};
+use mbh_trace::config::{ForcedMatch, Guidance};
+use mbh_trace::rank_trace::WildcardEvent;
+use mbh_trace::report::ChoicePointStats;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// How a run ended, as far as the exploration cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RunEnd {
+    /// Every rank finished.
+    Complete,
+    /// The run was stopped as deadlocked.
+    Deadlocked,
+    /// A rank crashed, exited early, aborted, or the run timed out.
+    Crashed,
+}
+
+impl RunEnd {
+    /// Whether the run did not complete.
+    pub fn died(self) -> bool {
+        self != RunEnd::Complete
+    }
+}
+
+/// The run the caller should make next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NextRun {
+    /// 1-based interleaving number.
+    pub number: u32,
+    /// The matches to force; `None` for the first, free run.
+    pub guidance: Option<Guidance>,
+}
+
+/// A forced match that did not happen in the run that forced it.
+///
+/// The clocks claimed that `forced.source` could match the event, the run
+/// forced it, and the event matched something else or never completed: a
+/// soundness failure of the clocks (or a replay that diverged), to report
+/// as a tool warning, never as a deadlock of the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct UnmatchedForce {
+    /// What was forced.
+    pub forced: ForcedMatch,
+    /// The sender the event matched instead; `None` when the event never
+    /// completed.
+    pub observed: Option<i32>,
+}
+
+/// The forced matches of `guidance` that the run's `events` (all ranks)
+/// contradict: events that matched another sender, and events missing
+/// from a run that completed or deadlocked (a crashed run may have been
+/// killed before it got there, so missing events are not reported for it).
+pub fn unmatched_forces(
+    guidance: &Guidance,
+    events: &[WildcardEvent],
+    end: RunEnd,
+) -> Vec<UnmatchedForce> {
+    let index: HashMap<(i32, u32), &WildcardEvent> =
+        events.iter().map(|e| ((e.rank, e.event), e)).collect();
+    let mut unmatched = Vec::new();
+    for &forced in &guidance.forced {
+        match index.get(&(forced.rank, forced.event)) {
+            Some(e) if e.matched >= 0 && e.matched != forced.source => {
+                unmatched.push(UnmatchedForce {
+                    forced,
+                    observed: Some(e.matched),
+                })
+            }
+            Some(_) => {}
+            None if end != RunEnd::Crashed => unmatched.push(UnmatchedForce {
+                forced,
+                observed: None,
+            }),
+            None => {}
+        }
+    }
+    unmatched
+}
+
+/// Counts of the search so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Runs recorded.
+    pub runs: u32,
+    /// Of those, runs that deadlocked or crashed.
+    pub died: u32,
+    /// Choice points, counted once per (rank, event):
+    ///
+    /// * `found`: a choice point in some run;
+    /// * `explored`: all of its alternatives were run under some parent run;
+    /// * `abstracted`: skipped by loop abstraction (and never explored);
+    /// * `mixing_bounded`: left to the MPI library by the mixing bound in
+    ///   at least one run (it may have been explored under others).
+    ///
+    /// Choice points cut off by `max_interleavings` or [`Explorer::stop`]
+    /// count in `found` only.
+    pub choice_points: ChoicePointStats,
+    /// Free choice points that replays produced below their forced choice
+    /// (the replay diverged from the run it replays); not explored.
+    pub divergent: u64,
+    /// Runs not expanded because a forced match did not happen.
+    pub unexpanded: u32,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct PointRecord {
+    found: bool,
+    offered: bool,
+    explored: bool,
+    abstracted: bool,
+    mixing_bounded: bool,
+}
+
+/// An open choice point of a node.
+#[derive(Debug)]
+struct OpenPoint {
+    /// Senders matched or offered (each alternative is offered once).
+    senders: BTreeSet<i32>,
+    /// Offered alternatives not yet recorded.
+    unrecorded: u32,
+    /// Mixing bound of a choice made here.
+    bound: Option<u32>,
+}
+
+/// A run with open choice points.
+#[derive(Debug)]
+struct Node {
+    /// Its events (key, matched sender), ascending: forced prefixes.
+    events: Vec<(Key, i32)>,
+    /// Mixing budget of its children (`None`: unbounded).
+    budget: Option<u32>,
+    points: HashMap<Key, OpenPoint>,
+    /// Alternatives not yet handed out.
+    unissued: u32,
+}
+
+#[derive(Debug)]
+struct Pending {
+    number: u32,
+    choice: Option<Choice>,
+    guidance: Option<Guidance>,
+}
+
+/// The exploration engine: the search state that outlives each run.
+///
+/// ```
+/// use mbh_bounding::{ExploreConfig, Explorer, RunEnd};
+/// # fn execute(_: Option<&mbh_trace::config::Guidance>) -> Vec<mbh_trace::rank_trace::WildcardEvent> { vec![] }
+/// let mut explorer = Explorer::new(ExploreConfig::default());
+/// while let Some(run) = explorer.next_run() {
+///     let events = execute(run.guidance.as_ref()); // all ranks' wildcard events
+///     for warning in explorer.record_run(&events, RunEnd::Complete) {
+///         eprintln!("forced match did not happen: {warning:?}");
+///     }
+/// }
+/// assert!(explorer.is_complete());
+/// ```
+#[derive(Debug)]
+pub struct Explorer<P = Dfs> {
+    config: ExploreConfig,
+    policy: P,
+    nodes: HashMap<NodeId, Node>,
+    next_node: u64,
+    pending: Option<Pending>,
+    runs: u32,
+    died: u32,
+    stopped: bool,
+    /// `Some(true)`: search exhausted; `Some(false)`: stopped with work left.
+    finished: Option<bool>,
+    points: BTreeMap<(i32, u32), PointRecord>,
+    divergent: u64,
+    unexpanded: u32,
+}
+
+impl Explorer<Dfs> {
+    /// A depth-first exploration (seed 000 Fig 5.23) within `config`.
+    pub fn new(config: ExploreConfig) -> Self {
+        Self::with_policy(config, Dfs::new())
+    }
+}
+
+impl<P: Policy> Explorer<P> {
+    /// An exploration ordered by `policy`.
+    pub fn with_policy(config: ExploreConfig, policy: P) -> Self {
+        Explorer {
+            config,
+            policy,
+            nodes: HashMap::new(),
+            next_node: 0,
+            pending: None,
+            runs: 0,
+            died: 0,
+            stopped: false,
+            finished: None,
+            points: BTreeMap::new(),
+            divergent: 0,
+            unexpanded: 0,
+        }
+    }
+
+    /// The bounds.
+    pub fn config(&self) -> &ExploreConfig {
+        &self.config
+    }
+
+    /// The next run to make, or `None` when the space (within the bounds)
+    /// is covered, `max_interleavings` runs were made, or [`Explorer::stop`]
+    /// was called. The first run is free (`guidance: None`).
+    ///
+    /// Called again before [`Explorer::record_run`], it returns the same run.
+    pub fn next_run(&mut self) -> Option<NextRun> {
+        if let Some(p) = &self.pending {
+            return Some(NextRun {
+                number: p.number,
+                guidance: p.guidance.clone(),
+            });
+        }
+        if self.finished.is_some() {
+            return None;
+        }
+        let limit_hit = self.stopped
+            || self
+                .config
+                .max_interleavings
+                .is_some_and(|max| self.runs >= max);
+        if self.runs == 0 {
+            if limit_hit {
+                self.finished = Some(false);
+                return None;
+            }
+            self.pending = Some(Pending {
+                number: 1,
+                choice: None,
+                guidance: None,
+            });
+            return self.next_run();
+        }
+        let Some(choice) = self.policy.next_choice() else {
+            self.finished = Some(true);
+            return None;
+        };
+        if limit_hit {
+            self.finished = Some(false);
+            return None;
+        }
+        let node = self
+            .nodes
+            .get_mut(&choice.node)
+            .expect("[mbh-bounding internal bug] a choice of a freed run");
+        node.unissued = node.unissued.saturating_sub(1);
+        let guidance = guidance_for(node, &choice);
+        self.pending = Some(Pending {
+            number: self.runs + 1,
+            choice: Some(choice),
+            guidance: Some(guidance),
+        });
+        self.next_run()
+    }
+
+    /// Records the run [`Explorer::next_run`] gave: the wildcard events of
+    /// all ranks (as [`mbh_trace::RankTrace::wildcard_events`] gives them)
+    /// and how it ended. Returns the forced matches that did not happen
+    /// (see [`unmatched_forces`]), for the caller to report as warnings.
+    ///
+    /// # Panics
+    ///
+    /// When no run is pending (call [`Explorer::next_run`] first).
+    pub fn record_run(&mut self, events: &[WildcardEvent], end: RunEnd) -> Vec<UnmatchedForce> {
+        let pending = self
+            .pending
+            .take()
+            .expect("Explorer::record_run called without a run from Explorer::next_run");
+        self.runs += 1;
+        if end.died() {
+            self.died += 1;
+        }
+        for e in events {
+            if !alternatives(e).is_empty() {
+                self.points.entry((e.rank, e.event)).or_default().found = true;
+            }
+        }
+        let (Some(choice), Some(guidance)) = (pending.choice, pending.guidance) else {
+            self.open_node(events, None, &HashSet::new(), None);
+            return Vec::new();
+        };
+        let unmatched = unmatched_forces(&guidance, events, end);
+        let node = self
+            .nodes
+            .get_mut(&choice.node)
+            .expect("[mbh-bounding internal bug] a recorded run of a freed run");
+        let point = node
+            .points
+            .get_mut(&choice.key)
+            .expect("[mbh-bounding internal bug] a choice of an unknown choice point");
+        point.unrecorded = point.unrecorded.saturating_sub(1);
+        if unmatched.is_empty() {
+            // Senders only the forced run lists are alternatives under the
+            // same prefix: offer each once.
+            let forced_event = events
+                .iter()
+                .find(|e| e.rank == choice.key.rank && e.event == choice.key.event);
+            for sender in forced_event.map(alternatives).unwrap_or_default() {
+                if point.senders.insert(sender) {
+                    point.unrecorded += 1;
+                    node.unissued += 1;
+                    self.policy.extend(Choice { sender, ..choice });
+                }
+            }
+        }
+        if point.unrecorded == 0 {
+            self.points
+                .entry((choice.key.rank, choice.key.event))
+                .or_default()
+                .explored = true;
+        }
+        let budget = child_budget(node.budget, choice.position, point.bound);
+        if node.unissued == 0 {
+            self.nodes.remove(&choice.node);
+        }
+        if unmatched.is_empty() {
+            let forced: HashSet<(i32, u32)> =
+                guidance.forced.iter().map(|f| (f.rank, f.event)).collect();
+            self.open_node(events, Some(choice.key), &forced, budget);
+        } else {
+            self.unexpanded += 1;
+        }
+        unmatched
+    }
+
+    /// Stops the search (a time budget ran out): [`Explorer::next_run`]
+    /// returns `None` from now on, except for a run already handed out and
+    /// not yet recorded.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Whether every run within the bounds was made: the search ran out of
+    /// alternatives, not of budget. False while the search goes on.
+    pub fn is_complete(&self) -> bool {
+        self.finished == Some(true) && self.pending.is_none()
+    }
+
+    /// Whether loop abstraction or the mixing bound skipped anything, so
+    /// that even a complete search covered only part of the space.
+    pub fn is_bounded(&self) -> bool {
+        self.points
+            .values()
+            .any(|p| p.mixing_bounded || (p.abstracted && !p.offered))
+    }
+
+    /// Runs recorded so far.
+    pub fn runs(&self) -> u32 {
+        self.runs
+    }
+
+    /// The statistics so far.
+    pub fn stats(&self) -> Stats {
+        let mut choice_points = ChoicePointStats::default();
+        for p in self.points.values() {
+            choice_points.found += u64::from(p.found);
+            choice_points.explored += u64::from(p.explored);
+            choice_points.abstracted += u64::from(p.abstracted && !p.offered);
+            choice_points.mixing_bounded += u64::from(p.mixing_bounded);
+        }
+        Stats {
+            runs: self.runs,
+            died: self.died,
+            choice_points,
+            divergent: self.divergent,
+            unexpanded: self.unexpanded,
+        }
+    }
+
+    /// Offers the open choice points of a recorded run: its free events
+    /// with alternatives beyond `after`, within the bounds.
+    fn open_node(
+        &mut self,
+        events: &[WildcardEvent],
+        after: Option<Key>,
+        forced: &HashSet<(i32, u32)>,
+        budget: Option<u32>,
+    ) {
+        let mut sorted: Vec<&WildcardEvent> = events.iter().collect();
+        sorted.sort_by_key(|e| Key::of(e));
+        let id = NodeId(self.next_node);
+        let mut choices = Vec::new();
+        let mut points = HashMap::new();
+        let mut position = 0u32;
+        for e in &sorted {
+            let alts = alternatives(e);
+            if alts.is_empty() || forced.contains(&(e.rank, e.event)) {
+                continue;
+            }
+            let key = Key::of(e);
+            let record = self.points.entry((e.rank, e.event)).or_default();
+            if after.is_some_and(|a| key <= a) {
+                self.divergent += 1;
+                continue;
+            }
+            if self.config.loop_abstraction.abstracts(e) {
+                record.abstracted = true;
+                continue;
+            }
+            position += 1;
+            if budget.is_some_and(|b| position > b) {
+                record.mixing_bounded = true;
+                continue;
+            }
+            record.offered = true;
+            let mut senders: BTreeSet<i32> = alts.iter().copied().collect();
+            senders.insert(e.matched);
+            points.insert(
+                key,
+                OpenPoint {
+                    senders,
+                    unrecorded: alts.len() as u32,
+                    bound: self.config.mixing_bound_for(e),
+                },
+            );
+            choices.extend(alts.into_iter().map(|sender| Choice {
+                node: id,
+                key,
+                sender,
+                position,
+            }));
+        }
+        if choices.is_empty() {
+            return;
+        }
+        self.next_node += 1;
+        self.nodes.insert(
+            id,
+            Node {
+                events: sorted.iter().map(|e| (Key::of(e), e.matched)).collect(),
+                budget,
+                points,
+                unissued: choices.len() as u32,
+            },
+        );
+        self.policy.open(id, choices);
+    }
+}
+
+/// The senders an event could have matched besides the one it did.
+fn alternatives(e: &WildcardEvent) -> Vec<i32> {
+    let mut alts: Vec<i32> = e
+        .potential
+        .iter()
+        .copied()
+        .filter(|&s| s >= 0 && s != e.matched)
+        .collect();
+    alts.sort_unstable();
+    alts.dedup();
+    alts
+}
+
+/// The mixing budget of a run forced at the `position`-th choice point of
+/// a run with budget `parent`, where a choice made there has bound `bound`.
+fn child_budget(parent: Option<u32>, position: u32, bound: Option<u32>) -> Option<u32> {
+    let inherited = parent.map(|b| b.saturating_sub(position));
+    match (inherited, bound) {
+        (None, bound) => bound,
+        (Some(left), None) => Some(left),
+        (Some(left), Some(bound)) => Some(left.min(bound)),
+    }
+}
+
+/// Forces every event of `node` below the choice to what it matched, the
+/// choice to its sender, and guides up to the choice's clock.
+fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
+    let (rank, event) = (choice.key.rank, choice.key.event);
+    let mut forced: Vec<ForcedMatch> = node
+        .events
+        .iter()
+        .take_while(|(key, _)| *key < choice.key)
+        .filter(|(key, matched)| *matched >= 0 && (key.rank, key.event) != (rank, event))
+        .map(|&(key, source)| ForcedMatch {
+            rank: key.rank,
+            event: key.event,
+            source,
+        })
+        .collect();
+    forced.push(ForcedMatch {
+        rank,
+        event,
+        source: choice.sender,
+    });
+    forced.sort();
+    forced.dedup_by_key(|f| (f.rank, f.event));
+    Guidance {
+        last_guided_clock: choice.key.clock,
+        forced,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,577 @@
+//! Exact run counts of the search on synthetic programs: each program is a
+//! function from a run's guidance to the wildcard events that run records.
+
+use super::*;
+use crate::config::{LoopAbstraction, LOOP_ABSTRACTED, LOOP_OTHER};
+use mbh_trace::rank_trace::LoopMarker;
+use mbh_trace::OpKind;
+
+fn event(rank: i32, event: u32, clock: u64, matched: i32, potential: &[i32]) -> WildcardEvent {
+    WildcardEvent {
+        rank,
+        event,
+        op_index: u64::from(event),
+        kind: OpKind::Recv,
+        site: 0,
+        start_clock: clock,
+        final_clock: clock,
+        matched,
+        matched_tag: 0,
+        potential: potential.to_vec(),
+        loops: Vec::new(),
+        zone: None,
+    }
+}
+
+/// The runs of one exploration: the guidance of each and what it recorded.
+struct Explored {
+    explorer: Explorer,
+    runs: Vec<(Option<Guidance>, Vec<WildcardEvent>)>,
+}
+
+impl Explored {
+    /// The matched sender of every event of every run, for comparing runs.
+    fn outcomes(&self) -> Vec<Vec<(i32, u32, i32)>> {
+        self.runs
+            .iter()
+            .map(|(_, events)| {
+                let mut o: Vec<_> = events
+                    .iter()
+                    .map(|e| (e.rank, e.event, e.matched))
+                    .collect();
+                o.sort();
+                o
+            })
+            .collect()
+    }
+
+    fn assert_distinct(&self) {
+        let outcomes = self.outcomes();
+        let distinct: HashSet<_> = outcomes.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            outcomes.len(),
+            "a run repeated: {outcomes:?}"
+        );
+    }
+}
+
+fn explore(
+    config: ExploreConfig,
+    mut program: impl FnMut(Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd),
+) -> Explored {
+    let mut explorer = Explorer::new(config);
+    let mut runs = Vec::new();
+    while let Some(run) = explorer.next_run() {
+        assert_eq!(run.number as usize, runs.len() + 1);
+        let (events, end) = program(run.guidance.as_ref());
+        let unmatched = explorer.record_run(&events, end);
+        assert!(unmatched.is_empty(), "{unmatched:?}");
+        runs.push((run.guidance, events));
+        assert!(runs.len() < 10_000, "the search does not end");
+    }
+    Explored { explorer, runs }
+}
+
+fn forced(g: Option<&Guidance>, rank: i32, event: u32) -> Option<i32> {
+    g.and_then(|g| g.source_for(rank, event))
+}
+
+/// S1, the crooked barrier (seed 000 Fig 1.1): P1's `Irecv(*)` (event 0)
+/// takes P0's message first, P2's is a potential match; the later
+/// `Recv(*)` (event 1) takes whatever is left. Returns the value of `x`
+/// with the events.
+fn crooked_barrier(g: Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
+    let first = forced(g, 1, 0).unwrap_or(0);
+    let other = 2 - first;
+    let x = if first == 0 { 22 } else { 33 };
+    let end = if x == 33 {
+        RunEnd::Crashed // assert(x != 33)
+    } else {
+        RunEnd::Complete
+    };
+    (
+        vec![event(1, 0, 1, first, &[other]), event(1, 1, 3, other, &[])],
+        end,
+    )
+}
+
+#[test]
+fn s1_crooked_barrier_runs_twice_and_the_failure_replays() {
+    let explored = explore(ExploreConfig::default(), crooked_barrier);
+    // 1 free run + 1 alternative (P2) for the one choice point.
+    assert_eq!(explored.runs.len(), 2);
+    assert!(explored.explorer.is_complete());
+    assert!(!explored.explorer.is_bounded());
+    let (guidance, events) = &explored.runs[1];
+    let guidance = guidance.clone().unwrap();
+    assert_eq!(
+        guidance,
+        Guidance {
+            last_guided_clock: 1,
+            forced: vec![ForcedMatch {
+                rank: 1,
+                event: 0,
+                source: 2
+            }],
+        }
+    );
+    // The failing run replays to the same output.
+    assert_eq!(&crooked_barrier(Some(&guidance)).0, events);
+    assert_eq!(crooked_barrier(Some(&guidance)).1, RunEnd::Crashed);
+    let stats = explored.explorer.stats();
+    assert_eq!(stats.runs, 2);
+    assert_eq!(stats.died, 1);
+    assert_eq!(
+        stats.choice_points,
+        ChoicePointStats {
+            found: 1,
+            explored: 1,
+            abstracted: 0,
+            mixing_bounded: 0
+        }
+    );
+}
+
+/// S5 (seed 000 Fig 5.14): P0 posts `Irecv(*, tag 2)`, `Irecv(*, tag 3)`,
+/// `Recv(*, tag 2)`, `Recv(*, tag 3)` (events 0..3, final clocks 0, 2, 1,
+/// 3); P1 and P2 each send one message of each tag. Every event lists both
+/// senders at some point, but the second receive of a tag gets the one
+/// message of that tag left: 2 (tag 2) x 2 (tag 3) = 4 interleavings.
+fn tags_and_pending_receives(g: Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
+    // (event, clock, tag), in matching (clock) order.
+    let receives = [(0u32, 0u64, 2), (2, 1, 2), (1, 2, 3), (3, 3, 3)];
+    let mut left: BTreeMap<i32, Vec<i32>> = BTreeMap::from([(2, vec![1, 2]), (3, vec![1, 2])]);
+    let mut events = Vec::new();
+    for (ev, clock, tag) in receives {
+        let senders = left.get_mut(&tag).unwrap();
+        let matched = forced(g, 0, ev).unwrap_or(senders[0]);
+        senders.retain(|&s| s != matched);
+        events.push(event(0, ev, clock, matched, senders));
+    }
+    events.sort_by_key(|e| e.event);
+    (events, RunEnd::Complete)
+}
+
+#[test]
+fn s5_four_wildcards_two_tags_four_interleavings() {
+    let explored = explore(ExploreConfig::default(), tags_and_pending_receives);
+    assert_eq!(explored.runs.len(), 4);
+    explored.assert_distinct();
+    assert!(explored.explorer.is_complete());
+    // The first receive of each tag is a choice point; the second never is.
+    let stats = explored.explorer.stats();
+    assert_eq!(stats.choice_points.found, 2);
+    assert_eq!(stats.choice_points.explored, 2);
+    // Fig 5.23's order: the highest clock first (event 1, clock 2), then
+    // event 0 (clock 0), whose replay reveals event 1 again.
+    let lgcs: Vec<_> = explored
+        .runs
+        .iter()
+        .map(|(g, _)| g.as_ref().map(|g| g.last_guided_clock))
+        .collect();
+    assert_eq!(lgcs, vec![None, Some(2), Some(0), Some(2)]);
+    // Branching at clock 2 forces everything below it as in the first run.
+    let second = explored.runs[1].0.as_ref().unwrap();
+    assert_eq!(
+        second.forced,
+        vec![
+            ForcedMatch {
+                rank: 0,
+                event: 0,
+                source: 1
+            },
+            ForcedMatch {
+                rank: 0,
+                event: 1,
+                source: 2
+            },
+            ForcedMatch {
+                rank: 0,
+                event: 2,
+                source: 2
+            },
+        ]
+    );
+}
+
+/// P1's receive (clock 1) takes P0 or P2. When it takes P2, P2 goes on to
+/// a phase where P3's receive (clock 4) races P0 against P1; otherwise P3's
+/// receive is deterministic. Runs: free; P1<-P2 (reveals P3's choice);
+/// P1<-P2, P3<-P1. The revealed choice is explored right away.
+fn revealing(g: Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
+    let first = forced(g, 1, 0).unwrap_or(0);
+    let mut events = vec![event(1, 0, 1, first, &[2 - first])];
+    if first == 2 {
+        let second = forced(g, 3, 0).unwrap_or(0);
+        events.push(event(3, 0, 4, second, &[1 - second]));
+    } else {
+        events.push(event(3, 0, 4, 0, &[]));
+    }
+    (events, RunEnd::Complete)
+}
+
+#[test]
+fn a_forced_choice_that_reveals_a_choice_point_is_explored_first() {
+    let explored = explore(ExploreConfig::default(), revealing);
+    assert_eq!(explored.runs.len(), 3);
+    explored.assert_distinct();
+    let third = explored.runs[2].0.clone().unwrap();
+    assert_eq!(
+        third,
+        Guidance {
+            last_guided_clock: 4,
+            forced: vec![
+                ForcedMatch {
+                    rank: 1,
+                    event: 0,
+                    source: 2
+                },
+                ForcedMatch {
+                    rank: 3,
+                    event: 0,
+                    source: 1
+                },
+            ],
+        }
+    );
+    assert_eq!(explored.explorer.stats().choice_points.found, 2);
+    assert_eq!(explored.explorer.stats().choice_points.explored, 2);
+}
+
+/// A sender that only the forced run lists (P3, once P0's receive is
+/// forced to P2) is run once; P1, matched by the free run, is not run again.
+#[test]
+fn senders_found_by_a_forced_run_are_run_once() {
+    let explored = explore(ExploreConfig::default(), |g| {
+        let matched = forced(g, 0, 0).unwrap_or(1);
+        let potential: &[i32] = match matched {
+            1 => &[2],
+            2 => &[1, 3],
+            _ => &[1, 2],
+        };
+        (vec![event(0, 0, 1, matched, potential)], RunEnd::Complete)
+    });
+    // Free (P1), forced P2, forced P3.
+    assert_eq!(explored.runs.len(), 3);
+    explored.assert_distinct();
+    assert!(explored.explorer.is_complete());
+}
+
+/// Two binary choice points at the same clock on different ranks: they are
+/// concurrent, so all 2 x 2 combinations are run; the later one (rank 2)
+/// is branched first, with rank 1's event forced to its recorded sender.
+#[test]
+fn tied_clocks_explore_every_combination() {
+    let explored = explore(ExploreConfig::default(), |g| {
+        let a = forced(g, 1, 0).unwrap_or(0);
+        let b = forced(g, 2, 0).unwrap_or(0);
+        (
+            vec![event(1, 0, 3, a, &[3 - a]), event(2, 0, 3, b, &[3 - b])],
+            RunEnd::Complete,
+        )
+    });
+    assert_eq!(explored.runs.len(), 4);
+    explored.assert_distinct();
+    assert_eq!(
+        explored.runs[1].0.clone().unwrap(),
+        Guidance {
+            last_guided_clock: 3,
+            forced: vec![
+                ForcedMatch {
+                    rank: 1,
+                    event: 0,
+                    source: 0
+                },
+                ForcedMatch {
+                    rank: 2,
+                    event: 0,
+                    source: 3
+                },
+            ],
+        }
+    );
+}
+
+/// A chain of `n` independent binary choice points: rank 0's event `i`
+/// (final clock `i + 1`) takes P1 unless forced, and could take P2.
+/// `loops(i)` and `zone(i)` give each event's markers.
+fn chain(
+    n: u32,
+    loops: impl Fn(u32) -> Vec<LoopMarker>,
+    zone: impl Fn(u32) -> Option<(i32, i32)>,
+) -> impl FnMut(Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
+    move |g| {
+        let events = (0..n)
+            .map(|i| {
+                let matched = forced(g, 0, i).unwrap_or(1);
+                WildcardEvent {
+                    loops: loops(i),
+                    zone: zone(i),
+                    ..event(0, i, u64::from(i) + 1, matched, &[3 - matched])
+                }
+            })
+            .collect();
+        (events, RunEnd::Complete)
+    }
+}
+
+fn plain_chain(n: u32) -> impl FnMut(Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
+    chain(n, |_| Vec::new(), |_| None)
+}
+
+/// Runs of a chain of `n` binary choice points under mixing bound `k`.
+///
+/// The free run branches at every choice point. The run forcing the
+/// `i`-th (1-based, by clock) has `m = n - i` choice points above it, of
+/// which it explores the next `min(k, m)` with all their combinations:
+/// below a forced choice with budget `b` and `m >= b` choice points above,
+/// the runs are `f(m, b) = sum over j = 1..=b of (1 + f(m - j, b - j))
+/// = 2^b - 1`, so that forced run and its subtree are `2^min(k, m)` runs.
+/// In all: `1 + sum over i = 1..=n of 2^min(k, n - i)`. Unbounded (k >= n - 1)
+/// that is `1 + (2^n - 1) = 2^n`; k = 0 gives `1 + n` (seed 000: "P * N");
+/// k = 1 gives `2n`; k = 2 gives `4n - 4` (n >= 2).
+fn mixing_runs(n: u32, k: Option<u32>) -> usize {
+    let k = k.unwrap_or(n);
+    1 + (1..=n).map(|i| 1usize << k.min(n - i)).sum::<usize>()
+}
+
+#[test]
+fn chain_without_bounds_runs_every_combination() {
+    for n in 0..=6 {
+        let explored = explore(ExploreConfig::default(), plain_chain(n));
+        assert_eq!(explored.runs.len(), 1 << n, "n = {n}");
+        explored.assert_distinct();
+        assert!(explored.explorer.is_complete());
+        assert_eq!(
+            explored.explorer.stats().choice_points.explored,
+            u64::from(n)
+        );
+    }
+}
+
+#[test]
+fn chain_under_mixing_bounds() {
+    // n = 5: k = 0: 6; k = 1: 10; k = 2: 16; k = 3: 24; k = 4 and unbounded: 32.
+    let expected = [
+        (Some(0), 6),
+        (Some(1), 10),
+        (Some(2), 16),
+        (Some(3), 24),
+        (Some(4), 32),
+        (None, 32),
+    ];
+    for (k, runs) in expected {
+        assert_eq!(mixing_runs(5, k), runs);
+        let explored = explore(ExploreConfig::new().mixing_bound(k), plain_chain(5));
+        assert_eq!(explored.runs.len(), runs, "k = {k:?}");
+        explored.assert_distinct();
+        assert!(explored.explorer.is_complete());
+        let stats = explored.explorer.stats();
+        assert_eq!(stats.choice_points.found, 5);
+        // Every choice point is explored under the free run; the bound
+        // leaves the ones above the window of some forced run to MPI:
+        // choice points k + 2 ..= n (1-based), i.e. n - 1 - k of them.
+        assert_eq!(stats.choice_points.explored, 5);
+        let bounded = 4u64.saturating_sub(u64::from(k.unwrap_or(4)));
+        assert_eq!(stats.choice_points.mixing_bounded, bounded, "k = {k:?}");
+        assert_eq!(explored.explorer.is_bounded(), bounded > 0);
+    }
+    for n in 2..=7 {
+        assert_eq!(mixing_runs(n, Some(0)), 1 + n as usize);
+        assert_eq!(mixing_runs(n, Some(1)), 2 * n as usize);
+        assert_eq!(mixing_runs(n, Some(2)), 4 * n as usize - 4);
+        for k in 0..=n {
+            let explored = explore(ExploreConfig::new().mixing_bound(Some(k)), plain_chain(n));
+            assert_eq!(
+                explored.runs.len(),
+                mixing_runs(n, Some(k)),
+                "n = {n}, k = {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn zones_override_the_global_mixing_bound() {
+    // Every event in zone 1 with k = 0, no global bound: as k = 0, 1 + 4.
+    let explored = explore(ExploreConfig::new(), chain(4, |_| vec![], |_| Some((1, 0))));
+    assert_eq!(explored.runs.len(), 5);
+    // A zone with k < 0 is unbounded even under a global k = 0: 2^4.
+    let explored = explore(
+        ExploreConfig::new().mixing_bound(Some(0)),
+        chain(4, |_| vec![], |_| Some((1, -1))),
+    );
+    assert_eq!(explored.runs.len(), 16);
+    // Events 0 and 1 in a zone with k = 0, events 2 and 3 in none, no
+    // global bound: free run 1; forcing event 0 or 1: 1 run each (budget
+    // 0); forcing event 2: 2 runs (event 3 under it); forcing event 3: 1.
+    let explored = explore(
+        ExploreConfig::new(),
+        chain(4, |_| vec![], |i| (i < 2).then_some((1, 0))),
+    );
+    assert_eq!(explored.runs.len(), 1 + 1 + 1 + 2 + 1);
+    explored.assert_distinct();
+}
+
+#[test]
+fn loop_abstraction_keeps_the_first_outcome() {
+    // n = 5; events 1 and 2 in a loop marked for abstraction (7301), event 3
+    // in another loop with wildcards (7304).
+    let loops = |i: u32| match i {
+        1 | 2 => vec![LoopMarker {
+            level: LOOP_ABSTRACTED,
+            loop_id: 7,
+        }],
+        3 => vec![LoopMarker {
+            level: LOOP_OTHER,
+            loop_id: 8,
+        }],
+        _ => vec![],
+    };
+    // off: 2^5; auto: 2^(5-2); all: 2^(5-3).
+    for (setting, runs, abstracted) in [
+        (LoopAbstraction::Off, 32, 0),
+        (LoopAbstraction::Auto, 8, 2),
+        (LoopAbstraction::All, 4, 3),
+    ] {
+        let config = ExploreConfig::new().loop_abstraction(setting);
+        let explored = explore(config, chain(5, loops, |_| None));
+        assert_eq!(explored.runs.len(), runs, "{setting}");
+        explored.assert_distinct();
+        let stats = explored.explorer.stats();
+        assert_eq!(stats.choice_points.abstracted, abstracted, "{setting}");
+        assert_eq!(stats.choice_points.explored, 5 - abstracted, "{setting}");
+        // Abstracted events are never forced to another sender.
+        for (g, _) in &explored.runs {
+            let Some(g) = g else { continue };
+            for f in &g.forced {
+                if setting != LoopAbstraction::Off && (1..=2).contains(&f.event) {
+                    assert_eq!(f.source, 1, "{setting}: {g:?}");
+                }
+            }
+        }
+    }
+    // Both bounds: auto leaves 3 choice points, k = 1 on those: 2 * 3.
+    let config = ExploreConfig::new()
+        .loop_abstraction(LoopAbstraction::Auto)
+        .mixing_bound(Some(1));
+    assert_eq!(explore(config, chain(5, loops, |_| None)).runs.len(), 6);
+}
+
+#[test]
+fn max_interleavings_and_stop_leave_coverage_partial() {
+    let explored = explore(
+        ExploreConfig::new().max_interleavings(Some(10)),
+        plain_chain(5),
+    );
+    assert_eq!(explored.runs.len(), 10);
+    assert!(!explored.explorer.is_complete());
+    // Exactly enough runs: complete.
+    let explored = explore(
+        ExploreConfig::new().max_interleavings(Some(32)),
+        plain_chain(5),
+    );
+    assert_eq!(explored.runs.len(), 32);
+    assert!(explored.explorer.is_complete());
+
+    let mut program = plain_chain(5);
+    let mut explorer = Explorer::new(ExploreConfig::new());
+    for _ in 0..3 {
+        let run = explorer.next_run().unwrap();
+        // Asking twice gives the same run.
+        assert_eq!(explorer.next_run().unwrap(), run);
+        let (events, end) = program(run.guidance.as_ref());
+        let _ = explorer.record_run(&events, end);
+    }
+    explorer.stop();
+    assert_eq!(explorer.next_run(), None);
+    assert!(!explorer.is_complete());
+    assert_eq!(explorer.runs(), 3);
+}
+
+#[test]
+fn a_program_without_choice_points_runs_once() {
+    let explored = explore(ExploreConfig::new(), |_| {
+        (vec![event(0, 0, 1, 1, &[])], RunEnd::Complete)
+    });
+    assert_eq!(explored.runs.len(), 1);
+    assert!(explored.explorer.is_complete());
+    assert_eq!(
+        explored.explorer.stats().choice_points,
+        ChoicePointStats::default()
+    );
+}
+
+#[test]
+fn forced_matches_that_did_not_happen_are_reported_not_expanded() {
+    let guidance = Guidance {
+        last_guided_clock: 4,
+        forced: vec![
+            ForcedMatch {
+                rank: 1,
+                event: 0,
+                source: 2,
+            },
+            ForcedMatch {
+                rank: 1,
+                event: 1,
+                source: 0,
+            },
+        ],
+    };
+    let events = vec![event(1, 0, 1, 0, &[2])];
+    let took_other = UnmatchedForce {
+        forced: guidance.forced[0],
+        observed: Some(0),
+    };
+    let never_completed = UnmatchedForce {
+        forced: guidance.forced[1],
+        observed: None,
+    };
+    assert_eq!(
+        unmatched_forces(&guidance, &events, RunEnd::Deadlocked),
+        vec![took_other, never_completed]
+    );
+    // A crashed run may have been killed before the event.
+    assert_eq!(
+        unmatched_forces(&guidance, &events, RunEnd::Crashed),
+        vec![took_other]
+    );
+
+    // In the engine: P1's receive forced to P2 deadlocks (P2 never sends to
+    // it): reported, and the run is not expanded.
+    let mut explorer = Explorer::new(ExploreConfig::new());
+    explorer.next_run().unwrap();
+    let first = vec![event(1, 0, 1, 0, &[2]), event(1, 1, 2, 0, &[3])];
+    assert!(explorer.record_run(&first, RunEnd::Complete).is_empty());
+    let run = explorer.next_run().unwrap();
+    let g = run.guidance.unwrap();
+    assert_eq!(g.last_guided_clock, 2);
+    let second = vec![event(1, 0, 1, 0, &[2])];
+    let unmatched = explorer.record_run(&second, RunEnd::Deadlocked);
+    assert_eq!(
+        unmatched,
+        vec![UnmatchedForce {
+            forced: ForcedMatch {
+                rank: 1,
+                event: 1,
+                source: 3
+            },
+            observed: None
+        }]
+    );
+    assert_eq!(explorer.stats().unexpanded, 1);
+    // The search goes on with the other choice point.
+    let run = explorer.next_run().unwrap();
+    assert_eq!(run.guidance.unwrap().last_guided_clock, 1);
+}
+
+#[test]
+fn child_budgets_shrink_by_position_and_zones_never_widen_them() {
+    assert_eq!(child_budget(None, 3, None), None);
+    assert_eq!(child_budget(None, 3, Some(2)), Some(2));
+    assert_eq!(child_budget(Some(3), 1, None), Some(2));
+    assert_eq!(child_budget(Some(3), 1, Some(1)), Some(1));
+    assert_eq!(child_budget(Some(1), 1, Some(5)), Some(0));
+}

@@ -1,0 +1,123 @@
+//! `mbhybrid replay RUN_ID --interleaving N`: run one recorded interleaving
+//! again with every wildcard receive forced to the sender it took then
+//! (seed 002: a replay is reproducible when every nondeterministic match is
+//! fixed), and report what it shows.
+
+use crate::cli::{Format, ReplayArgs};
+use crate::error::UsageError;
+use crate::interleaving;
+use crate::session::Session;
+use anyhow::{Context, Result};
+use is_terminal::IsTerminal;
+use mbh_trace::config::RuntimeConfig;
+use mbh_trace::layout::InterleavingDir;
+use mbh_trace::report::{ChoicePointStats, Report};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Runs `mbhybrid replay`.
+pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
+    let started = Instant::now();
+    let run_dir = locate_run(args)?;
+    let progress = args.format == Format::Human && std::io::stderr().is_terminal();
+    let session = Session::resume(&run_dir, progress)?;
+    let recorded = InterleavingDir::new(&run_dir, args.interleaving);
+    let text = std::fs::read_to_string(recorded.replay_config()).map_err(|_| {
+        UsageError::NoSuchInterleaving {
+            run: session.run_id.clone(),
+            n: args.interleaving,
+            available: count_interleavings(&run_dir),
+        }
+    })?;
+    let config = RuntimeConfig::parse(&text)
+        .map_err(|e| anyhow::anyhow!(e))
+        .with_context(|| format!("{} is damaged", recorded.replay_config().display()))?;
+
+    // Each replay gets a directory of its own beside the recorded one.
+    let attempt = (1..)
+        .find(|k| {
+            !run_dir
+                .join(format!("i{}-replay-{k}", args.interleaving))
+                .exists()
+        })
+        .unwrap_or(1);
+    let dir = InterleavingDir {
+        path: run_dir.join(format!("i{}-replay-{attempt}", args.interleaving)),
+    };
+    if progress {
+        eprintln!(
+            "mbhybrid: replaying interleaving {} of run {}",
+            args.interleaving, session.run_id
+        );
+    }
+    let replayed = interleaving::run(&session, args.interleaving, dir, config.clone())?;
+    let mut warnings = session.warnings.clone();
+    let forced = config.guidance.as_ref().map_or(0, |g| g.forced.len());
+    let diverged: Vec<String> = config
+        .guidance
+        .iter()
+        .flat_map(|g| &g.forced)
+        .filter(|f| {
+            !replayed
+                .events
+                .iter()
+                .any(|e| e.rank == f.rank && e.event == f.event && e.matched == f.source)
+        })
+        .map(|f| {
+            format!(
+                "rank {}'s wildcard event {} did not take rank {}'s message as recorded",
+                f.rank, f.event, f.source
+            )
+        })
+        .collect();
+    if !diverged.is_empty() {
+        warnings.push(format!(
+            "the replay diverged from the recording ({} of {forced} forced matches did not happen): {}",
+            diverged.len(),
+            diverged.join("; ")
+        ));
+    }
+    let mut findings = replayed.analysis.findings.clone();
+    for finding in &mut findings {
+        finding.replay = Some(session.replay_command(args.interleaving));
+    }
+    let report = Report {
+        tool: "mbhybrid".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        program: session.program_arg.clone(),
+        args: session.args.clone(),
+        np: session.np,
+        clocks: format!("{:?}", config.clocks).to_lowercase(),
+        buffering: format!("{:?}", config.buffering).to_lowercase(),
+        interleavings: 1,
+        complete: false,
+        choice_points: ChoicePointStats::default(),
+        findings,
+        wildcards: Vec::new(),
+        barriers: Vec::new(),
+        run_id: session.run_id.clone(),
+        run_dir: session.run_dir.display().to_string(),
+        runs: vec![replayed.analysis.outcome],
+        warnings,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    super::verify::print_report(&report, args.format, &session.cwd)?;
+    Ok(super::verify::exit_code(&report))
+}
+
+/// The run directory named by a run id (under the run root) or a path.
+fn locate_run(args: &ReplayArgs) -> Result<PathBuf, UsageError> {
+    let candidates = [args.run_dir.join(&args.run), PathBuf::from(&args.run)];
+    candidates
+        .into_iter()
+        .find(|dir| mbh_trace::layout::RunManifest::path(dir).is_file())
+        .map(|dir| dir.canonicalize().unwrap_or(dir))
+        .ok_or_else(|| UsageError::NoSuchRun(args.run_dir.join(&args.run)))
+}
+
+fn count_interleavings(run_dir: &std::path::Path) -> u32 {
+    (1..)
+        .take_while(|n| InterleavingDir::new(run_dir, *n).replay_config().is_file())
+        .count() as u32
+}

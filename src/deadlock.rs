@@ -1,0 +1,233 @@
+//! Watching a running job for deadlock (DESIGN.md, "Deadlocks"): when every
+//! live rank is blocked in an MPI call and two consecutive snapshots of
+//! their traces show no progress, the wait-for graph of `mbh-bounding`
+//! decides; only a deadlock it confirms stops the job. A slow run is never
+//! called a deadlock: it runs on until it ends or `--timeout`.
+
+use crate::launch::Watch;
+use crate::outcome::site_location;
+use crate::session::Session;
+use mbh_bounding::deadlock::{BlockedRank, Deadlock, WaitFor};
+use mbh_trace::layout::InterleavingDir;
+use mbh_trace::rank_trace::{RankState, RankTrace, HEADER_SIZE};
+use mbh_trace::{Finding, FindingKind, Role, Severity};
+use std::io::Read;
+
+/// Polled by the launcher loop while the job runs.
+pub struct DeadlockMonitor {
+    dir: InterleavingDir,
+    np: u32,
+    previous: Option<Vec<Option<RankTrace>>>,
+    confirmed: Option<Deadlock>,
+}
+
+impl DeadlockMonitor {
+    /// A monitor of the ranks writing traces into `dir`.
+    pub fn new(dir: &InterleavingDir, np: u32) -> Self {
+        DeadlockMonitor {
+            dir: dir.clone(),
+            np,
+            previous: None,
+            confirmed: None,
+        }
+    }
+
+    /// The deadlock that stopped the job, if one did.
+    pub fn confirmed(&self) -> Option<&Deadlock> {
+        self.confirmed.as_ref()
+    }
+
+    /// Looks at the job once.
+    pub fn poll(&mut self) -> Watch {
+        if self.confirmed.is_some() {
+            return Watch::Stop;
+        }
+        // Cheap first: headers only. A rank computing outside MPI, or not
+        // started, means no deadlock now.
+        if !(0..self.np as i32).all(|rank| self.header_blocked_or_ended(rank)) {
+            self.previous = None;
+            return Watch::Continue;
+        }
+        let snapshot: Vec<Option<RankTrace>> = (0..self.np as i32)
+            .map(|rank| RankTrace::read(&self.dir.trace(rank)).ok())
+            .collect();
+        let stable = self
+            .previous
+            .as_ref()
+            .is_some_and(|before| mbh_bounding::no_progress(before, &snapshot));
+        if stable {
+            if let Some(deadlock) = mbh_bounding::find_deadlock(&snapshot) {
+                self.confirmed = Some(deadlock);
+                return Watch::Stop;
+            }
+        }
+        self.previous = Some(snapshot);
+        Watch::Continue
+    }
+
+    fn header_blocked_or_ended(&self, rank: i32) -> bool {
+        let mut bytes = vec![0u8; HEADER_SIZE];
+        let read = std::fs::File::open(self.dir.trace(rank)).and_then(|mut f| f.read(&mut bytes));
+        match read.ok().and_then(|n| RankTrace::parse(&bytes[..n]).ok()) {
+            Some(trace) => trace.end.state != RankState::Running || trace.blocking.is_some(),
+            None => false,
+        }
+    }
+}
+
+/// The findings a confirmed deadlock makes in interleaving `n`: a
+/// `collective-mismatch` when ranks wait in different collectives, a
+/// `deadlock` otherwise, and none when it only follows from a rank that
+/// crashed or aborted (that rank's own finding explains the run).
+pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> {
+    if !deadlock.collective_mismatches.is_empty() {
+        return deadlock
+            .collective_mismatches
+            .iter()
+            .map(|m| mismatch_finding(m, session, n))
+            .collect();
+    }
+    let dead_ranks_failed = deadlock.dead_ranks.iter().any(|d| !d.finalized);
+    if deadlock.caused_by_dead_ranks && dead_ranks_failed {
+        return Vec::new();
+    }
+    let ranks = deadlock.ranks();
+    let message = if deadlock.cycle.len() > 1 {
+        let cycle: Vec<String> = deadlock
+            .cycle
+            .iter()
+            .chain(deadlock.cycle.first())
+            .map(|r| format!("rank {r}"))
+            .collect();
+        format!(
+            "deadlock: {} wait for each other ({})",
+            list_ranks(&ranks),
+            cycle.join(" → ")
+        )
+    } else if !deadlock.dead_ranks.is_empty() {
+        format!(
+            "deadlock: {} wait for messages from ranks that already finished",
+            list_ranks(&ranks)
+        )
+    } else {
+        format!(
+            "deadlock: {} are blocked and none can proceed",
+            list_ranks(&ranks)
+        )
+    };
+    let mut finding = Finding::new(FindingKind::Deadlock, Severity::Error, message);
+    finding.interleaving = n;
+    finding.ranks = ranks;
+    // The ranks of the cycle first, so the primary location is on it.
+    let mut blocked: Vec<&BlockedRank> = deadlock.blocked.iter().collect();
+    blocked.sort_by_key(|b| (!deadlock.cycle.contains(&b.rank), b.rank));
+    for (i, rank) in blocked.iter().enumerate() {
+        let label = format!(
+            "blocked in `{}` {}",
+            rank.kind.mpi_name(),
+            describe_wait(&rank.waits_for)
+        );
+        let role = if i == 0 {
+            Role::Primary
+        } else {
+            Role::Secondary
+        };
+        match session.sites.as_ref().and_then(|s| s.get(rank.site)) {
+            Some(site) => finding
+                .locations
+                .push(site_location(site, rank.rank, role, &label)),
+            None => finding.notes.push(label),
+        }
+    }
+    for dead in &deadlock.dead_ranks {
+        finding.notes.push(
+            format!("rank {} had already ended ({:?})", dead.rank, dead.state).to_lowercase(),
+        );
+    }
+    finding.help = Some(
+        "a blocking call returns only when its partner acts: reorder the calls so one side sends first, or use `MPI_Sendrecv` or nonblocking calls completed together with `MPI_Waitall`"
+            .into(),
+    );
+    vec![finding]
+}
+
+fn mismatch_finding(
+    m: &mbh_bounding::deadlock::CollectiveMismatch,
+    session: &Session,
+    n: u32,
+) -> Finding {
+    let calls: Vec<String> = m
+        .calls
+        .iter()
+        .map(|c| format!("rank {} `{}`", c.rank, c.kind.mpi_name()))
+        .collect();
+    let mut finding = Finding::new(
+        FindingKind::CollectiveMismatch,
+        Severity::Error,
+        format!(
+            "ranks call different collectives at the same point: {}",
+            calls.join(", ")
+        ),
+    );
+    finding.interleaving = n;
+    finding.ranks = m.calls.iter().map(|c| c.rank).collect();
+    for (i, call) in m.calls.iter().enumerate() {
+        let label = format!(
+            "collective number {} here is `{}`",
+            m.sequence + 1,
+            call.kind.mpi_name()
+        );
+        let role = if i == 0 {
+            Role::Primary
+        } else {
+            Role::Secondary
+        };
+        match session.sites.as_ref().and_then(|s| s.get(call.site)) {
+            Some(site) => finding
+                .locations
+                .push(site_location(site, call.rank, role, &label)),
+            None => finding.notes.push(label),
+        }
+    }
+    finding.help = Some(
+        "every rank of a communicator must call the same collectives in the same order".into(),
+    );
+    finding
+}
+
+fn describe_wait(wait: &WaitFor) -> String {
+    match wait {
+        WaitFor::All(ranks) if ranks.is_empty() => "and nothing can complete it".into(),
+        WaitFor::All(ranks) => format!("waiting for {}", list_ranks(ranks)),
+        WaitFor::Any(ranks) => format!("waiting for any of {}", list_ranks(ranks)),
+    }
+}
+
+fn list_ranks(ranks: &[i32]) -> String {
+    match ranks {
+        [one] => format!("rank {one}"),
+        _ => format!(
+            "ranks {}",
+            ranks
+                .iter()
+                .map(i32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_read_as_words() {
+        assert_eq!(describe_wait(&WaitFor::All(vec![1])), "waiting for rank 1");
+        assert_eq!(
+            describe_wait(&WaitFor::Any(vec![0, 2])),
+            "waiting for any of ranks 0, 2"
+        );
+        assert_eq!(list_ranks(&[3]), "rank 3");
+    }
+}

@@ -1,0 +1,239 @@
+//! The exploration driver (seed 000 §5.3.2.4): run the job, hand its
+//! wildcard events to the engine of `mbh-bounding`, run again with the
+//! matches it forces, until the engine says the space is covered or a
+//! budget is spent. Findings are deduplicated across interleavings by kind
+//! and sites, each keeping the first interleaving that showed it.
+
+use crate::interleaving;
+use crate::session::Session;
+use anyhow::Result;
+use mbh_bounding::RunEnd;
+use mbh_trace::config::{Buffering, Clocks, RuntimeConfig};
+use mbh_trace::layout::InterleavingDir;
+use mbh_trace::rank_trace::WildcardEvent;
+use mbh_trace::report::{ChoicePointStats, RunOutcome, WildcardReport};
+use mbh_trace::{Finding, FindingKind};
+use std::collections::{BTreeMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// How to explore.
+pub struct Settings {
+    /// The clocks the runtime tracks causality with.
+    pub clocks: Clocks,
+    /// One exploration per buffering mode, in order.
+    pub bufferings: Vec<Buffering>,
+    /// The engine's bounds.
+    pub bounds: mbh_bounding::ExploreConfig,
+    /// Stop after this many interleavings in all.
+    pub max_interleavings: u32,
+    /// Start no interleaving after this much time.
+    pub time_budget: Option<Duration>,
+}
+
+/// What an exploration found.
+pub struct Exploration {
+    /// Interleavings run.
+    pub interleavings: u32,
+    /// Whether the engine covered the space within the bounds.
+    pub complete: bool,
+    /// Why it is not complete, when it is not.
+    pub incomplete_because: Option<String>,
+    /// Choice point counts.
+    pub stats: ChoicePointStats,
+    /// Findings, deduplicated, in order of discovery.
+    pub findings: Vec<Finding>,
+    /// Wildcard receives, as first seen.
+    pub wildcards: Vec<WildcardReport>,
+    /// Every interleaving's end.
+    pub runs: Vec<RunOutcome>,
+    /// Tool warnings.
+    pub warnings: Vec<String>,
+    /// The traces of every interleaving, kept only when a caller asks (Fib).
+    pub traces: Vec<Vec<mbh_trace::RankTrace>>,
+}
+
+/// Explores the program of `session`.
+pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Result<Exploration> {
+    let started = Instant::now();
+    let mut found = Exploration {
+        interleavings: 0,
+        complete: true,
+        incomplete_because: None,
+        stats: ChoicePointStats::default(),
+        findings: Vec::new(),
+        wildcards: Vec::new(),
+        runs: Vec::new(),
+        warnings: Vec::new(),
+        traces: Vec::new(),
+    };
+    let mut seen_findings = HashSet::new();
+    let mut seen_wildcards: BTreeMap<(i32, u32), usize> = BTreeMap::new();
+
+    'passes: for &buffering in &settings.bufferings {
+        let mut engine = mbh_bounding::Explorer::new(settings.bounds.clone());
+        while let Some(next) = engine.next_run() {
+            if found.interleavings >= settings.max_interleavings {
+                found.incomplete_because = Some(format!(
+                    "stopped at --max-interleavings {}; raise it, or bound the search with --mixing-bound K or --loop-abstraction auto",
+                    settings.max_interleavings
+                ));
+                break 'passes;
+            }
+            if settings
+                .time_budget
+                .is_some_and(|budget| started.elapsed() >= budget)
+            {
+                found.incomplete_because = Some(format!(
+                    "stopped by --time-budget after {} interleavings; raise it, or bound the search with --mixing-bound K or --loop-abstraction auto",
+                    found.interleavings
+                ));
+                break 'passes;
+            }
+            let n = found.interleavings + 1;
+            if session.progress {
+                eprint!(
+                    "\rmbhybrid: interleaving {n} ({} choice points known, {} findings, {:.1} s)   ",
+                    engine.stats().choice_points.found,
+                    found.findings.len(),
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            let config = RuntimeConfig {
+                clocks: settings.clocks,
+                buffering,
+                guidance: next.guidance.clone(),
+                ..RuntimeConfig::default()
+            };
+            let run = interleaving::run(
+                session,
+                n,
+                InterleavingDir::new(&session.run_dir, n),
+                config,
+            )?;
+            found.interleavings = n;
+
+            let end = if run.deadlocked {
+                RunEnd::Deadlocked
+            } else if run
+                .analysis
+                .findings
+                .iter()
+                .any(|f| f.kind != FindingKind::BufferingHazard)
+            {
+                RunEnd::Crashed
+            } else {
+                RunEnd::Complete
+            };
+            for unmatched in engine.record_run(&run.events, end) {
+                found.warnings.push(format!(
+                    "interleaving {n}: rank {}'s wildcard event {} was forced to take rank {}'s message but {}; the clocks claimed a match MPI could not make (a bug of mbhybrid: please report it with this run directory)",
+                    unmatched.forced.rank,
+                    unmatched.forced.event,
+                    unmatched.forced.source,
+                    match unmatched.observed {
+                        Some(other) => format!("took rank {other}'s"),
+                        None => "never completed".to_string(),
+                    }
+                ));
+            }
+            let decisions = decision_notes(session, &run.events);
+            let mut new_finding = false;
+            for mut finding in run.analysis.findings.clone() {
+                if seen_findings.insert(finding.dedup_key()) {
+                    finding.replay = Some(session.replay_command(n));
+                    finding.notes.extend(decisions.iter().cloned());
+                    if buffering == Buffering::Zero {
+                        finding.notes.push(
+                            "found with `--buffering zero`: standard sends were synchronous".into(),
+                        );
+                    }
+                    found.findings.push(finding);
+                    new_finding = true;
+                }
+            }
+            for event in &run.events {
+                seen_wildcards
+                    .entry((event.rank, event.event))
+                    .or_insert_with(|| {
+                        found.wildcards.push(wildcard_report(session, event, n));
+                        found.wildcards.len() - 1
+                    });
+            }
+            found.warnings.extend(
+                run.analysis
+                    .warnings
+                    .iter()
+                    .map(|w| format!("interleaving {n}: {w}")),
+            );
+            found.runs.push(run.analysis.outcome.clone());
+            if keep_traces {
+                found
+                    .traces
+                    .push(run.analysis.traces.iter().flatten().cloned().collect());
+            }
+            if !new_finding {
+                interleaving::prune(&run.dir);
+            }
+        }
+        let stats = engine.stats().choice_points;
+        found.stats.found += stats.found;
+        found.stats.explored += stats.explored;
+        found.stats.abstracted += stats.abstracted;
+        found.stats.mixing_bounded += stats.mixing_bounded;
+        if engine.is_bounded() {
+            found.incomplete_because.get_or_insert_with(|| {
+                "choice points were skipped by --mixing-bound or --loop-abstraction (see choice_points)".into()
+            });
+        }
+    }
+    if session.progress {
+        eprintln!();
+    }
+    found.complete = found.incomplete_because.is_none();
+    found.wildcards.sort_by_key(|w| (w.rank, w.event));
+    found
+        .findings
+        .sort_by_key(|f| (f.interleaving, f.kind == FindingKind::Timeout));
+    Ok(found)
+}
+
+/// "rank 1's `MPI_Irecv` at crooked.c:25 took rank 2's message (rank 0's
+/// could match too)", for every choice point of the run.
+fn decision_notes(session: &Session, events: &[WildcardEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| !e.potential.is_empty() || e.matched < 0)
+        .map(|e| {
+            let place = match session.sites.as_ref().and_then(|s| s.get(e.site)) {
+                Some(site) => format!("`{}` at {}:{}", site.call, site.file, site.line),
+                None => format!("`{}` (wildcard event {})", e.kind.mpi_name(), e.event),
+            };
+            let others: Vec<String> = e.potential.iter().map(|p| format!("rank {p}")).collect();
+            format!(
+                "in this interleaving rank {}'s {place} took rank {}'s message ({} could match it too)",
+                e.rank,
+                e.matched,
+                others.join(", ")
+            )
+        })
+        .collect()
+}
+
+fn wildcard_report(session: &Session, event: &WildcardEvent, n: u32) -> WildcardReport {
+    let site = session.sites.as_ref().and_then(|s| s.get(event.site));
+    WildcardReport {
+        rank: event.rank,
+        file: site.map_or_else(String::new, |s| s.file.clone()),
+        line: site.map_or(0, |s| s.line),
+        call: site.map_or_else(|| event.kind.mpi_name().to_string(), |s| s.call.clone()),
+        matched: if event.matched >= 0 {
+            vec![event.matched]
+        } else {
+            Vec::new()
+        },
+        potential: event.potential.clone(),
+        event: event.event,
+        interleaving: n,
+        clock: event.final_clock,
+    }
+}

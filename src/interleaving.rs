@@ -1,0 +1,132 @@
+//! One run of the job: write its runtime configuration, launch it with the
+//! deadlock monitor watching, read what the ranks recorded, and keep what a
+//! later `replay` needs.
+
+use crate::deadlock::DeadlockMonitor;
+use crate::launch::{self, Job};
+use crate::outcome::{self, Analysis, RunContext};
+use crate::session::Session;
+use anyhow::{Context, Result};
+use mbh_trace::config::{ForcedMatch, Guidance, RuntimeConfig};
+use mbh_trace::layout::{InterleavingDir, ENV_TRACE_DIR};
+use mbh_trace::rank_trace::WildcardEvent;
+
+/// What one run showed.
+pub struct Interleaving {
+    /// Its directory.
+    pub dir: InterleavingDir,
+    /// Outcome, findings, traces.
+    pub analysis: Analysis,
+    /// Every wildcard event of every rank, with its potential senders.
+    pub events: Vec<WildcardEvent>,
+    /// Whether the deadlock monitor stopped the run.
+    pub deadlocked: bool,
+}
+
+/// Runs interleaving `n` in `dir` under `config`.
+pub fn run(
+    session: &Session,
+    n: u32,
+    dir: InterleavingDir,
+    config: RuntimeConfig,
+) -> Result<Interleaving> {
+    std::fs::create_dir_all(&dir.path).map_err(|e| crate::error::UsageError::RunDirUnwritable {
+        path: dir.path.clone(),
+        reason: e.to_string(),
+    })?;
+    std::fs::write(dir.runtime_config(), config.to_json())
+        .with_context(|| format!("cannot write {}", dir.runtime_config().display()))?;
+
+    let mut env = vec![(ENV_TRACE_DIR.to_string(), dir.path.display().to_string())];
+    if let Some(lib) = &session.preload {
+        let existing = std::env::var("LD_PRELOAD").unwrap_or_default();
+        let value = if existing.is_empty() {
+            lib.display().to_string()
+        } else {
+            format!("{}:{existing}", lib.display())
+        };
+        env.push(("LD_PRELOAD".into(), value));
+    }
+    let job = Job {
+        launcher: &session.launcher,
+        program: &session.program,
+        args: &session.args,
+        env,
+        stdout: dir.launcher_stdout(),
+        stderr: dir.launcher_stderr(),
+        timeout: session.timeout,
+    };
+    let mut monitor = DeadlockMonitor::new(&dir, session.np);
+    let ended = launch::run(&job, &mut || monitor.poll()).map_err(|e| {
+        crate::error::UsageError::LauncherFailed {
+            command: session
+                .launcher
+                .command_line(&session.program, &session.args),
+            status: e.to_string(),
+            stderr: String::new(),
+        }
+    })?;
+
+    let mut analysis = outcome::analyze(&RunContext {
+        np: session.np,
+        interleaving: n,
+        dir: &dir,
+        ended: &ended,
+        sites: session.sites.as_ref(),
+        symbolizer: &session.symbolizer,
+        timeout_secs: session.timeout.as_secs(),
+    })?;
+    let deadlocked = monitor.confirmed().is_some();
+    if let Some(deadlock) = monitor.confirmed() {
+        analysis
+            .findings
+            .extend(crate::deadlock::findings(deadlock, session, n));
+    }
+    let events: Vec<WildcardEvent> = analysis
+        .traces
+        .iter()
+        .flatten()
+        .flat_map(|trace| trace.wildcard_events())
+        .collect();
+
+    // Everything a replay needs: every wildcard match of this run, forced.
+    let replay = RuntimeConfig {
+        guidance: Some(Guidance {
+            last_guided_clock: u64::MAX,
+            forced: events
+                .iter()
+                .filter(|e| e.matched >= 0)
+                .map(|e| ForcedMatch {
+                    rank: e.rank,
+                    event: e.event,
+                    source: e.matched,
+                })
+                .collect(),
+        }),
+        ..config
+    };
+    std::fs::write(dir.replay_config(), replay.to_json())
+        .with_context(|| format!("cannot write {}", dir.replay_config().display()))?;
+    Ok(Interleaving {
+        dir,
+        analysis,
+        events,
+        deadlocked,
+    })
+}
+
+/// Removes the bulky files of an interleaving that showed nothing (its
+/// traces and outputs), keeping its configurations: a long exploration must
+/// not fill the disk, and a clean interleaving is still replayable.
+pub fn prune(dir: &InterleavingDir) {
+    let Ok(entries) = std::fs::read_dir(&dir.path) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".trace") || name.ends_with(".stderr") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! What every run of one verification shares: the checked program, the
+//! launcher, the run directory, the call sites, the runtime to preload.
+//! `verify` prepares a session from the command line; `replay` from the
+//! manifest a `verify` wrote.
+
+use crate::error::UsageError;
+use crate::launch::Launcher;
+use crate::symbolize::Symbolizer;
+use anyhow::{Context, Result};
+use mbh_trace::layout::RunManifest;
+use mbh_trace::SiteTable;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One verification's fixed parts.
+pub struct Session {
+    /// The working directory (sources are shown relative to it).
+    pub cwd: PathBuf,
+    /// The program, absolute.
+    pub program: PathBuf,
+    /// The program as the user wrote it.
+    pub program_arg: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Number of processes.
+    pub np: u32,
+    /// The launcher.
+    pub launcher: Launcher,
+    /// How long one run may take.
+    pub timeout: Duration,
+    /// Call sites, for programs built by `mbhybrid build`.
+    pub sites: Option<SiteTable>,
+    /// The runtime to preload, for programs not built by mbhybrid.
+    pub preload: Option<PathBuf>,
+    /// Debug information of the program.
+    pub symbolizer: Symbolizer,
+    /// The run id.
+    pub run_id: String,
+    /// The run directory (absolute).
+    pub run_dir: PathBuf,
+    /// Whether to print progress to standard error.
+    pub progress: bool,
+    /// Warnings found while preparing (they go into the report).
+    pub warnings: Vec<String>,
+}
+
+/// What `prepare` needs from the command line.
+pub struct SessionRequest<'a> {
+    /// The program as given.
+    pub program: &'a Path,
+    /// Its arguments.
+    pub args: &'a [String],
+    /// Number of processes.
+    pub np: u32,
+    /// Launcher template.
+    pub launcher: &'a str,
+    /// `--runtime`.
+    pub runtime: Option<&'a Path>,
+    /// The run root (`--run-dir`).
+    pub run_root: &'a Path,
+    /// `--timeout`, seconds.
+    pub timeout: u64,
+    /// Print progress.
+    pub progress: bool,
+}
+
+impl Session {
+    /// Checks the request and creates the run directory with its manifest.
+    pub fn prepare(request: &SessionRequest<'_>) -> Result<Session> {
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        let program = check_program(request.program, &cwd)?;
+        let launcher = Launcher::new(request.launcher, request.np)?;
+        let mut warnings = Vec::new();
+        let (sites, preload) =
+            sites_and_preload(&program, request.program, request.runtime, &mut warnings)?;
+
+        let run_id = new_run_id();
+        let run_dir = request.run_root.join(&run_id);
+        std::fs::create_dir_all(&run_dir).map_err(|e| UsageError::RunDirUnwritable {
+            path: request.run_root.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let run_dir = run_dir.canonicalize().unwrap_or(run_dir);
+        let manifest = RunManifest {
+            run_id: run_id.clone(),
+            program: program.clone(),
+            args: request.args.to_vec(),
+            np: request.np,
+            launcher: request.launcher.to_string(),
+            cwd: cwd.clone(),
+            preload: preload.clone(),
+            timeout: request.timeout,
+        };
+        std::fs::write(
+            RunManifest::path(&run_dir),
+            serde_json::to_string_pretty(&manifest)?,
+        )
+        .map_err(|e| UsageError::RunDirUnwritable {
+            path: run_dir.clone(),
+            reason: e.to_string(),
+        })?;
+        Ok(Session {
+            symbolizer: Symbolizer::new(&program, &cwd),
+            cwd,
+            program,
+            program_arg: request.program.display().to_string(),
+            args: request.args.to_vec(),
+            np: request.np,
+            launcher,
+            timeout: Duration::from_secs(request.timeout),
+            sites,
+            preload,
+            run_id,
+            run_dir,
+            progress: request.progress,
+            warnings,
+        })
+    }
+
+    /// The session of an earlier run, from its manifest (for `replay`).
+    pub fn resume(run_dir: &Path, progress: bool) -> Result<Session> {
+        let manifest_path = RunManifest::path(run_dir);
+        let text = std::fs::read_to_string(&manifest_path)
+            .map_err(|_| UsageError::NoSuchRun(run_dir.to_owned()))?;
+        let manifest: RunManifest = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{} is not an mbhybrid run manifest",
+                manifest_path.display()
+            )
+        })?;
+        let program = check_program(&manifest.program, &manifest.cwd)?;
+        let launcher = Launcher::new(&manifest.launcher, manifest.np)?;
+        let mut warnings = Vec::new();
+        let (sites, _) = sites_and_preload(&program, &manifest.program, None, &mut warnings)?;
+        Ok(Session {
+            symbolizer: Symbolizer::new(&program, &manifest.cwd),
+            cwd: manifest.cwd.clone(),
+            program_arg: manifest.program.display().to_string(),
+            program,
+            args: manifest.args,
+            np: manifest.np,
+            launcher,
+            timeout: Duration::from_secs(manifest.timeout),
+            sites,
+            preload: manifest.preload,
+            run_id: manifest.run_id,
+            run_dir: run_dir.to_owned(),
+            progress,
+            warnings,
+        })
+    }
+
+    /// The command that replays interleaving `n` of this run.
+    pub fn replay_command(&self, n: u32) -> String {
+        let default_root = self.cwd.join(mbh_trace::layout::DEFAULT_RUN_ROOT);
+        match self.run_dir.parent() {
+            Some(root) if root == default_root => {
+                format!("mbhybrid replay {} --interleaving {n}", self.run_id)
+            }
+            Some(root) => format!(
+                "mbhybrid replay {} --interleaving {n} --run-dir {}",
+                self.run_id,
+                shell_words::quote(&root.display().to_string())
+            ),
+            None => format!(
+                "mbhybrid replay {} --interleaving {n}",
+                self.run_dir.display()
+            ),
+        }
+    }
+}
+
+/// The program's site table, or else the runtime to preload.
+fn sites_and_preload(
+    program: &Path,
+    given: &Path,
+    runtime: Option<&Path>,
+    warnings: &mut Vec<String>,
+) -> Result<(Option<SiteTable>, Option<PathBuf>)> {
+    let site_path = SiteTable::path_for(program);
+    if site_path.exists() {
+        match SiteTable::read(&site_path) {
+            Ok(table) => return Ok((Some(table), None)),
+            Err(e) => warnings.push(format!("{e}; reports will lack MPI call sites")),
+        }
+    }
+    let runtime = runtime.map(Path::to_owned).unwrap_or_else(|| {
+        crate::commands::default_runtime_dir().join(crate::commands::RUNTIME_LIBRARY)
+    });
+    if !runtime.is_file() {
+        return Err(UsageError::RuntimeMissing(runtime).into());
+    }
+    warnings.push(format!(
+        "`{}` was not built by `mbhybrid build` (no {}); the runtime is preloaded and locations come from debug information only",
+        given.display(),
+        site_path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+    ));
+    Ok((None, Some(runtime.canonicalize().unwrap_or(runtime))))
+}
+
+/// The program as an absolute path, after checking it can be run.
+pub fn check_program(program: &Path, cwd: &Path) -> Result<PathBuf, UsageError> {
+    let path = if program.is_absolute() {
+        program.to_owned()
+    } else {
+        cwd.join(program)
+    };
+    let meta =
+        std::fs::metadata(&path).map_err(|_| UsageError::NoSuchProgram(program.to_owned()))?;
+    use std::os::unix::fs::PermissionsExt;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        return Err(UsageError::NotExecutable(program.to_owned()));
+    }
+    Ok(path.canonicalize().unwrap_or(path))
+}
+
+/// A run id that sorts by time: `20261121-233015-12345` (UTC, then the pid
+/// so that two runs started in the same second differ).
+fn new_run_id() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let t = secs % 86_400;
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{}",
+        t / 3600,
+        t / 60 % 60,
+        t % 60,
+        std::process::id()
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day); Howard Hinnant's algorithm.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_413), (2025, 11, 21));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn missing_and_non_executable_programs_are_usage_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            check_program(Path::new("nope"), dir.path()),
+            Err(UsageError::NoSuchProgram(_))
+        ));
+        std::fs::write(dir.path().join("data"), "x").unwrap();
+        assert!(matches!(
+            check_program(Path::new("data"), dir.path()),
+            Err(UsageError::NotExecutable(_))
+        ));
+        assert!(matches!(
+            check_program(Path::new("."), dir.path()),
+            Err(UsageError::NotExecutable(_))
+        ));
+    }
+}
