@@ -1,14 +1,19 @@
 //! Builds `src/pcontrol.c` (the variadic `MPI_Pcontrol`, which stable Rust
-//! cannot define) and makes the cdylib export it.
+//! cannot define) and makes the cdylib export it, and `src/mpi_consts.c`
+//! (MPI constants mpi-sys does not expose).
 
 use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rerun-if-changed=src/pcontrol.c");
+    println!("cargo:rerun-if-changed=src/mpi_consts.c");
     println!("cargo:rerun-if-changed=build.rs");
 
     let mut build = cc::Build::new();
-    build.file("src/pcontrol.c").warnings(true);
+    build
+        .file("src/pcontrol.c")
+        .file("src/mpi_consts.c")
+        .warnings(true);
     // Compile against the installed `mpi.h`, so the definition is checked
     // against the library's own prototype of `MPI_Pcontrol`.
     match build_probe_mpi::probe() {

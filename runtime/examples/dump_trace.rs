@@ -4,7 +4,9 @@
 //! cargo run -p mbh-runtime --example dump_trace -- [--json] DIR|FILE...
 //! ```
 //!
-//! A directory stands for every `rank-*.trace` in it, in rank order.
+//! A directory stands for every `rank-*.trace` in it, in rank order. After
+//! the records come the rank's wildcard events
+//! ([`mbh_trace::RankTrace::wildcard_events`]).
 
 use mbh_trace::op::flags;
 use mbh_trace::RankTrace;
@@ -143,5 +145,18 @@ fn print_trace(file: &Path, t: &RankTrace) {
         }
         line += &format!(" [{}]", flag_names(op.flags));
         println!("{line}");
+    }
+    for e in t.wildcard_events() {
+        println!(
+            "  event {} ({} op {}): clocks {}..{} matched {} tag {} potential {:?}",
+            e.event,
+            e.kind.mpi_name(),
+            e.op_index,
+            e.start_clock,
+            e.final_clock,
+            e.matched,
+            e.matched_tag,
+            e.potential
+        );
     }
 }

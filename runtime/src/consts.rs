@@ -1,11 +1,21 @@
 //! MPI constants, read from `mpi-sys`'s `RSMPI_*` statics (initialised by
-//! the C compiler from the installed `mpi.h`), never hard-coded.
+//! the C compiler from the installed `mpi.h`) or from `src/mpi_consts.c`,
+//! never hard-coded.
 
-use mpi_sys::{MPI_Comm, MPI_Status};
-use std::os::raw::c_int;
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request, MPI_Status};
+use std::os::raw::{c_int, c_void};
 
 /// `MPI_SUCCESS`.
 pub const SUCCESS: c_int = mpi_sys::MPI_SUCCESS as c_int;
+
+/// `MPI_ERR_IN_STATUS`.
+pub const ERR_IN_STATUS: c_int = mpi_sys::MPI_ERR_IN_STATUS as c_int;
+
+unsafe extern "C" {
+    fn mbhybrid_rt_mpi_bottom() -> *mut c_void;
+    fn mbhybrid_rt_mpi_byte() -> MPI_Datatype;
+    fn mbhybrid_rt_mpi_packed() -> MPI_Datatype;
+}
 
 /// `MPI_ANY_SOURCE`.
 #[inline]
@@ -28,6 +38,13 @@ pub fn proc_null() -> c_int {
     unsafe { mpi_sys::RSMPI_PROC_NULL }
 }
 
+/// `MPI_UNDEFINED`.
+#[inline]
+pub fn undefined() -> c_int {
+    // SAFETY: an immutable C `const int` defined by mpi-sys's shim.
+    unsafe { mpi_sys::RSMPI_UNDEFINED }
+}
+
 /// `MPI_STATUS_IGNORE` (a sentinel pointer, never dereferenced).
 #[inline]
 pub fn status_ignore() -> *mut MPI_Status {
@@ -35,9 +52,72 @@ pub fn status_ignore() -> *mut MPI_Status {
     unsafe { mpi_sys::RSMPI_STATUS_IGNORE }
 }
 
+/// `MPI_STATUSES_IGNORE` (a sentinel pointer, never dereferenced).
+#[inline]
+pub fn statuses_ignore() -> *mut MPI_Status {
+    // SAFETY: an immutable C `MPI_Status* const` defined by mpi-sys's shim.
+    unsafe { mpi_sys::RSMPI_STATUSES_IGNORE }
+}
+
 /// `MPI_COMM_WORLD`.
 #[inline]
 pub fn comm_world() -> MPI_Comm {
     // SAFETY: an immutable C `const MPI_Comm` defined by mpi-sys's shim.
     unsafe { mpi_sys::RSMPI_COMM_WORLD }
+}
+
+/// `MPI_REQUEST_NULL`.
+#[inline]
+pub fn request_null() -> MPI_Request {
+    // SAFETY: an immutable C `const MPI_Request` defined by mpi-sys's shim.
+    unsafe { mpi_sys::RSMPI_REQUEST_NULL }
+}
+
+/// `MPI_UINT64_T`: the type of clock words.
+#[inline]
+pub fn uint64() -> MPI_Datatype {
+    // SAFETY: an immutable C `const MPI_Datatype` defined by mpi-sys's shim.
+    unsafe { mpi_sys::RSMPI_UINT64_T }
+}
+
+/// `MPI_INT32_T`.
+#[inline]
+pub fn int32() -> MPI_Datatype {
+    // SAFETY: an immutable C `const MPI_Datatype` defined by mpi-sys's shim.
+    unsafe { mpi_sys::RSMPI_INT32_T }
+}
+
+/// `MPI_MAX`.
+#[inline]
+pub fn op_max() -> MPI_Op {
+    // SAFETY: an immutable C `const MPI_Op` defined by mpi-sys's shim.
+    unsafe { mpi_sys::RSMPI_MAX }
+}
+
+/// `MPI_MIN`.
+#[inline]
+pub fn op_min() -> MPI_Op {
+    // SAFETY: an immutable C `const MPI_Op` defined by mpi-sys's shim.
+    unsafe { mpi_sys::RSMPI_MIN }
+}
+
+/// `MPI_BOTTOM`.
+#[inline]
+pub fn bottom() -> *mut c_void {
+    // SAFETY: a C function without arguments returning a constant.
+    unsafe { mbhybrid_rt_mpi_bottom() }
+}
+
+/// `MPI_PACKED`.
+#[inline]
+pub fn packed() -> MPI_Datatype {
+    // SAFETY: a C function without arguments returning a constant.
+    unsafe { mbhybrid_rt_mpi_packed() }
+}
+
+/// `MPI_BYTE`.
+#[inline]
+pub fn byte() -> MPI_Datatype {
+    // SAFETY: a C function without arguments returning a constant.
+    unsafe { mbhybrid_rt_mpi_byte() }
 }

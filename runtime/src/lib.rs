@@ -1,34 +1,51 @@
 //! `libmbhybrid_rt.so`: the PMPI runtime mbhybrid loads into every MPI
-//! process of a verified program.
+//! process of a verified program (DESIGN.md, "The runtime"; seed 000
+//! chapter 5 is the specification).
 //!
 //! The program is linked against this library before the MPI library (or
-//! gets it through `LD_PRELOAD`), so its `MPI_*` calls land here; each
-//! export records the call in this rank's trace file and forwards it to the
-//! MPI library's `PMPI_*` entry point, returning its result unchanged.
+//! gets it through `LD_PRELOAD`), so its `MPI_*` calls land here. Without
+//! `MBHYBRID_TRACE_DIR` every export forwards to the MPI library's
+//! `PMPI_*` entry point and nothing else (`MPI_Init` adds one small
+//! all-reduce so every rank agrees on that). With it, set by `mbhybrid
+//! verify` for the job, the runtime:
 //!
-//! This crate owns:
+//! * reads the run's configuration, `runtime.json` in that directory
+//!   ([`mbh_trace::config::RuntimeConfig`]: Lamport or vector clocks,
+//!   standard sends buffered or synchronous, the matches a replay forces);
+//! * piggybacks a header on every point-to-point message by datatype
+//!   piggybacking ([`piggyback`]: the sender's clock, world rank and record
+//!   index, a synchronous-send flag) and fixes receive and probe statuses
+//!   so `MPI_Get_count` sees the program's data only;
+//! * tracks the matches-before order with lazy Lamport clocks (LLCP) or
+//!   lazy vector clocks (LVCP) ([`llcp`], a pure state machine): clocks
+//!   through collectives in the direction their data flows, `CompleteNow`,
+//!   late messages, probes, `MPI_ANY_TAG` receives, synchronous sends
+//!   acknowledged with the receiver's clock;
+//! * in a replay (GUIDED_RUN), posts each wildcard receive or probe the
+//!   guidance names with the forced source, until the rank's clock passes
+//!   the last guided clock;
+//! * writes the rank trace ([`mbh_trace::rank_trace`]) through a shared
+//!   memory map, so it survives the process being killed: every call (see
+//!   `wrap.rs` for the fields), and for every wildcard receive or probe its
+//!   event number, start and final clocks and matched sender
+//!   (`WildcardClock`), every sender found as a potential match
+//!   (`PotentialMatch`), and for every receive the send it matched
+//!   (`Matched`); plus the rank's standard error, and how it ended
+//!   (`MPI_Finalize`, `exit` status, fatal signal, `MPI_Abort`).
 //!
-//! * the `MPI_*` exports, all listed in this file (`MPI_Pcontrol`, which
-//!   is variadic, is defined in `src/pcontrol.c` and forwards to
-//!   [`mbhybrid_rt_pcontrol`]);
-//! * [`mbhybrid_site`], the word the instrumented program stores each call
-//!   site's id into before the call;
-//! * writing the rank trace ([`mbh_trace::rank_trace`]) through a shared
-//!   memory map, so it survives the process being killed, and the rank's
-//!   standard error file, both in the directory named by
-//!   [`MBHYBRID_TRACE_DIR`](mbh_trace::layout::ENV_TRACE_DIR);
-//! * recording how the rank ended: `MPI_Finalize`, `exit` status, fatal
-//!   signal with program counters, `MPI_Abort`.
+//! [`mbhybrid_site`] is the word the instrumented program stores each call
+//! site's id into before the call. Every export is listed in this file and
+//! is a thin shim over a body in `wrap.rs` inside a panic boundary: a bug
+//! in the runtime stops the run with a message, it never unwinds into C.
+//! A point-to-point call the runtime does not handle stops the run with
+//! `mbhybrid: MPI_Xxx is not supported by this version of the runtime
+//! (called at site N)` (exit code 70), so a message without a header never
+//! reaches a receive that expects one.
 //!
-//! It must not change what the program computes: without
-//! `MBHYBRID_TRACE_DIR` every export only forwards, and with it recording
-//! is best effort (a failure or a bug in recording turns recording off, it
-//! never reaches the program). It must not allocate, lock or print on the
-//! per-call path; allocation and messages happen only when tracing starts.
-//! No panic crosses the FFI boundary.
-//!
-//! This milestone records and forwards: no piggybacked clocks, no guided
-//! replay, no local checks yet.
+//! The per-call path allocates nothing (scratch buffers, request slots and
+//! the event lists are allocated at `MPI_Init` and grow only past their
+//! initial size) and takes no lock. Building, committing and freeing the
+//! struct datatype of each message is the main cost it adds.
 //!
 //! # Example
 //!
@@ -42,17 +59,47 @@
 //!
 //! # Limitations
 //!
-//! * Only `MPI_Init`, `MPI_Init_thread`, `MPI_Finalize`, `MPI_Send`,
-//!   `MPI_Recv`, `MPI_Isend`, `MPI_Irecv`, `MPI_Wait`, `MPI_Barrier`,
-//!   `MPI_Abort` and `MPI_Pcontrol` are wrapped; other calls go straight to
-//!   the MPI library and are not recorded.
+//! * Not handled, and stopped by name when called: persistent requests
+//!   (`MPI_Send_init` ..., `MPI_Start`, `MPI_Startall`), matched probes
+//!   (`MPI_Mprobe`, `MPI_Improbe`, `MPI_Mrecv`, `MPI_Imrecv`),
+//!   `MPI_Cancel`, MPI-4's `MPI_Isendrecv`, `MPI_Isendrecv_replace`,
+//!   partitioned and large-count (`_c`) point-to-point calls.
+//! * Collectives other than `Barrier`, `Bcast`, `Reduce`, `Allreduce`,
+//!   `Gather`, `Scatter`, `Allgather`, `Alltoall` (the `v` forms,
+//!   `Reduce_scatter`, `Scan`, nonblocking collectives, communicator
+//!   constructors) go to MPI unchanged: correct, but they carry no clocks
+//!   (fewer events are ordered, so more senders can look concurrent than
+//!   are), and a rank blocked in one does not acknowledge synchronous
+//!   sends (which could make the tool hang where MPI would not).
+//!   Collectives on intercommunicators exchange no clocks.
+//! * `MPI_Gather`, `Scatter`, `Allgather`, `Alltoall`, `Sendrecv_replace`,
+//!   `Waitsome`, `Testall`, `Testany`, `Testsome` have no record kinds of
+//!   their own and are recorded as the nearest kind (see `wrap.rs`).
+//! * Synchronous sends wait for an acknowledgement the receiver sends when
+//!   it sees the receive complete, not when the receive starts as MPI
+//!   defines: a synchronous send can return later than under MPI, never
+//!   earlier. `MPI_Sendrecv_replace` and `MPI_Bsend`/`MPI_Ibsend` stay
+//!   buffered under `--buffering zero`.
+//! * `MPI_Bsend` needs room for the header (40 bytes with Lamport clocks,
+//!   32 + 8 x ranks with vector clocks) per message in the attached buffer.
 //! * One thread at a time calls MPI (`MPI_THREAD_SINGLE`, `FUNNELED` or
-//!   `SERIALIZED`): records are appended without synchronisation.
-//!   Under `MPI_THREAD_MULTIPLE` records may be lost or torn.
-//! * A `Wait` gets the matched source of a receive only when the request's
-//!   `Irecv` is still in the pending-request table (4096 slots, best
-//!   effort; requests completed by unwrapped calls stay until their handle
-//!   is reused).
+//!   `SERIALIZED`); a second one, or a callback calling MPI during a call,
+//!   stops the run with a message.
+//! * More than 12288 nonblocking requests outstanding at once stop the run.
+//! * Every wildcard event of the rank is kept (about 100 bytes each) for
+//!   the late-message checks of the rest of the run.
+//! * In a replay, the final clocks of forced receives can differ from the
+//!   run that recorded them (a receive posted for one source is not
+//!   completed by `CompleteNow` of a receive from another), and a forced
+//!   receive still pending when a later receive takes another sender's
+//!   message records that sender as a potential match (Fig 5.19): the
+//!   search must ignore alternatives of the events it forced. Potential
+//!   matches of done events at or below the last guided clock are not
+//!   recorded (Fig 5.20).
+//! * LLCP may miss potential matches (seed 000 Fig 5.3); `--clocks vector`
+//!   does not, but its header grows with the number of ranks.
+//! * A message from a process not linked with the runtime (or a call it
+//!   does not see) stops the run when it arrives.
 //! * Fatal signals are recorded, then passed on to the action that was in
 //!   place at `MPI_Init` (MPICH over UCX has its own): should that action
 //!   recover, the trace still says `Signaled` and later signals of that
@@ -65,20 +112,31 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod comms;
 mod consts;
 mod crash;
+mod engine;
 mod handle;
+pub mod llcp;
+pub mod piggyback;
 mod record;
 mod requests;
+mod slots;
 mod start;
+mod state;
 mod trace_file;
 mod wrap;
 
 pub use handle::HandleBits;
 
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
+use engine::SendMode;
+use mbh_trace::OpKind;
+use mpi_sys::{
+    MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_Message, MPI_Op, MPI_Request, MPI_Status,
+};
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::AtomicU32;
+use wrap::{Exchange, ExchangeKind};
 
 /// The id of the MPI call site about to run, stored by the instrumented
 /// program before each MPI call (0: unknown). Every record takes its
@@ -87,164 +145,201 @@ use std::sync::atomic::AtomicU32;
 #[unsafe(no_mangle)]
 pub static mbhybrid_site: AtomicU32 = AtomicU32::new(0);
 
-// The exports. Each is a thin shim over its body in `wrap`; see that module
-// for what each records.
-
-/// `MPI_Init`: starts tracing when `MBHYBRID_TRACE_DIR` is set.
-///
-/// # Safety
-///
-/// As for `MPI_Init`.
-#[cfg_attr(not(test), unsafe(no_mangle))]
-#[allow(non_snake_case)] // the MPI name
-pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
-    // SAFETY: the caller upholds MPI_Init's contract.
-    unsafe { wrap::init(argc, argv) }
+/// Defines exports: each is a thin shim running its body in the panic
+/// boundary.
+macro_rules! exports {
+    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $body:expr; )*) => { $(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// As for the MPI function of the same name.
+        #[cfg_attr(not(test), unsafe(no_mangle))]
+        #[allow(non_snake_case)] // the MPI name
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            state::boundary(stringify!($name), || {
+                // SAFETY: the caller upholds the MPI function's contract.
+                unsafe { $body }
+            })
+        }
+    )* };
 }
 
-/// `MPI_Init_thread`: starts tracing when `MBHYBRID_TRACE_DIR` is set.
-///
-/// # Safety
-///
-/// As for `MPI_Init_thread`.
-#[cfg_attr(not(test), unsafe(no_mangle))]
-#[allow(non_snake_case)] // the MPI name
-pub unsafe extern "C" fn MPI_Init_thread(
-    argc: *mut c_int,
-    argv: *mut *mut *mut c_char,
-    required: c_int,
-    provided: *mut c_int,
-) -> c_int {
-    // SAFETY: the caller upholds MPI_Init_thread's contract.
-    unsafe { wrap::init_thread(argc, argv, required, provided) }
+/// Defines exports of calls the runtime does not handle: they forward
+/// while the runtime is off and stop the run, naming the call, when it is
+/// on.
+macro_rules! unsupported {
+    ($( fn $name:ident => $pmpi:ident($($arg:ident: $ty:ty),* $(,)?); )*) => { $(
+        #[doc = concat!("`", stringify!($name), "`: not supported by this version of the runtime; stops the run with a message naming it.")]
+        ///
+        /// # Safety
+        ///
+        /// As for the MPI function of the same name.
+        #[cfg_attr(not(test), unsafe(no_mangle))]
+        #[allow(non_snake_case)] // the MPI name
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            if !state::active() {
+                // SAFETY: the caller upholds the MPI function's contract.
+                return unsafe { mpi_sys::$pmpi($($arg),*) };
+            }
+            wrap::unsupported(stringify!($name))
+        }
+    )* };
 }
 
-/// `MPI_Finalize`: the rank's state becomes `Finalized` when it succeeds.
-///
-/// # Safety
-///
-/// As for `MPI_Finalize`.
-#[cfg_attr(not(test), unsafe(no_mangle))]
-#[allow(non_snake_case)] // the MPI name
-pub unsafe extern "C" fn MPI_Finalize() -> c_int {
-    // SAFETY: the caller upholds MPI_Finalize's contract.
-    unsafe { wrap::finalize() }
+exports! {
+    /// `MPI_Init`: starts the runtime when `MBHYBRID_TRACE_DIR` is set.
+    fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) => wrap::init(argc, argv);
+    /// `MPI_Init_thread`: starts the runtime when `MBHYBRID_TRACE_DIR` is set.
+    fn MPI_Init_thread(argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int)
+        => wrap::init_thread(argc, argv, required, provided);
+    /// `MPI_Finalize`: clocks to the maximum (rule R5); the rank's state
+    /// becomes `Finalized` when it succeeds.
+    fn MPI_Finalize() => wrap::finalize();
+    /// `MPI_Abort`: the rank's state becomes `Aborted` before the call.
+    fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) => wrap::abort(comm, errorcode);
+
+    /// `MPI_Send` (synchronous under `--buffering zero`).
+    fn MPI_Send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm)
+        => wrap::send(SendMode::Standard, OpKind::Send, buf, count, datatype, dest, tag, comm);
+    /// `MPI_Ssend`: returns once the receiver acknowledged with its clock.
+    fn MPI_Ssend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm)
+        => wrap::send(SendMode::Sync, OpKind::Ssend, buf, count, datatype, dest, tag, comm);
+    /// `MPI_Bsend`.
+    fn MPI_Bsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm)
+        => wrap::send(SendMode::Buffered, OpKind::Bsend, buf, count, datatype, dest, tag, comm);
+    /// `MPI_Rsend`.
+    fn MPI_Rsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm)
+        => wrap::send(SendMode::Ready, OpKind::Rsend, buf, count, datatype, dest, tag, comm);
+    /// `MPI_Isend` (synchronous under `--buffering zero`).
+    fn MPI_Isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request)
+        => wrap::isend(SendMode::Standard, OpKind::Isend, buf, count, datatype, dest, tag, comm, request);
+    /// `MPI_Issend`: completes once the receiver acknowledged.
+    fn MPI_Issend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request)
+        => wrap::isend(SendMode::Sync, OpKind::Issend, buf, count, datatype, dest, tag, comm, request);
+    /// `MPI_Ibsend`.
+    fn MPI_Ibsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request)
+        => wrap::isend(SendMode::Buffered, OpKind::Ibsend, buf, count, datatype, dest, tag, comm, request);
+    /// `MPI_Irsend`.
+    fn MPI_Irsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request)
+        => wrap::isend(SendMode::Ready, OpKind::Irsend, buf, count, datatype, dest, tag, comm, request);
+    /// `MPI_Recv`: a wildcard one is an event (forced in a replay).
+    fn MPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status)
+        => wrap::recv(buf, count, datatype, source, tag, comm, status);
+    /// `MPI_Irecv`: a wildcard one is a pending event until it completes.
+    fn MPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request)
+        => wrap::irecv(buf, count, datatype, source, tag, comm, request);
+    /// `MPI_Sendrecv`.
+    fn MPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
+                    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
+                    comm: MPI_Comm, status: *mut MPI_Status)
+        => wrap::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+    /// `MPI_Sendrecv_replace`.
+    fn MPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
+                            source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status)
+        => wrap::sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+    /// `MPI_Probe`: a wildcard one is an event; the status counts the
+    /// program's data only.
+    fn MPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) => wrap::probe(source, tag, comm, status);
+    /// `MPI_Iprobe`: an event only when it finds a message.
+    fn MPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status)
+        => wrap::iprobe(source, tag, comm, flag, status);
+
+    /// `MPI_Wait`.
+    fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) => wrap::wait(request, status);
+    /// `MPI_Waitall`.
+    fn MPI_Waitall(count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status)
+        => wrap::waitall(count, array_of_requests, array_of_statuses);
+    /// `MPI_Waitany`.
+    fn MPI_Waitany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status)
+        => wrap::waitany(count, array_of_requests, index, status);
+    /// `MPI_Waitsome`.
+    fn MPI_Waitsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status)
+        => wrap::waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    /// `MPI_Test`.
+    fn MPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) => wrap::test(request, flag, status);
+    /// `MPI_Testall`.
+    fn MPI_Testall(count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status)
+        => wrap::testall(count, array_of_requests, flag, array_of_statuses);
+    /// `MPI_Testany`.
+    fn MPI_Testany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status)
+        => wrap::testany(count, array_of_requests, index, flag, status);
+    /// `MPI_Testsome`.
+    fn MPI_Testsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status)
+        => wrap::testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    /// `MPI_Request_free`: the runtime completes the request itself.
+    fn MPI_Request_free(request: *mut MPI_Request) => wrap::request_free(request);
+    /// `MPI_Request_get_status`: a receive's status counts the program's
+    /// data only.
+    fn MPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status)
+        => wrap::request_get_status(request, flag, status);
+
+    /// `MPI_Barrier`: clocks to the maximum over the communicator.
+    fn MPI_Barrier(comm: MPI_Comm) => wrap::barrier(comm);
+    /// `MPI_Bcast`: the root's clock reaches the others.
+    fn MPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm)
+        => wrap::bcast(buffer, count, datatype, root, comm);
+    /// `MPI_Reduce`: the others' clocks reach the root.
+    fn MPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm)
+        => wrap::reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    /// `MPI_Allreduce`: clocks to the maximum.
+    fn MPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+        => wrap::allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    /// `MPI_Gather`: the others' clocks reach the root.
+    fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
+        => wrap::exchange(ExchangeKind::Gather, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, root, comm);
+    /// `MPI_Scatter`: the root's clock reaches the others.
+    fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
+        => wrap::exchange(ExchangeKind::Scatter, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, root, comm);
+    /// `MPI_Allgather`: clocks to the maximum.
+    fn MPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
+        => wrap::exchange(ExchangeKind::Allgather, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, 0, comm);
+    /// `MPI_Alltoall`: clocks to the maximum.
+    fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
+        => wrap::exchange(ExchangeKind::Alltoall, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, 0, comm);
+    /// `MPI_Comm_free`: also frees the runtime's shadow of the
+    /// communicator. Not recorded.
+    fn MPI_Comm_free(comm: *mut MPI_Comm) => wrap::comm_free(comm);
 }
 
-/// `MPI_Send`.
-///
-/// # Safety
-///
-/// As for `MPI_Send`.
-#[cfg_attr(not(test), unsafe(no_mangle))]
-#[allow(non_snake_case)] // the MPI name
-pub unsafe extern "C" fn MPI_Send(
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    // SAFETY: the caller upholds MPI_Send's contract.
-    unsafe { wrap::send(buf, count, datatype, dest, tag, comm) }
-}
-
-/// `MPI_Recv`: records the matched source and tag.
-///
-/// # Safety
-///
-/// As for `MPI_Recv`.
-#[cfg_attr(not(test), unsafe(no_mangle))]
-#[allow(non_snake_case)] // the MPI name
-pub unsafe extern "C" fn MPI_Recv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the caller upholds MPI_Recv's contract.
-    unsafe { wrap::recv(buf, count, datatype, source, tag, comm, status) }
-}
-
-/// `MPI_Isend`.
-///
-/// # Safety
-///
-/// As for `MPI_Isend`.
-#[cfg_attr(not(test), unsafe(no_mangle))]
-#[allow(non_snake_case)] // the MPI name
-pub unsafe extern "C" fn MPI_Isend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller upholds MPI_Isend's contract.
-    unsafe { wrap::isend(buf, count, datatype, dest, tag, comm, request) }
-}
-
-/// `MPI_Irecv`.
-///
-/// # Safety
-///
-/// As for `MPI_Irecv`.
-#[cfg_attr(not(test), unsafe(no_mangle))]
-#[allow(non_snake_case)] // the MPI name
-pub unsafe extern "C" fn MPI_Irecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller upholds MPI_Irecv's contract.
-    unsafe { wrap::irecv(buf, count, datatype, source, tag, comm, request) }
-}
-
-/// `MPI_Wait`: for a receive request, records the matched source and tag
-/// on the `Wait` and on the request's `Irecv`.
-///
-/// # Safety
-///
-/// As for `MPI_Wait`.
-#[cfg_attr(not(test), unsafe(no_mangle))]
-#[allow(non_snake_case)] // the MPI name
-pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
-    // SAFETY: the caller upholds MPI_Wait's contract.
-    unsafe { wrap::wait(request, status) }
-}
-
-/// `MPI_Barrier`.
-///
-/// # Safety
-///
-/// As for `MPI_Barrier`.
-#[cfg_attr(not(test), unsafe(no_mangle))]
-#[allow(non_snake_case)] // the MPI name
-pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
-    // SAFETY: the caller upholds MPI_Barrier's contract.
-    unsafe { wrap::barrier(comm) }
-}
-
-/// `MPI_Abort`: the rank's state becomes `Aborted` before the call.
-///
-/// # Safety
-///
-/// As for `MPI_Abort`.
-#[cfg_attr(not(test), unsafe(no_mangle))]
-#[allow(non_snake_case)] // the MPI name
-pub unsafe extern "C" fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
-    // SAFETY: the caller upholds MPI_Abort's contract.
-    unsafe { wrap::abort(comm, errorcode) }
+unsupported! {
+    fn MPI_Send_init => PMPI_Send_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Bsend_init => PMPI_Bsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Ssend_init => PMPI_Ssend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Rsend_init => PMPI_Rsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Recv_init => PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Start => PMPI_Start(request: *mut MPI_Request);
+    fn MPI_Startall => PMPI_Startall(count: c_int, array_of_requests: *mut MPI_Request);
+    fn MPI_Mprobe => PMPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status);
+    fn MPI_Improbe => PMPI_Improbe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status);
+    fn MPI_Mrecv => PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status);
+    fn MPI_Imrecv => PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request);
+    fn MPI_Cancel => PMPI_Cancel(request: *mut MPI_Request);
+    fn MPI_Isendrecv => PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Isendrecv_replace => PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Psend_init => PMPI_Psend_init(buf: *const c_void, partitions: c_int, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request);
+    fn MPI_Precv_init => PMPI_Precv_init(buf: *mut c_void, partitions: c_int, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request);
+    fn MPI_Send_c => PMPI_Send_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm);
+    fn MPI_Bsend_c => PMPI_Bsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm);
+    fn MPI_Ssend_c => PMPI_Ssend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm);
+    fn MPI_Rsend_c => PMPI_Rsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm);
+    fn MPI_Isend_c => PMPI_Isend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Ibsend_c => PMPI_Ibsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Issend_c => PMPI_Issend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Irsend_c => PMPI_Irsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Recv_c => PMPI_Recv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status);
+    fn MPI_Irecv_c => PMPI_Irecv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Sendrecv_c => PMPI_Sendrecv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status);
+    fn MPI_Sendrecv_replace_c => PMPI_Sendrecv_replace_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status);
+    fn MPI_Mrecv_c => PMPI_Mrecv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status);
+    fn MPI_Imrecv_c => PMPI_Imrecv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request);
+    fn MPI_Send_init_c => PMPI_Send_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Bsend_init_c => PMPI_Bsend_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Ssend_init_c => PMPI_Ssend_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Rsend_init_c => PMPI_Rsend_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Recv_init_c => PMPI_Recv_init_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Isendrecv_c => PMPI_Isendrecv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
+    fn MPI_Isendrecv_replace_c => PMPI_Isendrecv_replace_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
 }
 
 /// Records an `MPI_Pcontrol` call; called by `MPI_Pcontrol` in

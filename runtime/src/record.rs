@@ -25,13 +25,13 @@ use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Slots of the pending-request table.
-pub const REQUEST_SLOTS: usize = 4096;
+/// Entries of the outstanding-request table (three quarters usable).
+pub const REQUEST_SLOTS: usize = 16384;
 
 /// This rank's trace file (unmapped when tracing is off).
 pub static TRACE: TraceFile = TraceFile::new();
 
-/// Pending nonblocking requests.
+/// Outstanding nonblocking requests: handle bits -> slot id.
 pub static REQUESTS: RequestTable<REQUEST_SLOTS> = RequestTable::new();
 
 /// True between a successful start of tracing and a recording panic.
@@ -55,6 +55,11 @@ pub fn enable() {
 #[inline(always)]
 pub fn site() -> u32 {
     crate::mbhybrid_site.swap(0, Ordering::Relaxed)
+}
+
+/// The call site id, not consumed (for messages about the current call).
+pub fn peek_site() -> u32 {
+    crate::mbhybrid_site.load(Ordering::Relaxed)
 }
 
 /// Runs `f`; a panic turns recording off and yields `None`.
@@ -113,6 +118,9 @@ pub fn p2p(
 /// in progress. `None` when not recorded.
 #[inline]
 pub fn begin(op: impl FnOnce() -> RawOp, blocking: bool) -> Option<u64> {
+    if !recording() {
+        return None;
+    }
     guard(|| {
         let index = TRACE.append(op())?;
         if blocking {
@@ -147,9 +155,22 @@ pub fn finish(index: Option<u64>, rc: c_int, blocking: bool, fill: impl FnOnce(&
     });
 }
 
+/// Appends a record of a call that already returned (or of the tool's
+/// causality tracking). `None` when not recorded.
+#[inline]
+pub fn append(op: impl FnOnce() -> RawOp) -> Option<u64> {
+    if !recording() {
+        return None;
+    }
+    guard(|| TRACE.append(op()))
+}
+
 /// Changes an earlier record (a completion fills in its request's status).
 #[inline]
 pub fn update(index: u64, change: impl FnOnce(&mut RawOp)) {
+    if !recording() {
+        return;
+    }
     guard(|| {
         TRACE.writer()?.update(index, change);
         Some(())

@@ -1,49 +1,19 @@
-//! Pending nonblocking requests: request handle bits -> the record of the
-//! call that created the request, so a completion can update it.
+//! Outstanding nonblocking requests: request handle bits -> the runtime's
+//! slot for the request ([`crate::slots`]), so a completion finds its
+//! header, its record and what it was.
 //!
 //! A fixed-size open-addressing table (linear probing, backward-shift
 //! deletion, so no tombstones pile up) in atomics: no allocation, no lock,
-//! no `unsafe`. Single writer, like the rest of the runtime. It is best
-//! effort: when it is three quarters full, new requests are not tracked
-//! (their completions are still recorded, without the link). Requests that
-//! complete through calls not wrapped yet stay in the table until MPI reuses
-//! their handle, which overwrites them.
+//! no `unsafe`. Single writer, like the rest of the runtime. When it is
+//! three quarters full, insertion fails (the caller stops the run: a
+//! request the runtime cannot find again would lose its header).
 
-use mbh_trace::OpKind;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-
-/// What the table remembers about a pending request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pending {
-    /// Index of the record of the call that created the request.
-    pub index: u64,
-    /// That call's kind.
-    pub kind: OpKind,
-}
 
 /// Slot value of an empty slot.
 const EMPTY: u64 = 0;
-/// Record indices must fit below the kind bits.
-const INDEX_BITS: u32 = 48;
 
-impl Pending {
-    /// `kind << 48 | (index + 1)`: never [`EMPTY`].
-    fn pack(self) -> Option<u64> {
-        let stored = self.index.checked_add(1)?;
-        (stored < 1 << INDEX_BITS).then_some(u64::from(self.kind as u16) << INDEX_BITS | stored)
-    }
-
-    fn unpack(value: u64) -> Option<Pending> {
-        let stored = value & ((1 << INDEX_BITS) - 1);
-        let kind = OpKind::from_code((value >> INDEX_BITS) as u16)?;
-        Some(Pending {
-            index: stored.checked_sub(1)?,
-            kind,
-        })
-    }
-}
-
-/// Request handle bits -> [`Pending`], `N` slots (a power of two).
+/// Request handle bits -> slot id, `N` entries (a power of two).
 pub struct RequestTable<const N: usize> {
     keys: [AtomicU64; N],
     values: [AtomicU64; N],
@@ -93,12 +63,10 @@ impl<const N: usize> RequestTable<N> {
         None
     }
 
-    /// Remembers `pending` for `key` (replacing a stale entry of a reused
-    /// handle). False when the table is too full or the index too large.
-    pub fn insert(&self, key: u64, pending: Pending) -> bool {
-        let Some(value) = pending.pack() else {
-            return false;
-        };
+    /// Remembers `slot` for `key` (replacing a stale entry of a reused
+    /// handle). False when the table is too full.
+    pub fn insert(&self, key: u64, slot: u32) -> bool {
+        let value = u64::from(slot) + 1;
         let mut slot = Self::home(key);
         for _ in 0..N {
             let current = self.values[slot].load(Relaxed);
@@ -121,15 +89,15 @@ impl<const N: usize> RequestTable<N> {
     }
 
     /// What is remembered for `key`.
-    pub fn get(&self, key: u64) -> Option<Pending> {
+    pub fn get(&self, key: u64) -> Option<u32> {
         let slot = self.find(key)?;
-        Pending::unpack(self.values[slot].load(Relaxed))
+        unpack(self.values[slot].load(Relaxed))
     }
 
     /// Forgets `key`, returning what was remembered.
-    pub fn remove(&self, key: u64) -> Option<Pending> {
+    pub fn remove(&self, key: u64) -> Option<u32> {
         let mut hole = self.find(key)?;
-        let found = Pending::unpack(self.values[hole].load(Relaxed));
+        let found = unpack(self.values[hole].load(Relaxed));
         // Backward-shift deletion (Knuth 6.4, Algorithm R): move later
         // entries of the probe run into the hole when their home allows.
         self.values[hole].store(EMPTY, Relaxed);
@@ -168,15 +136,16 @@ impl<const N: usize> RequestTable<N> {
     }
 }
 
+fn unpack(value: u64) -> Option<u32> {
+    u32::try_from(value.checked_sub(1)?).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn irecv(index: u64) -> Pending {
-        Pending {
-            index,
-            kind: OpKind::Irecv,
-        }
+    fn irecv(index: u64) -> u32 {
+        index as u32
     }
 
     #[test]
@@ -195,10 +164,7 @@ mod tests {
     fn reused_handle_replaces_stale_entry() {
         let t = RequestTable::<16>::new();
         assert!(t.insert(7, irecv(1)));
-        let isend = Pending {
-            index: 9,
-            kind: OpKind::Isend,
-        };
+        let isend = 9;
         assert!(t.insert(7, isend));
         assert_eq!(t.len(), 1);
         assert_eq!(t.get(7), Some(isend));
@@ -217,11 +183,12 @@ mod tests {
     }
 
     #[test]
-    fn indices_that_do_not_fit_are_refused() {
+    fn slot_ids_round_trip() {
         let t = RequestTable::<8>::new();
-        assert!(!t.insert(1, irecv(u64::MAX)));
-        assert!(!t.insert(1, irecv(1 << INDEX_BITS)));
-        assert!(t.insert(1, irecv((1 << INDEX_BITS) - 2)));
+        assert!(t.insert(1, u32::MAX));
+        assert_eq!(t.get(1), Some(u32::MAX));
+        assert!(t.insert(2, 0));
+        assert_eq!(t.remove(2), Some(0));
     }
 
     /// Many insert/remove cycles against a model: removal must never lose
@@ -238,6 +205,7 @@ mod tests {
             x ^= x << 17;
             // Few distinct keys, so runs collide and wrap around.
             let key = x % 40;
+            let step = step % 1000;
             if x & 0x100 == 0 {
                 if t.insert(key, irecv(step)) {
                     model.insert(key, irecv(step));

@@ -1,8 +1,23 @@
-//! Starting to trace, right after `PMPI_Init`/`PMPI_Init_thread` succeeded.
+//! Starting the runtime, right after `PMPI_Init`/`PMPI_Init_thread`
+//! succeeded.
+//!
+//! 1. Every rank says whether it has [`ENV_TRACE_DIR`]; the runtime starts
+//!    only when all do (one all-reduce on world, made in every process
+//!    linked with the runtime, so ranks never disagree about piggybacking).
+//! 2. The run's configuration is read from `runtime.json` in that
+//!    directory, if present (defaults otherwise: Lamport clocks, the MPI
+//!    library's buffering, a free run). A file that does not parse stops
+//!    the job: it is a bug of the tool that wrote it.
+//! 3. The rank's trace is created, its standard error redirected, the crash
+//!    and exit handlers installed, and `MPI_Init` recorded.
+//! 4. The protocol's state is made ([`Rt::start`]) and the wrappers turn on.
 
-use crate::consts::{comm_world, SUCCESS};
+use crate::consts::{comm_world, int32, op_min, SUCCESS};
+use crate::engine::Rt;
 use crate::handle::HandleBits;
 use crate::record::{self, TRACE};
+use crate::state;
+use mbh_trace::config::RuntimeConfig;
 use mbh_trace::layout::{InterleavingDir, ENV_TRACE_DIR};
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::RawOp;
@@ -21,26 +36,80 @@ pub const INITIAL_RECORDS: u64 = 16384;
 static STARTED: AtomicBool = AtomicBool::new(false);
 
 /// After a successful `MPI_Init` (`kind` `Init`) or `MPI_Init_thread`
-/// (`InitThread`, with the thread levels required and provided): when
-/// [`ENV_TRACE_DIR`] is set, creates this rank's trace, redirects its
-/// standard error, installs the crash and exit handlers, and records the
-/// call.
+/// (`InitThread`, with the thread levels required and provided): starts the
+/// runtime when every rank has [`ENV_TRACE_DIR`] (see the module docs).
 pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
     if rc != SUCCESS || STARTED.swap(true, Ordering::AcqRel) {
         return;
     }
-    record::guard(|| {
-        let dir = std::env::var_os(ENV_TRACE_DIR).filter(|d| !d.is_empty())?;
-        start(PathBuf::from(dir), kind, required, provided);
-        Some(())
-    });
-}
-
-fn start(dir: PathBuf, kind: OpKind, required: c_int, provided: c_int) {
-    let Some((rank, size)) = world_rank_and_size() else {
-        warn(format_args!("cannot get the rank in MPI_COMM_WORLD"));
+    let dir = std::env::var_os(ENV_TRACE_DIR)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    let (all, any) = agree(dir.is_some());
+    let Some(dir) = dir.filter(|_| all) else {
+        if any {
+            warn(format_args!(
+                "{ENV_TRACE_DIR} is not set on every rank: the runtime stays off"
+            ));
+        }
         return;
     };
+    let config = match load_config(&dir) {
+        Ok(config) => config,
+        Err(message) => state::fatal(format_args!("{message}")),
+    };
+    let Some((rank, size)) = world_rank_and_size() else {
+        state::fatal(format_args!("cannot get the rank in MPI_COMM_WORLD"));
+    };
+    record::guard(|| {
+        start(dir, rank, size, kind, required, provided);
+        Some(())
+    });
+    match Rt::start(rank, size, config) {
+        Ok(rt) => state::install(rt),
+        Err(message) => state::fatal(format_args!("cannot start the runtime: {message}")),
+    }
+}
+
+/// Whether all ranks, and whether any rank, have the trace directory.
+fn agree(mine: bool) -> (bool, bool) {
+    let send: [i32; 2] = [i32::from(mine), -i32::from(mine)];
+    let mut got: [i32; 2] = [0, 0];
+    // SAFETY: MPI is initialised; two ints each way. Every process linked
+    // with the runtime makes this call in MPI_Init.
+    let rc = unsafe {
+        mpi_sys::PMPI_Allreduce(
+            send.as_ptr().cast(),
+            got.as_mut_ptr().cast(),
+            2,
+            int32(),
+            op_min(),
+            comm_world(),
+        )
+    };
+    if rc != SUCCESS {
+        return (false, mine);
+    }
+    (got[0] == 1, got[1] == -1)
+}
+
+/// The run's configuration from `dir`, the default when the file is
+/// absent.
+fn load_config(dir: &Path) -> Result<RuntimeConfig, String> {
+    let path = RuntimeConfig::path(dir);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => RuntimeConfig::parse(&text).map_err(|e| {
+            format!(
+                "{} is malformed ({e}); it is written by mbhybrid itself, so this is a bug in mbhybrid",
+                path.display()
+            )
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(RuntimeConfig::default()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+fn start(dir: PathBuf, rank: c_int, size: c_int, kind: OpKind, required: c_int, provided: c_int) {
     let layout = InterleavingDir { path: dir };
     let path = layout.trace(rank);
     let created =

@@ -1,66 +1,47 @@
-//! The bodies of the `MPI_*` exports listed in `lib.rs`.
+//! The bodies of the `MPI_*` exports listed in `lib.rs`: each forwards to
+//! `PMPI_*` untouched while the runtime is off, and otherwise hands the
+//! call to the [`Rt`](crate::engine::Rt) ([`crate::engine`] does the work).
 //!
-//! Each forwards to `PMPI_*` untouched when recording is off. When it is on,
-//! a blocking call is recorded (and marked blocking) before it is made and
-//! completed after; a nonblocking call is recorded before and gets its
-//! request after. The `PMPI_*` result is always returned unchanged.
+//! # Records
 //!
-//! Record fields by kind (beyond `site`, `flags`, `error`):
+//! Every recorded call gets `site`, `flags` (`RETURNED`, `FAILED` with
+//! `error`, `ANY_SOURCE`/`ANY_TAG`/`PROC_NULL` as passed); a blocking call
+//! is appended before it is made and marked as the rank's blocking call
+//! until it returns.
 //!
 //! | kind | peer | tag | comm | count | request | aux |
 //! | --- | --- | --- | --- | --- | --- | --- |
 //! | `Init` | | | world | | | |
 //! | `InitThread` | | | world | required | | provided |
-//! | `Send`, `Recv`, `Isend`, `Irecv` | dest/source | tag | comm | count | (nonblocking) request | datatype |
-//! | `Wait` | | | | | request | 1 + index of the record that created the request, 0 if unknown |
-//! | `Barrier` | | | comm | | | |
+//! | `Send`, `Ssend`, `Bsend`, `Rsend`, `Isend`, `Issend`, `Ibsend`, `Irsend` | dest | tag | comm | count | (nonblocking) request | datatype |
+//! | `Recv`, `Irecv`, `Probe`, `Iprobe` | source posted (a guided run's forced source; `ANY_SOURCE` keeps its flag) | tag | comm | count (probes: 0, `Iprobe` 1) | (`Irecv`) request | datatype (probes: 0) |
+//! | `Sendrecv` (also `MPI_Sendrecv_replace`) | source posted | receive tag | comm | receive count | dest in the low 32 bits, send tag in the high 32 | receive datatype |
+//! | `Wait`, `Waitall`, `Waitany` (also `MPI_Waitsome`), `Test` (also `Testall`, `Testany`, `Testsome`) | | | | requests given | the (first) request | 1 + index of the record that made it, 0 if unknown |
+//! | `Barrier`, `Bcast`, `Reduce`, `Allreduce` (also `Allgather`, `Alltoall`), `Bcast` for `Scatter`, `Reduce` for `Gather` | root (0 when none) | | comm | count (send count) | | datatype (send type) |
 //! | `Finalize` | | | | | | |
 //! | `Abort` | | | comm | errorcode | | |
 //! | `Pcontrol` | second argument (7303's `k`) | | | | | `level << 32 \| first argument as u32` |
 //!
-//! `Recv` and a `Wait` on a receive request get `HAS_STATUS` with the
-//! matched source and tag, and so does the `Irecv` record of that request.
+//! A receive, and the `Wait`/`Test` that completes a nonblocking one, get
+//! `HAS_STATUS` with the matched source and tag (ranks of the call's
+//! communicator), and so does the `Irecv` record of that request. `Iprobe`
+//! and the `Test` forms are recorded only when they find a message or
+//! complete a request (polling loops would fill the trace otherwise).
+//!
+//! The causality records (`WildcardClock`, `PotentialMatch`, `Matched`,
+//! documented in `mbh_trace::op`) name ranks in `MPI_COMM_WORLD`; for vector
+//! clocks their clock fields hold the receiving rank's own component.
 
-use crate::consts::{status_ignore, SUCCESS};
+use crate::consts::SUCCESS;
+use crate::engine::{Flow, SendMode};
 use crate::handle::HandleBits;
-use crate::record::{self, begin, finish, p2p, recording, set_status, REQUESTS, TRACE};
-use crate::requests::Pending;
-use mbh_trace::op::{flags, OpClass};
+use crate::record::{self, TRACE};
+use crate::state::{self, active};
+use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{RankState, RawOp};
 use mbh_trace::OpKind;
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request, MPI_Status};
 use std::os::raw::{c_char, c_int, c_void};
-
-/// A status the call can write into: the caller's, or `local` when the
-/// caller passed `MPI_STATUS_IGNORE` (which must not be written). A null
-/// status is passed on as it is, for MPI to judge.
-#[inline(always)]
-fn status_target(status: *mut MPI_Status, local: &mut MPI_Status) -> *mut MPI_Status {
-    if status == status_ignore() {
-        local
-    } else {
-        status
-    }
-}
-
-/// A zeroed status.
-#[inline(always)]
-fn blank_status() -> MPI_Status {
-    // SAFETY: MPI_Status is a C struct of integers: all-zero is valid.
-    unsafe { std::mem::zeroed() }
-}
-
-/// Source and tag of a status MPI filled in.
-#[inline(always)]
-fn read_status(status: *const MPI_Status) -> Option<(c_int, c_int)> {
-    if status.is_null() {
-        return None;
-    }
-    // SAFETY: non-null, and either our local status or the caller's, which
-    // MPI just wrote (the call succeeded).
-    let status = unsafe { &*status };
-    Some((status.MPI_SOURCE, status.MPI_TAG))
-}
 
 pub(crate) unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
@@ -88,21 +69,12 @@ pub(crate) unsafe fn init_thread(
 }
 
 pub(crate) unsafe fn finalize() -> c_int {
-    if !recording() {
+    if !active() {
         // SAFETY: no arguments.
         return unsafe { mpi_sys::PMPI_Finalize() };
     }
-    let index = begin(
-        || RawOp {
-            kind: OpKind::Finalize as u16,
-            site: record::site(),
-            ..RawOp::default()
-        },
-        true,
-    );
-    // SAFETY: no arguments.
-    let rc = unsafe { mpi_sys::PMPI_Finalize() };
-    finish(index, rc, true, |_| {});
+    // SAFETY: as for MPI_Finalize.
+    let rc = state::with(|rt| unsafe { rt.finalize() });
     if rc == SUCCESS {
         record::guard(|| {
             TRACE.writer()?.set_state(RankState::Finalized);
@@ -112,201 +84,8 @@ pub(crate) unsafe fn finalize() -> c_int {
     rc
 }
 
-pub(crate) unsafe fn send(
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    if !recording() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Send(buf, count, datatype, dest, tag, comm) };
-    }
-    let index = begin(|| p2p(OpKind::Send, dest, tag, comm, count, datatype), true);
-    // SAFETY: as above.
-    let rc = unsafe { mpi_sys::PMPI_Send(buf, count, datatype, dest, tag, comm) };
-    finish(index, rc, true, |_| {});
-    rc
-}
-
-#[allow(clippy::too_many_arguments)] // MPI_Recv's own
-pub(crate) unsafe fn recv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    if !recording() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Recv(buf, count, datatype, source, tag, comm, status) };
-    }
-    let index = begin(
-        || p2p(OpKind::Recv, source, tag, comm, count, datatype),
-        true,
-    );
-    let mut local = blank_status();
-    let target = status_target(status, &mut local);
-    // SAFETY: the caller's arguments; `target` is the caller's status or
-    // `local`, which outlives the call.
-    let rc = unsafe { mpi_sys::PMPI_Recv(buf, count, datatype, source, tag, comm, target) };
-    let matched = if rc == SUCCESS {
-        read_status(target)
-    } else {
-        None
-    };
-    finish(index, rc, true, |op| {
-        if let Some((source, tag)) = matched {
-            set_status(op, source, tag);
-        }
-    });
-    rc
-}
-
-/// `Isend` and `Irecv`: record `op` (of `kind`), make the call, then store
-/// the request and remember it for its completion.
-#[inline(always)]
-fn nonblocking(
-    kind: OpKind,
-    op: impl FnOnce() -> RawOp,
-    request: *mut MPI_Request,
-    call: impl FnOnce() -> c_int,
-) -> c_int {
-    let index = begin(op, false);
-    let rc = call();
-    let handle = if rc == SUCCESS && !request.is_null() {
-        // SAFETY: non-null, and MPI just wrote the new request there.
-        Some(unsafe { *request }.bits())
-    } else {
-        None
-    };
-    finish(index, rc, false, |op| {
-        if let Some(bits) = handle {
-            op.request = bits;
-        }
-    });
-    if let (Some(index), Some(bits)) = (index, handle) {
-        record::guard(|| Some(REQUESTS.insert(bits, Pending { index, kind })));
-    }
-    rc
-}
-
-#[allow(clippy::too_many_arguments)] // MPI_Isend's own
-pub(crate) unsafe fn isend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = || {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        unsafe { mpi_sys::PMPI_Isend(buf, count, datatype, dest, tag, comm, request) }
-    };
-    if !recording() {
-        return call();
-    }
-    let kind = OpKind::Isend;
-    let op = || p2p(kind, dest, tag, comm, count, datatype);
-    nonblocking(kind, op, request, call)
-}
-
-#[allow(clippy::too_many_arguments)] // MPI_Irecv's own
-pub(crate) unsafe fn irecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = || {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        unsafe { mpi_sys::PMPI_Irecv(buf, count, datatype, source, tag, comm, request) }
-    };
-    if !recording() {
-        return call();
-    }
-    let kind = OpKind::Irecv;
-    let op = || p2p(kind, source, tag, comm, count, datatype);
-    nonblocking(kind, op, request, call)
-}
-
-pub(crate) unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
-    if !recording() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Wait(request, status) };
-    }
-    let handle = if request.is_null() {
-        None
-    } else {
-        // SAFETY: non-null: the caller's request, read before MPI frees it.
-        Some(unsafe { *request }.bits())
-    };
-    let pending = handle.and_then(|bits| record::guard(|| REQUESTS.get(bits)));
-    let index = begin(
-        || RawOp {
-            kind: OpKind::Wait as u16,
-            site: record::site(),
-            request: handle.unwrap_or(0),
-            aux: pending.map_or(0, |p| p.index.wrapping_add(1)),
-            ..RawOp::default()
-        },
-        true,
-    );
-    let mut local = blank_status();
-    let target = status_target(status, &mut local);
-    // SAFETY: the caller's request; `target` is the caller's status or
-    // `local`, which outlives the call.
-    let rc = unsafe { mpi_sys::PMPI_Wait(request, target) };
-    let receive = pending.filter(|p| p.kind.class() == OpClass::Receive);
-    let matched = match receive {
-        Some(_) if rc == SUCCESS => read_status(target),
-        _ => None,
-    };
-    finish(index, rc, true, |op| {
-        if let Some((source, tag)) = matched {
-            set_status(op, source, tag);
-        }
-    });
-    if let (Some(origin), Some((source, tag))) = (receive, matched) {
-        record::update(origin.index, |op| set_status(op, source, tag));
-    }
-    if let (Some(bits), true) = (handle, rc == SUCCESS && pending.is_some()) {
-        record::guard(|| REQUESTS.remove(bits));
-    }
-    rc
-}
-
-pub(crate) unsafe fn barrier(comm: MPI_Comm) -> c_int {
-    if !recording() {
-        // SAFETY: the caller's argument, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Barrier(comm) };
-    }
-    let index = begin(
-        || RawOp {
-            kind: OpKind::Barrier as u16,
-            site: record::site(),
-            comm: comm.bits(),
-            ..RawOp::default()
-        },
-        true,
-    );
-    // SAFETY: as above.
-    let rc = unsafe { mpi_sys::PMPI_Barrier(comm) };
-    finish(index, rc, true, |_| {});
-    rc
-}
-
 pub(crate) unsafe fn abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
-    if recording() {
+    if record::recording() {
         record::guard(|| {
             let site = record::site();
             TRACE.append(RawOp {
@@ -325,17 +104,523 @@ pub(crate) unsafe fn abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
 }
 
 pub(crate) fn pcontrol(level: c_int, a: c_int, b: c_int) {
-    if !recording() {
-        return;
-    }
-    record::guard(|| {
-        TRACE.append(RawOp {
-            kind: OpKind::Pcontrol as u16,
-            flags: flags::RETURNED,
-            site: record::site(),
-            peer: b,
-            aux: u64::from(level as u32) << 32 | u64::from(a as u32),
-            ..RawOp::default()
-        })
+    record::append(|| RawOp {
+        kind: OpKind::Pcontrol as u16,
+        flags: flags::RETURNED,
+        site: record::site(),
+        peer: b,
+        aux: u64::from(level as u32) << 32 | u64::from(a as u32),
+        ..RawOp::default()
     });
+}
+
+/// A point-to-point call the runtime cannot handle yet: says so by name and
+/// stops the run (a message without a header would corrupt the receiver's
+/// data instead).
+pub(crate) fn unsupported(name: &str) -> c_int {
+    let site = record::peek_site();
+    state::fatal(format_args!(
+        "{name} is not supported by this version of the runtime (called at site {site})"
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn send(
+    mode: SendMode,
+    kind: OpKind,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { crate::engine::pmpi_send(mode, buf, count, datatype, dest, tag, comm) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.send(mode, kind, buf, count, datatype, dest, tag, comm) })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn isend(
+    mode: SendMode,
+    kind: OpKind,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe {
+            crate::engine::pmpi_isend(mode, buf, count, datatype, dest, tag, comm, request)
+        };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe {
+        rt.isend(mode, kind, buf, count, datatype, dest, tag, comm, request)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Recv(buf, count, datatype, source, tag, comm, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.recv(buf, count, datatype, source, tag, comm, status) })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Irecv(buf, count, datatype, source, tag, comm, request) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.irecv(buf, count, datatype, source, tag, comm, request) })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe {
+            mpi_sys::PMPI_Sendrecv(
+                sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                recvtag, comm, status,
+            )
+        };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe {
+        rt.sendrecv(
+            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+            recvtag, comm, status,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe {
+            mpi_sys::PMPI_Sendrecv_replace(
+                buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
+            )
+        };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe {
+        rt.sendrecv_replace(
+            buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
+        )
+    })
+}
+
+pub(crate) unsafe fn probe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Probe(source, tag, comm, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.probe(source, tag, comm, status) })
+}
+
+pub(crate) unsafe fn iprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Iprobe(source, tag, comm, flag, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.iprobe(source, tag, comm, flag, status) })
+}
+
+pub(crate) unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Wait(request, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.wait(request, status) })
+}
+
+pub(crate) unsafe fn test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Test(request, flag, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.test(request, flag, status) })
+}
+
+pub(crate) unsafe fn waitall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Waitall(count, requests, statuses) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.waitall(count, requests, statuses) })
+}
+
+pub(crate) unsafe fn testall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Testall(count, requests, flag, statuses) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.testall(count, requests, flag, statuses) })
+}
+
+pub(crate) unsafe fn waitany(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Waitany(count, requests, index, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.waitany(count, requests, index, status) })
+}
+
+pub(crate) unsafe fn testany(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Testany(count, requests, index, flag, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.testany(count, requests, index, flag, status) })
+}
+
+pub(crate) unsafe fn waitsome(
+    count: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, statuses) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.waitsome(count, requests, outcount, indices, statuses) })
+}
+
+pub(crate) unsafe fn testsome(
+    count: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Testsome(count, requests, outcount, indices, statuses) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.testsome(count, requests, outcount, indices, statuses) })
+}
+
+pub(crate) unsafe fn request_free(request: *mut MPI_Request) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Request_free(request) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.request_free(request) })
+}
+
+pub(crate) unsafe fn request_get_status(
+    request: MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Request_get_status(request, flag, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.request_get_status(request, flag, status) })
+}
+
+pub(crate) unsafe fn comm_free(comm: *mut MPI_Comm) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Comm_free(comm) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.comm_free(comm) })
+}
+
+pub(crate) unsafe fn barrier(comm: MPI_Comm) -> c_int {
+    if !active() {
+        // SAFETY: the caller's argument, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Barrier(comm) };
+    }
+    state::with(|rt| {
+        // SAFETY: the nonblocking form of the caller's call.
+        let start = |request| unsafe { mpi_sys::PMPI_Ibarrier(comm, request) };
+        // SAFETY: as above.
+        unsafe { rt.collective(OpKind::Barrier, comm, 0, 0, null_type(), Flow::All, start) }
+    })
+}
+
+pub(crate) unsafe fn bcast(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Bcast(buf, count, datatype, root, comm) };
+    }
+    state::with(|rt| {
+        // SAFETY: the nonblocking form of the caller's call.
+        let start =
+            |request| unsafe { mpi_sys::PMPI_Ibcast(buf, count, datatype, root, comm, request) };
+        // SAFETY: as above.
+        unsafe {
+            rt.collective(
+                OpKind::Bcast,
+                comm,
+                root,
+                count,
+                datatype,
+                Flow::FromRoot,
+                start,
+            )
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm) };
+    }
+    state::with(|rt| {
+        // SAFETY: the nonblocking form of the caller's call.
+        let start = |request| unsafe {
+            mpi_sys::PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request)
+        };
+        // SAFETY: as above.
+        unsafe {
+            rt.collective(
+                OpKind::Reduce,
+                comm,
+                root,
+                count,
+                datatype,
+                Flow::ToRoot,
+                start,
+            )
+        }
+    })
+}
+
+pub(crate) unsafe fn allreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm) };
+    }
+    state::with(|rt| {
+        // SAFETY: the nonblocking form of the caller's call.
+        let start = |request| unsafe {
+            mpi_sys::PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
+        };
+        // SAFETY: as above.
+        unsafe {
+            rt.collective(
+                OpKind::Allreduce,
+                comm,
+                0,
+                count,
+                datatype,
+                Flow::All,
+                start,
+            )
+        }
+    })
+}
+
+/// The arguments of `MPI_Gather`, `Scatter`, `Allgather`, `Alltoall`.
+pub(crate) struct Exchange {
+    pub sendbuf: *const c_void,
+    pub sendcount: c_int,
+    pub sendtype: MPI_Datatype,
+    pub recvbuf: *mut c_void,
+    pub recvcount: c_int,
+    pub recvtype: MPI_Datatype,
+}
+
+/// Which of the four data exchanges.
+#[derive(Clone, Copy)]
+pub(crate) enum ExchangeKind {
+    Gather,
+    Scatter,
+    Allgather,
+    Alltoall,
+}
+
+pub(crate) unsafe fn exchange(
+    kind: ExchangeKind,
+    x: Exchange,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let Exchange {
+        sendbuf: sb,
+        sendcount: sc,
+        sendtype: st,
+        recvbuf: rb,
+        recvcount: rc,
+        recvtype: rt_,
+    } = x;
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe {
+            match kind {
+                ExchangeKind::Gather => mpi_sys::PMPI_Gather(sb, sc, st, rb, rc, rt_, root, comm),
+                ExchangeKind::Scatter => mpi_sys::PMPI_Scatter(sb, sc, st, rb, rc, rt_, root, comm),
+                ExchangeKind::Allgather => mpi_sys::PMPI_Allgather(sb, sc, st, rb, rc, rt_, comm),
+                ExchangeKind::Alltoall => mpi_sys::PMPI_Alltoall(sb, sc, st, rb, rc, rt_, comm),
+            }
+        };
+    }
+    // The trace has no kinds for these four yet: each is recorded as the
+    // collective whose data flows the same way.
+    let (record_as, flow) = match kind {
+        ExchangeKind::Gather => (OpKind::Reduce, Flow::ToRoot),
+        ExchangeKind::Scatter => (OpKind::Bcast, Flow::FromRoot),
+        ExchangeKind::Allgather | ExchangeKind::Alltoall => (OpKind::Allreduce, Flow::All),
+    };
+    let root_field = match kind {
+        ExchangeKind::Gather | ExchangeKind::Scatter => root,
+        _ => 0,
+    };
+    state::with(|rt| {
+        // SAFETY: the nonblocking form of the caller's call.
+        let start = |request| unsafe {
+            match kind {
+                ExchangeKind::Gather => {
+                    mpi_sys::PMPI_Igather(sb, sc, st, rb, rc, rt_, root, comm, request)
+                }
+                ExchangeKind::Scatter => {
+                    mpi_sys::PMPI_Iscatter(sb, sc, st, rb, rc, rt_, root, comm, request)
+                }
+                ExchangeKind::Allgather => {
+                    mpi_sys::PMPI_Iallgather(sb, sc, st, rb, rc, rt_, comm, request)
+                }
+                ExchangeKind::Alltoall => {
+                    mpi_sys::PMPI_Ialltoall(sb, sc, st, rb, rc, rt_, comm, request)
+                }
+            }
+        };
+        // SAFETY: as above.
+        unsafe { rt.collective(record_as, comm, root_field, sc, st, flow, start) }
+    })
+}
+
+/// A datatype handle stored as 0 in records of calls without one.
+fn null_type() -> MPI_Datatype {
+    // SAFETY: a plain handle newtype; only its bits are recorded.
+    unsafe { std::mem::zeroed() }
 }

@@ -1,0 +1,778 @@
+//! Completion calls: `Wait`, `Test` and their `all`/`any`/`some` forms,
+//! `Request_free`, `Request_get_status`.
+//!
+//! A synchronous send is complete for the program only once its
+//! acknowledgement arrived: the `Test` forms report it incomplete until
+//! then (they hide it from MPI behind `MPI_REQUEST_NULL` for the call, so
+//! MPI does not free it), the `Wait` forms wait for it.
+//!
+//! Receives completed by one call are processed in their issue order (the
+//! order nonovertaking matched them in).
+
+use super::{read_status, status_target, Rt};
+use crate::consts::{
+    request_null, status_ignore, statuses_ignore, undefined, ERR_IN_STATUS, SUCCESS,
+};
+use crate::handle::HandleBits;
+use crate::piggyback;
+use crate::record::{self, set_status, REQUESTS};
+use crate::slots::Kind;
+use mbh_trace::op::flags;
+use mbh_trace::rank_trace::RawOp;
+use mbh_trace::OpKind;
+use mpi_sys::{MPI_Request, MPI_Status};
+use std::os::raw::c_int;
+
+impl Rt {
+    /// The slot of `handle`, if the runtime made it.
+    fn slot_of(handle: MPI_Request) -> Option<u32> {
+        if handle.bits() == request_null().bits() {
+            return None;
+        }
+        REQUESTS.get(handle.bits())
+    }
+
+    /// A completion record: `request` is the (first) request, `aux` 1 +
+    /// index of the record that made it (0 unknown), `count` how many
+    /// requests the call was given.
+    fn completion_op(
+        &self,
+        kind: OpKind,
+        handle: MPI_Request,
+        slot: Option<u32>,
+        count: c_int,
+    ) -> RawOp {
+        let origin = slot
+            .and_then(|id| self.slots.get(id))
+            .and_then(|s| s.record);
+        RawOp {
+            kind: kind as u16,
+            site: record::site(),
+            request: handle.bits(),
+            aux: origin.map_or(0, |i| i.wrapping_add(1)),
+            count,
+            ..RawOp::default()
+        }
+    }
+
+    /// After MPI completed `handle` (slot `id`) with `status`: forgets the
+    /// handle, processes the completion, gives a receive's status to the
+    /// record of the call that made it. Returns whether it was a receive.
+    ///
+    /// # Safety
+    ///
+    /// `status` as MPI filled it, valid for writes.
+    unsafe fn finish_request(
+        &mut self,
+        id: u32,
+        handle: MPI_Request,
+        status: *mut MPI_Status,
+        completer: Option<u64>,
+    ) -> bool {
+        REQUESTS.remove(handle.bits());
+        let Some(slot) = self.slots.get(id).copied() else {
+            return false;
+        };
+        let receive = matches!(slot.kind, Kind::Recv(_) | Kind::Plain { receive: true });
+        // SAFETY: the caller's contract.
+        unsafe { self.complete_slot(id, status, completer) };
+        if receive {
+            if let (Some(origin), Some((source, tag))) = (slot.record, read_status(status)) {
+                record::update(origin, |op| set_status(op, source, tag));
+            }
+        }
+        receive
+    }
+
+    /// `MPI_Wait`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Wait`.
+    pub unsafe fn wait(&mut self, request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+        if request.is_null() {
+            // SAFETY: MPI reports the null pointer.
+            return unsafe { mpi_sys::PMPI_Wait(request, status) };
+        }
+        // SAFETY: non-null: the caller's request, read before MPI frees it.
+        let handle = unsafe { *request };
+        let id = Self::slot_of(handle);
+        let index = record::begin(|| self.completion_op(OpKind::Wait, handle, id, 1), true);
+        let mut local = super::blank_status();
+        let target = status_target(status, &mut local);
+        // SAFETY: the caller's request and a valid status.
+        let rc = unsafe { self.block_on(request, target, id) };
+        let mut receive = false;
+        if rc == SUCCESS {
+            if let Some(id) = id {
+                // SAFETY: MPI completed the request into `target`.
+                receive = unsafe { self.finish_request(id, handle, target, index) };
+            }
+        }
+        let matched = if receive { read_status(target) } else { None };
+        record::finish(index, rc, true, |op| {
+            if let Some((source, tag)) = matched {
+                set_status(op, source, tag);
+            }
+        });
+        rc
+    }
+
+    /// `MPI_Test`. Recorded only when it completes the request (or fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Test`.
+    pub unsafe fn test(
+        &mut self,
+        request: *mut MPI_Request,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        if request.is_null() || flag.is_null() {
+            // SAFETY: MPI reports the null pointer.
+            return unsafe { mpi_sys::PMPI_Test(request, flag, status) };
+        }
+        // SAFETY: non-null: the caller's request.
+        let handle = unsafe { *request };
+        let id = Self::slot_of(handle);
+        if let Some(id) = id {
+            if !self.ack_arrived(id) {
+                // SAFETY: non-null: the caller's flag.
+                unsafe { *flag = 0 };
+                // SAFETY: MPI is initialised.
+                unsafe { self.service(None) };
+                return SUCCESS;
+            }
+        }
+        let mut local = super::blank_status();
+        let target = status_target(status, &mut local);
+        // SAFETY: the caller's arguments and a valid status.
+        let rc = unsafe { mpi_sys::PMPI_Test(request, flag, target) };
+        // SAFETY: non-null, written by MPI.
+        let done = rc == SUCCESS && unsafe { *flag } != 0;
+        if done || rc != SUCCESS {
+            let op = self.completion_op(OpKind::Test, handle, id, 1);
+            let index = record::append(|| RawOp {
+                flags: flags::RETURNED | if rc != SUCCESS { flags::FAILED } else { 0 },
+                error: rc,
+                ..op
+            });
+            if let (true, Some(id)) = (done, id) {
+                // SAFETY: MPI completed the request into `target`.
+                if unsafe { self.finish_request(id, handle, target, index) } {
+                    if let (Some(index), Some((s, t))) = (index, read_status(target)) {
+                        record::update(index, |op| set_status(op, s, t));
+                    }
+                }
+            }
+        } else {
+            // SAFETY: MPI is initialised.
+            unsafe { self.service(None) };
+        }
+        rc
+    }
+
+    /// Reads `count` requests into the scratch lists; `None` when the
+    /// arguments are for MPI to reject.
+    ///
+    /// # Safety
+    ///
+    /// `requests` must hold `count` requests when non-null.
+    unsafe fn snapshot(&mut self, count: c_int, requests: *const MPI_Request) -> Option<usize> {
+        let n = usize::try_from(count).ok()?;
+        if n > 0 && requests.is_null() {
+            return None;
+        }
+        self.handles.clear();
+        self.ids.clear();
+        for i in 0..n {
+            // SAFETY: `requests` holds `count` entries.
+            let handle = unsafe { *requests.add(i) };
+            self.handles.push(handle);
+            self.ids.push(Self::slot_of(handle));
+        }
+        Some(n)
+    }
+
+    /// The record of a call on several requests.
+    fn many_op(&self, kind: OpKind, count: c_int) -> RawOp {
+        let first = self
+            .handles
+            .iter()
+            .position(|h| h.bits() != request_null().bits());
+        match first {
+            Some(i) => self.completion_op(kind, self.handles[i], self.ids[i], count),
+            None => self.completion_op(kind, request_null(), None, count),
+        }
+    }
+
+    /// Statuses MPI can write for `n` requests: the caller's, or scratch
+    /// when the caller passed `MPI_STATUSES_IGNORE`.
+    fn statuses_for(&mut self, n: usize, statuses: *mut MPI_Status) -> *mut MPI_Status {
+        if statuses != statuses_ignore() {
+            return statuses;
+        }
+        if self.statuses.len() < n {
+            self.statuses.resize(n, super::blank_status());
+        }
+        self.statuses.as_mut_ptr()
+    }
+
+    /// Whether a request of the snapshot is a synchronous send still
+    /// waiting for its acknowledgement.
+    fn any_unacknowledged(&self) -> bool {
+        self.ids.iter().flatten().any(|&id| {
+            matches!(
+                self.slots.get(id).map(|s| s.kind),
+                Some(Kind::Send(send)) if send.sync && !send.ack_arrived
+            )
+        })
+    }
+
+    /// Hides the snapshot's synchronous sends whose acknowledgement has
+    /// not arrived behind `MPI_REQUEST_NULL` (see the module docs).
+    ///
+    /// # Safety
+    ///
+    /// `requests` is the snapshot's array.
+    unsafe fn mask(&mut self, requests: *mut MPI_Request) {
+        self.masked.clear();
+        for i in 0..self.ids.len() {
+            if let Some(id) = self.ids[i] {
+                if !self.ack_arrived(id) {
+                    self.masked.push(i);
+                    // SAFETY: `i` < count.
+                    unsafe { *requests.add(i) = request_null() };
+                }
+            }
+        }
+    }
+
+    /// Undoes [`Rt::mask`].
+    ///
+    /// # Safety
+    ///
+    /// As for `mask`.
+    unsafe fn unmask(&mut self, requests: *mut MPI_Request) {
+        for &i in &self.masked {
+            // SAFETY: `i` < count.
+            unsafe { *requests.add(i) = self.handles[i] };
+        }
+    }
+
+    /// Processes the completed requests queued in `order` (snapshot index,
+    /// status) in the issue order of receives.
+    ///
+    /// # Safety
+    ///
+    /// Each status is valid and filled in by MPI.
+    unsafe fn finish_order(&mut self, completer: Option<u64>) {
+        for entry in self.order.iter_mut() {
+            let id = self.ids[entry.1];
+            entry.0 = match id.and_then(|id| self.slots.get(id)).map(|s| s.kind) {
+                Some(Kind::Recv(r)) => r.seq,
+                _ => 0,
+            };
+        }
+        self.order.sort_by_key(|e| e.0);
+        for k in 0..self.order.len() {
+            let (_, i, status) = self.order[k];
+            if let Some(id) = self.ids[i] {
+                // SAFETY: the caller's contract.
+                unsafe { self.finish_request(id, self.handles[i], status, completer) };
+            }
+        }
+        self.order.clear();
+    }
+
+    /// Queues every completed request of an `all` call.
+    ///
+    /// # Safety
+    ///
+    /// `statuses` holds `n` statuses; `requests` the snapshot's array.
+    unsafe fn queue_all(
+        &mut self,
+        rc: c_int,
+        requests: *mut MPI_Request,
+        statuses: *mut MPI_Status,
+    ) {
+        self.order.clear();
+        for i in 0..self.ids.len() {
+            if self.ids[i].is_none() {
+                continue;
+            }
+            // SAFETY: `i` < n.
+            let status = unsafe { statuses.add(i) };
+            if rc == ERR_IN_STATUS {
+                // SAFETY: as above; MPI set each entry's error.
+                let completed = unsafe {
+                    (*status).MPI_ERROR == SUCCESS
+                        && (*requests.add(i)).bits() == request_null().bits()
+                };
+                if !completed {
+                    continue;
+                }
+            }
+            self.order.push((0, i, status));
+        }
+    }
+
+    /// Queues the requests a `some` call completed.
+    ///
+    /// # Safety
+    ///
+    /// `indices` and `statuses` hold `outcount` entries.
+    unsafe fn queue_some(
+        &mut self,
+        rc: c_int,
+        outcount: c_int,
+        indices: *const c_int,
+        statuses: *mut MPI_Status,
+    ) {
+        self.order.clear();
+        let n = usize::try_from(outcount).unwrap_or(0);
+        for k in 0..n {
+            // SAFETY: `k` < outcount.
+            let (i, status) = unsafe { (*indices.add(k), statuses.add(k)) };
+            // SAFETY: as above.
+            if rc == ERR_IN_STATUS && unsafe { (*status).MPI_ERROR } != SUCCESS {
+                continue;
+            }
+            if let Ok(i) = usize::try_from(i) {
+                if i < self.ids.len() {
+                    self.order.push((0, i, status));
+                }
+            }
+        }
+    }
+
+    /// `MPI_Waitall`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Waitall`.
+    pub unsafe fn waitall(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        let Some(n) = (unsafe { self.snapshot(count, requests) }) else {
+            // SAFETY: MPI judges the arguments.
+            return unsafe { mpi_sys::PMPI_Waitall(count, requests, statuses) };
+        };
+        let index = record::begin(|| self.many_op(OpKind::Waitall, count), true);
+        let sts = self.statuses_for(n, statuses);
+        let rc = if !self.must_poll() {
+            // SAFETY: the caller's requests and valid statuses.
+            unsafe { mpi_sys::PMPI_Waitall(count, requests, sts) }
+        } else {
+            // SAFETY: as above, polled.
+            unsafe {
+                self.spin(|_| {
+                    let mut flag: c_int = 0;
+                    let rc = mpi_sys::PMPI_Testall(count, requests, &mut flag, sts);
+                    (rc != SUCCESS || flag != 0).then_some(rc)
+                })
+            }
+        };
+        if rc == SUCCESS || rc == ERR_IN_STATUS {
+            // SAFETY: MPI filled `sts`.
+            unsafe {
+                self.queue_all(rc, requests, sts);
+                self.finish_order(index);
+            }
+        }
+        record::finish(index, rc, true, |_| {});
+        rc
+    }
+
+    /// `MPI_Testall`. Recorded (as `MPI_Test`) only when it completes the
+    /// requests (or fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testall`.
+    pub unsafe fn testall(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        flag: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        let snapshot = unsafe { self.snapshot(count, requests) };
+        let (Some(n), false) = (snapshot, flag.is_null()) else {
+            // SAFETY: MPI judges the arguments.
+            return unsafe { mpi_sys::PMPI_Testall(count, requests, flag, statuses) };
+        };
+        for i in 0..n {
+            if let Some(id) = self.ids[i] {
+                if !self.ack_arrived(id) {
+                    // SAFETY: non-null: the caller's flag.
+                    unsafe { *flag = 0 };
+                    // SAFETY: MPI is initialised.
+                    unsafe { self.service(None) };
+                    return SUCCESS;
+                }
+            }
+        }
+        let sts = self.statuses_for(n, statuses);
+        // SAFETY: the caller's arguments and valid statuses.
+        let rc = unsafe { mpi_sys::PMPI_Testall(count, requests, flag, sts) };
+        // SAFETY: non-null, written by MPI.
+        let done = (rc == SUCCESS && unsafe { *flag } != 0) || rc == ERR_IN_STATUS;
+        if done || rc != SUCCESS {
+            let op = self.many_op(OpKind::Test, count);
+            let index = record::append(|| RawOp {
+                flags: flags::RETURNED | if rc != SUCCESS { flags::FAILED } else { 0 },
+                error: rc,
+                ..op
+            });
+            if done {
+                // SAFETY: MPI filled `sts`.
+                unsafe {
+                    self.queue_all(rc, requests, sts);
+                    self.finish_order(index);
+                }
+            }
+        } else {
+            // SAFETY: MPI is initialised.
+            unsafe { self.service(None) };
+        }
+        rc
+    }
+
+    /// `Testany` with unacknowledged synchronous sends hidden.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testany`, after [`Rt::snapshot`].
+    unsafe fn testany_masked(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        index: *mut c_int,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        unsafe { self.mask(requests) };
+        // SAFETY: as above.
+        let rc = unsafe { mpi_sys::PMPI_Testany(count, requests, index, flag, status) };
+        // SAFETY: as above.
+        unsafe { self.unmask(requests) };
+        // SAFETY: MPI wrote both when it succeeded.
+        let none_active = unsafe { *flag != 0 && *index == undefined() };
+        if rc == SUCCESS && !self.masked.is_empty() && none_active {
+            // Only hidden requests were active: none is complete yet.
+            // SAFETY: as above.
+            unsafe { *flag = 0 };
+        }
+        rc
+    }
+
+    /// `MPI_Waitany`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Waitany`.
+    pub unsafe fn waitany(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        index_out: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        let snapshot = unsafe { self.snapshot(count, requests) };
+        if snapshot.is_none() || index_out.is_null() {
+            // SAFETY: MPI judges the arguments.
+            return unsafe { mpi_sys::PMPI_Waitany(count, requests, index_out, status) };
+        }
+        let index = record::begin(|| self.many_op(OpKind::Waitany, count), true);
+        let mut local = super::blank_status();
+        let target = status_target(status, &mut local);
+        let rc = if !self.any_unacknowledged() && !self.must_poll() {
+            // SAFETY: the caller's arguments and a valid status.
+            unsafe { mpi_sys::PMPI_Waitany(count, requests, index_out, target) }
+        } else {
+            // SAFETY: as above, polled.
+            unsafe {
+                self.spin(|rt| {
+                    let mut flag: c_int = 0;
+                    let rc = rt.testany_masked(count, requests, index_out, &mut flag, target);
+                    (rc != SUCCESS || flag != 0).then_some(rc)
+                })
+            }
+        };
+        let mut receive = false;
+        let chosen = if rc == SUCCESS {
+            // SAFETY: non-null, written by MPI when it succeeded.
+            unsafe { *index_out }
+        } else {
+            undefined()
+        };
+        if let Ok(i) = usize::try_from(chosen) {
+            if let Some(Some(id)) = self.ids.get(i).copied() {
+                let handle = self.handles[i];
+                // SAFETY: MPI completed the request into `target`.
+                receive = unsafe { self.finish_request(id, handle, target, index) };
+            }
+        }
+        let matched = if receive { read_status(target) } else { None };
+        record::finish(index, rc, true, |op| {
+            if let Some((source, tag)) = matched {
+                set_status(op, source, tag);
+            }
+        });
+        rc
+    }
+
+    /// `MPI_Testany`. Recorded (as `MPI_Test`) only when it completes a
+    /// request (or fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testany`.
+    pub unsafe fn testany(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        index_out: *mut c_int,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        let snapshot = unsafe { self.snapshot(count, requests) };
+        if snapshot.is_none() || index_out.is_null() || flag.is_null() {
+            // SAFETY: MPI judges the arguments.
+            return unsafe { mpi_sys::PMPI_Testany(count, requests, index_out, flag, status) };
+        }
+        let mut local = super::blank_status();
+        let target = status_target(status, &mut local);
+        // SAFETY: the caller's arguments and a valid status.
+        let rc = unsafe { self.testany_masked(count, requests, index_out, flag, target) };
+        // SAFETY: written by MPI when it succeeded.
+        let chosen = if rc == SUCCESS && unsafe { *flag } != 0 {
+            // SAFETY: as above.
+            unsafe { *index_out }
+        } else {
+            undefined()
+        };
+        let slot = usize::try_from(chosen)
+            .ok()
+            .and_then(|i| self.ids.get(i).copied().flatten().map(|id| (i, id)));
+        if slot.is_some() || rc != SUCCESS {
+            let op = match slot {
+                Some((i, id)) => self.completion_op(OpKind::Test, self.handles[i], Some(id), count),
+                None => self.many_op(OpKind::Test, count),
+            };
+            let index = record::append(|| RawOp {
+                flags: flags::RETURNED | if rc != SUCCESS { flags::FAILED } else { 0 },
+                error: rc,
+                ..op
+            });
+            if let Some((i, id)) = slot {
+                // SAFETY: MPI completed the request into `target`.
+                if unsafe { self.finish_request(id, self.handles[i], target, index) } {
+                    if let (Some(index), Some((s, t))) = (index, read_status(target)) {
+                        record::update(index, |op| set_status(op, s, t));
+                    }
+                }
+            }
+        } else if chosen == undefined() {
+            // SAFETY: MPI is initialised.
+            unsafe { self.service(None) };
+        }
+        rc
+    }
+
+    /// `Testsome` with unacknowledged synchronous sends hidden.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testsome`, after [`Rt::snapshot`].
+    unsafe fn testsome_masked(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        unsafe { self.mask(requests) };
+        // SAFETY: as above.
+        let rc = unsafe { mpi_sys::PMPI_Testsome(count, requests, outcount, indices, statuses) };
+        // SAFETY: as above.
+        unsafe { self.unmask(requests) };
+        // SAFETY: MPI wrote it when it succeeded.
+        if rc == SUCCESS && !self.masked.is_empty() && unsafe { *outcount } == undefined() {
+            // SAFETY: as above.
+            unsafe { *outcount = 0 };
+        }
+        rc
+    }
+
+    /// `MPI_Waitsome` (recorded as `MPI_Waitany`).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Waitsome`.
+    pub unsafe fn waitsome(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        let snapshot = unsafe { self.snapshot(count, requests) };
+        let Some(n) = snapshot.filter(|_| !outcount.is_null() && !indices.is_null()) else {
+            // SAFETY: MPI judges the arguments.
+            return unsafe { mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, statuses) };
+        };
+        let index = record::begin(|| self.many_op(OpKind::Waitany, count), true);
+        let sts = self.statuses_for(n, statuses);
+        let rc = if !self.any_unacknowledged() && !self.must_poll() {
+            // SAFETY: the caller's arguments and valid statuses.
+            unsafe { mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, sts) }
+        } else {
+            // SAFETY: as above, polled.
+            unsafe {
+                self.spin(|rt| {
+                    let rc = rt.testsome_masked(count, requests, outcount, indices, sts);
+                    (rc != SUCCESS || *outcount != 0).then_some(rc)
+                })
+            }
+        };
+        if rc == SUCCESS || rc == ERR_IN_STATUS {
+            // SAFETY: MPI filled the outputs.
+            unsafe {
+                let out = *outcount;
+                if out != undefined() {
+                    self.queue_some(rc, out, indices, sts);
+                    self.finish_order(index);
+                }
+            }
+        }
+        record::finish(index, rc, true, |_| {});
+        rc
+    }
+
+    /// `MPI_Testsome`. Recorded (as `MPI_Test`) only when it completes a
+    /// request (or fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testsome`.
+    pub unsafe fn testsome(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        let snapshot = unsafe { self.snapshot(count, requests) };
+        let Some(n) = snapshot.filter(|_| !outcount.is_null() && !indices.is_null()) else {
+            // SAFETY: MPI judges the arguments.
+            return unsafe { mpi_sys::PMPI_Testsome(count, requests, outcount, indices, statuses) };
+        };
+        let sts = self.statuses_for(n, statuses);
+        // SAFETY: the caller's arguments and valid statuses.
+        let rc = unsafe { self.testsome_masked(count, requests, outcount, indices, sts) };
+        let out = if rc == SUCCESS || rc == ERR_IN_STATUS {
+            // SAFETY: written by MPI when it succeeded.
+            unsafe { *outcount }
+        } else {
+            0
+        };
+        if (out > 0 && out != undefined()) || rc != SUCCESS {
+            let op = self.many_op(OpKind::Test, count);
+            let index = record::append(|| RawOp {
+                flags: flags::RETURNED | if rc != SUCCESS { flags::FAILED } else { 0 },
+                error: rc,
+                ..op
+            });
+            if out > 0 && out != undefined() {
+                // SAFETY: MPI filled the outputs.
+                unsafe {
+                    self.queue_some(rc, out, indices, sts);
+                    self.finish_order(index);
+                }
+            }
+        } else {
+            // SAFETY: MPI is initialised.
+            unsafe { self.service(None) };
+        }
+        rc
+    }
+
+    /// `MPI_Request_free`: a request the runtime made becomes an orphan the
+    /// runtime completes itself (its header must live until then, and a
+    /// synchronous partner may wait for an acknowledgement). Not recorded.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Request_free`.
+    pub unsafe fn request_free(&mut self, request: *mut MPI_Request) -> c_int {
+        if request.is_null() {
+            // SAFETY: MPI reports the null pointer.
+            return unsafe { mpi_sys::PMPI_Request_free(request) };
+        }
+        // SAFETY: non-null: the caller's request.
+        let handle = unsafe { *request };
+        let Some(id) = Self::slot_of(handle) else {
+            // SAFETY: the caller's contract.
+            return unsafe { mpi_sys::PMPI_Request_free(request) };
+        };
+        if matches!(self.slots.get(id).map(|s| s.kind), Some(Kind::Plain { .. })) {
+            REQUESTS.remove(handle.bits());
+            self.slots.release(id);
+            // SAFETY: the caller's contract.
+            return unsafe { mpi_sys::PMPI_Request_free(request) };
+        }
+        REQUESTS.remove(handle.bits());
+        if let Some(slot) = self.slots.get_mut(id) {
+            slot.orphan = true;
+        }
+        self.slots.watch(id);
+        // SAFETY: non-null: the caller's request, now freed for the program.
+        unsafe { *request = request_null() };
+        SUCCESS
+    }
+
+    /// `MPI_Request_get_status`: a receive's status loses the header's
+    /// bytes. Not recorded.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Request_get_status`.
+    pub unsafe fn request_get_status(
+        &mut self,
+        request: MPI_Request,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        let rc = unsafe { mpi_sys::PMPI_Request_get_status(request, flag, status) };
+        // SAFETY: written by MPI when it succeeded.
+        let done = rc == SUCCESS && !flag.is_null() && unsafe { *flag } != 0;
+        if done && !status.is_null() && status != status_ignore() {
+            let receive = Self::slot_of(request)
+                .and_then(|id| self.slots.get(id))
+                .is_some_and(|s| matches!(s.kind, Kind::Recv(_)));
+            if receive {
+                // SAFETY: a status MPI just filled.
+                unsafe { piggyback::fix_status(status, self.hbytes) };
+            }
+        }
+        rc
+    }
+}

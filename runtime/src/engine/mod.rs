@@ -1,0 +1,840 @@
+//! The protocol: piggybacked clocks on every message, LLCP/LVCP
+//! ([`crate::llcp`]) at every receive, clocks through collectives,
+//! acknowledgements of synchronous sends, guided replay, and the records
+//! of it all.
+//!
+//! # Blocking, and acknowledgements
+//!
+//! A synchronous send (`MPI_Ssend`, `MPI_Issend`, or a standard send under
+//! `--buffering zero`) carries [`SYNC`](crate::piggyback::SYNC); its sender
+//! posts a receive for an acknowledgement on the shadow of
+//! `MPI_COMM_WORLD` and, when the send completes, waits for it and merges
+//! the receiver's clock (seed 000 §5.2.1, done with a message instead of the
+//! MPI library's clear-to-send packet). The receiver acknowledges as soon
+//! as it sees the receive complete: at the receive, at the `Wait`/`Test`
+//! that completes it, when `CompleteNow` resolves it, or while it polls.
+//!
+//! Because the sender now waits for the receiver to see the message, a
+//! receiver that blocks in MPI for something the sender does next must keep
+//! watching its own outstanding receives, or the tool would add a
+//! deadlock. So while any receive is outstanding (or a freed request is
+//! still in flight), every blocking call the runtime makes is a loop of
+//! `MPI_Test*` and [`Rt::service`], which polls those receives with
+//! `MPI_Request_get_status` and acknowledges what completed. When none is
+//! outstanding, blocking calls go straight to MPI. Collectives always use
+//! their nonblocking form (`MPI_Ibarrier`, ...) completed that way, so
+//! every rank makes the same calls whatever it has outstanding.
+//!
+//! An acknowledgement sent before the receive's final clock is known
+//! carries the current clock plus one and marks the pending events issued
+//! before it (`MatchedWithSsend`, §5.2.1).
+
+mod coll;
+mod complete;
+mod p2p;
+
+pub use coll::Flow;
+pub use p2p::SendMode;
+pub(crate) use p2p::{pmpi_isend, pmpi_send};
+
+use crate::comms::Comms;
+use crate::consts::{
+    any_source, any_tag, comm_world, request_null, status_ignore, uint64, SUCCESS,
+};
+use crate::handle::HandleBits;
+use crate::llcp::{DoneEvent, Envelope, Llcp, Pattern, PendingEvent, Rank, Receive, Sink};
+use crate::piggyback::{self, Header};
+use crate::record;
+use crate::slots::{Kind, Slots};
+use crate::state::fatal;
+use mbh_trace::config::{Buffering, Clocks, RuntimeConfig};
+use mbh_trace::op::flags;
+use mbh_trace::rank_trace::RawOp;
+use mbh_trace::OpKind;
+use mpi_sys::{MPI_Comm, MPI_Request, MPI_Status};
+use std::os::raw::c_int;
+
+/// Chunks of request slots made at start-up.
+const INITIAL_CHUNKS: usize = 4;
+
+/// Largest acknowledgement tag (MPI guarantees tags up to 32767).
+const ACK_TAGS: u32 = 32000;
+
+/// Where a received message's header is.
+#[derive(Debug, Clone, Copy)]
+enum HeaderAt {
+    /// The scratch header of blocking receives.
+    Scratch,
+    /// A request slot.
+    Slot(u32),
+}
+
+/// How a receive was posted.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    /// The source given to MPI (the forced one in a guided run).
+    source: c_int,
+    /// Its wildcard event number, for `MPI_ANY_SOURCE`.
+    event: Option<u32>,
+    /// The forced sender (world rank) in a guided run.
+    forced: Option<Rank>,
+}
+
+/// A zeroed status.
+#[inline(always)]
+pub fn blank_status() -> MPI_Status {
+    // SAFETY: MPI_Status is a C struct of integers: all-zero is valid.
+    unsafe { std::mem::zeroed() }
+}
+
+/// The caller's status, or `local` when the caller passed
+/// `MPI_STATUS_IGNORE`. A null status is passed on for MPI to judge.
+#[inline(always)]
+pub fn status_target(status: *mut MPI_Status, local: &mut MPI_Status) -> *mut MPI_Status {
+    if status == status_ignore() {
+        local
+    } else {
+        status
+    }
+}
+
+/// Source and tag of a status MPI filled in.
+#[inline(always)]
+pub fn read_status(status: *const MPI_Status) -> Option<(c_int, c_int)> {
+    if status.is_null() || status == status_ignore() {
+        return None;
+    }
+    // SAFETY: non-null and not the ignore sentinel: a status MPI wrote.
+    let status = unsafe { &*status };
+    Some((status.MPI_SOURCE, status.MPI_TAG))
+}
+
+/// Lets other processes on the same cores run while the runtime polls.
+#[inline(always)]
+fn pause() {
+    // SAFETY: no arguments; always safe.
+    unsafe { libc::sched_yield() };
+}
+
+/// Appends the records of the causality tracking.
+struct Recorder;
+
+impl Sink for Recorder {
+    fn final_clock(&mut self, e: &DoneEvent) {
+        record::append(|| RawOp {
+            kind: OpKind::WildcardClock as u16,
+            flags: flags::RETURNED,
+            count: e.event as i32,
+            request: e.record,
+            comm: e.start,
+            aux: e.end,
+            peer: e.matched.map_or(-1, |m| m.source),
+            tag: e
+                .matched
+                .map_or_else(|| e.pattern.tag.unwrap_or_else(any_tag), |m| m.tag),
+            ..RawOp::default()
+        });
+    }
+
+    fn potential(&mut self, event: u32, sender: Rank, message_clock: u64, receiver: u64) {
+        record::append(|| RawOp {
+            kind: OpKind::PotentialMatch as u16,
+            flags: flags::RETURNED,
+            count: event as i32,
+            peer: sender,
+            aux: message_clock,
+            request: receiver,
+            ..RawOp::default()
+        });
+    }
+}
+
+/// The runtime of one rank.
+pub struct Rt {
+    rank: i32,
+    config: RuntimeConfig,
+    llcp: Llcp,
+    /// Clock words (1, or the world size).
+    width: usize,
+    /// Index of the own component in the clock.
+    me: usize,
+    hwords: usize,
+    hbytes: c_int,
+    /// The shadow of `MPI_COMM_WORLD`: acknowledgements, `MPI_Finalize`.
+    shadow: MPI_Comm,
+    comms: Comms,
+    slots: Slots,
+    /// Issue order of receives and probes.
+    seq: u64,
+    ack_seq: u32,
+    // Scratch memory for blocking calls.
+    send_hdr: Vec<u64>,
+    recv_hdr: Vec<u64>,
+    msg: Vec<u64>,
+    ack_in: Vec<u64>,
+    ack_out: Vec<u64>,
+    coll_in: Vec<u64>,
+    coll_out: Vec<u64>,
+    statuses: Vec<MPI_Status>,
+    ids: Vec<Option<u32>>,
+    handles: Vec<MPI_Request>,
+    masked: Vec<usize>,
+    order: Vec<(u64, usize, *mut MPI_Status)>,
+    acks_due: Vec<u32>,
+    packed: Vec<u8>,
+}
+
+impl Rt {
+    /// Sets up the protocol right after `MPI_Init`: the shadow of world,
+    /// the clocks, the request slots. Collective over world.
+    pub fn start(rank: i32, size: i32, config: RuntimeConfig) -> Result<Rt, String> {
+        let mut shadow = comm_world();
+        // SAFETY: MPI is initialised; `shadow` is a valid out-parameter.
+        let rc = unsafe { mpi_sys::PMPI_Comm_dup(comm_world(), &mut shadow) };
+        if rc != SUCCESS {
+            return Err(format!("MPI_Comm_dup of MPI_COMM_WORLD failed ({rc})"));
+        }
+        let (width, me) = match config.clocks {
+            Clocks::Lamport => (1, 0),
+            Clocks::Vector => (size.max(1) as usize, rank.max(0) as usize),
+        };
+        let hwords = piggyback::header_words(width);
+        let hbytes = c_int::try_from(hwords * 8)
+            .map_err(|_| format!("{size} ranks are too many for vector clocks"))?;
+        let last_guided = config.guidance.as_ref().map(|g| g.last_guided_clock);
+        Ok(Rt {
+            rank,
+            llcp: Llcp::new(width, me, last_guided),
+            config,
+            width,
+            me,
+            hwords,
+            hbytes,
+            shadow,
+            comms: Comms::new(size),
+            slots: Slots::new(hwords, width, INITIAL_CHUNKS, request_null()),
+            seq: 0,
+            ack_seq: 0,
+            send_hdr: vec![0; hwords],
+            recv_hdr: vec![0; hwords],
+            msg: vec![0; hwords],
+            ack_in: vec![0; width],
+            ack_out: vec![0; width],
+            coll_in: vec![0; width],
+            coll_out: vec![0; width],
+            statuses: vec![blank_status(); 64],
+            ids: Vec::with_capacity(64),
+            handles: Vec::with_capacity(64),
+            masked: Vec::with_capacity(64),
+            order: Vec::with_capacity(64),
+            acks_due: Vec::with_capacity(16),
+            packed: Vec::new(),
+        })
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    fn next_ack_tag(&mut self) -> c_int {
+        self.ack_seq = self.ack_seq.wrapping_add(1);
+        (self.ack_seq % ACK_TAGS + 1) as c_int
+    }
+
+    fn zero_buffering(&self) -> bool {
+        self.config.buffering == Buffering::Zero
+    }
+
+    /// Whether blocking must poll (see the module docs).
+    fn must_poll(&self) -> bool {
+        !self.slots.watched().is_empty()
+    }
+
+    /// Writes this rank's header into `words`.
+    fn encode(
+        words: &mut [u64],
+        llcp: &Llcp,
+        rank: i32,
+        record: Option<u64>,
+        sync: bool,
+        ack_tag: c_int,
+    ) {
+        piggyback::encode(
+            words,
+            &Header {
+                flags: if sync { piggyback::SYNC } else { 0 },
+                sender: rank,
+                ack_tag,
+                op_index: record.unwrap_or(u64::MAX),
+                clock: llcp.clock(),
+            },
+        );
+    }
+
+    /// How a receive from `source` with `tag` on `comm` is posted: a
+    /// wildcard takes an event number (`consume`; a nonblocking probe only
+    /// peeks) and, in a guided run, its forced sender (Fig 5.15).
+    fn posting(&mut self, comm: MPI_Comm, source: c_int, consume: bool) -> Posting {
+        if source != any_source() {
+            return Posting {
+                source,
+                event: None,
+                forced: None,
+            };
+        }
+        let event = if consume {
+            self.llcp.next_event()
+        } else {
+            self.llcp.peek_event()
+        };
+        let mut posting = Posting {
+            source,
+            event: Some(event),
+            forced: None,
+        };
+        if self.llcp.guiding() {
+            let forced = self
+                .config
+                .guidance
+                .as_ref()
+                .and_then(|g| g.source_for(self.rank, event));
+            if let Some(world) = forced {
+                match self.comms.comm_rank(comm, world) {
+                    Some(rank) => {
+                        posting.source = rank;
+                        posting.forced = Some(world);
+                    }
+                    None => {
+                        let _ = std::io::Write::write_fmt(
+                            &mut std::io::stderr(),
+                            format_args!(
+                                "mbhybrid: guidance forces event {event} of rank {} to rank {world}, \
+                                 which is not in the receive's communicator; receiving from any source\n",
+                                self.rank
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        posting
+    }
+
+    fn pattern(comm: MPI_Comm, posting: Posting, tag: c_int) -> Pattern {
+        Pattern {
+            comm: comm.bits(),
+            source: posting.forced,
+            tag: (tag != any_tag()).then_some(tag),
+        }
+    }
+
+    /// Waits for `request` (see the module docs). `skip` is the slot of the
+    /// request itself, not to be polled as a watched receive.
+    ///
+    /// # Safety
+    ///
+    /// `request` and `status` as for `MPI_Wait`.
+    unsafe fn block_on(
+        &mut self,
+        request: *mut MPI_Request,
+        status: *mut MPI_Status,
+        skip: Option<u32>,
+    ) -> c_int {
+        if !self.must_poll() {
+            // SAFETY: the caller's contract.
+            return unsafe { mpi_sys::PMPI_Wait(request, status) };
+        }
+        loop {
+            let mut flag: c_int = 0;
+            // SAFETY: the caller's contract.
+            let rc = unsafe { mpi_sys::PMPI_Test(request, &mut flag, status) };
+            if rc != SUCCESS || flag != 0 {
+                return rc;
+            }
+            // SAFETY: polls the runtime's own requests.
+            unsafe { self.service(skip) };
+            pause();
+        }
+    }
+
+    /// Polls until `test` says done (returning the MPI code).
+    ///
+    /// # Safety
+    ///
+    /// `test` must make valid MPI calls.
+    unsafe fn spin(&mut self, mut test: impl FnMut(&mut Self) -> Option<c_int>) -> c_int {
+        loop {
+            if let Some(rc) = test(self) {
+                return rc;
+            }
+            // SAFETY: polls the runtime's own requests.
+            unsafe { self.service(None) };
+            pause();
+        }
+    }
+
+    /// Polls the watched slots: acknowledges receives that completed with a
+    /// synchronous sender, and completes requests the program freed.
+    ///
+    /// # Safety
+    ///
+    /// MPI must be initialised.
+    pub unsafe fn service(&mut self, skip: Option<u32>) {
+        let mut i = 0;
+        while let Some(&id) = self.slots.watched().get(i) {
+            if Some(id) == skip {
+                i += 1;
+                continue;
+            }
+            let Some(slot) = self.slots.get(id).copied() else {
+                self.slots.unwatch(id);
+                continue;
+            };
+            let mut flag: c_int = 0;
+            let mut status = blank_status();
+            // SAFETY: a request the runtime holds; valid out-parameters.
+            let rc =
+                unsafe { mpi_sys::PMPI_Request_get_status(slot.request, &mut flag, &mut status) };
+            if rc != SUCCESS || flag == 0 {
+                i += 1;
+                continue;
+            }
+            match slot.kind {
+                Kind::Recv(_) if !slot.orphan => {
+                    self.observe(id);
+                    self.early_ack(id);
+                }
+                Kind::Send(send) if send.sync && !self.ack_arrived(id) => {
+                    i += 1;
+                }
+                _ if slot.orphan => {
+                    // SAFETY: an orphaned request the runtime completes.
+                    unsafe { self.reap(id) };
+                }
+                _ => self.slots.unwatch(id),
+            }
+        }
+    }
+
+    /// Marks receive slot `id` as seen complete.
+    fn observe(&mut self, id: u32) {
+        if let Some(slot) = self.slots.get_mut(id) {
+            if let Kind::Recv(r) = &mut slot.kind {
+                r.observed = true;
+            }
+            if !slot.orphan {
+                self.slots.unwatch(id);
+            }
+        }
+    }
+
+    /// Acknowledges a completed receive before its final clock is known.
+    fn early_ack(&mut self, id: u32) {
+        let Some(slot) = self.slots.get(id).copied() else {
+            return;
+        };
+        let Kind::Recv(r) = slot.kind else {
+            return;
+        };
+        if r.acked {
+            return;
+        }
+        let Some(header) = piggyback::decode(self.slots.header_words(id)) else {
+            return;
+        };
+        if !header.sync() {
+            return;
+        }
+        let (to, tag) = (header.sender, header.ack_tag);
+        let marked = self.llcp.mark_ssend_upto(r.seq, r.comm.bits());
+        self.send_ack(to, tag, marked);
+        if let Some(Kind::Recv(r)) = self.slots.get_mut(id).map(|s| &mut s.kind) {
+            r.acked = true;
+        }
+    }
+
+    /// Sends the acknowledgement of a synchronous send: this rank's clock,
+    /// the own component plus one when `bump`.
+    fn send_ack(&mut self, to: i32, tag: c_int, bump: bool) {
+        self.ack_out.copy_from_slice(self.llcp.clock());
+        if bump {
+            self.ack_out[self.me] += 1;
+        }
+        // SAFETY: `ack_out` holds `width` words; the sender pre-posted the
+        // matching receive on the shadow communicator.
+        let rc = unsafe {
+            mpi_sys::PMPI_Send(
+                self.ack_out.as_ptr().cast(),
+                self.width as c_int,
+                uint64(),
+                to,
+                tag,
+                self.shadow,
+            )
+        };
+        if rc != SUCCESS {
+            fatal(format_args!(
+                "cannot acknowledge a synchronous send to rank {to} (MPI error {rc})"
+            ));
+        }
+    }
+
+    /// Whether the acknowledgement of send slot `id` arrived (tests it).
+    fn ack_arrived(&mut self, id: u32) -> bool {
+        let Some(slot) = self.slots.get_mut(id) else {
+            return true;
+        };
+        let Kind::Send(send) = &mut slot.kind else {
+            return true;
+        };
+        if !send.sync || send.ack_arrived {
+            return true;
+        }
+        let mut flag: c_int = 0;
+        // SAFETY: the acknowledgement request the runtime posted.
+        let rc = unsafe { mpi_sys::PMPI_Test(&mut send.ack, &mut flag, status_ignore()) };
+        if rc != SUCCESS || flag != 0 {
+            send.ack_arrived = true;
+        }
+        send.ack_arrived
+    }
+
+    /// Completes an orphaned request (freed by the program) that MPI
+    /// reports complete.
+    ///
+    /// # Safety
+    ///
+    /// Slot `id` holds an orphan whose request is complete.
+    unsafe fn reap(&mut self, id: u32) {
+        let Some(slot) = self.slots.get(id).copied() else {
+            return;
+        };
+        let mut request = slot.request;
+        let mut status = blank_status();
+        // SAFETY: a complete request the runtime holds.
+        unsafe { mpi_sys::PMPI_Wait(&mut request, &mut status) };
+        // SAFETY: the request completed with `status`.
+        unsafe { self.complete_slot(id, &mut status, slot.record) };
+    }
+
+    /// After MPI completed slot `id`'s request (and freed it): processes a
+    /// receive's message, or a synchronous send's acknowledgement; frees
+    /// the slot. `completer` is the record of the call that completed it.
+    ///
+    /// # Safety
+    ///
+    /// `status` is the request's status, valid for writes.
+    unsafe fn complete_slot(&mut self, id: u32, status: *mut MPI_Status, completer: Option<u64>) {
+        let Some(slot) = self.slots.get(id).copied() else {
+            return;
+        };
+        match slot.kind {
+            Kind::Recv(r) => {
+                // SAFETY: the caller's contract.
+                unsafe {
+                    self.receive_done(
+                        r.seq,
+                        r.comm,
+                        Receive::Nonblocking(r.event),
+                        status,
+                        completer,
+                        HeaderAt::Slot(id),
+                        r.acked,
+                    )
+                };
+            }
+            Kind::Send(send) if send.sync => {
+                if !send.ack_arrived {
+                    let mut ack = send.ack;
+                    // SAFETY: the acknowledgement request the runtime
+                    // posted; its buffer is the slot's, which stays.
+                    unsafe { self.block_on(&mut ack, status_ignore(), Some(id)) };
+                }
+                let ack = self.slots.ack_words(id);
+                self.llcp.merge(ack);
+            }
+            Kind::Send(_) | Kind::Plain { .. } | Kind::Free => {}
+        }
+        self.slots.release(id);
+    }
+
+    /// A receive completed with `status` (not yet fixed) and its header at
+    /// `header`: fixes the status, completes the receive's clock (R4),
+    /// records the match and the potential matches, acknowledges a
+    /// synchronous sender. Returns the message's envelope.
+    ///
+    /// # Safety
+    ///
+    /// `status` is the receive's status, valid for writes.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn receive_done(
+        &mut self,
+        seq: u64,
+        comm: MPI_Comm,
+        receive: Receive,
+        status: *mut MPI_Status,
+        receiver: Option<u64>,
+        header: HeaderAt,
+        acked: bool,
+    ) -> Option<Envelope> {
+        if status.is_null() {
+            return None;
+        }
+        // SAFETY: the caller's contract.
+        if !unsafe { piggyback::fix_status(status, self.hbytes) } {
+            // SAFETY: as above.
+            let source = unsafe { (*status).MPI_SOURCE };
+            fatal(format_args!(
+                "a message from rank {source} arrived without mbhybrid's header: it was sent by a call the runtime does not see"
+            ));
+        }
+        match header {
+            HeaderAt::Scratch => self.msg.copy_from_slice(&self.recv_hdr),
+            HeaderAt::Slot(id) => self.msg.copy_from_slice(self.slots.header_words(id)),
+        }
+        // SAFETY: as above.
+        let tag = unsafe { (*status).MPI_TAG };
+        let Some(h) = piggyback::decode(&self.msg) else {
+            // SAFETY: as above.
+            let source = unsafe { (*status).MPI_SOURCE };
+            fatal(format_args!(
+                "a message from rank {source} (tag {tag}) arrived without mbhybrid's header: it was sent by a call the runtime does not see"
+            ));
+        };
+        let envelope = Envelope {
+            source: h.sender,
+            tag,
+        };
+        let event = match receive {
+            Receive::Blocking(b) => b.map(|b| b.event),
+            Receive::Nonblocking(e) => e,
+        };
+        let receiver_index = receiver.unwrap_or(u64::MAX);
+        self.acks_due.clear();
+        let posted = {
+            let (slots, acks) = (&mut self.slots, &mut self.acks_due);
+            self.llcp.complete(
+                seq,
+                comm.bits(),
+                envelope,
+                receive,
+                false,
+                |p| resolve(slots, acks, p),
+                &mut Recorder,
+            )
+        };
+        let message_clock = h.clock.get(self.me).copied().unwrap_or(0);
+        record::append(|| RawOp {
+            kind: OpKind::Matched as u16,
+            flags: flags::RETURNED,
+            request: receiver_index,
+            peer: h.sender,
+            aux: h.op_index,
+            comm: message_clock,
+            count: event.map_or(-1, |e| e as i32),
+            ..RawOp::default()
+        });
+        self.llcp.incoming(
+            seq,
+            comm.bits(),
+            envelope,
+            h.clock,
+            posted,
+            receiver_index,
+            &mut Recorder,
+        );
+        let (sync, to, ack_tag) = (h.sync(), h.sender, h.ack_tag);
+        if sync && !acked {
+            self.send_ack(to, ack_tag, false);
+        }
+        self.ack_resolved();
+        Some(envelope)
+    }
+
+    /// Acknowledges the synchronous senders of the receives `CompleteNow`
+    /// just resolved (their final clocks are now known).
+    fn ack_resolved(&mut self) {
+        for i in 0..self.acks_due.len() {
+            let id = self.acks_due[i];
+            let Some(header) = piggyback::decode(self.slots.header_words(id)) else {
+                continue;
+            };
+            let (to, tag) = (header.sender, header.ack_tag);
+            self.send_ack(to, tag, false);
+            if let Some(Kind::Recv(r)) = self.slots.get_mut(id).map(|s| &mut s.kind) {
+                r.acked = true;
+            }
+        }
+        self.acks_due.clear();
+    }
+
+    /// A probe found a message with `status`: fixes the status and
+    /// completes the probe's clock (R4, Fig 5.21).
+    ///
+    /// # Safety
+    ///
+    /// `status` is the probe's status, valid for writes.
+    unsafe fn probe_done(
+        &mut self,
+        seq: u64,
+        comm: MPI_Comm,
+        event: Option<crate::llcp::BlockingEvent>,
+        status: *mut MPI_Status,
+    ) {
+        if status.is_null() {
+            return;
+        }
+        // SAFETY: the caller's contract.
+        let (source, tag) = unsafe { ((*status).MPI_SOURCE, (*status).MPI_TAG) };
+        // SAFETY: as above.
+        if !unsafe { piggyback::fix_status(status, self.hbytes) } {
+            fatal(format_args!(
+                "a message from rank {source} (tag {tag}) arrived without mbhybrid's header: it was sent by a call the runtime does not see"
+            ));
+        }
+        let envelope = Envelope {
+            source: self.comms.world_rank(comm, source),
+            tag,
+        };
+        self.acks_due.clear();
+        {
+            let (slots, acks) = (&mut self.slots, &mut self.acks_due);
+            self.llcp.complete(
+                seq,
+                comm.bits(),
+                envelope,
+                Receive::Blocking(event),
+                true,
+                |p| resolve(slots, acks, p),
+                &mut Recorder,
+            );
+        }
+        self.ack_resolved();
+    }
+
+    /// Cancels and completes a request the runtime posted (an
+    /// acknowledgement no longer expected).
+    fn cancel(request: &mut MPI_Request) {
+        if request.bits() == request_null().bits() {
+            return;
+        }
+        // SAFETY: a receive request the runtime posted.
+        unsafe {
+            mpi_sys::PMPI_Cancel(request);
+            mpi_sys::PMPI_Wait(request, status_ignore());
+        }
+    }
+
+    /// `MPI_Finalize`: rule R5 over world, then the shadows are freed.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Finalize`.
+    pub unsafe fn finalize(&mut self) -> c_int {
+        let index = record::begin(
+            || RawOp {
+                kind: OpKind::Finalize as u16,
+                site: record::site(),
+                ..RawOp::default()
+            },
+            true,
+        );
+        // SAFETY: MPI is initialised.
+        unsafe { self.service(None) };
+        let shadow = self.shadow;
+        // SAFETY: the world shadow is valid until freed below.
+        unsafe { self.exchange(shadow, 0, Flow::All, false) };
+        // Synchronous sends the program never completed (or freed, and MPI
+        // never completed): stop waiting for their acknowledgements, so no
+        // receive stays posted on the shadow.
+        let unfinished: Vec<u32> = self.slots.ids_in_use().collect();
+        for id in unfinished {
+            if let Some(Kind::Send(send)) = self.slots.get_mut(id).map(|s| &mut s.kind) {
+                if send.sync && !send.ack_arrived {
+                    Self::cancel(&mut send.ack);
+                    send.ack_arrived = true;
+                }
+            }
+        }
+        let shadows: Vec<MPI_Comm> = self.comms.take_shadows().collect();
+        for mut comm in shadows {
+            // SAFETY: a shadow the runtime made.
+            unsafe { mpi_sys::PMPI_Comm_free(&mut comm) };
+        }
+        // SAFETY: the world shadow, made at start.
+        unsafe { mpi_sys::PMPI_Comm_free(&mut self.shadow) };
+        crate::state::deactivate();
+        // SAFETY: no arguments.
+        let rc = unsafe { mpi_sys::PMPI_Finalize() };
+        record::finish(index, rc, true, |_| {});
+        rc
+    }
+
+    /// Makes a record of a point-to-point call, with the source actually
+    /// posted.
+    fn p2p_record(
+        kind: OpKind,
+        peer: c_int,
+        posted: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        count: c_int,
+        datatype: mpi_sys::MPI_Datatype,
+    ) -> RawOp {
+        let mut op = record::p2p(kind, peer, tag, comm, count, datatype);
+        op.peer = posted;
+        op
+    }
+}
+
+/// Waits until the request of pending event `p` completes (it matched:
+/// something issued after it matched a message it accepts) and returns what
+/// it matched (Fig 5.22's `MPI_Request_get_status`). A synchronous sender
+/// is queued in `acks` for acknowledgement.
+fn resolve(slots: &mut Slots, acks: &mut Vec<u32>, p: &PendingEvent) -> Option<Envelope> {
+    let id = p.token;
+    let slot = slots.get(id).copied()?;
+    let Kind::Recv(r) = slot.kind else {
+        return None;
+    };
+    let mut status = blank_status();
+    loop {
+        let mut flag: c_int = 0;
+        // SAFETY: a receive request the runtime holds; valid out-parameters.
+        let rc = unsafe { mpi_sys::PMPI_Request_get_status(slot.request, &mut flag, &mut status) };
+        if rc != SUCCESS {
+            return None;
+        }
+        if flag != 0 {
+            break;
+        }
+        pause();
+    }
+    if let Some(s) = slots.get_mut(id) {
+        if let Kind::Recv(r) = &mut s.kind {
+            r.observed = true;
+        }
+        if !s.orphan {
+            slots.unwatch(id);
+        }
+    }
+    let header = piggyback::decode(slots.header_words(id))?;
+    if header.sync() && !r.acked {
+        acks.push(id);
+    }
+    Some(Envelope {
+        source: header.sender,
+        tag: status.MPI_TAG,
+    })
+}
+
+/// Treats `ptr` as a buffer of `words` words (for headers).
+///
+/// # Safety
+///
+/// `ptr` must be valid for `words` words and not otherwise referenced.
+unsafe fn words_mut<'a>(ptr: *mut u64, words: usize) -> &'a mut [u64] {
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts_mut(ptr, words) }
+}

@@ -1,0 +1,1055 @@
+//! Sends, receives, `Sendrecv`, probes.
+//!
+//! Every message to or from a real peer goes through a struct datatype of
+//! the header and the user's buffer ([`crate::piggyback`]). `MPI_PROC_NULL`
+//! peers make no message and go to MPI unchanged.
+
+use super::{read_status, status_target, words_mut, HeaderAt, Posting, Rt};
+use crate::consts::{bottom, packed, proc_null, request_null, status_ignore, uint64, SUCCESS};
+use crate::handle::HandleBits;
+use crate::llcp::{BlockingEvent, Receive};
+use crate::piggyback;
+use crate::record::{self, set_status, REQUESTS};
+use crate::slots::{Kind, RecvState, SendState};
+use crate::state::fatal;
+use mbh_trace::OpKind;
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
+use std::os::raw::{c_int, c_void};
+
+/// The mode of a send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendMode {
+    /// `MPI_Send`, `MPI_Isend`.
+    Standard,
+    /// `MPI_Ssend`, `MPI_Issend`.
+    Sync,
+    /// `MPI_Bsend`, `MPI_Ibsend`.
+    Buffered,
+    /// `MPI_Rsend`, `MPI_Irsend`.
+    Ready,
+}
+
+/// The blocking `PMPI_*send` of `mode`.
+///
+/// # Safety
+///
+/// As for `MPI_Send`.
+pub(crate) unsafe fn pmpi_send(
+    mode: SendMode,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match mode {
+            SendMode::Standard => mpi_sys::PMPI_Send(buf, count, datatype, dest, tag, comm),
+            SendMode::Sync => mpi_sys::PMPI_Ssend(buf, count, datatype, dest, tag, comm),
+            SendMode::Buffered => mpi_sys::PMPI_Bsend(buf, count, datatype, dest, tag, comm),
+            SendMode::Ready => mpi_sys::PMPI_Rsend(buf, count, datatype, dest, tag, comm),
+        }
+    }
+}
+
+/// The nonblocking `PMPI_I*send` of `mode`.
+///
+/// # Safety
+///
+/// As for `MPI_Isend`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn pmpi_isend(
+    mode: SendMode,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match mode {
+            SendMode::Standard => {
+                mpi_sys::PMPI_Isend(buf, count, datatype, dest, tag, comm, request)
+            }
+            SendMode::Sync => mpi_sys::PMPI_Issend(buf, count, datatype, dest, tag, comm, request),
+            SendMode::Buffered => {
+                mpi_sys::PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request)
+            }
+            SendMode::Ready => mpi_sys::PMPI_Irsend(buf, count, datatype, dest, tag, comm, request),
+        }
+    }
+}
+
+impl Rt {
+    /// The mode a send of `mode` really uses (`--buffering zero` makes
+    /// standard sends synchronous).
+    fn effective(&self, mode: SendMode) -> SendMode {
+        if mode == SendMode::Standard && self.zero_buffering() {
+            SendMode::Sync
+        } else {
+            mode
+        }
+    }
+
+    /// Remembers a request the program holds, under slot `id`.
+    fn track(&mut self, id: u32, request: MPI_Request) {
+        if let Some(slot) = self.slots.get_mut(id) {
+            slot.request = request;
+        }
+        if !REQUESTS.insert(request.bits(), id) {
+            fatal(format_args!(
+                "more than {} nonblocking requests are outstanding; this version of the runtime cannot follow them",
+                record::REQUEST_SLOTS / 4 * 3
+            ));
+        }
+    }
+
+    /// Posts the receive of a synchronous send's acknowledgement into
+    /// `buf` (`width` words) and returns its tag.
+    ///
+    /// # Safety
+    ///
+    /// `buf` must stay valid until the request completes.
+    unsafe fn post_ack(
+        &mut self,
+        buf: *mut u64,
+        dest_world: i32,
+        request: &mut MPI_Request,
+    ) -> Result<c_int, c_int> {
+        let tag = self.next_ack_tag();
+        // SAFETY: `buf` holds `width` words (the caller's contract).
+        let rc = unsafe {
+            mpi_sys::PMPI_Irecv(
+                buf.cast(),
+                self.width as c_int,
+                uint64(),
+                dest_world,
+                tag,
+                self.shadow,
+                request,
+            )
+        };
+        if rc == SUCCESS {
+            Ok(tag)
+        } else {
+            Err(rc)
+        }
+    }
+
+    /// A blocking send (`MPI_Send`, `Ssend`, `Bsend`, `Rsend`).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Send`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn send(
+        &mut self,
+        mode: SendMode,
+        kind: OpKind,
+        buf: *const c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+    ) -> c_int {
+        let index = record::begin(|| record::p2p(kind, dest, tag, comm, count, datatype), true);
+        let rc = if dest == proc_null() {
+            // SAFETY: the caller's arguments: no message is made.
+            unsafe { pmpi_send(mode, buf, count, datatype, dest, tag, comm) }
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { self.send_blocking(mode, buf, count, datatype, dest, tag, comm, index) }
+        };
+        record::finish(index, rc, true, |_| {});
+        rc
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn send_blocking(
+        &mut self,
+        mode: SendMode,
+        buf: *const c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        index: Option<u64>,
+    ) -> c_int {
+        let mode = self.effective(mode);
+        let dest_world = self.comms.world_rank(comm, dest);
+        let sync = mode == SendMode::Sync && dest_world >= 0;
+        let mut ack = request_null();
+        let ack_tag = if sync {
+            let buf = self.ack_in.as_mut_ptr();
+            // SAFETY: `ack_in` lives in `self` and is not touched until the
+            // acknowledgement is waited for below.
+            match unsafe { self.post_ack(buf, dest_world, &mut ack) } {
+                Ok(tag) => tag,
+                Err(rc) => return rc,
+            }
+        } else {
+            0
+        };
+        Self::encode(
+            &mut self.send_hdr,
+            &self.llcp,
+            self.rank,
+            index,
+            sync,
+            ack_tag,
+        );
+        let mut ty = datatype;
+        // SAFETY: the header outlives the blocking send below.
+        let rc = unsafe {
+            piggyback::struct_type(
+                self.send_hdr.as_ptr(),
+                self.hbytes,
+                buf,
+                count,
+                datatype,
+                &mut ty,
+            )
+        };
+        if rc != SUCCESS {
+            Self::cancel(&mut ack);
+            return rc;
+        }
+        let rc = if mode == SendMode::Buffered || !self.must_poll() {
+            // SAFETY: the struct type describes the header and the user's
+            // buffer by absolute address.
+            unsafe { pmpi_send(mode, bottom(), 1, ty, dest, tag, comm) }
+        } else {
+            let mut request = request_null();
+            // SAFETY: as above; completed before returning.
+            let rc = unsafe { pmpi_isend(mode, bottom(), 1, ty, dest, tag, comm, &mut request) };
+            if rc == SUCCESS {
+                // SAFETY: the request just made.
+                unsafe { self.block_on(&mut request, status_ignore(), None) }
+            } else {
+                rc
+            }
+        };
+        piggyback::free_type(&mut ty);
+        if sync {
+            if rc == SUCCESS {
+                // SAFETY: the acknowledgement request posted above.
+                let ack_rc = unsafe { self.block_on(&mut ack, status_ignore(), None) };
+                if ack_rc == SUCCESS {
+                    self.llcp.merge(&self.ack_in);
+                }
+            } else {
+                Self::cancel(&mut ack);
+            }
+        }
+        rc
+    }
+
+    /// A nonblocking send (`MPI_Isend`, `Issend`, `Ibsend`, `Irsend`).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Isend`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn isend(
+        &mut self,
+        mode: SendMode,
+        kind: OpKind,
+        buf: *const c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let index = record::begin(
+            || record::p2p(kind, dest, tag, comm, count, datatype),
+            false,
+        );
+        let rc = if dest == proc_null() {
+            // SAFETY: the caller's arguments: no message is made.
+            let rc = unsafe { pmpi_isend(mode, buf, count, datatype, dest, tag, comm, request) };
+            if rc == SUCCESS && !request.is_null() {
+                let id = self.slots.alloc(Kind::Plain { receive: false }, index);
+                // SAFETY: non-null, just written by MPI.
+                self.track(id, unsafe { *request });
+            }
+            rc
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe {
+                self.isend_header(mode, buf, count, datatype, dest, tag, comm, request, index)
+            }
+        };
+        let bits = (rc == SUCCESS && !request.is_null())
+            // SAFETY: non-null, written by MPI.
+            .then(|| unsafe { *request }.bits());
+        record::finish(index, rc, false, |op| op.request = bits.unwrap_or(0));
+        rc
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn isend_header(
+        &mut self,
+        mode: SendMode,
+        buf: *const c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+        index: Option<u64>,
+    ) -> c_int {
+        let mode = self.effective(mode);
+        let dest_world = self.comms.world_rank(comm, dest);
+        let sync = mode == SendMode::Sync && dest_world >= 0;
+        let state = SendState {
+            sync,
+            ack: request_null(),
+            ack_arrived: false,
+        };
+        let id = self.slots.alloc(Kind::Send(state), index);
+        let mut ack = request_null();
+        let ack_tag = if sync {
+            let buf = self.slots.ack(id);
+            // SAFETY: the slot's memory lives until the slot is released,
+            // after the acknowledgement arrived or was cancelled.
+            match unsafe { self.post_ack(buf, dest_world, &mut ack) } {
+                Ok(tag) => tag,
+                Err(rc) => {
+                    self.slots.release(id);
+                    return rc;
+                }
+            }
+        } else {
+            0
+        };
+        if let Some(Kind::Send(s)) = self.slots.get_mut(id).map(|s| &mut s.kind) {
+            s.ack = ack;
+        }
+        // SAFETY: the slot's header words, not referenced elsewhere.
+        let header = unsafe { words_mut(self.slots.header(id), self.hwords) };
+        Self::encode(header, &self.llcp, self.rank, index, sync, ack_tag);
+        let mut ty = datatype;
+        // SAFETY: the header lives in the slot until the request completes.
+        let rc = unsafe {
+            piggyback::struct_type(
+                self.slots.header(id),
+                self.hbytes,
+                buf,
+                count,
+                datatype,
+                &mut ty,
+            )
+        };
+        if rc != SUCCESS {
+            Self::cancel(&mut ack);
+            self.slots.release(id);
+            return rc;
+        }
+        // SAFETY: the struct type describes the header and the user's
+        // buffer; `request` is the caller's.
+        let rc = unsafe { pmpi_isend(mode, bottom(), 1, ty, dest, tag, comm, request) };
+        piggyback::free_type(&mut ty);
+        if rc == SUCCESS && !request.is_null() {
+            // SAFETY: non-null, just written by MPI.
+            self.track(id, unsafe { *request });
+        } else {
+            Self::cancel(&mut ack);
+            self.slots.release(id);
+        }
+        rc
+    }
+
+    /// `MPI_Recv`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Recv`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn recv(
+        &mut self,
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        if source == proc_null() {
+            let index = record::begin(
+                || record::p2p(OpKind::Recv, source, tag, comm, count, datatype),
+                true,
+            );
+            // SAFETY: the caller's arguments: no message is received.
+            let rc = unsafe { mpi_sys::PMPI_Recv(buf, count, datatype, source, tag, comm, status) };
+            record::finish(index, rc, true, |_| {});
+            return rc;
+        }
+        let posting = self.posting(comm, source, true);
+        let index = record::begin(
+            || {
+                Self::p2p_record(
+                    OpKind::Recv,
+                    source,
+                    posting.source,
+                    tag,
+                    comm,
+                    count,
+                    datatype,
+                )
+            },
+            true,
+        );
+        let seq = self.next_seq();
+        let start = self.llcp.now();
+        let mut local = super::blank_status();
+        let target = status_target(status, &mut local);
+        let mut ty = datatype;
+        // SAFETY: the scratch header outlives the blocking receive.
+        let mut rc = unsafe {
+            piggyback::struct_type(
+                self.recv_hdr.as_ptr(),
+                self.hbytes,
+                buf,
+                count,
+                datatype,
+                &mut ty,
+            )
+        };
+        if rc == SUCCESS {
+            rc = if !self.must_poll() {
+                // SAFETY: the struct type describes the scratch header and
+                // the user's buffer.
+                unsafe { mpi_sys::PMPI_Recv(bottom(), 1, ty, posting.source, tag, comm, target) }
+            } else {
+                let mut request = request_null();
+                // SAFETY: as above; completed before returning.
+                let rc = unsafe {
+                    mpi_sys::PMPI_Irecv(bottom(), 1, ty, posting.source, tag, comm, &mut request)
+                };
+                if rc == SUCCESS {
+                    // SAFETY: the request just made.
+                    unsafe { self.block_on(&mut request, target, None) }
+                } else {
+                    rc
+                }
+            };
+            piggyback::free_type(&mut ty);
+        }
+        if rc == SUCCESS {
+            let event = posting.event.map(|event| BlockingEvent {
+                event,
+                pattern: Self::pattern(comm, posting, tag),
+                start,
+                record: index.unwrap_or(u64::MAX),
+            });
+            // SAFETY: the receive succeeded into `target`.
+            unsafe {
+                self.receive_done(
+                    seq,
+                    comm,
+                    Receive::Blocking(event),
+                    target,
+                    index,
+                    HeaderAt::Scratch,
+                    false,
+                )
+            };
+        }
+        let matched = if rc == SUCCESS {
+            read_status(target)
+        } else {
+            None
+        };
+        record::finish(index, rc, true, |op| {
+            if let Some((source, tag)) = matched {
+                set_status(op, source, tag);
+            }
+        });
+        rc
+    }
+
+    /// `MPI_Irecv`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Irecv`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn irecv(
+        &mut self,
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        if source == proc_null() {
+            let index = record::begin(
+                || record::p2p(OpKind::Irecv, source, tag, comm, count, datatype),
+                false,
+            );
+            // SAFETY: the caller's arguments: no message is received.
+            let rc =
+                unsafe { mpi_sys::PMPI_Irecv(buf, count, datatype, source, tag, comm, request) };
+            let mut bits = 0;
+            if rc == SUCCESS && !request.is_null() {
+                let id = self.slots.alloc(Kind::Plain { receive: true }, index);
+                // SAFETY: non-null, just written by MPI.
+                let handle = unsafe { *request };
+                bits = handle.bits();
+                self.track(id, handle);
+            }
+            record::finish(index, rc, false, |op| op.request = bits);
+            return rc;
+        }
+        let posting = self.posting(comm, source, true);
+        let index = record::begin(
+            || {
+                Self::p2p_record(
+                    OpKind::Irecv,
+                    source,
+                    posting.source,
+                    tag,
+                    comm,
+                    count,
+                    datatype,
+                )
+            },
+            false,
+        );
+        let seq = self.next_seq();
+        let state = RecvState {
+            seq,
+            comm,
+            event: posting.event,
+            observed: false,
+            acked: false,
+        };
+        let id = self.slots.alloc(Kind::Recv(state), index);
+        let mut ty = datatype;
+        // SAFETY: the header lives in the slot until the request completes.
+        let mut rc = unsafe {
+            piggyback::struct_type(
+                self.slots.header(id),
+                self.hbytes,
+                buf,
+                count,
+                datatype,
+                &mut ty,
+            )
+        };
+        if rc == SUCCESS {
+            // SAFETY: the struct type describes the slot's header and the
+            // user's buffer; `request` is the caller's.
+            rc =
+                unsafe { mpi_sys::PMPI_Irecv(bottom(), 1, ty, posting.source, tag, comm, request) };
+            piggyback::free_type(&mut ty);
+        }
+        let mut bits = 0;
+        if rc == SUCCESS && !request.is_null() {
+            // SAFETY: non-null, just written by MPI.
+            let handle = unsafe { *request };
+            bits = handle.bits();
+            self.track(id, handle);
+            self.slots.watch(id);
+            if let Some(event) = posting.event {
+                let pattern = Self::pattern(comm, posting, tag);
+                self.llcp
+                    .post(event, seq, pattern, index.unwrap_or(u64::MAX), id);
+            }
+        } else {
+            self.slots.release(id);
+        }
+        record::finish(index, rc, false, |op| op.request = bits);
+        rc
+    }
+
+    /// `MPI_Sendrecv`: a receive and a send posted together and completed
+    /// together.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Sendrecv`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn sendrecv(
+        &mut self,
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let null = proc_null();
+        let posting = if source == null {
+            Posting {
+                source,
+                event: None,
+                forced: None,
+            }
+        } else {
+            self.posting(comm, source, true)
+        };
+        let index = record::begin(
+            || {
+                let mut op = Self::p2p_record(
+                    OpKind::Sendrecv,
+                    source,
+                    posting.source,
+                    recvtag,
+                    comm,
+                    recvcount,
+                    recvtype,
+                );
+                op.request = sendrecv_send_word(dest, sendtag);
+                op
+            },
+            true,
+        );
+        let seq = self.next_seq();
+        let start = self.llcp.now();
+        let mut local = super::blank_status();
+        let target = status_target(status, &mut local);
+        let mode = self.effective(SendMode::Standard);
+        let dest_world = if dest == null {
+            -1
+        } else {
+            self.comms.world_rank(comm, dest)
+        };
+        let sync = mode == SendMode::Sync && dest_world >= 0;
+        let mut requests = [request_null(), request_null()];
+        let mut statuses = [super::blank_status(), super::blank_status()];
+        let mut ack = request_null();
+        // The receive.
+        let mut rc;
+        if source == null {
+            // SAFETY: the caller's arguments: no message is received.
+            rc = unsafe {
+                mpi_sys::PMPI_Irecv(
+                    recvbuf,
+                    recvcount,
+                    recvtype,
+                    source,
+                    recvtag,
+                    comm,
+                    &mut requests[0],
+                )
+            };
+        } else {
+            let mut ty = recvtype;
+            // SAFETY: the scratch header outlives the completion below.
+            rc = unsafe {
+                piggyback::struct_type(
+                    self.recv_hdr.as_ptr(),
+                    self.hbytes,
+                    recvbuf,
+                    recvcount,
+                    recvtype,
+                    &mut ty,
+                )
+            };
+            if rc == SUCCESS {
+                // SAFETY: the struct type describes the header and buffer.
+                rc = unsafe {
+                    mpi_sys::PMPI_Irecv(
+                        bottom(),
+                        1,
+                        ty,
+                        posting.source,
+                        recvtag,
+                        comm,
+                        &mut requests[0],
+                    )
+                };
+                piggyback::free_type(&mut ty);
+            }
+        }
+        // The send.
+        if rc == SUCCESS {
+            if dest == null {
+                // SAFETY: the caller's arguments: no message is made.
+                rc = unsafe {
+                    mpi_sys::PMPI_Isend(
+                        sendbuf,
+                        sendcount,
+                        sendtype,
+                        dest,
+                        sendtag,
+                        comm,
+                        &mut requests[1],
+                    )
+                };
+            } else {
+                let ack_tag = if sync {
+                    let buf = self.ack_in.as_mut_ptr();
+                    // SAFETY: `ack_in` is untouched until waited for below.
+                    match unsafe { self.post_ack(buf, dest_world, &mut ack) } {
+                        Ok(tag) => tag,
+                        Err(e) => {
+                            rc = e;
+                            0
+                        }
+                    }
+                } else {
+                    0
+                };
+                if rc == SUCCESS {
+                    Self::encode(
+                        &mut self.send_hdr,
+                        &self.llcp,
+                        self.rank,
+                        index,
+                        sync,
+                        ack_tag,
+                    );
+                    let mut ty = sendtype;
+                    // SAFETY: the scratch header outlives the completion.
+                    rc = unsafe {
+                        piggyback::struct_type(
+                            self.send_hdr.as_ptr(),
+                            self.hbytes,
+                            sendbuf,
+                            sendcount,
+                            sendtype,
+                            &mut ty,
+                        )
+                    };
+                    if rc == SUCCESS {
+                        // SAFETY: the struct type describes header and buffer.
+                        rc = unsafe {
+                            pmpi_isend(mode, bottom(), 1, ty, dest, sendtag, comm, &mut requests[1])
+                        };
+                        piggyback::free_type(&mut ty);
+                    }
+                }
+            }
+        }
+        if rc == SUCCESS {
+            rc = if !self.must_poll() {
+                // SAFETY: two requests made above.
+                unsafe { mpi_sys::PMPI_Waitall(2, requests.as_mut_ptr(), statuses.as_mut_ptr()) }
+            } else {
+                // SAFETY: as above.
+                unsafe {
+                    self.spin(|_| {
+                        let mut flag: c_int = 0;
+                        let rc = mpi_sys::PMPI_Testall(
+                            2,
+                            requests.as_mut_ptr(),
+                            &mut flag,
+                            statuses.as_mut_ptr(),
+                        );
+                        (rc != SUCCESS || flag != 0).then_some(rc)
+                    })
+                }
+            };
+        } else {
+            // Undo what was posted.
+            for request in &mut requests {
+                Self::cancel(request);
+            }
+            Self::cancel(&mut ack);
+        }
+        if rc == SUCCESS && !target.is_null() {
+            // SAFETY: `target` is the caller's status or `local`.
+            unsafe { *target = statuses[0] };
+        }
+        if rc == SUCCESS && source != null {
+            let event = posting.event.map(|event| BlockingEvent {
+                event,
+                pattern: Self::pattern(comm, posting, recvtag),
+                start,
+                record: index.unwrap_or(u64::MAX),
+            });
+            // SAFETY: the receive completed into `target`.
+            unsafe {
+                self.receive_done(
+                    seq,
+                    comm,
+                    Receive::Blocking(event),
+                    target,
+                    index,
+                    HeaderAt::Scratch,
+                    false,
+                )
+            };
+        }
+        if sync {
+            if rc == SUCCESS {
+                // SAFETY: the acknowledgement request posted above.
+                if unsafe { self.block_on(&mut ack, status_ignore(), None) } == SUCCESS {
+                    self.llcp.merge(&self.ack_in);
+                }
+            } else {
+                Self::cancel(&mut ack);
+            }
+        }
+        let matched = if rc == SUCCESS {
+            read_status(target)
+        } else {
+            None
+        };
+        record::finish(index, rc, true, |op| {
+            if let Some((source, tag)) = matched {
+                set_status(op, source, tag);
+            }
+        });
+        rc
+    }
+
+    /// `MPI_Sendrecv_replace`: the buffer is packed into scratch memory
+    /// (grown as needed, kept), sent from there as `MPI_PACKED` while the
+    /// receive goes straight into the buffer, as in [`Rt::sendrecv`].
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Sendrecv_replace`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn sendrecv_replace(
+        &mut self,
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let mut size: c_int = 0;
+        // SAFETY: the caller's count, datatype and communicator.
+        let rc = unsafe { mpi_sys::PMPI_Pack_size(count, datatype, comm, &mut size) };
+        if rc != SUCCESS {
+            return rc;
+        }
+        let size_bytes = usize::try_from(size).unwrap_or(0);
+        if self.packed.len() < size_bytes {
+            self.packed.resize(size_bytes, 0);
+        }
+        let mut position: c_int = 0;
+        // SAFETY: `packed` holds `size` bytes, enough for the buffer.
+        let rc = unsafe {
+            mpi_sys::PMPI_Pack(
+                buf,
+                count,
+                datatype,
+                self.packed.as_mut_ptr().cast(),
+                size,
+                &mut position,
+                comm,
+            )
+        };
+        if rc != SUCCESS {
+            return rc;
+        }
+        let sendbuf = self.packed.as_ptr().cast();
+        // SAFETY: `packed` is not touched again until the send completed
+        // inside `sendrecv`.
+        unsafe {
+            self.sendrecv(
+                sendbuf,
+                position,
+                packed(),
+                dest,
+                sendtag,
+                buf,
+                count,
+                datatype,
+                source,
+                recvtag,
+                comm,
+                status,
+            )
+        }
+    }
+
+    /// `MPI_Probe`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Probe`.
+    pub unsafe fn probe(
+        &mut self,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let posting = if source == proc_null() {
+            Posting {
+                source,
+                event: None,
+                forced: None,
+            }
+        } else {
+            self.posting(comm, source, true)
+        };
+        let index = record::begin(
+            || {
+                Self::p2p_record(
+                    OpKind::Probe,
+                    source,
+                    posting.source,
+                    tag,
+                    comm,
+                    0,
+                    comm_type(),
+                )
+            },
+            true,
+        );
+        let seq = self.next_seq();
+        let start = self.llcp.now();
+        let mut local = super::blank_status();
+        let target = status_target(status, &mut local);
+        let rc = if !self.must_poll() || source == proc_null() {
+            // SAFETY: the caller's arguments (the posted source).
+            unsafe { mpi_sys::PMPI_Probe(posting.source, tag, comm, target) }
+        } else {
+            // SAFETY: as above, polled.
+            unsafe {
+                self.spin(|_| {
+                    let mut flag: c_int = 0;
+                    let rc = mpi_sys::PMPI_Iprobe(posting.source, tag, comm, &mut flag, target);
+                    (rc != SUCCESS || flag != 0).then_some(rc)
+                })
+            }
+        };
+        let found = rc == SUCCESS && read_status(target).is_some_and(|(s, _)| s != proc_null());
+        if found {
+            let event = posting.event.map(|event| BlockingEvent {
+                event,
+                pattern: Self::pattern(comm, posting, tag),
+                start,
+                record: index.unwrap_or(u64::MAX),
+            });
+            // SAFETY: the probe succeeded into `target`.
+            unsafe { self.probe_done(seq, comm, event, target) };
+        }
+        let matched = if rc == SUCCESS {
+            read_status(target)
+        } else {
+            None
+        };
+        record::finish(index, rc, true, |op| {
+            if let Some((source, tag)) = matched {
+                set_status(op, source, tag);
+            }
+        });
+        rc
+    }
+
+    /// `MPI_Iprobe`: an event (and a record) only when it finds a message.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Iprobe`.
+    pub unsafe fn iprobe(
+        &mut self,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let posting = if source == proc_null() {
+            Posting {
+                source,
+                event: None,
+                forced: None,
+            }
+        } else {
+            self.posting(comm, source, false)
+        };
+        let start = self.llcp.now();
+        let mut local = super::blank_status();
+        let target = status_target(status, &mut local);
+        // SAFETY: the caller's arguments (the posted source).
+        let rc = unsafe { mpi_sys::PMPI_Iprobe(posting.source, tag, comm, flag, target) };
+        // SAFETY: MPI wrote the flag when it succeeded.
+        let found = rc == SUCCESS && !flag.is_null() && unsafe { *flag } != 0;
+        if !found {
+            if rc != SUCCESS {
+                record::append(|| {
+                    let mut op = Self::p2p_record(
+                        OpKind::Iprobe,
+                        source,
+                        posting.source,
+                        tag,
+                        comm,
+                        0,
+                        comm_type(),
+                    );
+                    op.flags |= mbh_trace::op::flags::RETURNED | mbh_trace::op::flags::FAILED;
+                    op.error = rc;
+                    op
+                });
+            }
+            // SAFETY: MPI is initialised.
+            unsafe { self.service(None) };
+            return rc;
+        }
+        let event = posting.event.map(|_| self.llcp.next_event());
+        let matched = read_status(target);
+        let index = record::append(|| {
+            let mut op = Self::p2p_record(
+                OpKind::Iprobe,
+                source,
+                posting.source,
+                tag,
+                comm,
+                1,
+                comm_type(),
+            );
+            op.flags |= mbh_trace::op::flags::RETURNED;
+            if let Some((s, t)) = matched {
+                set_status(&mut op, s, t);
+            }
+            op
+        });
+        if matched.is_some_and(|(s, _)| s != proc_null()) {
+            let seq = self.next_seq();
+            let event = event.map(|event| BlockingEvent {
+                event,
+                pattern: Self::pattern(comm, posting, tag),
+                start,
+                record: index.unwrap_or(u64::MAX),
+            });
+            // SAFETY: the probe succeeded into `target`.
+            unsafe { self.probe_done(seq, comm, event, target) };
+        }
+        rc
+    }
+}
+
+/// `MPI_Sendrecv`'s send side in its record's `request` word: the
+/// destination in the low 32 bits, the send tag in the high 32.
+fn sendrecv_send_word(dest: c_int, sendtag: c_int) -> u64 {
+    u64::from(dest as u32) | u64::from(sendtag as u32) << 32
+}
+
+/// Probes have no datatype: their records hold 0 (a null handle's bits are
+/// not needed).
+fn comm_type() -> MPI_Datatype {
+    // SAFETY: a plain handle newtype; the value is only stored as bits.
+    unsafe { std::mem::zeroed() }
+}

@@ -1,0 +1,312 @@
+//! Slots of outstanding nonblocking requests: what each request is, and
+//! the memory its header (and a synchronous send's acknowledgement) lives
+//! in until it completes.
+//!
+//! Memory comes in chunks of [`CHUNK`] slots allocated at start-up (four)
+//! or when every slot is in use; a chunk never moves, so a header's
+//! address stays valid while MPI writes into it. The hot path only pops and
+//! pushes a free list.
+//!
+//! The **watch list** holds the slots the runtime polls while it blocks
+//! ([`crate::engine`]'s service loop): receives whose completion it has not
+//! seen yet (their sender may be waiting for an acknowledgement) and
+//! requests the program freed with `MPI_Request_free` (orphans).
+
+use mpi_sys::{MPI_Comm, MPI_Request};
+
+/// Slots per chunk of memory.
+pub const CHUNK: usize = 256;
+
+/// A synchronous or standard send in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct SendState {
+    /// Waits for an acknowledgement (§5.2.1).
+    pub sync: bool,
+    /// The acknowledgement's receive request (when `sync`).
+    pub ack: MPI_Request,
+    /// The acknowledgement arrived (its clock is in the ack buffer).
+    pub ack_arrived: bool,
+}
+
+/// A receive in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct RecvState {
+    /// Issue order among receives and probes.
+    pub seq: u64,
+    /// Its communicator.
+    pub comm: MPI_Comm,
+    /// Its wildcard event number.
+    pub event: Option<u32>,
+    /// The runtime saw it complete (while polling, or resolving a pending
+    /// event).
+    pub observed: bool,
+    /// Its synchronous sender was acknowledged.
+    pub acked: bool,
+}
+
+/// What a slot holds.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// Not in use.
+    Free,
+    /// A request without a header (peer `MPI_PROC_NULL`); `receive` when it
+    /// came from `MPI_Irecv`.
+    Plain {
+        /// Made by a receive.
+        receive: bool,
+    },
+    /// A send.
+    Send(SendState),
+    /// A receive.
+    Recv(RecvState),
+}
+
+/// One outstanding request.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    /// The MPI request (the handle the program holds, unless orphaned).
+    pub request: MPI_Request,
+    /// Index of the record of the call that made it.
+    pub record: Option<u64>,
+    /// What it is.
+    pub kind: Kind,
+    /// The program freed the request; the runtime completes it.
+    pub orphan: bool,
+    watched: bool,
+}
+
+/// All slots.
+pub struct Slots {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    header_words: usize,
+    ack_words: usize,
+    /// Chunk memory, leaked on purpose: MPI may write into a header until
+    /// its request completes, so it lives as long as the process.
+    chunks: Vec<*mut u64>,
+    watch: Vec<u32>,
+    null: MPI_Request,
+}
+
+impl Slots {
+    /// Room for `chunks` x [`CHUNK`] requests with headers of
+    /// `header_words` and acknowledgements of `ack_words`.
+    pub fn new(header_words: usize, ack_words: usize, chunks: usize, null: MPI_Request) -> Self {
+        let mut slots = Slots {
+            slots: Vec::with_capacity(chunks * CHUNK),
+            free: Vec::with_capacity(chunks * CHUNK),
+            header_words,
+            ack_words,
+            chunks: Vec::with_capacity(chunks.max(4) * 4),
+            watch: Vec::with_capacity(chunks * CHUNK),
+            null,
+        };
+        for _ in 0..chunks {
+            slots.grow();
+        }
+        slots
+    }
+
+    fn words(&self) -> usize {
+        self.header_words + self.ack_words
+    }
+
+    /// Adds a chunk.
+    #[cold]
+    fn grow(&mut self) {
+        let first = self.slots.len();
+        let memory = vec![0u64; CHUNK * self.words()].into_boxed_slice();
+        self.chunks.push(Box::into_raw(memory).cast::<u64>());
+        for i in (first..first + CHUNK).rev() {
+            self.slots.push(Slot {
+                request: self.null,
+                record: None,
+                kind: Kind::Free,
+                orphan: false,
+                watched: false,
+            });
+            self.free.push(i as u32);
+        }
+    }
+
+    /// A fresh slot holding `kind`.
+    pub fn alloc(&mut self, kind: Kind, record: Option<u64>) -> u32 {
+        if self.free.is_empty() {
+            self.grow();
+        }
+        let id = self.free.pop().unwrap_or_default();
+        let slot = &mut self.slots[id as usize];
+        *slot = Slot {
+            request: self.null,
+            record,
+            kind,
+            orphan: false,
+            watched: false,
+        };
+        id
+    }
+
+    /// Frees slot `id` (and takes it off the watch list).
+    pub fn release(&mut self, id: u32) {
+        self.unwatch(id);
+        if let Some(slot) = self.slots.get_mut(id as usize) {
+            if !matches!(slot.kind, Kind::Free) {
+                slot.kind = Kind::Free;
+                self.free.push(id);
+            }
+        }
+    }
+
+    /// Slot `id`.
+    pub fn get(&self, id: u32) -> Option<&Slot> {
+        self.slots
+            .get(id as usize)
+            .filter(|s| !matches!(s.kind, Kind::Free))
+    }
+
+    /// Slot `id`, to change.
+    pub fn get_mut(&mut self, id: u32) -> Option<&mut Slot> {
+        self.slots
+            .get_mut(id as usize)
+            .filter(|s| !matches!(s.kind, Kind::Free))
+    }
+
+    /// The first word of slot `id`'s memory (null for an unknown id).
+    fn base(&self, id: u32) -> *mut u64 {
+        let (chunk, at) = (id as usize / CHUNK, id as usize % CHUNK);
+        match self.chunks.get(chunk) {
+            // SAFETY: each chunk holds CHUNK slots of `words()` words.
+            Some(&memory) => unsafe { memory.add(at * self.words()) },
+            None => std::ptr::null_mut(),
+        }
+    }
+
+    /// The header memory of slot `id` (stable while the slot is in use).
+    pub fn header(&self, id: u32) -> *mut u64 {
+        self.base(id)
+    }
+
+    /// The acknowledgement memory of slot `id`.
+    pub fn ack(&self, id: u32) -> *mut u64 {
+        let base = self.base(id);
+        if base.is_null() {
+            return base;
+        }
+        // SAFETY: each slot has `header_words + ack_words` words.
+        unsafe { base.add(self.header_words) }
+    }
+
+    /// The header of slot `id`, as MPI left it (read it only when no
+    /// communication is writing it).
+    pub fn header_words(&self, id: u32) -> &[u64] {
+        let base = self.base(id);
+        if base.is_null() {
+            return &[];
+        }
+        // SAFETY: the slot's header words lie inside its chunk, which lives
+        // forever; the caller reads after the receive completed.
+        unsafe { std::slice::from_raw_parts(base, self.header_words) }
+    }
+
+    /// The acknowledgement of slot `id`, as received.
+    pub fn ack_words(&self, id: u32) -> &[u64] {
+        let ack = self.ack(id);
+        if ack.is_null() {
+            return &[];
+        }
+        // SAFETY: as for `header_words`.
+        unsafe { std::slice::from_raw_parts(ack, self.ack_words) }
+    }
+
+    /// Puts slot `id` on the watch list.
+    pub fn watch(&mut self, id: u32) {
+        if let Some(slot) = self.slots.get_mut(id as usize) {
+            if !slot.watched {
+                slot.watched = true;
+                self.watch.push(id);
+            }
+        }
+    }
+
+    /// Takes slot `id` off the watch list.
+    pub fn unwatch(&mut self, id: u32) {
+        if let Some(slot) = self.slots.get_mut(id as usize) {
+            if slot.watched {
+                slot.watched = false;
+                if let Some(at) = self.watch.iter().position(|&w| w == id) {
+                    self.watch.swap_remove(at);
+                }
+            }
+        }
+    }
+
+    /// The watched slots.
+    pub fn watched(&self) -> &[u32] {
+        &self.watch
+    }
+
+    /// Ids of the slots in use.
+    pub fn ids_in_use(&self) -> impl Iterator<Item = u32> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !matches!(s.kind, Kind::Free))
+            .map(|(id, _)| id as u32)
+    }
+
+    /// Slots in use.
+    #[cfg(test)]
+    pub fn in_use(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn null() -> MPI_Request {
+        // SAFETY: a plain integer/pointer newtype; only compared in tests.
+        unsafe { std::mem::zeroed() }
+    }
+
+    #[test]
+    fn headers_are_stable_across_growth() {
+        let mut s = Slots::new(5, 1, 1, null());
+        let first = s.alloc(Kind::Plain { receive: false }, Some(1));
+        let p = s.header(first);
+        // SAFETY: the slot has 5 header words.
+        unsafe { *p.add(4) = 77 };
+        let more: Vec<u32> = (0..CHUNK * 2)
+            .map(|_| s.alloc(Kind::Plain { receive: true }, None))
+            .collect();
+        assert_eq!(s.in_use(), 1 + CHUNK * 2);
+        assert_eq!(s.header(first), p, "the first chunk did not move");
+        assert_eq!(s.header_words(first)[4], 77);
+        for id in more {
+            s.release(id);
+        }
+        assert_eq!(s.in_use(), 1);
+        let ack = s.ack(first);
+        // SAFETY: the slot has one ack word after its header.
+        unsafe { *ack = 5 };
+        assert_eq!(s.ack_words(first), &[5]);
+        assert_eq!(s.header_words(first).len(), 5);
+    }
+
+    #[test]
+    fn watch_list_follows_release() {
+        let mut s = Slots::new(5, 1, 1, null());
+        let a = s.alloc(Kind::Plain { receive: true }, None);
+        let b = s.alloc(Kind::Plain { receive: true }, None);
+        s.watch(a);
+        s.watch(b);
+        s.watch(a);
+        assert_eq!(s.watched().len(), 2);
+        s.release(a);
+        assert_eq!(s.watched(), &[b]);
+        assert!(s.get(a).is_none());
+        s.release(a);
+        assert_eq!(s.in_use(), 1);
+    }
+}
