@@ -201,6 +201,30 @@ pub enum BuildError {
         source: std::io::Error,
     },
 
+    /// A `mbhybrid.toml` could not be read.
+    #[error(
+        "cannot use {}: {message}; its `[zones]` table maps \"FILE:LINE\" (the line of the \
+         collective call that opens a zone) to a mixing bound, as in `\"app.c:120\" = 3`",
+        path.display()
+    )]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// The installed MPI's constants could not be read.
+    #[error(
+        "cannot read the installed MPI's constants (MPI_ANY_SOURCE, MPI_ANY_TAG, the layout of \
+         MPI_Status) by compiling a small probe against its mpi.h: {detail}; check that \
+         `mpicc -show` works and names the directory of mpi.h"
+    )]
+    MpiConstants {
+        /// What went wrong.
+        detail: String,
+    },
+
     /// The temporary build directory could not be created.
     #[error(
         "cannot create a temporary directory for the build: {source}; check that TMPDIR (or /tmp) \
@@ -219,11 +243,13 @@ pub enum InstrumentError {
     /// The program already uses the name of the runtime's site register for
     /// something else.
     #[error(
-        "the program already defines `{name}` as {what}, but mbhybrid's runtime uses that name \
-         for its site register; rename it in the program"
+        "the program already defines `{name}` as {what}, but mbhybrid needs that name (for the \
+         runtime's site register, or for `MPI_Pcontrol` as the MPI standard declares it); rename \
+         it in the program"
     )]
     NameClash {
-        /// The name ([`SITE_GLOBAL`](crate::SITE_GLOBAL)).
+        /// The name ([`SITE_GLOBAL`](crate::SITE_GLOBAL) or
+        /// [`PCONTROL`](crate::PCONTROL)).
         name: &'static str,
         /// What the program defines under it.
         what: &'static str,
@@ -231,7 +257,8 @@ pub enum InstrumentError {
 
     /// LLVM's IR builder refused to build the store.
     #[error(
-        "LLVM could not insert a site id store ({0}); this is a bug in mbhybrid, please report it"
+        "LLVM could not insert a site id store or marker ({0}); this is a bug in mbhybrid, please \
+         report it"
     )]
     Builder(String),
 

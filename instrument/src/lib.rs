@@ -1,14 +1,31 @@
 //! Rewriting a program's IR for mbhybrid, and compiling and linking it.
 //!
 //! This crate owns the `mbhybrid build` pipeline ([`build`]): clang 16
-//! turns each source into IR with debug information, `mbh-static` finds
-//! the MPI call sites, this crate stores each site's id into the runtime's
-//! register ([`SITE_GLOBAL`]) right before its call
-//! ([`insert_site_ids`]), compiles the result with the user's flags and
-//! links it against the runtime library ([`RUNTIME_LIB`]) ahead of the MPI
-//! library, with the flags the installed `mpicc` (`mpicxx`) uses
-//! ([`MpiFlags`]). It writes the site table (`OUT.mbh.json`, see
-//! [`mbh_trace::site`]) that maps the ids back to source lines.
+//! turns each source into IR with debug information, `mbh-static` analyses
+//! the whole program (MPI call sites, loops, wildcard sites, zones, the
+//! loop abstraction choice), this crate inserts the `MPI_Pcontrol` markers
+//! ([`insert_markers`]: 7301/7302 on the entry and exit edges of loops
+//! chosen for abstraction, 7304/7305 around the other loops with wildcard
+//! sites, 7303 at the start of each zone given a mixing bound, from
+//! [`CONFIG_FILE`] beside the sources or [`BuildRequest::zone_bounds`]),
+//! stores each site's id into the runtime's register ([`SITE_GLOBAL`])
+//! right before its call ([`insert_site_ids`]), compiles the result with
+//! the user's flags and links it against the runtime library
+//! ([`RUNTIME_LIB`]) ahead of the MPI library, with the flags the
+//! installed `mpicc` (`mpicxx`) uses ([`MpiFlags`]). It writes the site
+//! table (`OUT.mbh.json`, see [`mbh_trace::site`]) that maps the ids back
+//! to source lines, with the static report as its `analysis`.
+//!
+//! [`analyze`] runs the same front end and analysis without instrumenting,
+//! linking or writing anything, for `mbhybrid analyze`. Both return the
+//! pre-flight warnings (MPI calls the runtime does not handle, by name and
+//! line; irreducible loops; zone bounds that name no zone) for the caller
+//! to print.
+//!
+//! The MPI constants the analysis compares arguments with
+//! (`MPI_ANY_SOURCE`, `MPI_ANY_TAG`, the layout of `MPI_Status`) are read
+//! once per build from the installed `mpi.h`, by compiling
+//! [`MpiConstants::PROBE_C`](mbh_static::MpiConstants::PROBE_C) to IR.
 //!
 //! It must not analyse IR (that is `mbh-static`'s), must not know the
 //! runtime's internals beyond the register's name and the library's file
@@ -20,7 +37,7 @@
 //! # Example
 //!
 //! ```no_run
-//! use mbh_instrument::{build, BuildRequest};
+//! use mbh_instrument::{build, BuildRequest, ZoneBound};
 //!
 //! let out = build(&BuildRequest {
 //!     output: "app".into(),
@@ -28,6 +45,7 @@
 //!     cc_flags: vec!["-O1".into()],
 //!     runtime_dir: "target/debug".into(),
 //!     base_dir: std::env::current_dir()?,
+//!     zone_bounds: vec![ZoneBound::parse("app.c:120=3")?],
 //! })?;
 //! for site in &out.sites.sites {
 //!     println!("{} {}:{} {}", site.id, site.file, site.line, site.call);
@@ -40,6 +58,14 @@
 //! A site id names the last instrumented MPI call that started; the
 //! instrumentation does not check that the runtime reads it, nor that
 //! every MPI call the program makes went through an instrumented site.
+//! Markers are placed on every control-flow edge into and out of a loop,
+//! so a loop left by `longjmp`, `exit` or a signal runs no exit marker;
+//! and whether a loop is worth abstracting is `mbh-static`'s heuristic
+//! (see its "What this does not prove"). The instrumented program computes
+//! what the original computes: the inserted code stores constants into
+//! the register, calls `MPI_Pcontrol` (which MPI defines to do nothing
+//! unless a tool gives it meaning) and adds blocks that only branch on;
+//! the module is verified after each step.
 //!
 //! # Limitations
 //!
@@ -51,6 +77,13 @@
 //!   several threads at once an id may belong to another thread's call.
 //! * C++ sources are compiled with `clang++-16` and `mpicxx`'s flags, and
 //!   the program is then linked by `clang++-16` with `mpicxx`'s link flags.
+//! * A marker call runs on every traversal of its edge, also in loops that
+//!   turn out to receive nothing in a run; nested marked loops produce
+//!   nested markers, also across function calls.
+//! * The constants probe is compiled with the C MPI flags only (not the
+//!   user's flags), so a `-D` that changes `mpi.h` is not seen by it.
+//! * `mbhybrid.toml` bounds name zones by file suffix and line: `app.c:12`
+//!   matches `src/app.c` and `test/app.c` alike.
 //! * Only Linux (ELF) linkers: the runtime is kept with
 //!   `-Wl,--push-state,--no-as-needed`.
 //! * The flags after `--` go to every step (compile, code generation,
@@ -59,12 +92,18 @@
 #![deny(missing_docs)]
 
 mod build;
+mod config;
 mod error;
+mod markers;
 mod mpi_flags;
 mod site_ids;
 mod toolchain;
 
-pub use build::{build, BuildOutput, BuildRequest, RUNTIME_LIB};
+pub use build::{
+    analyze, build, AnalyzeOutput, AnalyzeRequest, BuildOutput, BuildRequest, RUNTIME_LIB,
+};
+pub use config::{read_config, ZoneBound, CONFIG_FILE};
 pub use error::{BuildError, InstrumentError};
+pub use markers::{insert_markers, MarkerCounts, PCONTROL};
 pub use mpi_flags::MpiFlags;
 pub use site_ids::{insert_site_ids, SITE_GLOBAL};

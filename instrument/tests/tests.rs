@@ -14,9 +14,16 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use std::collections::HashMap;
+
 use inkwell::context::Context;
-use mbh_instrument::{build, insert_site_ids, BuildError, BuildOutput, BuildRequest, RUNTIME_LIB};
-use mbh_static::{mpi_call_sites, Module};
+use inkwell::values::{InstructionOpcode, InstructionValue};
+use mbh_instrument::{
+    analyze, build, insert_markers, insert_site_ids, AnalyzeRequest, BuildError, BuildOutput,
+    BuildRequest, MarkerCounts, ZoneBound, RUNTIME_LIB,
+};
+use mbh_static::{mpi_call_sites, AnalysisInput, Module, Placement};
+use mbh_trace::static_report::{LoopDecision, LoopMarker};
 use mbh_trace::{Site, SiteTable};
 
 /// Held while a test runs `mpiexec`.
@@ -180,6 +187,7 @@ fn request(
         cc_flags: flags.iter().map(|f| f.to_string()).collect(),
         runtime_dir,
         base_dir: dir.to_owned(),
+        zone_bounds: Vec::new(),
     }
 }
 
@@ -552,4 +560,438 @@ fn other_input_errors() {
         "{stderr}"
     );
     assert!(err.to_string().starts_with("linking "), "{err}");
+}
+
+/// MPICH 4.0.2's constants, which the `.ll` fixtures were generated
+/// against (`build` reads them from the installed `mpi.h`).
+fn mpich() -> mbh_static::MpiConstants {
+    mbh_static::MpiConstants {
+        any_source: mbh_static::ConstValue::Int(-2),
+        any_tag: mbh_static::ConstValue::Int(-1),
+        proc_null: mbh_static::ConstValue::Int(-1),
+        comm_world: mbh_static::ConstValue::Int(0x4400_0000),
+        status_size: 20,
+        status_source: 8,
+        status_tag: 12,
+    }
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// The `MPI_Pcontrol` calls (level and arguments) among `count` calls from
+/// instruction `first` on.
+fn pcontrols_from(first: Option<InstructionValue<'_>>, count: usize) -> Vec<Vec<i64>> {
+    let mut out = Vec::new();
+    let mut inst = first;
+    while let Some(i) = inst {
+        if out.len() == count || i.get_opcode() != InstructionOpcode::Call {
+            break;
+        }
+        let text = i.to_string();
+        if !text.contains("@MPI_Pcontrol(") {
+            break;
+        }
+        let n = i.get_num_operands() - 1;
+        out.push(
+            (0..n)
+                .map(|k| {
+                    i.get_operand(k)
+                        .unwrap()
+                        .left()
+                        .unwrap()
+                        .into_int_value()
+                        .get_sign_extended_constant()
+                        .unwrap()
+                })
+                .collect(),
+        );
+        inst = i.get_next_instruction();
+    }
+    out
+}
+
+/// Checks, on the analysis of an instrumented module, that every entry
+/// and exit edge of every marked loop carries its markers: at the end of
+/// the edge's source or the start of its target (no edge is critical any
+/// more).
+fn check_markers_on_edges(plan: &mbh_static::ModulePlan<'_>) -> usize {
+    let mut checked = 0;
+    for edge in &plan.edges {
+        let want: Vec<Vec<i64>> = edge
+            .markers
+            .iter()
+            .map(|m| vec![i64::from(m.level), i64::from(m.id)])
+            .collect();
+        let got = match edge.placement {
+            Placement::EndOfSource => {
+                // The calls right before the terminator.
+                let term = edge.from.get_terminator().unwrap();
+                let mut first = term;
+                for _ in 0..want.len() {
+                    first = first.get_previous_instruction().unwrap();
+                }
+                pcontrols_from(Some(first), want.len())
+            }
+            Placement::StartOfTarget => {
+                let mut first = edge.to.get_first_instruction();
+                while let Some(i) = first {
+                    if i.get_opcode() != InstructionOpcode::Phi {
+                        break;
+                    }
+                    first = i.get_next_instruction();
+                }
+                pcontrols_from(first, want.len())
+            }
+            Placement::Split => panic!("an edge is still critical after instrumentation"),
+        };
+        assert_eq!(
+            got,
+            want,
+            "edge {:?} -> {:?}",
+            edge.from.get_name(),
+            edge.to.get_name()
+        );
+        checked += 1;
+    }
+    checked
+}
+
+/// Markers sit on every entry and exit edge (critical ones split, `phi`s
+/// kept right), the module verifies, and analysing the instrumented module
+/// again finds the same loops with their markers in place.
+#[test]
+fn markers_on_entry_and_exit_edges() {
+    let context = Context::create();
+    let path = fixture("master_worker.ll");
+    let module = Module::load(&context, &path).unwrap();
+    let input = [AnalysisInput {
+        module: &module,
+        source: &path,
+    }];
+    let analysis = mbh_static::analyze(&input, &mpich(), Path::new("/home/user/proj"));
+    let report = analysis.report.clone();
+    let decisions: Vec<(u32, u32, LoopDecision, LoopMarker)> = report
+        .loops
+        .iter()
+        .map(|l| (l.id, l.span.line, l.decision, l.marker))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            (1, 14, LoopDecision::Abstract, LoopMarker::Abstract),
+            (2, 20, LoopDecision::NoWildcards, LoopMarker::None),
+            (3, 23, LoopDecision::Explore, LoopMarker::Explore),
+        ]
+    );
+    assert_eq!(
+        report.loops[0].reason,
+        "loop at master_worker.c:14 abstracted: the sender only indexes `results`"
+    );
+    assert_eq!(
+        report.loops[2].reason,
+        "loop at master_worker.c:23 not abstracted: the received value decides the branch at \
+         master_worker.c:27"
+    );
+    // The barrier opens zone 2 (MPI_Init opens zone 1).
+    let barrier = report.zone_by_id(2).unwrap();
+    assert_eq!(barrier.name, "master_worker.c:39");
+    let plan = &analysis.modules[0];
+    // Loop 3 leaves through its condition and through `break`, into the
+    // same block: one of the two edges is critical.
+    assert!(plan
+        .edges
+        .iter()
+        .any(|e| e.placement == Placement::Split && e.markers[0].level == 7305));
+    let counts = insert_markers(&module, plan, &HashMap::from([(2, 5)])).unwrap();
+    assert_eq!(
+        counts,
+        MarkerCounts {
+            loop_markers: 5,
+            split_edges: counts.split_edges,
+            zone_markers: 1
+        }
+    );
+    assert!(counts.split_edges >= 1);
+    module.verify().unwrap();
+    let text = module.llvm().print_to_string().to_string();
+    assert!(
+        text.contains("call i32 (i32, ...) @MPI_Pcontrol(i32 7301, i32 1)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("call i32 (i32, ...) @MPI_Pcontrol(i32 7303, i32 2, i32 5)"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("declare i32 @MPI_Pcontrol(i32, ...)").count(),
+        1
+    );
+
+    // Again, on the instrumented module: same loops, markers on every edge.
+    let again = mbh_static::analyze(&input, &mpich(), Path::new("/home/user/proj"));
+    let decisions_again: Vec<(u32, u32, LoopDecision, LoopMarker)> = again
+        .report
+        .loops
+        .iter()
+        .map(|l| (l.id, l.span.line, l.decision, l.marker))
+        .collect();
+    assert_eq!(decisions_again, decisions);
+    assert_eq!(check_markers_on_edges(&again.modules[0]), 5);
+    // The zone marker follows the barrier's call.
+    let barrier_call = &again.modules[0].zone_starts[1].after;
+    assert_eq!(
+        pcontrols_from(barrier_call.get_next_instruction(), 1),
+        [vec![7303, 2, 5]]
+    );
+}
+
+/// Critical edges into a loop header with `phi`s (optimised IR): the split
+/// keeps one `phi` entry per edge.
+#[test]
+fn splits_critical_edges_with_phis() {
+    let ir = r#"
+declare i32 @MPI_Recv(ptr, i32, i32, i32, i32, i32, ptr)
+declare void @use(i32)
+
+define void @f(i1 %c, i32 %n) {
+entry:
+  %buf = alloca i32
+  switch i32 %n, label %loop [ i32 0, label %done
+                               i32 1, label %loop
+                               i32 2, label %loop ]
+loop:
+  %i = phi i32 [ 0, %entry ], [ 0, %entry ], [ 0, %entry ], [ %next, %loop ]
+  %r = call i32 @MPI_Recv(ptr %buf, i32 1, i32 1275069445, i32 -2, i32 0, i32 1140850688, ptr null)
+  %next = add i32 %i, 1
+  %more = icmp slt i32 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  %j = phi i32 [ -1, %entry ], [ %next, %loop ]
+  call void @use(i32 %j)
+  ret void
+}
+"#;
+    let context = Context::create();
+    let module = Module::parse(&context, "phis.ll", ir.as_bytes()).unwrap();
+    let source = PathBuf::from("phis.ll");
+    let input = [AnalysisInput {
+        module: &module,
+        source: &source,
+    }];
+    let analysis = mbh_static::analyze(&input, &mpich(), Path::new("/"));
+    assert_eq!(analysis.report.loops[0].decision, LoopDecision::Abstract);
+    let plan = &analysis.modules[0];
+    assert_eq!(plan.edges.len(), 2);
+    assert!(plan.edges.iter().all(|e| e.placement == Placement::Split));
+    let counts = insert_markers(&module, plan, &HashMap::new()).unwrap();
+    assert_eq!(counts.split_edges, 2);
+    module.verify().unwrap();
+    let text = module.llvm().print_to_string().to_string();
+    // One entry per incoming edge: the three `switch` edges are now one
+    // edge from the new block.
+    assert!(
+        text.contains("%i = phi i32 [ 0, %mbh.edge ], [ %next, %loop ]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("%j = phi i32 [ -1, %entry ], [ %next, %mbh.edge1 ]"),
+        "{text}"
+    );
+    let again = mbh_static::analyze(&input, &mpich(), Path::new("/"));
+    assert_eq!(check_markers_on_edges(&again.modules[0]), 2);
+}
+
+/// A runtime that prints every `MPI_Pcontrol` it sees.
+const PCONTROL_SPY: &str = r#"
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+unsigned mbhybrid_site;
+int MPI_Pcontrol(const int level, ...) {
+  va_list ap;
+  va_start(ap, level);
+  int id = va_arg(ap, int);
+  int k = level == 7303 ? va_arg(ap, int) : 0;
+  va_end(ap);
+  int rank;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  fprintf(stderr, "pcontrol %d %d %d %d\n", rank, level, id, k);
+  return MPI_SUCCESS;
+}
+"#;
+
+fn mpiexec_n(dir: &Path, exe: &Path, np: u32) -> Run {
+    let _one_at_a_time = MPIEXEC.lock().unwrap_or_else(|e| e.into_inner());
+    let out = dir.join("mpiexec.out");
+    let err = dir.join("mpiexec.err");
+    let status = Command::new("timeout")
+        .arg("120")
+        .arg("mpiexec")
+        .args(["-n", &np.to_string()])
+        .arg(exe)
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .status()
+        .expect("mpiexec is installed (scripts/install-deps.sh)");
+    Run {
+        code: status.code(),
+        stdout: std::fs::read_to_string(out).unwrap(),
+        stderr: std::fs::read_to_string(err).unwrap(),
+    }
+}
+
+/// The master/worker program, built by `build` (markers, a zone bound from
+/// `mbhybrid.toml`) and by plain `mpicc`, prints the same under
+/// `mpiexec -n 3`; the markers run where they should.
+#[test]
+fn instrumented_master_worker_computes_the_same() {
+    let dir = workdir!("master-worker");
+    let source = dir.path().join("master_worker.c");
+    std::fs::copy(fixture("master_worker.c"), &source).unwrap();
+    std::fs::write(
+        dir.path().join("mbhybrid.toml"),
+        "[zones]\n\"master_worker.c:39\" = 2\n",
+    )
+    .unwrap();
+
+    let plain = dir.path().join("plain");
+    let status = Command::new("mpicc")
+        .arg(&source)
+        .arg("-o")
+        .arg(&plain)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let want = mpiexec_n(dir.path(), &plain, 3);
+    assert_eq!(want.code, Some(0), "{}", want.stderr);
+    assert_eq!(
+        want.stdout, "result from 1: 1\nresult from 2: 4\nacks 2\n",
+        "{}",
+        want.stderr
+    );
+
+    // With the spy: the markers, in order, on each rank.
+    let spy = shared_library(dir.path(), PCONTROL_SPY);
+    let mut req = request(dir.path(), vec![source.clone()], spy, &["-O1"]);
+    req.zone_bounds = vec![ZoneBound::parse("master_worker.c:9=-1").unwrap()];
+    let out = build(&req).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.markers.zone_markers, 2);
+    let analysis = out.sites.analysis.as_ref().unwrap();
+    assert_eq!(analysis.loops[0].decision, LoopDecision::Abstract);
+    assert_eq!(
+        analysis.zones.iter().map(|z| z.bound).collect::<Vec<_>>(),
+        [Some(-1), Some(2)]
+    );
+    assert!(out.preflight.is_empty(), "{:?}", out.preflight);
+    let run = mpiexec_n(dir.path(), &out.executable, 3);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, want.stdout);
+    let mut marks: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("pcontrol "))
+        .collect();
+    marks.sort_by_key(|l| l.split(' ').nth(1).unwrap().to_owned()); // stable: by rank
+    assert_eq!(
+        marks,
+        [
+            "pcontrol 0 7303 1 -1",
+            "pcontrol 0 7301 1 0",
+            "pcontrol 0 7302 1 0",
+            "pcontrol 0 7304 3 0",
+            "pcontrol 0 7305 3 0",
+            "pcontrol 0 7303 2 2",
+            "pcontrol 1 7303 1 -1",
+            "pcontrol 1 7303 2 2",
+            "pcontrol 2 7303 1 -1",
+            "pcontrol 2 7303 2 2",
+        ],
+        "{}",
+        run.stderr
+    );
+
+    // With the workspace's runtime (or the stand-in when it is not built).
+    let runtime = runtime_dir(dir.path());
+    let req = request(dir.path(), vec![source], runtime, &[]);
+    let out = build(&req).unwrap_or_else(|e| panic!("{e}"));
+    let run = mpiexec_n(dir.path(), &out.executable, 3);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, want.stdout, "{}", run.stderr);
+}
+
+/// `analyze` reports what `build` would store, and warns about calls the
+/// runtime does not handle, by name and line.
+#[test]
+fn analyze_reports_without_building() {
+    let dir = workdir!("analyze");
+    let source = write(
+        dir.path(),
+        "persist.c",
+        r#"#include <mpi.h>
+int main(int argc, char **argv) {
+  int x = 0;
+  MPI_Request req;
+  MPI_Init(&argc, &argv);
+  MPI_Recv_init(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &req);
+  MPI_Start(&req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  MPI_Request_free(&req);
+  MPI_Finalize();
+  return x;
+}
+"#,
+    );
+    let out = analyze(&AnalyzeRequest {
+        sources: vec![source],
+        cc_flags: vec![],
+        base_dir: dir.path().to_owned(),
+        zone_bounds: vec![ZoneBound::parse("persist.c:99=1").unwrap()],
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        out.preflight[..2],
+        [
+            "persist.c:6:3: warning: `MPI_Recv_init` is not supported by this version of the \
+             mbhybrid runtime: the run stops when the call is made",
+            "persist.c:7:3: warning: `MPI_Start` is not supported by this version of the \
+             mbhybrid runtime: the run stops when the call is made",
+        ]
+    );
+    assert!(
+        out.preflight[2].contains("names no zone"),
+        "{:?}",
+        out.preflight
+    );
+    assert_eq!(out.report.wildcards.len(), 1);
+    assert_eq!(out.report.wildcards[0].source, "MPI_ANY_SOURCE");
+    // Nothing written beside the source.
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1);
+}
+
+/// The whole instrumented master/worker module (markers, a zone bound and
+/// site ids), so that any change in what is inserted, or where, shows up
+/// in review.
+#[test]
+fn markers_snapshot() {
+    let path = fixture("master_worker.ll");
+    let context = Context::create();
+    let module = Module::load(&context, &path).unwrap();
+    let input = [AnalysisInput {
+        module: &module,
+        source: &path,
+    }];
+    let analysis = mbh_static::analyze(&input, &mpich(), Path::new("/home/user/proj"));
+    let plan = &analysis.modules[0];
+    insert_markers(&module, plan, &HashMap::from([(2, 5)])).unwrap();
+    insert_site_ids(&module, &plan.sites, plan.first_site_id).unwrap();
+    let text = module.llvm().print_to_string().to_string();
+    let text = text.replace(env!("CARGO_MANIFEST_DIR"), "$CRATE");
+    snapshot("master_worker.instrumented.ll", &text);
 }

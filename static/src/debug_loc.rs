@@ -130,7 +130,7 @@ pub(crate) fn location(inst: InstructionValue<'_>) -> Option<SourceLocation> {
 ///
 /// # Safety
 /// `file` must be null or a live DIFile.
-unsafe fn file_path(file: LLVMMetadataRef) -> PathBuf {
+pub(crate) unsafe fn file_path(file: LLVMMetadataRef) -> PathBuf {
     if file.is_null() {
         return PathBuf::new();
     }

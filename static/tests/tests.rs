@@ -7,6 +7,8 @@ use std::process::Command;
 use inkwell::context::Context;
 use mbh_static::{indirect_calls, mpi_call_sites, LoadError, Module, SourceLocation};
 
+mod analysis;
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")

@@ -32,6 +32,7 @@ pub mod op;
 pub mod rank_trace;
 pub mod report;
 pub mod site;
+pub mod static_report;
 pub mod support;
 
 pub use finding::{Finding, FindingKind, Location, Role, Severity};

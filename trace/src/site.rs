@@ -50,6 +50,10 @@ pub struct SiteTable {
     pub sources: Vec<String>,
     /// The sites, ordered by id.
     pub sites: Vec<Site>,
+    /// The static analysis of the program (loops, zones, wildcard sites),
+    /// when `build` made one; absent in tables written before it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<crate::static_report::StaticReport>,
 }
 
 /// Why a site table could not be read.
@@ -82,6 +86,7 @@ impl SiteTable {
             program: program.into(),
             sources,
             sites: Vec::new(),
+            analysis: None,
         }
     }
 
@@ -157,6 +162,15 @@ mod tests {
         assert_eq!(back.get(2).unwrap().call, "MPI_Send");
         assert!(back.get(0).is_none());
         assert!(back.get(3).is_none());
+        // No analysis: no `analysis` key, and tables without one still read.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("analysis"), "{text}");
+
+        table.analysis = Some(crate::static_report::StaticReport::default());
+        table.write(&path).unwrap();
+        let back = SiteTable::read(&path).unwrap();
+        assert_eq!(back, table);
+        assert!(back.analysis.is_some());
     }
 
     #[test]

@@ -1,0 +1,349 @@
+//! The installed MPI's constants, and resolving call arguments to them.
+
+use std::collections::{BTreeSet, HashMap};
+
+use llvm_sys::core::{LLVMGetInitializer, LLVMGetNamedGlobal};
+
+use crate::ir::{self, Function, InstId, Op, Val};
+use crate::Module;
+
+/// A constant as it appears in IR: an integer (MPICH's handles and every
+/// implementation's `MPI_ANY_SOURCE`), the address of a global (Open MPI's
+/// handles), or null.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConstValue {
+    /// An integer, or an integer cast to a pointer.
+    Int(i64),
+    /// The address of a global variable or function.
+    Global(String),
+    /// The null pointer.
+    Null,
+}
+
+impl std::fmt::Display for ConstValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConstValue::Int(i) => write!(f, "{i}"),
+            ConstValue::Global(g) => write!(f, "&{g}"),
+            ConstValue::Null => write!(f, "NULL"),
+        }
+    }
+}
+
+/// The installed MPI's constants the analysis compares arguments with.
+///
+/// They are read from the IR of [`MpiConstants::PROBE_C`] compiled with the
+/// installed `mpi.h` ([`MpiConstants::from_probe`]), never hard-coded:
+/// `MPI_ANY_SOURCE` is -2 in MPICH and -1 in Open MPI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MpiConstants {
+    /// `MPI_ANY_SOURCE`.
+    pub any_source: ConstValue,
+    /// `MPI_ANY_TAG`.
+    pub any_tag: ConstValue,
+    /// `MPI_PROC_NULL`.
+    pub proc_null: ConstValue,
+    /// `MPI_COMM_WORLD`.
+    pub comm_world: ConstValue,
+    /// `sizeof(MPI_Status)`.
+    pub status_size: u64,
+    /// `offsetof(MPI_Status, MPI_SOURCE)`.
+    pub status_source: u64,
+    /// `offsetof(MPI_Status, MPI_TAG)`.
+    pub status_tag: u64,
+}
+
+/// Why [`MpiConstants::from_probe`] failed.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot read MPI's constants from {module}: {detail}; this is a bug in mbhybrid or an \
+     unusual mpi.h, please report it with the output of `mpicc -show`"
+)]
+pub struct ConstantsError {
+    /// The probe module's name.
+    pub module: String,
+    /// What was missing.
+    pub detail: String,
+}
+
+impl MpiConstants {
+    /// A C file that, compiled with the MPI compile flags to IR
+    /// (`clang -S -emit-llvm`), holds each constant as a global's
+    /// initializer, for [`MpiConstants::from_probe`].
+    pub const PROBE_C: &'static str = r#"#include <mpi.h>
+#include <stddef.h>
+int mbh_any_source = MPI_ANY_SOURCE;
+int mbh_any_tag = MPI_ANY_TAG;
+int mbh_proc_null = MPI_PROC_NULL;
+MPI_Comm mbh_comm_world = MPI_COMM_WORLD;
+unsigned long mbh_status_size = sizeof(MPI_Status);
+unsigned long mbh_status_source = offsetof(MPI_Status, MPI_SOURCE);
+unsigned long mbh_status_tag = offsetof(MPI_Status, MPI_TAG);
+"#;
+
+    /// Reads the constants from the IR of [`MpiConstants::PROBE_C`].
+    pub fn from_probe(module: &Module<'_>) -> Result<Self, ConstantsError> {
+        let raw = module.llvm().as_mut_ptr();
+        let get = |name: &str| -> Result<ConstValue, ConstantsError> {
+            let missing = |what: &str| ConstantsError {
+                module: module.origin().display().to_string(),
+                detail: format!("`{name}` {what}"),
+            };
+            let cname = std::ffi::CString::new(name).map_err(|_| missing("is not a C name"))?;
+            // SAFETY: the module is live; a found global's initializer is a
+            // constant of the same module (or null for a declaration).
+            unsafe {
+                let global = LLVMGetNamedGlobal(raw, cname.as_ptr());
+                if global.is_null() {
+                    return Err(missing("is missing"));
+                }
+                let init = LLVMGetInitializer(global);
+                if init.is_null() {
+                    return Err(missing("has no initializer"));
+                }
+                match ir::const_val(init) {
+                    Val::Int(i) => Ok(ConstValue::Int(i)),
+                    Val::Global(g) => Ok(ConstValue::Global(g)),
+                    Val::Null => Ok(ConstValue::Null),
+                    _ => Err(missing("is not a simple constant")),
+                }
+            }
+        };
+        let size = |name: &str| -> Result<u64, ConstantsError> {
+            match get(name)? {
+                ConstValue::Int(i) if i >= 0 => Ok(i as u64),
+                other => Err(ConstantsError {
+                    module: module.origin().display().to_string(),
+                    detail: format!("`{name}` is {other}, not a size"),
+                }),
+            }
+        };
+        Ok(MpiConstants {
+            any_source: get("mbh_any_source")?,
+            any_tag: get("mbh_any_tag")?,
+            proc_null: get("mbh_proc_null")?,
+            comm_world: get("mbh_comm_world")?,
+            status_size: size("mbh_status_size")?.max(1),
+            status_source: size("mbh_status_source")?,
+            status_tag: size("mbh_status_tag")?,
+        })
+    }
+
+    /// How `value` reads as a source argument (`MPI_ANY_SOURCE`, `3`).
+    pub(crate) fn describe_source(&self, value: &ConstValue) -> String {
+        if *value == self.any_source {
+            "MPI_ANY_SOURCE".into()
+        } else if *value == self.proc_null {
+            "MPI_PROC_NULL".into()
+        } else {
+            value.to_string()
+        }
+    }
+
+    /// How `value` reads as a tag argument.
+    pub(crate) fn describe_tag(&self, value: &ConstValue) -> String {
+        if *value == self.any_tag {
+            "MPI_ANY_TAG".into()
+        } else {
+            value.to_string()
+        }
+    }
+}
+
+/// What an argument may be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Resolved {
+    /// One of these constants (one, when it is a plain constant).
+    OneOf(BTreeSet<ConstValue>),
+    /// Not known.
+    Unknown,
+}
+
+impl Resolved {
+    fn one(value: ConstValue) -> Self {
+        Resolved::OneOf([value].into())
+    }
+
+    fn union(self, other: Resolved) -> Resolved {
+        match (self, other) {
+            (Resolved::OneOf(mut a), Resolved::OneOf(b)) => {
+                a.extend(b);
+                if a.len() > 16 {
+                    Resolved::Unknown
+                } else {
+                    Resolved::OneOf(a)
+                }
+            }
+            _ => Resolved::Unknown,
+        }
+    }
+
+    /// Whether it may be `value`.
+    pub fn may_be(&self, value: &ConstValue) -> bool {
+        match self {
+            Resolved::OneOf(set) => set.contains(value),
+            Resolved::Unknown => true,
+        }
+    }
+
+    /// Whether it surely is `value`.
+    pub fn is(&self, value: &ConstValue) -> bool {
+        matches!(self, Resolved::OneOf(set) if set.len() == 1 && set.contains(value))
+    }
+
+    /// In words, with `describe` for each constant.
+    pub fn describe(&self, describe: impl Fn(&ConstValue) -> String) -> String {
+        match self {
+            Resolved::OneOf(set) => set.iter().map(describe).collect::<Vec<_>>().join(" or "),
+            Resolved::Unknown => "unknown".into(),
+        }
+    }
+}
+
+/// Per function: which allocas are plain local variables (only loaded,
+/// stored to, and described by debug info) and the stores into each.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct LocalVars {
+    /// Stores into each non-escaping alloca: the stored values.
+    pub stores: HashMap<InstId, Vec<Val>>,
+    /// Allocas whose address is used otherwise (passed, stored, offset).
+    pub escaping: BTreeSet<InstId>,
+}
+
+impl LocalVars {
+    pub fn of(f: &Function) -> Self {
+        let mut vars = LocalVars::default();
+        for inst in &f.insts {
+            let intrinsic = matches!(&inst.op, Op::Call(ir::Callee::Named(n)) if n.starts_with("llvm.dbg.") || n.starts_with("llvm.lifetime."));
+            for (k, v) in inst.ops.iter().enumerate() {
+                let Val::Inst(a) = v else { continue };
+                if !matches!(f.insts[*a as usize].op, Op::Alloca(_)) {
+                    continue;
+                }
+                match (&inst.op, k) {
+                    (Op::Load, 0) => {}
+                    (Op::Store, 1) => vars.stores.entry(*a).or_default().push(inst.ops[0].clone()),
+                    _ if intrinsic => {}
+                    _ => {
+                        vars.escaping.insert(*a);
+                    }
+                }
+            }
+        }
+        for a in &vars.escaping {
+            vars.stores.remove(a);
+        }
+        vars
+    }
+
+    /// Whether `a` is a non-escaping alloca.
+    pub fn is_plain(&self, f: &Function, a: InstId) -> bool {
+        matches!(f.insts[a as usize].op, Op::Alloca(_)) && !self.escaping.contains(&a)
+    }
+}
+
+/// What resolving needs to know about the rest of the program.
+pub(crate) trait Program {
+    /// The value of a constant global, if it is one.
+    fn const_global(&self, module: usize, name: &str) -> Option<&Val>;
+    /// The direct calls of internal function `name` of `module`, as
+    /// `(function, instruction)`; `None` when it may be called from
+    /// elsewhere (its address is taken, or it is not internal).
+    fn callers(&self, module: usize, name: &str) -> Option<&[(usize, InstId)]>;
+    /// Function number `index`, with its local variables.
+    fn function(&self, index: usize) -> (&Function, &LocalVars);
+}
+
+/// What `value`, an operand in `f`, may be: through casts, `phi` and
+/// `select`, loads of plain local variables (every store into one is
+/// resolved), constant globals, and parameters of internal functions (every
+/// direct caller's argument).
+pub(crate) fn resolve(
+    program: &dyn Program,
+    f: &Function,
+    vars: &LocalVars,
+    value: &Val,
+    depth: u32,
+) -> Resolved {
+    if depth > 12 {
+        return Resolved::Unknown;
+    }
+    match value {
+        Val::Int(i) => Resolved::one(ConstValue::Int(*i)),
+        Val::Null => Resolved::one(ConstValue::Null),
+        Val::Global(g) => match program.const_global(f.module, g) {
+            // A constant global holding a constant: its value. Otherwise
+            // its address (Open MPI's handles are addresses of globals).
+            Some(v) if !matches!(v, Val::Global(h) if h == g) => {
+                resolve(program, f, vars, &v.clone(), depth + 1)
+            }
+            _ => Resolved::one(ConstValue::Global(g.clone())),
+        },
+        Val::Other => Resolved::Unknown,
+        Val::Arg(p) => {
+            let Some(callers) = program.callers(f.module, &f.name) else {
+                return Resolved::Unknown;
+            };
+            if callers.is_empty() {
+                return Resolved::Unknown;
+            }
+            let mut out: Option<Resolved> = None;
+            for &(caller, call) in callers {
+                let (cf, cvars) = program.function(caller);
+                let arg = cf.insts[call as usize]
+                    .ops
+                    .get(*p as usize)
+                    .cloned()
+                    .unwrap_or(Val::Other);
+                let r = resolve(program, cf, cvars, &arg, depth + 1);
+                out = Some(match out {
+                    None => r,
+                    Some(prev) => prev.union(r),
+                });
+                if out == Some(Resolved::Unknown) {
+                    break;
+                }
+            }
+            out.unwrap_or(Resolved::Unknown)
+        }
+        Val::Inst(i) => {
+            let inst = &f.insts[*i as usize];
+            match &inst.op {
+                Op::Load => match &inst.ops[0] {
+                    Val::Inst(a) if vars.is_plain(f, *a) => {
+                        let Some(stores) = vars.stores.get(a) else {
+                            return Resolved::Unknown;
+                        };
+                        let mut out: Option<Resolved> = None;
+                        for v in stores {
+                            let r = resolve(program, f, vars, v, depth + 1);
+                            out = Some(match out {
+                                None => r,
+                                Some(prev) => prev.union(r),
+                            });
+                        }
+                        out.unwrap_or(Resolved::Unknown)
+                    }
+                    Val::Global(g) => match program.const_global(f.module, g) {
+                        Some(v) => resolve(program, f, vars, &v.clone(), depth + 1),
+                        None => Resolved::Unknown,
+                    },
+                    _ => Resolved::Unknown,
+                },
+                Op::Phi => inst
+                    .ops
+                    .iter()
+                    .map(|v| resolve(program, f, vars, v, depth + 1))
+                    .reduce(Resolved::union)
+                    .unwrap_or(Resolved::Unknown),
+                Op::Cast => resolve(program, f, vars, &inst.ops[0], depth + 1),
+                Op::Select => inst.ops[1..]
+                    .iter()
+                    .map(|v| resolve(program, f, vars, v, depth + 1))
+                    .reduce(Resolved::union)
+                    .unwrap_or(Resolved::Unknown),
+                _ => Resolved::Unknown,
+            }
+        }
+    }
+}

@@ -1,0 +1,752 @@
+//! A plain-data copy of the IR that the analyses need.
+//!
+//! LLVM values cannot cross threads, so each module is read once, on the
+//! calling thread, into [`Function`]s made of indices and strings; the
+//! analyses then run on those in parallel (rayon). The LLVM handles needed
+//! to rewrite the module later are kept aside in [`FunctionRefs`], which
+//! stay on the calling thread.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::InstructionValue;
+use llvm_sys::core::*;
+use llvm_sys::debuginfo::{
+    LLVMDILocationGetColumn, LLVMDILocationGetLine, LLVMDILocationGetScope, LLVMDIScopeGetFile,
+    LLVMGetMetadataKind, LLVMInstructionGetDebugLoc, LLVMMetadataKind,
+};
+use llvm_sys::prelude::{LLVMBasicBlockRef, LLVMMetadataRef, LLVMValueRef};
+use llvm_sys::target::{LLVMABISizeOfType, LLVMGetModuleDataLayout, LLVMOffsetOfElement};
+use llvm_sys::{LLVMLinkage, LLVMOpcode, LLVMTypeKind};
+
+use crate::Module;
+
+/// Index of an instruction in [`Function::insts`].
+pub(crate) type InstId = u32;
+/// Index of a block in [`Function::blocks`]; 0 is the entry.
+pub(crate) type BlockId = u32;
+
+/// An operand, as far as the analyses care.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Val {
+    /// An instruction of the same function.
+    Inst(InstId),
+    /// The function's parameter number n.
+    Arg(u32),
+    /// An integer constant (also `inttoptr` of one).
+    Int(i64),
+    /// A global variable or function (possibly behind constant casts and
+    /// constant GEPs), by name.
+    Global(String),
+    /// `null`.
+    Null,
+    /// Anything else (undef, floats, aggregates, metadata, blocks).
+    Other,
+}
+
+/// What a call calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Callee {
+    /// A named function.
+    Named(String),
+    /// Through a pointer.
+    Indirect,
+    /// Inline assembly.
+    Asm,
+}
+
+/// The instruction kinds the analyses tell apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// `alloca`; the source variable's name when debug info gives it.
+    Alloca(Option<String>),
+    /// `load`: operands `[ptr]`.
+    Load,
+    /// `store`: operands `[value, ptr]`.
+    Store,
+    /// `getelementptr`: operands `[base, indices...]`; the constant part of
+    /// the byte offset and, per variable index operand, its byte scale.
+    Gep {
+        /// Sum of the constant indices' byte offsets.
+        offset: i64,
+        /// `(operand index, bytes per unit)` of each non-constant index.
+        var: Vec<(u32, u64)>,
+    },
+    /// `call`/`invoke`/`callbr`: operands are the arguments.
+    Call(Callee),
+    /// `br`: operands `[cond]` when conditional.
+    Br,
+    /// `switch`: operands `[cond]`.
+    Switch,
+    /// `indirectbr`: operands `[address]`.
+    IndirectBr,
+    /// `ret`: operands `[value]` when it returns one.
+    Ret,
+    /// `phi`: operands are the incoming values.
+    Phi,
+    /// `select`: operands `[cond, a, b]`.
+    Select,
+    /// An integer or pointer cast: operands `[value]`.
+    Cast,
+    /// Arithmetic, comparisons and everything else that
+    /// computes a value from its operands.
+    Compute,
+    /// Terminators without a value to follow (`unreachable`, `resume`).
+    Other,
+}
+
+/// A source location, with the file interned in [`Files`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Loc {
+    pub file: u32,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// One instruction.
+#[derive(Debug, Clone)]
+pub(crate) struct Inst {
+    pub op: Op,
+    pub ops: Vec<Val>,
+    pub loc: Option<Loc>,
+    pub block: BlockId,
+    /// Whether it produces a pointer.
+    pub is_ptr: bool,
+}
+
+/// How a block ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Term {
+    Br,
+    Switch,
+    Ret,
+    Unreachable,
+    /// `invoke`, `callbr`, `indirectbr`, `resume`, exception pads: edges
+    /// out of them cannot be split.
+    Unsplittable,
+}
+
+/// One basic block.
+#[derive(Debug, Clone)]
+pub(crate) struct Block {
+    /// Its instructions are `first..end` in [`Function::insts`].
+    pub first: InstId,
+    pub end: InstId,
+    /// Successors in terminator order (duplicates kept).
+    pub succs: Vec<BlockId>,
+    pub term: Term,
+    /// It starts with a landing pad or another exception pad, so nothing
+    /// can be inserted before its first instruction.
+    pub pad: bool,
+    /// The start and end of the source loop whose back edge this block's
+    /// terminator is, from its `!llvm.loop` metadata (clang `-g` writes it
+    /// on every loop's latch).
+    pub loop_loc: Option<(Loc, Option<Loc>)>,
+}
+
+/// One defined function.
+#[derive(Debug, Clone)]
+pub(crate) struct Function {
+    pub name: String,
+    /// Index of its module among the analysed ones.
+    pub module: usize,
+    /// Local linkage (`static` in C): only its module can call it.
+    pub internal: bool,
+    pub blocks: Vec<Block>,
+    pub insts: Vec<Inst>,
+}
+
+impl Function {
+    /// The first located instruction of block `b`.
+    pub fn block_loc(&self, b: BlockId) -> Option<Loc> {
+        let block = &self.blocks[b as usize];
+        (block.first..block.end).find_map(|i| self.insts[i as usize].loc)
+    }
+
+    /// The function's first located instruction.
+    pub fn first_loc(&self) -> Option<Loc> {
+        self.insts.iter().find_map(|i| i.loc)
+    }
+
+    /// The callee name of instruction `i`, when it is a direct call.
+    pub fn callee(&self, i: InstId) -> Option<&str> {
+        match &self.insts[i as usize].op {
+            Op::Call(Callee::Named(name)) => Some(name),
+            _ => None,
+        }
+    }
+}
+
+/// The LLVM handles of one function, for rewriting it.
+#[derive(Debug, Clone)]
+pub(crate) struct FunctionRefs<'ctx> {
+    pub blocks: Vec<BasicBlock<'ctx>>,
+    pub insts: Vec<InstructionValue<'ctx>>,
+}
+
+/// File names, interned.
+#[derive(Debug, Default)]
+pub(crate) struct Files {
+    pub paths: Vec<PathBuf>,
+    index: HashMap<PathBuf, u32>,
+}
+
+impl Files {
+    fn intern(&mut self, path: PathBuf) -> u32 {
+        if let Some(&i) = self.index.get(&path) {
+            return i;
+        }
+        let i = self.paths.len() as u32;
+        self.paths.push(path.clone());
+        self.index.insert(path, i);
+        i
+    }
+}
+
+/// What one module contributes.
+pub(crate) struct ModuleIr<'ctx> {
+    pub functions: Vec<Function>,
+    pub refs: Vec<FunctionRefs<'ctx>>,
+    /// Constant integer globals (`static const int src = MPI_ANY_SOURCE;`).
+    pub const_globals: HashMap<String, Val>,
+    /// Functions whose address appears in a global's initializer (tables
+    /// of function pointers): they may be called from anywhere.
+    pub referenced: HashSet<String>,
+}
+
+/// Reads every defined function of `module` (module number `index`).
+pub(crate) fn read_module<'ctx>(
+    module: &Module<'ctx>,
+    index: usize,
+    files: &mut Files,
+) -> ModuleIr<'ctx> {
+    let raw = module.llvm().as_mut_ptr();
+    let mut reader = Reader {
+        files,
+        file_cache: HashMap::new(),
+        // SAFETY: the module is live; its data layout is owned by it and
+        // outlives this reader.
+        layout: unsafe { LLVMGetModuleDataLayout(raw) },
+        // SAFETY: the module's context is live.
+        loop_kind: unsafe {
+            let name = "llvm.loop";
+            LLVMGetMDKindIDInContext(
+                LLVMGetModuleContext(raw),
+                name.as_ptr().cast(),
+                name.len() as u32,
+            )
+        },
+    };
+    let mut functions = Vec::new();
+    let mut refs = Vec::new();
+    let mut const_globals = HashMap::new();
+    let mut referenced = HashSet::new();
+    // SAFETY: every LLVM reference below comes from walking this live
+    // module's lists; values are only read.
+    unsafe {
+        let mut g = LLVMGetFirstGlobal(raw);
+        while !g.is_null() {
+            if LLVMIsGlobalConstant(g) != 0 && LLVMIsDeclaration(g) == 0 {
+                let init = LLVMGetInitializer(g);
+                if !init.is_null() {
+                    let v = const_val(init);
+                    if matches!(v, Val::Int(_) | Val::Global(_) | Val::Null) {
+                        const_globals.insert(value_name(g), v);
+                    }
+                }
+            }
+            if LLVMIsDeclaration(g) == 0 {
+                let init = LLVMGetInitializer(g);
+                if !init.is_null() {
+                    functions_in(init, &mut referenced);
+                }
+            }
+            g = LLVMGetNextGlobal(g);
+        }
+        let mut f = LLVMGetFirstFunction(raw);
+        while !f.is_null() {
+            if LLVMIsDeclaration(f) == 0 {
+                let (function, function_refs) = reader.function(f, index);
+                functions.push(function);
+                refs.push(function_refs);
+            }
+            f = LLVMGetNextFunction(f);
+        }
+    }
+    ModuleIr {
+        functions,
+        refs,
+        const_globals,
+        referenced,
+    }
+}
+
+/// Adds the names of the functions constant `c` refers to.
+///
+/// # Safety
+/// `c` must be a live constant.
+unsafe fn functions_in(c: LLVMValueRef, out: &mut HashSet<String>) {
+    let mut stack = vec![c];
+    let mut budget = 100_000;
+    // SAFETY: per this function's contract; operands of constants are
+    // constants.
+    unsafe {
+        while let Some(v) = stack.pop() {
+            budget -= 1;
+            if v.is_null() || budget == 0 {
+                continue;
+            }
+            if !LLVMIsAFunction(v).is_null() || !LLVMIsAGlobalAlias(v).is_null() {
+                out.insert(value_name(v));
+                continue;
+            }
+            if !LLVMIsAGlobalValue(v).is_null() || LLVMIsAConstant(v).is_null() {
+                continue;
+            }
+            let n = LLVMGetNumOperands(v);
+            for k in 0..n.max(0) as u32 {
+                stack.push(LLVMGetOperand(v, k));
+            }
+        }
+    }
+}
+
+struct Reader<'a> {
+    files: &'a mut Files,
+    file_cache: HashMap<LLVMMetadataRef, u32>,
+    layout: llvm_sys::target::LLVMTargetDataRef,
+    /// The metadata kind id of `llvm.loop`.
+    loop_kind: u32,
+}
+
+impl Reader<'_> {
+    /// # Safety
+    /// `f` must be a live function definition.
+    unsafe fn function<'ctx>(
+        &mut self,
+        f: LLVMValueRef,
+        module: usize,
+    ) -> (Function, FunctionRefs<'ctx>) {
+        // SAFETY: per this function's contract, and everything read is
+        // reached from `f`.
+        unsafe {
+            let linkage = LLVMGetLinkage(f);
+            let internal = matches!(
+                linkage,
+                LLVMLinkage::LLVMInternalLinkage | LLVMLinkage::LLVMPrivateLinkage
+            );
+            let mut block_index: HashMap<LLVMBasicBlockRef, BlockId> = HashMap::new();
+            let mut raw_blocks = Vec::new();
+            let mut b = LLVMGetFirstBasicBlock(f);
+            while !b.is_null() {
+                block_index.insert(b, raw_blocks.len() as BlockId);
+                raw_blocks.push(b);
+                b = LLVMGetNextBasicBlock(b);
+            }
+            let mut inst_index: HashMap<LLVMValueRef, InstId> = HashMap::new();
+            let mut raw_insts = Vec::new();
+            for &b in &raw_blocks {
+                let mut i = LLVMGetFirstInstruction(b);
+                while !i.is_null() {
+                    inst_index.insert(i, raw_insts.len() as InstId);
+                    raw_insts.push(i);
+                    i = LLVMGetNextInstruction(i);
+                }
+            }
+            let nparams = LLVMCountParams(f);
+            let params: HashMap<LLVMValueRef, u32> =
+                (0..nparams).map(|p| (LLVMGetParam(f, p), p)).collect();
+            let operand = |v: LLVMValueRef| -> Val {
+                if let Some(&i) = inst_index.get(&v) {
+                    Val::Inst(i)
+                } else if let Some(&p) = params.get(&v) {
+                    Val::Arg(p)
+                } else {
+                    const_val(v)
+                }
+            };
+
+            let mut blocks = Vec::with_capacity(raw_blocks.len());
+            let mut insts = Vec::with_capacity(raw_insts.len());
+            let mut var_names: Vec<(InstId, String)> = Vec::new();
+            for (bi, &b) in raw_blocks.iter().enumerate() {
+                let first = insts.len() as InstId;
+                let mut i = LLVMGetFirstInstruction(b);
+                let mut pad = false;
+                let mut term = Term::Unsplittable;
+                let mut succs = Vec::new();
+                let mut loop_loc = None;
+                while !i.is_null() {
+                    let opcode = LLVMGetInstructionOpcode(i);
+                    let n = LLVMGetNumOperands(i).max(0) as u32;
+                    let all_ops = || (0..n).map(|k| operand(LLVMGetOperand(i, k))).collect();
+                    let (op, ops): (Op, Vec<Val>) = match opcode {
+                        LLVMOpcode::LLVMAlloca => (Op::Alloca(None), Vec::new()),
+                        LLVMOpcode::LLVMLoad => (Op::Load, all_ops()),
+                        LLVMOpcode::LLVMStore => (Op::Store, all_ops()),
+                        LLVMOpcode::LLVMGetElementPtr => {
+                            let (offset, var) = self.gep_offsets(i);
+                            (Op::Gep { offset, var }, all_ops())
+                        }
+                        LLVMOpcode::LLVMCall | LLVMOpcode::LLVMInvoke | LLVMOpcode::LLVMCallBr => {
+                            let nargs = LLVMGetNumArgOperands(i);
+                            let args = (0..nargs).map(|k| operand(LLVMGetOperand(i, k))).collect();
+                            let callee = callee(i);
+                            if let Callee::Named(name) = &callee {
+                                if name == "llvm.dbg.declare" {
+                                    if let Some((alloca, var)) = dbg_declare(i) {
+                                        if let Some(&a) = inst_index.get(&alloca) {
+                                            var_names.push((a, var));
+                                        }
+                                    }
+                                }
+                            }
+                            (Op::Call(callee), args)
+                        }
+                        LLVMOpcode::LLVMBr => {
+                            let ops = if LLVMIsConditional(i) != 0 {
+                                vec![operand(LLVMGetCondition(i))]
+                            } else {
+                                Vec::new()
+                            };
+                            (Op::Br, ops)
+                        }
+                        LLVMOpcode::LLVMSwitch => (Op::Switch, vec![operand(LLVMGetOperand(i, 0))]),
+                        LLVMOpcode::LLVMIndirectBr => {
+                            (Op::IndirectBr, vec![operand(LLVMGetOperand(i, 0))])
+                        }
+                        LLVMOpcode::LLVMRet => (Op::Ret, all_ops()),
+                        LLVMOpcode::LLVMPHI => (Op::Phi, all_ops()),
+                        LLVMOpcode::LLVMSelect => (Op::Select, all_ops()),
+                        LLVMOpcode::LLVMTrunc
+                        | LLVMOpcode::LLVMZExt
+                        | LLVMOpcode::LLVMSExt
+                        | LLVMOpcode::LLVMBitCast
+                        | LLVMOpcode::LLVMIntToPtr
+                        | LLVMOpcode::LLVMPtrToInt
+                        | LLVMOpcode::LLVMAddrSpaceCast
+                        | LLVMOpcode::LLVMFreeze => (Op::Cast, all_ops()),
+                        LLVMOpcode::LLVMUnreachable | LLVMOpcode::LLVMResume => {
+                            (Op::Other, Vec::new())
+                        }
+                        LLVMOpcode::LLVMLandingPad
+                        | LLVMOpcode::LLVMCleanupPad
+                        | LLVMOpcode::LLVMCatchPad
+                        | LLVMOpcode::LLVMCatchSwitch => {
+                            pad = true;
+                            (Op::Other, Vec::new())
+                        }
+                        _ => (Op::Compute, all_ops()),
+                    };
+                    if LLVMIsATerminatorInst(i).is_null() {
+                        // Not a terminator.
+                    } else {
+                        term = match opcode {
+                            LLVMOpcode::LLVMBr => Term::Br,
+                            LLVMOpcode::LLVMSwitch => Term::Switch,
+                            LLVMOpcode::LLVMRet => Term::Ret,
+                            LLVMOpcode::LLVMUnreachable => Term::Unreachable,
+                            _ => Term::Unsplittable,
+                        };
+                        loop_loc = self.loop_location(i);
+                        let ns = LLVMGetNumSuccessors(i);
+                        succs = (0..ns)
+                            .filter_map(|k| block_index.get(&LLVMGetSuccessor(i, k)).copied())
+                            .collect();
+                    }
+                    let is_ptr = {
+                        let ty = LLVMTypeOf(i);
+                        !ty.is_null() && LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMPointerTypeKind
+                    };
+                    insts.push(Inst {
+                        op,
+                        ops,
+                        loc: self.location(i),
+                        block: bi as BlockId,
+                        is_ptr,
+                    });
+                    i = LLVMGetNextInstruction(i);
+                }
+                blocks.push(Block {
+                    first,
+                    end: insts.len() as InstId,
+                    succs,
+                    term,
+                    pad,
+                    loop_loc,
+                });
+            }
+            for (a, name) in var_names {
+                if let Op::Alloca(slot) = &mut insts[a as usize].op {
+                    slot.get_or_insert(name);
+                }
+            }
+            // Value names (kept by `-fno-discard-value-names`) name allocas
+            // that debug info does not.
+            for (k, &raw) in raw_insts.iter().enumerate() {
+                if let Op::Alloca(slot @ None) = &mut insts[k].op {
+                    let name = value_name(raw);
+                    if !name.is_empty() && !name.chars().all(|c| c.is_ascii_digit()) {
+                        *slot = Some(name.trim_end_matches(".addr").to_owned());
+                    }
+                }
+            }
+            let function = Function {
+                name: value_name(f),
+                module,
+                internal,
+                blocks,
+                insts,
+            };
+            let refs = FunctionRefs {
+                blocks: inkwell::values::FunctionValue::new(f)
+                    .map(|fv| fv.get_basic_blocks())
+                    .unwrap_or_default(),
+                insts: raw_insts
+                    .iter()
+                    .map(|&i| InstructionValue::new(i))
+                    .collect(),
+            };
+            (function, refs)
+        }
+    }
+
+    /// The constant byte offset of a GEP and the byte scale of each of its
+    /// non-constant indices.
+    ///
+    /// # Safety
+    /// `gep` must be a live `getelementptr` instruction.
+    unsafe fn gep_offsets(&self, gep: LLVMValueRef) -> (i64, Vec<(u32, u64)>) {
+        let mut offset = 0i64;
+        let mut var = Vec::new();
+        // SAFETY: per this function's contract; types come from the GEP.
+        unsafe {
+            let mut ty = LLVMGetGEPSourceElementType(gep);
+            let n = LLVMGetNumOperands(gep).max(0) as u32;
+            for k in 1..n {
+                let index = LLVMGetOperand(gep, k);
+                let constant =
+                    (!LLVMIsAConstantInt(index).is_null()).then(|| LLVMConstIntGetSExtValue(index));
+                if k == 1 {
+                    let size = LLVMABISizeOfType(self.layout, ty);
+                    match constant {
+                        Some(c) => offset = offset.wrapping_add(c.wrapping_mul(size as i64)),
+                        None => var.push((k, size)),
+                    }
+                    continue;
+                }
+                match LLVMGetTypeKind(ty) {
+                    LLVMTypeKind::LLVMStructTypeKind => {
+                        let field = constant.unwrap_or(0).max(0) as u32;
+                        offset =
+                            offset.wrapping_add(LLVMOffsetOfElement(self.layout, ty, field) as i64);
+                        ty = LLVMStructGetTypeAtIndex(ty, field);
+                    }
+                    LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind => {
+                        ty = LLVMGetElementType(ty);
+                        let size = LLVMABISizeOfType(self.layout, ty);
+                        match constant {
+                            Some(c) => offset = offset.wrapping_add(c.wrapping_mul(size as i64)),
+                            None => var.push((k, size)),
+                        }
+                    }
+                    _ => {
+                        var.push((k, 1));
+                    }
+                }
+                if ty.is_null() {
+                    break;
+                }
+            }
+        }
+        (offset, var)
+    }
+
+    /// The start and end locations in terminator `term`'s `!llvm.loop`.
+    ///
+    /// # Safety
+    /// `term` must be a live terminator.
+    unsafe fn loop_location(&mut self, term: LLVMValueRef) -> Option<(Loc, Option<Loc>)> {
+        // SAFETY: LLVMGetMetadata returns null or the loop id node as a
+        // value; its operands are metadata, checked for their kind before
+        // being read as DILocations.
+        unsafe {
+            let node = LLVMGetMetadata(term, self.loop_kind);
+            if node.is_null() || LLVMIsAMDNode(node).is_null() {
+                return None;
+            }
+            let n = LLVMGetMDNodeNumOperands(node) as usize;
+            let mut ops = vec![std::ptr::null_mut(); n];
+            LLVMGetMDNodeOperands(node, ops.as_mut_ptr());
+            let mut locs = ops.into_iter().skip(1).filter_map(|op| {
+                if op.is_null() {
+                    return None;
+                }
+                let md = LLVMValueAsMetadata(op);
+                matches!(
+                    LLVMGetMetadataKind(md),
+                    LLVMMetadataKind::LLVMDILocationMetadataKind
+                )
+                .then(|| self.di_location(md))
+                .flatten()
+            });
+            let start = locs.next()?;
+            Some((start, locs.next()))
+        }
+    }
+
+    /// # Safety
+    /// `inst` must be a live instruction.
+    unsafe fn location(&mut self, inst: LLVMValueRef) -> Option<Loc> {
+        // SAFETY: per this function's contract.
+        unsafe { self.di_location(LLVMInstructionGetDebugLoc(inst)) }
+    }
+
+    /// # Safety
+    /// `loc` must be null or a live DILocation.
+    unsafe fn di_location(&mut self, loc: LLVMMetadataRef) -> Option<Loc> {
+        // SAFETY: as in `debug_loc::location`.
+        unsafe {
+            if loc.is_null() {
+                return None;
+            }
+            let line = LLVMDILocationGetLine(loc);
+            let column = LLVMDILocationGetColumn(loc);
+            let scope = LLVMDILocationGetScope(loc);
+            let file_md = if scope.is_null() {
+                std::ptr::null_mut()
+            } else {
+                LLVMDIScopeGetFile(scope)
+            };
+            let file = match self.file_cache.get(&file_md) {
+                Some(&f) => f,
+                None => {
+                    let path = crate::debug_loc::file_path(file_md);
+                    let f = self.files.intern(path);
+                    self.file_cache.insert(file_md, f);
+                    f
+                }
+            };
+            Some(Loc { file, line, column })
+        }
+    }
+}
+
+/// What call `inst` calls.
+///
+/// # Safety
+/// `inst` must be a live call site.
+unsafe fn callee(inst: LLVMValueRef) -> Callee {
+    // SAFETY: per this function's contract.
+    let called = unsafe { InstructionValue::new(inst) };
+    match crate::debug_loc::callee(called) {
+        crate::debug_loc::Callee::Named(name) => Callee::Named(name),
+        crate::debug_loc::Callee::Indirect => Callee::Indirect,
+        crate::debug_loc::Callee::InlineAsm => Callee::Asm,
+    }
+}
+
+/// The alloca and variable name of a `llvm.dbg.declare` call.
+///
+/// # Safety
+/// `call` must be a live call to `llvm.dbg.declare`.
+unsafe fn dbg_declare(call: LLVMValueRef) -> Option<(LLVMValueRef, String)> {
+    // SAFETY: the operands of dbg.declare are metadata-as-value; LLVMIsAMDNode
+    // accepts exactly the kinds LLVMGetMDNodeOperands handles (an MDNode or
+    // a ValueAsMetadata), and the counts size the buffers.
+    unsafe {
+        if LLVMGetNumArgOperands(call) < 2 {
+            return None;
+        }
+        let address = LLVMGetOperand(call, 0);
+        let variable = LLVMGetOperand(call, 1);
+        if LLVMIsAMDNode(address).is_null() || LLVMIsAMDNode(variable).is_null() {
+            return None;
+        }
+        if LLVMGetMDNodeNumOperands(address) != 1 {
+            return None;
+        }
+        let mut alloca = std::ptr::null_mut();
+        LLVMGetMDNodeOperands(address, &mut alloca);
+        if alloca.is_null() || LLVMIsAAllocaInst(alloca).is_null() {
+            return None;
+        }
+        // DILocalVariable: operand 0 is the scope, 1 the name.
+        let n = LLVMGetMDNodeNumOperands(variable) as usize;
+        if n < 2 {
+            return None;
+        }
+        let mut ops = vec![std::ptr::null_mut(); n];
+        LLVMGetMDNodeOperands(variable, ops.as_mut_ptr());
+        let name = ops[1];
+        if name.is_null() {
+            return None;
+        }
+        let mut len = 0u32;
+        let ptr = LLVMGetMDString(name, &mut len);
+        if ptr.is_null() || len == 0 {
+            return None;
+        }
+        let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len as usize);
+        Some((alloca, String::from_utf8_lossy(bytes).into_owned()))
+    }
+}
+
+/// A constant operand as a [`Val`].
+///
+/// # Safety
+/// `v` must be a live value.
+pub(crate) unsafe fn const_val(v: LLVMValueRef) -> Val {
+    // SAFETY: kinds are checked with LLVMIsA* before kind-specific calls.
+    unsafe {
+        let mut v = v;
+        for _ in 0..16 {
+            if v.is_null() {
+                return Val::Other;
+            }
+            if !LLVMIsAConstantInt(v).is_null() {
+                if LLVMGetIntTypeWidth(LLVMTypeOf(v)) > 64 {
+                    return Val::Other;
+                }
+                return Val::Int(LLVMConstIntGetSExtValue(v));
+            }
+            if !LLVMIsAConstantPointerNull(v).is_null() {
+                return Val::Null;
+            }
+            if !LLVMIsAGlobalValue(v).is_null() {
+                return Val::Global(value_name(v));
+            }
+            if !LLVMIsAConstantExpr(v).is_null() {
+                match LLVMGetConstOpcode(v) {
+                    LLVMOpcode::LLVMBitCast
+                    | LLVMOpcode::LLVMAddrSpaceCast
+                    | LLVMOpcode::LLVMIntToPtr
+                    | LLVMOpcode::LLVMPtrToInt
+                    | LLVMOpcode::LLVMGetElementPtr => {
+                        v = LLVMGetOperand(v, 0);
+                        continue;
+                    }
+                    _ => return Val::Other,
+                }
+            }
+            return Val::Other;
+        }
+        Val::Other
+    }
+}
+
+/// # Safety
+/// `value` must be a live, non-null LLVM value.
+pub(crate) unsafe fn value_name(value: LLVMValueRef) -> String {
+    let mut len = 0usize;
+    // SAFETY: per this function's contract; the bytes are copied at once.
+    unsafe {
+        let ptr = LLVMGetValueName2(value, &mut len);
+        if ptr.is_null() || len == 0 {
+            return String::new();
+        }
+        let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len);
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+}

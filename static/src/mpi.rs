@@ -1,0 +1,378 @@
+//! What each MPI function is: its class, whether it ends a zone, and the
+//! role of each of its arguments.
+
+use mbh_trace::static_report::CallClass;
+
+/// The role of one argument of an MPI function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Data sent (the pointed-to contents are read).
+    SendBuf,
+    /// Data received (written).
+    RecvBuf,
+    /// Both (`MPI_Sendrecv_replace`, `MPI_Bcast`).
+    InOutBuf,
+    /// Destination rank.
+    Dest,
+    /// Source rank of a receive or probe.
+    Source,
+    /// Tag of a send.
+    Tag,
+    /// Tag of a receive or probe.
+    RecvTag,
+    /// Any other input: count, datatype, communicator, root, op, arrays of
+    /// counts.
+    In,
+    /// A status read (`MPI_Get_count`).
+    StatusIn,
+    /// A status written.
+    Status,
+    /// An array of statuses written.
+    Statuses,
+    /// A request (or an array of them) read or written.
+    Request,
+    /// The index written by `Waitany`/`Testany`.
+    Index,
+    /// The indices written by `Waitsome`/`Testsome`.
+    Indices,
+    /// A flag written (`Test*`, `Iprobe`).
+    Flag,
+    /// Another output (a count, a rank, a new communicator).
+    Out,
+}
+
+impl Role {
+    /// Whether the argument's value or contents are read by the call.
+    pub fn is_input(self) -> bool {
+        matches!(
+            self,
+            Role::SendBuf
+                | Role::InOutBuf
+                | Role::Dest
+                | Role::Source
+                | Role::Tag
+                | Role::RecvTag
+                | Role::In
+                | Role::StatusIn
+        )
+    }
+
+    /// Whether the call writes through the argument.
+    pub fn is_output(self) -> bool {
+        matches!(
+            self,
+            Role::RecvBuf
+                | Role::InOutBuf
+                | Role::Status
+                | Role::Statuses
+                | Role::Index
+                | Role::Indices
+                | Role::Flag
+                | Role::Out
+        )
+    }
+}
+
+/// What the analyses know about one MPI function.
+#[derive(Debug, Clone)]
+pub(crate) struct MpiFunction {
+    pub class: CallClass,
+    /// A blocking collective, a collective communicator constructor,
+    /// `MPI_Init` or `MPI_Finalize`: it ends a zone.
+    pub zone_boundary: bool,
+    /// Argument roles; `None` when this table does not know the function
+    /// (every argument is then taken as both read and written).
+    pub roles: Option<Vec<Role>>,
+}
+
+impl MpiFunction {
+    /// The role of argument `k`: from the table, or `In` and `Out` at once
+    /// for unknown functions (see [`MpiFunction::is_input`]).
+    pub fn role(&self, k: usize) -> Option<Role> {
+        self.roles.as_ref().and_then(|r| r.get(k).copied())
+    }
+
+    /// Whether argument `k` is read (unknown functions: every argument).
+    pub fn is_input(&self, k: usize) -> bool {
+        match &self.roles {
+            Some(_) => self.role(k).is_some_and(Role::is_input),
+            None => true,
+        }
+    }
+
+    /// Whether argument `k` is written through (unknown functions: every
+    /// argument).
+    pub fn is_output(&self, k: usize) -> bool {
+        match &self.roles {
+            Some(_) => self.role(k).is_some_and(Role::is_output),
+            None => true,
+        }
+    }
+
+    /// The index of the first argument with role `role`.
+    pub fn arg(&self, role: Role) -> Option<usize> {
+        self.roles.as_ref()?.iter().position(|r| *r == role)
+    }
+}
+
+/// `MPI_Foo` for `MPI_Foo` and `PMPI_Foo`; `None` for other names.
+pub(crate) fn base_name(name: &str) -> Option<&str> {
+    let name = name.strip_prefix('P').unwrap_or(name);
+    name.strip_prefix("MPI_").map(|_| name)
+}
+
+/// Whether `name` is an MPI or PMPI function.
+pub(crate) fn is_mpi(name: &str) -> bool {
+    base_name(name).is_some()
+}
+
+/// Signatures: class, zone boundary, roles (space separated codes:
+/// `sb rb ib d s t rt x si st ss rq ix is f o`).
+const TABLE: &[(&str, CallClass, bool, &str)] = {
+    use CallClass::*;
+    &[
+        ("Send", Send, false, "sb x x d t x"),
+        ("Ssend", Send, false, "sb x x d t x"),
+        ("Bsend", Send, false, "sb x x d t x"),
+        ("Rsend", Send, false, "sb x x d t x"),
+        ("Isend", Send, false, "sb x x d t x rq"),
+        ("Issend", Send, false, "sb x x d t x rq"),
+        ("Ibsend", Send, false, "sb x x d t x rq"),
+        ("Irsend", Send, false, "sb x x d t x rq"),
+        ("Send_init", Send, false, "sb x x d t x rq"),
+        ("Ssend_init", Send, false, "sb x x d t x rq"),
+        ("Bsend_init", Send, false, "sb x x d t x rq"),
+        ("Rsend_init", Send, false, "sb x x d t x rq"),
+        ("Recv", Receive, false, "rb x x s rt x st"),
+        ("Irecv", Receive, false, "rb x x s rt x rq"),
+        ("Recv_init", Receive, false, "rb x x s rt x rq"),
+        ("Mrecv", Receive, false, "rb x x rq st"),
+        ("Imrecv", Receive, false, "rb x x rq rq"),
+        (
+            "Sendrecv",
+            SendReceive,
+            false,
+            "sb x x d t rb x x s rt x st",
+        ),
+        (
+            "Sendrecv_replace",
+            SendReceive,
+            false,
+            "ib x x d t s rt x st",
+        ),
+        ("Probe", Probe, false, "s rt x st"),
+        ("Iprobe", Probe, false, "s rt x f st"),
+        ("Mprobe", Probe, false, "s rt x o st"),
+        ("Improbe", Probe, false, "s rt x f o st"),
+        ("Wait", Completion, false, "rq st"),
+        ("Test", Completion, false, "rq f st"),
+        ("Waitall", Completion, false, "x rq ss"),
+        ("Testall", Completion, false, "x rq f ss"),
+        ("Waitany", Completion, false, "x rq ix st"),
+        ("Testany", Completion, false, "x rq ix f st"),
+        ("Waitsome", Completion, false, "x rq o is ss"),
+        ("Testsome", Completion, false, "x rq o is ss"),
+        ("Start", Completion, false, "rq"),
+        ("Startall", Completion, false, "x rq"),
+        ("Request_free", Completion, false, "rq"),
+        ("Cancel", Completion, false, "rq"),
+        ("Request_get_status", Completion, false, "x f st"),
+        ("Get_count", Other, false, "si x o"),
+        ("Get_elements", Other, false, "si x o"),
+        ("Get_elements_x", Other, false, "si x o"),
+        ("Test_cancelled", Other, false, "si f"),
+        ("Barrier", Collective, true, "x"),
+        ("Bcast", Collective, true, "ib x x x x"),
+        ("Reduce", Collective, true, "sb rb x x x x x"),
+        ("Allreduce", Collective, true, "sb rb x x x x"),
+        ("Scan", Collective, true, "sb rb x x x x"),
+        ("Exscan", Collective, true, "sb rb x x x x"),
+        ("Reduce_scatter", Collective, true, "sb rb x x x x"),
+        ("Reduce_scatter_block", Collective, true, "sb rb x x x x"),
+        ("Gather", Collective, true, "sb x x rb x x x x"),
+        ("Scatter", Collective, true, "sb x x rb x x x x"),
+        ("Allgather", Collective, true, "sb x x rb x x x"),
+        ("Alltoall", Collective, true, "sb x x rb x x x"),
+        ("Gatherv", Collective, true, "sb x x rb x x x x x"),
+        ("Scatterv", Collective, true, "sb x x x rb x x x x"),
+        ("Allgatherv", Collective, true, "sb x x rb x x x x"),
+        ("Alltoallv", Collective, true, "sb x x x rb x x x x"),
+        ("Alltoallw", Collective, true, "sb x x x rb x x x x"),
+        ("Neighbor_allgather", Collective, true, "sb x x rb x x x"),
+        ("Neighbor_alltoall", Collective, true, "sb x x rb x x x"),
+        ("Neighbor_allgatherv", Collective, true, "sb x x rb x x x x"),
+        (
+            "Neighbor_alltoallv",
+            Collective,
+            true,
+            "sb x x x rb x x x x",
+        ),
+        (
+            "Neighbor_alltoallw",
+            Collective,
+            true,
+            "sb x x x rb x x x x",
+        ),
+        ("Comm_rank", Communicator, false, "x o"),
+        ("Comm_size", Communicator, false, "x o"),
+        ("Comm_remote_size", Communicator, false, "x o"),
+        ("Comm_dup", Communicator, true, "x o"),
+        ("Comm_idup", Communicator, false, "x o rq"),
+        ("Comm_dup_with_info", Communicator, true, "x x o"),
+        ("Comm_split", Communicator, true, "x x x o"),
+        ("Comm_split_type", Communicator, true, "x x x x o"),
+        ("Comm_create", Communicator, true, "x x o"),
+        ("Comm_create_group", Communicator, false, "x x x o"),
+        ("Cart_create", Communicator, true, "x x x x x o"),
+        ("Graph_create", Communicator, true, "x x x x x o"),
+        ("Dist_graph_create", Communicator, true, "x x x x x x x x o"),
+        (
+            "Dist_graph_create_adjacent",
+            Communicator,
+            true,
+            "x x x x x x x x x o",
+        ),
+        ("Intercomm_create", Communicator, true, "x x x x x o"),
+        ("Intercomm_merge", Communicator, true, "x x o"),
+        ("Comm_free", Communicator, false, "o"),
+        ("Comm_group", Communicator, false, "x o"),
+        ("Init", Other, true, "o o"),
+        ("Init_thread", Other, true, "o o x o"),
+        ("Finalize", Other, true, ""),
+        ("Abort", Other, false, "x x"),
+        ("Wtime", Other, false, ""),
+        ("Wtick", Other, false, ""),
+        ("Initialized", Other, false, "o"),
+        ("Finalized", Other, false, "o"),
+        ("Get_processor_name", Other, false, "o o"),
+        ("Pcontrol", Other, false, "x"),
+    ]
+};
+
+fn parse_roles(sig: &str) -> Vec<Role> {
+    sig.split_whitespace()
+        .map(|code| match code {
+            "sb" => Role::SendBuf,
+            "rb" => Role::RecvBuf,
+            "ib" => Role::InOutBuf,
+            "d" => Role::Dest,
+            "s" => Role::Source,
+            "t" => Role::Tag,
+            "rt" => Role::RecvTag,
+            "si" => Role::StatusIn,
+            "st" => Role::Status,
+            "ss" => Role::Statuses,
+            "rq" => Role::Request,
+            "ix" => Role::Index,
+            "is" => Role::Indices,
+            "f" => Role::Flag,
+            "o" => Role::Out,
+            _ => Role::In,
+        })
+        .collect()
+}
+
+/// What the table knows about MPI function `name` (`MPI_*` or `PMPI_*`);
+/// `None` for other names.
+pub(crate) fn lookup(name: &str) -> Option<MpiFunction> {
+    let base = base_name(name)?;
+    let short = &base["MPI_".len()..];
+    if let Some((_, class, boundary, sig)) = TABLE.iter().find(|(n, ..)| *n == short) {
+        return Some(MpiFunction {
+            class: *class,
+            zone_boundary: *boundary,
+            roles: Some(parse_roles(sig)),
+        });
+    }
+    // Nonblocking collectives: the blocking signature plus a request.
+    if let Some(rest) = short.strip_prefix('I') {
+        let mut chars = rest.chars();
+        let blocking: String = chars
+            .next()
+            .map(|c| c.to_ascii_uppercase())
+            .into_iter()
+            .chain(chars)
+            .collect();
+        if let Some((_, CallClass::Collective, _, sig)) =
+            TABLE.iter().find(|(n, ..)| *n == blocking)
+        {
+            let mut roles = parse_roles(sig);
+            roles.push(Role::Request);
+            return Some(MpiFunction {
+                class: CallClass::Collective,
+                zone_boundary: false,
+                roles: Some(roles),
+            });
+        }
+    }
+    let class = if short.starts_with("Type_") {
+        CallClass::Datatype
+    } else if [
+        "Comm_",
+        "Group_",
+        "Cart_",
+        "Graph_",
+        "Dist_graph",
+        "Intercomm_",
+        "Topo_",
+    ]
+    .iter()
+    .any(|p| short.starts_with(p))
+    {
+        CallClass::Communicator
+    } else {
+        CallClass::Other
+    };
+    Some(MpiFunction {
+        class,
+        zone_boundary: false,
+        roles: None,
+    })
+}
+
+/// Whether a call of this function with a wildcard completes any one of
+/// several requests (`Waitany`, `Testany`, `Waitsome`, `Testsome`).
+pub(crate) fn is_any_completion(name: &str) -> bool {
+    matches!(
+        base_name(name),
+        Some("MPI_Waitany" | "MPI_Testany" | "MPI_Waitsome" | "MPI_Testsome")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_and_roles() {
+        let recv = lookup("MPI_Recv").unwrap();
+        assert_eq!(recv.class, CallClass::Receive);
+        assert_eq!(recv.arg(Role::Source), Some(3));
+        assert_eq!(recv.arg(Role::RecvTag), Some(4));
+        assert_eq!(recv.arg(Role::Status), Some(6));
+        let sr = lookup("PMPI_Sendrecv").unwrap();
+        assert_eq!(sr.arg(Role::Source), Some(8));
+        assert_eq!(sr.arg(Role::RecvTag), Some(9));
+        assert!(lookup("MPI_Barrier").unwrap().zone_boundary);
+        let ibarrier = lookup("MPI_Ibarrier").unwrap();
+        assert_eq!(ibarrier.class, CallClass::Collective);
+        assert!(!ibarrier.zone_boundary);
+        assert_eq!(ibarrier.roles.unwrap().len(), 2);
+        assert!(!lookup("MPI_Irecv").unwrap().zone_boundary);
+        assert_eq!(
+            lookup("MPI_Type_commit").unwrap().class,
+            CallClass::Datatype
+        );
+        assert_eq!(
+            lookup("MPI_Group_incl").unwrap().class,
+            CallClass::Communicator
+        );
+        let unknown = lookup("MPI_Win_fence").unwrap();
+        assert!(unknown.is_input(3) && unknown.is_output(3));
+        assert!(lookup("printf").is_none());
+        assert!(is_any_completion("PMPI_Waitsome"));
+        assert!(!is_any_completion("MPI_Waitall"));
+        assert_eq!(base_name("PMPI_Send"), Some("MPI_Send"));
+        assert_eq!(base_name("PMPIX_Send"), None);
+    }
+}

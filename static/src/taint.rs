@@ -1,0 +1,796 @@
+//! Where the outcomes of wildcard receives go: the loop-abstraction rule.
+//!
+//! A flow-insensitive taint analysis over one function. The outcomes of
+//! the wildcard sites in a region (a loop body, or a whole function called
+//! from a loop) are the memory they write: the receive buffer (`DATA`), the
+//! status (`MPI_SOURCE` is `SENDER`, `MPI_TAG` is `TAG`, told apart by the
+//! byte offset read), the index of `Waitany` (`INDEX`), flags and counts
+//! (`OTHER`). Taint follows loads, stores, arithmetic, casts, `phi`,
+//! `select`, `memcpy` and MPI calls (a call reading a tainted value taints
+//! what it writes), through memory objects: local variables (`alloca`),
+//! heap blocks (`malloc` and friends, through the local pointer variables
+//! that hold them), globals, parameters, and "unknown".
+//!
+//! The outcomes *leak* when a tainted value
+//!
+//! * decides a conditional branch, a `switch` or an indirect branch
+//!   (anywhere in the function: inside the loop it changes what the loop
+//!   does next, after it what the program does);
+//! * is read by an MPI call outside the region (an argument, or the
+//!   contents of a buffer or status it reads);
+//! * is returned, stored to memory the analysis does not follow (globals,
+//!   parameters, pointers it cannot resolve), or its object's address is
+//!   stored away;
+//! * is passed to a function that is not MPI and not on a short list of
+//!   C library functions with no effect on control flow (`printf`, `free`,
+//!   math), or through a function pointer.
+//!
+//! One store is exempt: a store whose address is indexed only by the
+//! sender (or the completed request's index) and whose value is only the
+//! received data, the sender or that index (`results[status.MPI_SOURCE] =
+//! value`): whatever order the messages arrive in, each sender's slot ends
+//! with that sender's message, so the collection is the same. The object
+//! stored to stays untainted and is named in the explanation.
+
+use std::collections::{BTreeSet, HashMap};
+
+use mbh_trace::static_report::CallClass;
+
+use crate::consts::{LocalVars, MpiConstants};
+use crate::ir::{BlockId, Callee, Function, InstId, Op, Val};
+use crate::mpi::{self, Role};
+
+pub(crate) const DATA: u8 = 1;
+pub(crate) const SENDER: u8 = 2;
+pub(crate) const TAG: u8 = 4;
+pub(crate) const OTHER: u8 = 8;
+pub(crate) const INDEX: u8 = 16;
+/// On objects only: a status, whose fields are told apart when read.
+pub(crate) const STATUS: u8 = 32;
+
+/// A memory object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Obj {
+    Local(InstId),
+    Heap(InstId),
+    Global(String),
+    Param(u32),
+    Unknown,
+}
+
+impl Obj {
+    fn is_local(&self) -> bool {
+        matches!(self, Obj::Local(_) | Obj::Heap(_))
+    }
+}
+
+/// Where a pointer points: an object, and the byte offset into it when
+/// known modulo the sizes of the variable indices.
+#[derive(Debug, Clone)]
+pub(crate) struct Addr {
+    pub obj: Obj,
+    pub offset: Option<i64>,
+    pub scales: Vec<u64>,
+}
+
+/// How a call is treated.
+#[derive(Debug, Clone)]
+pub(crate) enum CallKind {
+    Mpi(mpi::MpiFunction),
+    /// `memcpy`/`memmove`: (dst, src) argument indices.
+    Copy,
+    /// `memset`.
+    Set,
+    /// Allocates a heap block.
+    Alloc,
+    /// Reads its arguments, writes nothing, decides nothing MPI sees.
+    Pure,
+    /// Writes into its first argument from the others (`sprintf`).
+    WritesFirst,
+    /// Debug and lifetime intrinsics: nothing.
+    Ignore,
+    /// Anything else.
+    Opaque,
+}
+
+const ALLOC: &[&str] = &[
+    "malloc",
+    "calloc",
+    "realloc",
+    "aligned_alloc",
+    "valloc",
+    "strdup",
+];
+const PURE: &[&str] = &[
+    "printf",
+    "fprintf",
+    "puts",
+    "putchar",
+    "fputs",
+    "fputc",
+    "putc",
+    "fflush",
+    "fwrite",
+    "vprintf",
+    "vfprintf",
+    "perror",
+    "free",
+    "abs",
+    "labs",
+    "llabs",
+    "fabs",
+    "fabsf",
+    "sqrt",
+    "sqrtf",
+    "pow",
+    "powf",
+    "exp",
+    "expf",
+    "log",
+    "logf",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "sinf",
+    "cosf",
+    "floor",
+    "ceil",
+    "floorf",
+    "ceilf",
+    "round",
+    "fmax",
+    "fmin",
+    "fmod",
+    "strlen",
+    "strcmp",
+    "strncmp",
+    "memcmp",
+    "atoi",
+    "atol",
+    "atof",
+    "strtol",
+    "strtod",
+    "usleep",
+    "sleep",
+    "time",
+    "clock",
+    "rand",
+    "srand",
+    "assert",
+    "__assert_fail",
+    "exit",
+    "abort",
+];
+const WRITES_FIRST: &[&str] = &[
+    "sprintf", "snprintf", "strcpy", "strncpy", "strcat", "strncat",
+];
+
+pub(crate) fn call_kind(name: &str) -> CallKind {
+    if let Some(f) = mpi::lookup(name) {
+        return CallKind::Mpi(f);
+    }
+    if let Some(intrinsic) = name.strip_prefix("llvm.") {
+        return if intrinsic.starts_with("memcpy") || intrinsic.starts_with("memmove") {
+            CallKind::Copy
+        } else if intrinsic.starts_with("memset") {
+            CallKind::Set
+        } else if intrinsic.starts_with("dbg.")
+            || intrinsic.starts_with("lifetime.")
+            || intrinsic.starts_with("stack")
+            || intrinsic.starts_with("va_")
+        {
+            CallKind::Ignore
+        } else {
+            CallKind::Pure
+        };
+    }
+    if ALLOC.contains(&name) {
+        CallKind::Alloc
+    } else if PURE.contains(&name) {
+        CallKind::Pure
+    } else if WRITES_FIRST.contains(&name) {
+        CallKind::WritesFirst
+    } else if name == "memcpy" || name == "memmove" {
+        CallKind::Copy
+    } else if name == "memset" {
+        CallKind::Set
+    } else {
+        CallKind::Opaque
+    }
+}
+
+/// What one taint run needs.
+pub(crate) struct Input<'a> {
+    pub f: &'a Function,
+    pub vars: &'a LocalVars,
+    pub consts: &'a MpiConstants,
+    /// Blocks of the region (the loop body, or every block).
+    pub region: &'a [bool],
+    /// The wildcard sites in the region whose outcomes are followed.
+    pub seeds: &'a [InstId],
+    /// For calls in the region to functions with wildcard sites: `Err`
+    /// with the reason when their outcomes leave them.
+    pub through: &'a dyn Fn(&str) -> Option<Result<(), String>>,
+    /// Describes a location for messages (`app.c:50`).
+    pub at: &'a dyn Fn(InstId) -> String,
+}
+
+/// The result of one taint run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The outcomes stay inside; `collected` names the objects filled by
+    /// sender.
+    Contained { collected: Vec<String> },
+    /// They leak; the reason in words.
+    Leaks(String),
+}
+
+struct Run<'a, 'b> {
+    input: &'b Input<'a>,
+    addrs: HashMap<InstId, Option<Addr>>,
+    vlab: Vec<u8>,
+    olab: HashMap<Obj, u8>,
+    collected: BTreeSet<Obj>,
+    /// The first instruction that wrote an outcome into each object the
+    /// analysis does not follow.
+    escapes: HashMap<Obj, (InstId, u8)>,
+}
+
+/// Runs the analysis.
+pub(crate) fn run(input: &Input<'_>) -> Verdict {
+    let f = input.f;
+    let mut run = Run {
+        input,
+        addrs: HashMap::new(),
+        vlab: vec![0; f.insts.len()],
+        olab: HashMap::new(),
+        collected: BTreeSet::new(),
+        escapes: HashMap::new(),
+    };
+    for i in 0..f.insts.len() as InstId {
+        if f.insts[i as usize].is_ptr {
+            let a = run.compute_addr(&Val::Inst(i), 0);
+            run.addrs.insert(i, a);
+        }
+    }
+    run.seed();
+    let mut rounds = 0;
+    while run.step() {
+        rounds += 1;
+        if rounds > 64 {
+            return Verdict::Leaks(
+                "the analysis did not settle on where the outcomes go (too many rounds)".into(),
+            );
+        }
+    }
+    if let Some(reason) = run.sinks() {
+        return Verdict::Leaks(reason);
+    }
+    let mut collected: Vec<String> = run.collected.iter().map(|o| run.name(o)).collect();
+    collected.dedup();
+    Verdict::Contained { collected }
+}
+
+/// What labels say, for messages.
+fn what(labels: u8) -> &'static str {
+    if labels & DATA != 0 {
+        "the received value"
+    } else if labels & SENDER != 0 {
+        "the sender"
+    } else if labels & TAG != 0 {
+        "the tag"
+    } else if labels & INDEX != 0 {
+        "the index of the completed request"
+    } else {
+        "the outcome of a wildcard receive"
+    }
+}
+
+impl Run<'_, '_> {
+    fn f(&self) -> &Function {
+        self.input.f
+    }
+
+    fn in_region(&self, i: InstId) -> bool {
+        let b: BlockId = self.f().insts[i as usize].block;
+        self.input.region[b as usize]
+    }
+
+    fn compute_addr(&self, v: &Val, depth: u32) -> Option<Addr> {
+        if depth > 16 {
+            return Some(Addr {
+                obj: Obj::Unknown,
+                offset: None,
+                scales: Vec::new(),
+            });
+        }
+        let unknown = || {
+            Some(Addr {
+                obj: Obj::Unknown,
+                offset: None,
+                scales: Vec::new(),
+            })
+        };
+        let at = |obj| {
+            Some(Addr {
+                obj,
+                offset: Some(0),
+                scales: Vec::new(),
+            })
+        };
+        let f = self.f();
+        match v {
+            Val::Arg(p) => at(Obj::Param(*p)),
+            Val::Global(g) => at(Obj::Global(g.clone())),
+            Val::Int(_) | Val::Null | Val::Other => None,
+            Val::Inst(i) => {
+                let inst = &f.insts[*i as usize];
+                if !inst.is_ptr {
+                    return None;
+                }
+                match &inst.op {
+                    Op::Alloca(_) => at(Obj::Local(*i)),
+                    Op::Gep { offset, var } => {
+                        let mut base = self.compute_addr(&inst.ops[0], depth + 1)?;
+                        base.offset = base.offset.map(|o| o.wrapping_add(*offset));
+                        base.scales.extend(var.iter().map(|(_, s)| *s));
+                        Some(base)
+                    }
+                    Op::Cast => self.compute_addr(&inst.ops[0], depth + 1).or_else(unknown),
+                    Op::Call(Callee::Named(n)) if ALLOC.contains(&n.as_str()) => at(Obj::Heap(*i)),
+                    Op::Load => match &inst.ops[0] {
+                        Val::Inst(a) if self.input.vars.is_plain(f, *a) => {
+                            let Some(stores) = self.input.vars.stores.get(a) else {
+                                return unknown();
+                            };
+                            let addrs: Vec<Option<Addr>> = stores
+                                .iter()
+                                .map(|s| self.compute_addr(s, depth + 1))
+                                .collect();
+                            let objs: BTreeSet<Option<Obj>> = addrs
+                                .iter()
+                                .map(|a| a.as_ref().map(|a| a.obj.clone()))
+                                .filter(|o| o.is_some())
+                                .collect();
+                            if objs.len() != 1 {
+                                return unknown();
+                            }
+                            let mut found = addrs.into_iter().flatten().collect::<Vec<_>>();
+                            if found.len() == 1 {
+                                found.pop()
+                            } else {
+                                let obj = found[0].obj.clone();
+                                Some(Addr {
+                                    obj,
+                                    offset: None,
+                                    scales: Vec::new(),
+                                })
+                            }
+                        }
+                        _ => unknown(),
+                    },
+                    Op::Phi | Op::Select => {
+                        let choices = if matches!(inst.op, Op::Select) {
+                            &inst.ops[1..]
+                        } else {
+                            &inst.ops[..]
+                        };
+                        let objs: BTreeSet<Obj> = choices
+                            .iter()
+                            .filter_map(|c| self.compute_addr(c, depth + 1))
+                            .map(|a| a.obj)
+                            .collect();
+                        if objs.len() == 1 {
+                            Some(Addr {
+                                obj: objs.into_iter().next().expect("one object"),
+                                offset: None,
+                                scales: Vec::new(),
+                            })
+                        } else {
+                            unknown()
+                        }
+                    }
+                    _ => unknown(),
+                }
+            }
+        }
+    }
+
+    fn addr(&self, v: &Val) -> Option<Addr> {
+        match v {
+            Val::Inst(i) => match self.addrs.get(i) {
+                Some(a) => a.clone(),
+                None => self.compute_addr(v, 0),
+            },
+            _ => self.compute_addr(v, 0),
+        }
+    }
+
+    fn val(&self, v: &Val) -> u8 {
+        match v {
+            Val::Inst(i) => self.vlab[*i as usize],
+            _ => 0,
+        }
+    }
+
+    /// Labels read from `addr` (a status's fields told apart).
+    fn read(&self, addr: &Addr) -> u8 {
+        let labels = self.olab.get(&addr.obj).copied().unwrap_or(0);
+        if labels & STATUS == 0 {
+            return labels;
+        }
+        let consts = self.input.consts;
+        let size = consts.status_size as i64;
+        let field = match addr.offset {
+            Some(o) if addr.scales.iter().all(|s| *s as i64 % size == 0) => {
+                Some(o.rem_euclid(size) as u64)
+            }
+            _ => None,
+        };
+        let fields = match field {
+            Some(f) if f == consts.status_source => SENDER,
+            Some(f) if f == consts.status_tag => TAG,
+            Some(_) => OTHER,
+            None => SENDER | TAG | OTHER,
+        };
+        (labels & !STATUS) | fields
+    }
+
+    /// Labels of a value argument and, for a pointer, what it points to.
+    fn arg_labels(&self, v: &Val) -> u8 {
+        let mut labels = self.val(v);
+        if let Some(a) = self.addr(v) {
+            let read = self.read(&Addr { offset: None, ..a });
+            labels |= read;
+        }
+        labels
+    }
+
+    fn taint(&mut self, at: InstId, obj: &Obj, labels: u8) -> bool {
+        if labels == 0 {
+            return false;
+        }
+        if !obj.is_local() {
+            self.escapes.entry(obj.clone()).or_insert((at, labels));
+        }
+        let slot = self.olab.entry(obj.clone()).or_insert(0);
+        let before = *slot;
+        *slot |= labels;
+        *slot != before
+    }
+
+    fn set(&mut self, i: InstId, labels: u8) -> bool {
+        let slot = &mut self.vlab[i as usize];
+        let before = *slot;
+        *slot |= labels;
+        *slot != before
+    }
+
+    fn name(&self, obj: &Obj) -> String {
+        let f = self.f();
+        let var = |a: InstId| match &f.insts[a as usize].op {
+            Op::Alloca(Some(name)) => Some(name.clone()),
+            _ => None,
+        };
+        match obj {
+            Obj::Local(a) => var(*a)
+                .map(|n| format!("`{n}`"))
+                .unwrap_or_else(|| "a local variable".into()),
+            Obj::Heap(call) => {
+                // The named local pointer variable that holds it.
+                let holder = self
+                    .input
+                    .vars
+                    .stores
+                    .iter()
+                    .filter(|(_, vals)| vals.contains(&Val::Inst(*call)))
+                    .map(|(a, _)| *a)
+                    .min()
+                    .and_then(var);
+                match holder {
+                    Some(n) => format!("`{n}`"),
+                    None => format!("the memory allocated at {}", (self.input.at)(*call)),
+                }
+            }
+            Obj::Global(g) => format!("`{g}`"),
+            Obj::Param(p) => {
+                let holder = self
+                    .input
+                    .vars
+                    .stores
+                    .iter()
+                    .filter(|(_, vals)| vals.contains(&Val::Arg(*p)))
+                    .map(|(a, _)| *a)
+                    .min()
+                    .and_then(var);
+                match holder {
+                    Some(n) => format!("`{n}`"),
+                    None => format!("parameter {}", p + 1),
+                }
+            }
+            Obj::Unknown => "memory it cannot name".into(),
+        }
+    }
+
+    /// Marks the outputs of the seeds.
+    fn seed(&mut self) {
+        let f = self.input.f;
+        let mut completions_too = false;
+        let mut writes: Vec<(InstId, Val, u8)> = Vec::new();
+        for &s in self.input.seeds {
+            let Some(name) = f.callee(s) else { continue };
+            let Some(func) = mpi::lookup(name) else {
+                continue;
+            };
+            if func.arg(Role::Request).is_some() && func.class != CallClass::Completion {
+                completions_too = true;
+            }
+            for (k, arg) in f.insts[s as usize].ops.iter().enumerate() {
+                if let Some(l) = seed_label(&func, k) {
+                    writes.push((s, arg.clone(), l));
+                }
+            }
+        }
+        if completions_too {
+            // Nonblocking wildcard receives: their statuses come back from
+            // the completion calls.
+            for (i, inst) in f.insts.iter().enumerate() {
+                let Op::Call(Callee::Named(name)) = &inst.op else {
+                    continue;
+                };
+                let Some(func) = mpi::lookup(name) else {
+                    continue;
+                };
+                if func.class != CallClass::Completion {
+                    continue;
+                }
+                for (k, arg) in inst.ops.iter().enumerate() {
+                    if let Some(l) = seed_label(&func, k) {
+                        writes.push((i as InstId, arg.clone(), l));
+                    }
+                }
+            }
+        }
+        for (at, arg, labels) in writes {
+            if let Some(addr) = self.addr(&arg) {
+                self.taint(at, &addr.obj, labels);
+            }
+        }
+    }
+
+    /// One pass over the function; whether anything changed.
+    fn step(&mut self) -> bool {
+        let f = self.input.f;
+        let mut changed = false;
+        for (i, inst) in f.insts.iter().enumerate() {
+            let i = i as InstId;
+            match &inst.op {
+                Op::Alloca(_) | Op::Br | Op::Switch | Op::IndirectBr | Op::Ret | Op::Other => {}
+                Op::Load => {
+                    let mut l = self.val(&inst.ops[0]);
+                    if let Some(a) = self.addr(&inst.ops[0]) {
+                        l |= self.read(&a);
+                    }
+                    changed |= self.set(i, l);
+                }
+                Op::Store => {
+                    let (v, p) = (&inst.ops[0], &inst.ops[1]);
+                    let value = self.val(v);
+                    changed |= self.store(i, p, value);
+                }
+                Op::Gep { .. } | Op::Phi | Op::Select | Op::Cast | Op::Compute => {
+                    let l = inst.ops.iter().fold(0, |l, v| l | self.val(v));
+                    changed |= self.set(i, l);
+                }
+                Op::Call(callee) => {
+                    let name = match callee {
+                        Callee::Named(n) => n.as_str(),
+                        _ => "",
+                    };
+                    let kind = if name.is_empty() {
+                        CallKind::Opaque
+                    } else {
+                        call_kind(name)
+                    };
+                    let args = &inst.ops;
+                    match kind {
+                        CallKind::Ignore | CallKind::Alloc => {}
+                        CallKind::Copy if args.len() >= 2 => {
+                            let l = self.arg_labels(&args[1])
+                                | self
+                                    .addr(&args[1])
+                                    .map(|a| self.olab.get(&a.obj).copied().unwrap_or(0) & STATUS)
+                                    .unwrap_or(0);
+                            changed |= self.store(i, &args[0], l);
+                        }
+                        CallKind::Set if args.len() >= 2 => {
+                            let l = self.val(&args[1]);
+                            changed |= self.store(i, &args[0], l);
+                        }
+                        CallKind::WritesFirst if !args.is_empty() => {
+                            let l = args[1..].iter().fold(0, |l, a| l | self.arg_labels(a));
+                            changed |= self.store(i, &args[0], l);
+                            changed |= self.set(i, l);
+                        }
+                        CallKind::Mpi(func) => {
+                            let input: u8 = args
+                                .iter()
+                                .enumerate()
+                                .filter(|(k, _)| func.is_input(*k))
+                                .fold(0, |l, (_, a)| l | self.arg_labels(a));
+                            if input != 0 {
+                                for (k, a) in args.iter().enumerate() {
+                                    if !func.is_output(k) {
+                                        continue;
+                                    }
+                                    let role_label = seed_label(&func, k).unwrap_or(OTHER);
+                                    if let Some(addr) = self.addr(a) {
+                                        changed |= self.taint(i, &addr.obj, role_label | input);
+                                    }
+                                }
+                            }
+                        }
+                        _ => {
+                            let l = args.iter().fold(0, |l, a| l | self.arg_labels(a));
+                            changed |= self.set(i, l);
+                        }
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    /// A store of labels `value` through pointer `p`.
+    fn store(&mut self, at: InstId, p: &Val, value: u8) -> bool {
+        let key = self.val(p);
+        if key | value == 0 {
+            return false;
+        }
+        let Some(addr) = self.addr(p) else {
+            return false;
+        };
+        let by_sender = key != 0
+            && key & !(SENDER | INDEX) == 0
+            && value & !(DATA | SENDER | INDEX | STATUS) == 0
+            && addr.obj != Obj::Unknown;
+        if by_sender {
+            return self.collected.insert(addr.obj);
+        }
+        self.taint(at, &addr.obj, key | value)
+    }
+
+    /// The first leak, in instruction order.
+    fn sinks(&self) -> Option<String> {
+        let f = self.input.f;
+        let at = self.input.at;
+        let mut leaks: Vec<(InstId, String)> = self
+            .escapes
+            .iter()
+            .map(|(obj, (i, labels))| {
+                let labels = if labels & STATUS != 0 {
+                    (labels & !STATUS) | SENDER
+                } else {
+                    *labels
+                };
+                (
+                    *i,
+                    format!(
+                        "{} is written to {} at {}, which the analysis does not follow",
+                        what(labels),
+                        self.name(obj),
+                        at(*i)
+                    ),
+                )
+            })
+            .collect();
+        for (i, inst) in f.insts.iter().enumerate() {
+            let i = i as InstId;
+            if leaks.iter().any(|(j, _)| *j <= i) {
+                break;
+            }
+            if let Some(message) = self.sink(i, inst) {
+                leaks.push((i, message));
+                break;
+            }
+        }
+        leaks.into_iter().min_by_key(|(i, _)| *i).map(|(_, m)| m)
+    }
+
+    /// Whether instruction `i` leaks an outcome, and how.
+    fn sink(&self, i: InstId, inst: &crate::ir::Inst) -> Option<String> {
+        let f = self.input.f;
+        let at = self.input.at;
+        match &inst.op {
+            Op::Br | Op::Switch | Op::IndirectBr => {
+                let l = inst.ops.first().map_or(0, |c| self.val(c));
+                (l != 0).then(|| format!("{} decides the branch at {}", what(l), at(i)))
+            }
+            Op::Ret => {
+                let l = inst.ops.first().map_or(0, |v| self.val(v));
+                (l != 0).then(|| format!("{} is returned from `{}` at {}", what(l), f.name, at(i)))
+            }
+            Op::Store => {
+                // The address of a tainted object stored anywhere but in a
+                // plain local pointer variable.
+                let (v, p) = (&inst.ops[0], &inst.ops[1]);
+                let vaddr = self.addr(v)?;
+                let tainted = self.olab.get(&vaddr.obj).copied().unwrap_or(0);
+                let into_plain = matches!(p, Val::Inst(a) if self.input.vars.is_plain(f, *a));
+                (tainted != 0 && !into_plain).then(|| {
+                    format!(
+                        "the address of {}, which holds {}, is stored at {}, and the analysis \
+                         does not follow pointers",
+                        self.name(&vaddr.obj),
+                        what(tainted),
+                        at(i)
+                    )
+                })
+            }
+            Op::Call(callee) => {
+                let args = &inst.ops;
+                let name = match callee {
+                    Callee::Named(n) => Some(n.as_str()),
+                    _ => None,
+                };
+                if let Some(n) = name {
+                    if self.in_region(i) {
+                        if let Some(Err(reason)) = (self.input.through)(n) {
+                            return Some(reason);
+                        }
+                    }
+                }
+                match name.map(call_kind).unwrap_or(CallKind::Opaque) {
+                    CallKind::Mpi(func) => {
+                        if self.in_region(i) {
+                            return None;
+                        }
+                        let l = args
+                            .iter()
+                            .enumerate()
+                            .filter(|(k, _)| func.is_input(*k))
+                            .fold(0, |l, (_, a)| l | self.arg_labels(a));
+                        (l != 0).then(|| {
+                            format!(
+                                "{} reaches an argument of `{}` at {}",
+                                what(l),
+                                name.unwrap_or("MPI"),
+                                at(i)
+                            )
+                        })
+                    }
+                    CallKind::Opaque => {
+                        let l = args.iter().fold(0, |l, a| l | self.arg_labels(a));
+                        (l != 0).then(|| {
+                            let callee = match name {
+                                Some(n) => format!("`{n}`"),
+                                None => "a function pointer".into(),
+                            };
+                            format!(
+                                "{} is passed to {} at {}, which the analysis does not follow",
+                                what(l),
+                                callee,
+                                at(i)
+                            )
+                        })
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The label an MPI call's output argument `k` gets when it is an outcome.
+fn seed_label(func: &mpi::MpiFunction, k: usize) -> Option<u8> {
+    match func.role(k)? {
+        Role::RecvBuf | Role::InOutBuf => Some(DATA),
+        Role::Status | Role::Statuses => Some(STATUS),
+        Role::Index | Role::Indices => Some(INDEX),
+        Role::Flag | Role::Out => Some(OTHER),
+        _ => None,
+    }
+}

@@ -1,0 +1,386 @@
+//! The static report: what `mbhybrid analyze` prints and what `mbhybrid
+//! build` stores in the site table ([`SiteTable::analysis`]).
+//!
+//! [`SiteTable::analysis`]: crate::site::SiteTable::analysis
+//!
+//! It describes the program as `mbh-static` saw its LLVM IR: the functions,
+//! their natural loops (with nesting and, for loops that contain wildcard
+//! receives, whether they are abstracted and why), the zones between
+//! collective calls, the wildcard sites, the class of every MPI call, and
+//! the MPI calls the runtime does not handle. In `OUT.mbh.json` it is the
+//! `analysis` object:
+//!
+//! ```json
+//! {"analysis": {
+//!   "functions": [{"name": "main", "file": "app.c", "line": 5, "mpi_calls": 6,
+//!                  "loops": [1, 2], "always_collective": false,
+//!                  "contains_wildcards": true, "calls_unknown": false,
+//!                  "irreducible": false}],
+//!   "loops": [{"id": 1, "function": "main",
+//!              "span": {"file": "app.c", "line": 12, "column": 5},
+//!              "end_line": 17, "depth": 1, "parent": null,
+//!              "wildcard_sites": [4], "through_calls": [],
+//!              "decision": "abstract", "marker": "abstract",
+//!              "reason": "loop at app.c:12 abstracted: the sender only indexes `results`"}],
+//!   "zones": [{"id": 1, "name": "app.c:7", "function": "main", "opened_by": "MPI_Init",
+//!              "span": {"file": "app.c", "line": 7, "column": 3}, "bound": null,
+//!              "wildcard_sites": [4]}],
+//!   "wildcards": [{"site": 4, "call": "MPI_Recv", "function": "main",
+//!                  "span": {"file": "app.c", "line": 15, "column": 7},
+//!                  "source": "MPI_ANY_SOURCE", "tag": "0", "kind": "any_source",
+//!                  "loop": 1}],
+//!   "calls": [{"site": 4, "class": "receive", "zone_boundary": false}],
+//!   "unsupported": [],
+//!   "notes": []}}
+//! ```
+//!
+//! Ids: `site` is the id of the site table ([`Site::id`](crate::site::Site::id));
+//! loop and zone ids are numbered from 1 in the order the sources were
+//! given, function by function, and are what the `MPI_Pcontrol` markers
+//! carry (`MPI_Pcontrol(7301, loop_id)`, `MPI_Pcontrol(7303, zone_id, k)`).
+//! A zone's `name` (`file:line` of the call that opens it) is what users
+//! write in `mbhybrid.toml` and `--zone-bound`.
+
+use serde::{Deserialize, Serialize};
+
+/// `MPI_Pcontrol` level: entering a loop chosen for abstraction.
+pub const PCONTROL_ABSTRACT_ENTER: i32 = 7301;
+/// `MPI_Pcontrol` level: leaving a loop chosen for abstraction.
+pub const PCONTROL_ABSTRACT_EXIT: i32 = 7302;
+/// `MPI_Pcontrol` level: a zone starts (`MPI_Pcontrol(7303, zone_id, k)`).
+pub const PCONTROL_ZONE: i32 = 7303;
+/// `MPI_Pcontrol` level: entering another loop with wildcard sites.
+pub const PCONTROL_LOOP_ENTER: i32 = 7304;
+/// `MPI_Pcontrol` level: leaving another loop with wildcard sites.
+pub const PCONTROL_LOOP_EXIT: i32 = 7305;
+
+/// Everything `mbh-static` found in one program.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StaticReport {
+    /// The functions defined in the program's IR, in source order.
+    pub functions: Vec<FunctionInfo>,
+    /// Every natural loop, numbered by [`LoopInfo::id`].
+    pub loops: Vec<LoopInfo>,
+    /// Every zone, numbered by [`ZoneInfo::id`].
+    pub zones: Vec<ZoneInfo>,
+    /// Every wildcard site (receives and probes from any source or with any
+    /// tag, or maybe so; `Waitany`, `Testany`, `Waitsome`, `Testsome`).
+    pub wildcards: Vec<WildcardSite>,
+    /// The class of every MPI call site.
+    pub calls: Vec<CallInfo>,
+    /// MPI calls the runtime does not handle (pre-flight warnings).
+    pub unsupported: Vec<UnsupportedCall>,
+    /// Other things worth saying: irreducible control flow, calls through
+    /// function pointers in loops, zone bounds that name no zone.
+    pub notes: Vec<Note>,
+}
+
+/// A place in the source.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Span {
+    /// The file, relative to the directory `build`/`analyze` ran in when
+    /// below it (as in the site table); empty when unknown.
+    pub file: String,
+    /// 1-based line; 0 when unknown.
+    pub line: u32,
+    /// 1-based column; 0 when unknown.
+    pub column: u32,
+}
+
+impl std::fmt::Display for Span {
+    /// `file:line`, the way users name a place in `mbhybrid.toml`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// One defined function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionInfo {
+    /// The IR symbol name (mangled for C++).
+    pub name: String,
+    /// Where it is defined (its first located instruction).
+    pub file: String,
+    /// The line of its first located instruction; 0 when unknown.
+    pub line: u32,
+    /// Direct MPI calls in its body.
+    pub mpi_calls: u32,
+    /// Ids of its loops.
+    pub loops: Vec<u32>,
+    /// Every path from its entry to a return passes a collective call
+    /// (directly or through calls): its call sites end a zone.
+    pub always_collective: bool,
+    /// It contains wildcard sites, directly or through the functions it
+    /// calls.
+    pub contains_wildcards: bool,
+    /// It calls through a function pointer (the callee is unknown).
+    pub calls_unknown: bool,
+    /// Its control flow is irreducible somewhere (a cycle with two entries):
+    /// no loop is claimed for such a cycle.
+    pub irreducible: bool,
+}
+
+/// What the analysis decided for a loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopDecision {
+    /// The loop has no wildcard site, directly or through calls.
+    NoWildcards,
+    /// Chosen for abstraction: marked with `MPI_Pcontrol(7301/7302)`.
+    Abstract,
+    /// Has wildcard sites but is not abstracted: marked with
+    /// `MPI_Pcontrol(7304/7305)` (abstracted only under
+    /// `--loop-abstraction all`).
+    Explore,
+}
+
+/// The markers build put around a loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopMarker {
+    /// `MPI_Pcontrol(7301, id)` on entry, `(7302, id)` on exit.
+    Abstract,
+    /// `MPI_Pcontrol(7304, id)` on entry, `(7305, id)` on exit.
+    Explore,
+    /// None: the loop has no wildcard sites, or an edge could not be
+    /// instrumented (see [`LoopInfo::reason`]).
+    None,
+}
+
+/// One natural loop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopInfo {
+    /// Program-wide id, from 1; the `loop_id` of its markers.
+    pub id: u32,
+    /// The function it is in.
+    pub function: String,
+    /// Its header's first source location (the loop statement's line).
+    pub span: Span,
+    /// The last line any instruction of its body is attributed to.
+    pub end_line: u32,
+    /// 1 for an outermost loop, 2 for a loop in it, and so on.
+    pub depth: u32,
+    /// The id of the innermost loop that contains it.
+    pub parent: Option<u32>,
+    /// Site ids of the wildcard sites in its body (nested loops included).
+    pub wildcard_sites: Vec<u32>,
+    /// Functions called in its body that contain wildcard sites.
+    pub through_calls: Vec<String>,
+    /// What the analysis decided.
+    pub decision: LoopDecision,
+    /// What `build` inserted (`analyze` reports what it would insert).
+    pub marker: LoopMarker,
+    /// The decision in words, naming the source lines it rests on.
+    pub reason: String,
+}
+
+/// One zone: a region of a function that starts after a collective call
+/// (or a call to a function that always calls one) and runs until the next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZoneInfo {
+    /// Program-wide id, from 1; the `zone_id` of `MPI_Pcontrol(7303, zone_id, k)`.
+    pub id: u32,
+    /// `file:line` of the call that opens it (stable across builds of the
+    /// same sources; the key of `mbhybrid.toml`'s `[zones]`).
+    pub name: String,
+    /// The function it is in.
+    pub function: String,
+    /// The call that opens it (`MPI_Barrier`, or a function's name).
+    pub opened_by: String,
+    /// That call's location.
+    pub span: Span,
+    /// The mixing bound configured for it, if any (negative: unbounded).
+    pub bound: Option<i64>,
+    /// Site ids of the wildcard sites reachable in it before the next zone
+    /// boundary, in this function.
+    pub wildcard_sites: Vec<u32>,
+}
+
+/// Why a site is a wildcard site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WildcardKind {
+    /// The source is `MPI_ANY_SOURCE`.
+    AnySource,
+    /// The source is specific but the tag is `MPI_ANY_TAG`.
+    AnyTag,
+    /// The source or tag is not a constant the analysis could resolve, so
+    /// it may be a wildcard.
+    MaybeWildcard,
+    /// `MPI_Waitany`, `MPI_Testany`, `MPI_Waitsome` or `MPI_Testsome`.
+    AnyCompletion,
+}
+
+/// One wildcard site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WildcardSite {
+    /// Its site id.
+    pub site: u32,
+    /// The MPI function called.
+    pub call: String,
+    /// The function it is in.
+    pub function: String,
+    /// Its location.
+    pub span: Span,
+    /// The source argument as resolved (`MPI_ANY_SOURCE`, `3`,
+    /// `MPI_ANY_SOURCE or 1`, `unknown`); empty for completion calls.
+    pub source: String,
+    /// The tag argument, likewise.
+    pub tag: String,
+    /// Why it is a wildcard site.
+    pub kind: WildcardKind,
+    /// The innermost loop that contains it.
+    #[serde(rename = "loop")]
+    pub in_loop: Option<u32>,
+}
+
+/// The class of an MPI function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallClass {
+    /// Point-to-point send (any mode, blocking or not, persistent init).
+    Send,
+    /// Point-to-point receive.
+    Receive,
+    /// `MPI_Sendrecv`, `MPI_Sendrecv_replace`.
+    SendReceive,
+    /// Probe (`MPI_Probe`, `MPI_Iprobe`, matched probes).
+    Probe,
+    /// Request completion (`Wait*`, `Test*`, `Start*`, `Request_free`, `Cancel`).
+    Completion,
+    /// Collective communication or synchronisation.
+    Collective,
+    /// Communicator, group and topology management.
+    Communicator,
+    /// Datatype management.
+    Datatype,
+    /// `MPI_Init`, `MPI_Finalize` and anything else.
+    Other,
+}
+
+/// One MPI call site with its class.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallInfo {
+    /// Its site id.
+    pub site: u32,
+    /// Its class.
+    pub class: CallClass,
+    /// It ends a zone (a blocking collective, a collective communicator
+    /// constructor, `MPI_Init` or `MPI_Finalize`).
+    pub zone_boundary: bool,
+}
+
+/// An MPI call the runtime does not handle (see
+/// [`support::unsupported_reason`](crate::support::unsupported_reason)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnsupportedCall {
+    /// Its site id.
+    pub site: u32,
+    /// The MPI function.
+    pub call: String,
+    /// The function it is in.
+    pub function: String,
+    /// Its location.
+    pub span: Span,
+    /// Why and what happens.
+    pub reason: String,
+}
+
+/// Something the analysis wants the user to know.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Note {
+    /// Where it applies.
+    pub span: Span,
+    /// What it says, one sentence.
+    pub message: String,
+}
+
+impl StaticReport {
+    /// The pre-flight warnings, one line each in the compiler style
+    /// `file:line:col: warning: message`: unsupported MPI calls first, then
+    /// the notes.
+    pub fn warnings(&self) -> Vec<String> {
+        let unsupported = self.unsupported.iter().map(|u| {
+            format!(
+                "{}:{}:{}: warning: `{}` is {}",
+                u.span.file, u.span.line, u.span.column, u.call, u.reason
+            )
+        });
+        let notes = self.notes.iter().map(|n| {
+            format!(
+                "{}:{}:{}: warning: {}",
+                n.span.file, n.span.line, n.span.column, n.message
+            )
+        });
+        unsupported.chain(notes).collect()
+    }
+
+    /// The loop with id `id`.
+    pub fn loop_by_id(&self, id: u32) -> Option<&LoopInfo> {
+        self.loops.iter().find(|l| l.id == id)
+    }
+
+    /// The zone with id `id`.
+    pub fn zone_by_id(&self, id: u32) -> Option<&ZoneInfo> {
+        self.zones.iter().find(|z| z.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_through_json_and_warns() {
+        let span = Span {
+            file: "app.c".into(),
+            line: 12,
+            column: 5,
+        };
+        let report = StaticReport {
+            loops: vec![LoopInfo {
+                id: 1,
+                function: "main".into(),
+                span: span.clone(),
+                end_line: 17,
+                depth: 1,
+                parent: None,
+                wildcard_sites: vec![4],
+                through_calls: vec![],
+                decision: LoopDecision::Abstract,
+                marker: LoopMarker::Abstract,
+                reason: "abstracted".into(),
+            }],
+            wildcards: vec![WildcardSite {
+                site: 4,
+                call: "MPI_Recv".into(),
+                function: "main".into(),
+                span: span.clone(),
+                source: "MPI_ANY_SOURCE".into(),
+                tag: "0".into(),
+                kind: WildcardKind::AnySource,
+                in_loop: Some(1),
+            }],
+            unsupported: vec![UnsupportedCall {
+                site: 5,
+                call: "MPI_Start".into(),
+                function: "main".into(),
+                span: span.clone(),
+                reason: "not supported".into(),
+            }],
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&report).unwrap();
+        assert!(text.contains(r#""decision":"abstract""#), "{text}");
+        assert!(text.contains(r#""loop":1"#), "{text}");
+        let back: StaticReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, report);
+        assert_eq!(
+            report.warnings(),
+            ["app.c:12:5: warning: `MPI_Start` is not supported"]
+        );
+        assert_eq!(span.to_string(), "app.c:12");
+        assert_eq!(report.loop_by_id(1).unwrap().end_line, 17);
+        assert!(report.zone_by_id(1).is_none());
+    }
+}
