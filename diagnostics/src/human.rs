@@ -37,6 +37,29 @@ pub fn render(report: &Report, base_dir: &std::path::Path, color: bool) -> Resul
     Ok(text)
 }
 
+/// One finding as text, as [`render`] prints it but without the summary:
+/// the form the code pages (`explain`) quote.
+pub fn render_finding(
+    finding: &Finding,
+    base_dir: &std::path::Path,
+    color: bool,
+) -> Result<String, Error> {
+    let mut sources = SourceFiles::new(base_dir);
+    let mut buffer = if color {
+        Buffer::ansi()
+    } else {
+        Buffer::no_color()
+    };
+    let diagnostic = to_diagnostic(finding, &mut sources);
+    term::emit_to_write_style(
+        &mut buffer,
+        &Config::default(),
+        sources.files(),
+        &diagnostic,
+    )?;
+    Ok(String::from_utf8_lossy(buffer.as_slice()).into_owned())
+}
+
 fn buffer_line(buffer: &mut Buffer, line: &str) {
     use std::io::Write as _;
     let _ = writeln!(buffer, "{line}");
@@ -51,7 +74,7 @@ fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usi
     let mut labels = Vec::new();
     let mut notes = Vec::new();
     for location in &finding.locations {
-        let label_text = format!("{} (rank {})", location.label, location.rank);
+        let label_text = crate::with_rank(&location.label, location.rank);
         let span = sources
             .id(&location.file)
             .and_then(|id| Some((id, sources.span(id, location.line, location.column)?)));
@@ -61,10 +84,7 @@ fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usi
                 Role::Secondary => Label::secondary(id, range).with_message(label_text),
             }),
             // The source is not readable from here: name the place in words.
-            None => notes.push(format!(
-                "{}:{}:{}: {label_text}",
-                location.file, location.line, location.column
-            )),
+            None => notes.push(format!("{}: {label_text}", place(location))),
         }
     }
     notes.extend(finding.notes.iter().cloned());
@@ -79,6 +99,15 @@ fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usi
         .with_message(finding.message.clone())
         .with_labels(labels)
         .with_notes(notes)
+}
+
+/// `file:line:column`, without the parts that are unknown (0).
+fn place(location: &mbh_trace::Location) -> String {
+    match (location.line, location.column) {
+        (0, _) => location.file.clone(),
+        (line, 0) => format!("{}:{line}", location.file),
+        (line, column) => format!("{}:{line}:{column}", location.file),
+    }
 }
 
 fn outcome_lines(report: &Report) -> String {
@@ -107,11 +136,17 @@ fn outcome_lines(report: &Report) -> String {
 }
 
 fn summary(report: &Report) -> String {
+    format!("{}\nrun directory: {}\n", verdict(report), report.run_dir)
+}
+
+/// The one-line verdict: `2 findings (1 error) in 7 interleavings
+/// (complete)`, or `no errors found in …`.
+pub(crate) fn verdict(report: &Report) -> String {
     let n = report.interleavings;
     let runs = if n == 1 {
-        "interleaving".to_string()
+        "interleaving"
     } else {
-        "interleavings".to_string()
+        "interleavings"
     };
     let coverage = if report.complete {
         "complete"
@@ -123,20 +158,16 @@ fn summary(report: &Report) -> String {
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .count();
-    let mut out = String::new();
     if report.findings.is_empty() {
-        let _ = writeln!(out, "no errors found in {n} {runs} ({coverage})");
+        format!("no errors found in {n} {runs} ({coverage})")
     } else {
-        let _ = writeln!(
-            out,
+        format!(
             "{} finding{} ({errors} error{}) in {n} {runs} ({coverage})",
             report.findings.len(),
             if report.findings.len() == 1 { "" } else { "s" },
             if errors == 1 { "" } else { "s" },
-        );
+        )
     }
-    let _ = writeln!(out, "run directory: {}", report.run_dir);
-    out
 }
 
 #[cfg(test)]

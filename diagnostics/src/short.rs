@@ -3,8 +3,8 @@
 //! matchers) read them unchanged:
 //!
 //! ```text
-//! app.c:31:5: error: [MBH0002] assertion `x != 33` failed on rank 1 (rank 1)
-//! app.c:25:5: note: [MBH0002] took P2's message (rank 1)
+//! app.c:31:5: error: [MBH0002] assertion `x != 33` failed on rank 1
+//! app.c:25:5: note: [MBH0002] this wildcard receive took rank 2's message (rank 1)
 //! ```
 
 use mbh_trace::{Report, Role, Severity};
@@ -29,12 +29,12 @@ pub fn render(report: &Report) -> String {
             };
             let _ = writeln!(
                 out,
-                "{}:{}:{}: {word}: [{}] {text} (rank {})",
+                "{}:{}:{}: {word}: [{}] {}",
                 location.file,
                 location.line,
                 location.column.max(1),
                 finding.code,
-                location.rank
+                crate::with_rank(text, location.rank)
             );
         }
     }
@@ -100,7 +100,7 @@ pub(crate) mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "app.c:12:1: error: [MBH0003] rank 1 crashed with SIGSEGV (rank 1)"
+            "app.c:12:1: error: [MBH0003] rank 1 crashed with SIGSEGV"
         );
         assert_eq!(lines[1], "mbhybrid: error: [MBH0015] slow");
         // The pattern of Vim's default 'errorformat' for GCC: %f:%l:%c: %m

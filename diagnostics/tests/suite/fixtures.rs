@@ -1,0 +1,398 @@
+//! One finding of every kind, on the erroneous example of its code page:
+//! the report mbhybrid gives (or will give) for that program. The snapshot
+//! tests render them in every format and the code pages quote them.
+
+use mbh_diagnostics::explain;
+use mbh_trace::{Finding, FindingKind, Location, Report, Role, Severity};
+use serde_json::json;
+use std::path::Path;
+
+/// The run id the fixtures' replay commands name.
+pub const RUN_ID: &str = "20260105-101500-4242";
+
+/// The fenced blocks of `lang` in a page, in order.
+pub fn blocks<'a>(page: &'a str, lang: &str) -> Vec<&'a str> {
+    let open = format!("```{lang}\n");
+    let mut found = Vec::new();
+    let mut rest = page;
+    while let Some(start) = rest.find(&open) {
+        let body = &rest[start + open.len()..];
+        let end = body.find("```").expect("an unclosed code block");
+        found.push(&body[..end]);
+        rest = &body[end + 3..];
+    }
+    found
+}
+
+/// The erroneous example of a kind's page: its first C block.
+pub fn example(kind: FindingKind) -> &'static str {
+    let page = explain::page_of(kind).expect("every kind has a page");
+    blocks(page, "c")[0]
+}
+
+/// A place in `source`: the `nth` (0-based) occurrence of `needle`, as a
+/// 1-based line and column.
+pub fn position(source: &str, needle: &str, nth: usize) -> (u32, u32) {
+    let offset = source
+        .match_indices(needle)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("`{needle}` (#{nth}) is not in the example"))
+        .0;
+    let before = &source[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = offset - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line as u32, column as u32)
+}
+
+struct Builder {
+    source: &'static str,
+    finding: Finding,
+}
+
+impl Builder {
+    fn new(kind: FindingKind, severity: Severity, message: &str) -> Self {
+        Builder {
+            source: example(kind),
+            finding: Finding::new(kind, severity, message),
+        }
+    }
+
+    fn line(&self, needle: &str) -> u32 {
+        position(self.source, needle, 0).0
+    }
+
+    fn at(mut self, needle: &str, rank: i32, call: Option<&str>, role: Role, label: &str) -> Self {
+        let (line, column) = position(self.source, needle, 0);
+        self.finding.locations.push(Location {
+            file: "app.c".into(),
+            line,
+            column,
+            rank,
+            call: call.map(str::to_string),
+            role,
+            label: label.into(),
+        });
+        self
+    }
+
+    fn primary(self, needle: &str, rank: i32, call: Option<&str>, label: &str) -> Self {
+        self.at(needle, rank, call, Role::Primary, label)
+    }
+
+    fn secondary(self, needle: &str, rank: i32, call: Option<&str>, label: &str) -> Self {
+        self.at(needle, rank, call, Role::Secondary, label)
+    }
+
+    fn note(mut self, note: &str) -> Self {
+        self.finding.notes.push(note.into());
+        self
+    }
+
+    fn help(mut self, help: &str) -> Self {
+        self.finding.help = Some(help.into());
+        self
+    }
+
+    fn run(mut self, interleaving: u32, ranks: &[i32]) -> Self {
+        self.finding.interleaving = interleaving;
+        self.finding.ranks = ranks.to_vec();
+        self.finding.replay = Some(format!(
+            "mbhybrid replay {RUN_ID} --interleaving {interleaving}"
+        ));
+        self
+    }
+}
+
+/// The finding of `kind` for its page's example.
+pub fn finding(kind: FindingKind) -> Finding {
+    use FindingKind as K;
+    use Severity::{Error, Warning};
+    let b = |severity, message: &str| Builder::new(kind, severity, message);
+    let built = match kind {
+        K::Deadlock => {
+            let b = b(
+                Error,
+                "deadlock: rank 0 waits for messages from ranks that already finished",
+            );
+            let wildcard = b.line("MPI_Recv(&x");
+            b.primary(
+                "MPI_Recv(&y",
+                0,
+                Some("MPI_Recv"),
+                "(2) then blocked in `MPI_Recv` waiting for rank 1",
+            )
+            .secondary(
+                "MPI_Recv(&x",
+                0,
+                Some("MPI_Recv"),
+                "(1) this wildcard receive took rank 1's message",
+            )
+            .secondary(
+                "MPI_Send",
+                2,
+                Some("MPI_Send"),
+                "rank 2's message is never received",
+            )
+            .note("ranks 1 and 2 had already ended (finalized)")
+            .note(&format!(
+                "in this interleaving rank 0's `MPI_Recv` at app.c:{wildcard} took rank 1's message (rank 2 could match it too)"
+            ))
+            .help("receive the second message from the rank the first did not match (`status.MPI_SOURCE`), or with `MPI_ANY_SOURCE` too")
+            .run(2, &[0])
+        }
+        K::Assertion => {
+            let b = b(Error, "assertion `first == 1` failed on rank 0");
+            let line = b.line("assert(first");
+            b.primary("assert(first", 0, Some("main"), "this assertion failed")
+                .secondary(
+                    "MPI_Recv(&first",
+                    0,
+                    Some("MPI_Recv"),
+                    "this wildcard receive took rank 2's message",
+                )
+                .note(&format!(
+                    "rank 0 printed:\napp: app.c:{line}: main: Assertion `first == 1' failed."
+                ))
+                .run(2, &[0])
+        }
+        K::Crash => b(Error, "rank 1 crashed with SIGSEGV")
+            .primary("printf(", 1, Some("main"), "the rank crashed here")
+            .note("the invalid address was 0x4")
+            .help("rebuild with `-- -fsanitize=address -g` or run the rank under a debugger to see the invalid access")
+            .run(1, &[1]),
+        K::Exit => b(Error, "rank 0 exited with status 2")
+            .primary("return errors", 0, Some("main"), "the rank exited from here")
+            .secondary(
+                "MPI_Recv(&value",
+                0,
+                Some("MPI_Recv"),
+                "this wildcard receive took rank 2's message first",
+            )
+            .help("a nonzero exit status makes MPI launchers report the job as failed; check the error path that exits")
+            .run(2, &[0]),
+        K::MpiError => b(
+            Error,
+            "`MPI_Recv` failed on rank 0 with `MPI_ERR_TRUNCATE`: the message is longer than the receive buffer",
+        )
+        .primary(
+            "MPI_Recv(&one",
+            0,
+            Some("MPI_Recv"),
+            "this wildcard receive has room for 1 `MPI_INT` and took rank 2's message",
+        )
+        .secondary("MPI_Send(four", 2, Some("MPI_Send"), "rank 2 sent 4 `MPI_INT`")
+        .note("interleaving 2 forced this receive to take rank 2's message; interleaving 1 took rank 1's")
+        .help("give messages of different sizes different tags, or receive from a specific rank")
+        .run(2, &[0, 2]),
+        K::InvalidArgument => b(
+            Error,
+            "`MPI_Send` on rank 2 has destination 3, outside `MPI_COMM_WORLD` (3 ranks)",
+        )
+        .primary("MPI_Send(&token", 2, Some("MPI_Send"), "invalid destination `3`")
+        .help("valid destinations are 0 to 2 and `MPI_PROC_NULL`; use `MPI_PROC_NULL` for a neighbour that does not exist")
+        .run(1, &[2]),
+        K::TypeMismatch => b(
+            Error,
+            "rank 1 receives `MPI_FLOAT` from a send of `MPI_DOUBLE` on rank 0",
+        )
+        .primary(
+            "MPI_Recv(received",
+            1,
+            Some("MPI_Recv"),
+            "(2) received as 8 `MPI_FLOAT`",
+        )
+        .secondary(
+            "MPI_Send(values",
+            0,
+            Some("MPI_Send"),
+            "(1) sent as 4 `MPI_DOUBLE`",
+        )
+        .note("the sizes agree (32 bytes), so MPI reports no error: the receiver reinterprets the bytes")
+        .help("receive with the datatype that was sent, or a datatype with the same type signature")
+        .run(1, &[0, 1]),
+        K::CollectiveMismatch => b(
+            Error,
+            "ranks call different collectives at the same point: rank 0 `MPI_Bcast`, rank 1 `MPI_Allreduce`",
+        )
+        .primary(
+            "MPI_Bcast(",
+            0,
+            Some("MPI_Bcast"),
+            "collective number 1 here is `MPI_Bcast`",
+        )
+        .secondary(
+            "MPI_Allreduce(",
+            1,
+            Some("MPI_Allreduce"),
+            "collective number 1 here is `MPI_Allreduce`",
+        )
+        .help("call the same collectives, in the same order and with the same root, on every rank of `MPI_COMM_WORLD`")
+        .run(1, &[0, 1]),
+        K::BufferingHazard => b(
+            Warning,
+            "`MPI_Send` on ranks 0 and 1 completes only because MPI buffers the messages",
+        )
+        .primary(
+            "MPI_Send(&mine",
+            0,
+            Some("MPI_Send"),
+            "rank 0 sends to rank 1 before receiving",
+        )
+        .secondary(
+            "MPI_Send(&mine",
+            1,
+            Some("MPI_Send"),
+            "rank 1 sends to rank 0 before receiving",
+        )
+        .note("without buffering (`--buffering zero`, which the MPI standard allows) these sends deadlock")
+        .help("exchange with `MPI_Sendrecv`, or post the receives with `MPI_Irecv` before the sends")
+        .run(1, &[0, 1]),
+        K::ResourceLeak => b(
+            Warning,
+            "communicator created by `MPI_Comm_split` is never freed",
+        )
+        .primary("MPI_Comm_split(", 0, Some("MPI_Comm_split"), "created here")
+        .secondary(
+            "MPI_Finalize",
+            0,
+            Some("MPI_Finalize"),
+            "still allocated at `MPI_Finalize`",
+        )
+        .note("ranks 1 and 2 leak it too")
+        .help("free it with `MPI_Comm_free` once it is no longer needed")
+        .run(1, &[0, 1, 2]),
+        K::RequestLeak => b(
+            Warning,
+            "the request of `MPI_Isend` on rank 0 is never completed or freed",
+        )
+        .primary("MPI_Isend(", 0, Some("MPI_Isend"), "this request is never completed")
+        .secondary(
+            "MPI_Finalize",
+            0,
+            Some("MPI_Finalize"),
+            "still pending at `MPI_Finalize`",
+        )
+        .help("complete it with `MPI_Wait` (or `MPI_Test` until it succeeds) before reusing its buffer and before `MPI_Finalize`")
+        .run(1, &[0]),
+        K::MissingStart => b(
+            Error,
+            "`MPI_Wait` on rank 0 waits on a persistent request that was never started",
+        )
+        .primary(
+            "MPI_Wait(",
+            0,
+            Some("MPI_Wait"),
+            "(2) this request is inactive: no `MPI_Start` since it was created",
+        )
+        .secondary(
+            "MPI_Send_init(",
+            0,
+            Some("MPI_Send_init"),
+            "(1) the persistent request is created here",
+        )
+        .note("the wait returns at once and nothing is sent")
+        .help("call `MPI_Start` (or `MPI_Startall`) on the request before each wait")
+        .run(1, &[0]),
+        K::BufferReuse => b(
+            Error,
+            "rank 0 changed the buffer of `MPI_Isend` before the send completed",
+        )
+        .primary(
+            "MPI_Wait(",
+            0,
+            Some("MPI_Wait"),
+            "(2) when the send completed here, its buffer had changed",
+        )
+        .secondary("MPI_Isend(", 0, Some("MPI_Isend"), "(1) the send started here")
+        .note("the receiver may get the old contents, the new ones, or a mix")
+        .help("write to a send buffer only after `MPI_Wait` or a successful `MPI_Test` completes its request")
+        .run(1, &[0]),
+        K::AfterFinalize => b(Error, "rank 0 called `MPI_Comm_free` after `MPI_Finalize`")
+            .primary(
+                "MPI_Comm_free(",
+                0,
+                Some("cleanup"),
+                "called after `MPI_Finalize`",
+            )
+            .secondary(
+                "MPI_Finalize",
+                0,
+                Some("MPI_Finalize"),
+                "`MPI_Finalize` returned here",
+            )
+            .note("ranks 1 and 2 did the same")
+            .help("finish communication and free MPI objects before `MPI_Finalize`")
+            .run(1, &[0, 1, 2]),
+        K::Timeout => b(Error, "the run did not finish within 120 s")
+            .primary(
+                "MPI_Finalize",
+                1,
+                Some("MPI_Finalize"),
+                "rank 1 was waiting in `MPI_Finalize`",
+            )
+            .note("rank 0 was not in an MPI call (computing, or waiting outside MPI)")
+            .help("if the program needs more time, raise `--timeout` (now 120 s); a hang in MPI calls is a deadlock the run could not confirm")
+            .run(1, &[0, 1]),
+    };
+    built.finding
+}
+
+/// The number of processes each page's example runs on.
+pub fn np(kind: FindingKind) -> u32 {
+    use FindingKind as K;
+    match kind {
+        K::Deadlock | K::Assertion | K::Exit | K::MpiError | K::InvalidArgument => 3,
+        K::ResourceLeak | K::AfterFinalize => 3,
+        _ => 2,
+    }
+}
+
+/// A report with `findings`, from a verification of `./app` on `np`
+/// processes that ran `interleavings` interleavings. Built from the JSON
+/// contract (docs/json.md), so fields trace/ adds with a default do not
+/// break the fixtures.
+pub fn report(findings: Vec<Finding>, np: u32, interleavings: u32) -> Report {
+    let runs: Vec<serde_json::Value> = (1..=interleavings)
+        .map(|interleaving| {
+            let ranks: Vec<serde_json::Value> = (0..np)
+                .map(|rank| {
+                    json!({"rank": rank, "state": "finalized", "exit_status": 0, "operations": 12})
+                })
+                .collect();
+            json!({"interleaving": interleaving, "launcher_exit": 0, "ranks": ranks, "seconds": 0.25})
+        })
+        .collect();
+    serde_json::from_value(json!({
+        "tool": "mbhybrid",
+        "version": "0.1.0",
+        "program": "./app",
+        "args": [],
+        "np": np,
+        "clocks": "lamport",
+        "buffering": "infinite",
+        "interleavings": interleavings,
+        "complete": true,
+        "choice_points": {"found": 1, "explored": 1, "abstracted": 0, "mixing_bounded": 0},
+        "findings": findings,
+        "wildcards": [],
+        "barriers": [],
+        "run_id": RUN_ID,
+        "run_dir": format!(".mbhybrid/runs/{RUN_ID}"),
+        "runs": runs,
+        "warnings": [],
+        "seconds": 0.5,
+    }))
+    .expect("the fixture report follows docs/json.md")
+}
+
+/// The report of one kind's example, with its finding.
+pub fn report_of(kind: FindingKind) -> Report {
+    let finding = finding(kind);
+    let interleavings = finding.interleaving;
+    report(vec![finding], np(kind), interleavings)
+}
+
+/// Writes the example of `kind` as `app.c` in `dir`.
+pub fn write_example(dir: &Path, kind: FindingKind) {
+    std::fs::write(dir.join("app.c"), example(kind)).unwrap();
+}
