@@ -1,15 +1,124 @@
-//! Barrier relevance (seed 004, Fib): from each explored run's trace, build
-//! the IntraCB and InterCB graphs and decide, per `MPI_Barrier` site,
-//! whether it ever orders a wildcard receive before a send that could
-//! otherwise have matched it.
+//! Barrier relevance: which `MPI_Barrier` calls can be deleted without
+//! changing what any wildcard receive can match.
 //!
-//! Owns: the completes-before graphs (petgraph), the CheckRelevant
-//! procedure, verdicts with their evidence.
+//! This is Fib (Sharma, Vakkalanka, Gopalakrishnan, Kirby, Thakur, Gropp,
+//! *A Formal Approach to Detect Functionally Irrelevant Barriers in MPI
+//! Programs*, EuroPVM/MPI 2008; seed 004), over the IntraHB relation of
+//! Vakkalanka, Vo, Gopalakrishnan and Kirby, *Reduced Execution Semantics
+//! of MPI* (seed 001, Definition 2). A barrier is relevant when, in some
+//! explored run, it is the only thing that orders a wildcard receive R and
+//! a send S that targets R's rank with a tag and communicator R accepts:
+//! without it, R could take S. A barrier never relevant in a complete,
+//! deadlock-free exploration is irrelevant (Siegel and Avrunin show that
+//! without wildcards every barrier of a deadlock-free program is).
 //!
-//! Must not: run programs or decide exploration; it reads traces only.
+//! Owns: the completes-before graphs ([`RunGraph`], petgraph), the
+//! windowed reachability and cut search ([`WindowedReach`]),
+//! CheckRelevant ([`check_relevant`]), the verdicts per site with their
+//! evidence ([`audit`]), and the patch that deletes irrelevant calls
+//! ([`deletion_patch`]).
 //!
-//! # Status
+//! Must not: run programs, read files or decide exploration; it reads
+//! traces (`mbh_trace::RankTrace`) only.
 //!
-//! Empty in this version; `mbhybrid audit-barriers` comes with the barrier
-//! audit issue.
+//! # The graph
+//!
+//! Each call of a run has events (seed 001 §2.1): issued, matched (sends
+//! and receives), completed. Edges ([`Edge`]):
+//!
+//! * a call's own states in order; a receive, and a send that cannot be
+//!   buffered ([`SendBuffering::Zero`], `MPI_Ssend`), completes after its
+//!   match;
+//! * IntraCB (Definition 2): sends to one destination with one tag and
+//!   communicator match in order; a receive matches before a later one it
+//!   subsumes (wildcard or same source, `MPI_ANY_TAG` or same tag); an
+//!   operation completes before the `Wait` of its request; a blocking call
+//!   (barrier, wait, blocking send or receive, collective) completes before
+//!   anything after it is issued. Two outcome rules of the run: a matched
+//!   receive matches before a later, wider one that could have taken its
+//!   message (no trumping, seed 004 Example 5), and an earlier receive
+//!   that accepts the message a later one took had matched first (MPI
+//!   gives a message to the earliest posted receive that accepts it);
+//! * InterCB: a send and the receive that took it share one match event
+//!   (the receive's `Matched` record names the send); each collective
+//!   instance (per communicator, kind and per-rank sequence number) is a
+//!   node after its members' issues and before their completions
+//!   (barriers and `MPI_Allreduce`: all members; `MPI_Bcast`: after the
+//!   root's issue; `MPI_Reduce`: before the root's completion).
+//!
+//! R is ordered before S when a path leads from R's match event to S's,
+//! entering S's from S's own side: its issue, or an earlier send it must
+//! match after. (Entering through the receive that took S in this run
+//! would make the run's outcome a constraint; seed 004's InterCB edges
+//! likewise lead from a match partner to the other's successors, never to
+//! the other.) B makes its barrier relevant when every such path goes
+//! through B's node: B dominates S's match from R's, computed by
+//! [`WindowedReach`] without a transitive closure.
+//!
+//! CheckRelevant also asks the question with R and S swapped. In this
+//! graph a path from S's match to R's, entering R's from R's side, never
+//! needs a barrier in a consistent, acyclic trace: S targets R's rank, so
+//! the receive R' that took it is on R's rank; if R' comes before R, the
+//! matching-order edges join R' to R directly; if after, R's match
+//! precedes R''s and the path would close a cycle; an S nobody took has no
+//! successor but its own completion, which with eager sends is no match
+//! and with unbuffered ones never happens in a deadlock-free run. So the
+//! swapped search is off by default and available as a cross-check
+//! ([`Options::check_send_first`]).
+//!
+//! # Example
+//!
+//! ```
+//! use mbh_fib::{audit, Coverage, Options, Verdict};
+//!
+//! // No runs, nothing executed: nothing to say.
+//! let audit = audit(&[], Coverage { complete: true, deadlock_free: true }, &Options::default());
+//! assert!(audit.barriers.is_empty());
+//! assert_eq!(audit.verdict(7), None::<&Verdict>);
+//! ```
+//!
+//! # Limitations
+//!
+//! * Verdicts hold for the input the program ran with, and only as far as
+//!   the exploration reached: a bounded exploration gives
+//!   [`UnknownReason::Bounded`] instead of `Irrelevant`, a deadlock
+//!   [`UnknownReason::Deadlock`], unusable traces (a rank that did not
+//!   finish, a wildcard receive without a `Matched` record) a
+//!   [`UnknownReason::Trace`].
+//! * Verdicts are per barrier, as in seed 004: two barriers that each
+//!   provide an ordering the other also provides are both irrelevant
+//!   alone, though deleting both can change a match. A patch deleting
+//!   several irrelevant barriers at once is only as safe as that.
+//! * Calls are identified across runs by (rank, record index): a receive
+//!   that took a send in one run is not asked about that send in another,
+//!   which assumes the runs' control flow agrees up to those calls.
+//! * Probes, `MPI_Sendrecv`'s two halves (its record has one peer and one
+//!   tag), `MPI_Waitany`/`MPI_Test` without a `Matched` record, and
+//!   nonblocking collectives take no part in the ordering rules; wildcard
+//!   probes are not checked as R; `MPI_Finalize` is not a match set.
+//! * On communicators other than `MPI_COMM_WORLD`, ranks are learnt from
+//!   matched messages; a rooted collective whose root's world rank cannot
+//!   be learnt makes the run's verdicts unknown.
+//! * Sends are modelled as the exploration ran them ([`Options`]): with
+//!   eager buffering a send's completion says nothing about its match.
+//! * A run whose graph has a cycle (an inconsistent trace) is searched
+//!   without the early stop: one dominator tree per R over its window.
 #![deny(missing_docs)]
+
+mod audit;
+mod graph;
+mod model;
+mod patch;
+mod reach;
+mod relevance;
+
+pub use audit::{
+    audit, Audit, AuditStats, BarrierVerdict, Coverage, Evidence, UnknownReason, Verdict,
+};
+pub use graph::{CollectiveSet, OpNodes, P2pMatch, RunGraph, RunIssue};
+pub use model::{CollectiveInstance, Edge, Event, Node, OpRef, Options, SendBuffering};
+pub use patch::{deletion_patch, DeletionPatch, SkipReason, Skipped};
+pub use reach::{CutRules, Every, EveryStep, Sweep, WindowedReach, Workspace};
+pub use relevance::{
+    check_relevant, evidence_path, Order, PathStep, RelevantPair, RunRelevance, RunStats, Taken,
+};

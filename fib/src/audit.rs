@@ -1,0 +1,314 @@
+//! Verdicts per barrier site, across every explored run (seed 004 §3.2,
+//! Fib's outer loop).
+
+use crate::graph::{RunGraph, RunIssue};
+use crate::model::{CollectiveInstance, OpRef, Options};
+use crate::relevance::{check_relevant, evidence_path, Order, PathStep, RelevantPair, Taken};
+use mbh_trace::{OpKind, RankTrace};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How far the exploration that produced the runs got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Coverage {
+    /// Every interleaving was explored (no bound or budget cut it short).
+    pub complete: bool,
+    /// No explored run deadlocked.
+    pub deadlock_free: bool,
+}
+
+/// Why a barrier site has no verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum UnknownReason {
+    /// The exploration found a deadlock: the program's communication
+    /// structure is not well defined, and the traces of the deadlocked
+    /// runs stop early (seed 004 aborts its analysis then).
+    Deadlock,
+    /// The exploration was bounded (loop abstraction, mixing bound,
+    /// interleaving or time budget): an unexplored interleaving might make
+    /// the barrier relevant.
+    Bounded,
+    /// A run's traces could not be fully used.
+    Trace {
+        /// The run (0-based, in the order given).
+        interleaving: usize,
+        /// What was wrong.
+        issue: RunIssue,
+    },
+}
+
+/// Why a barrier is relevant: a wildcard receive, a send it could
+/// otherwise have taken, the barrier instance ordering them, and the path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// The run (0-based, in the order given).
+    pub interleaving: usize,
+    /// The wildcard receive R.
+    pub receive: OpRef,
+    /// The send S.
+    pub send: OpRef,
+    /// Which of R and S comes first.
+    pub order: Order,
+    /// The barrier instance B.
+    pub barrier: CollectiveInstance,
+    /// B's calls, one per rank (the sites they are at are all relevant).
+    pub members: Vec<OpRef>,
+    /// A shortest ordering path, from the first of R and S through B's
+    /// match set to the other.
+    pub path: Vec<PathStep>,
+}
+
+/// The verdict on one barrier site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Some instance orders a wildcard receive and a send that nothing else
+    /// orders: deleting the call can change what the receive matches.
+    Relevant {
+        /// The first such instance found.
+        evidence: Box<Evidence>,
+        /// How many (R, S, B, run) findings involve the site.
+        findings: usize,
+    },
+    /// Executed, never relevant, in a complete, deadlock-free exploration
+    /// whose traces were all usable: deleting every call of the site
+    /// changes no match (within the limits of the crate documentation).
+    Irrelevant,
+    /// Not relevant in the runs seen, but the runs do not settle it.
+    Unknown(UnknownReason),
+}
+
+/// One `MPI_Barrier` call site and its verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BarrierVerdict {
+    /// Site id (0: calls without one).
+    pub site: u32,
+    /// Communicators the site's calls were made on (handle bits).
+    pub comms: Vec<u64>,
+    /// Calls of the site executed, over all runs and ranks.
+    pub calls: usize,
+    /// The verdict (in JSON, its fields are the site's: `"verdict":
+    /// "relevant"`, `"evidence"`, ...).
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+/// Totals of an audit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct AuditStats {
+    /// Runs analysed.
+    pub interleavings: usize,
+    /// Graph nodes, summed over runs.
+    pub nodes: usize,
+    /// Graph edges, summed over runs.
+    pub edges: usize,
+    /// Wildcard receives with a known match, summed over runs.
+    pub wildcard_receives: usize,
+    /// (R, S) pairs examined, summed over runs.
+    pub pairs: usize,
+    /// Pairs the searches reached (see [`crate::RunStats::ordered_pairs`]).
+    pub ordered_pairs: usize,
+    /// (R, S, B) findings.
+    pub relevant_findings: usize,
+    /// Nodes visited by the windowed searches.
+    pub visited: usize,
+}
+
+/// The barrier audit of an exploration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Audit {
+    /// One verdict per barrier site executed, by site id.
+    pub barriers: Vec<BarrierVerdict>,
+    /// What was examined.
+    pub stats: AuditStats,
+}
+
+impl Audit {
+    /// The sites found irrelevant.
+    pub fn irrelevant_sites(&self) -> impl Iterator<Item = u32> + '_ {
+        self.barriers
+            .iter()
+            .filter(|b| b.verdict == Verdict::Irrelevant)
+            .map(|b| b.site)
+    }
+
+    /// The verdict on `site`, if it was executed.
+    pub fn verdict(&self, site: u32) -> Option<&Verdict> {
+        self.barriers
+            .iter()
+            .find(|b| b.site == site)
+            .map(|b| &b.verdict)
+    }
+}
+
+/// What one run contributes.
+struct RunOutcome {
+    /// Site -> (findings, the first one, with its path).
+    relevant: BTreeMap<u32, (usize, Evidence)>,
+    /// Barrier calls: (site, comm).
+    calls: Vec<(u32, u64)>,
+    issues: Vec<RunIssue>,
+    nodes: usize,
+    edges: usize,
+    findings: usize,
+    stats: crate::relevance::RunStats,
+}
+
+fn analyse_run(
+    interleaving: usize,
+    ranks: &[RankTrace],
+    taken: &Taken,
+    options: &Options,
+) -> RunOutcome {
+    let graph = RunGraph::build(ranks, options);
+    let found = check_relevant(&graph, ranks, taken);
+    let members: BTreeMap<CollectiveInstance, &[OpRef]> = graph
+        .collectives()
+        .iter()
+        .map(|c| (c.instance, c.members.as_slice()))
+        .collect();
+    // The first finding per site; its path is computed once.
+    let mut first: BTreeMap<u32, (usize, &RelevantPair)> = BTreeMap::new();
+    for pair in &found.pairs {
+        let sites: BTreeSet<u32> = members
+            .get(&pair.barrier)
+            .into_iter()
+            .flat_map(|m| m.iter().map(|op| op.site))
+            .collect();
+        for site in sites {
+            first.entry(site).or_insert((0, pair)).0 += 1;
+        }
+    }
+    let relevant = first
+        .into_iter()
+        .map(|(site, (count, pair))| {
+            let evidence = Evidence {
+                interleaving,
+                receive: pair.receive,
+                send: pair.send,
+                order: pair.order,
+                barrier: pair.barrier,
+                members: members
+                    .get(&pair.barrier)
+                    .map(|m| m.to_vec())
+                    .unwrap_or_default(),
+                path: evidence_path(&graph, pair),
+            };
+            (site, (count, evidence))
+        })
+        .collect();
+    let calls = ranks
+        .iter()
+        .flat_map(|t| &t.ops)
+        .filter(|op| op.kind == OpKind::Barrier)
+        .map(|op| (op.site, op.comm))
+        .collect();
+    RunOutcome {
+        relevant,
+        calls,
+        issues: graph.issues().to_vec(),
+        nodes: graph.graph().node_count(),
+        edges: graph.graph().edge_count(),
+        findings: found.pairs.len(),
+        stats: found.stats,
+    }
+}
+
+/// Fib: the verdict on every barrier site executed in the runs.
+///
+/// Builds each run's completes-before graph ([`RunGraph::build`]), runs
+/// CheckRelevant on it ([`check_relevant`]) and gathers the findings by
+/// site: a site is relevant when any instance it took part in is
+/// relevant in any run (every member site of that instance is), irrelevant
+/// when it never is and the exploration was complete and deadlock-free
+/// with usable traces, unknown otherwise.
+///
+/// # Arguments
+///
+/// * `runs`: for each explored interleaving, every rank's trace.
+/// * `coverage`: whether the exploration was complete and deadlock-free.
+/// * `options`: how standard sends completed in the runs.
+///
+/// # Returns
+///
+/// One [`BarrierVerdict`] per executed barrier site, by site id, with the
+/// evidence of relevant ones, and totals.
+///
+/// # Complexity
+///
+/// Per run, O(n) to build the graph, then [`check_relevant`]'s
+/// O(Σ_R |W_R|) searches; runs and receives are processed in parallel.
+pub fn audit(runs: &[Vec<RankTrace>], coverage: Coverage, options: &Options) -> Audit {
+    let taken = Taken::from_runs(runs);
+    let outcomes: Vec<RunOutcome> = runs
+        .par_iter()
+        .enumerate()
+        .map(|(i, ranks)| analyse_run(i, ranks, &taken, options))
+        .collect();
+    let mut stats = AuditStats {
+        interleavings: runs.len(),
+        ..AuditStats::default()
+    };
+    let mut sites: BTreeMap<u32, (BTreeSet<u64>, usize)> = BTreeMap::new();
+    let mut relevant: BTreeMap<u32, (usize, Evidence)> = BTreeMap::new();
+    let mut trace_issue: Option<UnknownReason> = None;
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        stats.nodes += outcome.nodes;
+        stats.edges += outcome.edges;
+        stats.wildcard_receives += outcome.stats.wildcard_receives;
+        stats.pairs += outcome.stats.pairs;
+        stats.ordered_pairs += outcome.stats.ordered_pairs;
+        stats.visited += outcome.stats.visited;
+        for (site, comm) in outcome.calls {
+            let entry = sites.entry(site).or_default();
+            entry.0.insert(comm);
+            entry.1 += 1;
+        }
+        stats.relevant_findings += outcome.findings;
+        for (site, (count, evidence)) in outcome.relevant {
+            let entry = relevant.entry(site).or_insert((0, evidence));
+            entry.0 += count;
+        }
+        if trace_issue.is_none() {
+            trace_issue = outcome
+                .issues
+                .into_iter()
+                .next()
+                .map(|issue| UnknownReason::Trace {
+                    interleaving: i,
+                    issue,
+                });
+        }
+    }
+    let unsure = if !coverage.deadlock_free {
+        Some(UnknownReason::Deadlock)
+    } else if !coverage.complete {
+        Some(UnknownReason::Bounded)
+    } else {
+        trace_issue
+    };
+    let barriers = sites
+        .into_iter()
+        .map(|(site, (comms, calls))| {
+            let verdict = match relevant.remove(&site) {
+                Some((findings, evidence)) => Verdict::Relevant {
+                    evidence: Box::new(evidence),
+                    findings,
+                },
+                None => match &unsure {
+                    Some(reason) => Verdict::Unknown(reason.clone()),
+                    None => Verdict::Irrelevant,
+                },
+            };
+            BarrierVerdict {
+                site,
+                comms: comms.into_iter().collect(),
+                calls,
+                verdict,
+            }
+        })
+        .collect();
+    Audit { barriers, stats }
+}
