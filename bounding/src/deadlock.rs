@@ -254,7 +254,11 @@ struct RecvSpec {
 impl RecvSpec {
     fn of(op: &Op) -> Self {
         RecvSpec {
-            source: (!op.has(flags::ANY_SOURCE)).then_some(op.peer),
+            // A wildcard receive forced by a guided replay keeps its
+            // ANY_SOURCE flag but was posted with the forced source, which
+            // the runtime records in `peer` (ranks are never negative; the
+            // MPI_ANY_SOURCE constant is).
+            source: (!op.has(flags::ANY_SOURCE) || op.peer >= 0).then_some(op.peer),
             tag: (!op.has(flags::ANY_TAG)).then_some(op.tag),
             comm: op.comm,
         }
@@ -275,7 +279,7 @@ fn is_nonblocking_p2p(kind: OpKind) -> bool {
 }
 
 /// What the snapshot says about messages, requests and collectives.
-struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     traces: &'a [&'a RankTrace],
     size: usize,
     world: Option<u64>,
@@ -292,13 +296,13 @@ struct Facts<'a> {
     /// `completed[rank]`: indices of nonblocking calls known complete.
     completed: Vec<HashSet<u64>>,
     /// `collectives[rank]`: its collectives on `MPI_COMM_WORLD`, in order.
-    collectives: Vec<Vec<&'a Op>>,
+    pub(crate) collectives: Vec<Vec<&'a Op>>,
     /// Whether each rank called `MPI_Finalize`.
     finalizing: Vec<bool>,
 }
 
 impl<'a> Facts<'a> {
-    fn new(traces: &'a [&'a RankTrace]) -> Self {
+    pub(crate) fn new(traces: &'a [&'a RankTrace]) -> Self {
         let size = traces.len();
         let world = traces.iter().find_map(|t| {
             t.ops
@@ -368,7 +372,7 @@ impl<'a> Facts<'a> {
         facts
     }
 
-    fn in_world(&self, comm: u64) -> bool {
+    pub(crate) fn in_world(&self, comm: u64) -> bool {
         self.world == Some(comm)
     }
 
@@ -610,7 +614,7 @@ impl<'a> Facts<'a> {
 
 /// The nonblocking call that created the request a `Wait` completes: the
 /// record its `aux` names, else the latest earlier one with its handle.
-fn request_origin<'a>(trace: &'a RankTrace, wait: &Op) -> Option<&'a Op> {
+pub(crate) fn request_origin<'a>(trace: &'a RankTrace, wait: &Op) -> Option<&'a Op> {
     if wait.aux > 0 {
         let origin = trace.ops.get(wait.aux as usize - 1)?;
         return (is_nonblocking_p2p(origin.kind) && origin.index < wait.index).then_some(origin);
@@ -731,7 +735,7 @@ fn stuck_without_dead(
 
 /// One cycle through the strongly connected component `scc`, starting at
 /// its lowest rank, found breadth-first (no recursion).
-fn find_cycle(graph: &DiGraph<i32, ()>, scc: &[NodeIndex]) -> Vec<i32> {
+pub(crate) fn find_cycle(graph: &DiGraph<i32, ()>, scc: &[NodeIndex]) -> Vec<i32> {
     let members: HashSet<NodeIndex> = scc.iter().copied().collect();
     let Some(&start) = scc.iter().min_by_key(|&&n| graph[n]) else {
         return Vec::new();

@@ -502,12 +502,20 @@ fn child_budget(parent: Option<u32>, position: u32, bound: Option<u32>) -> Optio
 
 /// Forces every event of `node` below the choice to what it matched, the
 /// choice to its sender, and guides up to the choice's clock.
+/// The guidance of the run that tries `choice.sender` at `choice` below
+/// `node`: every event ordered before the choice point keeps the match it
+/// had in `node` (seed 000 Fig 5.23, `outputToDecisionDatabase`), and so
+/// does every wildcard event the same rank issued before it, whatever its
+/// final clock. An earlier nonblocking wildcard receive can reach its final
+/// clock after the choice point (Fig 5.14's `irecv(*, tag=3)`); left free,
+/// it can take the very message the forced receive is told to wait for, and
+/// the replay hangs in a deadlock of the tool's making.
 fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
     let (rank, event) = (choice.key.rank, choice.key.event);
     let mut forced: Vec<ForcedMatch> = node
         .events
         .iter()
-        .take_while(|(key, _)| *key < choice.key)
+        .filter(|(key, _)| *key < choice.key || (key.rank == rank && key.event < event))
         .filter(|(key, matched)| *matched >= 0 && (key.rank, key.event) != (rank, event))
         .map(|&(key, source)| ForcedMatch {
             rank: key.rank,

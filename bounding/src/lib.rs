@@ -1,6 +1,7 @@
-//! The exploration engine and the deadlock analysis of mbhybrid.
+//! The exploration engine, and the deadlock and buffering-hazard analyses of
+//! mbhybrid.
 //!
-//! This crate owns two pure computations over what the runtime records:
+//! This crate owns three pure computations over what the runtime records:
 //!
 //! * **exploration** ([`Explorer`]): from the wildcard events of each run,
 //!   decide the next run (which wildcard receives to force to which
@@ -17,7 +18,14 @@
 //!   (AND/OR semantics, seed 003) whether the job is deadlocked, with a
 //!   witness (blocked calls, what each waits for, a cycle, the knot, dead
 //!   ranks, mismatched collectives); and whether two snapshots show
-//!   [`no_progress`].
+//!   [`no_progress`];
+//! * **buffering hazards** ([`find_buffering_hazard`]): from the complete
+//!   traces of a run that finished, decide whether it completed only
+//!   because the MPI library buffered standard-mode sends: seed 003's
+//!   wait-state transition system over the run's own matches, with every
+//!   standard-mode send synchronous, gets stuck; the witness names each
+//!   stuck call, what it waits for, and a wait-for cycle (a
+//!   `buffering-hazard` without a second run under `--buffering zero`).
 //!
 //! It must not start processes, call MPI, or read or write files: callers
 //! pass the traces in and write the guidance out. Everything here is unit
@@ -82,13 +90,26 @@
 //!   does not list a `Waitall`'s requests; collective mismatches are
 //!   detected by kind only (not root or datatype). Whenever the analysis is
 //!   unsure, it answers "no deadlock", and the caller's timeout decides.
+//! * **Buffering hazards are about one interleaving, and conservative.**
+//!   The analysis uses the run's matches; a hazard whose terminal state
+//!   has a wildcard receive that a library without buffering would have
+//!   matched differently (an *unexpected match*, seed 003 §3.3) is not
+//!   reported, nor is a deadlock that only buffering makes possible (seed
+//!   001 Fig 8: exploration finds it). Collectives are treated as
+//!   synchronising, so a hazard may need an MPI library that synchronises
+//!   them (a portability hazard MPI permits). Calls it cannot model
+//!   (`Waitall`/`Waitany`, probes, `Bsend`/`Rsend`, other communicators'
+//!   collectives) are assumed to complete, and runs without `Matched`
+//!   records, or where a rank did not finalize, get no answer.
 #![deny(missing_docs)]
 
+pub mod buffering;
 pub mod config;
 pub mod deadlock;
 pub mod explore;
 pub mod policy;
 
+pub use buffering::{find_buffering_hazard, Awaited, BufferingHazard, StuckRank};
 pub use config::{ExploreConfig, LoopAbstraction};
 pub use deadlock::{find_deadlock, no_progress, Deadlock, WaitFor};
 pub use explore::{unmatched_forces, Explorer, NextRun, RunEnd, Stats, UnmatchedForce};

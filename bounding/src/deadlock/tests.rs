@@ -490,3 +490,23 @@ fn progress_between_snapshots() {
     assert!(!no_progress(&before, &[before[0].clone(), None]));
     assert!(!no_progress(&before, &before[..1]));
 }
+
+#[test]
+fn a_forced_wildcard_receive_waits_only_for_its_forced_source() {
+    // A guided replay forced P1's Recv(*) to P2 (the record keeps the
+    // ANY_SOURCE flag, with the forced source in `peer`), but P2's only
+    // message was taken earlier: P0's unmatched message cannot help.
+    let mut forced = op(OpKind::Recv, 2, 0);
+    forced.flags |= flags::ANY_SOURCE;
+    let snapshot = [
+        Rank::new(0, 3)
+            .send(1, 0)
+            .blocked(op(OpKind::Finalize, 0, 0)),
+        Rank::new(1, 3).recv(2, 0, (2, 0)).blocked(forced),
+        Rank::new(2, 3)
+            .send(1, 0)
+            .blocked(op(OpKind::Finalize, 0, 0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 1), &WaitFor::All(vec![2]));
+}

@@ -575,3 +575,31 @@ fn child_budgets_shrink_by_position_and_zones_never_widen_them() {
     assert_eq!(child_budget(Some(3), 1, Some(1)), Some(1));
     assert_eq!(child_budget(Some(1), 1, Some(5)), Some(0));
 }
+
+/// An earlier nonblocking wildcard receive that reaches its final clock
+/// after a later receive (seed 000 Fig 5.14: `irecv(*, tag=3)` ends at clock
+/// 2, after `recv(*, tag=2)` at clock 1) is forced to its match whenever the
+/// later one is flipped: left free, it could take the message the flipped
+/// receive is forced to wait for.
+#[test]
+fn earlier_issued_events_are_forced_whatever_their_final_clock() {
+    let explored = explore(ExploreConfig::new(), |g| {
+        // Event 0 is issued first but completes last; event 1 is the choice.
+        let first = forced(g, 0, 0).unwrap_or(1);
+        let second = forced(g, 0, 1).unwrap_or(1);
+        let events = vec![
+            event(0, 0, 5, first, &[]),
+            event(0, 1, 1, second, if second == 1 { &[2] } else { &[] }),
+        ];
+        (events, RunEnd::Complete)
+    });
+    assert_eq!(explored.runs.len(), 2);
+    let guidance = explored.runs[1].0.as_ref().expect("a guided run");
+    assert_eq!(guidance.source_for(0, 1), Some(2), "the flipped event");
+    assert_eq!(
+        guidance.source_for(0, 0),
+        Some(1),
+        "the earlier-issued event keeps its match"
+    );
+    assert_eq!(guidance.last_guided_clock, 1);
+}

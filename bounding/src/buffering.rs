@@ -1,0 +1,784 @@
+//! Buffering hazards: whether a run that finished did so only because the
+//! MPI library buffered standard-mode sends (DESIGN.md "Send buffering";
+//! seed 003 §3; seed 001 §4.4), decided from that one run's traces, without
+//! a second run under `--buffering zero`.
+//!
+//! # Semantics
+//!
+//! The input is the complete traces of a run in which every rank went
+//! through `MPI_Finalize`. The analysis runs seed 003's wait-state
+//! transition system (§3.1, rules 1-4) over them, with every standard-mode
+//! send treated as synchronous (the stricter `b` of §3.3), and with the
+//! run's own matches: each receive's `Matched` record names the sender's
+//! record, so the analysis is about this interleaving. Each rank sits at
+//! one record `l`; a record whose condition holds is passed, and every rank
+//! is advanced as far as it can go (a fixpoint; the system is confluent, so
+//! the order does not matter). Rank `r` *reached* its record `j` when
+//! `l_r >= j`.
+//!
+//! | record | is passed when |
+//! | --- | --- |
+//! | `Send`, `Ssend`; `Wait` on an `Isend`/`Issend` | the receive that took the message was posted: its rank reached the `Recv` (or `Sendrecv`), or issued the `Irecv` |
+//! | `Recv`; `Wait` on an `Irecv` | the send the message came from was issued: its rank reached it |
+//! | `Sendrecv` | both of the above, for its two halves |
+//! | a collective on `MPI_COMM_WORLD` | every rank reached the same instance (the same position in its sequence of world collectives) |
+//! | `MPI_Finalize` | every rank reached its `MPI_Finalize` |
+//! | anything else | always (rule 1, or not modelled: see below) |
+//!
+//! If some rank cannot reach the end of its trace, this interleaving cannot
+//! happen without buffering: the terminal state is a deadlock of the
+//! transition system, and the run completed only because the library
+//! buffered a send. [`find_buffering_hazard`] then returns the witness (the
+//! [`BufferingHazard`]): each rank's record it is stuck at, the records
+//! other ranks must reach for it to pass, and a cycle of the wait-for graph.
+//! Only terminal states where at least one rank is stuck in a standard-mode
+//! send (`MPI_Send`, the send half of `MPI_Sendrecv`, or the `Wait` of an
+//! `MPI_Isend`) are reported: anything else is not a buffering issue.
+//!
+//! `Ssend`/`Issend` are modelled as what they are (synchronous: the run
+//! itself waited for the receive, so the condition is exact); a rank stuck
+//! in one never makes a hazard on its own, but an `Ssend` that only
+//! completed because the peer's standard `Send` was buffered is part of
+//! that `Send`'s hazard.
+//!
+//! # Collectives are synchronising
+//!
+//! Seed 003's system treats every collective as a barrier. MPI lets a
+//! non-root rank leave `MPI_Bcast` or `MPI_Reduce` early, and most libraries
+//! do; a hazard that needs a collective to synchronise is one MPI permits,
+//! i.e. a portability hazard: the program deadlocks on an MPI library that
+//! synchronises its collectives and does not buffer sends.
+//!
+//! # Unexpected matches: no report
+//!
+//! A wildcard receive's sender is the library's choice (seed 003 §3.3). If,
+//! in the terminal state, a posted `MPI_ANY_SOURCE` receive whose message
+//! was not sent yet could take a send that was issued and that no receive
+//! posted before it takes, a library without buffering would have matched
+//! the two, and the run would have gone another way, which this analysis
+//! cannot follow (that is the exploration's job). Such a terminal state is
+//! not reported. SCENARIOS.md S11 (seed 003 Fig 4) is the example: the
+//! interleaving where P1's first `Recv(*)` takes P2's message needs P0's
+//! `Send` to be buffered, but without buffering that `Send` would simply
+//! have matched the `Recv(*)`. An `Irecv(*)` completed by a call that does
+//! not name it (`Waitall`, ...) counts as waiting unless every message from
+//! its status's source and tag that such calls after it took was sent.
+//!
+//! # Buffering-dependent deadlocks are another matter
+//!
+//! Seed 001 Fig 8 (SCENARIOS.md E6) is the other direction: a deadlock that
+//! only buffering makes possible. With eager sends, P2's `Irecv(*)` may take
+//! P0's second message and then its `Irecv(from 0)` waits forever; without
+//! buffering only P1's message can match it. A run of E6 that finished took
+//! P1's message, which is also the zero-buffering match, and the transition
+//! system passes every record: no hazard. The deadlocking interleaving is
+//! found by exploring the wildcard's other sender, and reported by the
+//! deadlock analysis, not here.
+//!
+//! # Conservative by construction
+//!
+//! The analysis must never report a hazard the run does not have, so
+//! whatever it cannot model is assumed to complete (which can only let
+//! ranks advance further):
+//!
+//! * the answer is `None` when some rank did not go through
+//!   `MPI_Finalize`, or a completed receive has no `Matched` record (a
+//!   runtime that does not write them);
+//! * `Bsend`/`Ibsend` are buffered by definition, `Rsend`/`Irsend` need a
+//!   posted receive by contract: never waited for;
+//! * `Waitall`, `Waitany` (and `Waitsome`): the trace does not list their
+//!   requests; `Test` forms never block; probes are not modelled; a `Wait`
+//!   whose request is unknown completes;
+//! * a send no receive took (its `Irecv` was never completed, or it was
+//!   never received) waits for nothing;
+//! * a receive completed by a call whose requests the trace does not list
+//!   (`Waitall`, ...) is taken as posted at the earliest `Irecv` before that
+//!   call that could have taken the message and that no `Wait`/`Test`
+//!   naming it completed (in a loop, that is usually the first iteration's:
+//!   such sends are then hardly ever found stuck);
+//! * collectives on other communicators (their ranks cannot be translated);
+//!   failed calls.
+//!
+//! Complexity: `O(records + ranks² + world collectives × ranks)`, times a
+//! logarithm for the waiting queues (a `Wait` whose record does not name
+//! the request's origin costs a backward search for its handle, as in the
+//! deadlock analysis).
+
+use crate::deadlock::{find_cycle, request_origin, Facts};
+use mbh_trace::op::{flags, OpClass};
+use mbh_trace::rank_trace::{Op, RankState, RankTrace};
+use mbh_trace::OpKind;
+use petgraph::algo::kosaraju_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+/// A record another rank must reach for a stuck record to pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Awaited {
+    /// The rank.
+    pub rank: i32,
+    /// Index of its record: for a stuck send, where the receive that took
+    /// its message was posted (the `Recv`, `Sendrecv` or `Irecv`); for a
+    /// stuck receive, the send its message came from; for a collective or
+    /// `MPI_Finalize`, the rank's own instance of it.
+    pub op_index: u64,
+    /// The record's call.
+    pub kind: OpKind,
+    /// Its site id (0: unknown).
+    pub site: u32,
+}
+
+/// One rank that cannot reach the end of its trace when standard-mode
+/// sends are synchronous.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StuckRank {
+    /// The rank.
+    pub rank: i32,
+    /// Index of the record it is stuck at.
+    pub op_index: u64,
+    /// The call.
+    pub kind: OpKind,
+    /// Its site id (0: unknown).
+    pub site: u32,
+    /// For a `Wait`: index of the record that created the request.
+    pub origin: Option<u64>,
+    /// Whether it is stuck in a standard-mode send (`MPI_Send`, the send
+    /// half of `MPI_Sendrecv`, the `Wait` of an `MPI_Isend`), the send that
+    /// the run's library buffered.
+    pub standard_send: bool,
+    /// What it waits for (AND: all of them), one entry per record not
+    /// reached yet.
+    pub waits_for: Vec<Awaited>,
+}
+
+/// A run that completed only because standard-mode sends were buffered,
+/// with its witness.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BufferingHazard {
+    /// Every rank that cannot reach its end, ascending; ranks that reached
+    /// `MPI_Finalize` wait there for the others.
+    pub stuck: Vec<StuckRank>,
+    /// One cycle of the wait-for graph, in wait order (each rank waits for
+    /// the next, the last for the first), through the lowest rank on a
+    /// cycle.
+    pub cycle: Vec<i32>,
+    /// The ranks of the wait-for graph's strongly connected components that
+    /// contain a cycle, sorted.
+    pub knot: Vec<i32>,
+}
+
+impl BufferingHazard {
+    /// The stuck ranks, ascending.
+    pub fn ranks(&self) -> Vec<i32> {
+        self.stuck.iter().map(|s| s.rank).collect()
+    }
+
+    /// The ranks stuck in a standard-mode send: the sends that needed
+    /// buffering.
+    pub fn sends(&self) -> impl Iterator<Item = &StuckRank> {
+        self.stuck.iter().filter(|s| s.standard_send)
+    }
+}
+
+/// Decides whether a finished run (rank `i`'s complete trace at index `i`)
+/// completed only because standard-mode sends were buffered, and gives the
+/// witness.
+///
+/// `None` when it did not need buffering, and whenever the analysis cannot
+/// tell: a rank that did not finalize, missing `Matched` records, an
+/// unexpected match, or a terminal state with no standard-mode send stuck
+/// (see the module documentation).
+pub fn find_buffering_hazard(traces: &[RankTrace]) -> Option<BufferingHazard> {
+    let size = traces.len();
+    if size == 0
+        || !traces
+            .iter()
+            .enumerate()
+            .all(|(rank, trace)| finished(trace, rank, size))
+    {
+        return None;
+    }
+    let refs: Vec<&RankTrace> = traces.iter().collect();
+    let model = Model::new(&refs)?;
+    let at = model.run();
+    if (0..size).all(|r| at[r] >= refs[r].ops.len() as u64) || model.unexpected_match(&at) {
+        return None;
+    }
+    let stuck: Vec<StuckRank> = (0..size)
+        .filter(|&r| at[r] < refs[r].ops.len() as u64)
+        .map(|r| model.stuck(r, &at))
+        .collect();
+    if !stuck.iter().any(|s| s.standard_send) {
+        return None;
+    }
+    Some(witness(size, stuck))
+}
+
+/// Whether `trace` is rank `rank`'s, went through `MPI_Finalize`, and has
+/// dense record indices.
+fn finished(trace: &RankTrace, rank: usize, size: usize) -> bool {
+    trace.rank == rank as i32
+        && trace.size == size as i32
+        && matches!(trace.end.state, RankState::Finalized | RankState::Exited)
+        && trace
+            .ops
+            .iter()
+            .any(|op| op.kind == OpKind::Finalize && op.has(flags::RETURNED))
+        && trace
+            .ops
+            .iter()
+            .enumerate()
+            .all(|(i, op)| op.index == i as u64)
+}
+
+/// Whether `op` sends a message (a send, or `MPI_Sendrecv`).
+fn is_send(op: &Op) -> bool {
+    op.kind.class() == OpClass::Send || op.kind == OpKind::Sendrecv
+}
+
+/// The tag and destination (as passed) of a send or `MPI_Sendrecv`.
+fn send_envelope(op: &Op) -> (i32, i32) {
+    if op.kind == OpKind::Sendrecv {
+        ((op.request >> 32) as u32 as i32, op.request as u32 as i32)
+    } else {
+        (op.tag, op.peer)
+    }
+}
+
+/// Where the message of a send went.
+#[derive(Debug, Clone, Copy)]
+struct Receipt {
+    /// The receiving rank.
+    rank: usize,
+    /// Where the receive was posted: the `Recv`/`Sendrecv`, or the `Irecv`;
+    /// `None` when unknown.
+    posted: Option<u64>,
+    /// Whether `posted` is exact; otherwise it is the earliest record the
+    /// receive can have been posted at.
+    exact: bool,
+}
+
+/// One condition of a record: `rank` must reach its record `op`.
+#[derive(Debug, Clone, Copy)]
+struct Need {
+    rank: usize,
+    op: u64,
+    /// Whether it is the condition of a standard-mode send.
+    standard: bool,
+}
+
+/// The transition system over the traces of one run.
+struct Model<'a> {
+    traces: &'a [&'a RankTrace],
+    facts: Facts<'a>,
+    /// `sources[(rank, record)]`: the sends `(rank, record)` whose messages
+    /// the receiving record took.
+    sources: HashMap<(usize, u64), Vec<(usize, u64)>>,
+    /// `receipts[(rank, record)]`: where the message of a send went.
+    receipts: HashMap<(usize, u64), Receipt>,
+    /// `irecv_source[(rank, irecv)]`: the send an `Irecv` took, when the
+    /// call that completed it names it.
+    irecv_source: HashMap<(usize, u64), (usize, u64)>,
+    /// `loose[rank]`: the messages taken by `Irecv`s that a call not naming
+    /// them completed (`Waitall`, ...): (completing record, sender, send).
+    loose: Vec<Vec<(u64, usize, u64)>>,
+    /// Index of each rank's `MPI_Finalize`.
+    finalize: Vec<u64>,
+}
+
+impl<'a> Model<'a> {
+    /// Reads the matches; `None` when a completed receive has no `Matched`
+    /// record.
+    fn new(traces: &'a [&'a RankTrace]) -> Option<Self> {
+        let size = traces.len();
+        let facts = Facts::new(traces);
+        // Every match: (receiving rank, receiving record, sender, send).
+        let mut matches: Vec<(usize, &Op, usize, &Op)> = Vec::new();
+        let mut covered = HashSet::new();
+        for (rank, trace) in traces.iter().enumerate() {
+            for record in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
+                let Some(receiver) = trace.ops.get(record.request as usize) else {
+                    continue;
+                };
+                if receiver.kind.class() == OpClass::Probe {
+                    continue;
+                }
+                covered.insert((rank, receiver.index));
+                let sender = record.peer;
+                let send = (0..size as i32)
+                    .contains(&sender)
+                    .then(|| traces[sender as usize].ops.get(record.aux as usize))
+                    .flatten()
+                    .filter(|send| is_send(send));
+                if let Some(send) = send {
+                    matches.push((rank, receiver, sender as usize, send));
+                }
+            }
+        }
+        let complete = traces.iter().enumerate().all(|(rank, trace)| {
+            trace
+                .ops
+                .iter()
+                .filter(|op| completed_receive(op))
+                .all(|op| covered.contains(&(rank, op.index)))
+        });
+        if !complete {
+            return None;
+        }
+        let mut model = Model {
+            traces,
+            facts,
+            sources: HashMap::new(),
+            receipts: HashMap::new(),
+            irecv_source: HashMap::new(),
+            loose: vec![Vec::new(); size],
+            finalize: traces
+                .iter()
+                .map(|t| {
+                    t.ops
+                        .iter()
+                        .find(|op| op.kind == OpKind::Finalize)
+                        .map_or(0, |op| op.index)
+                })
+                .collect(),
+        };
+        // Receives posted where their records say.
+        let exact: Vec<Option<u64>> = matches
+            .iter()
+            .map(|&(rank, receiver, _, _)| exact_posting(traces[rank], receiver))
+            .collect();
+        for (&(rank, _, sender, send), posted) in matches.iter().zip(&exact) {
+            if let Some(irecv) =
+                posted.filter(|&p| traces[rank].ops[p as usize].kind == OpKind::Irecv)
+            {
+                model
+                    .irecv_source
+                    .insert((rank, irecv), (sender, send.index));
+            }
+        }
+        let unclaimed = model.unclaimed_irecvs();
+        for ((rank, receiver, sender, send), posted) in matches.into_iter().zip(exact) {
+            let posted = match posted {
+                Some(p) => Some((p, true)),
+                None => {
+                    model.loose[rank].push((receiver.index, sender, send.index));
+                    model
+                        .earliest_irecv(&unclaimed[rank], sender, send)
+                        .filter(|&p| p < receiver.index)
+                        .map(|p| (p, false))
+                }
+            };
+            model
+                .sources
+                .entry((rank, receiver.index))
+                .or_default()
+                .push((sender, send.index));
+            model.receipts.insert(
+                (sender, send.index),
+                Receipt {
+                    rank,
+                    posted: posted.map(|(p, _)| p),
+                    exact: posted.is_some_and(|(_, exact)| exact),
+                },
+            );
+        }
+        Some(model)
+    }
+
+    /// Per rank, the earliest `Irecv` with each [`IrecvKey`], leaving out
+    /// those a call naming them completed.
+    fn unclaimed_irecvs(&self) -> Vec<HashMap<IrecvKey, u64>> {
+        self.traces
+            .iter()
+            .enumerate()
+            .map(|(rank, trace)| {
+                let mut earliest = HashMap::new();
+                for op in trace.ops.iter().filter(|op| {
+                    op.kind == OpKind::Irecv
+                        && !op.has(flags::FAILED)
+                        && !op.has(flags::PROC_NULL)
+                        && !self.irecv_source.contains_key(&(rank, op.index))
+                }) {
+                    let world = self.facts.in_world(op.comm);
+                    let key = (
+                        world,
+                        (world && !op.has(flags::ANY_SOURCE)).then_some(op.peer),
+                        (!op.has(flags::ANY_TAG)).then_some(op.tag),
+                    );
+                    earliest.entry(key).or_insert(op.index);
+                }
+                earliest
+            })
+            .collect()
+    }
+
+    /// The earliest of `unclaimed` (a rank's) that may take the message of
+    /// `send` (of `sender`): sources on other communicators cannot be
+    /// translated, any is accepted there.
+    fn earliest_irecv(
+        &self,
+        unclaimed: &HashMap<IrecvKey, u64>,
+        sender: usize,
+        send: &Op,
+    ) -> Option<u64> {
+        let (tag, _) = send_envelope(send);
+        let world = self.facts.in_world(send.comm);
+        let source = world.then_some(sender as i32);
+        [
+            (world, source, Some(tag)),
+            (world, None, Some(tag)),
+            (world, source, None),
+            (world, None, None),
+        ]
+        .iter()
+        .filter_map(|key| unclaimed.get(key).copied())
+        .min()
+    }
+
+    /// The conditions of `op`, record of `rank`.
+    fn needs(&self, rank: usize, op: &Op) -> Vec<Need> {
+        let mut needs = Vec::new();
+        if op.has(flags::FAILED) {
+            return needs;
+        }
+        match op.kind {
+            OpKind::Send => self.send_need(rank, op.index, true, &mut needs),
+            OpKind::Ssend => self.send_need(rank, op.index, false, &mut needs),
+            OpKind::Recv => self.receive_needs(rank, op.index, &mut needs),
+            OpKind::Sendrecv => {
+                self.receive_needs(rank, op.index, &mut needs);
+                self.send_need(rank, op.index, true, &mut needs);
+            }
+            OpKind::Wait => match request_origin(self.traces[rank], op) {
+                Some(origin) if origin.has(flags::FAILED) => {}
+                Some(origin) => match origin.kind {
+                    OpKind::Isend => self.send_need(rank, origin.index, true, &mut needs),
+                    OpKind::Issend => self.send_need(rank, origin.index, false, &mut needs),
+                    OpKind::Irecv => self.receive_needs(rank, op.index, &mut needs),
+                    _ => {}
+                },
+                None => {}
+            },
+            OpKind::Finalize => {
+                needs.extend((0..self.traces.len()).filter(|&q| q != rank).map(|q| Need {
+                    rank: q,
+                    op: self.finalize[q],
+                    standard: false,
+                }))
+            }
+            kind if kind.class() == OpClass::Collective && self.facts.in_world(op.comm) => {
+                let colls = &self.facts.collectives;
+                let Ok(sequence) = colls[rank].binary_search_by_key(&op.index, |c| c.index) else {
+                    return needs;
+                };
+                // A rank without this instance: a mismatch the library
+                // tolerated; not modelled.
+                let instance: Option<Vec<Need>> = (0..colls.len())
+                    .filter(|&q| q != rank)
+                    .map(|q| {
+                        colls[q].get(sequence).map(|c| Need {
+                            rank: q,
+                            op: c.index,
+                            standard: false,
+                        })
+                    })
+                    .collect();
+                needs.extend(instance.unwrap_or_default());
+            }
+            // Isend, Irecv, Bsend, Rsend, Test, Waitall, Waitany, probes,
+            // markers, clock records, ...: never wait.
+            _ => {}
+        }
+        needs
+    }
+
+    /// A send's condition: the receive that took its message was posted.
+    fn send_need(&self, rank: usize, send: u64, standard: bool, needs: &mut Vec<Need>) {
+        if let Some(receipt) = self.receipts.get(&(rank, send)) {
+            if let Some(posted) = receipt.posted {
+                needs.push(Need {
+                    rank: receipt.rank,
+                    op: posted,
+                    standard,
+                });
+            }
+        }
+    }
+
+    /// A receive's conditions: the sends its messages came from were issued.
+    fn receive_needs(&self, rank: usize, record: u64, needs: &mut Vec<Need>) {
+        for &(sender, send) in self.sources.get(&(rank, record)).into_iter().flatten() {
+            needs.push(Need {
+                rank: sender,
+                op: send,
+                standard: false,
+            });
+        }
+    }
+
+    /// Runs the transition system to its terminal state: each rank's
+    /// record (its trace's length when it got to the end).
+    fn run(&self) -> Vec<u64> {
+        let size = self.traces.len();
+        let mut at = vec![0u64; size];
+        // The conditions of each rank's current record, and how many of
+        // them are known to hold (a condition that holds keeps holding).
+        let mut current: Vec<Option<Vec<Need>>> = vec![None; size];
+        let mut held = vec![0usize; size];
+        // Ranks waiting for a rank to reach a record, earliest first.
+        let mut waiting: Vec<BinaryHeap<Reverse<(u64, usize)>>> = vec![BinaryHeap::new(); size];
+        let mut work: Vec<usize> = (0..size).rev().collect();
+        while let Some(r) = work.pop() {
+            while let Some(op) = self.traces[r].ops.get(at[r] as usize) {
+                let needs = current[r].get_or_insert_with(|| self.needs(r, op));
+                while needs.get(held[r]).is_some_and(|n| at[n.rank] >= n.op) {
+                    held[r] += 1;
+                }
+                if let Some(need) = needs.get(held[r]) {
+                    waiting[need.rank].push(Reverse((need.op, r)));
+                    break;
+                }
+                at[r] += 1;
+                current[r] = None;
+                held[r] = 0;
+                while let Some(&Reverse((op, waiter))) = waiting[r].peek() {
+                    if op > at[r] {
+                        break;
+                    }
+                    waiting[r].pop();
+                    work.push(waiter);
+                }
+            }
+        }
+        at
+    }
+
+    /// Whether, in the terminal state `at`, a posted `MPI_ANY_SOURCE`
+    /// receive whose message was not sent yet could take a send that was
+    /// issued and that no receive posted before it takes (seed 003 §3.3).
+    fn unexpected_match(&self, at: &[u64]) -> bool {
+        let size = self.traces.len();
+        let sent = self.loose_sent(at);
+        // The posted wildcard receives waiting for their message: per rank,
+        // the earliest posted for each (on MPI_COMM_WORLD, tag or None for
+        // MPI_ANY_TAG); and over all ranks, for other communicators.
+        let mut open: Vec<HashMap<(bool, Option<i32>), u64>> = vec![HashMap::new(); size];
+        let mut open_elsewhere: HashMap<(bool, Option<i32>), u64> = HashMap::new();
+        for (rank, trace) in self.traces.iter().enumerate() {
+            let here = at[rank];
+            let end = (here as usize + 1).min(trace.ops.len());
+            for op in &trace.ops[..end] {
+                if !op.has(flags::ANY_SOURCE) || op.has(flags::FAILED) {
+                    continue;
+                }
+                let waiting = match op.kind {
+                    OpKind::Irecv if op.index < here => {
+                        match self.irecv_source.get(&(rank, op.index)) {
+                            Some(&(s, n)) => at[s] < n,
+                            None => !surely_sent(&sent[rank], op, self.facts.in_world(op.comm)),
+                        }
+                    }
+                    OpKind::Recv | OpKind::Sendrecv if op.index == here => self
+                        .sources
+                        .get(&(rank, here))
+                        .into_iter()
+                        .flatten()
+                        .any(|&(s, n)| at[s] < n),
+                    _ => false,
+                };
+                if waiting {
+                    let world = self.facts.in_world(op.comm);
+                    let key = (world, (!op.has(flags::ANY_TAG)).then_some(op.tag));
+                    open[rank].entry(key).or_insert(op.index);
+                    if !world {
+                        let first = open_elsewhere.entry(key).or_insert(op.index);
+                        *first = (*first).min(op.index);
+                    }
+                }
+            }
+        }
+        if open.iter().all(HashMap::is_empty) {
+            return false;
+        }
+        // The earliest posted open wildcard in `open` that accepts `send`.
+        let taker = |open: &HashMap<(bool, Option<i32>), u64>, send: &Op| {
+            let (tag, _) = send_envelope(send);
+            let world = self.facts.in_world(send.comm);
+            [(world, Some(tag)), (world, None)]
+                .iter()
+                .filter_map(|key| open.get(key).copied())
+                .min()
+        };
+        for (sender, trace) in self.traces.iter().enumerate() {
+            let end = (at[sender] as usize + 1).min(trace.ops.len());
+            for send in trace.ops[..end]
+                .iter()
+                .filter(|op| is_send(op) && !op.has(flags::FAILED) && !op.has(flags::PROC_NULL))
+            {
+                let candidate = match self.receipts.get(&(sender, send.index)) {
+                    // Taken by a receive not posted before the wildcard (a
+                    // wildcard posted first would have taken it).
+                    Some(receipt) => taker(&open[receipt.rank], send).is_some_and(|wildcard| {
+                        !receipt.exact || receipt.posted.is_none_or(|p| wildcard < p)
+                    }),
+                    // Never received: still pending at its destination.
+                    None if self.facts.in_world(send.comm) => {
+                        let (_, dest) = send_envelope(send);
+                        usize::try_from(dest)
+                            .ok()
+                            .and_then(|d| open.get(d))
+                            .is_some_and(|open| taker(open, send).is_some())
+                    }
+                    // Another communicator: any destination.
+                    None => taker(&open_elsewhere, send).is_some(),
+                };
+                if candidate {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Per rank, the messages that calls not naming their `Irecv`s took,
+    /// by (source: `Some` world rank, `None` any; tag): the latest such
+    /// call, and the latest whose message was not sent in state `at`.
+    fn loose_sent(&self, at: &[u64]) -> Vec<LooseSent> {
+        self.loose
+            .iter()
+            .map(|taken| {
+                let mut sent = HashMap::new();
+                for &(record, sender, send) in taken {
+                    let (tag, _) = send_envelope(&self.traces[sender].ops[send as usize]);
+                    let unsent = at[sender] < send;
+                    for key in [(Some(sender as i32), tag), (None, tag)] {
+                        let (latest, latest_unsent): &mut (u64, Option<u64>) =
+                            sent.entry(key).or_default();
+                        *latest = (*latest).max(record);
+                        if unsent {
+                            *latest_unsent = (*latest_unsent).max(Some(record));
+                        }
+                    }
+                }
+                sent
+            })
+            .collect()
+    }
+
+    /// The witness entry of stuck rank `rank`.
+    fn stuck(&self, rank: usize, at: &[u64]) -> StuckRank {
+        let trace = self.traces[rank];
+        let op = &trace.ops[at[rank] as usize];
+        let unmet: Vec<Need> = self
+            .needs(rank, op)
+            .into_iter()
+            .filter(|n| at[n.rank] < n.op)
+            .collect();
+        StuckRank {
+            rank: rank as i32,
+            op_index: op.index,
+            kind: op.kind,
+            site: op.site,
+            origin: (op.kind == OpKind::Wait)
+                .then(|| request_origin(trace, op).map(|o| o.index))
+                .flatten(),
+            standard_send: unmet.iter().any(|n| n.standard),
+            waits_for: unmet
+                .iter()
+                .map(|n| {
+                    let target = &self.traces[n.rank].ops[n.op as usize];
+                    Awaited {
+                        rank: n.rank as i32,
+                        op_index: n.op,
+                        kind: target.kind,
+                        site: target.site,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// An `Irecv`'s arguments, for finding the ones that may take a message:
+/// whether on `MPI_COMM_WORLD`, its source (`None`: `MPI_ANY_SOURCE`, or
+/// another communicator's rank) and tag (`None`: `MPI_ANY_TAG`).
+type IrecvKey = (bool, Option<i32>, Option<i32>);
+
+/// Where the receive whose receiving record is `receiver` was posted, when
+/// the records say: the `Recv`/`Sendrecv` itself, or the `Irecv` that the
+/// `Wait`/`Test` of a single request names.
+fn exact_posting(trace: &RankTrace, receiver: &Op) -> Option<u64> {
+    match receiver.kind {
+        OpKind::Recv | OpKind::Sendrecv => Some(receiver.index),
+        OpKind::Wait | OpKind::Test if receiver.count <= 1 => request_origin(trace, receiver)
+            .filter(|o| o.kind == OpKind::Irecv)
+            .map(|o| o.index),
+        _ => None,
+    }
+}
+
+/// A rank's messages taken by `Irecv`s that a call not naming them
+/// completed, by (source: `Some` world rank, `None` any; tag): the latest
+/// such call, and the latest whose message was not sent (see
+/// [`Model::loose_sent`]).
+type LooseSent = HashMap<(Option<i32>, i32), (u64, Option<u64>)>;
+
+/// Whether the message of `irecv`, an `Irecv` completed by a call that does
+/// not name it, was surely sent: every message from its status's source
+/// and tag that such a call after it took was (`sent`: the rank's
+/// [`Model::loose_sent`]).
+fn surely_sent(sent: &LooseSent, irecv: &Op, world: bool) -> bool {
+    let Some((source, tag)) = irecv.matched else {
+        return false;
+    };
+    let key = (world.then_some(source), tag);
+    sent.get(&key).is_some_and(|&(latest, latest_unsent)| {
+        latest > irecv.index && latest_unsent.is_none_or(|u| u < irecv.index)
+    })
+}
+
+/// Whether `op` completed a receive (it has the receive's status) and so
+/// must have a `Matched` record.
+fn completed_receive(op: &Op) -> bool {
+    matches!(
+        op.kind,
+        OpKind::Recv
+            | OpKind::Sendrecv
+            | OpKind::Wait
+            | OpKind::Waitall
+            | OpKind::Waitany
+            | OpKind::Test
+    ) && op.has(flags::HAS_STATUS)
+        && !op.has(flags::FAILED)
+        && !op.has(flags::PROC_NULL)
+        && op.matched.is_some_and(|(source, _)| source >= 0)
+}
+
+/// The wait-for graph of the stuck ranks, its cycle and knot.
+fn witness(size: usize, stuck: Vec<StuckRank>) -> BufferingHazard {
+    let mut graph: DiGraph<i32, ()> = DiGraph::with_capacity(size, 0);
+    let nodes: Vec<NodeIndex> = (0..size).map(|r| graph.add_node(r as i32)).collect();
+    for s in &stuck {
+        for w in &s.waits_for {
+            graph.update_edge(nodes[s.rank as usize], nodes[w.rank as usize], ());
+        }
+    }
+    let mut knot = Vec::new();
+    let mut cycle: Vec<i32> = Vec::new();
+    for scc in kosaraju_scc(&graph) {
+        if scc.len() == 1 && !graph.contains_edge(scc[0], scc[0]) {
+            continue;
+        }
+        let lowest = scc.iter().map(|&n| graph[n]).min();
+        if cycle.is_empty() || lowest < cycle.iter().min().copied() {
+            cycle = find_cycle(&graph, &scc);
+        }
+        knot.extend(scc.iter().map(|&n| graph[n]));
+    }
+    knot.sort_unstable();
+    BufferingHazard { stuck, cycle, knot }
+}
+
+#[cfg(test)]
+mod tests;
