@@ -10,7 +10,8 @@ packages=(
   clang-16 llvm-16-dev libclang-16-dev  # build: C -> IR, inkwell, bindgen (mpi-sys)
   libpolly-16-dev             # llvm-config-16 --libs names Polly; harmless with prefer-dynamic
   zlib1g-dev libzstd-dev libxml2-dev libffi-dev libtinfo-dev libncurses-dev  # llvm-sys link deps
-  pkg-config build-essential
+  pkg-config build-essential bc
+  chromium                    # the HTML report's rendering test (headless)
 )
 
 missing=()

@@ -32,6 +32,18 @@ pub enum Command {
     ///
     /// `mbhybrid replay 20261121-233015-12345 --interleaving 2`
     Replay(ReplayArgs),
+    /// Print the page of a finding code: what it means, an example, the fix.
+    ///
+    /// `mbhybrid explain MBH0001` (or `0001`, or `1`).
+    Explain(ExplainArgs),
+}
+
+/// `mbhybrid explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The code (`MBH0001`, `0001` or `1`).
+    #[arg(value_name = "CODE")]
+    pub code: String,
 }
 
 /// `mbhybrid replay`.
@@ -111,6 +123,14 @@ pub struct BuildArgs {
     /// executable).
     #[arg(long, value_name = "DIR")]
     pub runtime_dir: Option<PathBuf>,
+    /// A mixing bound for the zone opened by the collective at FILE:LINE
+    /// (repeatable; overrides `mbhybrid.toml`'s `[zones]`). K < 0: unbounded.
+    #[arg(long, value_name = "FILE:LINE=K", value_parser = parse_zone_bound)]
+    pub zone_bound: Vec<mbh_instrument::ZoneBound>,
+}
+
+fn parse_zone_bound(spec: &str) -> Result<mbh_instrument::ZoneBound, String> {
+    mbh_instrument::ZoneBound::parse(spec)
 }
 
 /// How to print the report.
@@ -122,6 +142,8 @@ pub enum Format {
     Short,
     /// The JSON object of the documentation (docs/json.md).
     Json,
+    /// SARIF 2.1.0, for code-scanning viewers (VS Code, GitHub).
+    Sarif,
 }
 
 /// `mbhybrid verify`.
@@ -170,6 +192,10 @@ pub struct VerifyArgs {
     /// Stop starting new interleavings after this many seconds.
     #[arg(long, value_name = "SECS")]
     pub time_budget: Option<u64>,
+    /// Also write a self-contained HTML report, with a space-time diagram
+    /// of each finding's interleaving.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// The MPI program.
     #[arg(value_name = "EXE")]
     pub program: PathBuf,

@@ -151,6 +151,81 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
     vec![finding]
 }
 
+/// The `buffering-hazard` finding of a run that completed only because MPI
+/// buffered standard-mode sends: each stuck send at the line that issued it.
+pub fn buffering_finding(
+    hazard: &mbh_bounding::BufferingHazard,
+    traces: &[RankTrace],
+    session: &Session,
+    n: u32,
+) -> Finding {
+    let cycle: Vec<String> = hazard
+        .cycle
+        .iter()
+        .chain(hazard.cycle.first())
+        .map(|r| format!("rank {r}"))
+        .collect();
+    let ranks = hazard.ranks();
+    let mut in_cycle = hazard.cycle.clone();
+    in_cycle.sort_unstable();
+    let (who, verb) = match in_cycle.as_slice() {
+        [] => (list_ranks(&ranks), "complete"),
+        [_] => (list_ranks(&in_cycle), "completes"),
+        _ => (list_ranks(&in_cycle), "complete"),
+    };
+    let mut finding = Finding::new(
+        FindingKind::BufferingHazard,
+        Severity::Warning,
+        format!(
+            "{who} {verb} only because MPI buffered sends: without buffering this interleaving deadlocks ({})",
+            cycle.join(" → ")
+        ),
+    );
+    finding.interleaving = n;
+    finding.ranks = ranks;
+    for (i, stuck) in hazard.sends().enumerate() {
+        // The line that issued the send (an Isend's, not its Wait's).
+        let issued = stuck
+            .origin
+            .and_then(|origin| {
+                traces
+                    .iter()
+                    .find(|t| t.rank == stuck.rank)?
+                    .ops
+                    .get(origin as usize)
+            })
+            .map_or(stuck.site, |op| op.site);
+        let waits: Vec<String> = stuck
+            .waits_for
+            .iter()
+            .map(|w| format!("rank {}", w.rank))
+            .collect();
+        let label = format!(
+            "this send completes only once {} posts its receive",
+            waits.join(" and ")
+        );
+        let role = if i == 0 {
+            Role::Primary
+        } else {
+            Role::Secondary
+        };
+        match session.sites.as_ref().and_then(|s| s.get(issued)) {
+            Some(site) => finding
+                .locations
+                .push(site_location(site, stuck.rank, role, &label)),
+            None => finding.notes.push(format!("rank {}: {label}", stuck.rank)),
+        }
+    }
+    finding
+        .notes
+        .push("`--buffering zero` makes the deadlock happen".into());
+    finding.help = Some(
+        "post the receives before the sends (`MPI_Irecv` first), or exchange with `MPI_Sendrecv`: MPI does not promise to buffer standard-mode sends"
+            .into(),
+    );
+    finding
+}
+
 fn mismatch_finding(
     m: &mbh_bounding::deadlock::CollectiveMismatch,
     session: &Session,

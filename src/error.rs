@@ -63,6 +63,17 @@ pub enum UsageError {
         /// How many there are.
         available: u32,
     },
+    /// `explain` was given a code that does not exist.
+    #[error("`{0}` is not an mbhybrid finding code. Codes run from MBH0001 to MBH{1:04}; each finding prints its code in brackets, for example `error[MBH0001]`.")]
+    NoSuchCode(String, usize),
+    /// The HTML report cannot be written.
+    #[error("cannot write the HTML report `{path}`: {reason}. Pass a writable path to `--html`.")]
+    HtmlUnwritable {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        reason: String,
+    },
     /// No rank ever called MPI_Init.
     #[error("`{program}` ran, but no process reached `MPI_Init` under the mbhybrid runtime, so there is nothing to verify. Check that the program calls `MPI_Init` and was built with `mbhybrid build` (or is dynamically linked against MPI, so the runtime can be preloaded).{output}")]
     NeverInitialized {

@@ -8,7 +8,7 @@ use crate::interleaving;
 use crate::session::Session;
 use anyhow::Result;
 use mbh_bounding::RunEnd;
-use mbh_trace::config::{Buffering, Clocks, RuntimeConfig};
+use mbh_trace::config::{Buffering, Clocks, Guidance, RuntimeConfig};
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::WildcardEvent;
 use mbh_trace::report::{ChoicePointStats, RunOutcome, WildcardReport};
@@ -50,6 +50,9 @@ pub struct Exploration {
     pub warnings: Vec<String>,
     /// The traces of every interleaving, kept only when a caller asks (Fib).
     pub traces: Vec<Vec<mbh_trace::RankTrace>>,
+    /// The space-time diagram of each finding's interleaving, by finding
+    /// index.
+    pub timelines: Vec<(usize, mbh_diagnostics::html::Timeline)>,
 }
 
 /// Explores the program of `session`.
@@ -65,6 +68,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
         runs: Vec::new(),
         warnings: Vec::new(),
         traces: Vec::new(),
+        timelines: Vec::new(),
     };
     let mut seen_findings = HashSet::new();
     let mut seen_wildcards: BTreeMap<(i32, u32), usize> = BTreeMap::new();
@@ -136,8 +140,10 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                     }
                 ));
             }
-            let decisions = decision_notes(session, &run.events);
+            let decisions = decision_notes(session, &run.events, next.guidance.as_ref());
             let mut new_finding = false;
+            let run_traces: Vec<mbh_trace::RankTrace> =
+                run.analysis.traces.iter().flatten().cloned().collect();
             for mut finding in run.analysis.findings.clone() {
                 if seen_findings.insert(finding.dedup_key()) {
                     finding.replay = Some(session.replay_command(n));
@@ -147,17 +153,32 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                             "found with `--buffering zero`: standard sends were synchronous".into(),
                         );
                     }
+                    found.timelines.push((
+                        found.findings.len(),
+                        crate::timeline::build(
+                            &run_traces,
+                            session.sites.as_ref(),
+                            next.guidance.as_ref(),
+                        ),
+                    ));
                     found.findings.push(finding);
                     new_finding = true;
                 }
             }
             for event in &run.events {
-                seen_wildcards
+                let at = *seen_wildcards
                     .entry((event.rank, event.event))
                     .or_insert_with(|| {
                         found.wildcards.push(wildcard_report(session, event, n));
                         found.wildcards.len() - 1
                     });
+                let senders = &mut found.wildcards[at].senders;
+                senders.extend(event.potential.iter().copied());
+                if event.matched >= 0 {
+                    senders.push(event.matched);
+                }
+                senders.sort_unstable();
+                senders.dedup();
             }
             found.warnings.extend(
                 run.analysis
@@ -191,30 +212,44 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
     }
     found.complete = found.incomplete_because.is_none();
     found.wildcards.sort_by_key(|w| (w.rank, w.event));
-    found
-        .findings
-        .sort_by_key(|f| (f.interleaving, f.kind == FindingKind::Timeout));
+    // Findings stay in order of discovery: the timelines refer to them by
+    // index.
     Ok(found)
 }
 
-/// "rank 1's `MPI_Irecv` at crooked.c:25 took rank 2's message (rank 0's
-/// could match too)", for every choice point of the run.
-fn decision_notes(session: &Session, events: &[WildcardEvent]) -> Vec<String> {
+/// "rank 1's `MPI_Irecv` at crooked.c:25 took rank 2's message (rank 0
+/// could match it too)", for every choice point of the run, and "was made
+/// to take" for every match the run forced.
+fn decision_notes(
+    session: &Session,
+    events: &[WildcardEvent],
+    guidance: Option<&Guidance>,
+) -> Vec<String> {
     events
         .iter()
-        .filter(|e| !e.potential.is_empty() || e.matched < 0)
-        .map(|e| {
+        .filter_map(|e| {
+            // A forced match is a decision of this interleaving even when
+            // the run (stopped by a deadlock, say) never saw its
+            // alternatives.
+            let flipped = guidance.is_some_and(|g| g.source_for(e.rank, e.event).is_some());
+            if e.potential.is_empty() && !flipped {
+                return None;
+            }
             let place = match session.sites.as_ref().and_then(|s| s.get(e.site)) {
                 Some(site) => format!("`{}` at {}:{}", site.call, site.file, site.line),
                 None => format!("`{}` (wildcard event {})", e.kind.mpi_name(), e.event),
             };
-            let others: Vec<String> = e.potential.iter().map(|p| format!("rank {p}")).collect();
-            format!(
-                "in this interleaving rank {}'s {place} took rank {}'s message ({} could match it too)",
-                e.rank,
-                e.matched,
-                others.join(", ")
-            )
+            let others = if e.potential.is_empty() {
+                String::new()
+            } else {
+                let list: Vec<String> = e.potential.iter().map(|p| format!("rank {p}")).collect();
+                format!(" ({} could match it too)", list.join(", "))
+            };
+            let how = if flipped { "was made to take" } else { "took" };
+            Some(format!(
+                "in this interleaving rank {}'s {place} {how} rank {}'s message{others}",
+                e.rank, e.matched
+            ))
         })
         .collect()
 }
@@ -235,5 +270,6 @@ fn wildcard_report(session: &Session, event: &WildcardEvent, n: u32) -> Wildcard
         event: event.event,
         interleaving: n,
         clock: event.final_clock,
+        senders: Vec::new(),
     }
 }

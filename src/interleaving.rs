@@ -82,6 +82,16 @@ pub fn run(
             .findings
             .extend(crate::deadlock::findings(deadlock, session, n));
     }
+    // A run that completed may still have needed MPI's buffering (seed 003
+    // §3): replay its trace with standard sends as synchronous.
+    if analysis.findings.is_empty() && analysis.traces.iter().all(Option::is_some) {
+        let traces: Vec<_> = analysis.traces.iter().flatten().cloned().collect();
+        if let Some(hazard) = mbh_bounding::find_buffering_hazard(&traces) {
+            analysis.findings.push(crate::deadlock::buffering_finding(
+                &hazard, &traces, session, n,
+            ));
+        }
+    }
     let events: Vec<WildcardEvent> = analysis
         .traces
         .iter()

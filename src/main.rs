@@ -13,6 +13,7 @@ mod launch;
 mod outcome;
 mod session;
 mod symbolize;
+mod timeline;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -45,5 +46,6 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Build(args) => commands::build::run(&args),
         cli::Command::Verify(args) => commands::verify::run(&args),
         cli::Command::Replay(args) => commands::replay::run(&args),
+        cli::Command::Explain(args) => commands::explain::run(&args),
     }
 }

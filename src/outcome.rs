@@ -232,7 +232,14 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
     };
     finding.interleaving = ctx.interleaving;
     finding.ranks = vec![rank];
-    if let Some(last) = last_lines(stderr, 3) {
+    // What the rank printed, except glibc's assertion message: the finding
+    // already says it.
+    let printed: String = stderr
+        .lines()
+        .filter(|l| parse_glibc_assertion(l).is_none())
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let Some(last) = last_lines(&printed, 3) {
         finding.notes.push(format!("rank {rank} printed:\n{last}"));
     }
     Some(finding)

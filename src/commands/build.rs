@@ -16,6 +16,7 @@ pub fn run(args: &BuildArgs) -> Result<ExitCode> {
             .clone()
             .unwrap_or_else(super::default_runtime_dir),
         base_dir,
+        zone_bounds: args.zone_bound.clone(),
     };
     let built = mbh_instrument::build(&request)?;
     // clang's warnings, exactly as clang printed them.

@@ -2,6 +2,7 @@
 //! library crates and returns the process exit status.
 
 pub mod build;
+pub mod explain;
 pub mod replay;
 pub mod verify;
 

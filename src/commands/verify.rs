@@ -15,8 +15,12 @@ use std::time::{Duration, Instant};
 pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let session = prepare(args)?;
-    let exploration = explore::explore(&session, &settings(args), false)?;
+    let mut exploration = explore::explore(&session, &settings(args), false)?;
+    let timelines = std::mem::take(&mut exploration.timelines);
     let report = report(args, &session, exploration, started);
+    if let Some(path) = &args.html {
+        write_html(path, &report, &session.cwd, &timelines)?;
+    }
     print_report(&report, args.format, &session.cwd)?;
     Ok(exit_code(&report))
 }
@@ -115,12 +119,28 @@ pub fn exit_code(report: &Report) -> ExitCode {
     }
 }
 
+/// Writes the HTML report.
+pub fn write_html(
+    path: &Path,
+    report: &Report,
+    cwd: &Path,
+    timelines: &[(usize, mbh_diagnostics::html::Timeline)],
+) -> Result<()> {
+    let page = mbh_diagnostics::html::render(report, cwd, timelines);
+    std::fs::write(path, page).map_err(|e| crate::error::UsageError::HtmlUnwritable {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
+    Ok(())
+}
+
 /// Prints `report` in `format` on standard output.
 pub fn print_report(report: &Report, format: Format, cwd: &Path) -> Result<()> {
     use std::io::Write;
     let text = match format {
         Format::Json => mbh_diagnostics::json::render(report)?,
         Format::Short => mbh_diagnostics::short::render(report),
+        Format::Sarif => mbh_diagnostics::sarif::render_with_root(report, cwd),
         Format::Human => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
             mbh_diagnostics::human::render(report, cwd, color)?

@@ -4,4 +4,5 @@
 
 mod bad_input;
 mod programs;
+mod scenarios;
 mod util;

@@ -63,9 +63,28 @@ pub fn verify_json(exe: &Path, np: u32, dir: &Path, extra: &[&str]) -> (i32, Rep
     (out.status.code().unwrap_or(-1), report, out)
 }
 
+/// Verifies a test program with other options than its header's and checks
+/// only the exit status: the expectations in its text are for its header's
+/// options.
+pub fn check_program_with_expectations(source: &str, options: &[&str], exit: i32) -> Report {
+    let program = TestProgram::load(source);
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&program.source, dir.path());
+    let (status, report, out) = verify_json(&exe, program.np, dir.path(), options);
+    assert_eq!(status, exit, "verify exit status\n{}", describe(&out));
+    report
+}
+
 /// Builds and verifies a test program and checks its expectations.
 pub fn check_program(source: &str) -> Report {
-    let program = TestProgram::load(source);
+    check_program_with(source, &[])
+}
+
+/// [`check_program`] with extra `verify` options.
+pub fn check_program_with(source: &str, extra: &[&str]) -> Report {
+    let mut program = TestProgram::load(source);
+    program.options.extend(extra.iter().map(|s| s.to_string()));
     let _lock = mbh_tests::mpi_lock();
     let dir = tempfile::tempdir().unwrap();
     let exe = build(&program.source, dir.path());

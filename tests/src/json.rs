@@ -110,4 +110,5 @@ pub struct Wildcard {
     pub event: u32,
     pub interleaving: u32,
     pub clock: u64,
+    pub senders: Vec<i32>,
 }

@@ -40,6 +40,10 @@ pub struct WildcardReport {
     pub interleaving: u32,
     /// Final logical clock of the receive in that interleaving.
     pub clock: u64,
+    /// Every sender the receive (the same rank's same wildcard event) took
+    /// or could have taken in any interleaving, sorted.
+    #[serde(default)]
+    pub senders: Vec<i32>,
 }
 
 /// The verdict on one `MPI_Barrier` site.

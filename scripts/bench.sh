@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Benchmarks for BENCHMARKS.md (not tests: numbers, not verdicts).
+#
+#   scripts/bench.sh [SCALE]      SCALE 10 = full size (default), 1 = a smoke run
+#
+# 1. Runtime overhead: bench/pingpong.c built once with plain `mpicc` and once
+#    with `mbhybrid build`, run under mpiexec on 2, 4 and 8 ranks: plain MPICH,
+#    the runtime with Lamport clocks (LLCP) and with vector clocks (LVCP).
+#    Configurations alternate within each round so that the ratios come from
+#    the same run of this script on the same (shared, noisy) machine.
+# 2. Exploration cost: time per interleaving of `mbhybrid verify` against one
+#    plain `mpiexec` launch of the same program, for 3, 4 and 8 ranks.
+# Prints Markdown tables on standard output.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scale=${1:-10}
+cargo build -q --release --workspace
+mbh=$PWD/target/release/mbhybrid
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+mpicc -O2 -o "$work/plain" bench/pingpong.c
+"$mbh" build -o "$work/traced" bench/pingpong.c -- -O2 2>/dev/null
+
+# run NP CONFIG: CONFIG is plain, lamport or vector
+run() {
+  local np=$1 config=$2 dir="$work/t-$1-$2"
+  rm -rf "$dir"; mkdir -p "$dir"
+  case $config in
+    plain) env -u LD_LIBRARY_PATH mpiexec -n "$np" "$work/plain" "$scale" ;;
+    *)
+      printf '{"format":"mbhybrid-runtime","version":1,"clocks":"%s","buffering":"infinite","guidance":null}\n' \
+        "$config" > "$dir/runtime.json"
+      env -u LD_LIBRARY_PATH MBHYBRID_TRACE_DIR="$dir" mpiexec -n "$np" "$work/traced" "$scale" ;;
+  esac
+}
+
+echo "## Runtime overhead (bench/pingpong.c, scale $scale)"
+echo
+for np in 2 4 8; do
+  for config in plain lamport vector; do
+    run "$np" "$config" > "$work/out-$np-$config"
+  done
+  echo "### $np ranks"
+  echo
+  echo "| measure | size (B) | plain MPICH | LLCP | LVCP | LLCP / plain | LVCP / plain |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  paste "$work/out-$np-plain" "$work/out-$np-lamport" "$work/out-$np-vector" | awk '
+    $1 == "latency" { printf "| latency (µs) | %s | %s | %s | %s | %.2f | %.2f |\n", $2, $3, $6, $9, $6/$3, $9/$3 }
+    $1 == "bandwidth" && $2 >= 4096 { printf "| bandwidth (MB/s) | %s | %s | %s | %s | %.2f | %.2f |\n", $2, $3, $6, $9, $6/$3, $9/$3 }
+    $1 == "rate" { printf "| message rate (msg/s/rank) | 8 | %s | %s | %s | %.2f | %.2f |\n", $2, $4, $6, $4/$2, $6/$2 }'
+  echo
+done
+
+echo "## Time per interleaving"
+echo
+echo "| program | ranks | interleavings | plain mpiexec (s) | verify per interleaving (s) | ratio |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for spec in "tests/programs/s1_crooked_barrier.c:3" "tests/programs/r1_output_order.c:4" "tests/programs/r1_output_order.c:8"; do
+  src=${spec%%:*}; np=${spec##*:}
+  name=$(basename "$src" .c)
+  mpicc -O2 -o "$work/$name-plain" "$src"
+  "$mbh" build -o "$work/$name" "$src" -- -O2 2>/dev/null
+  start=$(date +%s.%N)
+  for _ in 1 2 3 4 5; do env -u LD_LIBRARY_PATH mpiexec -n "$np" "$work/$name-plain" > /dev/null 2>&1 || true; done
+  plain=$(echo "($(date +%s.%N) - $start) / 5" | bc -l)
+  start=$(date +%s.%N)
+  n=$(env -u LD_LIBRARY_PATH "$mbh" verify -n "$np" --run-dir "$work/runs" --max-interleavings 200 --format json "$work/$name" \
+      | python3 -c 'import json,sys; print(json.load(sys.stdin)["interleavings"])' || true)
+  total=$(echo "$(date +%s.%N) - $start" | bc -l)
+  printf "| %s | %s | %s | %.3f | %.3f | %.2f |\n" "$name" "$np" "$n" "$plain" "$(echo "$total / $n" | bc -l)" \
+    "$(echo "$total / $n / $plain" | bc -l)"
+done

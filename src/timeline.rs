@@ -1,0 +1,233 @@
+//! The space-time diagram of one interleaving, for the HTML report: each
+//! rank's MPI calls in order, the messages between them (from the runtime's
+//! `Matched` records), the potential matches of wildcard receives, sends
+//! nobody received, the calls ranks were blocked in, and the wildcard
+//! choice the interleaving forced.
+
+use mbh_diagnostics::html::{CallRef, MessageKind, Timeline, TimelineCall, TimelineMessage};
+use mbh_trace::config::Guidance;
+use mbh_trace::op::OpClass;
+use mbh_trace::{OpKind, RankTrace, SiteTable};
+use std::collections::HashMap;
+
+/// The timeline of one run from its traces.
+pub fn build(
+    traces: &[RankTrace],
+    sites: Option<&SiteTable>,
+    guidance: Option<&Guidance>,
+) -> Timeline {
+    // Position of each MPI call record in its rank's lane.
+    let mut position: HashMap<(i32, u64), usize> = HashMap::new();
+    let mut ranks = Vec::new();
+    for trace in traces {
+        // Wildcard event number of each receive record, and the flipped one.
+        let events: HashMap<u64, (u32, u64)> = trace
+            .ops
+            .iter()
+            .filter(|op| op.kind == OpKind::WildcardClock)
+            .map(|op| (op.request, (op.count as u32, op.aux)))
+            .collect();
+        let mut lane = Vec::new();
+        for op in trace
+            .ops
+            .iter()
+            .filter(|op| op.kind.class() != OpClass::Clock)
+        {
+            position.insert((trace.rank, op.index), lane.len());
+            let forced = events.get(&op.index).is_some_and(|&(event, clock)| {
+                guidance.is_some_and(|g| {
+                    g.source_for(trace.rank, event).is_some() && clock == g.last_guided_clock
+                })
+            });
+            lane.push(TimelineCall {
+                label: op.kind.mpi_name().trim_start_matches("MPI_").to_string(),
+                line: sites.and_then(|s| s.get(op.site)).map_or(0, |s| s.line),
+                blocked: trace.blocking == Some(op.index),
+                forced,
+            });
+        }
+        ranks.push(lane);
+    }
+    let lane_of: HashMap<i32, usize> = traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.rank, i))
+        .collect();
+    let call = |rank: i32, index: u64| -> Option<CallRef> {
+        Some(CallRef {
+            rank: *lane_of.get(&rank)?,
+            call: *position.get(&(rank, index))?,
+        })
+    };
+    let mut messages = Vec::new();
+    let mut received: HashMap<(i32, u64), ()> = HashMap::new();
+    // Which send each receive took.
+    let mut sender_of_receive: HashMap<(i32, u64), (i32, u64)> = HashMap::new();
+    for trace in traces {
+        for op in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
+            received.insert((op.peer, op.aux), ());
+            sender_of_receive.insert((trace.rank, op.request), (op.peer, op.aux));
+            if let (Some(from), Some(to)) = (call(op.peer, op.aux), call(trace.rank, op.request)) {
+                messages.push(TimelineMessage {
+                    from,
+                    to,
+                    kind: MessageKind::Matched,
+                });
+            }
+        }
+    }
+    for trace in traces {
+        for op in trace
+            .ops
+            .iter()
+            .filter(|op| op.kind == OpKind::PotentialMatch)
+        {
+            // The late message was taken by the receive `request`; its send
+            // could have matched the wildcard receive of event `count`.
+            let Some(&(sender, send_index)) = sender_of_receive.get(&(trace.rank, op.request))
+            else {
+                continue;
+            };
+            let Some(wildcard) = trace
+                .ops
+                .iter()
+                .find(|w| w.kind == OpKind::WildcardClock && w.count == op.count)
+                .map(|w| w.request)
+            else {
+                continue;
+            };
+            if let (Some(from), Some(to)) = (call(sender, send_index), call(trace.rank, wildcard)) {
+                messages.push(TimelineMessage {
+                    from,
+                    to,
+                    kind: MessageKind::Potential,
+                });
+            }
+        }
+    }
+    for trace in traces {
+        for op in trace
+            .ops
+            .iter()
+            .filter(|op| op.kind.class() == OpClass::Send && op.peer >= 0)
+        {
+            if received.contains_key(&(trace.rank, op.index)) {
+                continue;
+            }
+            let Some(&to_lane) = lane_of.get(&op.peer) else {
+                continue;
+            };
+            if let Some(from) = call(trace.rank, op.index) {
+                let last = ranks[to_lane].len().saturating_sub(1);
+                messages.push(TimelineMessage {
+                    from,
+                    to: CallRef {
+                        rank: to_lane,
+                        call: last,
+                    },
+                    kind: MessageKind::Unreceived,
+                });
+            }
+        }
+    }
+    Timeline { ranks, messages }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mbh_trace::rank_trace::{Op, RankEnd, RankState};
+
+    fn op(index: u64, kind: OpKind) -> Op {
+        Op {
+            index,
+            kind,
+            flags: 0,
+            site: 0,
+            peer: 0,
+            tag: 0,
+            comm: 0,
+            count: 0,
+            matched: None,
+            error: 0,
+            request: 0,
+            aux: 0,
+        }
+    }
+
+    fn trace(rank: i32, ops: Vec<Op>, blocking: Option<u64>) -> RankTrace {
+        RankTrace {
+            rank,
+            size: 2,
+            pid: 1,
+            end: RankEnd {
+                state: RankState::Running,
+                exit_status: None,
+                signal: None,
+                abort: None,
+                fault_addr: 0,
+                frames: vec![],
+                exe_base: 0,
+            },
+            blocking,
+            ops,
+        }
+    }
+
+    #[test]
+    fn matches_become_arrows_and_lost_sends_point_at_their_destination() {
+        let sender = trace(
+            0,
+            vec![
+                Op {
+                    peer: 1,
+                    ..op(0, OpKind::Send)
+                },
+                Op {
+                    peer: 1,
+                    ..op(1, OpKind::Send)
+                },
+            ],
+            None,
+        );
+        let receiver = trace(
+            1,
+            vec![
+                Op {
+                    peer: -2,
+                    ..op(0, OpKind::Recv)
+                },
+                Op {
+                    peer: 0,
+                    request: 0,
+                    aux: 0,
+                    ..op(1, OpKind::Matched)
+                },
+                Op {
+                    peer: 0,
+                    ..op(2, OpKind::Recv)
+                },
+            ],
+            Some(2),
+        );
+        let t = build(&[sender, receiver], None, None);
+        assert_eq!(t.ranks[0].len(), 2);
+        assert_eq!(t.ranks[1].len(), 2, "clock records are not calls");
+        assert!(t.ranks[1][1].blocked);
+        assert_eq!(
+            t.messages,
+            vec![
+                TimelineMessage {
+                    from: CallRef { rank: 0, call: 0 },
+                    to: CallRef { rank: 1, call: 0 },
+                    kind: MessageKind::Matched
+                },
+                TimelineMessage {
+                    from: CallRef { rank: 0, call: 1 },
+                    to: CallRef { rank: 1, call: 1 },
+                    kind: MessageKind::Unreceived
+                },
+            ]
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! The wildcard and error scenarios of SCENARIOS.md: potential senders,
+//! interleaving counts, deadlocks that need a particular match, replays.
+
+use crate::util::{
+    build, check_program, check_program_with, check_program_with_expectations, describe, line_of,
+    verify_json,
+};
+use mbh_tests::json::{Report, Wildcard};
+use mbh_tests::{run_mbhybrid, workspace_root};
+
+/// The wildcard receive of `rank` at `line` of `source`, as first seen.
+fn wildcard<'r>(report: &'r Report, source: &str, rank: i32, line: u32) -> &'r Wildcard {
+    report
+        .wildcards
+        .iter()
+        .find(|w| w.rank == rank && w.file == source && w.line == line)
+        .unwrap_or_else(|| {
+            panic!(
+                "no wildcard receive of rank {rank} at {source}:{line} in {:?}",
+                report.wildcards
+            )
+        })
+}
+
+/// Every sender found for a wildcard receive over the exploration.
+fn senders(w: &Wildcard) -> Vec<i32> {
+    w.senders.clone()
+}
+
+/// The senders of the first interleaving that ran a wildcard receive: the
+/// one it took and the potential ones.
+fn first_run_senders(w: &Wildcard) -> Vec<i32> {
+    let mut all: Vec<i32> = w.matched.iter().chain(&w.potential).copied().collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+#[test]
+fn s1_crooked_barrier_finds_p2_and_the_elusive_assertion() {
+    let source = "tests/programs/s1_crooked_barrier.c";
+    let report = check_program(source);
+    let irecv = wildcard(&report, source, 1, line_of(source, "MPI_Irecv(&x"));
+    assert_eq!(
+        irecv.matched,
+        [0],
+        "the MPI library's own choice is P0's message"
+    );
+    assert_eq!(
+        irecv.potential,
+        [2],
+        "P2 is a potential sender of P1's Irecv"
+    );
+    let finding = &report.findings[0];
+    assert_eq!(
+        finding.interleaving, 2,
+        "only the forced interleaving fails"
+    );
+    assert!(
+        finding
+            .notes
+            .iter()
+            .any(|n| n.contains("was made to take rank 2's message")),
+        "{finding:?}"
+    );
+    assert_eq!(report.choice_points.found, report.choice_points.explored);
+    assert!(report.complete);
+}
+
+#[test]
+fn e11_replay_reproduces_the_assertion_20_times_out_of_20() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let source = std::path::Path::new("tests/programs/s1_crooked_barrier.c");
+    let exe = build(source, dir.path());
+    let (status, report, out) = verify_json(&exe, 3, dir.path(), &[]);
+    assert_eq!(status, 1, "{}", describe(&out));
+    let replay = report.findings[0].replay.clone().expect("a replay command");
+    let words: Vec<&str> = replay.split_whitespace().collect();
+    assert_eq!(&words[..2], ["mbhybrid", "replay"]);
+    let assertion_line = line_of("tests/programs/s1_crooked_barrier.c", "expect: assertion");
+    for attempt in 0..20 {
+        let mut args: Vec<&str> = words[1..].to_vec();
+        args.extend(["--format", "json"]);
+        let out = run_mbhybrid(&workspace_root(), &args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "replay {attempt}\n{}",
+            describe(&out)
+        );
+        let replayed: Report = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            replayed.warnings.iter().all(|w| !w.contains("diverged")),
+            "{:?}",
+            replayed.warnings
+        );
+        let finding = &replayed.findings[0];
+        assert_eq!(finding.kind, "assertion");
+        assert_eq!(finding.locations[0].line, assertion_line);
+        assert!(
+            replayed.runs[0].stdout.contains("x=33"),
+            "{:?}",
+            replayed.runs[0].stdout
+        );
+    }
+}
+
+#[test]
+fn s2_both_senders_under_lamport_and_vector_clocks() {
+    let source = "tests/programs/s2_two_matches.c";
+    for clocks in ["lamport", "vector"] {
+        let report = check_program_with(source, &["--clocks", clocks]);
+        let first = &report
+            .wildcards
+            .iter()
+            .filter(|w| w.rank == 0)
+            .min_by_key(|w| w.event)
+            .unwrap();
+        assert_eq!(
+            first_run_senders(first),
+            [1, 2],
+            "{clocks}: {:?}",
+            report.wildcards
+        );
+        assert_eq!(report.clocks, clocks);
+    }
+}
+
+#[test]
+fn s3_nonovertaking_is_deterministic() {
+    let report = check_program("tests/programs/s3_nonovertaking.c");
+    assert!(
+        report.wildcards.iter().all(|w| w.potential.is_empty()),
+        "{:?}",
+        report.wildcards
+    );
+    assert_eq!(report.choice_points.found, 0);
+}
+
+#[test]
+fn s4_late_message_is_recognised() {
+    let source = "tests/programs/s4_late_message.c";
+    let report = check_program(source);
+    let first = report
+        .wildcards
+        .iter()
+        .find(|w| w.rank == 1 && w.event == 0)
+        .unwrap();
+    assert_eq!(first_run_senders(first), [0, 2], "{:?}", report.wildcards);
+}
+
+#[test]
+fn s5_every_wildcard_has_both_senders() {
+    let report = check_program("tests/programs/s5_tags_pending.c");
+    let p0: Vec<&Wildcard> = report.wildcards.iter().filter(|w| w.rank == 0).collect();
+    assert_eq!(p0.len(), 4, "{:?}", report.wildcards);
+    for w in p0 {
+        assert_eq!(senders(w), [1, 2], "{w:?}");
+    }
+}
+
+#[test]
+fn s6_vector_clocks_find_both_senders_and_lamport_claims_no_more() {
+    let source = "tests/programs/s6_llcp_omission.c";
+    let vector = check_program_with(source, &["--clocks", "vector"]);
+    let p2_first = vector
+        .wildcards
+        .iter()
+        .find(|w| w.rank == 2 && w.event == 0)
+        .unwrap();
+    assert_eq!(
+        first_run_senders(p2_first),
+        [0, 1],
+        "{:?}",
+        vector.wildcards
+    );
+    assert_eq!(vector.interleavings, 2);
+    let lamport = check_program_with(source, &["--clocks", "lamport"]);
+    let p2_first = lamport
+        .wildcards
+        .iter()
+        .find(|w| w.rank == 2 && w.event == 0)
+        .unwrap();
+    assert!(
+        first_run_senders(p2_first)
+            .iter()
+            .all(|s| [0, 1].contains(s)),
+        "{:?}",
+        lamport.wildcards
+    );
+    assert!(lamport.interleavings <= 2);
+}
+
+#[test]
+fn s9_wildcard_probe_has_both_senders_and_user_counts() {
+    let report = check_program("tests/programs/s9_wildcard_probe.c");
+    let probe = report
+        .wildcards
+        .iter()
+        .find(|w| w.rank == 0 && w.event == 0)
+        .unwrap();
+    assert_eq!(probe.call, "MPI_Probe");
+    assert_eq!(first_run_senders(probe), [1, 2]);
+}
+
+#[test]
+fn s11_a_reduce_does_not_hide_the_late_sender() {
+    let source = "tests/programs/s11_reduce.c";
+    let report = check_program(source);
+    let first = report
+        .wildcards
+        .iter()
+        .find(|w| w.rank == 1 && w.event == 0)
+        .unwrap();
+    assert_eq!(first_run_senders(first), [0, 2], "{:?}", report.wildcards);
+}
+
+#[test]
+fn e2_head_to_head_deadlocks_without_buffering() {
+    let report = check_program("tests/programs/e2_head_to_head.c");
+    assert_eq!(report.buffering, "zero");
+}
+
+#[test]
+fn e2_head_to_head_is_a_buffering_hazard_with_buffering() {
+    let source = "tests/programs/e2_head_to_head.c";
+    let report = check_program_with_expectations(source, &["--buffering", "infinite"], 1);
+    let finding = report
+        .findings
+        .iter()
+        .find(|f| f.kind == "buffering-hazard")
+        .expect("a buffering hazard");
+    let isend = line_of(source, "MPI_Isend(&out");
+    let mut ranks: Vec<i32> = finding
+        .locations
+        .iter()
+        .filter(|l| l.line == isend)
+        .map(|l| l.rank)
+        .collect();
+    ranks.sort_unstable();
+    assert_eq!(ranks, [0, 1], "both sends: {finding:?}");
+    assert_eq!(report.interleavings, 1);
+    assert!(
+        report.runs[0].ranks.iter().all(|r| r.state == "finalized"),
+        "the run itself completed"
+    );
+}
+
+#[test]
+fn e3_collective_order_is_a_mismatch() {
+    check_program("tests/programs/e3_collective_order.c");
+}
+
+#[test]
+fn e4_deadlock_only_when_the_wildcard_takes_p2() {
+    let report = check_program("tests/programs/e4_wildcard_deadlock.c");
+    let finding = &report.findings[0];
+    assert_eq!(finding.interleaving, 2);
+    assert!(
+        finding
+            .notes
+            .iter()
+            .any(|n| n.contains("was made to take rank 2's message")),
+        "{finding:?}"
+    );
+}
+
+#[test]
+fn e5_crooked_barrier_deadlock() {
+    let report = check_program("tests/programs/e5_crooked_deadlock.c");
+    assert!(
+        report.findings[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("was made to take rank 1's message")),
+        "{:?}",
+        report.findings
+    );
+}
+
+#[test]
+fn e6_buffering_dependent_deadlock() {
+    check_program("tests/programs/e6_buffering_deadlock.c");
+}
+
+#[test]
+fn e10b_send_cycle_under_zero_buffering() {
+    let report = check_program("tests/programs/e10b_send_send.c");
+    let finding = &report.findings[0];
+    assert_eq!(finding.ranks, [0, 1, 2], "{finding:?}");
+}
+
+#[test]
+fn r1_every_output_once_and_replays_reproduce_them() {
+    let source = "tests/programs/r1_output_order.c";
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(std::path::Path::new(source), dir.path());
+    let (status, report, out) = verify_json(&exe, 4, dir.path(), &[]);
+    assert_eq!(status, 0, "{}", describe(&out));
+    let mut outputs: Vec<&str> = report.runs.iter().map(|r| r.stdout.trim()).collect();
+    outputs.sort_unstable();
+    let expected = [
+        "arrival order: 123",
+        "arrival order: 132",
+        "arrival order: 213",
+        "arrival order: 231",
+        "arrival order: 312",
+        "arrival order: 321",
+    ];
+    assert_eq!(outputs, expected, "every order once");
+    let runs = dir.path().join("runs");
+    for (i, run) in report.runs.iter().enumerate() {
+        let n = (i + 1).to_string();
+        for _ in 0..if i == 0 { 20 } else { 3 } {
+            let out = run_mbhybrid(
+                &workspace_root(),
+                &[
+                    "replay",
+                    &report.run_id,
+                    "--interleaving",
+                    &n,
+                    "--run-dir",
+                    runs.to_str().unwrap(),
+                    "--format",
+                    "json",
+                ],
+            );
+            assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+            let replayed: Report = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(
+                replayed.runs[0].stdout, run.stdout,
+                "replay of interleaving {n}"
+            );
+        }
+    }
+}
