@@ -111,6 +111,50 @@ op_kinds! {
     /// sender rank, `aux` = the sender's record index, `comm` = the clock
     /// the message carried, `count` = wildcard event number or -1.
     Matched = 242 => "mbhybrid:matched", Clock;
+    /// Not an MPI call: a local check failed (DESIGN.md "Local checks").
+    /// `count` = the check ([`LocalCheck`] code), `site` = site of the call
+    /// at fault (for a leak: the call that created the handle), `request` =
+    /// index of that call's record, `peer` = the other rank involved (the
+    /// sender, for a type mismatch; -1 if none), `tag` = the MPI error code
+    /// (for `MpiError`), `aux` = check-specific detail: for `TypeMismatch`
+    /// the sender's record index; for leaks the handle bits.
+    LocalCheck = 243 => "mbhybrid:local-check", Clock;
+}
+
+/// What a [`OpKind::LocalCheck`] record reports (its `count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(i32)]
+pub enum LocalCheck {
+    /// An MPI call returned an error code (`tag`).
+    MpiError = 1,
+    /// Sender and receiver datatype signatures differ.
+    TypeMismatch = 2,
+    /// A request never completed or freed before `MPI_Finalize`.
+    RequestLeak = 3,
+    /// A communicator, datatype, group or op never freed.
+    ResourceLeak = 4,
+    /// A persistent request waited on without `MPI_Start`.
+    MissingStart = 5,
+    /// An MPI call after `MPI_Finalize`.
+    AfterFinalize = 6,
+    /// An MPI call received an invalid argument.
+    InvalidArgument = 7,
+}
+
+impl LocalCheck {
+    /// The check with code `code`.
+    pub fn from_code(code: i32) -> Option<LocalCheck> {
+        Some(match code {
+            1 => LocalCheck::MpiError,
+            2 => LocalCheck::TypeMismatch,
+            3 => LocalCheck::RequestLeak,
+            4 => LocalCheck::ResourceLeak,
+            5 => LocalCheck::MissingStart,
+            6 => LocalCheck::AfterFinalize,
+            7 => LocalCheck::InvalidArgument,
+            _ => return None,
+        })
+    }
 }
 
 /// What an operation does, coarsely.
