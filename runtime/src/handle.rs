@@ -5,7 +5,7 @@
 //! Every conversion goes through [`HandleBits`], so supporting another
 //! representation means one more [`Repr`] impl, not a hunt for casts.
 
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request};
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Op, MPI_Request};
 use std::os::raw::c_int;
 
 /// An MPI handle that can be stored in a trace record.
@@ -52,7 +52,14 @@ macro_rules! handle_bits {
     };
 }
 
-handle_bits!(MPI_Comm, MPI_Datatype, MPI_Request);
+handle_bits!(
+    MPI_Comm,
+    MPI_Datatype,
+    MPI_Errhandler,
+    MPI_Group,
+    MPI_Op,
+    MPI_Request
+);
 
 #[cfg(test)]
 mod tests {

@@ -32,6 +32,30 @@
 //!   (`PotentialMatch`), and for every receive the send it matched
 //!   (`Matched`); plus the rank's standard error, and how it ended
 //!   (`MPI_Finalize`, `exit` status, fatal signal, `MPI_Abort`).
+//! * makes the local checks (`checks.rs`), each an `OpKind::LocalCheck`
+//!   record (`count` = the `LocalCheck` code):
+//!   - `TypeMismatch`, on the receiver: the header carries the hash of the
+//!     sender's type signature ([`typesig`]); the receive compares it with
+//!     the prefix of its own datatype the bytes that arrived fill. `site`,
+//!     `request` = the receive's (the `Irecv`'s for a nonblocking one),
+//!     `peer` = the sender's world rank, `aux` = the sender's record.
+//!   - `RequestLeak`, at `MPI_Finalize`: each request still outstanding
+//!     (not freed), at the call that made it; `aux` = the request's bits.
+//!   - `ResourceLeak`, at `MPI_Finalize`: each communicator, committed
+//!     datatype, group or op the program made and never freed; `site` =
+//!     the making (for a datatype: committing) call's, `request` =
+//!     `u64::MAX` (those calls have no record), `tag` = 0 communicator,
+//!     1 datatype, 2 group, 3 op, `aux` = the handle's bits.
+//!   - `AfterFinalize`: any export called after `MPI_Finalize` returned,
+//!     with its site; the call then goes to MPI.
+//!   - `MpiError`: an export returned an error code (`tag`; `request` =
+//!     the call's record, `u64::MAX` if none; `aux` = the communicator).
+//!     The runtime sets `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` at start
+//!     and remembers the handler the program sets; under the default
+//!     `MPI_ERRORS_ARE_FATAL` it prints `Fatal error in MPI_Xxx: <MPI's
+//!     message>`, records the end as an abort with the code, and aborts
+//!     the job (`PMPI_Abort(MPI_COMM_WORLD, code)`); otherwise the code
+//!     goes back to the program.
 //!
 //! [`mbhybrid_site`] is the word the instrumented program stores each call
 //! site's id into before the call. Every export is listed in this file and
@@ -59,6 +83,10 @@
 //!
 //! # Limitations
 //!
+//! - MPICH gives every eagerly completed send the same shared request
+//!   handle. When such a handle comes back, the older request is treated as
+//!   complete: two eager `MPI_Isend`s neither of which is waited for report
+//!   one `request-leak`, not two.
 //! * Not handled, and stopped by name when called: persistent requests
 //!   (`MPI_Send_init` ..., `MPI_Start`, `MPI_Startall`), matched probes
 //!   (`MPI_Mprobe`, `MPI_Improbe`, `MPI_Mrecv`, `MPI_Imrecv`),
@@ -108,10 +136,25 @@
 //!   overflows are caught on the thread that called `MPI_Init` only (the
 //!   alternate signal stack is per thread).
 //! * Exit statuses need glibc's `on_exit`; `_exit` is not seen.
+//! * Local checks: the type check treats every named type as basic (so
+//!   `MPI_2INT` does not match two `MPI_INT`s), does not check
+//!   `MPI_PACKED` (on either side, so `MPI_Sendrecv_replace`'s send),
+//!   darray and Fortran parameterised types, nor a receive of a type of
+//!   several basic types that gets a partial copy of it. Collectives are
+//!   not type-checked. The resource table follows 1024 live handles (more
+//!   are not checked), datatypes from their commit. Only errors on
+//!   communicators derived from `MPI_COMM_WORLD` are redirected (those on
+//!   `MPI_COMM_SELF` and calls without a communicator stay MPI's, not
+//!   recorded); errors of completion calls are handled as world's. A
+//!   fatal MPI error on two ranks may kill one before it records. MPI's
+//!   message names the runtime's struct datatype (`dtype=USER<struct>`).
+//!   Invalid arguments are not checked before the call (MPI's own error is
+//!   recorded as `MpiError`); `MissingStart` needs persistent requests.
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod checks;
 mod comms;
 mod consts;
 mod crash;
@@ -125,6 +168,7 @@ mod slots;
 mod start;
 mod state;
 mod trace_file;
+pub mod typesig;
 mod wrap;
 
 pub use handle::HandleBits;
@@ -132,7 +176,8 @@ pub use handle::HandleBits;
 use engine::SendMode;
 use mbh_trace::OpKind;
 use mpi_sys::{
-    MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_Message, MPI_Op, MPI_Request, MPI_Status,
+    MPI_Comm, MPI_Count, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Info, MPI_Message, MPI_Op,
+    MPI_Request, MPI_Status,
 };
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::AtomicU32;
@@ -147,8 +192,12 @@ pub static mbhybrid_site: AtomicU32 = AtomicU32::new(0);
 
 /// Defines exports: each is a thin shim running its body in the panic
 /// boundary.
+/// Every export also makes the local checks that need no knowledge of the
+/// call (`checks`): a call after `MPI_Finalize` is recorded, and an error
+/// code is recorded and handled as the program's handler for the call's
+/// communicator (`@ comm`; `MPI_COMM_WORLD` when not given) says.
 macro_rules! exports {
-    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $body:expr; )*) => { $(
+    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(@ $comm:expr)? => $body:expr; )*) => { $(
         $(#[$doc])*
         ///
         /// # Safety
@@ -158,8 +207,16 @@ macro_rules! exports {
         #[allow(non_snake_case)] // the MPI name
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
             state::boundary(stringify!($name), || {
+                if checks::finalized() {
+                    checks::after_finalize();
+                }
+                let site = checks::before_call();
                 // SAFETY: the caller upholds the MPI function's contract.
-                unsafe { $body }
+                let rc = unsafe { $body };
+                #[allow(unused_variables)]
+                let comm = consts::comm_world();
+                $( let comm = $comm; )?
+                checks::on_error(stringify!($name), comm, site, rc)
             })
         }
     )* };
@@ -197,52 +254,52 @@ exports! {
     /// becomes `Finalized` when it succeeds.
     fn MPI_Finalize() => wrap::finalize();
     /// `MPI_Abort`: the rank's state becomes `Aborted` before the call.
-    fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) => wrap::abort(comm, errorcode);
+    fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) @ comm => wrap::abort(comm, errorcode);
 
     /// `MPI_Send` (synchronous under `--buffering zero`).
-    fn MPI_Send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm)
+    fn MPI_Send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
         => wrap::send(SendMode::Standard, OpKind::Send, buf, count, datatype, dest, tag, comm);
     /// `MPI_Ssend`: returns once the receiver acknowledged with its clock.
-    fn MPI_Ssend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm)
+    fn MPI_Ssend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
         => wrap::send(SendMode::Sync, OpKind::Ssend, buf, count, datatype, dest, tag, comm);
     /// `MPI_Bsend`.
-    fn MPI_Bsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm)
+    fn MPI_Bsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
         => wrap::send(SendMode::Buffered, OpKind::Bsend, buf, count, datatype, dest, tag, comm);
     /// `MPI_Rsend`.
-    fn MPI_Rsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm)
+    fn MPI_Rsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
         => wrap::send(SendMode::Ready, OpKind::Rsend, buf, count, datatype, dest, tag, comm);
     /// `MPI_Isend` (synchronous under `--buffering zero`).
-    fn MPI_Isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request)
+    fn MPI_Isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
         => wrap::isend(SendMode::Standard, OpKind::Isend, buf, count, datatype, dest, tag, comm, request);
     /// `MPI_Issend`: completes once the receiver acknowledged.
-    fn MPI_Issend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request)
+    fn MPI_Issend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
         => wrap::isend(SendMode::Sync, OpKind::Issend, buf, count, datatype, dest, tag, comm, request);
     /// `MPI_Ibsend`.
-    fn MPI_Ibsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request)
+    fn MPI_Ibsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
         => wrap::isend(SendMode::Buffered, OpKind::Ibsend, buf, count, datatype, dest, tag, comm, request);
     /// `MPI_Irsend`.
-    fn MPI_Irsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request)
+    fn MPI_Irsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
         => wrap::isend(SendMode::Ready, OpKind::Irsend, buf, count, datatype, dest, tag, comm, request);
     /// `MPI_Recv`: a wildcard one is an event (forced in a replay).
-    fn MPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status)
+    fn MPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) @ comm
         => wrap::recv(buf, count, datatype, source, tag, comm, status);
     /// `MPI_Irecv`: a wildcard one is a pending event until it completes.
-    fn MPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request)
+    fn MPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
         => wrap::irecv(buf, count, datatype, source, tag, comm, request);
     /// `MPI_Sendrecv`.
     fn MPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
                     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
-                    comm: MPI_Comm, status: *mut MPI_Status)
+                    comm: MPI_Comm, status: *mut MPI_Status) @ comm
         => wrap::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
     /// `MPI_Sendrecv_replace`.
     fn MPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
-                            source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status)
+                            source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) @ comm
         => wrap::sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
     /// `MPI_Probe`: a wildcard one is an event; the status counts the
     /// program's data only.
-    fn MPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) => wrap::probe(source, tag, comm, status);
+    fn MPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) @ comm => wrap::probe(source, tag, comm, status);
     /// `MPI_Iprobe`: an event only when it finds a message.
-    fn MPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status)
+    fn MPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) @ comm
         => wrap::iprobe(source, tag, comm, flag, status);
 
     /// `MPI_Wait`.
@@ -275,31 +332,105 @@ exports! {
         => wrap::request_get_status(request, flag, status);
 
     /// `MPI_Barrier`: clocks to the maximum over the communicator.
-    fn MPI_Barrier(comm: MPI_Comm) => wrap::barrier(comm);
+    fn MPI_Barrier(comm: MPI_Comm) @ comm => wrap::barrier(comm);
     /// `MPI_Bcast`: the root's clock reaches the others.
-    fn MPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm)
+    fn MPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) @ comm
         => wrap::bcast(buffer, count, datatype, root, comm);
     /// `MPI_Reduce`: the others' clocks reach the root.
-    fn MPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm)
+    fn MPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) @ comm
         => wrap::reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     /// `MPI_Allreduce`: clocks to the maximum.
-    fn MPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm)
+    fn MPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) @ comm
         => wrap::allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     /// `MPI_Gather`: the others' clocks reach the root.
-    fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
+    fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) @ comm
         => wrap::exchange(ExchangeKind::Gather, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, root, comm);
     /// `MPI_Scatter`: the root's clock reaches the others.
-    fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm)
+    fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) @ comm
         => wrap::exchange(ExchangeKind::Scatter, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, root, comm);
     /// `MPI_Allgather`: clocks to the maximum.
-    fn MPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
+    fn MPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) @ comm
         => wrap::exchange(ExchangeKind::Allgather, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, 0, comm);
     /// `MPI_Alltoall`: clocks to the maximum.
-    fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm)
+    fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) @ comm
         => wrap::exchange(ExchangeKind::Alltoall, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, 0, comm);
     /// `MPI_Comm_free`: also frees the runtime's shadow of the
     /// communicator. Not recorded.
     fn MPI_Comm_free(comm: *mut MPI_Comm) => wrap::comm_free(comm);
+
+    // Handles followed for the resource-leak check (not recorded).
+    /// `MPI_Comm_dup`.
+    fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_dup(comm, newcomm));
+    /// `MPI_Comm_dup_with_info`.
+    fn MPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_dup_with_info(comm, info, newcomm));
+    /// `MPI_Comm_idup`.
+    fn MPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_idup(comm, newcomm, request));
+    /// `MPI_Comm_split`.
+    fn MPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_split(comm, color, key, newcomm));
+    /// `MPI_Comm_split_type`.
+    fn MPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
+    /// `MPI_Comm_create`.
+    fn MPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_create(comm, group, newcomm));
+    /// `MPI_Comm_create_group`.
+    fn MPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_create_group(comm, group, tag, newcomm));
+    /// `MPI_Cart_create`.
+    fn MPI_Cart_create(comm: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, newcomm: *mut MPI_Comm) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm));
+    /// `MPI_Cart_sub`.
+    fn MPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Cart_sub(comm, remain_dims, newcomm));
+    /// `MPI_Intercomm_create`.
+    fn MPI_Intercomm_create(comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int, newcomm: *mut MPI_Comm) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Intercomm_create(comm, local_leader, peer_comm, remote_leader, tag, newcomm));
+    /// `MPI_Intercomm_merge`.
+    fn MPI_Intercomm_merge(comm: MPI_Comm, high: c_int, newcomm: *mut MPI_Comm) @ comm
+        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Intercomm_merge(comm, high, newcomm));
+    /// `MPI_Comm_group`.
+    fn MPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) @ comm
+        => wrap::new_group(group, || mpi_sys::PMPI_Comm_group(comm, group));
+    /// `MPI_Group_incl`.
+    fn MPI_Group_incl(group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group)
+        => wrap::new_group(newgroup, || mpi_sys::PMPI_Group_incl(group, n, ranks, newgroup));
+    /// `MPI_Group_excl`.
+    fn MPI_Group_excl(group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group)
+        => wrap::new_group(newgroup, || mpi_sys::PMPI_Group_excl(group, n, ranks, newgroup));
+    /// `MPI_Group_union`.
+    fn MPI_Group_union(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group)
+        => wrap::new_group(newgroup, || mpi_sys::PMPI_Group_union(group1, group2, newgroup));
+    /// `MPI_Group_intersection`.
+    fn MPI_Group_intersection(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group)
+        => wrap::new_group(newgroup, || mpi_sys::PMPI_Group_intersection(group1, group2, newgroup));
+    /// `MPI_Group_difference`.
+    fn MPI_Group_difference(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group)
+        => wrap::new_group(newgroup, || mpi_sys::PMPI_Group_difference(group1, group2, newgroup));
+    /// `MPI_Group_free`.
+    fn MPI_Group_free(group: *mut MPI_Group) => wrap::group_free(group);
+    /// `MPI_Type_commit`: a derived type is followed from its commit.
+    fn MPI_Type_commit(datatype: *mut MPI_Datatype) => wrap::type_commit(datatype);
+    /// `MPI_Type_free`.
+    fn MPI_Type_free(datatype: *mut MPI_Datatype) => wrap::type_free(datatype);
+    /// `MPI_Op_create`.
+    fn MPI_Op_create(user_fn: mpi_sys::MPI_User_function, commute: c_int, op: *mut MPI_Op)
+        => wrap::op_create(user_fn, commute, op);
+    /// `MPI_Op_free`.
+    fn MPI_Op_free(op: *mut MPI_Op) => wrap::op_free(op);
+    /// `MPI_Comm_set_errhandler`: `MPI_ERRORS_ARE_FATAL` is remembered,
+    /// not applied (the runtime aborts after recording the error).
+    fn MPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) @ comm
+        => wrap::comm_set_errhandler(comm, errhandler);
+    /// `MPI_Errhandler_set`: as `MPI_Comm_set_errhandler`.
+    fn MPI_Errhandler_set(comm: MPI_Comm, errhandler: MPI_Errhandler) @ comm
+        => wrap::comm_set_errhandler(comm, errhandler);
+    /// `MPI_Comm_get_errhandler`: the handler the program chose.
+    fn MPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) @ comm
+        => wrap::comm_get_errhandler(comm, errhandler);
 }
 
 unsupported! {

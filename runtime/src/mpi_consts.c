@@ -19,3 +19,21 @@ MPI_Datatype mbhybrid_rt_mpi_packed(void)
 {
     return MPI_PACKED;
 }
+
+/* The MPI_COMBINER_* values runtime/src/typesig.rs follows, in the order of
+ * its `Combiners` struct. */
+void mbhybrid_rt_combiners(int *out)
+{
+    out[0] = MPI_COMBINER_NAMED;
+    out[1] = MPI_COMBINER_DUP;
+    out[2] = MPI_COMBINER_CONTIGUOUS;
+    out[3] = MPI_COMBINER_VECTOR;
+    out[4] = MPI_COMBINER_HVECTOR;
+    out[5] = MPI_COMBINER_INDEXED;
+    out[6] = MPI_COMBINER_HINDEXED;
+    out[7] = MPI_COMBINER_INDEXED_BLOCK;
+    out[8] = MPI_COMBINER_HINDEXED_BLOCK;
+    out[9] = MPI_COMBINER_STRUCT;
+    out[10] = MPI_COMBINER_SUBARRAY;
+    out[11] = MPI_COMBINER_RESIZED;
+}

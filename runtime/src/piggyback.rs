@@ -8,7 +8,7 @@
 //! | 0 | [`MAGIC`] in the low 32 bits, [`SYNC`] and other flags in the high 32 |
 //! | 1 | sender's world rank in the low 32 bits (as `i32`), the acknowledgement tag in the high 32 |
 //! | 2 | sender's record index (`u64::MAX` when not recorded) |
-//! | 3 | reserved for the payload's type signature (0) |
+//! | 3 | the hash of the payload's type signature (0: not checked; [`crate::typesig`]) |
 //! | 4.. | the sender's clock: 1 word (Lamport) or one per world rank (vector) |
 //!
 //! The size is fixed for a run ([`header_words`]): every rank uses the same
@@ -51,6 +51,8 @@ pub struct Header<'a> {
     pub ack_tag: i32,
     /// Sender's record index (`u64::MAX`: not recorded).
     pub op_index: u64,
+    /// Hash of the payload's type signature (0: not checked).
+    pub signature: u64,
     /// Sender's clock.
     pub clock: &'a [u64],
 }
@@ -75,7 +77,7 @@ pub fn encode(words: &mut [u64], header: &Header<'_>) {
     *w0 = u64::from(MAGIC) | u64::from(header.flags) << 32;
     *w1 = u64::from(header.sender as u32) | u64::from(header.ack_tag as u32) << 32;
     *w2 = header.op_index;
-    *w3 = 0;
+    *w3 = header.signature;
     for (to, from) in clock.iter_mut().zip(header.clock) {
         *to = *from;
     }
@@ -83,7 +85,7 @@ pub fn encode(words: &mut [u64], header: &Header<'_>) {
 
 /// Reads a header; `None` when the words do not start with [`MAGIC`].
 pub fn decode(words: &[u64]) -> Option<Header<'_>> {
-    let [w0, w1, w2, _w3, clock @ ..] = words else {
+    let [w0, w1, w2, w3, clock @ ..] = words else {
         return None;
     };
     if *w0 as u32 != MAGIC {
@@ -94,6 +96,7 @@ pub fn decode(words: &[u64]) -> Option<Header<'_>> {
         sender: *w1 as u32 as i32,
         ack_tag: (*w1 >> 32) as u32 as i32,
         op_index: *w2,
+        signature: *w3,
         clock,
     })
 }
@@ -157,23 +160,23 @@ pub fn free_type(datatype: &mut MPI_Datatype) {
 }
 
 /// Removes the header's bytes from the count of a receive's or probe's
-/// `status`. Returns false when the message is shorter than a header (it
-/// was sent without one).
+/// `status`. Returns the bytes of data, `None` when the message is shorter
+/// than a header (it was sent without one).
 ///
 /// # Safety
 ///
 /// `status` must be a valid status MPI filled in.
-pub unsafe fn fix_status(status: *mut MPI_Status, header_bytes: c_int) -> bool {
+pub unsafe fn fix_status(status: *mut MPI_Status, header_bytes: c_int) -> Option<u64> {
     let mut bytes: MPI_Count = 0;
     // SAFETY: a valid status; `bytes` is a valid out-parameter.
     let rc = unsafe { mpi_sys::PMPI_Get_elements_x(status, byte(), &mut bytes) };
     let header = MPI_Count::from(header_bytes);
     if rc != SUCCESS || bytes < header {
-        return false;
+        return None;
     }
     // SAFETY: as above.
     unsafe { mpi_sys::PMPI_Status_set_elements_x(status, byte(), bytes - header) };
-    true
+    u64::try_from(bytes - header).ok()
 }
 
 #[cfg(test)]
@@ -189,6 +192,7 @@ mod tests {
             sender: 2,
             ack_tag: 31999,
             op_index: 17,
+            signature: 0xdead_beef,
             clock: &clock,
         };
         encode(&mut words, &h);
@@ -206,6 +210,7 @@ mod tests {
             sender: -1,
             ack_tag: -5,
             op_index: u64::MAX,
+            signature: 0,
             clock: &[1],
         };
         encode(&mut words, &h);

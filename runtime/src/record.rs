@@ -123,6 +123,7 @@ pub fn begin(op: impl FnOnce() -> RawOp, blocking: bool) -> Option<u64> {
     }
     guard(|| {
         let index = TRACE.append(op())?;
+        crate::checks::note_call(index);
         if blocking {
             TRACE.writer()?.set_blocking(Some(index));
         }

@@ -42,6 +42,8 @@ pub struct RecvState {
     pub observed: bool,
     /// Its synchronous sender was acknowledged.
     pub acked: bool,
+    /// Its datatype's signature (the type-mismatch check).
+    pub sig: crate::typesig::Sig,
 }
 
 /// What a slot holds.

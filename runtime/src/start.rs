@@ -66,7 +66,10 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
         Some(())
     });
     match Rt::start(rank, size, config) {
-        Ok(rt) => state::install(rt),
+        Ok(rt) => {
+            state::install(rt);
+            crate::checks::redirect_errors();
+        }
         Err(message) => state::fatal(format_args!("cannot start the runtime: {message}")),
     }
 }

@@ -32,6 +32,7 @@
 //! documented in `mbh_trace::op`) name ranks in `MPI_COMM_WORLD`; for vector
 //! clocks their clock fields hold the receiving rank's own component.
 
+use crate::checks::{self, ResourceKind};
 use crate::consts::SUCCESS;
 use crate::engine::{Flow, SendMode};
 use crate::handle::HandleBits;
@@ -40,7 +41,7 @@ use crate::state::{self, active};
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{RankState, RawOp};
 use mbh_trace::OpKind;
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request, MPI_Status};
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Op, MPI_Request, MPI_Status};
 use std::os::raw::{c_char, c_int, c_void};
 
 pub(crate) unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
@@ -76,6 +77,7 @@ pub(crate) unsafe fn finalize() -> c_int {
     // SAFETY: as for MPI_Finalize.
     let rc = state::with(|rt| unsafe { rt.finalize() });
     if rc == SUCCESS {
+        checks::set_finalized();
         record::guard(|| {
             TRACE.writer()?.set_state(RankState::Finalized);
             Some(())
@@ -623,4 +625,208 @@ pub(crate) unsafe fn exchange(
 fn null_type() -> MPI_Datatype {
     // SAFETY: a plain handle newtype; only its bits are recorded.
     unsafe { std::mem::zeroed() }
+}
+
+/// `MPI_COMM_NULL`.
+fn comm_null() -> MPI_Comm {
+    // SAFETY: an immutable C constant defined by mpi-sys's shim.
+    unsafe { mpi_sys::RSMPI_COMM_NULL }
+}
+
+/// A call making communicator `*out` from `parent`: follows it as a
+/// resource (at the call's site) with the parent's error handler.
+///
+/// # Safety
+///
+/// `out` is the caller's out-parameter, written by `make`.
+pub(crate) unsafe fn new_comm(
+    parent: MPI_Comm,
+    out: *mut MPI_Comm,
+    make: impl FnOnce() -> c_int,
+) -> c_int {
+    if !active() {
+        return make();
+    }
+    let site = record::site();
+    let rc = make();
+    if rc == SUCCESS && !out.is_null() {
+        // SAFETY: non-null, written by MPI.
+        let comm = unsafe { *out };
+        if comm.bits() != comm_null().bits() {
+            state::with(|rt| {
+                rt.resources().add(ResourceKind::Comm, comm.bits(), site);
+                rt.handlers().inherit(parent, comm);
+            });
+        }
+    }
+    rc
+}
+
+/// A call making group `*out`: follows it as a resource.
+///
+/// # Safety
+///
+/// `out` is the caller's out-parameter, written by `make`.
+pub(crate) unsafe fn new_group(out: *mut MPI_Group, make: impl FnOnce() -> c_int) -> c_int {
+    if !active() {
+        return make();
+    }
+    let site = record::site();
+    let rc = make();
+    if rc == SUCCESS && !out.is_null() {
+        // SAFETY: non-null, written by MPI.
+        let bits = unsafe { *out }.bits();
+        // SAFETY: immutable C constants defined by mpi-sys's shim.
+        let predefined = unsafe {
+            bits == mpi_sys::RSMPI_GROUP_EMPTY.bits() || bits == mpi_sys::RSMPI_GROUP_NULL.bits()
+        };
+        if !predefined {
+            state::with(|rt| rt.resources().add(ResourceKind::Group, bits, site));
+        }
+    }
+    rc
+}
+
+/// A call freeing the handle `bits` of `kind`: stops following it when
+/// `free` succeeds.
+fn freed(kind: ResourceKind, bits: u64, free: impl FnOnce() -> c_int) -> c_int {
+    if !active() {
+        return free();
+    }
+    let _ = record::site();
+    let rc = free();
+    if rc == SUCCESS {
+        state::with(|rt| rt.resources().remove(kind, bits));
+    }
+    rc
+}
+
+pub(crate) unsafe fn group_free(group: *mut MPI_Group) -> c_int {
+    let bits = if group.is_null() {
+        0
+    } else {
+        // SAFETY: non-null, the caller's handle.
+        unsafe { *group }.bits()
+    };
+    // SAFETY: the caller's argument, passed on unchanged.
+    freed(ResourceKind::Group, bits, || unsafe {
+        mpi_sys::PMPI_Group_free(group)
+    })
+}
+
+/// `MPI_Type_commit`: a derived type is followed from here (a type made
+/// but never committed is not).
+pub(crate) unsafe fn type_commit(datatype: *mut MPI_Datatype) -> c_int {
+    if !active() {
+        // SAFETY: the caller's argument, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Type_commit(datatype) };
+    }
+    let site = record::site();
+    // SAFETY: the caller's argument, passed on unchanged.
+    let rc = unsafe { mpi_sys::PMPI_Type_commit(datatype) };
+    if rc == SUCCESS && !datatype.is_null() {
+        // SAFETY: non-null, the caller's handle.
+        let handle = unsafe { *datatype };
+        if !crate::typesig::is_named(handle) {
+            state::with(|rt| {
+                rt.resources()
+                    .add(ResourceKind::Datatype, handle.bits(), site)
+            });
+        }
+    }
+    rc
+}
+
+/// `MPI_Type_free`: also forgets the type's cached signature.
+pub(crate) unsafe fn type_free(datatype: *mut MPI_Datatype) -> c_int {
+    if datatype.is_null() || !active() {
+        // SAFETY: the caller's argument, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Type_free(datatype) };
+    }
+    // SAFETY: non-null, the caller's handle.
+    let handle = unsafe { *datatype };
+    state::with(|rt| rt.forget_type(handle));
+    // SAFETY: the caller's argument, passed on unchanged.
+    freed(ResourceKind::Datatype, handle.bits(), || unsafe {
+        mpi_sys::PMPI_Type_free(datatype)
+    })
+}
+
+pub(crate) unsafe fn op_create(
+    function: mpi_sys::MPI_User_function,
+    commute: c_int,
+    op: *mut MPI_Op,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Op_create(function, commute, op) };
+    }
+    let site = record::site();
+    // SAFETY: the caller's arguments, passed on unchanged.
+    let rc = unsafe { mpi_sys::PMPI_Op_create(function, commute, op) };
+    if rc == SUCCESS && !op.is_null() {
+        // SAFETY: non-null, written by MPI.
+        let bits = unsafe { *op }.bits();
+        state::with(|rt| rt.resources().add(ResourceKind::Op, bits, site));
+    }
+    rc
+}
+
+pub(crate) unsafe fn op_free(op: *mut MPI_Op) -> c_int {
+    let bits = if op.is_null() {
+        0
+    } else {
+        // SAFETY: non-null, the caller's handle.
+        unsafe { *op }.bits()
+    };
+    // SAFETY: the caller's argument, passed on unchanged.
+    freed(ResourceKind::Op, bits, || unsafe {
+        mpi_sys::PMPI_Op_free(op)
+    })
+}
+
+/// `MPI_Comm_set_errhandler` (and the old `MPI_Errhandler_set`): once the
+/// runtime redirected errors, `MPI_ERRORS_ARE_FATAL` is remembered, not
+/// applied (the runtime aborts after recording the error); any other
+/// handler is applied and remembered as returning.
+pub(crate) unsafe fn comm_set_errhandler(comm: MPI_Comm, handler: MPI_Errhandler) -> c_int {
+    if !active() || !checks::redirected() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Comm_set_errhandler(comm, handler) };
+    }
+    let _ = record::site();
+    let fatal = handler.bits() == checks::errors_are_fatal().bits();
+    let applied = if fatal {
+        checks::errors_return()
+    } else {
+        handler
+    };
+    // SAFETY: the caller's communicator, a valid handler.
+    let rc = unsafe { mpi_sys::PMPI_Comm_set_errhandler(comm, applied) };
+    if rc == SUCCESS {
+        state::with(|rt| rt.handlers().set(comm, !fatal));
+    }
+    rc
+}
+
+/// `MPI_Comm_get_errhandler`: says `MPI_ERRORS_ARE_FATAL` where the
+/// program has it, though the runtime put `MPI_ERRORS_RETURN` in place.
+pub(crate) unsafe fn comm_get_errhandler(comm: MPI_Comm, handler: *mut MPI_Errhandler) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    let rc = unsafe { mpi_sys::PMPI_Comm_get_errhandler(comm, handler) };
+    if rc != SUCCESS || handler.is_null() || !active() || !checks::redirected() {
+        return rc;
+    }
+    let _ = record::site();
+    if !state::with(|rt| rt.handlers().returns(comm)) {
+        // SAFETY: non-null, written by MPI; a predefined handler stays
+        // valid after MPI_Errhandler_free.
+        unsafe {
+            if (*handler).bits() == checks::errors_return().bits() {
+                mpi_sys::PMPI_Errhandler_free(handler);
+                *handler = checks::errors_are_fatal();
+            }
+        }
+    }
+    rc
 }

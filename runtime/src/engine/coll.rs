@@ -195,6 +195,9 @@ impl Rt {
         if !comm.is_null() {
             // SAFETY: non-null, the caller's handle.
             let handle = unsafe { *comm };
+            self.resources
+                .remove(crate::checks::ResourceKind::Comm, handle.bits());
+            self.handlers.set(handle, false);
             if let Some(mut shadow) = self.comms.forget(handle) {
                 // SAFETY: a shadow the runtime made; every rank frees
                 // `comm` (a collective call) and so its shadow.

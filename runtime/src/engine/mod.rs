@@ -37,6 +37,7 @@ pub use coll::Flow;
 pub use p2p::SendMode;
 pub(crate) use p2p::{pmpi_isend, pmpi_send};
 
+use crate::checks::{self, Handlers, Resources};
 use crate::comms::Comms;
 use crate::consts::{
     any_source, any_tag, comm_world, request_null, status_ignore, uint64, SUCCESS,
@@ -47,11 +48,13 @@ use crate::piggyback::{self, Header};
 use crate::record;
 use crate::slots::{Kind, Slots};
 use crate::state::fatal;
+use crate::typesig::{self, Sig};
 use mbh_trace::config::{Buffering, Clocks, RuntimeConfig};
-use mbh_trace::op::flags;
+use mbh_trace::op::{flags, LocalCheck};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
-use mpi_sys::{MPI_Comm, MPI_Request, MPI_Status};
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
+use std::collections::HashMap;
 use std::os::raw::c_int;
 
 /// Chunks of request slots made at start-up.
@@ -182,6 +185,12 @@ pub struct Rt {
     order: Vec<(u64, usize, *mut MPI_Status)>,
     acks_due: Vec<u32>,
     packed: Vec<u8>,
+    /// Type signatures by datatype handle (dropped by `MPI_Type_free`).
+    types: HashMap<u64, Sig>,
+    /// The error handlers the program chose.
+    handlers: Handlers,
+    /// Handles the program made and has not freed.
+    resources: Resources,
 }
 
 impl Rt {
@@ -229,6 +238,9 @@ impl Rt {
             order: Vec::with_capacity(64),
             acks_due: Vec::with_capacity(16),
             packed: Vec::new(),
+            types: HashMap::with_capacity(64),
+            handlers: Handlers::new(),
+            resources: Resources::new(),
         })
     }
 
@@ -252,6 +264,7 @@ impl Rt {
     }
 
     /// Writes this rank's header into `words`.
+    #[allow(clippy::too_many_arguments)]
     fn encode(
         words: &mut [u64],
         llcp: &Llcp,
@@ -259,6 +272,7 @@ impl Rt {
         record: Option<u64>,
         sync: bool,
         ack_tag: c_int,
+        signature: u64,
     ) {
         piggyback::encode(
             words,
@@ -267,9 +281,43 @@ impl Rt {
                 sender: rank,
                 ack_tag,
                 op_index: record.unwrap_or(u64::MAX),
+                signature,
                 clock: llcp.clock(),
             },
         );
+    }
+
+    /// The type signature of `datatype` (asked of MPI once per handle).
+    pub fn signature(&mut self, datatype: MPI_Datatype) -> Sig {
+        let bits = datatype.bits();
+        if let Some(sig) = self.types.get(&bits) {
+            return *sig;
+        }
+        let sig = typesig::describe(datatype);
+        self.types.insert(bits, sig);
+        sig
+    }
+
+    /// The header's signature word of a send of `count` x `datatype`.
+    fn send_signature(&mut self, count: c_int, datatype: MPI_Datatype) -> u64 {
+        let sig = self.signature(datatype);
+        typesig::send_word(sig, count)
+    }
+
+    /// Forgets the signature of a datatype being freed (its handle may be
+    /// reused).
+    pub fn forget_type(&mut self, datatype: MPI_Datatype) {
+        self.types.remove(&datatype.bits());
+    }
+
+    /// The error handlers the program chose.
+    pub fn handlers(&mut self) -> &mut Handlers {
+        &mut self.handlers
+    }
+
+    /// The handles the program made and has not freed.
+    pub fn resources(&mut self) -> &mut Resources {
+        &mut self.resources
     }
 
     /// How a receive from `source` with `tag` on `comm` is posted: a
@@ -541,6 +589,7 @@ impl Rt {
                         completer,
                         HeaderAt::Slot(id),
                         r.acked,
+                        (r.sig, slot.record),
                     )
                 };
             }
@@ -562,7 +611,9 @@ impl Rt {
     /// A receive completed with `status` (not yet fixed) and its header at
     /// `header`: fixes the status, completes the receive's clock (R4),
     /// records the match and the potential matches, acknowledges a
-    /// synchronous sender. Returns the message's envelope.
+    /// synchronous sender, checks the sender's type signature against
+    /// `check` (the receive's datatype, and the record a mismatch names).
+    /// Returns the message's envelope.
     ///
     /// # Safety
     ///
@@ -577,18 +628,19 @@ impl Rt {
         receiver: Option<u64>,
         header: HeaderAt,
         acked: bool,
+        check: (Sig, Option<u64>),
     ) -> Option<Envelope> {
         if status.is_null() {
             return None;
         }
         // SAFETY: the caller's contract.
-        if !unsafe { piggyback::fix_status(status, self.hbytes) } {
+        let Some(bytes) = (unsafe { piggyback::fix_status(status, self.hbytes) }) else {
             // SAFETY: as above.
             let source = unsafe { (*status).MPI_SOURCE };
             fatal(format_args!(
                 "a message from rank {source} arrived without mbhybrid's header: it was sent by a call the runtime does not see"
             ));
-        }
+        };
         match header {
             HeaderAt::Scratch => self.msg.copy_from_slice(&self.recv_hdr),
             HeaderAt::Slot(id) => self.msg.copy_from_slice(self.slots.header_words(id)),
@@ -606,6 +658,17 @@ impl Rt {
             source: h.sender,
             tag,
         };
+        if typesig::mismatch(h.signature, typesig::expected(check.0, bytes)) {
+            let at = check.1.unwrap_or(u64::MAX);
+            checks::report(
+                LocalCheck::TypeMismatch,
+                checks::site_of(at),
+                at,
+                h.sender,
+                0,
+                h.op_index,
+            );
+        }
         let event = match receive {
             Receive::Blocking(b) => b.map(|b| b.event),
             Receive::Nonblocking(e) => e,
@@ -688,7 +751,7 @@ impl Rt {
         // SAFETY: the caller's contract.
         let (source, tag) = unsafe { ((*status).MPI_SOURCE, (*status).MPI_TAG) };
         // SAFETY: as above.
-        if !unsafe { piggyback::fix_status(status, self.hbytes) } {
+        if unsafe { piggyback::fix_status(status, self.hbytes) }.is_none() {
             fatal(format_args!(
                 "a message from rank {source} (tag {tag}) arrived without mbhybrid's header: it was sent by a call the runtime does not see"
             ));
@@ -742,6 +805,7 @@ impl Rt {
         );
         // SAFETY: MPI is initialised.
         unsafe { self.service(None) };
+        self.report_leaks();
         let shadow = self.shadow;
         // SAFETY: the world shadow is valid until freed below.
         unsafe { self.exchange(shadow, 0, Flow::All, false) };
@@ -769,6 +833,40 @@ impl Rt {
         let rc = unsafe { mpi_sys::PMPI_Finalize() };
         record::finish(index, rc, true, |_| {});
         rc
+    }
+
+    /// At `MPI_Finalize`: every request the program still holds
+    /// (`RequestLeak`, at the call that made it; `aux` = the request's
+    /// bits) and every handle it made and never freed (`ResourceLeak`,
+    /// `aux` = the handle's bits).
+    fn report_leaks(&mut self) {
+        for id in self.slots.ids_in_use() {
+            let Some(slot) = self.slots.get(id) else {
+                continue;
+            };
+            if slot.orphan {
+                continue;
+            }
+            let at = slot.record.unwrap_or(u64::MAX);
+            checks::report(
+                LocalCheck::RequestLeak,
+                checks::site_of(at),
+                at,
+                -1,
+                0,
+                slot.request.bits(),
+            );
+        }
+        for r in self.resources.live() {
+            checks::report(
+                LocalCheck::ResourceLeak,
+                r.site,
+                u64::MAX,
+                -1,
+                r.kind as i32,
+                r.bits,
+            );
+        }
     }
 
     /// Makes a record of a point-to-point call, with the source actually

@@ -101,6 +101,17 @@ impl Rt {
         if let Some(slot) = self.slots.get_mut(id) {
             slot.request = request;
         }
+        // MPICH 4 returns one shared, already-complete "lightweight"
+        // request for every send that completed eagerly, so a handle can
+        // come back while an older slot still holds it. That older request
+        // is complete: hand its slot to the runtime (as for a request the
+        // program freed) instead of leaving it to look leaked at Finalize.
+        if let Some(older) = REQUESTS.get(request.bits()).filter(|&older| older != id) {
+            if let Some(slot) = self.slots.get_mut(older) {
+                slot.orphan = true;
+            }
+            self.slots.watch(older);
+        }
         if !REQUESTS.insert(request.bits(), id) {
             fatal(format_args!(
                 "more than {} nonblocking requests are outstanding; this version of the runtime cannot follow them",
@@ -197,6 +208,7 @@ impl Rt {
         } else {
             0
         };
+        let signature = self.send_signature(count, datatype);
         Self::encode(
             &mut self.send_hdr,
             &self.llcp,
@@ -204,6 +216,7 @@ impl Rt {
             index,
             sync,
             ack_tag,
+            signature,
         );
         let mut ty = datatype;
         // SAFETY: the header outlives the blocking send below.
@@ -335,9 +348,12 @@ impl Rt {
         if let Some(Kind::Send(s)) = self.slots.get_mut(id).map(|s| &mut s.kind) {
             s.ack = ack;
         }
+        let signature = self.send_signature(count, datatype);
         // SAFETY: the slot's header words, not referenced elsewhere.
         let header = unsafe { words_mut(self.slots.header(id), self.hwords) };
-        Self::encode(header, &self.llcp, self.rank, index, sync, ack_tag);
+        Self::encode(
+            header, &self.llcp, self.rank, index, sync, ack_tag, signature,
+        );
         let mut ty = datatype;
         // SAFETY: the header lives in the slot until the request completes.
         let rc = unsafe {
@@ -447,6 +463,7 @@ impl Rt {
             piggyback::free_type(&mut ty);
         }
         if rc == SUCCESS {
+            let check = self.signature(datatype);
             let event = posting.event.map(|event| BlockingEvent {
                 event,
                 pattern: Self::pattern(comm, posting, tag),
@@ -463,6 +480,7 @@ impl Rt {
                     index,
                     HeaderAt::Scratch,
                     false,
+                    (check, index),
                 )
             };
         }
@@ -536,6 +554,7 @@ impl Rt {
             event: posting.event,
             observed: false,
             acked: false,
+            sig: self.signature(datatype),
         };
         let id = self.slots.alloc(Kind::Recv(state), index);
         let mut ty = datatype;
@@ -712,6 +731,7 @@ impl Rt {
                     0
                 };
                 if rc == SUCCESS {
+                    let signature = self.send_signature(sendcount, sendtype);
                     Self::encode(
                         &mut self.send_hdr,
                         &self.llcp,
@@ -719,6 +739,7 @@ impl Rt {
                         index,
                         sync,
                         ack_tag,
+                        signature,
                     );
                     let mut ty = sendtype;
                     // SAFETY: the scratch header outlives the completion.
@@ -773,6 +794,7 @@ impl Rt {
             unsafe { *target = statuses[0] };
         }
         if rc == SUCCESS && source != null {
+            let check = self.signature(recvtype);
             let event = posting.event.map(|event| BlockingEvent {
                 event,
                 pattern: Self::pattern(comm, posting, recvtag),
@@ -789,6 +811,7 @@ impl Rt {
                     index,
                     HeaderAt::Scratch,
                     false,
+                    (check, index),
                 )
             };
         }
