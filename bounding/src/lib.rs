@@ -1,7 +1,7 @@
 //! The exploration engine, and the deadlock and buffering-hazard analyses of
 //! mbhybrid.
 //!
-//! This crate owns three pure computations over what the runtime records:
+//! This crate owns four pure computations over what the runtime records:
 //!
 //! * **exploration** ([`Explorer`]): from the wildcard events of each run,
 //!   decide the next run (which wildcard receives to force to which
@@ -26,6 +26,10 @@
 //!   standard-mode send synchronous, gets stuck; the witness names each
 //!   stuck call, what it waits for, and a wait-for cycle (a
 //!   `buffering-hazard` without a second run under `--buffering zero`).
+//! * **an offline oracle** ([`potential_matches`]): from the complete
+//!   traces of a run, the exact potential senders of every wildcard receive
+//!   and probe on the matches-before order (seed 000 ch. 3), to check the
+//!   runtime's LLCP/LVCP answers against ([`compare`]).
 //!
 //! It must not start processes, call MPI, or read or write files: callers
 //! pass the traces in and write the guidance out. Everything here is unit
@@ -107,10 +111,12 @@ pub mod buffering;
 pub mod config;
 pub mod deadlock;
 pub mod explore;
+pub mod oracle;
 pub mod policy;
 
 pub use buffering::{find_buffering_hazard, Awaited, BufferingHazard, StuckRank};
 pub use config::{ExploreConfig, LoopAbstraction};
 pub use deadlock::{find_deadlock, no_progress, Deadlock, WaitFor};
 pub use explore::{unmatched_forces, Explorer, NextRun, RunEnd, Stats, UnmatchedForce};
+pub use oracle::{compare, potential_matches, Comparison, OracleMatch, SenderDiff};
 pub use policy::{Choice, Dfs, Key, NodeId, Policy};

@@ -282,8 +282,13 @@ pub(crate) fn is_receive(op: &Op) -> bool {
 }
 
 /// Whether `op` has a send half (its own `SendMatch` event).
+///
+/// A `Sendrecv` record's `PROC_NULL` flag describes its source (the
+/// receive half), so it says nothing about the send half: at the edge of a
+/// halo exchange the send goes to a real neighbour while the receive comes
+/// from `MPI_PROC_NULL`.
 pub(crate) fn has_send_half(op: &Op) -> bool {
-    (op.kind.class() == OpClass::Send || op.kind == OpKind::Sendrecv) && !op.has(flags::PROC_NULL)
+    op.kind == OpKind::Sendrecv || (op.kind.class() == OpClass::Send && !op.has(flags::PROC_NULL))
 }
 
 /// Whether `op` has a receive half (its own `ReceiveMatch` event).

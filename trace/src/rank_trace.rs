@@ -387,6 +387,25 @@ pub struct Op {
 }
 
 impl Op {
+    /// A record of `kind` at `index` with every other field zero, for
+    /// building traces by hand (tests, tools).
+    pub fn new(index: u64, kind: OpKind) -> Op {
+        Op {
+            index,
+            kind,
+            flags: 0,
+            site: 0,
+            peer: 0,
+            tag: 0,
+            comm: 0,
+            count: 0,
+            matched: None,
+            error: 0,
+            request: 0,
+            aux: 0,
+        }
+    }
+
     /// Whether a flag of [`crate::op::flags`] is set.
     pub fn has(&self, flag: u16) -> bool {
         self.flags & flag != 0
@@ -753,20 +772,7 @@ mod wildcard_tests {
     use super::*;
 
     fn op(index: u64, kind: OpKind) -> Op {
-        Op {
-            index,
-            kind,
-            flags: 0,
-            site: 0,
-            peer: 0,
-            tag: 0,
-            comm: 0,
-            count: 0,
-            matched: None,
-            error: 0,
-            request: 0,
-            aux: 0,
-        }
+        Op::new(index, kind)
     }
 
     #[test]

@@ -53,8 +53,15 @@ pub struct BarrierVerdict {
     pub file: String,
     /// Line.
     pub line: u32,
-    /// `relevant` or `irrelevant`.
+    /// `relevant`, `irrelevant` or `unknown`.
     pub verdict: String,
+    /// Why the verdict is `unknown`, or what makes the barrier relevant, in
+    /// words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// For a relevant barrier: the wildcard receive and the send it orders.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<crate::finding::Location>,
 }
 
 /// How one rank's process ended in one interleaving.

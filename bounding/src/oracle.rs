@@ -1,0 +1,695 @@
+//! An offline oracle for the potential senders of wildcard receives: from
+//! one run's complete traces, the exact set of ranks whose messages each
+//! wildcard receive (or wildcard probe) could have taken instead, computed
+//! on the matches-before order of seed 000 chapter 3, not on clocks.
+//!
+//! Tests use it to check the runtime's causality tracking: LVCP must find
+//! exactly these senders (seed 000 Theorem 5.5, "if and only if"), LLCP may
+//! miss some (Theorem 5.3 is one way; Fig 5.3), and neither may report a
+//! sender the oracle rules out ([`compare`]).
+//!
+//! # The matches-before graph
+//!
+//! One node per recorded MPI call (a `Sendrecv` gets two: its send part
+//! and its receive part), an arc `a → b` meaning `a` matches before `b`
+//! (seed 000 §3.3, seed 001 Definition 2). Reachability is the relation
+//! (rule C6 is the transitive closure; cycles only join events of one match
+//! set, which the queries never compare):
+//!
+//! * **C1, program order after fences.** A call that the program cannot
+//!   pass before it is matched orders every later call of its rank: `Recv`,
+//!   the receive of `Sendrecv`, `Probe` and a recorded (successful)
+//!   `Iprobe`, `Ssend`, every completion (`Wait`, `Waitall`, `Waitany`, a
+//!   recorded, hence completed, `Test`), and every collective. Standard,
+//!   buffered and ready sends (blocking or not), `Irecv`, and `Isend` order
+//!   nothing after them: their match point floats.
+//! * **C2.** An `Irecv` precedes the completion that completed it (the
+//!   `Wait` whose `aux` names it, or the completion whose `Matched` record
+//!   names its message). An `Issend` precedes its `Wait` (it is synchronous:
+//!   the wait returns only after the match); a plain `Isend` does not.
+//! * **C3, send non-overtaking.** Each send precedes the next send of its
+//!   rank to the same destination, communicator and tag.
+//! * **C4/C4', receive non-overtaking.** A nonblocking receive `r1` still
+//!   open (its completion not yet issued) when a later receive or probe
+//!   `r2` of its rank is issued precedes `r2` when `r1`'s pattern accepts
+//!   the envelope `r2` actually matched (C4' generalised: MPI would have
+//!   given that message to the earlier-posted `r1`), or, when `r2` never
+//!   matched, when `r1`'s pattern contains `r2`'s (C4). A receive issued as
+//!   `MPI_ANY_SOURCE` counts as a wildcard even in a guided run that forced
+//!   its source: the oracle is about the program, and the forced source
+//!   only fixes its outcome. Receives whose completion was issued before
+//!   `r2` need no arc: they reach `r2` through C1/C2.
+//! * **C5/C7/C9, send-receive match sets.** The send precedes the receive
+//!   it matched (a `Matched` record names the exact sender record), so what
+//!   precedes a send precedes what follows its receive. For a synchronous
+//!   send (`Ssend`, `Issend`) the receive also precedes the send (C10, seed
+//!   000 §5.2.1): what follows the send is after the receive.
+//! * **Collectives** (the k-th collective on a communicator of each rank
+//!   form one set). Synchronising ones (`Barrier`, and `Allreduce`, as which
+//!   the runtime records `Allgather` and `Alltoall`: every output needs
+//!   every input) are full match sets (C8/C11): a hub node with arcs from
+//!   and to every member. The others are **not**: a non-root may leave
+//!   `Reduce` (and `Gather`, recorded as `Reduce`) before the root entered
+//!   it, so only non-root members precede the root's call; a root may leave
+//!   `Bcast` (and `Scatter`) early, so only the root's call precedes the
+//!   others' (seed 003 Fig 4, SCENARIOS.md S11). Rooted collectives on a
+//!   communicator other than the world one get no cross-rank arcs (the root
+//!   cannot be located): the oracle may then list more senders, never fewer.
+//! * A **wildcard probe** is preceded by the message it saw: the earliest
+//!   send (in its sender's program order) from the probe's matched source
+//!   with a compatible tag that no receive issued before the probe took.
+//!
+//! # Potential senders
+//!
+//! For a wildcard receive or probe `R` of rank `i` (the calls with a
+//! `WildcardClock` record) a rank `q` is a potential sender when `q` is not
+//! the rank `R` matched and some send `S` of `q` to `i` on `R`'s
+//! communicator with a tag `R` accepts is
+//!
+//! 1. **not claimed**: `S` was not taken by `R`, nor by a receive of `i`
+//!    issued before `R` (MPI matches a message to the earliest-posted
+//!    receive that accepts it, so while that receive waits `S` cannot go to
+//!    `R`; this is Theorem 5.5's "received by `r'` ... `r` issued before
+//!    `r'`"), and
+//! 2. **concurrent with `R`** (Definition 3.2): neither `R →mb S` (no chain
+//!    orders `S` after `R`'s match, e.g. `S` is issued after a call that
+//!    `R`'s match enabled) nor `S →mb R` (`S`'s match set precedes `R`,
+//!    e.g. `S` was taken by a receive that matched before `R`; rule C9).
+//!
+//! Send non-overtaking needs no extra rule for a set of *ranks*: if an
+//! earlier send `S0` of `q` to `i` with the same tag precedes `S` (C3), then
+//! either `S0` is itself a candidate (and `q` is listed for it anyway) or
+//! it was consumed before `R` (then `S` alone decides), or it is ordered
+//! after `R` (then so is `S`, through C3). So every message is examined, and
+//! `q` is listed if any of them qualifies.
+//!
+//! A send that no receive ever took (a run that deadlocked, or a message
+//! left in flight) can qualify too; such senders are also listed in
+//! [`OracleMatch::unreceived`], because no clock protocol can report a
+//! message that never arrived, and [`compare`] does not count them missed.
+//!
+//! # Cost
+//!
+//! Building the graph is linear in the trace (C3 arcs chain consecutive
+//! sends; C4 arcs come only from the receives still open, which is bounded
+//! by the outstanding requests). Each wildcard event costs one forward and
+//! one backward breadth-first search from `R` over a stamp-marked visit
+//! array (no allocation per search), each stopping as soon as every
+//! candidate send is decided: no transitive closure, no recursion.
+//!
+//! # Limitations
+//!
+//! Ranks in `peer` fields are taken as world ranks, so the answer is exact
+//! for `MPI_COMM_WORLD` (and communicators whose ranks coincide with it).
+//! Communicators are compared by handle bits. A `Waitall` that completed a
+//! non-wildcard `Irecv` is linked to it through its `Matched` records (the
+//! earliest open `Irecv` whose status names that sender).
+
+use mbh_trace::op::{flags, OpClass};
+use mbh_trace::rank_trace::{Op, RankTrace, WildcardEvent};
+use mbh_trace::OpKind;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::Direction;
+use std::collections::{BTreeSet, HashMap};
+
+/// The potential senders of one wildcard receive or probe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OracleMatch {
+    /// The receiving rank.
+    pub rank: i32,
+    /// Its wildcard event number (from the `WildcardClock` record).
+    pub event: u32,
+    /// Index of the receive's (or probe's) record.
+    pub op_index: u64,
+    /// The call.
+    pub kind: OpKind,
+    /// The sender it matched (-1 when unknown).
+    pub matched: i32,
+    /// Every other rank whose message it could have taken, sorted.
+    pub senders: Vec<i32>,
+    /// The subset of `senders` listed only for messages no receive took.
+    pub unreceived: Vec<i32>,
+}
+
+/// A sender on which the runtime and the oracle disagree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SenderDiff {
+    /// The receiving rank.
+    pub rank: i32,
+    /// The wildcard event number.
+    pub event: u32,
+    /// Index of the receive's (or probe's) record.
+    pub op_index: u64,
+    /// The sender.
+    pub sender: i32,
+}
+
+/// How the runtime's potential senders compare with the oracle's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Comparison {
+    /// Senders the oracle lists that the runtime did not report (allowed
+    /// for LLCP, Fig 5.3; not for LVCP). Senders listed only for messages
+    /// never received are not counted.
+    pub missed: Vec<SenderDiff>,
+    /// Senders the runtime reported that the oracle rules out: the runtime
+    /// would force a match that cannot happen (never allowed).
+    pub false_matches: Vec<SenderDiff>,
+    /// Wildcard events `(rank, event)` of one side the other lacks.
+    pub unknown_events: Vec<(i32, u32)>,
+}
+
+impl Comparison {
+    /// No false potential match and no unknown event.
+    pub fn is_sound(&self) -> bool {
+        self.false_matches.is_empty() && self.unknown_events.is_empty()
+    }
+
+    /// Sound and nothing missed.
+    pub fn is_exact(&self) -> bool {
+        self.is_sound() && self.missed.is_empty()
+    }
+}
+
+/// Compares the runtime's wildcard events (with their `potential` senders)
+/// with the oracle's answer for the same run.
+pub fn compare(runtime: &[WildcardEvent], oracle: &[OracleMatch]) -> Comparison {
+    let by_key: HashMap<(i32, u32), &OracleMatch> =
+        oracle.iter().map(|m| ((m.rank, m.event), m)).collect();
+    let mut out = Comparison::default();
+    let mut seen = BTreeSet::new();
+    for e in runtime {
+        let Some(m) = by_key.get(&(e.rank, e.event)) else {
+            out.unknown_events.push((e.rank, e.event));
+            continue;
+        };
+        seen.insert((e.rank, e.event));
+        let diff = |sender| SenderDiff {
+            rank: e.rank,
+            event: e.event,
+            op_index: e.op_index,
+            sender,
+        };
+        for &s in &e.potential {
+            if s != m.matched && !m.senders.contains(&s) {
+                out.false_matches.push(diff(s));
+            }
+        }
+        for &s in &m.senders {
+            if !e.potential.contains(&s) && !m.unreceived.contains(&s) {
+                out.missed.push(diff(s));
+            }
+        }
+    }
+    for m in oracle {
+        if !seen.contains(&(m.rank, m.event)) {
+            out.unknown_events.push((m.rank, m.event));
+        }
+    }
+    out
+}
+
+/// A receive or probe pattern: source and tag, `None` for a wildcard.
+#[derive(Debug, Clone, Copy)]
+struct Pattern {
+    source: Option<i32>,
+    tag: Option<i32>,
+    comm: u64,
+}
+
+impl Pattern {
+    fn of(op: &Op) -> Pattern {
+        Pattern {
+            source: (!op.has(flags::ANY_SOURCE)).then_some(op.peer),
+            tag: (!op.has(flags::ANY_TAG)).then_some(op.tag),
+            comm: op.comm,
+        }
+    }
+
+    fn accepts(&self, source: i32, tag: i32, comm: u64) -> bool {
+        self.comm == comm
+            && self.source.is_none_or(|s| s == source)
+            && self.tag.is_none_or(|t| t == tag)
+    }
+
+    /// Every message `other` accepts, this accepts.
+    fn contains(&self, other: &Pattern) -> bool {
+        self.comm == other.comm
+            && (self.source.is_none() || self.source == other.source)
+            && (self.tag.is_none() || self.tag == other.tag)
+    }
+}
+
+/// A point-to-point send as the oracle sees it.
+#[derive(Debug, Clone, Copy)]
+struct SendInfo {
+    rank: i32,
+    op: u64,
+    tag: i32,
+    comm: u64,
+    node: NodeIndex,
+}
+
+/// A collective call of one set: trace index, node, kind, root.
+type Member = (usize, NodeIndex, OpKind, i32);
+
+/// A call's position: (trace index, record index).
+type At = (usize, u64);
+
+/// The potential senders of every wildcard receive and probe of a run,
+/// from all ranks' complete traces (any order), sorted by rank and event.
+pub fn potential_matches(traces: &[RankTrace]) -> Vec<OracleMatch> {
+    Oracle::build(traces).answer()
+}
+
+struct Oracle<'a> {
+    traces: &'a [RankTrace],
+    graph: DiGraph<(), ()>,
+    /// Main node of each call (the receive part of a `Sendrecv`).
+    node: Vec<HashMap<u64, NodeIndex>>,
+    /// Sends by destination rank.
+    sends_to: HashMap<i32, Vec<SendInfo>>,
+    /// Which receive call took a send: send position → receive position.
+    taken_by: HashMap<At, At>,
+    /// The send a receive call took: receive position → send position.
+    took: HashMap<At, At>,
+    /// Per trace, the wildcard events: (event, call index, matched rank).
+    events: Vec<Vec<(u32, u64, i32)>>,
+}
+
+fn is_send_kind(kind: OpKind) -> bool {
+    kind.class() == OpClass::Send
+}
+
+fn is_sync_send(kind: OpKind) -> bool {
+    matches!(kind, OpKind::Ssend | OpKind::Issend)
+}
+
+/// The record with index `i` (records are dense, so normally `ops[i]`).
+fn op_at(trace: &RankTrace, i: u64) -> Option<&Op> {
+    trace
+        .ops
+        .get(i as usize)
+        .filter(|op| op.index == i)
+        .or_else(|| trace.ops.iter().find(|op| op.index == i))
+}
+
+/// Destination and tag of a send, or of a `Sendrecv`'s send part.
+fn send_target(op: &Op) -> Option<(i32, i32)> {
+    if op.has(flags::PROC_NULL) && op.kind != OpKind::Sendrecv {
+        return None;
+    }
+    match op.kind {
+        OpKind::Sendrecv => Some((op.request as u32 as i32, (op.request >> 32) as u32 as i32)),
+        k if is_send_kind(k) => Some((op.peer, op.tag)),
+        _ => None,
+    }
+}
+
+impl<'a> Oracle<'a> {
+    fn build(traces: &'a [RankTrace]) -> Self {
+        let rank_index: HashMap<i32, usize> = traces
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.rank, i))
+            .collect();
+        let world = traces
+            .iter()
+            .flat_map(|t| t.ops.iter())
+            .find(|op| matches!(op.kind, OpKind::Init | OpKind::InitThread))
+            .map(|op| op.comm);
+        let mut o = Oracle {
+            traces,
+            graph: DiGraph::new(),
+            node: vec![HashMap::new(); traces.len()],
+            sends_to: HashMap::new(),
+            taken_by: HashMap::new(),
+            took: HashMap::new(),
+            events: vec![Vec::new(); traces.len()],
+        };
+        // Pass 1: wildcard events, completions of Irecvs, and matches.
+        let mut completes: Vec<HashMap<u64, Vec<u64>>> = vec![HashMap::new(); traces.len()];
+        for (t, trace) in traces.iter().enumerate() {
+            let ops = &trace.ops;
+            let mut event_call: HashMap<i32, u64> = HashMap::new();
+            for op in ops.iter().filter(|op| op.kind == OpKind::WildcardClock) {
+                event_call.insert(op.count, op.request);
+                o.events[t].push((op.count as u32, op.request, op.peer));
+            }
+            let get = |i: u64| op_at(trace, i);
+            let mut linked: BTreeSet<u64> = BTreeSet::new();
+            // Waits that name their request's record.
+            for op in ops.iter() {
+                if op.kind.class() == OpClass::Completion && op.aux > 0 {
+                    let origin = op.aux - 1;
+                    if get(origin).is_some_and(|c| c.kind == OpKind::Irecv) && linked.insert(origin)
+                    {
+                        completes[t].entry(op.index).or_default().push(origin);
+                    }
+                }
+            }
+            for m in ops.iter().filter(|op| op.kind == OpKind::Matched) {
+                let Some(receiver) = get(m.request) else {
+                    continue;
+                };
+                let call = if receiver.kind.class() == OpClass::Completion {
+                    let by_event = event_call.get(&m.count).copied().filter(|_| m.count >= 0);
+                    let by_aux = (receiver.aux > 0)
+                        .then(|| receiver.aux - 1)
+                        .filter(|&i| get(i).is_some_and(|c| c.kind == OpKind::Irecv));
+                    let found = by_event.or(by_aux).or_else(|| {
+                        // The earliest Irecv before it, not yet linked to a
+                        // message, whose status names this sender.
+                        ops.iter()
+                            .filter(|c| c.kind == OpKind::Irecv && c.index < receiver.index)
+                            .filter(|c| !o.took.contains_key(&(t, c.index)))
+                            .find(|c| c.matched.is_none_or(|(s, _)| s == m.peer))
+                            .map(|c| c.index)
+                    });
+                    let Some(irecv) = found else {
+                        continue;
+                    };
+                    if linked.insert(irecv) {
+                        completes[t].entry(receiver.index).or_default().push(irecv);
+                    }
+                    irecv
+                } else {
+                    receiver.index
+                };
+                if let Some(&s) = rank_index.get(&m.peer) {
+                    o.took.insert((t, call), (s, m.aux));
+                    o.taken_by.insert((s, m.aux), (t, call));
+                }
+            }
+        }
+        // Pass 2: nodes and intra-rank arcs.
+        let mut collectives: HashMap<(u64, usize), Vec<Member>> = HashMap::new();
+        let mut send_node: HashMap<At, NodeIndex> = HashMap::new();
+        for (t, trace) in traces.iter().enumerate() {
+            let mut last_fence: Option<NodeIndex> = None;
+            let mut open: Vec<(u64, Pattern, NodeIndex)> = Vec::new();
+            let mut channel: HashMap<(i32, u64, i32), NodeIndex> = HashMap::new();
+            let mut collective_seq: HashMap<u64, usize> = HashMap::new();
+            let mut issend: HashMap<u64, NodeIndex> = HashMap::new();
+            for op in &trace.ops {
+                let class = op.kind.class();
+                if !matches!(
+                    class,
+                    OpClass::Send
+                        | OpClass::Receive
+                        | OpClass::Probe
+                        | OpClass::Completion
+                        | OpClass::Collective
+                ) {
+                    continue;
+                }
+                let add = |g: &mut DiGraph<(), ()>| {
+                    let n = g.add_node(());
+                    if let Some(f) = last_fence {
+                        g.add_edge(f, n, ());
+                    }
+                    n
+                };
+                // The send part.
+                if let Some((dest, tag)) = send_target(op) {
+                    let n = add(&mut o.graph);
+                    if let Some(prev) = channel.insert((dest, op.comm, tag), n) {
+                        o.graph.add_edge(prev, n, ());
+                    }
+                    send_node.insert((t, op.index), n);
+                    o.sends_to.entry(dest).or_default().push(SendInfo {
+                        rank: trace.rank,
+                        op: op.index,
+                        tag,
+                        comm: op.comm,
+                        node: n,
+                    });
+                    if op.kind == OpKind::Issend {
+                        issend.insert(op.index, n);
+                    }
+                    if op.kind != OpKind::Sendrecv {
+                        o.node[t].insert(op.index, n);
+                        if op.kind == OpKind::Ssend {
+                            last_fence = Some(n);
+                        }
+                        continue;
+                    }
+                } else if class == OpClass::Send {
+                    // MPI_PROC_NULL: no message, no order.
+                    continue;
+                }
+                let n = add(&mut o.graph);
+                o.node[t].insert(op.index, n);
+                match class {
+                    OpClass::Receive | OpClass::Probe => {
+                        let pattern = Pattern::of(op);
+                        let envelope = op.matched.or_else(|| {
+                            let source = match o.took.get(&(t, op.index)) {
+                                Some(&(s, _)) => traces[s].rank,
+                                None => o.events[t].iter().find(|e| e.1 == op.index && e.2 >= 0)?.2,
+                            };
+                            Some((source, pattern.tag?))
+                        });
+                        for &(_, p, from) in &open {
+                            let before = match envelope {
+                                Some((source, tag)) => p.accepts(source, tag, op.comm),
+                                None => p.contains(&pattern),
+                            };
+                            if before {
+                                o.graph.add_edge(from, n, ());
+                            }
+                        }
+                        if op.kind == OpKind::Irecv {
+                            open.push((op.index, pattern, n));
+                        } else {
+                            last_fence = Some(n);
+                        }
+                    }
+                    OpClass::Completion => {
+                        if let Some(done) = completes[t].get(&op.index) {
+                            for irecv in done {
+                                if let Some(&r) = o.node[t].get(irecv) {
+                                    o.graph.add_edge(r, n, ());
+                                }
+                            }
+                            open.retain(|(i, _, _)| !done.contains(i));
+                        }
+                        if op.aux > 0 {
+                            if let Some(&s) = issend.get(&(op.aux - 1)) {
+                                o.graph.add_edge(s, n, ());
+                            }
+                        }
+                        last_fence = Some(n);
+                    }
+                    OpClass::Collective => {
+                        let seq = collective_seq.entry(op.comm).or_default();
+                        collectives
+                            .entry((op.comm, *seq))
+                            .or_default()
+                            .push((t, n, op.kind, op.peer));
+                        *seq += 1;
+                        last_fence = Some(n);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // Send-receive match sets.
+        for (&(s, si), &(r, ri)) in &o.taken_by {
+            let (Some(&sn), Some(&rn)) = (send_node.get(&(s, si)), o.node[r].get(&ri)) else {
+                continue;
+            };
+            o.graph.add_edge(sn, rn, ());
+            let kind = op_at(&traces[s], si).map(|op| op.kind);
+            if kind.is_some_and(is_sync_send) {
+                o.graph.add_edge(rn, sn, ());
+            }
+        }
+        // Collective match sets.
+        for ((comm, _), members) in collectives {
+            let kind = members[0].2;
+            match kind {
+                OpKind::Reduce | OpKind::Bcast => {
+                    if Some(comm) != world {
+                        continue;
+                    }
+                    let root = members[0].3;
+                    let Some(&(_, root_node, _, _)) =
+                        members.iter().find(|m| traces[m.0].rank == root)
+                    else {
+                        continue;
+                    };
+                    for &(t, n, _, _) in &members {
+                        if traces[t].rank == root {
+                            continue;
+                        }
+                        if kind == OpKind::Reduce {
+                            o.graph.add_edge(n, root_node, ());
+                        } else {
+                            o.graph.add_edge(root_node, n, ());
+                        }
+                    }
+                }
+                _ => {
+                    let hub = o.graph.add_node(());
+                    for &(_, n, _, _) in &members {
+                        o.graph.add_edge(n, hub, ());
+                        o.graph.add_edge(hub, n, ());
+                    }
+                }
+            }
+        }
+        // Wildcard probes: the message each one saw.
+        for (t, trace) in traces.iter().enumerate() {
+            for &(_, call, matched) in &o.events[t] {
+                let Some(op) = op_at(trace, call) else {
+                    continue;
+                };
+                if op.kind.class() != OpClass::Probe {
+                    continue;
+                }
+                let pattern = Pattern::of(op);
+                let seen = o
+                    .sends_to
+                    .get(&trace.rank)
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| s.rank == matched && pattern.accepts(s.rank, s.tag, s.comm))
+                    .filter(|s| {
+                        o.taken_by
+                            .get(&(rank_index[&s.rank], s.op))
+                            .is_none_or(|&(_, ri)| ri > call)
+                    })
+                    .min_by_key(|s| s.op)
+                    .map(|s| s.node);
+                if let (Some(s), Some(&p)) = (seen, o.node[t].get(&call)) {
+                    o.graph.add_edge(s, p, ());
+                }
+            }
+        }
+        o
+    }
+
+    fn answer(&self) -> Vec<OracleMatch> {
+        let rank_index: HashMap<i32, usize> = self
+            .traces
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.rank, i))
+            .collect();
+        let mut stamp = vec![0u32; self.graph.node_count()];
+        let mut generation = 0u32;
+        let mut out = Vec::new();
+        for (t, trace) in self.traces.iter().enumerate() {
+            for &(event, call, matched) in &self.events[t] {
+                let Some(op) = op_at(trace, call) else {
+                    continue;
+                };
+                let Some(&r) = self.node[t].get(&call) else {
+                    continue;
+                };
+                let pattern = Pattern::of(op);
+                let pattern = Pattern {
+                    source: None,
+                    ..pattern
+                };
+                // Candidate messages: unclaimed, compatible, not from the
+                // matched rank.
+                let candidates: Vec<&SendInfo> = self
+                    .sends_to
+                    .get(&trace.rank)
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| s.rank != matched && pattern.accepts(s.rank, s.tag, s.comm))
+                    .filter(|s| {
+                        let at = (rank_index[&s.rank], s.op);
+                        self.took.get(&(t, call)) != Some(&at)
+                            && self
+                                .taken_by
+                                .get(&at)
+                                .is_none_or(|&(rt, ri)| rt != t || ri > call)
+                    })
+                    .collect();
+                let mut ordered = vec![false; candidates.len()];
+                for direction in [Direction::Outgoing, Direction::Incoming] {
+                    generation += 1;
+                    self.search(
+                        r,
+                        direction,
+                        &mut stamp,
+                        generation,
+                        &candidates,
+                        &mut ordered,
+                    );
+                }
+                let mut senders = BTreeSet::new();
+                let mut received = BTreeSet::new();
+                for (s, _) in candidates.iter().zip(&ordered).filter(|(_, &o)| !o) {
+                    senders.insert(s.rank);
+                    if self.taken_by.contains_key(&(rank_index[&s.rank], s.op)) {
+                        received.insert(s.rank);
+                    }
+                }
+                out.push(OracleMatch {
+                    rank: trace.rank,
+                    event,
+                    op_index: call,
+                    kind: op.kind,
+                    matched,
+                    unreceived: senders.difference(&received).copied().collect(),
+                    senders: senders.into_iter().collect(),
+                });
+            }
+        }
+        out.sort_by_key(|m| (m.rank, m.event));
+        out
+    }
+
+    /// Breadth-first search from `from` along `direction`, marking the
+    /// candidates it reaches as ordered; stops once all are.
+    fn search(
+        &self,
+        from: NodeIndex,
+        direction: Direction,
+        stamp: &mut [u32],
+        generation: u32,
+        candidates: &[&SendInfo],
+        ordered: &mut [bool],
+    ) {
+        let mut left = ordered.iter().filter(|&&o| !o).count();
+        if left == 0 {
+            return;
+        }
+        let wanted: HashMap<NodeIndex, Vec<usize>> =
+            candidates
+                .iter()
+                .enumerate()
+                .fold(HashMap::new(), |mut m, (i, s)| {
+                    m.entry(s.node).or_insert_with(Vec::new).push(i);
+                    m
+                });
+        let mut queue = std::collections::VecDeque::from([from]);
+        stamp[from.index()] = generation;
+        while let Some(n) = queue.pop_front() {
+            if let Some(hits) = wanted.get(&n) {
+                for &i in hits {
+                    if !ordered[i] {
+                        ordered[i] = true;
+                        left -= 1;
+                    }
+                }
+                if left == 0 {
+                    return;
+                }
+            }
+            for next in self.graph.neighbors_directed(n, direction) {
+                if stamp[next.index()] != generation {
+                    stamp[next.index()] = generation;
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
