@@ -32,10 +32,45 @@ pub enum Command {
     ///
     /// `mbhybrid replay 20261121-233015-12345 --interleaving 2`
     Replay(ReplayArgs),
+    /// Verify, then tell which `MPI_Barrier` calls can be deleted without
+    /// changing what any wildcard receive can match (seed 004, Fib).
+    AuditBarriers(AuditArgs),
+    /// The static report alone: functions, loops and their abstraction
+    /// decisions, zones, wildcard sites, calls the runtime cannot handle.
+    Analyze(AnalyzeArgs),
     /// Print the page of a finding code: what it means, an example, the fix.
     ///
     /// `mbhybrid explain MBH0001` (or `0001`, or `1`).
     Explain(ExplainArgs),
+}
+
+/// `mbhybrid audit-barriers`.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Write a unified diff deleting the irrelevant barriers (apply with
+    /// `patch -p1`).
+    #[arg(long, value_name = "FILE")]
+    pub patch: Option<PathBuf>,
+    /// Everything `verify` takes.
+    #[command(flatten)]
+    pub verify: VerifyArgs,
+}
+
+/// `mbhybrid analyze`.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// C or C++ sources, or LLVM IR (`.ll`, `.bc`).
+    #[arg(required = true, value_name = "FILES")]
+    pub sources: Vec<PathBuf>,
+    /// Flags for clang, after `--`.
+    #[arg(last = true, value_name = "CC_FLAGS", allow_hyphen_values = true)]
+    pub cc_flags: Vec<String>,
+    /// Output format (`human` or `json`).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// A mixing bound for the zone opened by the collective at FILE:LINE.
+    #[arg(long, value_name = "FILE:LINE=K", value_parser = parse_zone_bound)]
+    pub zone_bound: Vec<mbh_instrument::ZoneBound>,
 }
 
 /// `mbhybrid explain`.
@@ -192,6 +227,10 @@ pub struct VerifyArgs {
     /// Stop starting new interleavings after this many seconds.
     #[arg(long, value_name = "SECS")]
     pub time_budget: Option<u64>,
+    /// Keep every interleaving's traces in the run directory (by default
+    /// only those of interleavings that showed a new finding are kept).
+    #[arg(long)]
+    pub keep_traces: bool,
     /// Also write a self-contained HTML report, with a space-time diagram
     /// of each finding's interleaving.
     #[arg(long, value_name = "FILE")]

@@ -28,6 +28,8 @@ pub struct Settings {
     pub max_interleavings: u32,
     /// Start no interleaving after this much time.
     pub time_budget: Option<Duration>,
+    /// Keep the traces of interleavings that showed nothing new.
+    pub keep_traces: bool,
 }
 
 /// What an exploration found.
@@ -144,7 +146,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
             let mut new_finding = false;
             let run_traces: Vec<mbh_trace::RankTrace> =
                 run.analysis.traces.iter().flatten().cloned().collect();
-            for mut finding in run.analysis.findings.clone() {
+            for mut finding in merge_ranks(run.analysis.findings.clone()) {
                 if seen_findings.insert(finding.dedup_key()) {
                     finding.replay = Some(session.replay_command(n));
                     finding.notes.extend(decisions.iter().cloned());
@@ -192,7 +194,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                     .traces
                     .push(run.analysis.traces.iter().flatten().cloned().collect());
             }
-            if !new_finding {
+            if !new_finding && !settings.keep_traces {
                 interleaving::prune(&run.dir);
             }
         }
@@ -252,6 +254,39 @@ fn decision_notes(
             ))
         })
         .collect()
+}
+
+/// One finding per problem within a run: the same kind at the same lines
+/// on several ranks (a leak every rank has) becomes one finding naming
+/// every rank.
+fn merge_ranks(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut merged: Vec<Finding> = Vec::new();
+    for finding in findings {
+        match merged
+            .iter_mut()
+            .find(|m| m.dedup_key() == finding.dedup_key())
+        {
+            Some(first) => {
+                for rank in finding.ranks {
+                    if !first.ranks.contains(&rank) {
+                        first.ranks.push(rank);
+                    }
+                }
+                for mut location in finding.locations {
+                    if !first
+                        .locations
+                        .iter()
+                        .any(|l| l.rank == location.rank && l.line == location.line)
+                    {
+                        location.role = mbh_trace::Role::Secondary;
+                        first.locations.push(location);
+                    }
+                }
+            }
+            None => merged.push(finding),
+        }
+    }
+    merged
 }
 
 fn wildcard_report(session: &Session, event: &WildcardEvent, n: u32) -> WildcardReport {

@@ -77,6 +77,7 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
         let (state, exit_status, signal, operations) = match trace {
             None => ("never-started".to_string(), None, None, 0),
             Some(t) => {
+                findings.extend(local_check_findings(ctx, t, &traces));
                 if let Some(finding) = rank_finding(ctx, t, &stderr) {
                     findings.push(finding);
                 }
@@ -243,6 +244,112 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
         finding.notes.push(format!("rank {rank} printed:\n{last}"));
     }
     Some(finding)
+}
+
+/// The findings of the checks the runtime made inside the rank
+/// (`LocalCheck` records): MPI errors, type mismatches, leaks, calls after
+/// `MPI_Finalize`.
+fn local_check_findings(
+    ctx: &RunContext<'_>,
+    trace: &RankTrace,
+    all: &[Option<RankTrace>],
+) -> Vec<Finding> {
+    use mbh_trace::op::LocalCheck;
+    let rank = trace.rank;
+    let site_of = |id: u32| ctx.sites.and_then(|s| s.get(id));
+    let mut findings = Vec::new();
+    for record in trace
+        .ops
+        .iter()
+        .filter(|op| op.kind == mbh_trace::OpKind::LocalCheck)
+    {
+        let Some(check) = LocalCheck::from_code(record.count) else {
+            continue;
+        };
+        let call = site_of(record.site).map_or("the call".to_string(), |s| format!("`{}`", s.call));
+        let (kind, severity, message, label, help) = match check {
+            LocalCheck::MpiError => (
+                FindingKind::MpiError,
+                Severity::Error,
+                format!("{call} returned MPI error {} on rank {rank}", record.tag),
+                "this call failed".to_string(),
+                "check the arguments of the call; `MPI_Error_string` gives MPI's own words for the code",
+            ),
+            LocalCheck::TypeMismatch => (
+                FindingKind::TypeMismatch,
+                Severity::Error,
+                format!("rank {rank} received with a datatype that does not match what rank {} sent", record.peer),
+                format!("receives data sent by rank {} with another type signature", record.peer),
+                "send and receive the same sequence of basic types (for example `MPI_INT` on both sides, not `MPI_BYTE` on one)",
+            ),
+            LocalCheck::RequestLeak => (
+                FindingKind::RequestLeak,
+                Severity::Warning,
+                format!("a request created by {call} on rank {rank} was never completed or freed"),
+                "this request is still pending at `MPI_Finalize`".to_string(),
+                "complete every request with `MPI_Wait`/`MPI_Test` (or `MPI_Request_free`) before `MPI_Finalize`",
+            ),
+            LocalCheck::ResourceLeak => (
+                FindingKind::ResourceLeak,
+                Severity::Warning,
+                format!("a handle created by {call} on rank {rank} was never freed"),
+                "created here, never freed".to_string(),
+                "free communicators, datatypes, groups and ops (`MPI_Comm_free`, `MPI_Type_free`, ...) before `MPI_Finalize`",
+            ),
+            LocalCheck::MissingStart => (
+                FindingKind::MissingStart,
+                Severity::Error,
+                format!("rank {rank} waited on a persistent request that was never started"),
+                "waits on an inactive persistent request".to_string(),
+                "call `MPI_Start` on a persistent request before waiting on it",
+            ),
+            LocalCheck::AfterFinalize => (
+                FindingKind::AfterFinalize,
+                Severity::Error,
+                format!("rank {rank} called {call} after `MPI_Finalize`"),
+                "called after `MPI_Finalize`".to_string(),
+                "move the call before `MPI_Finalize`; only a few query functions are allowed after it",
+            ),
+            LocalCheck::InvalidArgument => (
+                FindingKind::InvalidArgument,
+                Severity::Error,
+                format!("rank {rank} passed an invalid argument to {call}"),
+                "invalid argument".to_string(),
+                "check counts, ranks and buffers against the communicator and the datatype",
+            ),
+        };
+        let mut finding = Finding::new(kind, severity, message);
+        finding.interleaving = ctx.interleaving;
+        finding.ranks = vec![rank];
+        match site_of(record.site) {
+            Some(site) => finding
+                .locations
+                .push(site_location(site, rank, Role::Primary, &label)),
+            None => finding
+                .notes
+                .push(format!("rank {rank}: {label} (the call's line is unknown)")),
+        }
+        if check == LocalCheck::TypeMismatch && record.peer >= 0 {
+            finding.ranks.push(record.peer);
+            // The send that was received, from the sender's own trace.
+            let send = all
+                .get(record.peer as usize)
+                .and_then(Option::as_ref)
+                .and_then(|t| t.ops.get(record.aux as usize))
+                .and_then(|op| site_of(op.site));
+            if let Some(site) = send {
+                finding.locations.push(site_location(
+                    site,
+                    record.peer,
+                    Role::Secondary,
+                    "sent with this datatype",
+                ));
+            }
+        }
+        finding.help = Some(help.to_string());
+        findings.push(finding);
+    }
+    findings
 }
 
 /// `SIGABRT`: a failed `assert` (glibc prints where) or a plain `abort()`.

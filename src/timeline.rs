@@ -139,20 +139,7 @@ mod tests {
     use mbh_trace::rank_trace::{Op, RankEnd, RankState};
 
     fn op(index: u64, kind: OpKind) -> Op {
-        Op {
-            index,
-            kind,
-            flags: 0,
-            site: 0,
-            peer: 0,
-            tag: 0,
-            comm: 0,
-            count: 0,
-            matched: None,
-            error: 0,
-            request: 0,
-            aux: 0,
-        }
+        Op::new(index, kind)
     }
 
     fn trace(rank: i32, ops: Vec<Op>, blocking: Option<u64>) -> RankTrace {

@@ -19,8 +19,12 @@ pub fn run(args: &BuildArgs) -> Result<ExitCode> {
         zone_bounds: args.zone_bound.clone(),
     };
     let built = mbh_instrument::build(&request)?;
-    // clang's warnings, exactly as clang printed them.
+    // clang's warnings, exactly as clang printed them, then what the runtime
+    // will not handle: better known now than in the middle of a long run.
     eprint!("{}", built.warnings);
+    for line in &built.preflight {
+        eprintln!("{line}");
+    }
     eprintln!(
         "mbhybrid: built {} ({} MPI call sites, table in {})",
         built.executable.display(),

@@ -1,6 +1,8 @@
 //! One module per subcommand: each turns parsed arguments into calls of the
 //! library crates and returns the process exit status.
 
+pub mod analyze;
+pub mod audit;
 pub mod build;
 pub mod explain;
 pub mod replay;

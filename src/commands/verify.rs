@@ -57,6 +57,7 @@ pub fn settings(args: &VerifyArgs) -> Settings {
             .mixing_bound(args.mixing_bound),
         max_interleavings: args.max_interleavings,
         time_budget: args.time_budget.map(Duration::from_secs),
+        keep_traces: args.keep_traces,
     }
 }
 

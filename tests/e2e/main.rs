@@ -3,6 +3,8 @@
 //! an MPI job holds `mpi_lock()`.
 
 mod bad_input;
+mod barriers;
+mod oracle;
 mod programs;
 mod scenarios;
 mod util;

@@ -336,3 +336,52 @@ fn r1_every_output_once_and_replays_reproduce_them() {
         }
     }
 }
+
+#[test]
+fn s10_master_worker_is_right_on_every_interleaving_and_abstracts_its_loop() {
+    let source = "tests/programs/s10_master_worker.c";
+    // The header asks for --loop-abstraction auto: the collection loop was
+    // marked by `build` itself, no hand-written markers.
+    let abstracted = check_program(source);
+    assert_eq!(
+        abstracted.choice_points.abstracted,
+        abstracted.choice_points.found
+    );
+    assert!(abstracted.choice_points.found > 0);
+    // Without abstraction, a mixing bound of 0 still explores every choice
+    // point once, and every interleaving computes the same total.
+    let bounded = check_program_with_expectations(
+        source,
+        &["--loop-abstraction", "off", "--mixing-bound", "0"],
+        0,
+    );
+    assert!(bounded.interleavings > 1, "{}", bounded.interleavings);
+    assert_eq!(bounded.choice_points.explored, bounded.choice_points.found);
+    for run in &bounded.runs {
+        assert_eq!(
+            run.stdout.trim(),
+            "total 1296",
+            "interleaving {}",
+            run.interleaving
+        );
+    }
+}
+
+#[test]
+fn e7_request_and_datatype_leaks_at_their_creating_lines() {
+    let report = check_program("tests/programs/e7_leaks.c");
+    assert!(report.findings.iter().any(|f| f.kind == "request-leak"));
+    assert!(report.findings.iter().any(|f| f.kind == "resource-leak"));
+}
+
+#[test]
+fn e8_type_mismatch_names_both_calls() {
+    let report = check_program("tests/programs/e8_type_mismatch.c");
+    let finding = report
+        .findings
+        .iter()
+        .find(|f| f.kind == "type-mismatch")
+        .unwrap();
+    assert_eq!(finding.ranks, [1, 0]);
+    assert_eq!(finding.locations.len(), 2, "{finding:?}");
+}

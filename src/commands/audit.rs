@@ -1,0 +1,188 @@
+//! `mbhybrid audit-barriers`: verify, then decide per `MPI_Barrier` site
+//! whether it ever orders a wildcard receive before a send that could
+//! otherwise have matched it (seed 004, Fib), and optionally write a patch
+//! deleting the irrelevant ones.
+
+use crate::cli::{AuditArgs, BufferingArg, Format};
+use crate::explore;
+use crate::outcome::site_location;
+use crate::session::Session;
+use anyhow::{Context, Result};
+use mbh_fib::{Coverage, Options, SendBuffering, UnknownReason, Verdict};
+use mbh_trace::report::BarrierVerdict;
+use mbh_trace::{FindingKind, Role};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Runs `mbhybrid audit-barriers`.
+pub fn run(args: &AuditArgs) -> Result<ExitCode> {
+    let started = Instant::now();
+    let verify = &args.verify;
+    let session = super::verify::prepare(verify)?;
+    let mut exploration = explore::explore(&session, &super::verify::settings(verify), true)?;
+    let runs = std::mem::take(&mut exploration.traces);
+    let deadlock_free = !exploration.findings.iter().any(|f| {
+        matches!(
+            f.kind,
+            FindingKind::Deadlock | FindingKind::Timeout | FindingKind::CollectiveMismatch
+        )
+    });
+    let coverage = Coverage {
+        complete: exploration.complete,
+        deadlock_free,
+    };
+    let options = Options {
+        buffering: match verify.buffering {
+            BufferingArg::Zero => SendBuffering::Zero,
+            _ => SendBuffering::Eager,
+        },
+        ..Options::default()
+    };
+    let audit = mbh_fib::audit(&runs, coverage, &options);
+    let timelines = std::mem::take(&mut exploration.timelines);
+    let mut report = super::verify::report(verify, &session, exploration, started);
+    report.barriers = audit
+        .barriers
+        .iter()
+        .filter_map(|b| verdict(&session, b))
+        .collect();
+    report
+        .barriers
+        .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    report
+        .barriers
+        .dedup_by(|a, b| a.file == b.file && a.line == b.line);
+    if let Some(path) = &args.patch {
+        write_patch(path, &session, &report.barriers)?;
+    }
+    if let Some(path) = &verify.html {
+        super::verify::write_html(path, &report, &session.cwd, &timelines)?;
+    }
+    super::verify::print_report(&report, verify.format, &session.cwd)?;
+    if verify.format == Format::Human {
+        print!("{}", human(&report.barriers));
+    }
+    Ok(super::verify::exit_code(&report))
+}
+
+fn verdict(session: &Session, barrier: &mbh_fib::BarrierVerdict) -> Option<BarrierVerdict> {
+    let site = session.sites.as_ref()?.get(barrier.site)?;
+    let (verdict, reason, evidence) = match &barrier.verdict {
+        Verdict::Irrelevant => ("irrelevant", None, Vec::new()),
+        Verdict::Unknown(why) => (
+            "unknown",
+            Some(match why {
+                UnknownReason::Deadlock => "the exploration found a deadlock or a hang, so the communication structure is not settled".to_string(),
+                UnknownReason::Bounded => "the exploration was bounded (mixing bound, loop abstraction or budget)".to_string(),
+                UnknownReason::Trace { interleaving, issue } => {
+                    format!("interleaving {}'s traces could not be fully used: {issue:?}", interleaving + 1)
+                }
+            }),
+            Vec::new(),
+        ),
+        Verdict::Relevant { evidence, .. } => {
+            let sites = session.sites.as_ref();
+            let mut locations = Vec::new();
+            if let Some(s) = sites.and_then(|t| t.get(evidence.receive.site)) {
+                locations.push(site_location(s, evidence.receive.rank, Role::Primary, "wildcard receive"));
+            }
+            if let Some(s) = sites.and_then(|t| t.get(evidence.send.site)) {
+                locations.push(site_location(
+                    s,
+                    evidence.send.rank,
+                    Role::Secondary,
+                    "a send it could take if the barrier were gone",
+                ));
+            }
+            (
+                "relevant",
+                Some(format!(
+                    "it orders rank {}'s wildcard receive before rank {}'s send (interleaving {})",
+                    evidence.receive.rank,
+                    evidence.send.rank,
+                    evidence.interleaving + 1
+                )),
+                locations,
+            )
+        }
+    };
+    Some(BarrierVerdict {
+        file: site.file.clone(),
+        line: site.line,
+        verdict: verdict.into(),
+        reason,
+        evidence,
+    })
+}
+
+fn human(barriers: &[BarrierVerdict]) -> String {
+    let mut out = String::new();
+    if barriers.is_empty() {
+        let _ = writeln!(out, "no `MPI_Barrier` call ran");
+        return out;
+    }
+    let _ = writeln!(out, "barriers:");
+    for b in barriers {
+        let _ = write!(out, "  {}:{}: {}", b.file, b.line, b.verdict);
+        match (&b.verdict[..], &b.reason) {
+            ("irrelevant", _) => {
+                let _ = write!(
+                    out,
+                    ": deleting it changes no match of any wildcard receive for this input"
+                );
+            }
+            (_, Some(reason)) => {
+                let _ = write!(out, ": {reason}");
+            }
+            _ => {}
+        }
+        let _ = writeln!(out);
+        for l in &b.evidence {
+            let _ = writeln!(
+                out,
+                "    {}:{}: {} (rank {})",
+                l.file, l.line, l.label, l.rank
+            );
+        }
+    }
+    out
+}
+
+/// Writes one unified diff deleting every irrelevant barrier call.
+fn write_patch(
+    path: &std::path::Path,
+    session: &Session,
+    barriers: &[BarrierVerdict],
+) -> Result<()> {
+    let mut by_file: BTreeMap<&str, Vec<(u32, u32)>> = BTreeMap::new();
+    let sites = session.sites.as_ref();
+    for b in barriers.iter().filter(|b| b.verdict == "irrelevant") {
+        // Every call site on that line (the column tells the patch which call).
+        for site in sites.into_iter().flat_map(|t| &t.sites) {
+            if site.file == b.file && site.line == b.line && site.call.ends_with("MPI_Barrier") {
+                by_file
+                    .entry(&b.file)
+                    .or_default()
+                    .push((site.line, site.column));
+            }
+        }
+    }
+    let mut diff = String::new();
+    for (file, calls) in by_file {
+        let source = std::fs::read_to_string(session.cwd.join(file))
+            .with_context(|| format!("cannot read {file} to write the patch"))?;
+        let patch = mbh_fib::deletion_patch(file, &source, &calls);
+        for skipped in &patch.skipped {
+            eprintln!(
+                "mbhybrid: not deleting the barrier at {file}:{}: {:?}",
+                skipped.line, skipped.reason
+            );
+        }
+        diff.push_str(&patch.diff);
+    }
+    std::fs::write(path, diff)
+        .with_context(|| format!("cannot write the patch to {}", path.display()))?;
+    Ok(())
+}

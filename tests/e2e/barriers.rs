@@ -1,0 +1,195 @@
+//! `mbhybrid audit-barriers` on the Fib scenarios of SCENARIOS.md (seed 004).
+
+use crate::util::{describe, line_of};
+use mbh_tests::json::Report;
+use mbh_tests::{run_mbhybrid, workspace_root};
+use std::path::Path;
+
+/// Builds `tests/programs/barriers/NAME` and audits it on `np` ranks.
+fn audit(name: &str, np: u32, extra: &[&str]) -> (i32, Report, String) {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let source = format!("tests/programs/barriers/{name}");
+    let exe = dir.path().join("prog");
+    let root = workspace_root();
+    let out = run_mbhybrid(&root, &["build", "-o", exe.to_str().unwrap(), &source]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let runs = dir.path().join("runs");
+    let np = np.to_string();
+    let mut args = vec![
+        "audit-barriers",
+        "--format",
+        "json",
+        "-n",
+        &np,
+        "--run-dir",
+        runs.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.push(exe.to_str().unwrap());
+    let out = run_mbhybrid(&root, &args);
+    let report: Report =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", describe(&out)));
+    (out.status.code().unwrap_or(-1), report, source)
+}
+
+/// The verdicts of the barrier calls on the lines marked `/* barrier */`.
+fn verdicts(report: &Report, source: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(workspace_root().join(source)).unwrap();
+    let lines: Vec<u32> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("/* barrier */"))
+        .map(|(i, _)| i as u32 + 1)
+        .collect();
+    lines
+        .iter()
+        .map(|&line| {
+            report
+                .barriers
+                .iter()
+                .find(|b| b["file"] == source && b["line"] == line)
+                .map_or("absent".to_string(), |b| {
+                    b["verdict"].as_str().unwrap().to_string()
+                })
+        })
+        .collect()
+}
+
+fn assert_all(report: &Report, source: &str, verdict: &str) {
+    let found = verdicts(report, source);
+    assert!(!found.is_empty());
+    assert!(
+        found.iter().all(|v| v == verdict),
+        "{source}: {found:?}\n{:?}",
+        report.barriers
+    );
+}
+
+#[test]
+fn f1_deadlock_and_no_verdict() {
+    let (status, report, source) = audit("f1_self_deadlock.c", 1, &[]);
+    assert_eq!(status, 1);
+    assert!(
+        report.findings.iter().any(|f| f.kind == "deadlock"),
+        "{:?}",
+        report.findings
+    );
+    assert!(verdicts(&report, &source)
+        .iter()
+        .all(|v| v != "relevant" && v != "irrelevant"));
+}
+
+#[test]
+fn f1b_irrelevant() {
+    let (status, report, source) = audit("f1b_self.c", 1, &[]);
+    assert_eq!(status, 0, "{:?}", report.findings);
+    assert_all(&report, &source, "irrelevant");
+}
+
+#[test]
+fn f2_irrelevant() {
+    let (_, report, source) = audit("f2.c", 2, &[]);
+    assert!(
+        report.findings.iter().all(|f| f.kind != "deadlock"),
+        "{:?}",
+        report.findings
+    );
+    assert_all(&report, &source, "irrelevant");
+}
+
+#[test]
+fn f3_irrelevant() {
+    let (status, report, source) = audit("f3.c", 2, &[]);
+    assert_eq!(status, 0, "x is always 33: {:?}", report.findings);
+    assert_all(&report, &source, "irrelevant");
+}
+
+#[test]
+fn f4_irrelevant() {
+    let (_, report, source) = audit("f4.c", 3, &[]);
+    assert_all(&report, &source, "irrelevant");
+}
+
+#[test]
+fn f4a_relevant_with_evidence() {
+    let (_, report, source) = audit("f4a.c", 3, &[]);
+    assert_all(&report, &source, "relevant");
+    let barrier = &report.barriers[0];
+    let evidence = barrier["evidence"].as_array().expect("evidence");
+    let irecv = line_of(&source, "MPI_Irecv(&x");
+    let isend_p2 = line_of(&source, "v = 22;") + 2;
+    assert!(
+        evidence
+            .iter()
+            .any(|l| l["line"] == irecv && l["rank"] == 0),
+        "{evidence:?}"
+    );
+    assert!(
+        evidence
+            .iter()
+            .any(|l| l["line"] == isend_p2 && l["rank"] == 2),
+        "{evidence:?}"
+    );
+}
+
+#[test]
+fn f5_irrelevant() {
+    let (_, report, source) = audit("f5.c", 3, &[]);
+    assert_all(&report, &source, "irrelevant");
+}
+
+#[test]
+fn f6_all_irrelevant_and_the_patch_deletes_them() {
+    let (status, report, source) = audit("f6_diffusion.c", 3, &[]);
+    assert_eq!(status, 0, "{:?}", report.findings);
+    assert_eq!(report.interleavings, 1);
+    assert_all(&report, &source, "irrelevant");
+    let heat = report.runs[0].stdout.clone();
+
+    // The patch applies with `patch -p1` and the program still computes the same.
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path();
+    std::fs::copy(workspace_root().join(&source), work.join("f6.c")).unwrap();
+    let out = run_mbhybrid(work, &["build", "-o", "prog", "f6.c"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = run_mbhybrid(
+        work,
+        &[
+            "audit-barriers",
+            "-n",
+            "3",
+            "--format",
+            "json",
+            "--patch",
+            "f6.patch",
+            "./prog",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let patch = std::fs::read_to_string(work.join("f6.patch")).unwrap();
+    assert!(
+        patch.contains("-    MPI_Barrier(MPI_COMM_WORLD); /* barrier */"),
+        "{patch}"
+    );
+    let applied = std::process::Command::new("patch")
+        .args(["-p1", "-i", "f6.patch"])
+        .current_dir(work)
+        .output()
+        .expect("patch runs");
+    assert!(applied.status.success(), "{}", describe(&applied));
+    assert!(!std::fs::read_to_string(work.join("f6.c"))
+        .unwrap()
+        .contains("MPI_Barrier"));
+    let out = run_mbhybrid(work, &["build", "-o", "prog", "f6.c"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = run_mbhybrid(work, &["verify", "-n", "3", "--format", "json", "./prog"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let after: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        after.runs[0].stdout, heat,
+        "the patched program computes the same"
+    );
+    assert!(Path::new(&work.join("f6.c")).exists());
+}

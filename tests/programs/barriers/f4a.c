@@ -1,0 +1,28 @@
+/* SCENARIOS.md F4a (seed 004 Example 4(a)): P0 waits for its Irecv before
+ * the barrier, so the barrier keeps P2's send from reaching it: relevant,
+ * with R = P0's Irecv and S = P2's Isend. */
+#include <mpi.h>
+int main(int argc, char **argv) {
+  int rank, x = 0, v = 0;
+  MPI_Request h, s;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    MPI_Irecv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &h);
+    MPI_Wait(&h, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD); /* barrier */
+    MPI_Recv(&x, 1, MPI_INT, 2, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (rank == 1) {
+    v = 33;
+    MPI_Isend(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &s);
+    MPI_Barrier(MPI_COMM_WORLD); /* barrier */
+    MPI_Wait(&s, MPI_STATUS_IGNORE);
+  } else {
+    v = 22;
+    MPI_Barrier(MPI_COMM_WORLD); /* barrier */
+    MPI_Isend(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &s);
+    MPI_Wait(&s, MPI_STATUS_IGNORE);
+  }
+  MPI_Finalize();
+  return 0;
+}
