@@ -83,7 +83,7 @@
 //!
 //! # Limitations
 //!
-//! - MPICH gives every eagerly completed send the same shared request
+//! * MPICH gives every eagerly completed send the same shared request
 //!   handle. When such a handle comes back, the older request is treated as
 //!   complete: two eager `MPI_Isend`s neither of which is waited for report
 //!   one `request-leak`, not two.
