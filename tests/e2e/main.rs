@@ -7,4 +7,5 @@ mod barriers;
 mod oracle;
 mod programs;
 mod scenarios;
+mod static_report;
 mod util;

@@ -1,0 +1,58 @@
+//! `mbhybrid analyze` and the HTML report, through the CLI.
+
+use crate::util::{build, describe, line_of};
+use mbh_tests::{run_mbhybrid, workspace_root};
+
+#[test]
+fn analyze_abstracts_a_collection_loop_but_not_one_that_decides_a_branch() {
+    let source = "tests/programs/static/branch_on_received.c";
+    let out = run_mbhybrid(&workspace_root(), &["analyze", "--format", "json", source]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let decision = |marker: &str| {
+        let line = line_of(source, marker);
+        let found = report["loops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["span"]["line"] == line);
+        found.unwrap_or_else(|| panic!("no loop at line {line}: {report}"))["decision"].clone()
+    };
+    assert_eq!(decision("/* collect */"), "abstract");
+    assert_eq!(decision("/* decide */"), "explore");
+    let wildcards = report["wildcards"].as_array().unwrap();
+    assert_eq!(wildcards.len(), 2, "{wildcards:?}");
+}
+
+#[test]
+fn verify_writes_an_html_report_with_the_failing_interleaving() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(
+        std::path::Path::new("tests/programs/s1_crooked_barrier.c"),
+        dir.path(),
+    );
+    let page = dir.path().join("report.html");
+    let runs = dir.path().join("runs");
+    let out = run_mbhybrid(
+        &workspace_root(),
+        &[
+            "verify",
+            "-n",
+            "3",
+            "--run-dir",
+            runs.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+            exe.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<svg"), "a space-time diagram");
+    assert!(html.contains("x != 33"), "the finding");
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "self-contained"
+    );
+}
