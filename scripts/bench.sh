@@ -71,3 +71,22 @@ for spec in "tests/programs/s1_crooked_barrier.c:3" "tests/programs/r1_output_or
   printf "| %s | %s | %s | %.3f | %.3f | %.2f |\n" "$name" "$np" "$n" "$plain" "$(echo "$total / $n" | bc -l)" \
     "$(echo "$total / $n / $plain" | bc -l)"
 done
+
+echo
+echo "## Fib over exploration (bench/diffusion.c, 3 ranks, --loop-abstraction all)"
+echo
+echo "| steps | MPI calls per rank | verify (s) | audit-barriers (s) | Fib share |"
+echo "| --- | --- | --- | --- | --- |"
+"$mbh" build -o "$work/diffusion" bench/diffusion.c -- -O2 2>/dev/null
+for steps in 125 1250 12500; do
+  start=$(date +%s.%N)
+  env -u LD_LIBRARY_PATH "$mbh" verify -n 3 --loop-abstraction all --run-dir "$work/runs" --format json \
+    "$work/diffusion" "$steps" > /dev/null || true
+  verify=$(echo "$(date +%s.%N) - $start" | bc -l)
+  start=$(date +%s.%N)
+  env -u LD_LIBRARY_PATH "$mbh" audit-barriers -n 3 --loop-abstraction all --run-dir "$work/runs" --format json \
+    "$work/diffusion" "$steps" > /dev/null || true
+  audit=$(echo "$(date +%s.%N) - $start" | bc -l)
+  printf "| %s | %s | %.2f | %.2f | %.0f%% |\n" "$steps" "$((steps * 8))" "$verify" "$audit" \
+    "$(echo "($audit - $verify) / $verify * 100" | bc -l)"
+done
