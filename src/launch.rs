@@ -120,6 +120,7 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
     let start = Instant::now();
     let mut child = command.spawn()?;
     let group = child.id() as libc::pid_t;
+    let _forward = ForwardTermination::to(group);
     loop {
         if let Some(status) = child.try_wait()? {
             // Ranks the launcher left behind (it should leave none) go too.
@@ -142,6 +143,49 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
             });
         }
         std::thread::sleep(POLL_INTERVAL);
+    }
+}
+
+/// The process group of the job running now (0: none), for the signal
+/// handler: the job runs in a group of its own (so a timeout can stop all of
+/// it), which also shields it from the terminal's Ctrl-C. Without this, an
+/// interrupted mbhybrid would leave the launcher and its ranks spinning.
+static RUNNING_GROUP: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// While alive, SIGINT, SIGTERM and SIGHUP to mbhybrid also kill the job.
+struct ForwardTermination;
+
+impl ForwardTermination {
+    fn to(group: libc::pid_t) -> Self {
+        use std::sync::Once;
+        static INSTALL: Once = Once::new();
+        RUNNING_GROUP.store(group, std::sync::atomic::Ordering::SeqCst);
+        INSTALL.call_once(|| {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                // SAFETY: installs an async-signal-safe handler (it only
+                // calls kill(2), signal(2) and raise(3)).
+                unsafe { libc::signal(signal, on_termination as *const () as libc::sighandler_t) };
+            }
+        });
+        ForwardTermination
+    }
+}
+
+impl Drop for ForwardTermination {
+    fn drop(&mut self) {
+        RUNNING_GROUP.store(0, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+extern "C" fn on_termination(signal: libc::c_int) {
+    let group = RUNNING_GROUP.load(std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: kill, signal and raise are async-signal-safe.
+    unsafe {
+        if group > 0 {
+            libc::kill(-group, libc::SIGKILL);
+        }
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
     }
 }
 

@@ -116,3 +116,81 @@ fn clang_errors_are_passed_through() {
 fn unknown_format_is_refused_by_name() {
     assert_usage_error(&["verify", "--format", "xml", "/bin/true"], &["xml"]);
 }
+
+/// Processes whose command line mentions `needle`.
+fn processes_running(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .count()
+}
+
+#[test]
+fn interrupting_verify_stops_the_mpi_job_too() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("spin.c");
+    std::fs::write(
+        &source,
+        "#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); volatile long n = 0; for (;;) n++; }\n",
+    )
+    .unwrap();
+    let exe = dir.path().join("spinning-program");
+    let out = run_mbhybrid(
+        &workspace_root(),
+        &[
+            "build",
+            "-o",
+            exe.to_str().unwrap(),
+            source.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", describe(&out));
+    let runs = dir.path().join("runs");
+    let mut verify = std::process::Command::new(mbh_tests::mbhybrid())
+        .args([
+            "verify",
+            "-n",
+            "2",
+            "--run-dir",
+            runs.to_str().unwrap(),
+            exe.to_str().unwrap(),
+        ])
+        .env_remove("LD_LIBRARY_PATH")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let needle = exe.to_str().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while processes_running(needle) < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::process::Command::new("kill")
+        .args(["-TERM", &verify.id().to_string()])
+        .status()
+        .unwrap();
+    verify.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while processes_running(needle) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the MPI job outlived mbhybrid"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
