@@ -14,6 +14,10 @@
 //!   space-time diagram per finding (from a [`html::Timeline`] the caller
 //!   builds from the traces).
 //!
+//! The barrier verdicts of `audit-barriers` ([`barriers`]) follow the
+//! findings in the human and short formats and are results of their own
+//! rules in SARIF.
+//!
 //! [`explain`] holds one Markdown page per finding code (`MBH0001` …), with
 //! an example that triggers it and its fix.
 //!
@@ -51,6 +55,7 @@
 //!   timeline, the last ones; the page says how many were left out.
 #![deny(missing_docs)]
 
+pub mod barriers;
 pub mod explain;
 pub mod html;
 pub mod human;

@@ -25,10 +25,16 @@
 //! File names relative to the working directory become URIs relative to
 //! `uriBaseId` `%SRCROOT%`; absolute ones `file://` URIs. [`render_with_root`]
 //! also says where `%SRCROOT%` is, for viewers that do not know.
+//! The barrier verdicts of `audit-barriers` are results too, of the rules
+//! `barrier/irrelevant` (kind `fail`, level `note`: delete the call),
+//! `barrier/relevant` (`pass`) and `barrier/unknown` (`review`), each at the
+//! barrier's line with the evidence as related locations.
+//!
 //! `run.properties` carries the verification's parameters and coverage, and
 //! the report's warnings become `toolExecutionNotifications`.
 
 use crate::explain;
+use mbh_trace::report::BarrierVerdict;
 use mbh_trace::{Finding, FindingKind, Location, Report, Role, Severity};
 use serde_json::json;
 use serde_sarif::sarif;
@@ -63,7 +69,10 @@ fn to_string(log: &sarif::Sarif) -> String {
 
 fn log(report: &Report, root: Option<&Path>) -> sarif::Sarif {
     let kinds = used_kinds(report);
-    let rules: Vec<sarif::ReportingDescriptor> = kinds.iter().map(|&kind| rule(kind)).collect();
+    let mut rules: Vec<sarif::ReportingDescriptor> = kinds.iter().map(|&kind| rule(kind)).collect();
+    if !report.barriers.is_empty() {
+        rules.extend(crate::barriers::RULES.iter().map(barrier_rule));
+    }
     let driver = sarif::ToolComponent::builder()
         .name("mbhybrid")
         .full_name(format!("mbhybrid {}", report.version))
@@ -71,7 +80,7 @@ fn log(report: &Report, root: Option<&Path>) -> sarif::Sarif {
         .semantic_version(report.version.clone())
         .rules(rules)
         .build();
-    let results: Vec<sarif::Result> = report
+    let mut results: Vec<sarif::Result> = report
         .findings
         .iter()
         .map(|finding| {
@@ -79,6 +88,12 @@ fn log(report: &Report, root: Option<&Path>) -> sarif::Sarif {
             result(finding, index, report)
         })
         .collect();
+    results.extend(
+        report
+            .barriers
+            .iter()
+            .map(|barrier| barrier_result(barrier, kinds.len())),
+    );
     let notifications: Vec<sarif::Notification> = report
         .warnings
         .iter()
@@ -152,6 +167,96 @@ fn rule(kind: FindingKind) -> sarif::ReportingDescriptor {
             BTreeMap::new(),
         ))
         .build()
+}
+
+/// The rule of one barrier verdict ([`crate::barriers::RULES`]).
+fn barrier_rule(
+    &(id, verdict, summary, help): &(&str, &str, &str, &str),
+) -> sarif::ReportingDescriptor {
+    // Only an irrelevant barrier is something to act on (a `fail` result of
+    // level `note`); the other verdicts are `pass`/`review` results, whose
+    // level SARIF fixes to `none` (§3.27.9).
+    let level = if verdict == "irrelevant" {
+        "note"
+    } else {
+        "none"
+    };
+    sarif::ReportingDescriptor::builder()
+        .id(id)
+        .name(format!("{verdict}-barrier"))
+        .short_description(multiformat(summary, None))
+        .full_description(multiformat(
+            &format!("{summary} (seed 004, Fib: `mbhybrid audit-barriers`)."),
+            None,
+        ))
+        .help(multiformat(help, None))
+        .default_configuration(
+            sarif::ReportingConfiguration::builder()
+                .level(json!(level))
+                .build(),
+        )
+        .properties(property_bag(
+            Some(vec!["mpi".into(), "performance".into()]),
+            BTreeMap::new(),
+        ))
+        .build()
+}
+
+/// One barrier verdict as a result: the barrier's line, the evidence as
+/// related locations, a fingerprint of the line.
+fn barrier_result(barrier: &BarrierVerdict, first_rule: usize) -> sarif::Result {
+    let index = crate::barriers::rule_index(&barrier.verdict);
+    let (kind, level) = match &barrier.verdict[..] {
+        "irrelevant" => (sarif::ResultKind::Fail, sarif::ResultLevel::Note),
+        "relevant" => (sarif::ResultKind::Pass, sarif::ResultLevel::None),
+        _ => (sarif::ResultKind::Review, sarif::ResultLevel::None),
+    };
+    let here = Location {
+        file: barrier.file.clone(),
+        line: barrier.line,
+        column: 0,
+        rank: 0,
+        call: Some("MPI_Barrier".into()),
+        role: Role::Primary,
+        label: format!("MPI_Barrier: {}", barrier.verdict),
+    };
+    let mut primary = location(&here);
+    // The verdict holds for every rank: no rank in the message.
+    primary.message = Some(text(&here.label));
+    let related: Vec<sarif::Location> = barrier
+        .evidence
+        .iter()
+        .zip(1..)
+        .map(|(l, id)| {
+            let mut related = location(l);
+            related.id = Some(id);
+            related
+        })
+        .collect();
+    let message = format!(
+        "this MPI_Barrier is {}: {}",
+        barrier.verdict,
+        crate::barriers::reason(barrier)
+    );
+    let mut properties = BTreeMap::new();
+    properties.insert("verdict".to_string(), json!(barrier.verdict));
+    let mut result = sarif::Result::builder()
+        .rule_id(crate::barriers::RULES[index].0)
+        .rule_index((first_rule + index) as i64)
+        .kind(kind)
+        .level(level)
+        .message(text(&message))
+        .locations(vec![primary])
+        .partial_fingerprints(BTreeMap::from([(
+            "mbhybrid/v1".to_string(),
+            fnv1a(&format!("barrier\n{}:{}", barrier.file, barrier.line)),
+        )]))
+        .properties(property_bag(None, properties))
+        .build();
+    if !related.is_empty() {
+        result.related_locations = Some(related);
+    }
+    result
 }
 
 /// How bad a kind usually is: what a viewer shows before any result says.
@@ -359,6 +464,11 @@ fn fingerprint(finding: &Finding) -> String {
     for (file, line) in sites {
         key.push_str(&format!("\n{file}:{line}"));
     }
+    fnv1a(&key)
+}
+
+/// FNV-1a (64 bits) of `key`, as 16 hex digits.
+fn fnv1a(key: &str) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in key.as_bytes() {
         hash ^= u64::from(b);

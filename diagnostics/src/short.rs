@@ -38,6 +38,7 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
+    out.push_str(&crate::barriers::short(&report.barriers));
     out
 }
 

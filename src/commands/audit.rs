@@ -3,7 +3,7 @@
 //! otherwise have matched it (seed 004, Fib), and optionally write a patch
 //! deleting the irrelevant ones.
 
-use crate::cli::{AuditArgs, BufferingArg, Format};
+use crate::cli::{AuditArgs, BufferingArg};
 use crate::explore;
 use crate::outcome::site_location;
 use crate::session::Session;
@@ -12,7 +12,6 @@ use mbh_fib::{Coverage, Options, SendBuffering, UnknownReason, Verdict};
 use mbh_trace::report::BarrierVerdict;
 use mbh_trace::{FindingKind, Role};
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -60,10 +59,8 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     if let Some(path) = &verify.html {
         super::verify::write_html(path, &report, &session.cwd, &timelines)?;
     }
+    // Every format shows the verdicts (diagnostics' `barriers` module).
     super::verify::print_report(&report, verify.format, &session.cwd)?;
-    if verify.format == Format::Human {
-        print!("{}", human(&report.barriers));
-    }
     Ok(super::verify::exit_code(&report))
 }
 
@@ -115,39 +112,6 @@ fn verdict(session: &Session, barrier: &mbh_fib::BarrierVerdict) -> Option<Barri
         reason,
         evidence,
     })
-}
-
-fn human(barriers: &[BarrierVerdict]) -> String {
-    let mut out = String::new();
-    if barriers.is_empty() {
-        let _ = writeln!(out, "no `MPI_Barrier` call ran");
-        return out;
-    }
-    let _ = writeln!(out, "barriers:");
-    for b in barriers {
-        let _ = write!(out, "  {}:{}: {}", b.file, b.line, b.verdict);
-        match (&b.verdict[..], &b.reason) {
-            ("irrelevant", _) => {
-                let _ = write!(
-                    out,
-                    ": deleting it changes no match of any wildcard receive for this input"
-                );
-            }
-            (_, Some(reason)) => {
-                let _ = write!(out, ": {reason}");
-            }
-            _ => {}
-        }
-        let _ = writeln!(out);
-        for l in &b.evidence {
-            let _ = writeln!(
-                out,
-                "    {}:{}: {} (rank {})",
-                l.file, l.line, l.label, l.rank
-            );
-        }
-    }
-    out
 }
 
 /// Writes one unified diff deleting every irrelevant barrier call.

@@ -7,6 +7,15 @@ use std::path::Path;
 
 /// Builds `tests/programs/barriers/NAME` and audits it on `np` ranks.
 fn audit(name: &str, np: u32, extra: &[&str]) -> (i32, Report, String) {
+    let (out, source) = audit_as(name, np, "json", extra);
+    let report: Report =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", describe(&out)));
+    (out.status.code().unwrap_or(-1), report, source)
+}
+
+/// Builds `tests/programs/barriers/NAME` and audits it on `np` ranks,
+/// printing `format`.
+fn audit_as(name: &str, np: u32, format: &str, extra: &[&str]) -> (std::process::Output, String) {
     let _lock = mbh_tests::mpi_lock();
     let dir = tempfile::tempdir().unwrap();
     let source = format!("tests/programs/barriers/{name}");
@@ -19,7 +28,7 @@ fn audit(name: &str, np: u32, extra: &[&str]) -> (i32, Report, String) {
     let mut args = vec![
         "audit-barriers",
         "--format",
-        "json",
+        format,
         "-n",
         &np,
         "--run-dir",
@@ -27,10 +36,7 @@ fn audit(name: &str, np: u32, extra: &[&str]) -> (i32, Report, String) {
     ];
     args.extend_from_slice(extra);
     args.push(exe.to_str().unwrap());
-    let out = run_mbhybrid(&root, &args);
-    let report: Report =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", describe(&out)));
-    (out.status.code().unwrap_or(-1), report, source)
+    (run_mbhybrid(&root, &args), source)
 }
 
 /// The verdicts of the barrier calls on the lines marked `/* barrier */`.
@@ -131,6 +137,43 @@ fn f4a_relevant_with_evidence() {
             .any(|l| l["line"] == isend_p2 && l["rank"] == 2),
         "{evidence:?}"
     );
+}
+
+/// The same verdict in SARIF (a `barrier/relevant` result at the barrier's
+/// line, the receive and send as related locations) and in the short
+/// format (a `[barrier]` line an editor can jump to).
+#[test]
+fn f4a_verdict_in_sarif_and_short() {
+    let (out, source) = audit_as("f4a.c", 3, "sarif", &[]);
+    let log: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", describe(&out)));
+    let barrier_line = line_of(&source, "/* barrier */");
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    let result = results
+        .iter()
+        .find(|r| r["ruleId"] == "barrier/relevant")
+        .unwrap_or_else(|| panic!("no barrier/relevant result: {results:?}"));
+    let location = &result["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], source);
+    assert_eq!(location["region"]["startLine"], barrier_line);
+    let irecv = line_of(&source, "MPI_Irecv(&x");
+    let related = result["relatedLocations"].as_array().expect("evidence");
+    assert!(
+        related
+            .iter()
+            .any(|l| l["physicalLocation"]["region"]["startLine"] == irecv),
+        "{related:?}"
+    );
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    let index = result["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(rules[index]["id"], "barrier/relevant");
+
+    let (out, _) = audit_as("f4a.c", 3, "short", &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let wanted = format!("{source}:{barrier_line}:1: note: [barrier] relevant: ");
+    assert!(text.lines().any(|l| l.starts_with(&wanted)), "{text}");
 }
 
 #[test]

@@ -212,3 +212,85 @@ fn results_carry_what_viewers_use() {
     let notifications = &run["invocations"][0]["toolExecutionNotifications"];
     assert_eq!(notifications[0]["level"], "warning");
 }
+
+/// `audit-barriers` reports: each verdict is a result of its own rule at the
+/// barrier's line, valid SARIF, after the findings' results.
+#[test]
+fn barrier_verdicts_are_results_of_their_own_rules() {
+    use mbh_trace::report::BarrierVerdict;
+    let mut report = fixtures::report_of(FindingKind::Deadlock);
+    let evidence = |line, rank, label: &str| Location {
+        file: "app.c".into(),
+        line,
+        column: 5,
+        rank,
+        call: None,
+        role: Role::Primary,
+        label: label.into(),
+    };
+    report.barriers = vec![
+        BarrierVerdict {
+            file: "app.c".into(),
+            line: 20,
+            verdict: "irrelevant".into(),
+            reason: None,
+            evidence: vec![],
+        },
+        BarrierVerdict {
+            file: "app.c".into(),
+            line: 31,
+            verdict: "relevant".into(),
+            reason: Some("it orders rank 1's wildcard receive before rank 2's send".into()),
+            evidence: vec![
+                evidence(28, 1, "wildcard receive"),
+                evidence(35, 2, "a send it could take"),
+            ],
+        },
+        BarrierVerdict {
+            file: "app.c".into(),
+            line: 40,
+            verdict: "unknown".into(),
+            reason: Some("the exploration was bounded".into()),
+            evidence: vec![],
+        },
+    ];
+    let validator = schema();
+    let log = assert_valid(&validator, &sarif::render(&report));
+    let run = &log["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), report.findings.len() + 3);
+    let barriers = &results[report.findings.len()..];
+    let expected = [
+        ("barrier/irrelevant", "fail", "note", 20, 0),
+        ("barrier/relevant", "pass", "none", 31, 2),
+        ("barrier/unknown", "review", "none", 40, 0),
+    ];
+    for (result, (rule, kind, level, line, related)) in barriers.iter().zip(expected) {
+        assert_eq!(result["ruleId"], rule);
+        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], rule, "ruleIndex points at the rule");
+        assert_eq!(result["kind"], kind);
+        assert_eq!(result["level"], level);
+        let region = &result["locations"][0]["physicalLocation"]["region"];
+        assert_eq!(region["startLine"], line);
+        assert_eq!(
+            result["relatedLocations"].as_array().map_or(0, Vec::len),
+            related
+        );
+        assert_eq!(
+            result["partialFingerprints"]["mbhybrid/v1"]
+                .as_str()
+                .unwrap()
+                .len(),
+            16
+        );
+    }
+    assert!(barriers[0]["message"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("deleting it changes no match"));
+    // A verify report has no verdicts, and so no barrier rules.
+    let plain = sarif::render(&fixtures::report_of(FindingKind::Deadlock));
+    assert!(!plain.contains("barrier/"));
+}
