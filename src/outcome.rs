@@ -77,7 +77,7 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
         let (state, exit_status, signal, operations) = match trace {
             None => ("never-started".to_string(), None, None, 0),
             Some(t) => {
-                findings.extend(local_check_findings(ctx, t, &traces));
+                findings.extend(local_check_findings(ctx, t, &traces, &stderr));
                 if let Some(finding) = rank_finding(ctx, t, &stderr) {
                     findings.push(finding);
                 }
@@ -208,6 +208,12 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
         }
         RankState::Aborted => {
             let (code, site) = end.abort.unwrap_or((0, 0));
+            if aborted_by_mpi_error(trace, code) {
+                // The runtime aborted the job for an MPI error under
+                // `MPI_ERRORS_ARE_FATAL`, as MPI would have: the local
+                // check's finding says it all.
+                return None;
+            }
             let mut f = Finding::new(
                 FindingKind::Assertion,
                 Severity::Error,
@@ -246,6 +252,38 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
     Some(finding)
 }
 
+/// Whether the rank's abort with `code` is the runtime applying
+/// `MPI_ERRORS_ARE_FATAL` after recording an MPI error with that code.
+fn aborted_by_mpi_error(trace: &RankTrace, code: i32) -> bool {
+    use mbh_trace::op::LocalCheck;
+    trace.ops.iter().any(|op| {
+        op.kind == mbh_trace::OpKind::LocalCheck
+            && matches!(
+                LocalCheck::from_code(op.count),
+                Some(LocalCheck::MpiError | LocalCheck::InvalidArgument)
+            )
+            && op.tag == code
+    })
+}
+
+/// MPI's own words for the error that stopped the rank, from what the
+/// runtime printed under `MPI_ERRORS_ARE_FATAL` (`Fatal error in MPI_Xxx:
+/// ...`): MPICH's last, most specific line, without its function prefix
+/// and the code.
+fn mpi_fatal_message(stderr: &str) -> Option<String> {
+    let start = stderr.find("Fatal error in ")?;
+    let text = &stderr[start..];
+    let end = text.find(" (error code ").unwrap_or(text.len());
+    let last = text[..end].lines().last()?;
+    // `internal_Send(78).: Invalid rank ...` -> `Invalid rank ...`
+    let words = match last.find(": ") {
+        Some(at) => &last[at + 2..],
+        None => last,
+    };
+    let words = words.trim();
+    (!words.is_empty()).then(|| words.to_string())
+}
+
 /// The findings of the checks the runtime made inside the rank
 /// (`LocalCheck` records): MPI errors, type mismatches, leaks, calls after
 /// `MPI_Finalize`.
@@ -253,6 +291,7 @@ fn local_check_findings(
     ctx: &RunContext<'_>,
     trace: &RankTrace,
     all: &[Option<RankTrace>],
+    stderr: &str,
 ) -> Vec<Finding> {
     use mbh_trace::op::LocalCheck;
     let rank = trace.rank;
@@ -310,13 +349,20 @@ fn local_check_findings(
                 "called after `MPI_Finalize`".to_string(),
                 "move the call before `MPI_Finalize`; only a few query functions are allowed after it",
             ),
-            LocalCheck::InvalidArgument => (
-                FindingKind::InvalidArgument,
-                Severity::Error,
-                format!("rank {rank} passed an invalid argument to {call}"),
-                "invalid argument".to_string(),
-                "check counts, ranks and buffers against the communicator and the datatype",
-            ),
+            LocalCheck::InvalidArgument => {
+                let argument = mbh_trace::op::BadArgument::from_code(record.peer);
+                (
+                    FindingKind::InvalidArgument,
+                    Severity::Error,
+                    format!(
+                        "rank {rank} passed an invalid {} to {call} (MPI error {})",
+                        argument.words(),
+                        record.tag
+                    ),
+                    format!("MPI rejected the {} argument of this call", argument.words()),
+                    argument.help(),
+                )
+            }
         };
         let mut finding = Finding::new(kind, severity, message);
         finding.interleaving = ctx.interleaving;
@@ -328,6 +374,18 @@ fn local_check_findings(
             None => finding
                 .notes
                 .push(format!("rank {rank}: {label} (the call's line is unknown)")),
+        }
+        if matches!(check, LocalCheck::MpiError | LocalCheck::InvalidArgument)
+            && aborted_by_mpi_error(trace, record.tag)
+            && trace.end.state == RankState::Aborted
+        {
+            if let Some(words) = mpi_fatal_message(stderr) {
+                finding.notes.push(format!("MPI's message: {words}"));
+            }
+            finding.notes.push(
+                "under `MPI_ERRORS_ARE_FATAL` (the default handler) the error stopped the job, as MPI would have"
+                    .to_string(),
+            );
         }
         if check == LocalCheck::TypeMismatch && record.peer >= 0 {
             finding.ranks.push(record.peer);
@@ -588,6 +646,16 @@ pub fn signal_name(signal: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mpich_fatal_messages_are_shortened_to_their_words() {
+        let stderr = "Fatal error in MPI_Send: internal_Send(120): MPI_Send(buf=(nil), count=1, dtype=USER<struct>, 2, 0, MPI_COMM_WORLD) failed\ninternal_Send(78).: Invalid rank has value 2 but must be nonnegative and less than 2 (error code 67783174; MPI_ERRORS_ARE_FATAL)\nAbort(67783174) on node 1\n";
+        assert_eq!(
+            mpi_fatal_message(stderr).as_deref(),
+            Some("Invalid rank has value 2 but must be nonnegative and less than 2")
+        );
+        assert_eq!(mpi_fatal_message("nothing here"), None);
+    }
 
     #[test]
     fn parses_glibc_assertion_messages() {

@@ -8,6 +8,9 @@
 //! * **resource-leak**: communicators, committed datatypes, groups and ops
 //!   the program made and never freed ([`Resources`], a fixed-size table).
 //! * **after-finalize**: an `MPI_*` call after `MPI_Finalize` returned.
+//! * **invalid-argument**: an `MPI_*` call returned an error whose class
+//!   blames an argument (`MPI_ERR_RANK`, `MPI_ERR_COUNT`, ...); handled as
+//!   an MPI error below, recorded as this check.
 //! * **mpi-error**: an `MPI_*` call returned an error code. The runtime
 //!   sets `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` at start (communicators
 //!   made from it inherit it), remembers the handler the program asks for
@@ -17,7 +20,7 @@
 use crate::consts::{comm_world, SUCCESS};
 use crate::handle::HandleBits;
 use crate::record;
-use mbh_trace::op::{flags, LocalCheck};
+use mbh_trace::op::{flags, BadArgument, LocalCheck};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Errhandler};
@@ -141,7 +144,17 @@ pub fn on_error(name: &str, comm: MPI_Comm, site: u32, rc: c_int) -> c_int {
 #[cold]
 fn handle_error(name: &str, comm: MPI_Comm, site: u32, rc: c_int) -> c_int {
     let call = CALL.load(Ordering::Relaxed);
-    report(LocalCheck::MpiError, site, call, -1, rc, comm.bits());
+    match blamed_argument(rc) {
+        Some(argument) => report(
+            LocalCheck::InvalidArgument,
+            site,
+            call,
+            argument as i32,
+            rc,
+            comm.bits(),
+        ),
+        None => report(LocalCheck::MpiError, site, call, -1, rc, comm.bits()),
+    }
     let returns = crate::state::with(|rt| rt.handlers().returns(comm));
     if returns {
         return rc;
@@ -167,6 +180,33 @@ fn handle_error(name: &str, comm: MPI_Comm, site: u32, rc: c_int) -> c_int {
     unsafe { mpi_sys::PMPI_Abort(comm_world(), rc) };
     // SAFETY: ends the process as the abort would.
     unsafe { libc::_exit(rc) }
+}
+
+/// The argument an error code blames, when its MPI error class is one of
+/// the argument classes: the call rejected what the program passed, which
+/// `invalid-argument` reports with words for the argument (MPI validates;
+/// the runtime only classifies, so nothing is checked twice).
+fn blamed_argument(rc: c_int) -> Option<BadArgument> {
+    let mut class: c_int = 0;
+    // SAFETY: an out-parameter; any code is a valid input.
+    if unsafe { mpi_sys::PMPI_Error_class(rc, &mut class) } != SUCCESS {
+        return None;
+    }
+    let class = u32::try_from(class).ok()?;
+    Some(match class {
+        mpi_sys::MPI_ERR_BUFFER => BadArgument::Buffer,
+        mpi_sys::MPI_ERR_COUNT => BadArgument::Count,
+        mpi_sys::MPI_ERR_TYPE => BadArgument::Datatype,
+        mpi_sys::MPI_ERR_TAG => BadArgument::Tag,
+        mpi_sys::MPI_ERR_COMM => BadArgument::Communicator,
+        mpi_sys::MPI_ERR_RANK => BadArgument::Rank,
+        mpi_sys::MPI_ERR_ROOT => BadArgument::Root,
+        mpi_sys::MPI_ERR_GROUP => BadArgument::Group,
+        mpi_sys::MPI_ERR_OP => BadArgument::Op,
+        mpi_sys::MPI_ERR_REQUEST => BadArgument::Request,
+        mpi_sys::MPI_ERR_ARG => BadArgument::Other,
+        _ => return None,
+    })
 }
 
 /// The handler the program chose, per communicator: only those that are

@@ -3,7 +3,7 @@
 //! otherwise have matched it (seed 004, Fib), and optionally write a patch
 //! deleting the irrelevant ones.
 
-use crate::cli::{AuditArgs, BufferingArg};
+use crate::cli::{AuditArgs, BufferingArg, Format};
 use crate::explore;
 use crate::outcome::site_location;
 use crate::session::Session;
@@ -39,7 +39,10 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
         },
         ..Options::default()
     };
+    let explored = started.elapsed();
+    let fib_started = Instant::now();
     let audit = mbh_fib::audit(&runs, coverage, &options);
+    let fib = fib_started.elapsed();
     let timelines = std::mem::take(&mut exploration.timelines);
     let mut report = super::verify::report(verify, &session, exploration, started);
     report.barriers = audit
@@ -61,6 +64,18 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     }
     // Every format shows the verdicts (diagnostics' `barriers` module).
     super::verify::print_report(&report, verify.format, &session.cwd)?;
+    if verify.format == Format::Human {
+        // What Fib costs on top of the exploration (BENCHMARKS.md's
+        // "Fib share" is this line's ratio).
+        println!(
+            "barrier audit: {} barrier sites judged over {} interleaving{} in {:.3} s (exploration {:.3} s)",
+            report.barriers.len(),
+            runs.len(),
+            if runs.len() == 1 { "" } else { "s" },
+            fib.as_secs_f64(),
+            explored.as_secs_f64()
+        );
+    }
     Ok(super::verify::exit_code(&report))
 }
 

@@ -18,7 +18,9 @@ fn every_program_has_a_test() {
         "e7_leaks.c",
         "e8_type_mismatch.c",
         "exit_rank1.c",
+        "invalid_rank_fatal.c",
         "mpi_abort_rank2.c",
+        "mpi_errors_returned.c",
         "r1_output_order.c",
         "s10_master_worker.c",
         "s11_reduce.c",
@@ -101,6 +103,50 @@ fn nonzero_exit_is_reported_at_the_exit_call() {
             .unwrap_or("")
             .contains("input is invalid"),
         "{rank1:?}"
+    );
+}
+
+/// Errors the program handles: reported, and the program sees the same
+/// error classes as under plain MPI and finishes.
+#[test]
+fn returned_mpi_errors_are_reported_and_the_program_goes_on() {
+    let report = check_program("tests/programs/mpi_errors_returned.c");
+    let invalid = report
+        .findings
+        .iter()
+        .find(|f| f.kind == "invalid-argument")
+        .expect("an invalid-argument finding");
+    assert!(invalid.message.contains("invalid count"), "{invalid:?}");
+    let stdout = &report.runs[0].stdout;
+    assert!(
+        stdout.contains("rank 0: a negative count gives MPI_ERR_COUNT"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("rank 1: a short buffer gives MPI_ERR_TRUNCATE"),
+        "{stdout}"
+    );
+    assert!(
+        report.runs[0].ranks.iter().all(|r| r.state == "finalized"),
+        "{:?}",
+        report.runs
+    );
+}
+
+/// An invalid rank under `MPI_ERRORS_ARE_FATAL`: the finding names the
+/// argument, and the job stops.
+#[test]
+fn an_invalid_rank_is_an_invalid_argument() {
+    let report = check_program("tests/programs/invalid_rank_fatal.c");
+    let finding = &report.findings[0];
+    assert!(finding.message.contains("invalid rank"), "{finding:?}");
+    assert!(
+        finding
+            .help
+            .as_deref()
+            .unwrap_or("")
+            .contains("MPI_PROC_NULL"),
+        "{finding:?}"
     );
 }
 

@@ -137,8 +137,92 @@ pub enum LocalCheck {
     MissingStart = 5,
     /// An MPI call after `MPI_Finalize`.
     AfterFinalize = 6,
-    /// An MPI call received an invalid argument.
+    /// An MPI call rejected one of its arguments: it returned an error of
+    /// an argument class (`MPI_ERR_RANK`, `MPI_ERR_COUNT`, ...). `tag` = the
+    /// error code, `peer` = which argument ([`BadArgument`] code).
     InvalidArgument = 7,
+}
+
+/// Which argument an [`LocalCheck::InvalidArgument`] record blames (its
+/// `peer`), from the MPI error class of the code the call returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(i32)]
+pub enum BadArgument {
+    /// `MPI_ERR_BUFFER`.
+    Buffer = 1,
+    /// `MPI_ERR_COUNT`.
+    Count = 2,
+    /// `MPI_ERR_TYPE`.
+    Datatype = 3,
+    /// `MPI_ERR_TAG`.
+    Tag = 4,
+    /// `MPI_ERR_COMM`.
+    Communicator = 5,
+    /// `MPI_ERR_RANK`.
+    Rank = 6,
+    /// `MPI_ERR_ROOT`.
+    Root = 7,
+    /// `MPI_ERR_GROUP`.
+    Group = 8,
+    /// `MPI_ERR_OP`.
+    Op = 9,
+    /// `MPI_ERR_REQUEST`.
+    Request = 10,
+    /// `MPI_ERR_ARG` (another argument).
+    Other = 11,
+}
+
+impl BadArgument {
+    /// The argument with code `code` (`Other` for unknown codes).
+    pub fn from_code(code: i32) -> BadArgument {
+        match code {
+            1 => BadArgument::Buffer,
+            2 => BadArgument::Count,
+            3 => BadArgument::Datatype,
+            4 => BadArgument::Tag,
+            5 => BadArgument::Communicator,
+            6 => BadArgument::Rank,
+            7 => BadArgument::Root,
+            8 => BadArgument::Group,
+            9 => BadArgument::Op,
+            10 => BadArgument::Request,
+            _ => BadArgument::Other,
+        }
+    }
+
+    /// What the argument is, in words (`a rank`, `a count`).
+    pub fn words(self) -> &'static str {
+        match self {
+            BadArgument::Buffer => "buffer",
+            BadArgument::Count => "count",
+            BadArgument::Datatype => "datatype",
+            BadArgument::Tag => "tag",
+            BadArgument::Communicator => "communicator",
+            BadArgument::Rank => "rank",
+            BadArgument::Root => "root",
+            BadArgument::Group => "group",
+            BadArgument::Op => "reduction operation",
+            BadArgument::Request => "request",
+            BadArgument::Other => "argument",
+        }
+    }
+
+    /// How to fix it.
+    pub fn help(self) -> &'static str {
+        match self {
+            BadArgument::Buffer => "pass a valid buffer (not NULL when the count is positive; not aliased send and receive buffers)",
+            BadArgument::Count => "counts must be zero or positive",
+            BadArgument::Datatype => "use a predefined datatype or one committed with `MPI_Type_commit` and not yet freed",
+            BadArgument::Tag => "tags of sends must be between 0 and `MPI_TAG_UB`; only receives and probes may use `MPI_ANY_TAG`",
+            BadArgument::Communicator => "pass a communicator that exists (not `MPI_COMM_NULL`, not freed)",
+            BadArgument::Rank => "ranks must be between 0 and the communicator's size - 1 (or `MPI_PROC_NULL`); only receives and probes may use `MPI_ANY_SOURCE`",
+            BadArgument::Root => "the root must be a rank of the communicator, the same on every rank",
+            BadArgument::Group => "pass a group that exists",
+            BadArgument::Op => "use a predefined operation valid for the datatype, or one made with `MPI_Op_create`",
+            BadArgument::Request => "pass a request that exists (not freed, not already completed and deallocated)",
+            BadArgument::Other => "check the call's arguments against the MPI standard's description of the call",
+        }
+    }
 }
 
 impl LocalCheck {
