@@ -42,8 +42,11 @@
 //! * **C5/C7/C9, send-receive match sets.** The send precedes the receive
 //!   it matched (a `Matched` record names the exact sender record), so what
 //!   precedes a send precedes what follows its receive. For a synchronous
-//!   send (`Ssend`, `Issend`) the receive also precedes the send (C10, seed
-//!   000 §5.2.1): what follows the send is after the receive.
+//!   send (`Ssend`, `Issend`) the receive also precedes the send's return
+//!   (C10, seed 000 §5.2.1): what follows the send is after the receive.
+//!   The return is a node of its own (an `Ssend`'s completion, an
+//!   `Issend`'s `Wait`), not the send's match: what precedes the receive
+//!   (an earlier wildcard receive of that rank) does not precede the send.
 //! * **Collectives** (the k-th collective on a communicator of each rank
 //!   form one set). Synchronising ones (`Barrier`, and `Allreduce`, as which
 //!   the runtime records `Allgather` and `Alltoall`: every output needs
@@ -384,6 +387,10 @@ impl<'a> Oracle<'a> {
         // Pass 2: nodes and intra-rank arcs.
         let mut collectives: HashMap<(u64, usize), Vec<Member>> = HashMap::new();
         let mut send_node: HashMap<At, NodeIndex> = HashMap::new();
+        // Where a synchronous send returns: an `Ssend`'s own completion
+        // node, an `Issend`'s `Wait`. Its receive precedes that, not the
+        // send's match (see the match sets below).
+        let mut sync_return: HashMap<At, NodeIndex> = HashMap::new();
         for (t, trace) in traces.iter().enumerate() {
             let mut last_fence: Option<NodeIndex> = None;
             let mut open: Vec<(u64, Pattern, NodeIndex)> = Vec::new();
@@ -429,7 +436,12 @@ impl<'a> Oracle<'a> {
                     if op.kind != OpKind::Sendrecv {
                         o.node[t].insert(op.index, n);
                         if op.kind == OpKind::Ssend {
-                            last_fence = Some(n);
+                            // The send returns after its match: a node of
+                            // its own, which fences the rank's later calls.
+                            let returned = o.graph.add_node(());
+                            o.graph.add_edge(n, returned, ());
+                            sync_return.insert((t, op.index), returned);
+                            last_fence = Some(returned);
                         }
                         continue;
                     }
@@ -476,6 +488,7 @@ impl<'a> Oracle<'a> {
                         if op.aux > 0 {
                             if let Some(&s) = issend.get(&(op.aux - 1)) {
                                 o.graph.add_edge(s, n, ());
+                                sync_return.insert((t, op.aux - 1), n);
                             }
                         }
                         last_fence = Some(n);
@@ -501,7 +514,14 @@ impl<'a> Oracle<'a> {
             o.graph.add_edge(sn, rn, ());
             let kind = op_at(&traces[s], si).map(|op| op.kind);
             if kind.is_some_and(is_sync_send) {
-                o.graph.add_edge(rn, sn, ());
+                // Seed 000 §5.2.1: what follows the send's return follows
+                // the receive. Not the send's match itself: that would put
+                // everything before the receive (an earlier wildcard
+                // receive of its rank) before the send, and hide a match
+                // that send could have made (SCENARIOS.md S8).
+                if let Some(&returned) = sync_return.get(&(s, si)) {
+                    o.graph.add_edge(rn, returned, ());
+                }
             }
         }
         // Collective match sets.

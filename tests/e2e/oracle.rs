@@ -69,3 +69,13 @@ fn s6_omission_is_sound_and_vector_clocks_are_exact() {
 fn s11_reduce_agrees_with_the_oracle() {
     check("tests/programs/s11_reduce.c", 3);
 }
+
+#[test]
+fn s7_any_tag_agrees_with_the_oracle() {
+    check("tests/programs/s7_any_tag.c", 3);
+}
+
+#[test]
+fn s8_ssend_agrees_with_the_oracle() {
+    check("tests/programs/s8_ssend_order.c", 4);
+}

@@ -30,6 +30,8 @@ fn every_program_has_a_test() {
         "s4_late_message.c",
         "s5_tags_pending.c",
         "s6_llcp_omission.c",
+        "s7_any_tag.c",
+        "s8_ssend_order.c",
         "s9_wildcard_probe.c",
         "segfault_rank1.c",
     ];

@@ -193,6 +193,39 @@ fn s6_vector_clocks_find_both_senders_and_lamport_claims_no_more() {
 }
 
 #[test]
+fn s7_any_tag_receive_gives_no_false_potential_match() {
+    let source = "tests/programs/s7_any_tag.c";
+    for clocks in ["lamport", "vector"] {
+        let report = check_program_with(source, &["--clocks", clocks]);
+        for marker in ["// h0", "// h1", "// tag 2"] {
+            let w = wildcard(&report, source, 0, line_of(source, marker));
+            assert_eq!(
+                first_run_senders(w),
+                [1],
+                "{clocks}, {marker}: {:?}",
+                report.wildcards
+            );
+        }
+    }
+}
+
+#[test]
+fn s8_ssend_orders_the_later_send_after_the_wildcard() {
+    let source = "tests/programs/s8_ssend_order.c";
+    for clocks in ["lamport", "vector"] {
+        let report = check_program_with(source, &["--clocks", clocks]);
+        let first = wildcard(&report, source, 0, line_of(source, "// first"));
+        assert_eq!(
+            first_run_senders(first),
+            [1, 2],
+            "{clocks}: P3's send is ordered after the first receive: {:?}",
+            report.wildcards
+        );
+        assert_eq!(senders(first), [1, 2], "{clocks}: {:?}", report.wildcards);
+    }
+}
+
+#[test]
 fn s9_wildcard_probe_has_both_senders_and_user_counts() {
     let report = check_program("tests/programs/s9_wildcard_probe.c");
     let probe = report

@@ -415,6 +415,31 @@ fn s8_synchronous_send_orders_later_sends() {
     }
 }
 
+/// S8 the other way round (tests/programs/s8_ssend_order.c): P0's send
+/// took the first wildcard and P1's `Ssend` the second. The `Ssend` was
+/// still a potential match of the first (the receive it matched comes
+/// after the first, its issue does not); P3's send, after the `Ssend`
+/// returned, is not.
+#[test]
+fn s8_synchronous_send_matched_later_is_still_a_potential_match() {
+    let program: &[&[C]] = &[
+        &[send(2)],
+        &[Ssend(2, 0), send(3)],
+        &[recv(ANY), recv(ANY), recv(ANY)],
+        &[recv(1), send(2)],
+    ];
+    let job = run(
+        program,
+        &[
+            ((2, 0), (0, 0)),
+            ((2, 1), (1, 0)),
+            ((3, 0), (1, 1)),
+            ((2, 2), (3, 1)),
+        ],
+    );
+    assert_eq!(job.senders(2, 0), vec![1]);
+}
+
 /// S9: a wildcard probe, then a receive from the probed source.
 #[test]
 fn s9_wildcard_probe() {
