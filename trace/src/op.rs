@@ -189,6 +189,11 @@ op_kinds! {
     LocalCheck = 243 => "mbhybrid:local-check", Clock;
 }
 
+/// The exit code with which the runtime stops a job after every rank of a
+/// communicator recorded a [`LocalCheck::CollectiveMismatch`] (the ranks'
+/// abort records carry it; it is the tool's stop, not the program's).
+pub const COLLECTIVE_MISMATCH_EXIT: i32 = 71;
+
 /// What a [`OpKind::LocalCheck`] record reports (its `count`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[repr(i32)]

@@ -67,7 +67,7 @@ pub use mbh_trace::op::DataFlow as Flow;
 pub const RING: usize = 64;
 
 /// Exit code of a job stopped for a collective mismatch.
-pub const MISMATCH_EXIT: c_int = 71;
+pub const MISMATCH_EXIT: c_int = mbh_trace::op::COLLECTIVE_MISMATCH_EXIT;
 
 /// Tag of the "recorded" notes sent to the leader after a mismatch (the
 /// signature shadow carries no other point-to-point message).
