@@ -69,3 +69,18 @@ fn s6_omission_is_sound_and_vector_clocks_are_exact() {
 fn s11_reduce_agrees_with_the_oracle() {
     check("tests/programs/s11_reduce.c", 3);
 }
+
+#[test]
+fn gatherv_agrees_with_the_oracle() {
+    check("tests/programs/c1_gatherv_reduce.c", 3);
+}
+
+#[test]
+fn allgatherv_agrees_with_the_oracle() {
+    check("tests/programs/c2_allgatherv_orders.c", 3);
+}
+
+#[test]
+fn ibarrier_agrees_with_the_oracle() {
+    check("tests/programs/c3_ibarrier_orders.c", 3);
+}

@@ -682,9 +682,10 @@ impl Rt {
     /// recorded) stops the job.
     #[cold]
     fn collective_mismatch(&mut self, check: SigCheck, comm: u64, shadow: MPI_Comm) -> ! {
+        let site = check.record.map_or(check.site, checks::site_of);
         checks::report(
             LocalCheck::CollectiveMismatch,
-            check.site,
+            site,
             check.record.unwrap_or(u64::MAX),
             i32::from(check.kind),
             i32::try_from(check.seq).unwrap_or(i32::MAX),
@@ -696,6 +697,9 @@ impl Rt {
             "mbhybrid: the ranks disagree on collective number {} of a communicator (this rank called {name}); stopping the job",
             check.seq + 1
         );
+        if let Some(writer) = record::TRACE.writer() {
+            writer.record_abort(MISMATCH_EXIT, site);
+        }
         let (mut me, mut size): (c_int, c_int) = (0, 0);
         // SAFETY: a valid shadow; valid out-parameters.
         unsafe {
@@ -743,9 +747,6 @@ impl Rt {
                     );
                 }
             }
-        }
-        if let Some(writer) = record::TRACE.writer() {
-            writer.record_abort(MISMATCH_EXIT, check.site);
         }
         // SAFETY: MPI is initialised; aborting the world is always allowed.
         unsafe { mpi_sys::PMPI_Abort(comm_world(), MISMATCH_EXIT) };
