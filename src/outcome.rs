@@ -401,14 +401,19 @@ fn collective_mismatch_finding(
         .iter()
         .map(|&(r, op)| format!("rank {r} `{}`", name(op)))
         .collect();
+    let same_kind = sides.windows(2).all(|w| w[0].1.peer == w[1].1.peer);
+    let what = if same_kind {
+        format!(
+            "ranks call `{}` with different roots or datatype signatures at the same point",
+            name(record)
+        )
+    } else {
+        "ranks call different collectives at the same point".to_string()
+    };
     let mut finding = Finding::new(
         FindingKind::CollectiveMismatch,
         Severity::Error,
-        format!(
-            "ranks call collective number {} on a communicator with different kinds, roots or datatype signatures: {}",
-            record.tag + 1,
-            calls.join(", ")
-        ),
+        format!("{what}: {}", calls.join(", ")),
     );
     finding.interleaving = ctx.interleaving;
     finding.ranks = sides.iter().map(|&(r, _)| r).collect();
@@ -430,12 +435,8 @@ fn collective_mismatch_finding(
                 .push(format!("rank {r}: {label} (the call's line is unknown)")),
         }
     }
-    finding.notes.push(
-        "the runtime compared each call's kind, root and datatype signature across the communicator and stopped the job before the mismatch could hang or corrupt memory"
-            .into(),
-    );
     finding.help = Some(
-        "every rank of a communicator must call the same collectives in the same order, with the same root and matching counts and datatypes".into(),
+        "call the same collectives, in the same order, with the same root and matching counts and datatypes, on every rank of the communicator".into(),
     );
     Some(finding)
 }

@@ -18,7 +18,8 @@
 //!   so `MPI_Get_count` sees the program's data only;
 //! * tracks the matches-before order with lazy Lamport clocks (LLCP) or
 //!   lazy vector clocks (LVCP) ([`llcp`], a pure state machine): clocks
-//!   through collectives in the direction their data flows, `CompleteNow`,
+//!   through collectives (nonblocking ones too) and communicator
+//!   constructors in the direction their data flows, `CompleteNow`,
 //!   late messages, probes, `MPI_ANY_TAG` receives, synchronous sends
 //!   acknowledged with the receiver's clock;
 //! * in a replay (GUIDED_RUN), posts each wildcard receive or probe the
@@ -46,6 +47,12 @@
 //!     the making (for a datatype: committing) call's, `request` =
 //!     `u64::MAX` (those calls have no record), `tag` = 0 communicator,
 //!     1 datatype, 2 group, 3 op, `aux` = the handle's bits.
+//!   - `CollectiveMismatch`: the ranks of a communicator disagree on a
+//!     collective's kind, root or datatype signature (`engine/coll.rs`);
+//!     `site`, `request` = this rank's call, `tag` = its number among the
+//!     communicator's collectives, `peer` = its kind, `aux` = the
+//!     communicator. Every rank records its side, then the job stops
+//!     (`MPI_Abort`, code 71).
 //!   - `AfterFinalize`: any export called after `MPI_Finalize` returned,
 //!     with its site; the call then goes to MPI.
 //!   - `MpiError`: an export returned an error code (`tag`; `request` =
@@ -92,17 +99,24 @@
 //!   (`MPI_Mprobe`, `MPI_Improbe`, `MPI_Mrecv`, `MPI_Imrecv`),
 //!   `MPI_Cancel`, MPI-4's `MPI_Isendrecv`, `MPI_Isendrecv_replace`,
 //!   partitioned and large-count (`_c`) point-to-point calls.
-//! * Collectives other than `Barrier`, `Bcast`, `Reduce`, `Allreduce`,
-//!   `Gather`, `Scatter`, `Allgather`, `Alltoall` (the `v` forms,
-//!   `Reduce_scatter`, `Scan`, nonblocking collectives, communicator
-//!   constructors) go to MPI unchanged: correct, but they carry no clocks
-//!   (fewer events are ordered, so more senders can look concurrent than
-//!   are), and a rank blocked in one does not acknowledge synchronous
-//!   sends (which could make the tool hang where MPI would not).
-//!   Collectives on intercommunicators exchange no clocks.
-//! * `MPI_Gather`, `Scatter`, `Allgather`, `Alltoall`, `Sendrecv_replace`,
-//!   `Waitsome`, `Testall`, `Testany`, `Testsome` have no record kinds of
-//!   their own and are recorded as the nearest kind (see `wrap.rs`).
+//! * Every blocking and nonblocking collective of MPI-3 is wrapped (see
+//!   `engine/coll.rs`); neighbourhood and persistent collectives and the
+//!   large-count (`_c`) forms go to MPI unchanged and carry no clocks.
+//!   Collectives on intercommunicators, `MPI_Comm_idup` and the
+//!   intercommunicator constructors exchange no clocks and are not
+//!   signature-checked. A communicator the runtime did not see made gets
+//!   its shadows at its first collective (which then waits for every rank
+//!   of it).
+//! * The collective signature check compares the `v`/`w` forms by kind and
+//!   root only, and a datatype the type check does not follow (see below)
+//!   as "not checked" on that rank. A rank that calls more collectives on
+//!   a communicator than the others waits for the extra checks at
+//!   `MPI_Comm_free`/`MPI_Finalize` (the wait-for graph or the timeout then
+//!   reports it). At most 64 checks per communicator are outstanding: the
+//!   65th waits for the oldest.
+//! * `MPI_Sendrecv_replace`, `Waitsome`, `Testall`, `Testany`, `Testsome`
+//!   have no record kinds of their own and are recorded as the nearest
+//!   kind (see `wrap.rs`).
 //! * Synchronous sends wait for an acknowledgement the receiver sends when
 //!   it sees the receive complete, not when the receive starts as MPI
 //!   defines: a synchronous send can return later than under MPI, never
@@ -141,7 +155,8 @@
 //!   `MPI_PACKED` (on either side, so `MPI_Sendrecv_replace`'s send),
 //!   darray and Fortran parameterised types, nor a receive of a type of
 //!   several basic types that gets a partial copy of it. Collectives are
-//!   not type-checked. The resource table follows 1024 live handles (more
+//!   not type-checked point to point (the signature check above compares
+//!   them across the communicator). The resource table follows 1024 live handles (more
 //!   are not checked), datatypes from their commit. Only errors on
 //!   communicators derived from `MPI_COMM_WORLD` are redirected (those on
 //!   `MPI_COMM_SELF` and calls without a communicator stay MPI's, not

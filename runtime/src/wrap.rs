@@ -17,7 +17,7 @@
 //! | `Recv`, `Irecv`, `Probe`, `Iprobe` | source posted (a guided run's forced source; `ANY_SOURCE` keeps its flag) | tag | comm | count (probes: 0, `Iprobe` 1) | (`Irecv`) request | datatype (probes: 0) |
 //! | `Sendrecv` (also `MPI_Sendrecv_replace`) | source posted | receive tag | comm | receive count | dest in the low 32 bits, send tag in the high 32 | receive datatype |
 //! | `Wait`, `Waitall`, `Waitany` (also `MPI_Waitsome`), `Test` (also `Testall`, `Testany`, `Testsome`) | | | | requests given | the (first) request | 1 + index of the record that made it, 0 if unknown |
-//! | `Barrier`, `Bcast`, `Reduce`, `Allreduce` (also `Allgather`, `Alltoall`), `Bcast` for `Scatter`, `Reduce` for `Gather` | root (0 when none) | | comm | count (send count) | | datatype (send type) |
+//! | collectives (`wrap_coll.rs`: `Barrier` ... `Iexscan`, each its own kind) | root (0 when none) | | comm | count (send count) | (nonblocking) request | datatype (send type) |
 //! | `Finalize` | | | | | | |
 //! | `Abort` | | | comm | errorcode | | |
 //! | `Pcontrol` | second argument (7303's `k`) | | | | | `level << 32 \| first argument as u32` |
@@ -30,7 +30,9 @@
 //!
 //! The causality records (`WildcardClock`, `PotentialMatch`, `Matched`,
 //! documented in `mbh_trace::op`) name ranks in `MPI_COMM_WORLD`; for vector
-//! clocks their clock fields hold the receiving rank's own component.
+//! clocks their clock fields hold the receiving rank's own component. A
+//! `CollectiveComplete` record names the call that completed a nonblocking
+//! collective's request.
 
 use crate::checks::{self, ResourceKind};
 use crate::consts::SUCCESS;
