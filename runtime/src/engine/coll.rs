@@ -287,6 +287,16 @@ impl Rt {
                 // memory stays until the slot is released.
                 unsafe { self.exchange_start(id, shadow, c.root, flow, me) };
             }
+            // A handle MPI hands out again (MPICH's shared request of
+            // operations that completed at once) means the older request
+            // completed: the runtime completes its slot itself, as `track`
+            // does for sends.
+            if let Some(older) = REQUESTS.get(handle.bits()).filter(|&older| older != id) {
+                if let Some(slot) = self.slots.get_mut(older) {
+                    slot.orphan = true;
+                }
+                self.slots.watch(older);
+            }
             if !REQUESTS.insert(handle.bits(), id) {
                 fatal(format_args!(
                     "more than {} nonblocking requests are outstanding; this version of the runtime cannot follow them",
