@@ -48,6 +48,13 @@ fn ibarrier_orders_the_send_after_its_wait() {
     assert_eq!(vector, [0]);
 }
 
+#[test]
+fn comm_split_orders_the_send_after_it() {
+    let [lamport, vector] = senders_under_both_clocks("tests/programs/c4_comm_split_orders.c");
+    assert_eq!(lamport, [0]);
+    assert_eq!(vector, [0]);
+}
+
 /// A mismatch the signature check found: one finding naming both ranks'
 /// calls (the expectations in the source give the lines), and the job
 /// stopped by the runtime, not hung.

@@ -10,6 +10,7 @@ fn every_program_has_a_test() {
         "c1_gatherv_reduce.c",
         "c2_allgatherv_orders.c",
         "c3_ibarrier_orders.c",
+        "c4_comm_split_orders.c",
         "clean_ring.c",
         "e10b_send_send.c",
         "e11_bcast_root_mismatch.c",
