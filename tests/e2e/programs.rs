@@ -15,6 +15,7 @@ fn every_program_has_a_test() {
         "e10b_send_send.c",
         "e11_bcast_root_mismatch.c",
         "e12_reduce_count_mismatch.c",
+        "e13_nonblocking_mismatch.c",
         "e1_recv_recv.c",
         "e2_head_to_head.c",
         "e3_collective_order.c",
