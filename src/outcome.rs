@@ -206,6 +206,14 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
             f.help = Some("a nonzero exit status makes MPI launchers report the job as failed; check the error path that exits".into());
             f
         }
+        // The runtime stopped the job after recording a collective
+        // mismatch: that finding says it all.
+        RankState::Aborted
+            if end.abort.map(|a| a.0) == Some(mbh_trace::op::COLLECTIVE_MISMATCH_EXIT)
+                && trace.ops.iter().any(is_collective_mismatch) =>
+        {
+            return None
+        }
         RankState::Aborted => {
             let (code, site) = end.abort.unwrap_or((0, 0));
             if aborted_by_mpi_error(trace, code) {
@@ -349,6 +357,10 @@ fn local_check_findings(
                 "called after `MPI_Finalize`".to_string(),
                 "move the call before `MPI_Finalize`; only a few query functions are allowed after it",
             ),
+            LocalCheck::CollectiveMismatch => {
+                findings.extend(collective_mismatch_finding(ctx, record, rank, all));
+                continue;
+            }
             LocalCheck::InvalidArgument => {
                 let argument = mbh_trace::op::BadArgument::from_code(record.peer);
                 (
@@ -408,6 +420,83 @@ fn local_check_findings(
         findings.push(finding);
     }
     findings
+}
+
+/// Whether `op` is a `CollectiveMismatch` local check.
+fn is_collective_mismatch(op: &mbh_trace::rank_trace::Op) -> bool {
+    op.kind == mbh_trace::OpKind::LocalCheck
+        && op.count == mbh_trace::op::LocalCheck::CollectiveMismatch as i32
+}
+
+/// One finding for a collective mismatch the runtime's signature check
+/// found, naming each rank's call (every rank of the communicator records
+/// its side: same collective number `tag`, same communicator `aux`). Made
+/// by the lowest rank that recorded it; `None` for the others.
+fn collective_mismatch_finding(
+    ctx: &RunContext<'_>,
+    record: &mbh_trace::rank_trace::Op,
+    rank: i32,
+    all: &[Option<RankTrace>],
+) -> Option<Finding> {
+    let same = |op: &&mbh_trace::rank_trace::Op| {
+        is_collective_mismatch(op) && op.tag == record.tag && op.aux == record.aux
+    };
+    let sides: Vec<(i32, &mbh_trace::rank_trace::Op)> = all
+        .iter()
+        .flatten()
+        .filter_map(|t| t.ops.iter().find(same).map(|op| (t.rank, op)))
+        .collect();
+    if sides.first().is_some_and(|&(first, _)| first < rank) {
+        return None;
+    }
+    let name = |op: &mbh_trace::rank_trace::Op| {
+        u16::try_from(op.peer)
+            .ok()
+            .and_then(mbh_trace::OpKind::from_code)
+            .map_or("a collective", |k| k.mpi_name())
+    };
+    let calls: Vec<String> = sides
+        .iter()
+        .map(|&(r, op)| format!("rank {r} `{}`", name(op)))
+        .collect();
+    let same_kind = sides.windows(2).all(|w| w[0].1.peer == w[1].1.peer);
+    let what = if same_kind {
+        format!(
+            "ranks call `{}` with different roots or datatype signatures at the same point",
+            name(record)
+        )
+    } else {
+        "ranks call different collectives at the same point".to_string()
+    };
+    let mut finding = Finding::new(
+        FindingKind::CollectiveMismatch,
+        Severity::Error,
+        format!("{what}: {}", calls.join(", ")),
+    );
+    finding.interleaving = ctx.interleaving;
+    finding.ranks = sides.iter().map(|&(r, _)| r).collect();
+    for (i, &(r, op)) in sides.iter().enumerate() {
+        let label = format!(
+            "collective number {} here is `{}`",
+            record.tag + 1,
+            name(op)
+        );
+        let role = if i == 0 {
+            Role::Primary
+        } else {
+            Role::Secondary
+        };
+        match ctx.sites.and_then(|s| s.get(op.site)) {
+            Some(site) => finding.locations.push(site_location(site, r, role, &label)),
+            None => finding
+                .notes
+                .push(format!("rank {r}: {label} (the call's line is unknown)")),
+        }
+    }
+    finding.help = Some(
+        "call the same collectives, in the same order, with the same root and matching counts and datatypes, on every rank of the communicator".into(),
+    );
+    Some(finding)
 }
 
 /// `SIGABRT`: a failed `assert` (glibc prints where) or a plain `abort()`.

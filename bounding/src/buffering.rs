@@ -467,7 +467,10 @@ impl<'a> Model<'a> {
                     standard: false,
                 }))
             }
-            kind if kind.class() == OpClass::Collective && self.facts.in_world(op.comm) => {
+            kind if kind.class() == OpClass::Collective
+                && !kind.is_nonblocking_collective()
+                && self.facts.in_world(op.comm) =>
+            {
                 let colls = &self.facts.collectives;
                 let Ok(sequence) = colls[rank].binary_search_by_key(&op.index, |c| c.index) else {
                     return needs;

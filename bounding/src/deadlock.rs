@@ -524,6 +524,9 @@ impl<'a> Facts<'a> {
         match origin.kind {
             OpKind::Irecv => self.receive(rank, origin),
             OpKind::Isend | OpKind::Issend | OpKind::Irsend => self.send(rank, origin),
+            // A nonblocking collective waits for the ranks that have not
+            // called it (as a blocking one would).
+            kind if kind.is_nonblocking_collective() => self.collective(rank, origin),
             _ => Cond::CanComplete,
         }
     }

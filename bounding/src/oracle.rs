@@ -48,16 +48,21 @@
 //!   `Issend`'s `Wait`), not the send's match: what precedes the receive
 //!   (an earlier wildcard receive of that rank) does not precede the send.
 //! * **Collectives** (the k-th collective on a communicator of each rank
-//!   form one set). Synchronising ones (`Barrier`, and `Allreduce`, as which
-//!   the runtime records `Allgather` and `Alltoall`: every output needs
-//!   every input) are full match sets (C8/C11): a hub node with arcs from
-//!   and to every member. The others are **not**: a non-root may leave
-//!   `Reduce` (and `Gather`, recorded as `Reduce`) before the root entered
-//!   it, so only non-root members precede the root's call; a root may leave
-//!   `Bcast` (and `Scatter`) early, so only the root's call precedes the
-//!   others' (seed 003 Fig 4, SCENARIOS.md S11). Rooted collectives on a
-//!   communicator other than the world one get no cross-rank arcs (the root
-//!   cannot be located): the oracle may then list more senders, never fewer.
+//!   form one set), by the kind's data flow ([`DataFlow`]). Synchronising
+//!   ones (`Barrier`, `Allreduce`, `Allgather(v)`, `Alltoall(v/w)`,
+//!   `Reduce_scatter(_block)`: every output needs every input) are full
+//!   match sets (C8/C11): a hub node with arcs from every member's call and
+//!   to every member's completion. The others are **not**: a non-root may
+//!   leave `Reduce`/`Gather(v)` before the root entered it, so only
+//!   non-root calls precede the root's completion; a root may leave
+//!   `Bcast`/`Scatter(v)` early, so only the root's call precedes the
+//!   others' completions (seed 003 Fig 4, SCENARIOS.md S11); `Scan` and
+//!   `Exscan` order rank `i`'s completion after the calls of ranks below
+//!   `i` only. A nonblocking collective's call is not a fence: its
+//!   completion is the `Wait`/`Test` its `CollectiveComplete` record names.
+//!   Rooted and prefix collectives on a communicator other than the world
+//!   one get no cross-rank arcs (ranks cannot be placed): the oracle may
+//!   then list more senders, never fewer.
 //! * A **wildcard probe** is preceded by the message it saw: the earliest
 //!   send (in its sender's program order) from the probe's matched source
 //!   with a compatible tag that no receive issued before the probe took.
@@ -108,7 +113,7 @@
 //! non-wildcard `Irecv` is linked to it through its `Matched` records (the
 //! earliest open `Irecv` whose status names that sender).
 
-use mbh_trace::op::{flags, OpClass};
+use mbh_trace::op::{flags, DataFlow, OpClass};
 use mbh_trace::rank_trace::{Op, RankTrace, WildcardEvent};
 use mbh_trace::OpKind;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -253,7 +258,9 @@ struct SendInfo {
 }
 
 /// A collective call of one set: trace index, node, kind, root.
-type Member = (usize, NodeIndex, OpKind, i32);
+/// A member of a collective match set: trace position, the node of its
+/// call, the record index of its call, kind, root.
+type Member = (usize, NodeIndex, u64, OpKind, i32);
 
 /// A call's position: (trace index, record index).
 type At = (usize, u64);
@@ -498,9 +505,13 @@ impl<'a> Oracle<'a> {
                         collectives
                             .entry((op.comm, *seq))
                             .or_default()
-                            .push((t, n, op.kind, op.peer));
+                            .push((t, n, op.index, op.kind, op.peer));
                         *seq += 1;
-                        last_fence = Some(n);
+                        // A nonblocking one completes later, in the call
+                        // its `CollectiveComplete` record names.
+                        if !op.kind.is_nonblocking_collective() {
+                            last_fence = Some(n);
+                        }
                     }
                     _ => {}
                 }
@@ -524,36 +535,65 @@ impl<'a> Oracle<'a> {
                 }
             }
         }
-        // Collective match sets.
+        // Collective match sets: each member's call (`in`) and where it
+        // completed (`out`: the call itself, or for a nonblocking one the
+        // completion the runtime named; none if it never completed).
+        let completion: Vec<HashMap<u64, u64>> = traces
+            .iter()
+            .map(|trace| {
+                trace
+                    .ops
+                    .iter()
+                    .filter(|op| op.kind == OpKind::CollectiveComplete)
+                    .map(|op| (op.request, op.aux))
+                    .collect()
+            })
+            .collect();
         for ((comm, _), members) in collectives {
-            let kind = members[0].2;
-            match kind {
-                OpKind::Reduce | OpKind::Bcast => {
-                    if Some(comm) != world {
-                        continue;
-                    }
-                    let root = members[0].3;
-                    let Some(&(_, root_node, _, _)) =
-                        members.iter().find(|m| traces[m.0].rank == root)
-                    else {
-                        continue;
+            let kind = members[0].3;
+            let ends: Vec<(i32, NodeIndex, Option<NodeIndex>)> = members
+                .iter()
+                .map(|&(t, n, index, k, _)| {
+                    let out = if k.is_nonblocking_collective() {
+                        completion[t]
+                            .get(&index)
+                            .and_then(|c| o.node[t].get(c))
+                            .copied()
+                    } else {
+                        Some(n)
                     };
-                    for &(t, n, _, _) in &members {
-                        if traces[t].rank == root {
-                            continue;
-                        }
-                        if kind == OpKind::Reduce {
-                            o.graph.add_edge(n, root_node, ());
-                        } else {
-                            o.graph.add_edge(root_node, n, ());
+                    (traces[t].rank, n, out)
+                })
+                .collect();
+            let root = members[0].4;
+            // Whether member `from`'s call precedes member `to`'s
+            // completion (ranks are world ranks: rooted and prefix flows
+            // are placed on the world communicator only).
+            let precedes = |from: i32, to: i32| match kind.data_flow() {
+                Some(DataFlow::FromRoot) => from == root && to != root,
+                Some(DataFlow::ToRoot) => to == root && from != root,
+                Some(DataFlow::Prefix) => from < to,
+                Some(DataFlow::ExclusivePrefix) => from < to,
+                _ => false,
+            };
+            match kind.data_flow() {
+                Some(DataFlow::All) | None => {
+                    let hub = o.graph.add_node(());
+                    for &(_, n, out) in &ends {
+                        o.graph.add_edge(n, hub, ());
+                        if let Some(out) = out {
+                            o.graph.add_edge(hub, out, ());
                         }
                     }
                 }
-                _ => {
-                    let hub = o.graph.add_node(());
-                    for &(_, n, _, _) in &members {
-                        o.graph.add_edge(n, hub, ());
-                        o.graph.add_edge(hub, n, ());
+                Some(_) if Some(comm) != world => {}
+                Some(_) => {
+                    for &(from, n, _) in &ends {
+                        for &(to, _, out) in &ends {
+                            if let (true, Some(out)) = (precedes(from, to), out) {
+                                o.graph.add_edge(n, out, ());
+                            }
+                        }
                     }
                 }
             }

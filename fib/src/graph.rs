@@ -8,7 +8,7 @@ use crate::model::{
     SendBuffering,
 };
 use crate::reach::WindowedReach;
-use mbh_trace::op::{flags, OpClass};
+use mbh_trace::op::{flags, DataFlow, OpClass};
 use mbh_trace::rank_trace::{Op, RankState};
 use mbh_trace::{OpKind, RankTrace};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -594,6 +594,17 @@ impl RunGraph {
                 last_fence = Some(n.complete);
             }
         }
+        // A nonblocking collective completes in the call the runtime
+        // names (a `Waitall`'s record names its first request only).
+        for done in trace
+            .ops
+            .iter()
+            .filter(|op| op.kind == OpKind::CollectiveComplete)
+        {
+            if let (Some(o), Some(c)) = (nodes(done.request), nodes(done.aux)) {
+                edges.push((o.complete, c.complete, Edge::Completion));
+            }
+        }
         self.add_edges(edges);
     }
 
@@ -650,10 +661,16 @@ impl RunGraph {
                 .collect();
             let everyone = vec![true; members.len()];
             // Whose issue must precede whose completion.
-            let (enter, exit) = match (instance.kind, roots) {
-                (OpKind::Barrier | OpKind::Allreduce, _) => (everyone.clone(), everyone),
-                (OpKind::Bcast, Some(root)) => (root, everyone),
-                (OpKind::Reduce, Some(root)) => (everyone, root),
+            // Prefix flows (`Scan`, `Exscan`) order rank i after ranks
+            // 0..i only: one hub cannot say that, so they get no edges
+            // (fewer orders, never false ones).
+            let (enter, exit) = match (instance.kind.data_flow(), roots) {
+                (Some(DataFlow::All), _) => (everyone.clone(), everyone),
+                (Some(DataFlow::FromRoot), Some(root)) => (root, everyone),
+                (Some(DataFlow::ToRoot), Some(root)) => (everyone, root),
+                (Some(DataFlow::Prefix | DataFlow::ExclusivePrefix), _) => {
+                    (vec![false; members.len()], vec![false; members.len()])
+                }
                 (_, roots) => {
                     if roots.is_none() {
                         let (_, op, rank) = members[0];

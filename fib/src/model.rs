@@ -258,11 +258,7 @@ pub(crate) fn is_fence(kind: OpKind) -> bool {
             | Wait
             | Waitall
             | Waitany
-            | Barrier
-            | Bcast
-            | Reduce
-            | Allreduce
-    )
+    ) || (kind.class() == OpClass::Collective && !kind.is_nonblocking_collective())
 }
 
 /// Whether the send completes only once its receive matched it.

@@ -399,3 +399,80 @@ fn traces_that_cannot_be_used_are_reported() {
         .iter()
         .any(|i| matches!(i, RunIssue::RankEndedEarly { rank: 0, .. })));
 }
+
+#[test]
+fn every_collective_kind_follows_its_data_and_nonblocking_ones_complete_where_named() {
+    let mut ranks: Vec<Rank> = (0..3).map(Rank::new).collect();
+    let mut calls = Vec::new();
+    for r in &mut ranks {
+        let gv = r.rooted(OpKind::Gatherv, 2, 1);
+        let agv = r.rooted(OpKind::Allgatherv, 0, 2);
+        let (ib, waitall) = r.icollective_waitall(OpKind::Ibarrier, 0, 3);
+        calls.push((gv, agv, ib, waitall));
+    }
+    let t = run(ranks);
+    let g = graph(&t);
+    assert_eq!(g.collectives().len(), 3);
+    let hub = |kind| {
+        g.collectives()
+            .iter()
+            .find(|c| c.instance.kind == kind)
+            .map(|c| c.node)
+            .unwrap()
+    };
+    let (gatherv, allgatherv, ibarrier) = (
+        hub(OpKind::Gatherv),
+        hub(OpKind::Allgatherv),
+        hub(OpKind::Ibarrier),
+    );
+    for rank in 0..3 {
+        let (gv, agv, ib, waitall) = calls[rank as usize];
+        // Gatherv: every issue, before the root's completion only.
+        assert_edge!(
+            g,
+            ev(&g, rank, gv, Event::Issue),
+            gatherv,
+            Edge::CollectiveIn,
+            "coll"
+        );
+        assert_eq!(
+            g.has_edge(
+                gatherv,
+                ev(&g, rank, gv, Event::Complete),
+                Edge::CollectiveOut
+            ),
+            rank == 2
+        );
+        // Allgatherv synchronises.
+        assert_edge!(
+            g,
+            ev(&g, rank, agv, Event::Issue),
+            allgatherv,
+            Edge::CollectiveIn,
+            "coll"
+        );
+        assert_edge!(
+            g,
+            allgatherv,
+            ev(&g, rank, agv, Event::Complete),
+            Edge::CollectiveOut,
+            "coll"
+        );
+        // Ibarrier: synchronising, and complete before the Waitall that
+        // the runtime named completes.
+        assert_edge!(
+            g,
+            ibarrier,
+            ev(&g, rank, ib, Event::Complete),
+            Edge::CollectiveOut,
+            "coll"
+        );
+        assert_edge!(
+            g,
+            ev(&g, rank, ib, Event::Complete),
+            ev(&g, rank, waitall, Event::Complete),
+            Edge::Completion,
+            "completion"
+        );
+    }
+}

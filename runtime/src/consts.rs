@@ -13,6 +13,7 @@ pub const ERR_IN_STATUS: c_int = mpi_sys::MPI_ERR_IN_STATUS as c_int;
 
 unsafe extern "C" {
     fn mbhybrid_rt_mpi_bottom() -> *mut c_void;
+    fn mbhybrid_rt_mpi_in_place() -> *mut c_void;
     fn mbhybrid_rt_mpi_byte() -> MPI_Datatype;
     fn mbhybrid_rt_mpi_packed() -> MPI_Datatype;
 }
@@ -106,6 +107,13 @@ pub fn op_min() -> MPI_Op {
 pub fn bottom() -> *mut c_void {
     // SAFETY: a C function without arguments returning a constant.
     unsafe { mbhybrid_rt_mpi_bottom() }
+}
+
+/// `MPI_IN_PLACE`.
+#[inline]
+pub fn in_place() -> *mut c_void {
+    // SAFETY: a C function without arguments returning a constant.
+    unsafe { mbhybrid_rt_mpi_in_place() }
 }
 
 /// `MPI_PACKED`.

@@ -18,7 +18,8 @@
 //!   so `MPI_Get_count` sees the program's data only;
 //! * tracks the matches-before order with lazy Lamport clocks (LLCP) or
 //!   lazy vector clocks (LVCP) ([`llcp`], a pure state machine): clocks
-//!   through collectives in the direction their data flows, `CompleteNow`,
+//!   through collectives (nonblocking ones too) and communicator
+//!   constructors in the direction their data flows, `CompleteNow`,
 //!   late messages, probes, `MPI_ANY_TAG` receives, synchronous sends
 //!   acknowledged with the receiver's clock;
 //! * in a replay (GUIDED_RUN), posts each wildcard receive or probe the
@@ -46,6 +47,12 @@
 //!     the making (for a datatype: committing) call's, `request` =
 //!     `u64::MAX` (those calls have no record), `tag` = 0 communicator,
 //!     1 datatype, 2 group, 3 op, `aux` = the handle's bits.
+//!   - `CollectiveMismatch`: the ranks of a communicator disagree on a
+//!     collective's kind, root or datatype signature (`engine/coll.rs`);
+//!     `site`, `request` = this rank's call, `tag` = its number among the
+//!     communicator's collectives, `peer` = its kind, `aux` = the
+//!     communicator. Every rank records its side, then the job stops
+//!     (`MPI_Abort`, code 71).
 //!   - `AfterFinalize`: any export called after `MPI_Finalize` returned,
 //!     with its site; the call then goes to MPI.
 //!   - `MpiError`: an export returned an error code (`tag`; `request` =
@@ -92,17 +99,24 @@
 //!   (`MPI_Mprobe`, `MPI_Improbe`, `MPI_Mrecv`, `MPI_Imrecv`),
 //!   `MPI_Cancel`, MPI-4's `MPI_Isendrecv`, `MPI_Isendrecv_replace`,
 //!   partitioned and large-count (`_c`) point-to-point calls.
-//! * Collectives other than `Barrier`, `Bcast`, `Reduce`, `Allreduce`,
-//!   `Gather`, `Scatter`, `Allgather`, `Alltoall` (the `v` forms,
-//!   `Reduce_scatter`, `Scan`, nonblocking collectives, communicator
-//!   constructors) go to MPI unchanged: correct, but they carry no clocks
-//!   (fewer events are ordered, so more senders can look concurrent than
-//!   are), and a rank blocked in one does not acknowledge synchronous
-//!   sends (which could make the tool hang where MPI would not).
-//!   Collectives on intercommunicators exchange no clocks.
-//! * `MPI_Gather`, `Scatter`, `Allgather`, `Alltoall`, `Sendrecv_replace`,
-//!   `Waitsome`, `Testall`, `Testany`, `Testsome` have no record kinds of
-//!   their own and are recorded as the nearest kind (see `wrap.rs`).
+//! * Every blocking and nonblocking collective of MPI-3 is wrapped (see
+//!   `engine/coll.rs`); neighbourhood and persistent collectives and the
+//!   large-count (`_c`) forms go to MPI unchanged and carry no clocks.
+//!   Collectives on intercommunicators, `MPI_Comm_idup` and the
+//!   intercommunicator constructors exchange no clocks and are not
+//!   signature-checked. A communicator the runtime did not see made gets
+//!   its shadows at its first collective (which then waits for every rank
+//!   of it).
+//! * The collective signature check compares the `v`/`w` forms by kind and
+//!   root only, and a datatype the type check does not follow (see below)
+//!   as "not checked" on that rank. A rank that calls more collectives on
+//!   a communicator than the others waits for the extra checks at
+//!   `MPI_Comm_free`/`MPI_Finalize` (the wait-for graph or the timeout then
+//!   reports it). At most 64 checks per communicator are outstanding: the
+//!   65th waits for the oldest.
+//! * `MPI_Sendrecv_replace`, `Waitsome`, `Testall`, `Testany`, `Testsome`
+//!   have no record kinds of their own and are recorded as the nearest
+//!   kind (see `wrap.rs`).
 //! * Synchronous sends wait for an acknowledgement the receiver sends when
 //!   it sees the receive complete, not when the receive starts as MPI
 //!   defines: a synchronous send can return later than under MPI, never
@@ -141,7 +155,8 @@
 //!   `MPI_PACKED` (on either side, so `MPI_Sendrecv_replace`'s send),
 //!   darray and Fortran parameterised types, nor a receive of a type of
 //!   several basic types that gets a partial copy of it. Collectives are
-//!   not type-checked. The resource table follows 1024 live handles (more
+//!   not type-checked point to point (the signature check above compares
+//!   them across the communicator). The resource table follows 1024 live handles (more
 //!   are not checked), datatypes from their commit. Only errors on
 //!   communicators derived from `MPI_COMM_WORLD` are redirected (those on
 //!   `MPI_COMM_SELF` and calls without a communicator stay MPI's, not
@@ -170,6 +185,7 @@ mod state;
 mod trace_file;
 pub mod typesig;
 mod wrap;
+mod wrap_coll;
 
 pub use handle::HandleBits;
 
@@ -181,7 +197,6 @@ use mpi_sys::{
 };
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::AtomicU32;
-use wrap::{Exchange, ExchangeKind};
 
 /// The id of the MPI call site about to run, stored by the instrumented
 /// program before each MPI call (0: unknown). Every record takes its
@@ -332,28 +347,107 @@ exports! {
         => wrap::request_get_status(request, flag, status);
 
     /// `MPI_Barrier`: clocks to the maximum over the communicator.
-    fn MPI_Barrier(comm: MPI_Comm) @ comm => wrap::barrier(comm);
+    fn MPI_Barrier(comm: MPI_Comm) @ comm
+        => wrap_coll::barrier(comm);
     /// `MPI_Bcast`: the root's clock reaches the others.
     fn MPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) @ comm
-        => wrap::bcast(buffer, count, datatype, root, comm);
+        => wrap_coll::bcast(buffer, count, datatype, root, comm);
     /// `MPI_Reduce`: the others' clocks reach the root.
     fn MPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) @ comm
-        => wrap::reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+        => wrap_coll::reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     /// `MPI_Allreduce`: clocks to the maximum.
     fn MPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) @ comm
-        => wrap::allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        => wrap_coll::allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    /// `MPI_Scan`: rank i takes the maximum of ranks 0..=i.
+    fn MPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) @ comm
+        => wrap_coll::scan(sendbuf, recvbuf, count, datatype, op, comm);
+    /// `MPI_Exscan`: rank i takes the maximum of ranks 0..i and its own.
+    fn MPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) @ comm
+        => wrap_coll::exscan(sendbuf, recvbuf, count, datatype, op, comm);
+    /// `MPI_Reduce_scatter_block`: clocks to the maximum.
+    fn MPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) @ comm
+        => wrap_coll::reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    /// `MPI_Reduce_scatter`: clocks to the maximum.
+    fn MPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) @ comm
+        => wrap_coll::reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     /// `MPI_Gather`: the others' clocks reach the root.
     fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) @ comm
-        => wrap::exchange(ExchangeKind::Gather, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, root, comm);
+        => wrap_coll::gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     /// `MPI_Scatter`: the root's clock reaches the others.
     fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) @ comm
-        => wrap::exchange(ExchangeKind::Scatter, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, root, comm);
+        => wrap_coll::scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     /// `MPI_Allgather`: clocks to the maximum.
     fn MPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) @ comm
-        => wrap::exchange(ExchangeKind::Allgather, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, 0, comm);
+        => wrap_coll::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     /// `MPI_Alltoall`: clocks to the maximum.
     fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) @ comm
-        => wrap::exchange(ExchangeKind::Alltoall, Exchange { sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype }, 0, comm);
+        => wrap_coll::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    /// `MPI_Gatherv`: the others' clocks reach the root.
+    fn MPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) @ comm
+        => wrap_coll::gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+    /// `MPI_Scatterv`: the root's clock reaches the others.
+    fn MPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) @ comm
+        => wrap_coll::scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    /// `MPI_Allgatherv`: clocks to the maximum.
+    fn MPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) @ comm
+        => wrap_coll::allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    /// `MPI_Alltoallv`: clocks to the maximum.
+    fn MPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) @ comm
+        => wrap_coll::alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    /// `MPI_Alltoallw`: clocks to the maximum.
+    fn MPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) @ comm
+        => wrap_coll::alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+    /// `MPI_Ibarrier`: as `MPI_Barrier`, the clocks merged where the request completes.
+    fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::ibarrier(comm, request);
+    /// `MPI_Ibcast`: as `MPI_Bcast`, the clocks merged where the request completes.
+    fn MPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::ibcast(buffer, count, datatype, root, comm, request);
+    /// `MPI_Ireduce`: as `MPI_Reduce`, the clocks merged where the request completes.
+    fn MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    /// `MPI_Iallreduce`: as `MPI_Allreduce`, the clocks merged where the request completes.
+    fn MPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+    /// `MPI_Iscan`: as `MPI_Scan`, the clocks merged where the request completes.
+    fn MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+    /// `MPI_Iexscan`: as `MPI_Exscan`, the clocks merged where the request completes.
+    fn MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+    /// `MPI_Ireduce_scatter_block`: as `MPI_Reduce_scatter_block`, the clocks merged where the request completes.
+    fn MPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    /// `MPI_Ireduce_scatter`: as `MPI_Reduce_scatter`, the clocks merged where the request completes.
+    fn MPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    /// `MPI_Igather`: as `MPI_Gather`, the clocks merged where the request completes.
+    fn MPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    /// `MPI_Iscatter`: as `MPI_Scatter`, the clocks merged where the request completes.
+    fn MPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    /// `MPI_Iallgather`: as `MPI_Allgather`, the clocks merged where the request completes.
+    fn MPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    /// `MPI_Ialltoall`: as `MPI_Alltoall`, the clocks merged where the request completes.
+    fn MPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    /// `MPI_Igatherv`: as `MPI_Gatherv`, the clocks merged where the request completes.
+    fn MPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    /// `MPI_Iscatterv`: as `MPI_Scatterv`, the clocks merged where the request completes.
+    fn MPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    /// `MPI_Iallgatherv`: as `MPI_Allgatherv`, the clocks merged where the request completes.
+    fn MPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    /// `MPI_Ialltoallv`: as `MPI_Alltoallv`, the clocks merged where the request completes.
+    fn MPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    /// `MPI_Ialltoallw`: as `MPI_Alltoallw`, the clocks merged where the request completes.
+    fn MPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap_coll::ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
     /// `MPI_Comm_free`: also frees the runtime's shadow of the
     /// communicator. Not recorded.
     fn MPI_Comm_free(comm: *mut MPI_Comm) => wrap::comm_free(comm);
@@ -361,37 +455,37 @@ exports! {
     // Handles followed for the resource-leak check (not recorded).
     /// `MPI_Comm_dup`.
     fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_dup(comm, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::OverParent, || mpi_sys::PMPI_Comm_dup(comm, newcomm));
     /// `MPI_Comm_dup_with_info`.
     fn MPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_dup_with_info(comm, info, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::OverParent, || mpi_sys::PMPI_Comm_dup_with_info(comm, info, newcomm));
     /// `MPI_Comm_idup`.
     fn MPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_idup(comm, newcomm, request));
+        => wrap::new_comm(comm, newcomm, wrap::Made::Later, || mpi_sys::PMPI_Comm_idup(comm, newcomm, request));
     /// `MPI_Comm_split`.
     fn MPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_split(comm, color, key, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::OverParent, || mpi_sys::PMPI_Comm_split(comm, color, key, newcomm));
     /// `MPI_Comm_split_type`.
     fn MPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::OverParent, || mpi_sys::PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
     /// `MPI_Comm_create`.
     fn MPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_create(comm, group, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::OverParent, || mpi_sys::PMPI_Comm_create(comm, group, newcomm));
     /// `MPI_Comm_create_group`.
     fn MPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Comm_create_group(comm, group, tag, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::ByGroup, || mpi_sys::PMPI_Comm_create_group(comm, group, tag, newcomm));
     /// `MPI_Cart_create`.
     fn MPI_Cart_create(comm: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::OverParent, || mpi_sys::PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm));
     /// `MPI_Cart_sub`.
     fn MPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Cart_sub(comm, remain_dims, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::OverParent, || mpi_sys::PMPI_Cart_sub(comm, remain_dims, newcomm));
     /// `MPI_Intercomm_create`.
     fn MPI_Intercomm_create(comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Intercomm_create(comm, local_leader, peer_comm, remote_leader, tag, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::Inter, || mpi_sys::PMPI_Intercomm_create(comm, local_leader, peer_comm, remote_leader, tag, newcomm));
     /// `MPI_Intercomm_merge`.
     fn MPI_Intercomm_merge(comm: MPI_Comm, high: c_int, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, || mpi_sys::PMPI_Intercomm_merge(comm, high, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::Inter, || mpi_sys::PMPI_Intercomm_merge(comm, high, newcomm));
     /// `MPI_Comm_group`.
     fn MPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) @ comm
         => wrap::new_group(group, || mpi_sys::PMPI_Comm_group(comm, group));

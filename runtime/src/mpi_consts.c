@@ -10,6 +10,11 @@ void *mbhybrid_rt_mpi_bottom(void)
     return MPI_BOTTOM;
 }
 
+void *mbhybrid_rt_mpi_in_place(void)
+{
+    return MPI_IN_PLACE;
+}
+
 MPI_Datatype mbhybrid_rt_mpi_byte(void)
 {
     return MPI_BYTE;

@@ -61,6 +61,9 @@ pub enum Kind {
     Send(SendState),
     /// A receive.
     Recv(RecvState),
+    /// A nonblocking collective; its header and acknowledgement words hold
+    /// the clock exchange's input and output.
+    Coll(crate::engine::CollState),
 }
 
 /// One outstanding request.

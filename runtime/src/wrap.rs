@@ -17,7 +17,7 @@
 //! | `Recv`, `Irecv`, `Probe`, `Iprobe` | source posted (a guided run's forced source; `ANY_SOURCE` keeps its flag) | tag | comm | count (probes: 0, `Iprobe` 1) | (`Irecv`) request | datatype (probes: 0) |
 //! | `Sendrecv` (also `MPI_Sendrecv_replace`) | source posted | receive tag | comm | receive count | dest in the low 32 bits, send tag in the high 32 | receive datatype |
 //! | `Wait`, `Waitall`, `Waitany` (also `MPI_Waitsome`), `Test` (also `Testall`, `Testany`, `Testsome`) | | | | requests given | the (first) request | 1 + index of the record that made it, 0 if unknown |
-//! | `Barrier`, `Bcast`, `Reduce`, `Allreduce` (also `Allgather`, `Alltoall`), `Bcast` for `Scatter`, `Reduce` for `Gather` | root (0 when none) | | comm | count (send count) | | datatype (send type) |
+//! | collectives (`wrap_coll.rs`: `Barrier` ... `Iexscan`, each its own kind) | root (0 when none) | | comm | count (send count) | (nonblocking) request | datatype (send type) |
 //! | `Finalize` | | | | | | |
 //! | `Abort` | | | comm | errorcode | | |
 //! | `Pcontrol` | second argument (7303's `k`) | | | | | `level << 32 \| first argument as u32` |
@@ -30,11 +30,13 @@
 //!
 //! The causality records (`WildcardClock`, `PotentialMatch`, `Matched`,
 //! documented in `mbh_trace::op`) name ranks in `MPI_COMM_WORLD`; for vector
-//! clocks their clock fields hold the receiving rank's own component.
+//! clocks their clock fields hold the receiving rank's own component. A
+//! `CollectiveComplete` record names the call that completed a nonblocking
+//! collective's request.
 
 use crate::checks::{self, ResourceKind};
 use crate::consts::SUCCESS;
-use crate::engine::{Flow, SendMode};
+use crate::engine::SendMode;
 use crate::handle::HandleBits;
 use crate::record::{self, TRACE};
 use crate::state::{self, active};
@@ -434,207 +436,31 @@ pub(crate) unsafe fn comm_free(comm: *mut MPI_Comm) -> c_int {
     state::with(|rt| unsafe { rt.comm_free(comm) })
 }
 
-pub(crate) unsafe fn barrier(comm: MPI_Comm) -> c_int {
-    if !active() {
-        // SAFETY: the caller's argument, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Barrier(comm) };
-    }
-    state::with(|rt| {
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe { mpi_sys::PMPI_Ibarrier(comm, request) };
-        // SAFETY: as above.
-        unsafe { rt.collective(OpKind::Barrier, comm, 0, 0, null_type(), Flow::All, start) }
-    })
-}
-
-pub(crate) unsafe fn bcast(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Bcast(buf, count, datatype, root, comm) };
-    }
-    state::with(|rt| {
-        // SAFETY: the nonblocking form of the caller's call.
-        let start =
-            |request| unsafe { mpi_sys::PMPI_Ibcast(buf, count, datatype, root, comm, request) };
-        // SAFETY: as above.
-        unsafe {
-            rt.collective(
-                OpKind::Bcast,
-                comm,
-                root,
-                count,
-                datatype,
-                Flow::FromRoot,
-                start,
-            )
-        }
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn reduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm) };
-    }
-    state::with(|rt| {
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe {
-            rt.collective(
-                OpKind::Reduce,
-                comm,
-                root,
-                count,
-                datatype,
-                Flow::ToRoot,
-                start,
-            )
-        }
-    })
-}
-
-pub(crate) unsafe fn allreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm) };
-    }
-    state::with(|rt| {
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe {
-            rt.collective(
-                OpKind::Allreduce,
-                comm,
-                0,
-                count,
-                datatype,
-                Flow::All,
-                start,
-            )
-        }
-    })
-}
-
-/// The arguments of `MPI_Gather`, `Scatter`, `Allgather`, `Alltoall`.
-pub(crate) struct Exchange {
-    pub sendbuf: *const c_void,
-    pub sendcount: c_int,
-    pub sendtype: MPI_Datatype,
-    pub recvbuf: *mut c_void,
-    pub recvcount: c_int,
-    pub recvtype: MPI_Datatype,
-}
-
-/// Which of the four data exchanges.
-#[derive(Clone, Copy)]
-pub(crate) enum ExchangeKind {
-    Gather,
-    Scatter,
-    Allgather,
-    Alltoall,
-}
-
-pub(crate) unsafe fn exchange(
-    kind: ExchangeKind,
-    x: Exchange,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    let Exchange {
-        sendbuf: sb,
-        sendcount: sc,
-        sendtype: st,
-        recvbuf: rb,
-        recvcount: rc,
-        recvtype: rt_,
-    } = x;
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            match kind {
-                ExchangeKind::Gather => mpi_sys::PMPI_Gather(sb, sc, st, rb, rc, rt_, root, comm),
-                ExchangeKind::Scatter => mpi_sys::PMPI_Scatter(sb, sc, st, rb, rc, rt_, root, comm),
-                ExchangeKind::Allgather => mpi_sys::PMPI_Allgather(sb, sc, st, rb, rc, rt_, comm),
-                ExchangeKind::Alltoall => mpi_sys::PMPI_Alltoall(sb, sc, st, rb, rc, rt_, comm),
-            }
-        };
-    }
-    // The trace has no kinds for these four yet: each is recorded as the
-    // collective whose data flows the same way.
-    let (record_as, flow) = match kind {
-        ExchangeKind::Gather => (OpKind::Reduce, Flow::ToRoot),
-        ExchangeKind::Scatter => (OpKind::Bcast, Flow::FromRoot),
-        ExchangeKind::Allgather | ExchangeKind::Alltoall => (OpKind::Allreduce, Flow::All),
-    };
-    let root_field = match kind {
-        ExchangeKind::Gather | ExchangeKind::Scatter => root,
-        _ => 0,
-    };
-    state::with(|rt| {
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            match kind {
-                ExchangeKind::Gather => {
-                    mpi_sys::PMPI_Igather(sb, sc, st, rb, rc, rt_, root, comm, request)
-                }
-                ExchangeKind::Scatter => {
-                    mpi_sys::PMPI_Iscatter(sb, sc, st, rb, rc, rt_, root, comm, request)
-                }
-                ExchangeKind::Allgather => {
-                    mpi_sys::PMPI_Iallgather(sb, sc, st, rb, rc, rt_, comm, request)
-                }
-                ExchangeKind::Alltoall => {
-                    mpi_sys::PMPI_Ialltoall(sb, sc, st, rb, rc, rt_, comm, request)
-                }
-            }
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(record_as, comm, root_field, sc, st, flow, start) }
-    })
-}
-
-/// A datatype handle stored as 0 in records of calls without one.
-fn null_type() -> MPI_Datatype {
-    // SAFETY: a plain handle newtype; only its bits are recorded.
-    unsafe { std::mem::zeroed() }
-}
-
 /// `MPI_COMM_NULL`.
 fn comm_null() -> MPI_Comm {
     // SAFETY: an immutable C constant defined by mpi-sys's shim.
     unsafe { mpi_sys::RSMPI_COMM_NULL }
 }
 
+/// Which ranks make a communicator constructor call, for its clock
+/// exchange (DESIGN.md: constructors synchronise clocks to the maximum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Made {
+    /// Every rank of the parent (`MPI_Comm_dup`, `split`, `create`, ...).
+    OverParent,
+    /// The ranks of the group only (`MPI_Comm_create_group`).
+    ByGroup,
+    /// `MPI_Comm_idup`: the communicator exists only once the request
+    /// completes; no exchange.
+    Later,
+    /// Intercommunicator constructors: no exchange (as for collectives on
+    /// intercommunicators).
+    Inter,
+}
+
 /// A call making communicator `*out` from `parent`: follows it as a
-/// resource (at the call's site) with the parent's error handler.
+/// resource (at the call's site) with the parent's error handler, and
+/// (per `made`) exchanges clocks and makes the new communicator's shadows.
 ///
 /// # Safety
 ///
@@ -642,6 +468,7 @@ fn comm_null() -> MPI_Comm {
 pub(crate) unsafe fn new_comm(
     parent: MPI_Comm,
     out: *mut MPI_Comm,
+    made: Made,
     make: impl FnOnce() -> c_int,
 ) -> c_int {
     if !active() {
@@ -652,12 +479,22 @@ pub(crate) unsafe fn new_comm(
     if rc == SUCCESS && !out.is_null() {
         // SAFETY: non-null, written by MPI.
         let comm = unsafe { *out };
-        if comm.bits() != comm_null().bits() {
-            state::with(|rt| {
+        let made_here = comm.bits() != comm_null().bits();
+        state::with(|rt| {
+            if made_here {
                 rt.resources().add(ResourceKind::Comm, comm.bits(), site);
                 rt.handlers().inherit(parent, comm);
-            });
-        }
+            }
+            let new = made_here.then_some(comm);
+            // SAFETY: every rank of `parent` (of the group) made this call.
+            unsafe {
+                match made {
+                    Made::OverParent => rt.constructed(parent, new, true),
+                    Made::ByGroup => rt.constructed(parent, new, false),
+                    Made::Later | Made::Inter => {}
+                }
+            }
+        });
     }
     rc
 }

@@ -79,3 +79,18 @@ fn s7_any_tag_agrees_with_the_oracle() {
 fn s8_ssend_agrees_with_the_oracle() {
     check("tests/programs/s8_ssend_order.c", 4);
 }
+
+#[test]
+fn gatherv_agrees_with_the_oracle() {
+    check("tests/programs/c1_gatherv_reduce.c", 3);
+}
+
+#[test]
+fn allgatherv_agrees_with_the_oracle() {
+    check("tests/programs/c2_allgatherv_orders.c", 3);
+}
+
+#[test]
+fn ibarrier_agrees_with_the_oracle() {
+    check("tests/programs/c3_ibarrier_orders.c", 3);
+}

@@ -7,8 +7,15 @@ use mbh_tests::{run_mbhybrid, workspace_root};
 fn every_program_has_a_test() {
     let listed = [
         "assert_rank1.c",
+        "c1_gatherv_reduce.c",
+        "c2_allgatherv_orders.c",
+        "c3_ibarrier_orders.c",
+        "c4_comm_split_orders.c",
         "clean_ring.c",
         "e10b_send_send.c",
+        "e11_bcast_root_mismatch.c",
+        "e12_reduce_count_mismatch.c",
+        "e13_nonblocking_mismatch.c",
         "e1_recv_recv.c",
         "e2_head_to_head.c",
         "e3_collective_order.c",
@@ -43,7 +50,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below for each new program, and list it here"
+        "add a #[test] below (or in collectives.rs) for each new program, and list it here"
     );
 }
 

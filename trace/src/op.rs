@@ -92,6 +92,74 @@ op_kinds! {
     Reduce = 66 => "MPI_Reduce", Collective;
     /// `MPI_Allreduce`.
     Allreduce = 67 => "MPI_Allreduce", Collective;
+    /// `MPI_Gather`.
+    Gather = 68 => "MPI_Gather", Collective;
+    /// `MPI_Scatter`.
+    Scatter = 69 => "MPI_Scatter", Collective;
+    /// `MPI_Allgather`.
+    Allgather = 70 => "MPI_Allgather", Collective;
+    /// `MPI_Alltoall`.
+    Alltoall = 71 => "MPI_Alltoall", Collective;
+    /// `MPI_Gatherv`.
+    Gatherv = 72 => "MPI_Gatherv", Collective;
+    /// `MPI_Scatterv`.
+    Scatterv = 73 => "MPI_Scatterv", Collective;
+    /// `MPI_Allgatherv`.
+    Allgatherv = 74 => "MPI_Allgatherv", Collective;
+    /// `MPI_Alltoallv`.
+    Alltoallv = 75 => "MPI_Alltoallv", Collective;
+    /// `MPI_Alltoallw`.
+    Alltoallw = 76 => "MPI_Alltoallw", Collective;
+    /// `MPI_Reduce_scatter`.
+    ReduceScatter = 77 => "MPI_Reduce_scatter", Collective;
+    /// `MPI_Reduce_scatter_block`.
+    ReduceScatterBlock = 78 => "MPI_Reduce_scatter_block", Collective;
+    /// `MPI_Scan`.
+    Scan = 79 => "MPI_Scan", Collective;
+    /// `MPI_Exscan`.
+    Exscan = 80 => "MPI_Exscan", Collective;
+    /// `MPI_Ibarrier`. Nonblocking collectives (96-112) are recorded at
+    /// the call with `request` = the request handle; the call that
+    /// completes the request is named by a [`OpKind::CollectiveComplete`]
+    /// record.
+    Ibarrier = 96 => "MPI_Ibarrier", Collective;
+    /// `MPI_Ibcast`.
+    Ibcast = 97 => "MPI_Ibcast", Collective;
+    /// `MPI_Ireduce`.
+    Ireduce = 98 => "MPI_Ireduce", Collective;
+    /// `MPI_Iallreduce`.
+    Iallreduce = 99 => "MPI_Iallreduce", Collective;
+    /// `MPI_Igather`.
+    Igather = 100 => "MPI_Igather", Collective;
+    /// `MPI_Igatherv`.
+    Igatherv = 101 => "MPI_Igatherv", Collective;
+    /// `MPI_Iscatter`.
+    Iscatter = 102 => "MPI_Iscatter", Collective;
+    /// `MPI_Iscatterv`.
+    Iscatterv = 103 => "MPI_Iscatterv", Collective;
+    /// `MPI_Iallgather`.
+    Iallgather = 104 => "MPI_Iallgather", Collective;
+    /// `MPI_Iallgatherv`.
+    Iallgatherv = 105 => "MPI_Iallgatherv", Collective;
+    /// `MPI_Ialltoall`.
+    Ialltoall = 106 => "MPI_Ialltoall", Collective;
+    /// `MPI_Ialltoallv`.
+    Ialltoallv = 107 => "MPI_Ialltoallv", Collective;
+    /// `MPI_Ialltoallw`.
+    Ialltoallw = 108 => "MPI_Ialltoallw", Collective;
+    /// `MPI_Ireduce_scatter`.
+    IreduceScatter = 109 => "MPI_Ireduce_scatter", Collective;
+    /// `MPI_Ireduce_scatter_block`.
+    IreduceScatterBlock = 110 => "MPI_Ireduce_scatter_block", Collective;
+    /// `MPI_Iscan`.
+    Iscan = 111 => "MPI_Iscan", Collective;
+    /// `MPI_Iexscan`.
+    Iexscan = 112 => "MPI_Iexscan", Collective;
+    /// Not an MPI call: the request of a nonblocking collective completed.
+    /// `request` = index of the collective's record (`MPI_Ibarrier`, ...),
+    /// `aux` = index of the record of the call that completed it (the
+    /// `Wait`/`Test`; `u64::MAX` when the runtime completed it itself).
+    CollectiveComplete = 127 => "mbhybrid:collective-complete", Clock;
     /// Not an MPI call: a wildcard receive or probe reached its final clock
     /// (seed 000 §5.1.2, rules R2/R4). `count` = per-rank wildcard event
     /// number, `request` = index of the receive's (or probe's) record,
@@ -121,6 +189,11 @@ op_kinds! {
     LocalCheck = 243 => "mbhybrid:local-check", Clock;
 }
 
+/// The exit code with which the runtime stops a job after every rank of a
+/// communicator recorded a [`LocalCheck::CollectiveMismatch`] (the ranks'
+/// abort records carry it; it is the tool's stop, not the program's).
+pub const COLLECTIVE_MISMATCH_EXIT: i32 = 71;
+
 /// What a [`OpKind::LocalCheck`] record reports (its `count`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[repr(i32)]
@@ -141,6 +214,12 @@ pub enum LocalCheck {
     /// an argument class (`MPI_ERR_RANK`, `MPI_ERR_COUNT`, ...). `tag` = the
     /// error code, `peer` = which argument ([`BadArgument`] code).
     InvalidArgument = 7,
+    /// The ranks of a communicator called different collectives at the
+    /// same point (kind, root or datatype signature differ). `site`,
+    /// `request` = this rank's collective, `tag` = its 0-based number
+    /// among the collectives on the communicator, `aux` = the
+    /// communicator, `peer` = the collective's kind code.
+    CollectiveMismatch = 8,
 }
 
 /// Which argument an [`LocalCheck::InvalidArgument`] record blames (its
@@ -236,8 +315,61 @@ impl LocalCheck {
             5 => LocalCheck::MissingStart,
             6 => LocalCheck::AfterFinalize,
             7 => LocalCheck::InvalidArgument,
+            8 => LocalCheck::CollectiveMismatch,
             _ => return None,
         })
+    }
+}
+
+/// Which way a collective's data, and so the matches-before order, flows
+/// (seed 000 Fig 5.7, rule R5; seed 003 Fig 4: a collective orders no more
+/// than its data flow does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DataFlow {
+    /// Every rank's data reaches every rank: each member's call precedes
+    /// every member's completion.
+    All,
+    /// The root's data reaches the others: the root's call precedes every
+    /// completion.
+    FromRoot,
+    /// Everyone's data reaches the root: every call precedes the root's
+    /// completion.
+    ToRoot,
+    /// Rank `i` gets the data of ranks `0..=i` (`Scan`).
+    Prefix,
+    /// Rank `i` gets the data of ranks `0..i` (`Exscan`).
+    ExclusivePrefix,
+}
+
+impl OpKind {
+    /// How a collective's data flows; `None` for other kinds.
+    pub fn data_flow(self) -> Option<DataFlow> {
+        use OpKind::*;
+        Some(match self {
+            Barrier | Allreduce | Allgather | Alltoall | Allgatherv | Alltoallv | Alltoallw
+            | ReduceScatter | ReduceScatterBlock | Ibarrier | Iallreduce | Iallgather
+            | Iallgatherv | Ialltoall | Ialltoallv | Ialltoallw | IreduceScatter
+            | IreduceScatterBlock => DataFlow::All,
+            Bcast | Scatter | Scatterv | Ibcast | Iscatter | Iscatterv => DataFlow::FromRoot,
+            Reduce | Gather | Gatherv | Ireduce | Igather | Igatherv => DataFlow::ToRoot,
+            Scan | Iscan => DataFlow::Prefix,
+            Exscan | Iexscan => DataFlow::ExclusivePrefix,
+            _ => return None,
+        })
+    }
+
+    /// Whether the record's `peer` is a root (a rooted collective).
+    pub fn is_rooted(self) -> bool {
+        matches!(
+            self.data_flow(),
+            Some(DataFlow::FromRoot | DataFlow::ToRoot)
+        )
+    }
+
+    /// A nonblocking collective (`MPI_Ibarrier`, ...): it completes in the
+    /// `Wait`/`Test` a [`OpKind::CollectiveComplete`] record names.
+    pub fn is_nonblocking_collective(self) -> bool {
+        (96..=112).contains(&(self as u16))
     }
 }
 
@@ -296,6 +428,23 @@ mod tests {
             }
         }
         assert_eq!(OpKind::from_code(0), None);
+        for &kind in OpKind::ALL {
+            let collective = kind.class() == OpClass::Collective;
+            assert_eq!(kind.data_flow().is_some(), collective, "{kind:?}");
+            if kind.is_nonblocking_collective() {
+                assert!(
+                    collective && kind.mpi_name().starts_with("MPI_I"),
+                    "{kind:?}"
+                );
+            }
+        }
+        assert_eq!(OpKind::Gatherv.data_flow(), Some(DataFlow::ToRoot));
+        assert_eq!(OpKind::Iexscan.data_flow(), Some(DataFlow::ExclusivePrefix));
+        assert!(OpKind::Iscatterv.is_rooted() && !OpKind::Scan.is_rooted());
+        assert_eq!(
+            LocalCheck::from_code(8),
+            Some(LocalCheck::CollectiveMismatch)
+        );
         assert_eq!(OpKind::Irecv.class(), OpClass::Receive);
     }
 }

@@ -24,6 +24,8 @@ enum C {
     Barrier,
     Reduce(i32),
     Bcast(i32),
+    /// Any blocking collective, with its root.
+    Coll(OpKind, i32),
 }
 
 use C::*;
@@ -160,6 +162,7 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
                     Barrier => record(OpKind::Barrier, 0, 0),
                     Reduce(root) => record(OpKind::Reduce, root, 0),
                     Bcast(root) => record(OpKind::Bcast, root, 0),
+                    Coll(kind, root) => record(kind, root, 0),
                 };
                 op.index = index[rank][position];
                 if let Some((sender, _)) = took(rank, position) {
@@ -482,6 +485,50 @@ fn s11_reduce_is_not_a_full_match_set() {
         };
         assert_eq!(job.senders(1, 0), expected, "{collective:?}");
         assert_eq!(job.senders(1, 1), Vec::<i32>::new());
+    }
+}
+
+/// S11's shape over the other collectives: the late send is a potential
+/// sender of the first receive exactly when the collective does not order
+/// P2's call after P1's: `ToRoot` ones rooted at P1, and prefix ones
+/// (`Scan`, `Exscan`: P2's result needs P1's data, not the reverse, but P2
+/// is the last rank, so it waits for P1 too; P0 is first and waits for
+/// nobody).
+#[test]
+fn s11_follows_each_collectives_data_flow() {
+    use OpKind::*;
+    let cases: &[(OpKind, i32, &[i32])] = &[
+        (Gather, 1, &[2]),
+        (Gatherv, 1, &[2]),
+        (Scatter, 1, &[]),
+        (Scatterv, 2, &[2]),
+        (Allgatherv, 0, &[]),
+        (Alltoallw, 0, &[]),
+        (ReduceScatter, 0, &[]),
+        (Scan, 0, &[]),
+        (Exscan, 0, &[]),
+    ];
+    for &(kind, root, expected) in cases {
+        let collective = Coll(kind, root);
+        let program: &[&[C]] = &[
+            &[send(1), collective],
+            &[recv(ANY), collective, recv(ANY)],
+            &[collective, send(1)],
+        ];
+        let job = run(program, &[((1, 0), (0, 0)), ((1, 2), (2, 1))]);
+        assert_eq!(job.senders(1, 0), expected, "{kind:?} root {root}");
+    }
+    // With the roles of P0 and P2 swapped, a prefix flow leaves the late
+    // sender (now P0, the first rank) unordered.
+    for kind in [Scan, Exscan] {
+        let collective = Coll(kind, 0);
+        let program: &[&[C]] = &[
+            &[collective, send(1)],
+            &[recv(ANY), collective, recv(ANY)],
+            &[send(1), collective],
+        ];
+        let job = run(program, &[((1, 0), (2, 0)), ((1, 2), (0, 1))]);
+        assert_eq!(job.senders(1, 0), [0], "{kind:?}");
     }
 }
 

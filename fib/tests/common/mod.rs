@@ -255,6 +255,19 @@ impl Rank {
         })
     }
 
+    /// A nonblocking collective on world, completed by `MPI_Waitall` (whose
+    /// record names another request): returns (collective, waitall); the
+    /// runtime's `CollectiveComplete` record links the two.
+    pub fn icollective_waitall(&mut self, kind: OpKind, root: i32, site: u32) -> (u64, u64) {
+        let coll = self.rooted(kind, root, site);
+        let waitall = self.push(OpKind::Waitall, site + 1, |op| op.count = 2);
+        self.push(OpKind::CollectiveComplete, 0, |op| {
+            op.request = coll;
+            op.aux = waitall;
+        });
+        (coll, waitall)
+    }
+
     /// The trace, after `MPI_Finalize` (unless a call is still blocked).
     pub fn done(mut self) -> RankTrace {
         if self.state == RankState::Finalized {

@@ -1,172 +1,462 @@
 //! Collectives: the program's collective in its nonblocking form, then the
 //! clocks in the direction its data flows (seed 000 Fig 5.7, rule R5), on
-//! the communicator's shadow:
+//! the communicator's clock shadow:
 //!
 //! | [`Flow`] | calls | clocks |
 //! | --- | --- | --- |
-//! | `All` | `Barrier`, `Allreduce`, `Allgather`, `Alltoall`, `Finalize` | maximum over all ranks (`MPI_Iallreduce`) |
-//! | `FromRoot` | `Bcast`, `Scatter` | the others take the maximum of theirs and the root's (`MPI_Ibcast`) |
-//! | `ToRoot` | `Reduce`, `Gather` | the root takes the maximum of all (`MPI_Ireduce`); the others keep theirs and wait for nothing more than the collective itself made them wait for |
+//! | `All` | `Barrier`, `Allreduce`, `Allgather(v)`, `Alltoall(v/w)`, `Reduce_scatter(_block)`, communicator constructors, `Finalize` | maximum over all ranks (`MPI_Iallreduce`) |
+//! | `FromRoot` | `Bcast`, `Scatter(v)` | the others take the maximum of theirs and the root's (`MPI_Ibcast`) |
+//! | `ToRoot` | `Reduce`, `Gather(v)` | the root takes the maximum of all (`MPI_Ireduce`); the others keep theirs and wait for nothing more than the collective itself made them wait for |
+//! | `Prefix` | `Scan` | rank `i` takes the maximum of ranks `0..=i` (`MPI_Iscan`) |
+//! | `ExclusivePrefix` | `Exscan` | rank `i` takes the maximum of ranks `0..i` and its own (`MPI_Iexscan`) |
+//!
+//! No flow is more synchronising than MPI's own (seed 003 Fig 4, SCENARIOS
+//! S11): a rooted or prefix collective orders only what its data orders.
+//!
+//! # Nonblocking collectives
+//!
+//! `MPI_Ibarrier` ... `MPI_Iexscan` start the program's collective and the
+//! clock exchange together, with each rank's clock at its call; the
+//! exchange's buffers live in a request slot ([`Kind::Coll`]) tracked under
+//! the program's request, and the exchanged clock is merged when whatever
+//! `Wait`/`Test` completes that request (`complete_slot`), which also
+//! appends a `CollectiveComplete` record naming the completing call.
+//!
+//! # The collective signature check
+//!
+//! Before each collective (blocking or not) on an intracommunicator, the
+//! runtime starts `MPI_Iallreduce(MAX)` of `[h, !h]` on the communicator's
+//! *signature shadow*, a second duplicate that carries nothing else, so its
+//! operations match one for one whatever the program's collectives are. `h`
+//! hashes the collective's kind, its root (rooted ones) and the type
+//! signature of what the rank contributes where MPI requires equal
+//! signatures. All ranks agree exactly when the result is `[h, !h]`.
+//!
+//! The check is completed lazily: polled while the rank blocks anywhere
+//! (`service`), at the next collective on the communicator, waited for at
+//! `MPI_Comm_free` and `MPI_Finalize`, and waited for at once only when the
+//! program's collective failed. So it adds no synchronisation: a root
+//! leaves `MPI_Bcast` as early as MPI lets it. At most [`RING`] checks per
+//! communicator are outstanding; the oldest is waited for to make room.
+//!
+//! A mismatch is recorded on every rank of the communicator (a
+//! `CollectiveMismatch` local check at that rank's call), then the ranks
+//! report to the communicator's rank 0 on the signature shadow, which stops
+//! the job (`MPI_Abort`, code [`MISMATCH_EXIT`]) once all have recorded:
+//! the program's mismatched collectives never get to hang or to write into
+//! the wrong buffers for long.
 
 use super::Rt;
-use crate::consts::{op_max, request_null, status_ignore, uint64, SUCCESS};
+use crate::checks;
+use crate::consts::{comm_world, op_max, request_null, status_ignore, uint64, SUCCESS};
 use crate::handle::HandleBits;
-use crate::record;
+use crate::record::{self, REQUESTS};
+use crate::slots::Kind;
+use crate::state::fatal;
+use crate::typesig;
+use mbh_trace::op::{flags, LocalCheck};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request};
+use std::io::Write;
 use std::os::raw::c_int;
 
-/// Which way a collective's data, and so the clocks, flow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    /// Every rank's data reaches every rank: synchronising.
-    All,
-    /// The root's data reaches the others.
-    FromRoot,
-    /// Everyone's data reaches the root.
-    ToRoot,
+pub use mbh_trace::op::DataFlow as Flow;
+
+/// Outstanding signature checks per communicator, at most.
+pub const RING: usize = 64;
+
+/// Exit code of a job stopped for a collective mismatch.
+pub const MISMATCH_EXIT: c_int = mbh_trace::op::COLLECTIVE_MISMATCH_EXIT;
+
+/// Tag of the "recorded" notes sent to the leader after a mismatch (the
+/// signature shadow carries no other point-to-point message).
+const MISMATCH_TAG: c_int = 1;
+
+/// A nonblocking collective's clock exchange in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct CollState {
+    /// The exchange's request on the clock shadow.
+    pub exchange: MPI_Request,
+    /// Its flow.
+    pub flow: Flow,
+    /// This rank takes the exchanged clock (the root of a `ToRoot` flow,
+    /// any rank but the first of an `ExclusivePrefix` one, everyone else).
+    pub takes: bool,
+}
+
+/// One signature check.
+#[derive(Debug, Clone, Copy)]
+struct SigCheck {
+    request: MPI_Request,
+    /// `[h, !h]` sent, then the maximum received.
+    words: [u64; 4],
+    /// The collective's number among this communicator's collectives.
+    seq: u64,
+    /// Its record, site and kind, for the report.
+    record: Option<u64>,
+    site: u32,
+    kind: u16,
+}
+
+/// The signature checks of one communicator.
+struct SigShadow {
+    comm: u64,
+    shadow: MPI_Comm,
+    /// Collectives started on the communicator.
+    next: u64,
+    /// Outstanding checks: a ring over `checks` (boxed, so MPI's buffers
+    /// never move).
+    checks: Box<[SigCheck; RING]>,
+    head: usize,
+    len: usize,
+}
+
+/// Every communicator's signature checks.
+pub struct SigChecks {
+    entries: Vec<SigShadow>,
+    /// Outstanding checks over all communicators.
+    pending: usize,
+}
+
+impl SigChecks {
+    /// Knows `MPI_COMM_WORLD`, with its signature shadow `world_shadow`.
+    pub fn new(world_shadow: MPI_Comm) -> Self {
+        let mut checks = SigChecks {
+            entries: Vec::with_capacity(8),
+            pending: 0,
+        };
+        checks.add(comm_world(), world_shadow);
+        checks
+    }
+
+    fn add(&mut self, comm: MPI_Comm, shadow: MPI_Comm) {
+        let blank = SigCheck {
+            request: request_null(),
+            words: [0; 4],
+            seq: 0,
+            record: None,
+            site: 0,
+            kind: 0,
+        };
+        self.entries.push(SigShadow {
+            comm: comm.bits(),
+            shadow,
+            next: 0,
+            checks: Box::new([blank; RING]),
+            head: 0,
+            len: 0,
+        });
+    }
+
+    fn find(&self, comm: MPI_Comm) -> Option<usize> {
+        let bits = comm.bits();
+        self.entries.iter().position(|e| e.comm == bits)
+    }
+
+    /// Whether any check is outstanding (blocking calls then poll).
+    pub fn any_pending(&self) -> bool {
+        self.pending > 0
+    }
+}
+
+/// The hash a signature check compares: the collective's kind, its root
+/// (`None` for unrooted ones) and the signature word of the data the rank
+/// contributes (0: not compared).
+pub fn signature_hash(kind: OpKind, root: Option<c_int>, data: u64) -> u64 {
+    let mut h = typesig::code(u64::from(kind as u16));
+    if let Some(root) = root {
+        h = typesig::code(h ^ u64::from(root as u32).rotate_left(17));
+    }
+    typesig::code(h ^ data)
+}
+
+/// What [`Rt::collective`] and [`Rt::icollective`] need to know of a call.
+#[derive(Debug, Clone, Copy)]
+pub struct Coll {
+    /// The record kind.
+    pub kind: OpKind,
+    /// The communicator.
+    pub comm: MPI_Comm,
+    /// The root (0 when none).
+    pub root: c_int,
+    /// The count and datatype recorded (the send side).
+    pub count: c_int,
+    /// See `count`.
+    pub datatype: MPI_Datatype,
+    /// The signature word this rank contributes to the check (0: none).
+    pub data: u64,
 }
 
 impl Rt {
-    /// Runs a collective: `start` makes its nonblocking form's request;
-    /// the runtime completes it, then exchanges clocks per `flow`.
+    /// The signature word of `count` x `datatype`.
+    pub fn data_word(&mut self, count: c_int, datatype: MPI_Datatype) -> u64 {
+        self.send_signature(count, datatype)
+    }
+
+    /// The record of collective `c`.
+    fn coll_record(c: &Coll) -> RawOp {
+        RawOp {
+            kind: c.kind as u16,
+            site: record::site(),
+            comm: c.comm.bits(),
+            peer: c.root,
+            count: c.count,
+            aux: c.datatype.bits(),
+            ..RawOp::default()
+        }
+    }
+
+    /// Runs a blocking collective: `start` makes its nonblocking form's
+    /// request; the runtime completes it, then exchanges clocks per the
+    /// kind's flow.
     ///
     /// # Safety
     ///
-    /// `start` must be a valid nonblocking collective call on `comm`.
-    #[allow(clippy::too_many_arguments)]
+    /// `start` must be a valid nonblocking collective call on `c.comm`.
     pub unsafe fn collective(
         &mut self,
-        kind: OpKind,
-        comm: MPI_Comm,
-        root: c_int,
-        count: c_int,
-        datatype: MPI_Datatype,
-        flow: Flow,
+        c: Coll,
         start: impl FnOnce(*mut MPI_Request) -> c_int,
     ) -> c_int {
-        let index = record::begin(
-            || RawOp {
-                kind: kind as u16,
-                site: record::site(),
-                comm: comm.bits(),
-                peer: root,
-                count,
-                aux: datatype.bits(),
-                ..RawOp::default()
-            },
-            true,
-        );
+        let index = record::begin(|| Self::coll_record(&c), true);
+        let flow = c.kind.data_flow().unwrap_or(Flow::All);
+        // SAFETY: `c.comm` is the caller's communicator.
+        let shadows = unsafe { self.shadows(c.comm) };
+        let check = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
         let mut request = request_null();
         let mut rc = start(&mut request);
         if rc == SUCCESS {
             // SAFETY: the request just made.
             rc = unsafe { self.block_on(&mut request, status_ignore(), None) };
         }
-        if rc == SUCCESS {
-            // SAFETY: `comm` is valid (the collective succeeded on it).
-            unsafe { self.clocks_through(comm, root, flow) };
+        if rc != SUCCESS {
+            // A mismatch makes MPI fail in ways of its own: say which.
+            if let (Some((_, _, sig)), Some(seq)) = (shadows, check) {
+                self.sig_wait(sig, seq);
+            }
+        }
+        if let (SUCCESS, Some((shadow, me, _))) = (rc, shadows) {
+            // SAFETY: a valid clock shadow of `c.comm`.
+            unsafe { self.exchange(shadow, c.root, flow, me) };
         }
         record::finish(index, rc, true, |_| {});
         rc
     }
 
-    /// The clock exchange of a collective on `comm` (skipped for
-    /// intercommunicators).
+    /// Runs a nonblocking collective: `start` makes the program's request
+    /// in `*request`; the clock exchange starts with it and completes with
+    /// it (see the module docs).
     ///
     /// # Safety
     ///
-    /// `comm` must be a valid communicator.
-    unsafe fn clocks_through(&mut self, comm: MPI_Comm, root: c_int, flow: Flow) {
-        let world = comm.bits() == crate::consts::comm_world().bits();
-        let (shadow, am_root) = if world {
-            (self.shadow, self.rank == root)
-        } else {
-            let Some(info) = self.comms.info(comm) else {
-                return;
-            };
-            if info.inter {
-                return;
+    /// `start` must be a valid nonblocking collective call on `c.comm`
+    /// writing `*request`.
+    pub unsafe fn icollective(
+        &mut self,
+        c: Coll,
+        request: *mut MPI_Request,
+        start: impl FnOnce() -> c_int,
+    ) -> c_int {
+        let index = record::begin(|| Self::coll_record(&c), false);
+        let flow = c.kind.data_flow().unwrap_or(Flow::All);
+        // SAFETY: `c.comm` is the caller's communicator.
+        let shadows = unsafe { self.shadows(c.comm) };
+        if let Some((_, _, sig)) = shadows {
+            self.sig_start(sig, &c, index);
+        }
+        let rc = start();
+        let handle = (rc == SUCCESS && !request.is_null()).then(|| {
+            // SAFETY: non-null, written by MPI.
+            unsafe { *request }
+        });
+        if let Some(handle) = handle {
+            let id = self.slots.alloc(
+                Kind::Coll(CollState {
+                    exchange: request_null(),
+                    flow,
+                    takes: false,
+                }),
+                index,
+            );
+            if let Some(slot) = self.slots.get_mut(id) {
+                slot.request = handle;
             }
-            let am_root = info.rank == root;
-            let shadow = match info.shadow {
-                Some(shadow) => shadow,
-                None => {
-                    let mut shadow = comm;
-                    let mut request = request_null();
-                    // SAFETY: every rank of `comm` is in this same
-                    // collective, so all make the shadow here.
-                    let rc = unsafe { mpi_sys::PMPI_Comm_idup(comm, &mut shadow, &mut request) };
-                    let rc = if rc == SUCCESS {
-                        // SAFETY: the request just made.
-                        unsafe { self.block_on(&mut request, status_ignore(), None) }
-                    } else {
-                        rc
-                    };
-                    if rc != SUCCESS {
-                        crate::state::fatal(format_args!(
-                            "cannot duplicate a communicator for the clocks of a collective (MPI error {rc})"
-                        ));
-                    }
-                    if let Some(info) = self.comms.info(comm) {
-                        info.shadow = Some(shadow);
-                    }
-                    shadow
+            if let Some((shadow, me, _)) = shadows {
+                // SAFETY: a valid clock shadow of `c.comm`; the slot's
+                // memory stays until the slot is released.
+                unsafe { self.exchange_start(id, shadow, c.root, flow, me) };
+            }
+            // A handle MPI hands out again (MPICH's shared request of
+            // operations that completed at once) means the older request
+            // completed: the runtime completes its slot itself, as `track`
+            // does for sends.
+            if let Some(older) = REQUESTS.get(handle.bits()).filter(|&older| older != id) {
+                if let Some(slot) = self.slots.get_mut(older) {
+                    slot.orphan = true;
                 }
-            };
-            (shadow, am_root)
-        };
-        // SAFETY: a valid shadow of `comm`.
-        unsafe { self.exchange(shadow, root, flow, am_root) };
+                self.slots.watch(older);
+            }
+            if !REQUESTS.insert(handle.bits(), id) {
+                fatal(format_args!(
+                    "more than {} nonblocking requests are outstanding; this version of the runtime cannot follow them",
+                    record::REQUEST_SLOTS / 4 * 3
+                ));
+            }
+        }
+        let bits = handle.map_or(0, |h| h.bits());
+        record::finish(index, rc, false, |op| op.request = bits);
+        rc
     }
 
-    /// Exchanges clocks on `shadow` per `flow`.
+    /// Starts the clock exchange of the nonblocking collective of slot `id`
+    /// with this rank's clock now; its buffers are the slot's header
+    /// (input) and acknowledgement (output) words.
     ///
     /// # Safety
     ///
-    /// `shadow` must be a valid intracommunicator every rank of which
-    /// makes the same call.
-    pub(super) unsafe fn exchange(
+    /// `shadow` must be a valid intracommunicator every rank of which makes
+    /// the same call; slot `id` holds a `Kind::Coll`.
+    unsafe fn exchange_start(
         &mut self,
+        id: u32,
         shadow: MPI_Comm,
         root: c_int,
         flow: Flow,
-        am_root: bool,
+        me: c_int,
     ) {
-        self.coll_in.copy_from_slice(self.llcp.clock());
-        let width = self.width as c_int;
-        let input = self.coll_in.as_mut_ptr().cast();
-        let output = self.coll_out.as_mut_ptr().cast();
-        let mut request = request_null();
-        // SAFETY: both buffers hold `width` words and stay untouched until
-        // the request completes below.
+        let width = self.width;
+        let input = self.slots.header(id);
+        let output = self.slots.ack(id);
+        if input.is_null() || output.is_null() {
+            return;
+        }
+        // SAFETY: the slot's header holds at least `width` words.
+        unsafe { std::ptr::copy_nonoverlapping(self.llcp.clock().as_ptr(), input, width) };
+        let mut exchange = request_null();
+        // SAFETY: both buffers hold `width` words and live in the slot
+        // until the exchange completes in `complete_slot`.
         let rc = unsafe {
-            match flow {
-                Flow::All => mpi_sys::PMPI_Iallreduce(
-                    input,
-                    output,
-                    width,
-                    uint64(),
-                    op_max(),
-                    shadow,
-                    &mut request,
-                ),
-                Flow::FromRoot => {
-                    mpi_sys::PMPI_Ibcast(input, width, uint64(), root, shadow, &mut request)
+            start_exchange(
+                input,
+                output,
+                width as c_int,
+                root,
+                flow,
+                shadow,
+                &mut exchange,
+            )
+        };
+        if rc != SUCCESS {
+            fatal(format_args!(
+                "the clock exchange of a nonblocking collective failed to start (MPI error {rc})"
+            ));
+        }
+        let takes = match flow {
+            Flow::All | Flow::Prefix => true,
+            Flow::FromRoot => me != root,
+            Flow::ToRoot => me == root,
+            Flow::ExclusivePrefix => me != 0,
+        };
+        if let Some(Kind::Coll(state)) = self.slots.get_mut(id).map(|s| &mut s.kind) {
+            state.exchange = exchange;
+            state.takes = takes;
+        }
+    }
+
+    /// After the program's nonblocking collective of slot `id` completed:
+    /// completes the clock exchange and merges its clock; records which
+    /// call completed it.
+    pub(super) fn coll_done(
+        &mut self,
+        id: u32,
+        state: CollState,
+        origin: Option<u64>,
+        completer: Option<u64>,
+    ) {
+        let mut exchange = state.exchange;
+        if exchange.bits() != request_null().bits() {
+            // SAFETY: the runtime's exchange request; every rank started it
+            // at its call.
+            let rc = unsafe { self.block_on(&mut exchange, status_ignore(), Some(id)) };
+            if rc != SUCCESS {
+                fatal(format_args!(
+                    "the clock exchange of a nonblocking collective failed (MPI error {rc})"
+                ));
+            }
+            if state.takes {
+                let from_root = state.flow == Flow::FromRoot;
+                let words = if from_root {
+                    let header = self.slots.header_words(id);
+                    &header[..self.width.min(header.len())]
+                } else {
+                    self.slots.ack_words(id)
+                };
+                self.llcp.merge(words);
+            }
+        }
+        if let Some(origin) = origin {
+            record::append(|| RawOp {
+                kind: OpKind::CollectiveComplete as u16,
+                flags: flags::RETURNED,
+                request: origin,
+                aux: completer.unwrap_or(u64::MAX),
+                ..RawOp::default()
+            });
+        }
+    }
+
+    /// The clock shadow, this rank's rank in `comm` and the index of its
+    /// signature checks; made on first use (collectively: every rank of
+    /// `comm` is in this same collective). `None` for intercommunicators
+    /// and handles MPI does not know.
+    ///
+    /// # Safety
+    ///
+    /// `comm` is the program's communicator of a collective call.
+    unsafe fn shadows(&mut self, comm: MPI_Comm) -> Option<(MPI_Comm, c_int, usize)> {
+        if comm.bits() == comm_world().bits() {
+            return Some((self.shadow, self.rank, 0));
+        }
+        let info = self.comms.info(comm)?;
+        if info.inter {
+            return None;
+        }
+        let me = info.rank;
+        let clock = match info.shadow {
+            Some(shadow) => shadow,
+            None => {
+                // SAFETY: the caller's contract.
+                let shadow = unsafe { self.dup(comm) };
+                if let Some(info) = self.comms.info(comm) {
+                    info.shadow = Some(shadow);
                 }
-                Flow::ToRoot => mpi_sys::PMPI_Ireduce(
-                    input,
-                    output,
-                    width,
-                    uint64(),
-                    op_max(),
-                    root,
-                    shadow,
-                    &mut request,
-                ),
+                shadow
             }
         };
+        let sig = match self.sigs.find(comm) {
+            Some(at) => at,
+            None => {
+                // SAFETY: as above.
+                let shadow = unsafe { self.dup(comm) };
+                self.sigs.add(comm, shadow);
+                self.sigs.entries.len() - 1
+            }
+        };
+        Some((clock, me, sig))
+    }
+
+    /// Makes the runtime's duplicate of `comm` (polled, so this rank keeps
+    /// acknowledging synchronous sends meanwhile).
+    ///
+    /// # Safety
+    ///
+    /// Every rank of `comm` makes the same call.
+    unsafe fn dup(&mut self, comm: MPI_Comm) -> MPI_Comm {
+        let mut shadow = comm;
+        let mut request = request_null();
+        // SAFETY: the caller's contract.
+        let rc = unsafe { mpi_sys::PMPI_Comm_idup(comm, &mut shadow, &mut request) };
         let rc = if rc == SUCCESS {
             // SAFETY: the request just made.
             unsafe { self.block_on(&mut request, status_ignore(), None) }
@@ -174,19 +464,307 @@ impl Rt {
             rc
         };
         if rc != SUCCESS {
-            crate::state::fatal(format_args!(
+            fatal(format_args!(
+                "cannot duplicate a communicator for the runtime's collectives (MPI error {rc})"
+            ));
+        }
+        shadow
+    }
+
+    /// A communicator constructor made `made` from `parent` (`MPI_COMM_NULL`
+    /// when this rank is not in it): clocks to the maximum over the ranks
+    /// that made the call (`parent`, or `made` for `MPI_Comm_create_group`,
+    /// whose parent's other ranks are not in the call), and the new
+    /// communicator's shadows, made while every rank of it is here.
+    ///
+    /// # Safety
+    ///
+    /// Every rank of `parent` (of `made` when `over_parent` is false)
+    /// made the constructor call that returned `made`.
+    pub unsafe fn constructed(
+        &mut self,
+        parent: MPI_Comm,
+        made: Option<MPI_Comm>,
+        over_parent: bool,
+    ) {
+        let over = if over_parent { Some(parent) } else { made };
+        if let Some(over) = over {
+            // SAFETY: the caller's contract.
+            if let Some((shadow, me, _)) = unsafe { self.shadows(over) } {
+                // SAFETY: a valid clock shadow of `over`.
+                unsafe { self.exchange(shadow, 0, Flow::All, me) };
+            }
+        }
+        if over_parent {
+            if let Some(made) = made {
+                // SAFETY: every rank of `made` is in this call.
+                unsafe { self.shadows(made) };
+            }
+        }
+    }
+
+    /// Exchanges clocks on `shadow` per `flow`; `me` is this rank's rank.
+    ///
+    /// # Safety
+    ///
+    /// `shadow` must be a valid intracommunicator every rank of which
+    /// makes the same call.
+    pub(super) unsafe fn exchange(&mut self, shadow: MPI_Comm, root: c_int, flow: Flow, me: c_int) {
+        self.coll_in.copy_from_slice(self.llcp.clock());
+        let width = self.width as c_int;
+        let input = self.coll_in.as_mut_ptr();
+        let output = self.coll_out.as_mut_ptr();
+        let mut request = request_null();
+        // SAFETY: both buffers hold `width` words and stay untouched until
+        // the request completes below.
+        let rc = unsafe { start_exchange(input, output, width, root, flow, shadow, &mut request) };
+        let rc = if rc == SUCCESS {
+            // SAFETY: the request just made.
+            unsafe { self.block_on(&mut request, status_ignore(), None) }
+        } else {
+            rc
+        };
+        if rc != SUCCESS {
+            fatal(format_args!(
                 "the clock exchange of a collective failed (MPI error {rc})"
             ));
         }
         match flow {
-            Flow::All => self.llcp.merge(&self.coll_out),
+            Flow::All | Flow::Prefix => self.llcp.merge(&self.coll_out),
             Flow::FromRoot => self.llcp.merge(&self.coll_in),
-            Flow::ToRoot if am_root => self.llcp.merge(&self.coll_out),
-            Flow::ToRoot => {}
+            Flow::ToRoot if me == root => self.llcp.merge(&self.coll_out),
+            Flow::ExclusivePrefix if me != 0 => self.llcp.merge(&self.coll_out),
+            Flow::ToRoot | Flow::ExclusivePrefix => {}
         }
     }
 
-    /// `MPI_Comm_free`: forgets the communicator and frees its shadow.
+    /// Starts the signature check of collective `c` (after polling the
+    /// communicator's earlier ones; waiting for the oldest when [`RING`]
+    /// are outstanding). Returns its sequence number.
+    fn sig_start(&mut self, at: usize, c: &Coll, record: Option<u64>) -> u64 {
+        self.sig_poll(at);
+        if self.sigs.entries[at].len == RING {
+            let oldest = {
+                let e = &self.sigs.entries[at];
+                e.checks[e.head].seq
+            };
+            self.sig_wait(at, oldest);
+        }
+        let rooted = c.kind.is_rooted().then_some(c.root);
+        let h = signature_hash(c.kind, rooted, c.data);
+        let site = record::peek_site();
+        let entry = &mut self.sigs.entries[at];
+        let seq = entry.next;
+        entry.next += 1;
+        let slot = (entry.head + entry.len) % RING;
+        let check = &mut entry.checks[slot];
+        *check = SigCheck {
+            request: request_null(),
+            words: [h, !h, 0, 0],
+            seq,
+            record,
+            site,
+            kind: c.kind as u16,
+        };
+        let input = check.words.as_mut_ptr();
+        // SAFETY: the ring's memory is boxed and stays until the check
+        // completes (`sig_poll`/`sig_wait` take it off only then).
+        let rc = unsafe {
+            mpi_sys::PMPI_Iallreduce(
+                input.cast(),
+                input.add(2).cast(),
+                2,
+                uint64(),
+                op_max(),
+                entry.shadow,
+                &mut check.request,
+            )
+        };
+        if rc != SUCCESS {
+            fatal(format_args!(
+                "cannot start the signature check of a collective (MPI error {rc})"
+            ));
+        }
+        entry.len += 1;
+        self.sigs.pending += 1;
+        seq
+    }
+
+    /// Takes the completed checks off the front of communicator `at`'s
+    /// ring (in order: MPI completes collectives on a communicator in the
+    /// order they started only per rank, so the front is tested first).
+    fn sig_poll(&mut self, at: usize) {
+        loop {
+            let entry = &mut self.sigs.entries[at];
+            if entry.len == 0 {
+                return;
+            }
+            let check = &mut entry.checks[entry.head];
+            let mut flag: c_int = 0;
+            // SAFETY: the runtime's own check request.
+            let rc = unsafe { mpi_sys::PMPI_Test(&mut check.request, &mut flag, status_ignore()) };
+            if rc != SUCCESS {
+                fatal(format_args!(
+                    "the signature check of a collective failed (MPI error {rc})"
+                ));
+            }
+            if flag == 0 {
+                return;
+            }
+            self.sig_done(at);
+        }
+    }
+
+    /// Polls every communicator's checks (from `service`).
+    pub(super) fn sig_poll_all(&mut self) {
+        if !self.sigs.any_pending() {
+            return;
+        }
+        for at in 0..self.sigs.entries.len() {
+            self.sig_poll(at);
+        }
+    }
+
+    /// Waits until check `seq` of communicator `at` (and those before it)
+    /// completed, serving the rank's own requests meanwhile.
+    fn sig_wait(&mut self, at: usize, seq: u64) {
+        loop {
+            self.sig_poll(at);
+            let entry = &self.sigs.entries[at];
+            if entry.len == 0 || entry.checks[entry.head].seq > seq {
+                return;
+            }
+            // SAFETY: MPI is initialised; `service` polls the checks too.
+            unsafe { self.service(None) };
+            super::pause();
+        }
+    }
+
+    /// Waits for every check of every communicator (`MPI_Finalize`).
+    pub(super) fn sig_wait_all(&mut self) {
+        for at in 0..self.sigs.entries.len() {
+            self.sig_wait(at, u64::MAX);
+        }
+    }
+
+    /// `MPI_Comm_free` of `comm`: waits for its checks and frees its
+    /// signature shadow.
+    fn sig_forget(&mut self, comm: MPI_Comm) {
+        let Some(at) = self.sigs.find(comm) else {
+            return;
+        };
+        if at == 0 {
+            return;
+        }
+        self.sig_wait(at, u64::MAX);
+        let mut entry = self.sigs.entries.swap_remove(at);
+        // SAFETY: a shadow the runtime made; every rank frees `comm` (a
+        // collective call) and so its shadow.
+        unsafe { mpi_sys::PMPI_Comm_free(&mut entry.shadow) };
+    }
+
+    /// Frees every signature shadow (`MPI_Finalize`, after `sig_wait_all`).
+    pub(super) fn sig_free_all(&mut self) {
+        for entry in &mut self.sigs.entries {
+            // SAFETY: shadows the runtime made, no check outstanding.
+            unsafe { mpi_sys::PMPI_Comm_free(&mut entry.shadow) };
+        }
+        self.sigs.entries.clear();
+    }
+
+    /// The front check of communicator `at` completed: takes it off and
+    /// stops the job when the ranks disagree.
+    fn sig_done(&mut self, at: usize) {
+        let entry = &mut self.sigs.entries[at];
+        let check = entry.checks[entry.head];
+        entry.head = (entry.head + 1) % RING;
+        entry.len -= 1;
+        self.sigs.pending -= 1;
+        let [h, not_h, max_h, max_not_h] = check.words;
+        if max_h != h || max_not_h != not_h {
+            let (comm, shadow) = (entry.comm, entry.shadow);
+            self.collective_mismatch(check, comm, shadow);
+        }
+    }
+
+    /// Records this rank's side of a collective mismatch, lets the
+    /// communicator's rank 0 know, and (on rank 0, once every rank
+    /// recorded) stops the job.
+    #[cold]
+    fn collective_mismatch(&mut self, check: SigCheck, comm: u64, shadow: MPI_Comm) -> ! {
+        let site = check.record.map_or(check.site, checks::site_of);
+        checks::report(
+            LocalCheck::CollectiveMismatch,
+            site,
+            check.record.unwrap_or(u64::MAX),
+            i32::from(check.kind),
+            i32::try_from(check.seq).unwrap_or(i32::MAX),
+            comm,
+        );
+        let name = OpKind::from_code(check.kind).map_or("a collective", |k| k.mpi_name());
+        let _ = writeln!(
+            std::io::stderr(),
+            "mbhybrid: the ranks disagree on collective number {} of a communicator (this rank called {name}); stopping the job",
+            check.seq + 1
+        );
+        if let Some(writer) = record::TRACE.writer() {
+            writer.record_abort(MISMATCH_EXIT, site);
+        }
+        let (mut me, mut size): (c_int, c_int) = (0, 0);
+        // SAFETY: a valid shadow; valid out-parameters.
+        unsafe {
+            mpi_sys::PMPI_Comm_rank(shadow, &mut me);
+            mpi_sys::PMPI_Comm_size(shadow, &mut size);
+        }
+        let mut byte = 0u8;
+        if me != 0 {
+            // SAFETY: a one-byte note to rank 0 of the runtime's shadow.
+            unsafe {
+                mpi_sys::PMPI_Send(
+                    (&mut byte as *mut u8).cast(),
+                    1,
+                    crate::consts::byte(),
+                    0,
+                    MISMATCH_TAG,
+                    shadow,
+                );
+            }
+            // Rank 0 aborts the job; nothing ever answers this.
+            // SAFETY: as above.
+            unsafe {
+                mpi_sys::PMPI_Recv(
+                    (&mut byte as *mut u8).cast(),
+                    1,
+                    crate::consts::byte(),
+                    0,
+                    MISMATCH_TAG,
+                    shadow,
+                    status_ignore(),
+                );
+            }
+        } else {
+            for _ in 1..size {
+                // SAFETY: as above.
+                unsafe {
+                    mpi_sys::PMPI_Recv(
+                        (&mut byte as *mut u8).cast(),
+                        1,
+                        crate::consts::byte(),
+                        crate::consts::any_source(),
+                        MISMATCH_TAG,
+                        shadow,
+                        status_ignore(),
+                    );
+                }
+            }
+        }
+        // SAFETY: MPI is initialised; aborting the world is always allowed.
+        unsafe { mpi_sys::PMPI_Abort(comm_world(), MISMATCH_EXIT) };
+        // SAFETY: ends the process as the abort would.
+        unsafe { libc::_exit(MISMATCH_EXIT) }
+    }
+
+    /// `MPI_Comm_free`: forgets the communicator and frees its shadows.
     ///
     /// # Safety
     ///
@@ -198,6 +776,7 @@ impl Rt {
             self.resources
                 .remove(crate::checks::ResourceKind::Comm, handle.bits());
             self.handlers.set(handle, false);
+            self.sig_forget(handle);
             if let Some(mut shadow) = self.comms.forget(handle) {
                 // SAFETY: a shadow the runtime made; every rank frees
                 // `comm` (a collective call) and so its shadow.
@@ -206,5 +785,57 @@ impl Rt {
         }
         // SAFETY: the caller's contract.
         unsafe { mpi_sys::PMPI_Comm_free(comm) }
+    }
+}
+
+/// Starts the clock exchange of `flow` on `shadow`: `width` words from
+/// `input` into `output` (`FromRoot`: in place in `input`).
+///
+/// # Safety
+///
+/// Both buffers hold `width` words and stay valid until `request`
+/// completes; `shadow` is a valid intracommunicator every rank of which
+/// makes the same call.
+unsafe fn start_exchange(
+    input: *mut u64,
+    output: *mut u64,
+    width: c_int,
+    root: c_int,
+    flow: Flow,
+    shadow: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let (i, o) = (input.cast(), output.cast());
+    // SAFETY: the caller's contract.
+    unsafe {
+        match flow {
+            Flow::All => mpi_sys::PMPI_Iallreduce(i, o, width, uint64(), op_max(), shadow, request),
+            Flow::FromRoot => mpi_sys::PMPI_Ibcast(i, width, uint64(), root, shadow, request),
+            Flow::ToRoot => {
+                mpi_sys::PMPI_Ireduce(i, o, width, uint64(), op_max(), root, shadow, request)
+            }
+            Flow::Prefix => mpi_sys::PMPI_Iscan(i, o, width, uint64(), op_max(), shadow, request),
+            Flow::ExclusivePrefix => {
+                mpi_sys::PMPI_Iexscan(i, o, width, uint64(), op_max(), shadow, request)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signature_hashes_tell_kinds_roots_and_data_apart() {
+        let bcast0 = signature_hash(OpKind::Bcast, Some(0), 7);
+        assert_eq!(bcast0, signature_hash(OpKind::Bcast, Some(0), 7));
+        assert_ne!(bcast0, signature_hash(OpKind::Bcast, Some(1), 7));
+        assert_ne!(bcast0, signature_hash(OpKind::Bcast, Some(0), 8));
+        assert_ne!(bcast0, signature_hash(OpKind::Ibcast, Some(0), 7));
+        assert_ne!(
+            signature_hash(OpKind::Barrier, None, 0),
+            signature_hash(OpKind::Ibarrier, None, 0)
+        );
     }
 }

@@ -33,7 +33,7 @@ mod coll;
 mod complete;
 mod p2p;
 
-pub use coll::Flow;
+pub use coll::{Coll, CollState, Flow};
 pub use p2p::SendMode;
 pub(crate) use p2p::{pmpi_isend, pmpi_send};
 
@@ -191,6 +191,8 @@ pub struct Rt {
     handlers: Handlers,
     /// Handles the program made and has not freed.
     resources: Resources,
+    /// The collective signature checks (`coll.rs`).
+    sigs: coll::SigChecks,
 }
 
 impl Rt {
@@ -200,6 +202,12 @@ impl Rt {
         let mut shadow = comm_world();
         // SAFETY: MPI is initialised; `shadow` is a valid out-parameter.
         let rc = unsafe { mpi_sys::PMPI_Comm_dup(comm_world(), &mut shadow) };
+        if rc != SUCCESS {
+            return Err(format!("MPI_Comm_dup of MPI_COMM_WORLD failed ({rc})"));
+        }
+        let mut sig_shadow = comm_world();
+        // SAFETY: as above.
+        let rc = unsafe { mpi_sys::PMPI_Comm_dup(comm_world(), &mut sig_shadow) };
         if rc != SUCCESS {
             return Err(format!("MPI_Comm_dup of MPI_COMM_WORLD failed ({rc})"));
         }
@@ -241,6 +249,7 @@ impl Rt {
             types: HashMap::with_capacity(64),
             handlers: Handlers::new(),
             resources: Resources::new(),
+            sigs: coll::SigChecks::new(sig_shadow),
         })
     }
 
@@ -260,7 +269,7 @@ impl Rt {
 
     /// Whether blocking must poll (see the module docs).
     fn must_poll(&self) -> bool {
-        !self.slots.watched().is_empty()
+        !self.slots.watched().is_empty() || self.sigs.any_pending()
     }
 
     /// Writes this rank's header into `words`.
@@ -429,6 +438,7 @@ impl Rt {
     ///
     /// MPI must be initialised.
     pub unsafe fn service(&mut self, skip: Option<u32>) {
+        self.sig_poll_all();
         let mut i = 0;
         while let Some(&id) = self.slots.watched().get(i) {
             if Some(id) == skip {
@@ -603,6 +613,7 @@ impl Rt {
                 let ack = self.slots.ack_words(id);
                 self.llcp.merge(ack);
             }
+            Kind::Coll(state) => self.coll_done(id, state, slot.record, completer),
             Kind::Send(_) | Kind::Plain { .. } | Kind::Free => {}
         }
         self.slots.release(id);
@@ -807,8 +818,23 @@ impl Rt {
         unsafe { self.service(None) };
         self.report_leaks();
         let shadow = self.shadow;
+        let rank = self.rank;
         // SAFETY: the world shadow is valid until freed below.
-        unsafe { self.exchange(shadow, 0, Flow::All, false) };
+        unsafe { self.exchange(shadow, 0, Flow::All, rank) };
+        // Every rank is here: the checks and clock exchanges every rank
+        // started can complete (those of collectives the program never
+        // completed too, so no runtime request outlives MPI).
+        self.sig_wait_all();
+        let colls: Vec<u32> = self.slots.ids_in_use().collect();
+        for id in colls {
+            if let Some(Kind::Coll(state)) = self.slots.get_mut(id).map(|s| &mut s.kind) {
+                let mut exchange = state.exchange;
+                state.exchange = request_null();
+                // SAFETY: the runtime's exchange request.
+                unsafe { self.block_on(&mut exchange, status_ignore(), Some(id)) };
+            }
+        }
+        self.sig_free_all();
         // Synchronous sends the program never completed (or freed, and MPI
         // never completed): stop waiting for their acknowledgements, so no
         // receive stays posted on the shadow.
