@@ -161,6 +161,7 @@ mod crash;
 mod engine;
 mod handle;
 pub mod llcp;
+pub mod packed;
 pub mod piggyback;
 mod record;
 mod requests;

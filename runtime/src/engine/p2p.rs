@@ -8,6 +8,7 @@ use super::{read_status, status_target, words_mut, HeaderAt, Posting, Rt};
 use crate::consts::{bottom, packed, proc_null, request_null, status_ignore, uint64, SUCCESS};
 use crate::handle::HandleBits;
 use crate::llcp::{BlockingEvent, Receive};
+use crate::packed;
 use crate::piggyback;
 use crate::record::{self, set_status, REQUESTS};
 use crate::slots::{Kind, RecvState, SendState};
@@ -218,30 +219,26 @@ impl Rt {
             ack_tag,
             signature,
         );
-        let mut ty = datatype;
-        // SAFETY: the header outlives the blocking send below.
-        let rc = unsafe {
-            piggyback::struct_type(
-                self.send_hdr.as_ptr(),
-                self.hbytes,
-                buf,
-                count,
-                datatype,
-                &mut ty,
-            )
+        // SAFETY: the header outlives the blocking send below, which
+        // completes before the send scratch is used again.
+        let mut msg = match unsafe {
+            self.wire
+                .outgoing(self.send_hdr.as_ptr(), buf, count, datatype)
+        } {
+            Ok(msg) => msg,
+            Err(rc) => {
+                Self::cancel(&mut ack);
+                return rc;
+            }
         };
-        if rc != SUCCESS {
-            Self::cancel(&mut ack);
-            return rc;
-        }
+        let (b, n, ty) = (msg.buf, msg.count, msg.datatype);
         let rc = if mode == SendMode::Buffered || !self.must_poll() {
-            // SAFETY: the struct type describes the header and the user's
-            // buffer by absolute address.
-            unsafe { pmpi_send(mode, bottom(), 1, ty, dest, tag, comm) }
+            // SAFETY: `msg` describes the header and the user's data.
+            unsafe { pmpi_send(mode, b, n, ty, dest, tag, comm) }
         } else {
             let mut request = request_null();
             // SAFETY: as above; completed before returning.
-            let rc = unsafe { pmpi_isend(mode, bottom(), 1, ty, dest, tag, comm, &mut request) };
+            let rc = unsafe { pmpi_isend(mode, b, n, ty, dest, tag, comm, &mut request) };
             if rc == SUCCESS {
                 // SAFETY: the request just made.
                 unsafe { self.block_on(&mut request, status_ignore(), None) }
@@ -249,7 +246,7 @@ impl Rt {
                 rc
             }
         };
-        piggyback::free_type(&mut ty);
+        msg.free();
         if sync {
             if rc == SUCCESS {
                 // SAFETY: the acknowledgement request posted above.
@@ -430,38 +427,38 @@ impl Rt {
         let start = self.llcp.now();
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
-        let mut ty = datatype;
-        // SAFETY: the scratch header outlives the blocking receive.
-        let mut rc = unsafe {
-            piggyback::struct_type(
-                self.recv_hdr.as_ptr(),
-                self.hbytes,
-                buf,
-                count,
-                datatype,
-                &mut ty,
-            )
-        };
-        if rc == SUCCESS {
-            rc = if !self.must_poll() {
-                // SAFETY: the struct type describes the scratch header and
-                // the user's buffer.
-                unsafe { mpi_sys::PMPI_Recv(bottom(), 1, ty, posting.source, tag, comm, target) }
-            } else {
-                let mut request = request_null();
-                // SAFETY: as above; completed before returning.
-                let rc = unsafe {
-                    mpi_sys::PMPI_Irecv(bottom(), 1, ty, posting.source, tag, comm, &mut request)
+        let header = self.recv_hdr.as_mut_ptr();
+        // SAFETY: the scratch header outlives the blocking receive, which
+        // completes (and is unpacked) before the receive scratch is reused.
+        let rc = match unsafe { self.wire.incoming(header, buf, count, datatype) } {
+            Err(rc) => rc,
+            Ok(mut msg) => {
+                let (b, n, ty) = (msg.buf, msg.count, msg.datatype);
+                let rc = if !self.must_poll() {
+                    // SAFETY: `msg` describes the header and the user's
+                    // buffer.
+                    unsafe { mpi_sys::PMPI_Recv(b, n, ty, posting.source, tag, comm, target) }
+                } else {
+                    let mut request = request_null();
+                    // SAFETY: as above; completed before returning.
+                    let rc = unsafe {
+                        mpi_sys::PMPI_Irecv(b, n, ty, posting.source, tag, comm, &mut request)
+                    };
+                    if rc == SUCCESS {
+                        // SAFETY: the request just made.
+                        unsafe { self.block_on(&mut request, target, None) }
+                    } else {
+                        rc
+                    }
                 };
                 if rc == SUCCESS {
-                    // SAFETY: the request just made.
-                    unsafe { self.block_on(&mut request, target, None) }
-                } else {
-                    rc
+                    // SAFETY: completed into `target`; scratch untouched.
+                    unsafe { packed::unpack(&msg, self.hbytes as usize, target) };
                 }
-            };
-            piggyback::free_type(&mut ty);
-        }
+                msg.free();
+                rc
+            }
+        };
         if rc == SUCCESS {
             let check = self.signature(datatype);
             let event = posting.event.map(|event| BlockingEvent {
@@ -657,6 +654,7 @@ impl Rt {
         let mut requests = [request_null(), request_null()];
         let mut statuses = [super::blank_status(), super::blank_status()];
         let mut ack = request_null();
+        let mut incoming = None;
         // The receive.
         let mut rc;
         if source == null {
@@ -673,33 +671,29 @@ impl Rt {
                 )
             };
         } else {
-            let mut ty = recvtype;
-            // SAFETY: the scratch header outlives the completion below.
-            rc = unsafe {
-                piggyback::struct_type(
-                    self.recv_hdr.as_ptr(),
-                    self.hbytes,
-                    recvbuf,
-                    recvcount,
-                    recvtype,
-                    &mut ty,
-                )
+            let header = self.recv_hdr.as_mut_ptr();
+            // SAFETY: the scratch header and receive scratch outlive the
+            // completion below (unpacked there).
+            rc = match unsafe { self.wire.incoming(header, recvbuf, recvcount, recvtype) } {
+                Err(rc) => rc,
+                Ok(mut msg) => {
+                    // SAFETY: `msg` describes the header and the buffer.
+                    let rc = unsafe {
+                        mpi_sys::PMPI_Irecv(
+                            msg.buf,
+                            msg.count,
+                            msg.datatype,
+                            posting.source,
+                            recvtag,
+                            comm,
+                            &mut requests[0],
+                        )
+                    };
+                    msg.free();
+                    incoming = Some(msg);
+                    rc
+                }
             };
-            if rc == SUCCESS {
-                // SAFETY: the struct type describes the header and buffer.
-                rc = unsafe {
-                    mpi_sys::PMPI_Irecv(
-                        bottom(),
-                        1,
-                        ty,
-                        posting.source,
-                        recvtag,
-                        comm,
-                        &mut requests[0],
-                    )
-                };
-                piggyback::free_type(&mut ty);
-            }
         }
         // The send.
         if rc == SUCCESS {
@@ -741,25 +735,21 @@ impl Rt {
                         ack_tag,
                         signature,
                     );
-                    let mut ty = sendtype;
-                    // SAFETY: the scratch header outlives the completion.
-                    rc = unsafe {
-                        piggyback::struct_type(
-                            self.send_hdr.as_ptr(),
-                            self.hbytes,
-                            sendbuf,
-                            sendcount,
-                            sendtype,
-                            &mut ty,
-                        )
+                    let header = self.send_hdr.as_ptr();
+                    // SAFETY: the scratch header and send scratch outlive
+                    // the completion below.
+                    rc = match unsafe { self.wire.outgoing(header, sendbuf, sendcount, sendtype) } {
+                        Err(rc) => rc,
+                        Ok(mut msg) => {
+                            let (b, n, ty) = (msg.buf, msg.count, msg.datatype);
+                            // SAFETY: `msg` describes header and data.
+                            let rc = unsafe {
+                                pmpi_isend(mode, b, n, ty, dest, sendtag, comm, &mut requests[1])
+                            };
+                            msg.free();
+                            rc
+                        }
                     };
-                    if rc == SUCCESS {
-                        // SAFETY: the struct type describes header and buffer.
-                        rc = unsafe {
-                            pmpi_isend(mode, bottom(), 1, ty, dest, sendtag, comm, &mut requests[1])
-                        };
-                        piggyback::free_type(&mut ty);
-                    }
                 }
             }
         }
@@ -792,6 +782,11 @@ impl Rt {
         if rc == SUCCESS && !target.is_null() {
             // SAFETY: `target` is the caller's status or `local`.
             unsafe { *target = statuses[0] };
+            if let Some(msg) = &incoming {
+                // SAFETY: the receive completed into `target`; the receive
+                // scratch is untouched since.
+                unsafe { packed::unpack(msg, self.hbytes as usize, target) };
+            }
         }
         if rc == SUCCESS && source != null {
             let check = self.signature(recvtype);
