@@ -204,12 +204,14 @@ impl Wire {
 }
 
 /// Copies `hbytes` of header and `bytes` of data into `scratch` and
-/// describes it as `MPI_BYTE`.
+/// describes it as `MPI_BYTE`. `header` may be `scratch` itself (a request
+/// slot's header, with room for data after it): then only the data moves.
 ///
 /// # Safety
 ///
-/// `scratch` holds `hbytes + bytes` bytes; `header` `hbytes`; `buf` `bytes`
-/// (may be null when `bytes` is 0).
+/// `scratch` holds `hbytes + bytes` bytes; `header` `hbytes` (at `scratch`
+/// or not overlapping it); `buf` `bytes` not overlapping the scratch (may
+/// be null when `bytes` is 0).
 pub unsafe fn pack(
     scratch: *mut u64,
     hbytes: usize,
@@ -221,7 +223,9 @@ pub unsafe fn pack(
     // SAFETY: the caller's contract; the regions do not overlap (scratch
     // is the runtime's own).
     unsafe {
-        std::ptr::copy_nonoverlapping(header.cast::<u8>(), to, hbytes);
+        if header != scratch.cast_const() {
+            std::ptr::copy_nonoverlapping(header.cast::<u8>(), to, hbytes);
+        }
         if bytes > 0 {
             std::ptr::copy_nonoverlapping(buf.cast::<u8>(), to.add(hbytes), bytes);
         }
@@ -235,12 +239,13 @@ pub unsafe fn pack(
     }
 }
 
-/// The struct-type form of a message.
+/// The struct-type form of a message (nonblocking calls too: nothing is
+/// copied).
 ///
 /// # Safety
 ///
 /// As for [`piggyback::struct_type`].
-unsafe fn struct_message(
+pub unsafe fn struct_message(
     header: *const u64,
     hbytes: usize,
     buf: *const c_void,
@@ -276,24 +281,47 @@ pub unsafe fn unpack(message: &Message, hbytes: usize, status: *const MPI_Status
     let Some(u) = message.unpack else {
         return;
     };
+    let from = message.buf.cast::<u8>().cast_const();
+    // SAFETY: the caller's contract.
+    if unsafe { unpack_data(from, hbytes, u.data, u.capacity, status) } {
+        // SAFETY: the scratch starts with the header MPI wrote; the header
+        // memory is the caller's.
+        unsafe { std::ptr::copy_nonoverlapping(from, u.header.cast::<u8>(), hbytes) };
+    }
+}
+
+/// Copies the data of a packed receive completed with `status` from after
+/// the header at `from` (`hbytes`) to `to` (at most `capacity` bytes).
+/// Returns whether a header arrived (false: the message is foreign, or the
+/// status holds no count).
+///
+/// # Safety
+///
+/// `from` holds `hbytes + capacity` bytes MPI wrote; `to` is valid for
+/// `capacity` bytes; `status` is null or a status MPI filled in.
+pub unsafe fn unpack_data(
+    from: *const u8,
+    hbytes: usize,
+    to: *mut u8,
+    capacity: usize,
+    status: *const MPI_Status,
+) -> bool {
+    if status.is_null() || status == crate::consts::status_ignore().cast_const() {
+        return false;
+    }
     let mut received: MPI_Count = 0;
     // SAFETY: a status MPI filled in; valid out-parameter.
     let rc = unsafe { mpi_sys::PMPI_Get_elements_x(status, byte(), &mut received) };
     let received = usize::try_from(received).unwrap_or(0);
     if rc != SUCCESS || received < hbytes {
-        // No header: receive_done reports the message as foreign.
-        return;
+        return false;
     }
-    let from = message.buf.cast::<u8>();
-    let data = (received - hbytes).min(u.capacity);
-    // SAFETY: the scratch holds `hbytes + capacity` bytes MPI wrote
-    // `received` of; the header and the user's buffer are the caller's.
-    unsafe {
-        std::ptr::copy_nonoverlapping(from, u.header.cast::<u8>(), hbytes);
-        if data > 0 {
-            std::ptr::copy_nonoverlapping(from.add(hbytes), u.data, data);
-        }
+    let data = (received - hbytes).min(capacity);
+    if data > 0 {
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::copy_nonoverlapping(from.add(hbytes), to, data) };
     }
+    true
 }
 
 /// The element size of `datatype` when its `count` elements are `count *

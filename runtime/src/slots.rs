@@ -2,6 +2,10 @@
 //! the memory its header (and a synchronous send's acknowledgement) lives
 //! in until it completes.
 //!
+//! Each slot's memory is its header, then [`INLINE_BYTES`] for the data of
+//! a small packed send (right after the header, so header and data go out
+//! as one `MPI_BYTE` buffer: [`crate::packed`]), then the acknowledgement.
+//!
 //! Memory comes in chunks of [`CHUNK`] slots allocated at start-up (four)
 //! or when every slot is in use; a chunk never moves, so a header's
 //! address stays valid while MPI writes into it. The hot path only pops and
@@ -16,6 +20,10 @@ use mpi_sys::{MPI_Comm, MPI_Request};
 
 /// Slots per chunk of memory.
 pub const CHUNK: usize = 256;
+
+/// Bytes of data a slot holds after its header, for packed nonblocking
+/// sends (a multiple of 8).
+pub const INLINE_BYTES: usize = 256;
 
 /// A synchronous or standard send in flight.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +82,9 @@ pub struct Slot {
     pub kind: Kind,
     /// The program freed the request; the runtime completes it.
     pub orphan: bool,
+    /// A packed receive: the user's buffer and its size in bytes, where the
+    /// data after the slot's header goes when it completes.
+    pub unpack: Option<(*mut u8, usize)>,
     watched: bool,
 }
 
@@ -110,7 +121,7 @@ impl Slots {
     }
 
     fn words(&self) -> usize {
-        self.header_words + self.ack_words
+        self.header_words + INLINE_BYTES / 8 + self.ack_words
     }
 
     /// Adds a chunk.
@@ -125,6 +136,7 @@ impl Slots {
                 record: None,
                 kind: Kind::Free,
                 orphan: false,
+                unpack: None,
                 watched: false,
             });
             self.free.push(i as u32);
@@ -143,6 +155,7 @@ impl Slots {
             record,
             kind,
             orphan: false,
+            unpack: None,
             watched: false,
         };
         id
@@ -194,8 +207,9 @@ impl Slots {
         if base.is_null() {
             return base;
         }
-        // SAFETY: each slot has `header_words + ack_words` words.
-        unsafe { base.add(self.header_words) }
+        // SAFETY: each slot has `header_words + INLINE_BYTES / 8 +
+        // ack_words` words.
+        unsafe { base.add(self.header_words + INLINE_BYTES / 8) }
     }
 
     /// The header of slot `id`, as MPI left it (read it only when no

@@ -53,6 +53,11 @@ int main(int argc, char **argv) {
     MPI_Send(small, 8, MPI_INT, 1, 12, MPI_COMM_WORLD); /* Irecv (struct) at rank 1 */
     MPI_Send(big, BIG, MPI_DOUBLE, 1, 13, MPI_COMM_WORLD);
     MPI_Send(small, 2, MPI_INT, 1, 14, MPI_COMM_WORLD); /* wildcard receive */
+    MPI_Request reqs[3];
+    MPI_Isend(small + 1, 3, MPI_INT, 1, 15, MPI_COMM_WORLD, &reqs[0]); /* Request_get_status */
+    MPI_Isend(big, 100, MPI_DOUBLE, 1, 16, MPI_COMM_WORLD, &reqs[1]);  /* past a slot's room */
+    MPI_Isend(small, 6, MPI_INT, 1, 17, MPI_COMM_WORLD, &reqs[2]);     /* truncated Irecv */
+    MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE);
   } else if (rank == 1) {
     int v[16] = {0};
     MPI_Recv(v, 10, MPI_INT, 0, 1, MPI_COMM_WORLD, &st); /* a larger buffer */
@@ -97,6 +102,21 @@ int main(int argc, char **argv) {
     printf("status ignored: checksum %.1f\n", sum(big, BIG));
     MPI_Recv(v, 4, MPI_INT, MPI_ANY_SOURCE, 14, MPI_COMM_WORLD, &st);
     report("wildcard", &st, MPI_INT);
+    int flag = 0;
+    MPI_Irecv(v, 10, MPI_INT, 0, 15, MPI_COMM_WORLD, &req);
+    while (!flag) MPI_Request_get_status(req, &flag, &st);
+    report("get_status of 3 ints", &st, MPI_INT);
+    printf("  values before the wait %d %d %d\n", v[0], v[1], v[2]);
+    MPI_Wait(&req, &st);
+    report("waited", &st, MPI_INT);
+    MPI_Irecv(big, 200, MPI_DOUBLE, 0, 16, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, &st);
+    report("irecv of 100 doubles", &st, MPI_DOUBLE);
+    printf("  checksum %.1f\n", sum(big, 100));
+    MPI_Irecv(v, 4, MPI_INT, 0, 17, MPI_COMM_WORLD, &req);
+    rc = MPI_Wait(&req, &st); // expect: mpi-error rank=1
+    MPI_Error_class(rc, &cls);
+    printf("6 ints into an Irecv of 4: %s\n", cls == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE" : "another error");
     MPI_Recv(v, 4, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st);
     report("proc_null", &st, MPI_INT);
   }

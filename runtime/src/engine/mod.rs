@@ -583,6 +583,8 @@ impl Rt {
         match slot.kind {
             Kind::Recv(r) => {
                 // SAFETY: the caller's contract.
+                unsafe { self.unpack_slot(id, status) };
+                // SAFETY: the caller's contract.
                 unsafe {
                     self.receive_done(
                         r.seq,
@@ -609,6 +611,30 @@ impl Rt {
             Kind::Send(_) | Kind::Plain { .. } | Kind::Free => {}
         }
         self.slots.release(id);
+    }
+
+    /// A packed nonblocking receive (slot `id`) completed with `status` (not
+    /// yet fixed): copies its data from after the slot's header to the
+    /// user's buffer, once.
+    ///
+    /// # Safety
+    ///
+    /// `status` is null, ignored or the completed receive's status.
+    unsafe fn unpack_slot(&mut self, id: u32, status: *const MPI_Status) {
+        let Some(slot) = self.slots.get_mut(id) else {
+            return;
+        };
+        let Some((to, capacity)) = slot.unpack else {
+            return;
+        };
+        let from = self.slots.header(id).cast::<u8>().cast_const();
+        // SAFETY: the slot holds the header and INLINE_BYTES >= `capacity`
+        // bytes MPI wrote; `to` is the user's receive buffer.
+        if unsafe { crate::packed::unpack_data(from, self.hbytes as usize, to, capacity, status) } {
+            if let Some(slot) = self.slots.get_mut(id) {
+                slot.unpack = None;
+            }
+        }
     }
 
     /// A receive completed with `status` (not yet fixed) and its header at

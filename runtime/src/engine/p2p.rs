@@ -5,13 +5,15 @@
 //! peers make no message and go to MPI unchanged.
 
 use super::{read_status, status_target, words_mut, HeaderAt, Posting, Rt};
-use crate::consts::{bottom, packed, proc_null, request_null, status_ignore, uint64, SUCCESS};
+use crate::consts::{
+    bottom, byte, packed, proc_null, request_null, status_ignore, uint64, SUCCESS,
+};
 use crate::handle::HandleBits;
 use crate::llcp::{BlockingEvent, Receive};
 use crate::packed;
 use crate::piggyback;
 use crate::record::{self, set_status, REQUESTS};
-use crate::slots::{Kind, RecvState, SendState};
+use crate::slots::{Kind, RecvState, SendState, INLINE_BYTES};
 use crate::state::fatal;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
@@ -351,27 +353,31 @@ impl Rt {
         Self::encode(
             header, &self.llcp, self.rank, index, sync, ack_tag, signature,
         );
-        let mut ty = datatype;
-        // SAFETY: the header lives in the slot until the request completes.
-        let rc = unsafe {
-            piggyback::struct_type(
-                self.slots.header(id),
-                self.hbytes,
-                buf,
-                count,
-                datatype,
-                &mut ty,
-            )
+        let header = self.slots.header(id);
+        let hbytes = self.hbytes as usize;
+        // SAFETY: the header (and the data packed after it, when it fits
+        // the slot) lives in the slot until the request completes.
+        let msg = unsafe {
+            match self.wire.packed_bytes(count, datatype) {
+                Some(bytes) if bytes <= INLINE_BYTES => {
+                    Ok(packed::pack(header, hbytes, header, buf, bytes))
+                }
+                _ => packed::struct_message(header, hbytes, buf, count, datatype),
+            }
         };
-        if rc != SUCCESS {
-            Self::cancel(&mut ack);
-            self.slots.release(id);
-            return rc;
-        }
-        // SAFETY: the struct type describes the header and the user's
-        // buffer; `request` is the caller's.
-        let rc = unsafe { pmpi_isend(mode, bottom(), 1, ty, dest, tag, comm, request) };
-        piggyback::free_type(&mut ty);
+        let mut msg = match msg {
+            Ok(msg) => msg,
+            Err(rc) => {
+                Self::cancel(&mut ack);
+                self.slots.release(id);
+                return rc;
+            }
+        };
+        let (b, n, ty) = (msg.buf, msg.count, msg.datatype);
+        // SAFETY: `msg` describes the header and the data; `request` is the
+        // caller's.
+        let rc = unsafe { pmpi_isend(mode, b, n, ty, dest, tag, comm, request) };
+        msg.free();
         if rc == SUCCESS && !request.is_null() {
             // SAFETY: non-null, just written by MPI.
             self.track(id, unsafe { *request });
@@ -554,25 +560,47 @@ impl Rt {
             sig: self.signature(datatype),
         };
         let id = self.slots.alloc(Kind::Recv(state), index);
-        let mut ty = datatype;
-        // SAFETY: the header lives in the slot until the request completes.
-        let mut rc = unsafe {
-            piggyback::struct_type(
-                self.slots.header(id),
-                self.hbytes,
-                buf,
-                count,
-                datatype,
-                &mut ty,
-            )
+        let header = self.slots.header(id);
+        let rc = match self.wire.packed_bytes(count, datatype) {
+            Some(bytes) if bytes <= INLINE_BYTES => {
+                // Header and data into the slot; the data moves to `buf`
+                // when the request completes (`Rt::unpack_slot`).
+                if let Some(slot) = self.slots.get_mut(id) {
+                    slot.unpack = Some((buf.cast(), bytes));
+                }
+                let n = self.hbytes + bytes as c_int;
+                // SAFETY: the slot holds the header and INLINE_BYTES after
+                // it until the request completes; `request` is the caller's.
+                unsafe {
+                    mpi_sys::PMPI_Irecv(
+                        header.cast(),
+                        n,
+                        byte(),
+                        posting.source,
+                        tag,
+                        comm,
+                        request,
+                    )
+                }
+            }
+            _ => {
+                let mut ty = datatype;
+                // SAFETY: the header lives in the slot until the request
+                // completes.
+                let mut rc = unsafe {
+                    piggyback::struct_type(header, self.hbytes, buf, count, datatype, &mut ty)
+                };
+                if rc == SUCCESS {
+                    // SAFETY: the struct type describes the slot's header
+                    // and the user's buffer; `request` is the caller's.
+                    rc = unsafe {
+                        mpi_sys::PMPI_Irecv(bottom(), 1, ty, posting.source, tag, comm, request)
+                    };
+                    piggyback::free_type(&mut ty);
+                }
+                rc
+            }
         };
-        if rc == SUCCESS {
-            // SAFETY: the struct type describes the slot's header and the
-            // user's buffer; `request` is the caller's.
-            rc =
-                unsafe { mpi_sys::PMPI_Irecv(bottom(), 1, ty, posting.source, tag, comm, request) };
-            piggyback::free_type(&mut ty);
-        }
         let mut bits = 0;
         if rc == SUCCESS && !request.is_null() {
             // SAFETY: non-null, just written by MPI.
