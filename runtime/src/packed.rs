@@ -38,9 +38,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::os::raw::{c_int, c_void};
 
 /// Largest data (bytes) a message takes the packed path with. Measured
-/// (BENCHMARKS.md): at 16 KiB the packed and struct paths cost the same
-/// within noise; below, packed wins.
-pub const MAX_DATA: usize = 16 * 1024;
+/// (BENCHMARKS.md, MPICH 4.0 over UCX shared memory): up to 8 KiB MPICH
+/// sends eagerly and a struct type costs about 2 µs per KiB more than
+/// `MPI_BYTE`; from about 10 KiB it goes by rendezvous, where the struct
+/// type costs nothing extra and the packed path's two copies cost 30-60%.
+pub const MAX_DATA: usize = 8 * 1024;
 
 /// A hasher for datatype handles (integers or pointers): one multiply,
 /// enough for a table of a few dozen handles, much cheaper than SipHash on
@@ -160,10 +162,11 @@ impl Wire {
         datatype: MPI_Datatype,
     ) -> Result<Message, c_int> {
         match self.packed_bytes(count, datatype) {
-            // SAFETY: the caller's contract; the scratch holds hbytes +
-            // MAX_DATA bytes.
             Some(bytes) => {
-                Ok(unsafe { pack(self.out.as_mut_ptr(), self.hbytes, header, buf, bytes) })
+                let scratch = self.out.as_mut_ptr();
+                // SAFETY: the caller's contract; the scratch holds hbytes +
+                // MAX_DATA bytes.
+                Ok(unsafe { pack(scratch, self.hbytes, header, buf, bytes) })
             }
             // SAFETY: the caller's contract.
             None => unsafe { struct_message(header, self.hbytes, buf, count, datatype) },
