@@ -11,6 +11,11 @@
 //!   and data into scratch memory and sends it as `MPI_BYTE`; the receiver
 //!   receives `MPI_BYTE` into scratch memory of the header's size plus its
 //!   own buffer's, then copies the header and the data out;
+//!   Nonblocking sends and receives do the same in their request slot's
+//!   memory (header, then 256 bytes of data), for data
+//!   that fits there; a receive's data is copied out when the program
+//!   completes the request (or sees it complete with
+//!   `MPI_Request_get_status`);
 //! * **struct**, otherwise: the struct datatype of [`crate::piggyback`]
 //!   (header and user buffer from `MPI_BOTTOM`), built, committed and
 //!   freed per message.

@@ -1,8 +1,11 @@
 //! Sends, receives, `Sendrecv`, probes.
 //!
-//! Every message to or from a real peer goes through a struct datatype of
-//! the header and the user's buffer ([`crate::piggyback`]). `MPI_PROC_NULL`
-//! peers make no message and go to MPI unchanged.
+//! Every message to or from a real peer carries the header: packed with
+//! the data into scratch memory (small messages of named contiguous types;
+//! a request slot's memory for nonblocking ones) or through a struct
+//! datatype of the header and the user's buffer ([`crate::packed`],
+//! [`crate::piggyback`]). `MPI_PROC_NULL` peers make no message and go to
+//! MPI unchanged.
 
 use super::{read_status, status_target, words_mut, HeaderAt, Posting, Rt};
 use crate::consts::{
