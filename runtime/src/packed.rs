@@ -12,8 +12,9 @@
 //!   receives `MPI_BYTE` into scratch memory of the header's size plus its
 //!   own buffer's, then copies the header and the data out;
 //!   Nonblocking sends and receives do the same in their request slot's
-//!   memory (header, then 256 bytes of data), for data
-//!   that fits there; a receive's data is copied out when the program
+//!   memory (header, then 256 bytes of data) or, for more data, in a
+//!   buffer the slot takes from a pool (`Slots::give_room`); a receive's
+//!   data is copied out when the program
 //!   completes the request (or sees it complete with
 //!   `MPI_Request_get_status`);
 //! * **struct**, otherwise: the struct datatype of [`crate::piggyback`]

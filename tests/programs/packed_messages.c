@@ -58,6 +58,14 @@ int main(int argc, char **argv) {
     MPI_Isend(big, 100, MPI_DOUBLE, 1, 16, MPI_COMM_WORLD, &reqs[1]);  /* past a slot's room */
     MPI_Isend(small, 6, MPI_INT, 1, 17, MPI_COMM_WORLD, &reqs[2]);     /* truncated Irecv */
     MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE);
+    int *many = malloc(1000 * sizeof(int));
+    for (int i = 0; i < 1000; i++) many[i] = 3 * i;
+    MPI_Isend(many, 1000, MPI_INT, 1, 18, MPI_COMM_WORLD, &reqs[0]); /* a room of its own */
+    MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+    int swap[3] = {7, 8, 9};
+    MPI_Sendrecv_replace(swap, 3, MPI_INT, 1, 19, 1, 20, MPI_COMM_WORLD, &st);
+    MPI_Send(swap, 3, MPI_INT, 1, 21, MPI_COMM_WORLD); /* rank 1 prints what rank 0 got */
+    free(many);
   } else if (rank == 1) {
     int v[16] = {0};
     MPI_Recv(v, 10, MPI_INT, 0, 1, MPI_COMM_WORLD, &st); /* a larger buffer */
@@ -117,6 +125,20 @@ int main(int argc, char **argv) {
     rc = MPI_Wait(&req, &st); // expect: mpi-error rank=1
     MPI_Error_class(rc, &cls);
     printf("6 ints into an Irecv of 4: %s\n", cls == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE" : "another error");
+    int *many = calloc(1024, sizeof(int));
+    MPI_Irecv(many, 1024, MPI_INT, 0, 18, MPI_COMM_WORLD, &req);
+    for (flag = 0; !flag;) MPI_Test(&req, &flag, &st);
+    long total = 0;
+    for (int i = 0; i < 1024; i++) total += many[i];
+    report("irecv of 1000 ints", &st, MPI_INT);
+    printf("  sum %ld last %d\n", total, many[999]);
+    free(many);
+    int swap[3] = {4, 5, 6};
+    MPI_Sendrecv_replace(swap, 3, MPI_INT, 0, 20, 0, 19, MPI_COMM_WORLD, &st);
+    report("sendrecv_replace", &st, MPI_INT);
+    printf("  values %d %d %d\n", swap[0], swap[1], swap[2]);
+    MPI_Recv(swap, 3, MPI_INT, 0, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    printf("  rank 0 got %d %d %d\n", swap[0], swap[1], swap[2]);
     MPI_Recv(v, 4, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st);
     report("proc_null", &st, MPI_INT);
   }

@@ -628,7 +628,7 @@ impl Rt {
             return;
         };
         let from = self.slots.header(id).cast::<u8>().cast_const();
-        // SAFETY: the slot holds the header and INLINE_BYTES >= `capacity`
+        // SAFETY: the slot (or its room) holds the header and `capacity`
         // bytes MPI wrote; `to` is the user's receive buffer.
         if unsafe { crate::packed::unpack_data(from, self.hbytes as usize, to, capacity, status) } {
             if let Some(slot) = self.slots.get_mut(id) {

@@ -351,6 +351,10 @@ impl Rt {
             s.ack = ack;
         }
         let signature = self.send_signature(count, datatype);
+        let packed_bytes = self.wire.packed_bytes(count, datatype);
+        if let Some(bytes) = packed_bytes.filter(|&b| b > INLINE_BYTES) {
+            self.slots.give_room(id, bytes, packed::MAX_DATA);
+        }
         // SAFETY: the slot's header words, not referenced elsewhere.
         let header = unsafe { words_mut(self.slots.header(id), self.hwords) };
         Self::encode(
@@ -358,14 +362,12 @@ impl Rt {
         );
         let header = self.slots.header(id);
         let hbytes = self.hbytes as usize;
-        // SAFETY: the header (and the data packed after it, when it fits
-        // the slot) lives in the slot until the request completes.
+        // SAFETY: the header (and the data packed after it, in the slot or
+        // its room) lives in the slot until the request completes.
         let msg = unsafe {
-            match self.wire.packed_bytes(count, datatype) {
-                Some(bytes) if bytes <= INLINE_BYTES => {
-                    Ok(packed::pack(header, hbytes, header, buf, bytes))
-                }
-                _ => packed::struct_message(header, hbytes, buf, count, datatype),
+            match packed_bytes {
+                Some(bytes) => Ok(packed::pack(header, hbytes, header, buf, bytes)),
+                None => packed::struct_message(header, hbytes, buf, count, datatype),
             }
         };
         let mut msg = match msg {
@@ -563,17 +565,22 @@ impl Rt {
             sig: self.signature(datatype),
         };
         let id = self.slots.alloc(Kind::Recv(state), index);
+        let packed_bytes = self.wire.packed_bytes(count, datatype);
+        if let Some(bytes) = packed_bytes.filter(|&b| b > INLINE_BYTES) {
+            self.slots.give_room(id, bytes, packed::MAX_DATA);
+        }
         let header = self.slots.header(id);
-        let rc = match self.wire.packed_bytes(count, datatype) {
-            Some(bytes) if bytes <= INLINE_BYTES => {
+        let rc = match packed_bytes {
+            Some(bytes) => {
                 // Header and data into the slot; the data moves to `buf`
                 // when the request completes (`Rt::unpack_slot`).
                 if let Some(slot) = self.slots.get_mut(id) {
                     slot.unpack = Some((buf.cast(), bytes));
                 }
                 let n = self.hbytes + bytes as c_int;
-                // SAFETY: the slot holds the header and INLINE_BYTES after
-                // it until the request completes; `request` is the caller's.
+                // SAFETY: the slot (or its room) holds the header and
+                // `bytes` after it until the request completes; `request`
+                // is the caller's.
                 unsafe {
                     mpi_sys::PMPI_Irecv(
                         header.cast(),
@@ -586,7 +593,7 @@ impl Rt {
                     )
                 }
             }
-            _ => {
+            None => {
                 let mut ty = datatype;
                 // SAFETY: the header lives in the slot until the request
                 // completes.
