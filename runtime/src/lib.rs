@@ -115,6 +115,9 @@
 //!   buffered under `--buffering zero`.
 //! * `MPI_Bsend` needs room for the header (40 bytes with Lamport clocks,
 //!   32 + 8 x ranks with vector clocks) per message in the attached buffer.
+//! * Messages of up to 8 KiB of a named contiguous type travel as
+//!   `MPI_BYTE` ([`packed`]): every rank must share one data
+//!   representation (no heterogeneous clusters, where MPI would convert).
 //! * One thread at a time calls MPI (`MPI_THREAD_SINGLE`, `FUNNELED` or
 //!   `SERIALIZED`); a second one, or a callback calling MPI during a call,
 //!   stops the run with a message.
