@@ -1,7 +1,9 @@
 /* Point-to-point microbenchmarks for BENCHMARKS.md: ping-pong latency and
  * bandwidth between ranks 0 and 1 (1 B to 1 MiB), and the message rate of
  * every rank sending to its neighbour in a ring. The other ranks, if any,
- * take part only in the message-rate test. Prints one line per result:
+ * take part only in the message-rate test. Each result is the best of
+ * REPS repetitions: the machine is shared, and the best repetition is the
+ * one least disturbed by other work. Prints one line per result:
  *   latency <bytes> <microseconds one way>
  *   bandwidth <bytes> <MB/s>
  *   rate <messages per second per rank>
@@ -10,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define REPS 5
 
 static double pingpong(char *buf, int bytes, int iterations, int rank) {
   MPI_Barrier(MPI_COMM_WORLD);
@@ -37,7 +41,11 @@ int main(int argc, char **argv) {
     int iterations = (bytes <= 4096 ? 20000 : bytes <= 65536 ? 2000 : 200) * scale / 10;
     if (iterations < 20) iterations = 20;
     pingpong(buf, bytes, iterations / 10 + 1, rank); /* warm up */
-    double one_way = pingpong(buf, bytes, iterations, rank);
+    double one_way = 1e9;
+    for (int r = 0; r < REPS; r++) {
+      double t = pingpong(buf, bytes, iterations / REPS + 1, rank);
+      if (t < one_way) one_way = t;
+    }
     if (rank == 0) {
       printf("latency %d %.3f\n", bytes, one_way * 1e6);
       printf("bandwidth %d %.1f\n", bytes, bytes / one_way / 1e6);
@@ -46,18 +54,24 @@ int main(int argc, char **argv) {
   /* Message rate: 64 nonblocking 8-byte messages to the next rank, 64 from
    * the previous, completed with Waitall; repeated. */
   int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-  int windows = 2000 * scale / 10;
+  int windows = 2000 * scale / 10 / REPS + 1;
   MPI_Request reqs[128];
-  MPI_Barrier(MPI_COMM_WORLD);
-  double start = MPI_Wtime();
-  for (int w = 0; w < windows; w++) {
-    for (int i = 0; i < 64; i++) {
-      MPI_Irecv(buf + 8 * i, 8, MPI_CHAR, prev, 1, MPI_COMM_WORLD, &reqs[i]);
-      MPI_Isend(buf + 8 * (64 + i), 8, MPI_CHAR, next, 1, MPI_COMM_WORLD, &reqs[64 + i]);
+  double elapsed = 1e9;
+  for (int r = 0; r < REPS; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = MPI_Wtime();
+    for (int w = 0; w < windows; w++) {
+      for (int i = 0; i < 64; i++) {
+        MPI_Irecv(buf + 8 * i, 8, MPI_CHAR, prev, 1, MPI_COMM_WORLD, &reqs[i]);
+        MPI_Isend(buf + 8 * (64 + i), 8, MPI_CHAR, next, 1, MPI_COMM_WORLD, &reqs[64 + i]);
+      }
+      MPI_Waitall(128, reqs, MPI_STATUSES_IGNORE);
     }
-    MPI_Waitall(128, reqs, MPI_STATUSES_IGNORE);
+    /* Every rank takes rank 0's time, so all agree on the best repetition. */
+    double t = MPI_Wtime() - start;
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (t < elapsed) elapsed = t;
   }
-  double elapsed = MPI_Wtime() - start;
   if (rank == 0) printf("rate %.0f\n", windows * 64 / elapsed);
   free(buf);
   MPI_Finalize();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks for BENCHMARKS.md (not tests: numbers, not verdicts).
 #
-#   scripts/bench.sh [SCALE]      SCALE 10 = full size (default), 1 = a smoke run
+#   scripts/bench.sh [SCALE [PARTS]]   SCALE 10 = full size (default), 1 = a smoke run;
+#                                      PARTS: any of overhead,interleaving,fib (default all)
 #
 # 1. Runtime overhead: bench/pingpong.c built once with plain `mpicc` and once
 #    with `mbhybrid build`, run under mpiexec on 2, 4 and 8 ranks: plain MPICH,
@@ -14,6 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scale=${1:-10}
+parts=${2:-overhead,interleaving,fib}
+want() { [[ ",$parts," == *",$1,"* ]]; }
 cargo build -q --release --workspace
 mbh=$PWD/target/release/mbhybrid
 work=$(mktemp -d)
@@ -35,6 +38,7 @@ run() {
   esac
 }
 
+if want overhead; then
 echo "## Runtime overhead (bench/pingpong.c, scale $scale)"
 echo
 for np in 2 4 8; do
@@ -51,7 +55,9 @@ for np in 2 4 8; do
     $1 == "rate" { printf "| message rate (msg/s/rank) | 8 | %s | %s | %s | %.2f | %.2f |\n", $2, $4, $6, $4/$2, $6/$2 }'
   echo
 done
+fi
 
+if want interleaving; then
 echo "## Time per interleaving"
 echo
 echo "| program | ranks | interleavings | plain mpiexec (s) | verify per interleaving (s) | ratio |"
@@ -71,7 +77,9 @@ for spec in "tests/programs/s1_crooked_barrier.c:3" "tests/programs/r1_output_or
   printf "| %s | %s | %s | %.3f | %.3f | %.2f |\n" "$name" "$np" "$n" "$plain" "$(echo "$total / $n" | bc -l)" \
     "$(echo "$total / $n / $plain" | bc -l)"
 done
+fi
 
+if want fib; then
 echo
 echo "## Fib over exploration (bench/diffusion.c, 3 ranks, --loop-abstraction all)"
 echo
@@ -88,3 +96,4 @@ for steps in ${FIB_STEPS:-125 1250 12500}; do
   printf "| %s | %s | %s | %.2f | %.3f | %.1f%% |\n" "$steps" "$((steps * 8))" "$sites" "$explored" "$fib" \
     "$(echo "$fib / $explored * 100" | bc -l)"
 done
+fi

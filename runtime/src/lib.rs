@@ -12,10 +12,13 @@
 //! * reads the run's configuration, `runtime.json` in that directory
 //!   ([`mbh_trace::config::RuntimeConfig`]: Lamport or vector clocks,
 //!   standard sends buffered or synchronous, the matches a replay forces);
-//! * piggybacks a header on every point-to-point message by datatype
-//!   piggybacking ([`piggyback`]: the sender's clock, world rank and record
-//!   index, a synchronous-send flag) and fixes receive and probe statuses
-//!   so `MPI_Get_count` sees the program's data only;
+//! * piggybacks a header on every point-to-point message ([`piggyback`]:
+//!   the sender's clock, world rank and record index, a synchronous-send
+//!   flag): small messages of named contiguous types are copied with it
+//!   into scratch memory and go as `MPI_BYTE` ([`packed`]), the rest by
+//!   datatype piggybacking (a struct type of header and user buffer); and
+//!   fixes receive and probe statuses so `MPI_Get_count` sees the
+//!   program's data only;
 //! * tracks the matches-before order with lazy Lamport clocks (LLCP) or
 //!   lazy vector clocks (LVCP) ([`llcp`], a pure state machine): clocks
 //!   through collectives (nonblocking ones too) and communicator
@@ -75,8 +78,10 @@
 //!
 //! The per-call path allocates nothing (scratch buffers, request slots and
 //! the event lists are allocated at `MPI_Init` and grow only past their
-//! initial size) and takes no lock. Building, committing and freeing the
-//! struct datatype of each message is the main cost it adds.
+//! initial size) and takes no lock. BENCHMARKS.md says where the time it
+//! adds goes: for messages on the struct path (derived datatypes, more
+//! than 8 KiB) mostly MPICH's handling of the struct datatype; for packed
+//! messages the records, the clocks and the checks.
 //!
 //! # Example
 //!
@@ -124,6 +129,9 @@
 //!   buffered under `--buffering zero`.
 //! * `MPI_Bsend` needs room for the header (40 bytes with Lamport clocks,
 //!   32 + 8 x ranks with vector clocks) per message in the attached buffer.
+//! * Messages of up to 8 KiB of a named contiguous type travel as
+//!   `MPI_BYTE` ([`packed`]): every rank must share one data
+//!   representation (no heterogeneous clusters, where MPI would convert).
 //! * One thread at a time calls MPI (`MPI_THREAD_SINGLE`, `FUNNELED` or
 //!   `SERIALIZED`); a second one, or a callback calling MPI during a call,
 //!   stops the run with a message.
@@ -162,7 +170,10 @@
 //!   `MPI_COMM_SELF` and calls without a communicator stay MPI's, not
 //!   recorded); errors of completion calls are handled as world's. A
 //!   fatal MPI error on two ranks may kill one before it records. MPI's
-//!   message names the runtime's struct datatype (`dtype=USER<struct>`).
+//!   message names the runtime's struct datatype (`dtype=USER<struct>`),
+//!   or for a packed message `MPI_BYTE` and sizes that count the header.
+//!   After a truncated packed receive (`MPI_ERR_TRUNCATE`) the receive
+//!   buffer is left as it was (MPI leaves its content undefined).
 //!   Invalid arguments are not checked before the call (MPI's own error is
 //!   recorded as `MpiError`); `MissingStart` needs persistent requests.
 #![deny(missing_docs)]
@@ -176,6 +187,7 @@ mod crash;
 mod engine;
 mod handle;
 pub mod llcp;
+pub mod packed;
 pub mod piggyback;
 mod record;
 mod requests;

@@ -12,16 +12,20 @@
 //! | 4.. | the sender's clock: 1 word (Lamport) or one per world rank (vector) |
 //!
 //! The size is fixed for a run ([`header_words`]): every rank uses the same
-//! clocks. A message is sent from `MPI_BOTTOM` with a struct datatype of the
-//! header's bytes (`MPI_BYTE`, at the header's absolute address) followed by
-//! the user's `count` elements of the user's datatype (at the buffer's
-//! absolute address); the receive posts the same shape, so the header lands
-//! in the runtime's buffer and the data in the user's. Afterwards the status
-//! is fixed so `MPI_Get_count` and `MPI_Get_elements` see the user's data
-//! only ([`fix_status`]).
+//! clocks. On the wire a message is the header's bytes followed by the
+//! data's. Small messages of named contiguous types are copied into
+//! scratch memory and sent as `MPI_BYTE` ([`crate::packed`]); the others
+//! are sent from `MPI_BOTTOM` with a struct datatype of the header's bytes
+//! (`MPI_BYTE`, at the header's absolute address) followed by the user's
+//! `count` elements of the user's datatype (at the buffer's absolute
+//! address) ([`struct_type`]); each receive chooses its own way, so the
+//! header lands in the runtime's buffer and the data in the user's.
+//! Afterwards the status is fixed so `MPI_Get_count` and
+//! `MPI_Get_elements` see the user's data only ([`fix_status`]).
 //!
-//! Building, committing and freeing the struct datatype is the main cost
-//! the runtime adds to each message.
+//! Building, committing and freeing the struct datatype costs several
+//! microseconds per message under MPICH's eager protocol; that is why
+//! small messages go packed.
 
 use crate::consts::{byte, SUCCESS};
 use mpi_sys::{MPI_Aint, MPI_Count, MPI_Datatype, MPI_Status};

@@ -2,6 +2,16 @@
 //! the memory its header (and a synchronous send's acknowledgement) lives
 //! in until it completes.
 //!
+//! Each slot's memory is its header, then [`INLINE_BYTES`] for the data of
+//! a small packed send (right after the header, so header and data go out
+//! as one `MPI_BYTE` buffer: [`crate::packed`]), then the acknowledgement.
+//!
+//! A larger packed message gets a *room* instead: a buffer from a pool
+//! (allocated when the pool is empty, kept when released) holding the
+//! header and the data; while the slot has one, [`Slots::header`] is the
+//! room's first word, so everything that reads or writes the header finds
+//! it there.
+//!
 //! Memory comes in chunks of [`CHUNK`] slots allocated at start-up (four)
 //! or when every slot is in use; a chunk never moves, so a header's
 //! address stays valid while MPI writes into it. The hot path only pops and
@@ -16,6 +26,10 @@ use mpi_sys::{MPI_Comm, MPI_Request};
 
 /// Slots per chunk of memory.
 pub const CHUNK: usize = 256;
+
+/// Bytes of data a slot holds after its header, for packed nonblocking
+/// sends (a multiple of 8).
+pub const INLINE_BYTES: usize = 256;
 
 /// A synchronous or standard send in flight.
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +91,9 @@ pub struct Slot {
     pub kind: Kind,
     /// The program freed the request; the runtime completes it.
     pub orphan: bool,
+    /// A packed receive: the user's buffer and its size in bytes, where the
+    /// data after the slot's header goes when it completes.
+    pub unpack: Option<(*mut u8, usize)>,
     watched: bool,
 }
 
@@ -91,6 +108,10 @@ pub struct Slots {
     chunks: Vec<*mut u64>,
     watch: Vec<u32>,
     null: MPI_Request,
+    /// Each slot's room, if it has one (see the module docs).
+    rooms: Vec<Option<Box<[u64]>>>,
+    /// Rooms not in use.
+    pool: Vec<Box<[u64]>>,
 }
 
 impl Slots {
@@ -105,6 +126,8 @@ impl Slots {
             chunks: Vec::with_capacity(chunks.max(4) * 4),
             watch: Vec::with_capacity(chunks * CHUNK),
             null,
+            rooms: Vec::with_capacity(chunks * CHUNK),
+            pool: Vec::new(),
         };
         for _ in 0..chunks {
             slots.grow();
@@ -113,7 +136,7 @@ impl Slots {
     }
 
     fn words(&self) -> usize {
-        self.header_words + self.ack_words
+        self.header_words + INLINE_BYTES / 8 + self.ack_words
     }
 
     /// Adds a chunk.
@@ -128,9 +151,11 @@ impl Slots {
                 record: None,
                 kind: Kind::Free,
                 orphan: false,
+                unpack: None,
                 watched: false,
             });
             self.free.push(i as u32);
+            self.rooms.push(None);
         }
     }
 
@@ -146,6 +171,7 @@ impl Slots {
             record,
             kind,
             orphan: false,
+            unpack: None,
             watched: false,
         };
         id
@@ -154,6 +180,9 @@ impl Slots {
     /// Frees slot `id` (and takes it off the watch list).
     pub fn release(&mut self, id: u32) {
         self.unwatch(id);
+        if let Some(room) = self.rooms.get_mut(id as usize).and_then(Option::take) {
+            self.pool.push(room);
+        }
         if let Some(slot) = self.slots.get_mut(id as usize) {
             if !matches!(slot.kind, Kind::Free) {
                 slot.kind = Kind::Free;
@@ -188,7 +217,28 @@ impl Slots {
 
     /// The header memory of slot `id` (stable while the slot is in use).
     pub fn header(&self, id: u32) -> *mut u64 {
-        self.base(id)
+        match self.rooms.get(id as usize) {
+            Some(Some(room)) => room.as_ptr().cast_mut(),
+            _ => self.base(id),
+        }
+    }
+
+    /// Gives slot `id` a room of its header plus `bytes` of data (at most
+    /// `max_bytes`, the size of every room) and returns the header's new
+    /// address. Call before anything is written to the header.
+    pub fn give_room(&mut self, id: u32, bytes: usize, max_bytes: usize) -> *mut u64 {
+        if bytes > max_bytes || id as usize >= self.rooms.len() {
+            return self.header(id);
+        }
+        if self.rooms[id as usize].is_none() {
+            let words = self.header_words + max_bytes.div_ceil(8);
+            let room = self
+                .pool
+                .pop()
+                .unwrap_or_else(|| vec![0u64; words].into_boxed_slice());
+            self.rooms[id as usize] = Some(room);
+        }
+        self.header(id)
     }
 
     /// The acknowledgement memory of slot `id`.
@@ -197,19 +247,21 @@ impl Slots {
         if base.is_null() {
             return base;
         }
-        // SAFETY: each slot has `header_words + ack_words` words.
-        unsafe { base.add(self.header_words) }
+        // SAFETY: each slot has `header_words + INLINE_BYTES / 8 +
+        // ack_words` words.
+        unsafe { base.add(self.header_words + INLINE_BYTES / 8) }
     }
 
     /// The header of slot `id`, as MPI left it (read it only when no
     /// communication is writing it).
     pub fn header_words(&self, id: u32) -> &[u64] {
-        let base = self.base(id);
+        let base = self.header(id);
         if base.is_null() {
             return &[];
         }
         // SAFETY: the slot's header words lie inside its chunk, which lives
-        // forever; the caller reads after the receive completed.
+        // forever, or its room, which lives until the slot is released; the
+        // caller reads after the receive completed.
         unsafe { std::slice::from_raw_parts(base, self.header_words) }
     }
 
@@ -297,6 +349,28 @@ mod tests {
         unsafe { *ack = 5 };
         assert_eq!(s.ack_words(first), &[5]);
         assert_eq!(s.header_words(first).len(), 5);
+    }
+
+    #[test]
+    fn rooms_move_the_header_and_come_back_to_the_pool() {
+        let mut s = Slots::new(5, 1, 1, null());
+        let id = s.alloc(Kind::Plain { receive: true }, None);
+        let inline = s.header(id);
+        let room = s.give_room(id, 1000, 8192);
+        assert_ne!(room, inline, "the header moved to the room");
+        assert_eq!(s.give_room(id, 1000, 8192), room, "one room per slot");
+        // SAFETY: the room holds 5 header words and 8192 bytes.
+        unsafe { *room.add(4) = 9 };
+        assert_eq!(s.header_words(id)[4], 9);
+        s.release(id);
+        let next = s.alloc(Kind::Plain { receive: true }, None);
+        assert_eq!(next, id);
+        assert_eq!(s.header(next), inline, "a released slot has no room");
+        assert_eq!(s.give_room(next, 10, 8192), room, "the room was reused");
+        assert_eq!(s.give_room(next, 9000, 8192), room, "too large: unchanged");
+        let other = s.alloc(Kind::Plain { receive: true }, None);
+        assert_eq!(s.give_room(other, 9000, 8192), s.header(other));
+        assert_eq!(s.header(other), s.base(other), "too large: no room");
     }
 
     #[test]

@@ -73,6 +73,7 @@ impl TraceFile {
             .open(path)?;
         file.set_len(len as u64)?;
         let base = map(file.as_raw_fd(), len)?;
+        populate(base, len);
         self.fd.store(file.into_raw_fd(), Ordering::Release);
         self.publish(base, len);
         Ok(())
@@ -131,6 +132,8 @@ impl TraceFile {
             return Err(io::Error::last_os_error());
         }
         let base = map(fd, len)?;
+        // SAFETY: `old_len` < `len`: inside the new mapping.
+        populate(unsafe { base.add(old_len) }, len - old_len);
         self.publish(base, len);
         if !old_base.is_null() {
             // SAFETY: the old mapping was created by `map` with `old_len`
@@ -163,6 +166,18 @@ impl TraceFile {
 fn file_len(records: u64) -> io::Result<usize> {
     usize::try_from(TraceWriter::file_len(records))
         .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "trace too large"))
+}
+
+/// Faults in `len` bytes of a fresh mapping for writing, now rather than
+/// one page at a time on the hot path: each first write to a page of a
+/// shared file mapping is a page fault that zeroes the page and makes the
+/// file system allocate its block, about a microsecond each, once every
+/// 20-odd messages. Best effort: kernels before 5.14 refuse the advice and
+/// the pages fault in as before.
+fn populate(base: *mut u8, len: usize) {
+    // SAFETY: advice on a range of a live mapping `map` made; no memory is
+    // changed (the pages are the file's zeroes either way).
+    unsafe { libc::madvise(base.cast(), len, libc::MADV_POPULATE_WRITE) };
 }
 
 /// Maps `len` bytes of `fd`, shared, read-write.

@@ -108,6 +108,14 @@ impl Rt {
                 // SAFETY: MPI completed the request into `target`.
                 receive = unsafe { self.finish_request(id, handle, target, index) };
             }
+        } else if let Some(id) = id {
+            // SAFETY: the caller's request (non-null, checked above).
+            if unsafe { *request }.bits() == request_null().bits() {
+                // MPI completed and freed it with an error (a truncated
+                // receive): the program holds nothing to leak.
+                REQUESTS.remove(handle.bits());
+                self.slots.release(id);
+            }
         }
         let matched = if receive { read_status(target) } else { None };
         record::finish(index, rc, true, |op| {
@@ -760,12 +768,22 @@ impl Rt {
         flag: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
-        // SAFETY: the caller's contract.
-        let rc = unsafe { mpi_sys::PMPI_Request_get_status(request, flag, status) };
+        let mut local = super::blank_status();
+        let target = status_target(status, &mut local);
+        // SAFETY: the caller's contract (a status, ours if ignored).
+        let rc = unsafe { mpi_sys::PMPI_Request_get_status(request, flag, target) };
         // SAFETY: written by MPI when it succeeded.
         let done = rc == SUCCESS && !flag.is_null() && unsafe { *flag } != 0;
+        let slot = Self::slot_of(request);
+        if done {
+            if let Some(id) = slot {
+                // The program may read a packed receive's buffer now.
+                // SAFETY: MPI filled `target` for the completed request.
+                unsafe { self.unpack_slot(id, target) };
+            }
+        }
         if done && !status.is_null() && status != status_ignore() {
-            let receive = Self::slot_of(request)
+            let receive = slot
                 .and_then(|id| self.slots.get(id))
                 .is_some_and(|s| matches!(s.kind, Kind::Recv(_)));
             if receive {

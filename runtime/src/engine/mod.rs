@@ -44,6 +44,7 @@ use crate::consts::{
 };
 use crate::handle::HandleBits;
 use crate::llcp::{DoneEvent, Envelope, Llcp, Pattern, PendingEvent, Rank, Receive, Sink};
+use crate::packed::{HandleMap, Wire};
 use crate::piggyback::{self, Header};
 use crate::record;
 use crate::slots::{Kind, Slots};
@@ -54,7 +55,6 @@ use mbh_trace::op::{flags, LocalCheck};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
-use std::collections::HashMap;
 use std::os::raw::c_int;
 
 /// Chunks of request slots made at start-up.
@@ -185,8 +185,10 @@ pub struct Rt {
     order: Vec<(u64, usize, *mut MPI_Status)>,
     acks_due: Vec<u32>,
     packed: Vec<u8>,
+    /// Scratch memory of the packed fast path of blocking calls.
+    wire: Wire,
     /// Type signatures by datatype handle (dropped by `MPI_Type_free`).
-    types: HashMap<u64, Sig>,
+    types: HandleMap<Sig>,
     /// The error handlers the program chose.
     handlers: Handlers,
     /// Handles the program made and has not freed.
@@ -246,7 +248,8 @@ impl Rt {
             order: Vec::with_capacity(64),
             acks_due: Vec::with_capacity(16),
             packed: Vec::new(),
-            types: HashMap::with_capacity(64),
+            wire: Wire::new(hwords * 8),
+            types: HandleMap::with_capacity_and_hasher(64, Default::default()),
             handlers: Handlers::new(),
             resources: Resources::new(),
             sigs: coll::SigChecks::new(sig_shadow),
@@ -590,6 +593,8 @@ impl Rt {
         match slot.kind {
             Kind::Recv(r) => {
                 // SAFETY: the caller's contract.
+                unsafe { self.unpack_slot(id, status) };
+                // SAFETY: the caller's contract.
                 unsafe {
                     self.receive_done(
                         r.seq,
@@ -617,6 +622,30 @@ impl Rt {
             Kind::Send(_) | Kind::Plain { .. } | Kind::Free => {}
         }
         self.slots.release(id);
+    }
+
+    /// A packed nonblocking receive (slot `id`) completed with `status` (not
+    /// yet fixed): copies its data from after the slot's header to the
+    /// user's buffer, once.
+    ///
+    /// # Safety
+    ///
+    /// `status` is null, ignored or the completed receive's status.
+    unsafe fn unpack_slot(&mut self, id: u32, status: *const MPI_Status) {
+        let Some(slot) = self.slots.get_mut(id) else {
+            return;
+        };
+        let Some((to, capacity)) = slot.unpack else {
+            return;
+        };
+        let from = self.slots.header(id).cast::<u8>().cast_const();
+        // SAFETY: the slot (or its room) holds the header and `capacity`
+        // bytes MPI wrote; `to` is the user's receive buffer.
+        if unsafe { crate::packed::unpack_data(from, self.hbytes as usize, to, capacity, status) } {
+            if let Some(slot) = self.slots.get_mut(id) {
+                slot.unpack = None;
+            }
+        }
     }
 
     /// A receive completed with `status` (not yet fixed) and its header at

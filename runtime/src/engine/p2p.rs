@@ -1,16 +1,22 @@
 //! Sends, receives, `Sendrecv`, probes.
 //!
-//! Every message to or from a real peer goes through a struct datatype of
-//! the header and the user's buffer ([`crate::piggyback`]). `MPI_PROC_NULL`
-//! peers make no message and go to MPI unchanged.
+//! Every message to or from a real peer carries the header: packed with
+//! the data into scratch memory (small messages of named contiguous types;
+//! a request slot's memory for nonblocking ones) or through a struct
+//! datatype of the header and the user's buffer ([`crate::packed`],
+//! [`crate::piggyback`]). `MPI_PROC_NULL` peers make no message and go to
+//! MPI unchanged.
 
 use super::{read_status, status_target, words_mut, HeaderAt, Posting, Rt};
-use crate::consts::{bottom, packed, proc_null, request_null, status_ignore, uint64, SUCCESS};
+use crate::consts::{
+    bottom, byte, packed, proc_null, request_null, status_ignore, uint64, SUCCESS,
+};
 use crate::handle::HandleBits;
 use crate::llcp::{BlockingEvent, Receive};
+use crate::packed;
 use crate::piggyback;
 use crate::record::{self, set_status, REQUESTS};
-use crate::slots::{Kind, RecvState, SendState};
+use crate::slots::{Kind, RecvState, SendState, INLINE_BYTES};
 use crate::state::fatal;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
@@ -218,30 +224,26 @@ impl Rt {
             ack_tag,
             signature,
         );
-        let mut ty = datatype;
-        // SAFETY: the header outlives the blocking send below.
-        let rc = unsafe {
-            piggyback::struct_type(
-                self.send_hdr.as_ptr(),
-                self.hbytes,
-                buf,
-                count,
-                datatype,
-                &mut ty,
-            )
+        // SAFETY: the header outlives the blocking send below, which
+        // completes before the send scratch is used again.
+        let mut msg = match unsafe {
+            self.wire
+                .outgoing(self.send_hdr.as_ptr(), buf, count, datatype)
+        } {
+            Ok(msg) => msg,
+            Err(rc) => {
+                Self::cancel(&mut ack);
+                return rc;
+            }
         };
-        if rc != SUCCESS {
-            Self::cancel(&mut ack);
-            return rc;
-        }
+        let (b, n, ty) = (msg.buf, msg.count, msg.datatype);
         let rc = if mode == SendMode::Buffered || !self.must_poll() {
-            // SAFETY: the struct type describes the header and the user's
-            // buffer by absolute address.
-            unsafe { pmpi_send(mode, bottom(), 1, ty, dest, tag, comm) }
+            // SAFETY: `msg` describes the header and the user's data.
+            unsafe { pmpi_send(mode, b, n, ty, dest, tag, comm) }
         } else {
             let mut request = request_null();
             // SAFETY: as above; completed before returning.
-            let rc = unsafe { pmpi_isend(mode, bottom(), 1, ty, dest, tag, comm, &mut request) };
+            let rc = unsafe { pmpi_isend(mode, b, n, ty, dest, tag, comm, &mut request) };
             if rc == SUCCESS {
                 // SAFETY: the request just made.
                 unsafe { self.block_on(&mut request, status_ignore(), None) }
@@ -249,7 +251,7 @@ impl Rt {
                 rc
             }
         };
-        piggyback::free_type(&mut ty);
+        msg.free();
         if sync {
             if rc == SUCCESS {
                 // SAFETY: the acknowledgement request posted above.
@@ -349,32 +351,38 @@ impl Rt {
             s.ack = ack;
         }
         let signature = self.send_signature(count, datatype);
+        let packed_bytes = self.wire.packed_bytes(count, datatype);
+        if let Some(bytes) = packed_bytes.filter(|&b| b > INLINE_BYTES) {
+            self.slots.give_room(id, bytes, packed::MAX_DATA);
+        }
         // SAFETY: the slot's header words, not referenced elsewhere.
         let header = unsafe { words_mut(self.slots.header(id), self.hwords) };
         Self::encode(
             header, &self.llcp, self.rank, index, sync, ack_tag, signature,
         );
-        let mut ty = datatype;
-        // SAFETY: the header lives in the slot until the request completes.
-        let rc = unsafe {
-            piggyback::struct_type(
-                self.slots.header(id),
-                self.hbytes,
-                buf,
-                count,
-                datatype,
-                &mut ty,
-            )
+        let header = self.slots.header(id);
+        let hbytes = self.hbytes as usize;
+        // SAFETY: the header (and the data packed after it, in the slot or
+        // its room) lives in the slot until the request completes.
+        let msg = unsafe {
+            match packed_bytes {
+                Some(bytes) => Ok(packed::pack(header, hbytes, header, buf, bytes)),
+                None => packed::struct_message(header, hbytes, buf, count, datatype),
+            }
         };
-        if rc != SUCCESS {
-            Self::cancel(&mut ack);
-            self.slots.release(id);
-            return rc;
-        }
-        // SAFETY: the struct type describes the header and the user's
-        // buffer; `request` is the caller's.
-        let rc = unsafe { pmpi_isend(mode, bottom(), 1, ty, dest, tag, comm, request) };
-        piggyback::free_type(&mut ty);
+        let mut msg = match msg {
+            Ok(msg) => msg,
+            Err(rc) => {
+                Self::cancel(&mut ack);
+                self.slots.release(id);
+                return rc;
+            }
+        };
+        let (b, n, ty) = (msg.buf, msg.count, msg.datatype);
+        // SAFETY: `msg` describes the header and the data; `request` is the
+        // caller's.
+        let rc = unsafe { pmpi_isend(mode, b, n, ty, dest, tag, comm, request) };
+        msg.free();
         if rc == SUCCESS && !request.is_null() {
             // SAFETY: non-null, just written by MPI.
             self.track(id, unsafe { *request });
@@ -430,38 +438,38 @@ impl Rt {
         let start = self.llcp.now();
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
-        let mut ty = datatype;
-        // SAFETY: the scratch header outlives the blocking receive.
-        let mut rc = unsafe {
-            piggyback::struct_type(
-                self.recv_hdr.as_ptr(),
-                self.hbytes,
-                buf,
-                count,
-                datatype,
-                &mut ty,
-            )
-        };
-        if rc == SUCCESS {
-            rc = if !self.must_poll() {
-                // SAFETY: the struct type describes the scratch header and
-                // the user's buffer.
-                unsafe { mpi_sys::PMPI_Recv(bottom(), 1, ty, posting.source, tag, comm, target) }
-            } else {
-                let mut request = request_null();
-                // SAFETY: as above; completed before returning.
-                let rc = unsafe {
-                    mpi_sys::PMPI_Irecv(bottom(), 1, ty, posting.source, tag, comm, &mut request)
+        let header = self.recv_hdr.as_mut_ptr();
+        // SAFETY: the scratch header outlives the blocking receive, which
+        // completes (and is unpacked) before the receive scratch is reused.
+        let rc = match unsafe { self.wire.incoming(header, buf, count, datatype) } {
+            Err(rc) => rc,
+            Ok(mut msg) => {
+                let (b, n, ty) = (msg.buf, msg.count, msg.datatype);
+                let rc = if !self.must_poll() {
+                    // SAFETY: `msg` describes the header and the user's
+                    // buffer.
+                    unsafe { mpi_sys::PMPI_Recv(b, n, ty, posting.source, tag, comm, target) }
+                } else {
+                    let mut request = request_null();
+                    // SAFETY: as above; completed before returning.
+                    let rc = unsafe {
+                        mpi_sys::PMPI_Irecv(b, n, ty, posting.source, tag, comm, &mut request)
+                    };
+                    if rc == SUCCESS {
+                        // SAFETY: the request just made.
+                        unsafe { self.block_on(&mut request, target, None) }
+                    } else {
+                        rc
+                    }
                 };
                 if rc == SUCCESS {
-                    // SAFETY: the request just made.
-                    unsafe { self.block_on(&mut request, target, None) }
-                } else {
-                    rc
+                    // SAFETY: completed into `target`; scratch untouched.
+                    unsafe { packed::unpack(&msg, self.hbytes as usize, target) };
                 }
-            };
-            piggyback::free_type(&mut ty);
-        }
+                msg.free();
+                rc
+            }
+        };
         if rc == SUCCESS {
             let check = self.signature(datatype);
             let event = posting.event.map(|event| BlockingEvent {
@@ -557,25 +565,52 @@ impl Rt {
             sig: self.signature(datatype),
         };
         let id = self.slots.alloc(Kind::Recv(state), index);
-        let mut ty = datatype;
-        // SAFETY: the header lives in the slot until the request completes.
-        let mut rc = unsafe {
-            piggyback::struct_type(
-                self.slots.header(id),
-                self.hbytes,
-                buf,
-                count,
-                datatype,
-                &mut ty,
-            )
-        };
-        if rc == SUCCESS {
-            // SAFETY: the struct type describes the slot's header and the
-            // user's buffer; `request` is the caller's.
-            rc =
-                unsafe { mpi_sys::PMPI_Irecv(bottom(), 1, ty, posting.source, tag, comm, request) };
-            piggyback::free_type(&mut ty);
+        let packed_bytes = self.wire.packed_bytes(count, datatype);
+        if let Some(bytes) = packed_bytes.filter(|&b| b > INLINE_BYTES) {
+            self.slots.give_room(id, bytes, packed::MAX_DATA);
         }
+        let header = self.slots.header(id);
+        let rc = match packed_bytes {
+            Some(bytes) => {
+                // Header and data into the slot; the data moves to `buf`
+                // when the request completes (`Rt::unpack_slot`).
+                if let Some(slot) = self.slots.get_mut(id) {
+                    slot.unpack = Some((buf.cast(), bytes));
+                }
+                let n = self.hbytes + bytes as c_int;
+                // SAFETY: the slot (or its room) holds the header and
+                // `bytes` after it until the request completes; `request`
+                // is the caller's.
+                unsafe {
+                    mpi_sys::PMPI_Irecv(
+                        header.cast(),
+                        n,
+                        byte(),
+                        posting.source,
+                        tag,
+                        comm,
+                        request,
+                    )
+                }
+            }
+            None => {
+                let mut ty = datatype;
+                // SAFETY: the header lives in the slot until the request
+                // completes.
+                let mut rc = unsafe {
+                    piggyback::struct_type(header, self.hbytes, buf, count, datatype, &mut ty)
+                };
+                if rc == SUCCESS {
+                    // SAFETY: the struct type describes the slot's header
+                    // and the user's buffer; `request` is the caller's.
+                    rc = unsafe {
+                        mpi_sys::PMPI_Irecv(bottom(), 1, ty, posting.source, tag, comm, request)
+                    };
+                    piggyback::free_type(&mut ty);
+                }
+                rc
+            }
+        };
         let mut bits = 0;
         if rc == SUCCESS && !request.is_null() {
             // SAFETY: non-null, just written by MPI.
@@ -657,6 +692,7 @@ impl Rt {
         let mut requests = [request_null(), request_null()];
         let mut statuses = [super::blank_status(), super::blank_status()];
         let mut ack = request_null();
+        let mut incoming = None;
         // The receive.
         let mut rc;
         if source == null {
@@ -673,33 +709,29 @@ impl Rt {
                 )
             };
         } else {
-            let mut ty = recvtype;
-            // SAFETY: the scratch header outlives the completion below.
-            rc = unsafe {
-                piggyback::struct_type(
-                    self.recv_hdr.as_ptr(),
-                    self.hbytes,
-                    recvbuf,
-                    recvcount,
-                    recvtype,
-                    &mut ty,
-                )
+            let header = self.recv_hdr.as_mut_ptr();
+            // SAFETY: the scratch header and receive scratch outlive the
+            // completion below (unpacked there).
+            rc = match unsafe { self.wire.incoming(header, recvbuf, recvcount, recvtype) } {
+                Err(rc) => rc,
+                Ok(mut msg) => {
+                    // SAFETY: `msg` describes the header and the buffer.
+                    let rc = unsafe {
+                        mpi_sys::PMPI_Irecv(
+                            msg.buf,
+                            msg.count,
+                            msg.datatype,
+                            posting.source,
+                            recvtag,
+                            comm,
+                            &mut requests[0],
+                        )
+                    };
+                    msg.free();
+                    incoming = Some(msg);
+                    rc
+                }
             };
-            if rc == SUCCESS {
-                // SAFETY: the struct type describes the header and buffer.
-                rc = unsafe {
-                    mpi_sys::PMPI_Irecv(
-                        bottom(),
-                        1,
-                        ty,
-                        posting.source,
-                        recvtag,
-                        comm,
-                        &mut requests[0],
-                    )
-                };
-                piggyback::free_type(&mut ty);
-            }
         }
         // The send.
         if rc == SUCCESS {
@@ -741,25 +773,21 @@ impl Rt {
                         ack_tag,
                         signature,
                     );
-                    let mut ty = sendtype;
-                    // SAFETY: the scratch header outlives the completion.
-                    rc = unsafe {
-                        piggyback::struct_type(
-                            self.send_hdr.as_ptr(),
-                            self.hbytes,
-                            sendbuf,
-                            sendcount,
-                            sendtype,
-                            &mut ty,
-                        )
+                    let header = self.send_hdr.as_ptr();
+                    // SAFETY: the scratch header and send scratch outlive
+                    // the completion below.
+                    rc = match unsafe { self.wire.outgoing(header, sendbuf, sendcount, sendtype) } {
+                        Err(rc) => rc,
+                        Ok(mut msg) => {
+                            let (b, n, ty) = (msg.buf, msg.count, msg.datatype);
+                            // SAFETY: `msg` describes header and data.
+                            let rc = unsafe {
+                                pmpi_isend(mode, b, n, ty, dest, sendtag, comm, &mut requests[1])
+                            };
+                            msg.free();
+                            rc
+                        }
                     };
-                    if rc == SUCCESS {
-                        // SAFETY: the struct type describes header and buffer.
-                        rc = unsafe {
-                            pmpi_isend(mode, bottom(), 1, ty, dest, sendtag, comm, &mut requests[1])
-                        };
-                        piggyback::free_type(&mut ty);
-                    }
                 }
             }
         }
@@ -792,6 +820,11 @@ impl Rt {
         if rc == SUCCESS && !target.is_null() {
             // SAFETY: `target` is the caller's status or `local`.
             unsafe { *target = statuses[0] };
+            if let Some(msg) = &incoming {
+                // SAFETY: the receive completed into `target`; the receive
+                // scratch is untouched since.
+                unsafe { packed::unpack(msg, self.hbytes as usize, target) };
+            }
         }
         if rc == SUCCESS && source != null {
             let check = self.signature(recvtype);
