@@ -300,7 +300,7 @@ fn local_check_findings(
                 FindingKind::MissingStart,
                 Severity::Error,
                 format!("rank {rank} waited on a persistent request that was never started"),
-                "waits on an inactive persistent request".to_string(),
+                "waits on an inactive persistent request (not started since it was made or last completed)".to_string(),
                 "call `MPI_Start` on a persistent request before waiting on it",
             ),
             LocalCheck::AfterFinalize => (
@@ -343,6 +343,22 @@ fn local_check_findings(
                     record.peer,
                     Role::Secondary,
                     "sent with this datatype",
+                ));
+            }
+        }
+        if check == LocalCheck::MissingStart {
+            // The `*_init` that made the request (`aux` = its record).
+            let init = trace
+                .ops
+                .get(record.aux as usize)
+                .filter(|op| op.index == record.aux)
+                .and_then(|op| site_of(op.site));
+            if let Some(site) = init {
+                finding.locations.push(site_location(
+                    site,
+                    rank,
+                    Role::Secondary,
+                    "the persistent request was made here",
                 ));
             }
         }

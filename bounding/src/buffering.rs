@@ -350,7 +350,7 @@ impl<'a> Model<'a> {
             .collect();
         for (&(rank, _, sender, send), posted) in matches.iter().zip(&exact) {
             if let Some(irecv) =
-                posted.filter(|&p| traces[rank].ops[p as usize].kind == OpKind::Irecv)
+                posted.filter(|&p| traces[rank].ops[p as usize].kind.is_nonblocking_receive())
             {
                 model
                     .irecv_source
@@ -395,7 +395,7 @@ impl<'a> Model<'a> {
             .map(|(rank, trace)| {
                 let mut earliest = HashMap::new();
                 for op in trace.ops.iter().filter(|op| {
-                    op.kind == OpKind::Irecv
+                    op.kind.is_nonblocking_receive()
                         && !op.has(flags::FAILED)
                         && !op.has(flags::PROC_NULL)
                         && !self.irecv_source.contains_key(&(rank, op.index))
@@ -453,9 +453,15 @@ impl<'a> Model<'a> {
             OpKind::Wait => match request_origin(self.traces[rank], op) {
                 Some(origin) if origin.has(flags::FAILED) => {}
                 Some(origin) => match origin.kind {
-                    OpKind::Isend => self.send_need(rank, origin.index, true, &mut needs),
-                    OpKind::Issend => self.send_need(rank, origin.index, false, &mut needs),
-                    OpKind::Irecv => self.receive_needs(rank, op.index, &mut needs),
+                    OpKind::Isend | OpKind::StartSend => {
+                        self.send_need(rank, origin.index, true, &mut needs)
+                    }
+                    OpKind::Issend | OpKind::StartSsend => {
+                        self.send_need(rank, origin.index, false, &mut needs)
+                    }
+                    kind if kind.is_nonblocking_receive() => {
+                        self.receive_needs(rank, op.index, &mut needs)
+                    }
                     _ => {}
                 },
                 None => {}
@@ -573,7 +579,7 @@ impl<'a> Model<'a> {
                     continue;
                 }
                 let waiting = match op.kind {
-                    OpKind::Irecv if op.index < here => {
+                    kind if kind.is_nonblocking_receive() && op.index < here => {
                         match self.irecv_source.get(&(rank, op.index)) {
                             Some(&(s, n)) => at[s] < n,
                             None => !surely_sent(&sent[rank], op, self.facts.in_world(op.comm)),
@@ -710,9 +716,9 @@ type IrecvKey = (bool, Option<i32>, Option<i32>);
 /// `Wait`/`Test` of a single request names.
 fn exact_posting(trace: &RankTrace, receiver: &Op) -> Option<u64> {
     match receiver.kind {
-        OpKind::Recv | OpKind::Sendrecv => Some(receiver.index),
+        OpKind::Recv | OpKind::Sendrecv | OpKind::Mrecv => Some(receiver.index),
         OpKind::Wait | OpKind::Test if receiver.count <= 1 => request_origin(trace, receiver)
-            .filter(|o| o.kind == OpKind::Irecv)
+            .filter(|o| o.kind.is_nonblocking_receive())
             .map(|o| o.index),
         _ => None,
     }
@@ -745,6 +751,7 @@ fn completed_receive(op: &Op) -> bool {
         op.kind,
         OpKind::Recv
             | OpKind::Sendrecv
+            | OpKind::Mrecv
             | OpKind::Wait
             | OpKind::Waitall
             | OpKind::Waitany

@@ -281,7 +281,7 @@ fn is_send_kind(kind: OpKind) -> bool {
 }
 
 fn is_sync_send(kind: OpKind) -> bool {
-    matches!(kind, OpKind::Ssend | OpKind::Issend)
+    kind.is_synchronous_send()
 }
 
 /// The record with index `i` (records are dense, so normally `ops[i]`).
@@ -341,7 +341,8 @@ impl<'a> Oracle<'a> {
             for op in ops.iter() {
                 if op.kind.class() == OpClass::Completion && op.aux > 0 {
                     let origin = op.aux - 1;
-                    if get(origin).is_some_and(|c| c.kind == OpKind::Irecv) && linked.insert(origin)
+                    if get(origin).is_some_and(|c| c.kind.is_nonblocking_receive())
+                        && linked.insert(origin)
                     {
                         completes[t].entry(op.index).or_default().push(origin);
                     }
@@ -355,12 +356,12 @@ impl<'a> Oracle<'a> {
                     let by_event = event_call.get(&m.count).copied().filter(|_| m.count >= 0);
                     let by_aux = (receiver.aux > 0)
                         .then(|| receiver.aux - 1)
-                        .filter(|&i| get(i).is_some_and(|c| c.kind == OpKind::Irecv));
+                        .filter(|&i| get(i).is_some_and(|c| c.kind.is_nonblocking_receive()));
                     let found = by_event.or(by_aux).or_else(|| {
                         // The earliest Irecv before it, not yet linked to a
                         // message, whose status names this sender.
                         ops.iter()
-                            .filter(|c| c.kind == OpKind::Irecv && c.index < receiver.index)
+                            .filter(|c| c.kind.is_nonblocking_receive() && c.index < receiver.index)
                             .filter(|c| !o.took.contains_key(&(t, c.index)))
                             .find(|c| c.matched.is_none_or(|(s, _)| s == m.peer))
                             .map(|c| c.index)
@@ -423,7 +424,7 @@ impl<'a> Oracle<'a> {
                         comm: op.comm,
                         node: n,
                     });
-                    if op.kind == OpKind::Issend {
+                    if matches!(op.kind, OpKind::Issend | OpKind::StartSsend) {
                         issend.insert(op.index, n);
                     }
                     if op.kind != OpKind::Sendrecv {
@@ -458,7 +459,7 @@ impl<'a> Oracle<'a> {
                                 o.graph.add_edge(from, n, ());
                             }
                         }
-                        if op.kind == OpKind::Irecv {
+                        if op.kind.is_nonblocking_receive() {
                             open.push((op.index, pattern, n));
                         } else {
                             last_fence = Some(n);

@@ -255,6 +255,8 @@ pub(crate) fn is_fence(kind: OpKind) -> bool {
             | Recv
             | Sendrecv
             | Probe
+            | Mprobe
+            | Mrecv
             | Wait
             | Waitall
             | Waitany
@@ -267,7 +269,7 @@ pub(crate) fn is_fence(kind: OpKind) -> bool {
 
 /// Whether the send completes only once its receive matched it.
 pub(crate) fn is_synchronous_send(kind: OpKind) -> bool {
-    matches!(kind, OpKind::Ssend | OpKind::Issend)
+    kind.is_synchronous_send()
 }
 
 /// Whether `op` is a point-to-point send that can be a candidate match
@@ -278,7 +280,8 @@ pub(crate) fn is_plain_send(op: &Op) -> bool {
 
 /// Whether `op` is a receive whose record tells its source and tag.
 pub(crate) fn is_receive(op: &Op) -> bool {
-    matches!(op.kind, OpKind::Recv | OpKind::Irecv) && !op.has(flags::PROC_NULL)
+    (matches!(op.kind, OpKind::Recv | OpKind::Mrecv) || op.kind.is_nonblocking_receive())
+        && !op.has(flags::PROC_NULL)
 }
 
 /// Whether `op` has a send half (its own `SendMatch` event).
@@ -293,7 +296,9 @@ pub(crate) fn has_send_half(op: &Op) -> bool {
 
 /// Whether `op` has a receive half (its own `ReceiveMatch` event).
 pub(crate) fn has_receive_half(op: &Op) -> bool {
-    matches!(op.kind, OpKind::Recv | OpKind::Irecv | OpKind::Sendrecv) && !op.has(flags::PROC_NULL)
+    (matches!(op.kind, OpKind::Recv | OpKind::Sendrecv | OpKind::Mrecv)
+        || op.kind.is_nonblocking_receive())
+        && !op.has(flags::PROC_NULL)
 }
 
 /// Whether the record becomes a graph node (MPI calls, not the tool's own

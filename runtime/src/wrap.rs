@@ -34,14 +34,16 @@
 
 use crate::checks::{self, ResourceKind};
 use crate::consts::SUCCESS;
-use crate::engine::{Flow, SendMode};
+use crate::engine::{Flow, PersistentOp, SendMode};
 use crate::handle::HandleBits;
 use crate::record::{self, TRACE};
 use crate::state::{self, active};
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{RankState, RawOp};
 use mbh_trace::OpKind;
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Op, MPI_Request, MPI_Status};
+use mpi_sys::{
+    MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Message, MPI_Op, MPI_Request, MPI_Status,
+};
 use std::os::raw::{c_char, c_int, c_void};
 
 pub(crate) unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
@@ -295,6 +297,67 @@ pub(crate) unsafe fn iprobe(
     state::with(|rt| unsafe { rt.iprobe(source, tag, comm, flag, status) })
 }
 
+pub(crate) unsafe fn mprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Mprobe(source, tag, comm, message, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.mprobe(source, tag, comm, message, status) })
+}
+
+pub(crate) unsafe fn improbe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Improbe(source, tag, comm, flag, message, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.improbe(source, tag, comm, flag, message, status) })
+}
+
+pub(crate) unsafe fn mrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Mrecv(buf, count, datatype, message, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.mrecv(buf, count, datatype, message, status) })
+}
+
+pub(crate) unsafe fn imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Imrecv(buf, count, datatype, message, request) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.imrecv(buf, count, datatype, message, request) })
+}
+
 pub(crate) unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
     if !active() {
         // SAFETY: the caller's arguments, passed on unchanged.
@@ -401,6 +464,57 @@ pub(crate) unsafe fn testsome(
     }
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe { rt.testsome(count, requests, outcount, indices, statuses) })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn persistent_init(
+    op: PersistentOp,
+    kind: OpKind,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    peer: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe {
+            crate::engine::pmpi_init(op, buf, count, datatype, peer, tag, comm, request)
+        };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe {
+        rt.persistent_init(op, kind, buf, count, datatype, peer, tag, comm, request)
+    })
+}
+
+pub(crate) unsafe fn start(request: *mut MPI_Request) -> c_int {
+    if !active() {
+        // SAFETY: the caller's argument, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Start(request) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.start_request(request) })
+}
+
+pub(crate) unsafe fn startall(count: c_int, requests: *mut MPI_Request) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Startall(count, requests) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.startall(count, requests) })
+}
+
+pub(crate) unsafe fn cancel(request: *mut MPI_Request) -> c_int {
+    if !active() {
+        // SAFETY: the caller's argument, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Cancel(request) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.cancel_request(request) })
 }
 
 pub(crate) unsafe fn request_free(request: *mut MPI_Request) -> c_int {

@@ -9,7 +9,9 @@
 //! Receives completed by one call are processed in their issue order (the
 //! order nonovertaking matched them in).
 
-use super::{read_status, status_target, Rt};
+use super::persist::Waiting;
+use super::{finish_received, read_status, status_target, Rt};
+use std::ptr::null_mut;
 use crate::consts::{
     request_null, status_ignore, statuses_ignore, undefined, ERR_IN_STATUS, SUCCESS,
 };
@@ -25,7 +27,7 @@ use std::os::raw::c_int;
 
 impl Rt {
     /// The slot of `handle`, if the runtime made it.
-    fn slot_of(handle: MPI_Request) -> Option<u32> {
+    pub(super) fn slot_of(handle: MPI_Request) -> Option<u32> {
         if handle.bits() == request_null().bits() {
             return None;
         }
@@ -73,6 +75,10 @@ impl Rt {
         let Some(slot) = self.slots.get(id).copied() else {
             return false;
         };
+        // SAFETY: the caller's contract.
+        if unsafe { self.cancelled(id, status) } {
+            return false;
+        }
         let receive = matches!(slot.kind, Kind::Recv(_) | Kind::Plain { receive: true });
         // SAFETY: the caller's contract.
         unsafe { self.complete_slot(id, status, completer) };
@@ -89,7 +95,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Wait`.
-    pub unsafe fn wait(&mut self, request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    unsafe fn wait_now(&mut self, request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
         if request.is_null() {
             // SAFETY: MPI reports the null pointer.
             return unsafe { mpi_sys::PMPI_Wait(request, status) };
@@ -109,12 +115,7 @@ impl Rt {
                 receive = unsafe { self.finish_request(id, handle, target, index) };
             }
         }
-        let matched = if receive { read_status(target) } else { None };
-        record::finish(index, rc, true, |op| {
-            if let Some((source, tag)) = matched {
-                set_status(op, source, tag);
-            }
-        });
+        finish_received(index, rc, if receive { target } else { null_mut() });
         rc
     }
 
@@ -123,7 +124,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Test`.
-    pub unsafe fn test(
+    unsafe fn test_now(
         &mut self,
         request: *mut MPI_Request,
         flag: *mut c_int,
@@ -352,7 +353,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Waitall`.
-    pub unsafe fn waitall(
+    unsafe fn waitall_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -395,7 +396,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Testall`.
-    pub unsafe fn testall(
+    unsafe fn testall_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -479,7 +480,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Waitany`.
-    pub unsafe fn waitany(
+    unsafe fn waitany_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -522,12 +523,7 @@ impl Rt {
                 receive = unsafe { self.finish_request(id, handle, target, index) };
             }
         }
-        let matched = if receive { read_status(target) } else { None };
-        record::finish(index, rc, true, |op| {
-            if let Some((source, tag)) = matched {
-                set_status(op, source, tag);
-            }
-        });
+        finish_received(index, rc, if receive { target } else { null_mut() });
         rc
     }
 
@@ -537,7 +533,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Testany`.
-    pub unsafe fn testany(
+    unsafe fn testany_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -622,7 +618,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Waitsome`.
-    pub unsafe fn waitsome(
+    unsafe fn waitsome_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -670,7 +666,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Testsome`.
-    pub unsafe fn testsome(
+    unsafe fn testsome_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -728,6 +724,10 @@ impl Rt {
         }
         // SAFETY: non-null: the caller's request.
         let handle = unsafe { *request };
+        if let Some(p) = self.persistent_of(handle) {
+            // SAFETY: the caller's request, holding `p`'s handle.
+            return unsafe { self.free_persistent(request, p) };
+        }
         let Some(id) = Self::slot_of(handle) else {
             // SAFETY: the caller's contract.
             return unsafe { mpi_sys::PMPI_Request_free(request) };
@@ -760,7 +760,9 @@ impl Rt {
         flag: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
-        // SAFETY: the caller's contract.
+        let request = self.inner_of(request).unwrap_or(request);
+        // SAFETY: the caller's contract (an active persistent request's
+        // inner request stands for it).
         let rc = unsafe { mpi_sys::PMPI_Request_get_status(request, flag, status) };
         // SAFETY: written by MPI when it succeeded.
         let done = rc == SUCCESS && !flag.is_null() && unsafe { *flag } != 0;
@@ -774,5 +776,171 @@ impl Rt {
             }
         }
         rc
+    }
+
+    // The completion calls as the program makes them: persistent requests
+    // swapped for their inner requests around the call (`persist.rs`).
+
+    /// `MPI_Wait`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Wait`.
+    pub unsafe fn wait(&mut self, request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+        if request.is_null() || self.persistent.is_empty() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.wait_now(request, status) };
+        }
+        // SAFETY: the caller's contract; non-null.
+        unsafe { self.with_swapped(request, |rt| rt.wait_now(request, status)) }
+    }
+
+    /// `MPI_Test`. Recorded only when it completes the request (or fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Test`.
+    pub unsafe fn test(
+        &mut self,
+        request: *mut MPI_Request,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        if request.is_null() || self.persistent.is_empty() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.test_now(request, flag, status) };
+        }
+        // SAFETY: the caller's contract; non-null.
+        unsafe { self.with_swapped(request, |rt| rt.test_now(request, flag, status)) }
+    }
+
+    /// `MPI_Waitall`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Waitall`.
+    pub unsafe fn waitall(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Each);
+            let rc = self.waitall_now(count, requests, statuses);
+            self.swap_out(requests);
+            rc
+        }
+    }
+
+    /// `MPI_Testall`. Recorded only when it completes the requests (or
+    /// fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testall`.
+    pub unsafe fn testall(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        flag: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Each);
+            let rc = self.testall_now(count, requests, flag, statuses);
+            self.swap_out(requests);
+            rc
+        }
+    }
+
+    /// `MPI_Waitany`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Waitany`.
+    pub unsafe fn waitany(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        index: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Some);
+            let rc = self.waitany_now(count, requests, index, status);
+            self.swap_out(requests);
+            rc
+        }
+    }
+
+    /// `MPI_Testany`. Recorded only when it completes a request (or fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testany`.
+    pub unsafe fn testany(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        index: *mut c_int,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Some);
+            let rc = self.testany_now(count, requests, index, flag, status);
+            self.swap_out(requests);
+            rc
+        }
+    }
+
+    /// `MPI_Waitsome`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Waitsome`.
+    pub unsafe fn waitsome(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Some);
+            let rc = self.waitsome_now(count, requests, outcount, indices, statuses);
+            self.swap_out(requests);
+            rc
+        }
+    }
+
+    /// `MPI_Testsome`. Recorded only when it completes a request (or
+    /// fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testsome`.
+    pub unsafe fn testsome(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Some);
+            let rc = self.testsome_now(count, requests, outcount, indices, statuses);
+            self.swap_out(requests);
+            rc
+        }
     }
 }

@@ -4,10 +4,10 @@
 //! the header and the user's buffer ([`crate::piggyback`]). `MPI_PROC_NULL`
 //! peers make no message and go to MPI unchanged.
 
-use super::{read_status, status_target, words_mut, HeaderAt, Posting, Rt};
+use super::{finish_received, read_status, status_target, words_mut, Posting, Rt};
 use crate::consts::{bottom, packed, proc_null, request_null, status_ignore, uint64, SUCCESS};
 use crate::handle::HandleBits;
-use crate::llcp::{BlockingEvent, Receive};
+use crate::llcp::BlockingEvent;
 use crate::piggyback;
 use crate::record::{self, set_status, REQUESTS};
 use crate::slots::{Kind, RecvState, SendState};
@@ -97,7 +97,7 @@ impl Rt {
     }
 
     /// Remembers a request the program holds, under slot `id`.
-    fn track(&mut self, id: u32, request: MPI_Request) {
+    pub(super) fn track(&mut self, id: u32, request: MPI_Request) {
         if let Some(slot) = self.slots.get_mut(id) {
             slot.request = request;
         }
@@ -463,37 +463,12 @@ impl Rt {
             piggyback::free_type(&mut ty);
         }
         if rc == SUCCESS {
-            let check = self.signature(datatype);
-            let event = posting.event.map(|event| BlockingEvent {
-                event,
-                pattern: Self::pattern(comm, posting, tag),
-                start,
-                record: index.unwrap_or(u64::MAX),
-            });
             // SAFETY: the receive succeeded into `target`.
             unsafe {
-                self.receive_done(
-                    seq,
-                    comm,
-                    Receive::Blocking(event),
-                    target,
-                    index,
-                    HeaderAt::Scratch,
-                    false,
-                    (check, index),
-                )
+                self.blocking_received(seq, comm, posting, tag, start, index, datatype, target)
             };
         }
-        let matched = if rc == SUCCESS {
-            read_status(target)
-        } else {
-            None
-        };
-        record::finish(index, rc, true, |op| {
-            if let Some((source, tag)) = matched {
-                set_status(op, source, tag);
-            }
-        });
+        finish_received(index, rc, target);
         rc
     }
 
@@ -513,9 +488,31 @@ impl Rt {
         comm: MPI_Comm,
         request: *mut MPI_Request,
     ) -> c_int {
+        // SAFETY: the caller's contract.
+        unsafe { self.irecv_as(OpKind::Irecv, buf, count, datatype, source, tag, comm, request) }
+    }
+
+    /// A nonblocking receive recorded as `kind` (`Irecv`, or the
+    /// `StartRecv` of a persistent request).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Irecv`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn irecv_as(
+        &mut self,
+        kind: OpKind,
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
         if source == proc_null() {
             let index = record::begin(
-                || record::p2p(OpKind::Irecv, source, tag, comm, count, datatype),
+                || record::p2p(kind, source, tag, comm, count, datatype),
                 false,
             );
             // SAFETY: the caller's arguments: no message is received.
@@ -536,7 +533,7 @@ impl Rt {
         let index = record::begin(
             || {
                 Self::p2p_record(
-                    OpKind::Irecv,
+                    kind,
                     source,
                     posting.source,
                     tag,
@@ -555,6 +552,7 @@ impl Rt {
             observed: false,
             acked: false,
             sig: self.signature(datatype),
+            probed: None,
         };
         let id = self.slots.alloc(Kind::Recv(state), index);
         let mut ty = datatype;
@@ -794,24 +792,10 @@ impl Rt {
             unsafe { *target = statuses[0] };
         }
         if rc == SUCCESS && source != null {
-            let check = self.signature(recvtype);
-            let event = posting.event.map(|event| BlockingEvent {
-                event,
-                pattern: Self::pattern(comm, posting, recvtag),
-                start,
-                record: index.unwrap_or(u64::MAX),
-            });
             // SAFETY: the receive completed into `target`.
             unsafe {
-                self.receive_done(
-                    seq,
-                    comm,
-                    Receive::Blocking(event),
-                    target,
-                    index,
-                    HeaderAt::Scratch,
-                    false,
-                    (check, index),
+                self.blocking_received(
+                    seq, comm, posting, recvtag, start, index, recvtype, target,
                 )
             };
         }
@@ -825,16 +809,7 @@ impl Rt {
                 Self::cancel(&mut ack);
             }
         }
-        let matched = if rc == SUCCESS {
-            read_status(target)
-        } else {
-            None
-        };
-        record::finish(index, rc, true, |op| {
-            if let Some((source, tag)) = matched {
-                set_status(op, source, tag);
-            }
-        });
+        finish_received(index, rc, target);
         rc
     }
 
@@ -966,18 +941,9 @@ impl Rt {
                 record: index.unwrap_or(u64::MAX),
             });
             // SAFETY: the probe succeeded into `target`.
-            unsafe { self.probe_done(seq, comm, event, target) };
+            unsafe { self.probe_done(seq, comm, event, target, false) };
         }
-        let matched = if rc == SUCCESS {
-            read_status(target)
-        } else {
-            None
-        };
-        record::finish(index, rc, true, |op| {
-            if let Some((source, tag)) = matched {
-                set_status(op, source, tag);
-            }
-        });
+        finish_received(index, rc, target);
         rc
     }
 
@@ -1058,7 +1024,7 @@ impl Rt {
                 record: index.unwrap_or(u64::MAX),
             });
             // SAFETY: the probe succeeded into `target`.
-            unsafe { self.probe_done(seq, comm, event, target) };
+            unsafe { self.probe_done(seq, comm, event, target, false) };
         }
         rc
     }
