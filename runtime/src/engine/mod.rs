@@ -105,6 +105,21 @@ pub fn status_target(status: *mut MPI_Status, local: &mut MPI_Status) -> *mut MP
     }
 }
 
+/// Makes `status` the empty status of a receive from `MPI_PROC_NULL`:
+/// source `MPI_PROC_NULL`, tag `MPI_ANY_TAG`, count 0.
+///
+/// # Safety
+///
+/// `status` is valid for writes.
+pub unsafe fn proc_null_status(status: *mut MPI_Status) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        (*status).MPI_SOURCE = crate::consts::proc_null();
+        (*status).MPI_TAG = any_tag();
+        mpi_sys::PMPI_Status_set_elements(status, crate::consts::byte(), 0);
+    }
+}
+
 /// Source and tag of a status MPI filled in.
 #[inline(always)]
 pub fn read_status(status: *const MPI_Status) -> Option<(c_int, c_int)> {

@@ -790,6 +790,13 @@ impl Rt {
         if rc == SUCCESS && !target.is_null() {
             // SAFETY: `target` is the caller's status or `local`.
             unsafe { *target = statuses[0] };
+            if source == null {
+                // What MPI's own `MPI_Sendrecv` says for no message (an
+                // `MPI_Irecv` from `MPI_PROC_NULL` completed by
+                // `MPI_Waitall` says less).
+                // SAFETY: as above.
+                unsafe { super::proc_null_status(target) };
+            }
         }
         if rc == SUCCESS && source != null {
             // SAFETY: the receive completed into `target`.

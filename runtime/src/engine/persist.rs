@@ -16,7 +16,7 @@
 
 use super::{Rt, SendMode};
 use crate::checks;
-use crate::consts::{request_null, SUCCESS};
+use crate::consts::{proc_null, request_null, SUCCESS};
 use crate::handle::HandleBits;
 use crate::record;
 use crate::slots::Kind;
@@ -55,6 +55,10 @@ pub struct Persistent {
     inner: Option<MPI_Request>,
     /// `MissingStart` was reported for the current inactive spell.
     reported: bool,
+    /// Peer `MPI_PROC_NULL`: no message, so MPI's own request is started
+    /// and completed (its empty status is MPI's); not swapped, not
+    /// checked for `MissingStart`.
+    native: bool,
 }
 
 /// Which completion call is swapping requests in (for `MissingStart`).
@@ -156,6 +160,7 @@ impl Rt {
                     init: index,
                     inner: None,
                     reported: false,
+                    native: peer == proc_null(),
                 },
             );
         }
@@ -220,11 +225,24 @@ impl Rt {
             // SAFETY: a request the runtime did not make: MPI judges it.
             return unsafe { mpi_sys::PMPI_Start(&mut handle) };
         };
+        let kind = start_kind(p.op);
+        if p.native {
+            record::append(|| {
+                let mut op = record::p2p(kind, p.peer, p.tag, p.comm, p.count, p.datatype);
+                op.site = site;
+                op.flags |= mbh_trace::op::flags::RETURNED;
+                op.request = handle.bits();
+                op
+            });
+            let mut handle = handle;
+            // SAFETY: the program's persistent request, which makes no
+            // message.
+            return unsafe { mpi_sys::PMPI_Start(&mut handle) };
+        }
         if p.inner.is_some() {
             // Erroneous in MPI (starting an active request).
             return ERR_REQUEST;
         }
-        let kind = start_kind(p.op);
         let mut inner = request_null();
         record::rearm_site(site);
         // SAFETY: the init's arguments, which the program keeps valid while
@@ -291,7 +309,7 @@ impl Rt {
         for i in 0..n {
             // SAFETY: `i` < count.
             let handle = unsafe { *requests.add(i) };
-            match self.persistent_of(handle) {
+            match self.persistent_of(handle).filter(|p| !p.native) {
                 Some(p) => match p.inner {
                     Some(inner) => {
                         active += 1;
