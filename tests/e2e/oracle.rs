@@ -69,3 +69,13 @@ fn s6_omission_is_sound_and_vector_clocks_are_exact() {
 fn s11_reduce_agrees_with_the_oracle() {
     check("tests/programs/s11_reduce.c", 3);
 }
+
+#[test]
+fn p2_persistent_wildcard_agrees_with_the_oracle() {
+    check("tests/programs/p2_persistent_wildcard.c", 3);
+}
+
+#[test]
+fn p4_wildcard_mprobe_agrees_with_the_oracle() {
+    check("tests/programs/p4_wildcard_mprobe.c", 3);
+}

@@ -1,4 +1,4 @@
-/* mbhybrid-test: np=3 exit=0 */
+/* mbhybrid-test: np=3 exit=0 interleavings=2 */
 /* A wildcard MPI_Recv_init started in a loop: each MPI_Start is a wildcard
  * event, and the first can take rank 1's message or rank 2's. */
 #include <mpi.h>
