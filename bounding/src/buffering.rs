@@ -234,12 +234,12 @@ fn finished(trace: &RankTrace, rank: usize, size: usize) -> bool {
 
 /// Whether `op` sends a message (a send, or `MPI_Sendrecv`).
 fn is_send(op: &Op) -> bool {
-    op.kind.class() == OpClass::Send || op.kind == OpKind::Sendrecv
+    op.kind.class() == OpClass::Send || op.kind.is_sendrecv()
 }
 
 /// The tag and destination (as passed) of a send or `MPI_Sendrecv`.
 fn send_envelope(op: &Op) -> (i32, i32) {
-    if op.kind == OpKind::Sendrecv {
+    if op.kind.is_sendrecv() {
         ((op.request >> 32) as u32 as i32, op.request as u32 as i32)
     } else {
         (op.tag, op.peer)
@@ -446,7 +446,7 @@ impl<'a> Model<'a> {
             OpKind::Send => self.send_need(rank, op.index, true, &mut needs),
             OpKind::Ssend => self.send_need(rank, op.index, false, &mut needs),
             OpKind::Recv => self.receive_needs(rank, op.index, &mut needs),
-            OpKind::Sendrecv => {
+            OpKind::Sendrecv | OpKind::SendrecvReplace => {
                 self.receive_needs(rank, op.index, &mut needs);
                 self.send_need(rank, op.index, true, &mut needs);
             }
@@ -585,12 +585,16 @@ impl<'a> Model<'a> {
                             None => !surely_sent(&sent[rank], op, self.facts.in_world(op.comm)),
                         }
                     }
-                    OpKind::Recv | OpKind::Sendrecv if op.index == here => self
+                    OpKind::Recv | OpKind::Sendrecv | OpKind::SendrecvReplace
+                        if op.index == here =>
+                    {
+                        self
                         .sources
                         .get(&(rank, here))
                         .into_iter()
                         .flatten()
-                        .any(|&(s, n)| at[s] < n),
+                        .any(|&(s, n)| at[s] < n)
+                    }
                     _ => false,
                 };
                 if waiting {
@@ -716,8 +720,10 @@ type IrecvKey = (bool, Option<i32>, Option<i32>);
 /// `Wait`/`Test` of a single request names.
 fn exact_posting(trace: &RankTrace, receiver: &Op) -> Option<u64> {
     match receiver.kind {
-        OpKind::Recv | OpKind::Sendrecv | OpKind::Mrecv => Some(receiver.index),
-        OpKind::Wait | OpKind::Test if receiver.count <= 1 => request_origin(trace, receiver)
+        OpKind::Recv | OpKind::Sendrecv | OpKind::SendrecvReplace | OpKind::Mrecv => {
+            Some(receiver.index)
+        }
+        kind if (kind == OpKind::Wait || kind.is_test()) && receiver.count <= 1 => request_origin(trace, receiver)
             .filter(|o| o.kind.is_nonblocking_receive())
             .map(|o| o.index),
         _ => None,
@@ -751,11 +757,16 @@ fn completed_receive(op: &Op) -> bool {
         op.kind,
         OpKind::Recv
             | OpKind::Sendrecv
+            | OpKind::SendrecvReplace
             | OpKind::Mrecv
             | OpKind::Wait
             | OpKind::Waitall
             | OpKind::Waitany
+            | OpKind::Waitsome
             | OpKind::Test
+            | OpKind::Testall
+            | OpKind::Testany
+            | OpKind::Testsome
     ) && op.has(flags::HAS_STATUS)
         && !op.has(flags::FAILED)
         && !op.has(flags::PROC_NULL)

@@ -295,11 +295,13 @@ fn op_at(trace: &RankTrace, i: u64) -> Option<&Op> {
 
 /// Destination and tag of a send, or of a `Sendrecv`'s send part.
 fn send_target(op: &Op) -> Option<(i32, i32)> {
-    if op.has(flags::PROC_NULL) && op.kind != OpKind::Sendrecv {
+    if op.has(flags::PROC_NULL) && !op.kind.is_sendrecv() {
         return None;
     }
     match op.kind {
-        OpKind::Sendrecv => Some((op.request as u32 as i32, (op.request >> 32) as u32 as i32)),
+        OpKind::Sendrecv | OpKind::SendrecvReplace => {
+            Some((op.request as u32 as i32, (op.request >> 32) as u32 as i32))
+        }
         k if is_send_kind(k) => Some((op.peer, op.tag)),
         _ => None,
     }
@@ -427,7 +429,7 @@ impl<'a> Oracle<'a> {
                     if matches!(op.kind, OpKind::Issend | OpKind::StartSsend) {
                         issend.insert(op.index, n);
                     }
-                    if op.kind != OpKind::Sendrecv {
+                    if !op.kind.is_sendrecv() {
                         o.node[t].insert(op.index, n);
                         if op.kind == OpKind::Ssend {
                             last_fence = Some(n);

@@ -260,6 +260,8 @@ pub(crate) fn is_fence(kind: OpKind) -> bool {
             | Wait
             | Waitall
             | Waitany
+            | Waitsome
+            | SendrecvReplace
             | Barrier
             | Bcast
             | Reduce
@@ -291,12 +293,13 @@ pub(crate) fn is_receive(op: &Op) -> bool {
 /// halo exchange the send goes to a real neighbour while the receive comes
 /// from `MPI_PROC_NULL`.
 pub(crate) fn has_send_half(op: &Op) -> bool {
-    op.kind == OpKind::Sendrecv || (op.kind.class() == OpClass::Send && !op.has(flags::PROC_NULL))
+    op.kind.is_sendrecv() || (op.kind.class() == OpClass::Send && !op.has(flags::PROC_NULL))
 }
 
 /// Whether `op` has a receive half (its own `ReceiveMatch` event).
 pub(crate) fn has_receive_half(op: &Op) -> bool {
-    (matches!(op.kind, OpKind::Recv | OpKind::Sendrecv | OpKind::Mrecv)
+    (matches!(op.kind, OpKind::Recv | OpKind::Mrecv)
+        || op.kind.is_sendrecv()
         || op.kind.is_nonblocking_receive())
         && !op.has(flags::PROC_NULL)
 }

@@ -87,11 +87,21 @@
 //!   handle. When such a handle comes back, the older request is treated as
 //!   complete: two eager `MPI_Isend`s neither of which is waited for report
 //!   one `request-leak`, not two.
-//! * Not handled, and stopped by name when called: persistent requests
-//!   (`MPI_Send_init` ..., `MPI_Start`, `MPI_Startall`), matched probes
-//!   (`MPI_Mprobe`, `MPI_Improbe`, `MPI_Mrecv`, `MPI_Imrecv`),
-//!   `MPI_Cancel`, MPI-4's `MPI_Isendrecv`, `MPI_Isendrecv_replace`,
-//!   partitioned and large-count (`_c`) point-to-point calls.
+//! * Not handled, and stopped by name when called: MPI-4's
+//!   `MPI_Isendrecv`, `MPI_Isendrecv_replace`, partitioned and large-count
+//!   (`_c`) point-to-point calls.
+//! * Persistent requests: the program's handle is MPI's own persistent
+//!   request, never started; each `MPI_Start` makes the runtime's inner
+//!   `Isend`/`Irecv`, swapped in for the handle during completion calls
+//!   (`engine/persist.rs`). `MPI_Start` of an active request returns
+//!   `MPI_ERR_REQUEST` without asking MPI. A persistent request with peer
+//!   `MPI_PROC_NULL` is started by MPI itself and not checked for
+//!   `MissingStart`. For the `any`/`some` completion calls, `MissingStart`
+//!   is reported only when no request given is active (they skip inactive
+//!   ones by design).
+//! * A cancelled receive is recognised at its completion (its wildcard
+//!   event is dropped then): a `CompleteNow` that resolves it before then
+//!   learns no sender from it.
 //! * Collectives other than `Barrier`, `Bcast`, `Reduce`, `Allreduce`,
 //!   `Gather`, `Scatter`, `Allgather`, `Alltoall` (the `v` forms,
 //!   `Reduce_scatter`, `Scan`, nonblocking collectives, communicator
@@ -100,9 +110,8 @@
 //!   are), and a rank blocked in one does not acknowledge synchronous
 //!   sends (which could make the tool hang where MPI would not).
 //!   Collectives on intercommunicators exchange no clocks.
-//! * `MPI_Gather`, `Scatter`, `Allgather`, `Alltoall`, `Sendrecv_replace`,
-//!   `Waitsome`, `Testall`, `Testany`, `Testsome` have no record kinds of
-//!   their own and are recorded as the nearest kind (see `wrap.rs`).
+//! * `MPI_Gather`, `Scatter`, `Allgather`, `Alltoall` have no record kinds
+//!   of their own and are recorded as the nearest kind (see `wrap.rs`).
 //! * Synchronous sends wait for an acknowledgement the receiver sends when
 //!   it sees the receive complete, not when the receive starts as MPI
 //!   defines: a synchronous send can return later than under MPI, never
@@ -149,7 +158,11 @@
 //!   fatal MPI error on two ranks may kill one before it records. MPI's
 //!   message names the runtime's struct datatype (`dtype=USER<struct>`).
 //!   Invalid arguments are not checked before the call (MPI's own error is
-//!   recorded as `MpiError`); `MissingStart` needs persistent requests.
+//!   recorded as `MpiError`).
+//! * `MissingStart`, at the `Wait`/`Test` call that was given an inactive
+//!   persistent request (`site` = its site, `request` = `u64::MAX`, `aux` =
+//!   the record of the `*_init` that made the request), once per inactive
+//!   spell; the call then returns at once as MPI says.
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]

@@ -15,8 +15,13 @@
 //! | `InitThread` | | | world | required | | provided |
 //! | `Send`, `Ssend`, `Bsend`, `Rsend`, `Isend`, `Issend`, `Ibsend`, `Irsend` | dest | tag | comm | count | (nonblocking) request | datatype |
 //! | `Recv`, `Irecv`, `Probe`, `Iprobe` | source posted (a guided run's forced source; `ANY_SOURCE` keeps its flag) | tag | comm | count (probes: 0, `Iprobe` 1) | (`Irecv`) request | datatype (probes: 0) |
-//! | `Sendrecv` (also `MPI_Sendrecv_replace`) | source posted | receive tag | comm | receive count | dest in the low 32 bits, send tag in the high 32 | receive datatype |
-//! | `Wait`, `Waitall`, `Waitany` (also `MPI_Waitsome`), `Test` (also `Testall`, `Testany`, `Testsome`) | | | | requests given | the (first) request | 1 + index of the record that made it, 0 if unknown |
+//! | `Sendrecv`, `SendrecvReplace` | source posted | receive tag | comm | receive count | dest in the low 32 bits, send tag in the high 32 | receive datatype |
+//! | `SendInit`, `BsendInit`, `SsendInit`, `RsendInit`, `RecvInit` | dest / source given | tag | comm | count | the program's handle | datatype |
+//! | `StartSend`, `StartBsend`, `StartSsend`, `StartRsend`, `StartRecv` (each request of `MPI_Start`/`MPI_Startall`, at its site) | as for the `Isend`/`Irecv` it stands for | | | | the runtime's inner request | datatype |
+//! | `Mprobe`, `Improbe` | source posted | tag | comm | 0 (`Improbe` 1) | the message handle | 0 |
+//! | `Mrecv`, `Imrecv` | the probed message's source (`MPI_MESSAGE_NO_PROC`: `PROC_NULL`) | its tag | comm | count | (`Imrecv`) request | datatype |
+//! | `Wait`, `Waitall`, `Waitany`, `Waitsome`, `Test`, `Testall`, `Testany`, `Testsome` | | | | requests given | the (first) request (a persistent request's inner one) | 1 + index of the record that made it, 0 if unknown |
+//! | `RequestFree` (of a persistent request), `Cancel` | | | | | the request | 1 + index of the record that made it |
 //! | `Barrier`, `Bcast`, `Reduce`, `Allreduce` (also `Allgather`, `Alltoall`), `Bcast` for `Scatter`, `Reduce` for `Gather` | root (0 when none) | | comm | count (send count) | | datatype (send type) |
 //! | `Finalize` | | | | | | |
 //! | `Abort` | | | comm | errorcode | | |
@@ -24,9 +29,10 @@
 //!
 //! A receive, and the `Wait`/`Test` that completes a nonblocking one, get
 //! `HAS_STATUS` with the matched source and tag (ranks of the call's
-//! communicator), and so does the `Irecv` record of that request. `Iprobe`
-//! and the `Test` forms are recorded only when they find a message or
-//! complete a request (polling loops would fill the trace otherwise).
+//! communicator), and so does the `Irecv` record of that request. `Iprobe`,
+//! `Improbe` and the `Test` forms are recorded only when they find a
+//! message or complete a request (polling loops would fill the trace
+//! otherwise).
 //!
 //! The causality records (`WildcardClock`, `PotentialMatch`, `Matched`,
 //! documented in `mbh_trace::op`) name ranks in `MPI_COMM_WORLD`; for vector

@@ -117,6 +117,8 @@ op_kinds! {
     /// `MPI_Imrecv`: the nonblocking `MPI_Mrecv`, completed by a
     /// `Wait`/`Test` like an `MPI_Irecv`.
     Imrecv = 42 => "MPI_Imrecv", Receive;
+    /// `MPI_Sendrecv_replace`: fields as for `MPI_Sendrecv`.
+    SendrecvReplace = 43 => "MPI_Sendrecv_replace", Receive;
     /// `MPI_Wait`.
     Wait = 48 => "MPI_Wait", Completion;
     /// `MPI_Waitall`.
@@ -125,6 +127,14 @@ op_kinds! {
     Waitany = 50 => "MPI_Waitany", Completion;
     /// `MPI_Test`.
     Test = 51 => "MPI_Test", Completion;
+    /// `MPI_Waitsome`.
+    Waitsome = 52 => "MPI_Waitsome", Completion;
+    /// `MPI_Testall`, recorded only when it completes the requests.
+    Testall = 53 => "MPI_Testall", Completion;
+    /// `MPI_Testany`, recorded only when it completes a request.
+    Testany = 54 => "MPI_Testany", Completion;
+    /// `MPI_Testsome`, recorded only when it completes a request.
+    Testsome = 55 => "MPI_Testsome", Completion;
     /// `MPI_Request_free` of a persistent request (`request` = its handle,
     /// `aux` = 1 + index of its init's record).
     RequestFree = 58 => "MPI_Request_free", Request;
@@ -188,6 +198,20 @@ impl OpKind {
                 | OpKind::StartBsend
                 | OpKind::StartSsend
                 | OpKind::StartRsend
+        )
+    }
+
+    /// `MPI_Sendrecv` or `MPI_Sendrecv_replace`: a receive with a send
+    /// half (in its record's `request` word).
+    pub fn is_sendrecv(self) -> bool {
+        matches!(self, OpKind::Sendrecv | OpKind::SendrecvReplace)
+    }
+
+    /// A `Test` form: recorded only when it completes a request.
+    pub fn is_test(self) -> bool {
+        matches!(
+            self,
+            OpKind::Test | OpKind::Testall | OpKind::Testany | OpKind::Testsome
         )
     }
 
@@ -300,5 +324,7 @@ mod tests {
         assert!(OpKind::StartRecv.is_nonblocking_receive());
         assert!(OpKind::StartBsend.is_nonblocking_send());
         assert!(!OpKind::Send.is_nonblocking_send());
+        assert!(OpKind::SendrecvReplace.is_sendrecv());
+        assert!(OpKind::Testsome.is_test() && !OpKind::Waitsome.is_test());
     }
 }

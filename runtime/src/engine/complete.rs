@@ -390,7 +390,7 @@ impl Rt {
         rc
     }
 
-    /// `MPI_Testall`. Recorded (as `MPI_Test`) only when it completes the
+    /// `MPI_Testall`. Recorded only when it completes the
     /// requests (or fails).
     ///
     /// # Safety
@@ -426,7 +426,7 @@ impl Rt {
         // SAFETY: non-null, written by MPI.
         let done = (rc == SUCCESS && unsafe { *flag } != 0) || rc == ERR_IN_STATUS;
         if done || rc != SUCCESS {
-            let op = self.many_op(OpKind::Test, count);
+            let op = self.many_op(OpKind::Testall, count);
             let index = record::append(|| RawOp {
                 flags: flags::RETURNED | if rc != SUCCESS { flags::FAILED } else { 0 },
                 error: rc,
@@ -527,7 +527,7 @@ impl Rt {
         rc
     }
 
-    /// `MPI_Testany`. Recorded (as `MPI_Test`) only when it completes a
+    /// `MPI_Testany`. Recorded only when it completes a
     /// request (or fails).
     ///
     /// # Safety
@@ -563,8 +563,8 @@ impl Rt {
             .and_then(|i| self.ids.get(i).copied().flatten().map(|id| (i, id)));
         if slot.is_some() || rc != SUCCESS {
             let op = match slot {
-                Some((i, id)) => self.completion_op(OpKind::Test, self.handles[i], Some(id), count),
-                None => self.many_op(OpKind::Test, count),
+                Some((i, id)) => self.completion_op(OpKind::Testany, self.handles[i], Some(id), count),
+                None => self.many_op(OpKind::Testany, count),
             };
             let index = record::append(|| RawOp {
                 flags: flags::RETURNED | if rc != SUCCESS { flags::FAILED } else { 0 },
@@ -613,7 +613,7 @@ impl Rt {
         rc
     }
 
-    /// `MPI_Waitsome` (recorded as `MPI_Waitany`).
+    /// `MPI_Waitsome`.
     ///
     /// # Safety
     ///
@@ -632,7 +632,7 @@ impl Rt {
             // SAFETY: MPI judges the arguments.
             return unsafe { mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, statuses) };
         };
-        let index = record::begin(|| self.many_op(OpKind::Waitany, count), true);
+        let index = record::begin(|| self.many_op(OpKind::Waitsome, count), true);
         let sts = self.statuses_for(n, statuses);
         let rc = if !self.any_unacknowledged() && !self.must_poll() {
             // SAFETY: the caller's arguments and valid statuses.
@@ -660,7 +660,7 @@ impl Rt {
         rc
     }
 
-    /// `MPI_Testsome`. Recorded (as `MPI_Test`) only when it completes a
+    /// `MPI_Testsome`. Recorded only when it completes a
     /// request (or fails).
     ///
     /// # Safety
@@ -690,7 +690,7 @@ impl Rt {
             0
         };
         if (out > 0 && out != undefined()) || rc != SUCCESS {
-            let op = self.many_op(OpKind::Test, count);
+            let op = self.many_op(OpKind::Testsome, count);
             let index = record::append(|| RawOp {
                 flags: flags::RETURNED | if rc != SUCCESS { flags::FAILED } else { 0 },
                 error: rc,

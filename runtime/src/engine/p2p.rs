@@ -615,6 +615,48 @@ impl Rt {
         comm: MPI_Comm,
         status: *mut MPI_Status,
     ) -> c_int {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.sendrecv_as(
+                OpKind::Sendrecv,
+                sendbuf,
+                sendcount,
+                sendtype,
+                dest,
+                sendtag,
+                recvbuf,
+                recvcount,
+                recvtype,
+                source,
+                recvtag,
+                comm,
+                status,
+            )
+        }
+    }
+
+    /// `MPI_Sendrecv` recorded as `kind` (`Sendrecv`, `SendrecvReplace`).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Sendrecv`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sendrecv_as(
+        &mut self,
+        kind: OpKind,
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
         let null = proc_null();
         let posting = if source == null {
             Posting {
@@ -628,7 +670,7 @@ impl Rt {
         let index = record::begin(
             || {
                 let mut op = Self::p2p_record(
-                    OpKind::Sendrecv,
+                    kind,
                     source,
                     posting.source,
                     recvtag,
@@ -870,7 +912,8 @@ impl Rt {
         // SAFETY: `packed` is not touched again until the send completed
         // inside `sendrecv`.
         unsafe {
-            self.sendrecv(
+            self.sendrecv_as(
+                OpKind::SendrecvReplace,
                 sendbuf,
                 position,
                 packed(),
