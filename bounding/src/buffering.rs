@@ -588,12 +588,11 @@ impl<'a> Model<'a> {
                     OpKind::Recv | OpKind::Sendrecv | OpKind::SendrecvReplace
                         if op.index == here =>
                     {
-                        self
-                        .sources
-                        .get(&(rank, here))
-                        .into_iter()
-                        .flatten()
-                        .any(|&(s, n)| at[s] < n)
+                        self.sources
+                            .get(&(rank, here))
+                            .into_iter()
+                            .flatten()
+                            .any(|&(s, n)| at[s] < n)
                     }
                     _ => false,
                 };
@@ -723,9 +722,11 @@ fn exact_posting(trace: &RankTrace, receiver: &Op) -> Option<u64> {
         OpKind::Recv | OpKind::Sendrecv | OpKind::SendrecvReplace | OpKind::Mrecv => {
             Some(receiver.index)
         }
-        kind if (kind == OpKind::Wait || kind.is_test()) && receiver.count <= 1 => request_origin(trace, receiver)
-            .filter(|o| o.kind.is_nonblocking_receive())
-            .map(|o| o.index),
+        kind if (kind == OpKind::Wait || kind.is_test()) && receiver.count <= 1 => {
+            request_origin(trace, receiver)
+                .filter(|o| o.kind.is_nonblocking_receive())
+                .map(|o| o.index)
+        }
         _ => None,
     }
 }

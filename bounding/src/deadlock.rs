@@ -453,7 +453,9 @@ impl<'a> Facts<'a> {
                 Some(origin) => (self.request(rank, origin), Some(origin.index)),
                 None => (Cond::CanComplete, None),
             },
-            OpKind::Waitall | OpKind::Waitany | OpKind::Waitsome => (self.any_request(rank, op), None),
+            OpKind::Waitall | OpKind::Waitany | OpKind::Waitsome => {
+                (self.any_request(rank, op), None)
+            }
             OpKind::Finalize => (self.finalize(rank), None),
             kind if kind.class() == OpClass::Collective => (self.collective(rank, op), None),
             // Bsend, Sendrecv, Test, Iprobe, Init, ...: not modelled.

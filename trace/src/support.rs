@@ -43,7 +43,13 @@ mod tests {
         assert!(unsupported_reason("PMPI_Psend_init").is_some());
         // Persistent requests, matched probes and MPI_Cancel are
         // interposed.
-        for call in ["MPI_Start", "PMPI_Recv_init", "MPI_Startall", "MPI_Cancel", "MPI_Mprobe"] {
+        for call in [
+            "MPI_Start",
+            "PMPI_Recv_init",
+            "MPI_Startall",
+            "MPI_Cancel",
+            "MPI_Mprobe",
+        ] {
             assert!(unsupported_reason(call).is_none(), "{call}");
         }
         assert!(unsupported_reason("MPI_Send").is_none());

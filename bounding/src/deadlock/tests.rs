@@ -527,10 +527,7 @@ fn a_wait_on_a_started_persistent_receive_waits_like_an_irecv() {
     assert_eq!(d.cycle, vec![0, 1]);
     assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
     // Once P1 sends, the started receive can complete.
-    let snapshot = [
-        started(0, 1),
-        Rank::new(1, 2).send(0, 0).blocked(recv(0)),
-    ];
+    let snapshot = [started(0, 1), Rank::new(1, 2).send(0, 0).blocked(recv(0))];
     assert_eq!(find_deadlock(&snapshot), None);
 }
 

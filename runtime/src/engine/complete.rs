@@ -11,7 +11,6 @@
 
 use super::persist::Waiting;
 use super::{finish_received, read_status, status_target, Rt};
-use std::ptr::null_mut;
 use crate::consts::{
     request_null, status_ignore, statuses_ignore, undefined, ERR_IN_STATUS, SUCCESS,
 };
@@ -24,6 +23,7 @@ use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Request, MPI_Status};
 use std::os::raw::c_int;
+use std::ptr::null_mut;
 
 impl Rt {
     /// The slot of `handle`, if the runtime made it.
@@ -563,7 +563,9 @@ impl Rt {
             .and_then(|i| self.ids.get(i).copied().flatten().map(|id| (i, id)));
         if slot.is_some() || rc != SUCCESS {
             let op = match slot {
-                Some((i, id)) => self.completion_op(OpKind::Testany, self.handles[i], Some(id), count),
+                Some((i, id)) => {
+                    self.completion_op(OpKind::Testany, self.handles[i], Some(id), count)
+                }
                 None => self.many_op(OpKind::Testany, count),
             };
             let index = record::append(|| RawOp {

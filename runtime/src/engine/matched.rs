@@ -121,7 +121,17 @@ impl Rt {
     ) -> c_int {
         let posting = self.probe_posting(comm, source, true);
         let index = record::begin(
-            || Self::p2p_record(OpKind::Mprobe, source, posting.source, tag, comm, 0, no_type()),
+            || {
+                Self::p2p_record(
+                    OpKind::Mprobe,
+                    source,
+                    posting.source,
+                    tag,
+                    comm,
+                    0,
+                    no_type(),
+                )
+            },
             true,
         );
         let seq = self.next_seq();
@@ -136,8 +146,14 @@ impl Rt {
             unsafe {
                 self.spin(|_| {
                     let mut flag: c_int = 0;
-                    let rc =
-                        mpi_sys::PMPI_Improbe(posting.source, tag, comm, &mut flag, message, target);
+                    let rc = mpi_sys::PMPI_Improbe(
+                        posting.source,
+                        tag,
+                        comm,
+                        &mut flag,
+                        message,
+                        target,
+                    );
                     (rc != SUCCESS || flag != 0).then_some(rc)
                 })
             }
@@ -270,7 +286,10 @@ impl Rt {
             // SAFETY: non-null: the caller's message.
             self.messages.remove(&unsafe { *message }.bits())
         };
-        let index = record::begin(|| Self::mrecv_record(OpKind::Mrecv, probed, count, datatype), true);
+        let index = record::begin(
+            || Self::mrecv_record(OpKind::Mrecv, probed, count, datatype),
+            true,
+        );
         let Some(p) = probed else {
             // MPI_MESSAGE_NO_PROC, or a message the runtime did not see
             // probed: MPI's to answer.

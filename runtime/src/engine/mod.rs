@@ -37,9 +37,9 @@ mod persist;
 
 pub use coll::Flow;
 pub use p2p::SendMode;
-pub use persist::PersistentOp;
 pub(crate) use p2p::{pmpi_isend, pmpi_send};
 pub(crate) use persist::pmpi_init;
+pub use persist::PersistentOp;
 
 use crate::checks::{self, Handlers, Resources};
 use crate::comms::Comms;

@@ -489,7 +489,18 @@ impl Rt {
         request: *mut MPI_Request,
     ) -> c_int {
         // SAFETY: the caller's contract.
-        unsafe { self.irecv_as(OpKind::Irecv, buf, count, datatype, source, tag, comm, request) }
+        unsafe {
+            self.irecv_as(
+                OpKind::Irecv,
+                buf,
+                count,
+                datatype,
+                source,
+                tag,
+                comm,
+                request,
+            )
+        }
     }
 
     /// A nonblocking receive recorded as `kind` (`Irecv`, or the
@@ -531,17 +542,7 @@ impl Rt {
         }
         let posting = self.posting(comm, source, true);
         let index = record::begin(
-            || {
-                Self::p2p_record(
-                    kind,
-                    source,
-                    posting.source,
-                    tag,
-                    comm,
-                    count,
-                    datatype,
-                )
-            },
+            || Self::p2p_record(kind, source, posting.source, tag, comm, count, datatype),
             false,
         );
         let seq = self.next_seq();
@@ -843,9 +844,7 @@ impl Rt {
         if rc == SUCCESS && source != null {
             // SAFETY: the receive completed into `target`.
             unsafe {
-                self.blocking_received(
-                    seq, comm, posting, recvtag, start, index, recvtype, target,
-                )
+                self.blocking_received(seq, comm, posting, recvtag, start, index, recvtype, target)
             };
         }
         if sync {
