@@ -299,9 +299,9 @@ fn local_check_findings(
             LocalCheck::MissingStart => (
                 FindingKind::MissingStart,
                 Severity::Error,
-                format!("rank {rank} waited on a persistent request that was never started"),
-                "waits on an inactive persistent request (not started since it was made or last completed)".to_string(),
-                "call `MPI_Start` on a persistent request before waiting on it",
+                format!("{call} on rank {rank} waits on a persistent request that was never started"),
+                "this request is inactive: no `MPI_Start` since it was created or last completed".to_string(),
+                "call `MPI_Start` (or `MPI_Startall`) on the request before each wait",
             ),
             LocalCheck::AfterFinalize => (
                 FindingKind::AfterFinalize,
@@ -358,9 +358,12 @@ fn local_check_findings(
                     site,
                     rank,
                     Role::Secondary,
-                    "the persistent request was made here",
+                    "the persistent request is created here",
                 ));
             }
+            finding
+                .notes
+                .push("the wait returns at once: nothing is sent or received".into());
         }
         finding.help = Some(help.to_string());
         findings.push(finding);
