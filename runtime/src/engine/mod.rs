@@ -270,10 +270,10 @@ impl Rt {
             types: HashMap::with_capacity(64),
             handlers: Handlers::new(),
             resources: Resources::new(),
-            persistent: HashMap::new(),
+            persistent: HashMap::with_capacity(64),
             swapped: Vec::with_capacity(64),
             cancels: false,
-            messages: HashMap::new(),
+            messages: HashMap::with_capacity(16),
         })
     }
 
