@@ -250,6 +250,12 @@ static void cancel_and_free(void) {
   MPI_Recv(&in, 1, MPI_INT, left, 61, MPI_COMM_WORLD, &st);
   show("freed-send", &st, MPI_INT);
   printf("r%d freed-send-data %d\n", rank, in);
+  /* A pair completed with MPI_STATUSES_IGNORE. */
+  MPI_Request pair[2];
+  MPI_Irecv(&in, 1, MPI_INT, left, 62, MPI_COMM_WORLD, &pair[0]);
+  MPI_Isend(&out, 1, MPI_INT, right, 62, MPI_COMM_WORLD, &pair[1]);
+  MPI_Waitall(2, pair, MPI_STATUSES_IGNORE);
+  printf("r%d statuses-ignored-data %d\n", rank, in);
 }
 
 static void proc_null_and_zero(void) {
