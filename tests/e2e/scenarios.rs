@@ -429,5 +429,13 @@ fn p4_a_wildcard_mprobe_is_explored_like_a_probe() {
             .unwrap_or_else(|| panic!("{:?}", report.wildcards));
         assert_eq!(improbe.call, "MPI_Improbe");
         assert_eq!(improbe.senders, [1, 2], "{clocks}: {improbe:?}");
+        // The replay forced the matched probe to the other sender.
+        let firsts: Vec<bool> = report
+            .runs
+            .iter()
+            .map(|r| r.stdout.contains("first from 1"))
+            .collect();
+        assert_eq!(firsts.len(), 2, "{clocks}");
+        assert_ne!(firsts[0], firsts[1], "{clocks}: {:?}", report.runs);
     }
 }

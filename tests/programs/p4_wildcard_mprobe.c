@@ -4,6 +4,7 @@
  * message; MPI_Get_count on the probe's status counts the user's data. */
 #include <assert.h>
 #include <mpi.h>
+#include <stdio.h>
 
 int main(int argc, char **argv) {
   int rank;
@@ -17,6 +18,7 @@ int main(int argc, char **argv) {
     MPI_Mprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &msg, &st); // the matched probe
     MPI_Get_count(&st, MPI_INT, &count);
     assert(count == 1);
+    printf("first from %d\n", st.MPI_SOURCE);
     MPI_Mrecv(&v, 1, MPI_INT, &msg, MPI_STATUS_IGNORE);
     assert(v == st.MPI_SOURCE * 10);
     while (!flag)
