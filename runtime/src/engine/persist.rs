@@ -71,6 +71,17 @@ pub enum Waiting {
     Some,
 }
 
+impl Waiting {
+    /// Whether an inactive persistent request given to the call is
+    /// reported, when `active` of the requests given are active.
+    fn reports_inactive(self, active: usize) -> bool {
+        match self {
+            Waiting::Each => true,
+            Waiting::Some => active == 0,
+        }
+    }
+}
+
 /// The record kind of a start of `op`.
 fn start_kind(op: PersistentOp) -> OpKind {
     match op {
@@ -324,7 +335,7 @@ impl Rt {
                 None => {}
             }
         }
-        if let (0, Some((bits, p))) = (active, inactive) {
+        if let Some((bits, p)) = inactive.filter(|_| waiting.reports_inactive(active)) {
             self.missing_start(bits, p);
         }
     }
@@ -512,4 +523,38 @@ pub(super) unsafe fn was_cancelled(status: *const MPI_Status) -> bool {
     // SAFETY: a status MPI filled.
     let rc = unsafe { mpi_sys::PMPI_Test_cancelled(status, &mut flag) };
     rc == SUCCESS && flag != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_start_is_recorded_as_the_nonblocking_call_it_stands_for() {
+        let kinds = [
+            (PersistentOp::Send(SendMode::Standard), OpKind::StartSend),
+            (PersistentOp::Send(SendMode::Buffered), OpKind::StartBsend),
+            (PersistentOp::Send(SendMode::Sync), OpKind::StartSsend),
+            (PersistentOp::Send(SendMode::Ready), OpKind::StartRsend),
+            (PersistentOp::Recv, OpKind::StartRecv),
+        ];
+        for (op, kind) in kinds {
+            assert_eq!(start_kind(op), kind);
+            assert_eq!(kind.mpi_name(), "MPI_Start");
+        }
+        assert!(start_kind(PersistentOp::Send(SendMode::Sync)).is_synchronous_send());
+        assert!(start_kind(PersistentOp::Recv).is_nonblocking_receive());
+    }
+
+    /// `Wait`/`Test`/`all` need every request active; the `any`/`some`
+    /// forms skip inactive ones by design (a `Waitany` loop over started
+    /// requests meets the completed ones), so only a call with nothing
+    /// active to wait for is reported.
+    #[test]
+    fn inactive_requests_are_reported_by_call_kind() {
+        assert!(Waiting::Each.reports_inactive(3));
+        assert!(Waiting::Each.reports_inactive(0));
+        assert!(!Waiting::Some.reports_inactive(1));
+        assert!(Waiting::Some.reports_inactive(0));
+    }
 }
