@@ -397,6 +397,7 @@ impl<'a> Model<'a> {
                 for op in trace.ops.iter().filter(|op| {
                     op.kind.is_nonblocking_receive()
                         && !op.has(flags::FAILED)
+                        && !op.has(flags::CANCELLED)
                         && !op.has(flags::PROC_NULL)
                         && !self.irecv_source.contains_key(&(rank, op.index))
                 }) {
@@ -575,7 +576,7 @@ impl<'a> Model<'a> {
             let here = at[rank];
             let end = (here as usize + 1).min(trace.ops.len());
             for op in &trace.ops[..end] {
-                if !op.has(flags::ANY_SOURCE) || op.has(flags::FAILED) {
+                if !op.has(flags::ANY_SOURCE) || op.has(flags::FAILED) || op.has(flags::CANCELLED) {
                     continue;
                 }
                 let waiting = match op.kind {

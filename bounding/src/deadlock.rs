@@ -435,7 +435,7 @@ impl<'a> Facts<'a> {
             // Its message was taken by a matched probe already.
             OpKind::Imrecv => false,
             kind if kind.is_nonblocking_receive() => {
-                !op.has(flags::FAILED) && !self.is_complete(rank, op)
+                !op.has(flags::FAILED) && !op.has(flags::CANCELLED) && !self.is_complete(rank, op)
             }
             OpKind::Recv | OpKind::Probe | OpKind::Mprobe => Some(op.index) == blocked,
             _ => false,

@@ -395,6 +395,10 @@ impl<'a> Oracle<'a> {
             let mut issend: HashMap<u64, NodeIndex> = HashMap::new();
             for op in &trace.ops {
                 let class = op.kind.class();
+                if op.has(flags::CANCELLED) {
+                    // It matched nothing and ordered nothing.
+                    continue;
+                }
                 if !matches!(
                     class,
                     OpClass::Send

@@ -284,6 +284,7 @@ pub(crate) fn is_plain_send(op: &Op) -> bool {
 pub(crate) fn is_receive(op: &Op) -> bool {
     (matches!(op.kind, OpKind::Recv | OpKind::Mrecv) || op.kind.is_nonblocking_receive())
         && !op.has(flags::PROC_NULL)
+        && !op.has(flags::CANCELLED)
 }
 
 /// Whether `op` has a send half (its own `SendMatch` event).
@@ -302,6 +303,7 @@ pub(crate) fn has_receive_half(op: &Op) -> bool {
         || op.kind.is_sendrecv()
         || op.kind.is_nonblocking_receive())
         && !op.has(flags::PROC_NULL)
+        && !op.has(flags::CANCELLED)
 }
 
 /// Whether the record becomes a graph node (MPI calls, not the tool's own

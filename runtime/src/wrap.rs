@@ -34,6 +34,10 @@
 //! message or complete a request (polling loops would fill the trace
 //! otherwise).
 //!
+//! A request whose `MPI_Cancel` succeeded gets `CANCELLED` on the record
+//! that made it, once a completion call sees it complete; it has no
+//! `Matched` record and, for a wildcard receive, no `WildcardClock`.
+//!
 //! The causality records (`WildcardClock`, `PotentialMatch`, `Matched`,
 //! documented in `mbh_trace::op`) name ranks in `MPI_COMM_WORLD`; for vector
 //! clocks their clock fields hold the receiving rank's own component.

@@ -237,6 +237,37 @@ fn p5_a_cancelled_wildcard_receive_is_no_decision() {
     }
 }
 
+#[test]
+fn p5_cancelled_receives_are_flagged_in_the_trace() {
+    // So the analyses do not wait for them to take a message.
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(
+        std::path::Path::new("tests/programs/p5_cancel_recv.c"),
+        dir.path(),
+    );
+    let (status, report, out) = verify_json(&exe, 2, dir.path(), &["--keep-traces"]);
+    assert_eq!(status, 0, "{}", describe(&out));
+    let first = mbh_trace::layout::InterleavingDir::new(std::path::Path::new(&report.run_dir), 1);
+    let trace = mbh_trace::RankTrace::read(&first.trace(0)).unwrap();
+    let cancelled: Vec<mbh_trace::OpKind> = trace
+        .ops
+        .iter()
+        .filter(|op| op.has(mbh_trace::op::flags::CANCELLED))
+        .map(|op| op.kind)
+        .collect();
+    assert_eq!(
+        cancelled,
+        [mbh_trace::OpKind::Irecv, mbh_trace::OpKind::StartRecv]
+    );
+    let cancels = trace
+        .ops
+        .iter()
+        .filter(|op| op.kind == mbh_trace::OpKind::Cancel)
+        .count();
+    assert_eq!(cancels, 2);
+}
+
 /// Sorted non-empty lines.
 fn sorted_lines(text: &str) -> Vec<String> {
     let mut lines: Vec<String> = text

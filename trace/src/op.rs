@@ -297,6 +297,9 @@ pub mod flags {
     pub const FAILED: u16 = 1 << 4;
     /// The peer was `MPI_PROC_NULL`.
     pub const PROC_NULL: u16 = 1 << 5;
+    /// The request the call made was cancelled (`MPI_Cancel` succeeded):
+    /// it matched nothing.
+    pub const CANCELLED: u16 = 1 << 6;
 }
 
 #[cfg(test)]

@@ -549,3 +549,25 @@ fn a_wait_on_an_imrecv_never_waits() {
     assert_eq!(deadlock(&waiting_on(OpKind::Irecv)).cycle, vec![0, 1]);
     assert_eq!(find_deadlock(&waiting_on(OpKind::Imrecv)), None);
 }
+
+#[test]
+fn a_cancelled_irecv_takes_no_message() {
+    // P0: Irecv(from 1) then blocked in Recv(from 1, tag 5); P1: blocked in
+    // Ssend(to 0, tag 0). The pending Irecv would take the Ssend; once
+    // cancelled it takes nothing, and the two ranks wait for each other.
+    let snapshot = |cancelled: bool| {
+        let mut irecv = Op {
+            request: 9,
+            ..op(OpKind::Irecv, 1, 0)
+        };
+        if cancelled {
+            irecv.flags |= flags::CANCELLED;
+        }
+        [
+            Rank::new(0, 2).call(irecv).blocked(op(OpKind::Recv, 1, 5)),
+            Rank::new(1, 2).blocked(op(OpKind::Ssend, 0, 0)),
+        ]
+    };
+    assert_eq!(find_deadlock(&snapshot(false)), None);
+    assert_eq!(deadlock(&snapshot(true)).cycle, vec![0, 1]);
+}

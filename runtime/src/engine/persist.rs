@@ -492,6 +492,9 @@ impl Rt {
         if !self.cancels || !unsafe { was_cancelled(status) } {
             return false;
         }
+        if let Some(origin) = self.slots.get(id).and_then(|s| s.record) {
+            record::update(origin, |op| op.flags |= mbh_trace::op::flags::CANCELLED);
+        }
         match self.slots.get_mut(id).map(|s| &mut s.kind) {
             Some(Kind::Recv(r)) => {
                 if let Some(event) = r.event {
