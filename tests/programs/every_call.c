@@ -6,18 +6,47 @@
  * with MPI_STATUS(ES)_IGNORE, MPI_PROC_NULL, zero counts, a vector type and
  * a split communicator. Sources are named (no wildcard), so the output is
  * the same under MPI and under the runtime: each line starts with the
- * rank, MPI_Get_count/MPI_Get_elements after every receive and probe. */
+ * rank, MPI_Get_count/MPI_Get_elements after every receive and probe.
+ * Rank 0 prints every rank's lines at the end (gathered), so lines of
+ * different ranks never mix in the launcher's output. */
 #include <mpi.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#define OUT_BYTES 16384
+
 static int rank, size, left, right;
+static char out[OUT_BYTES];
+static int out_len;
+
+/* Appends to this rank's output. */
+static void say(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(out + out_len, OUT_BYTES - out_len, format, args);
+  va_end(args);
+  if (n > 0 && out_len + n < OUT_BYTES)
+    out_len += n;
+}
+
+/* Rank 0 prints every rank's output. */
+static void print_all(void) {
+  char *all = rank == 0 ? malloc((size_t)OUT_BYTES * size) : NULL;
+  MPI_Gather(out, OUT_BYTES, MPI_CHAR, all, OUT_BYTES, MPI_CHAR, 0,
+             MPI_COMM_WORLD);
+  if (rank == 0) {
+    for (int r = 0; r < size; r++)
+      fputs(all + (size_t)r * OUT_BYTES, stdout);
+    free(all);
+  }
+}
 
 static void show(const char *what, MPI_Status *st, MPI_Datatype type) {
   int count = -1, elements = -1;
   MPI_Get_count(st, type, &count);
   MPI_Get_elements(st, type, &elements);
-  printf("r%d %s source=%d tag=%d count=%d elements=%d\n", rank, what,
+  say("r%d %s source=%d tag=%d count=%d elements=%d\n", rank, what,
          st->MPI_SOURCE, st->MPI_TAG, count, elements);
 }
 
@@ -31,7 +60,7 @@ static void print_buf(const char *what, const int *buf, int n) {
   int at = snprintf(line, sizeof line, "r%d %s", rank, what);
   for (int i = 0; i < n; i++)
     at += snprintf(line + at, sizeof line - at, " %d", buf[i]);
-  printf("%s\n", line); /* one write per line */
+  say("%s\n", line);
 }
 
 /* Blocking sends of each mode, received by an Irecv posted first. */
@@ -243,19 +272,19 @@ static void cancel_and_free(void) {
   MPI_Cancel(&r);
   MPI_Wait(&r, &st);
   MPI_Test_cancelled(&st, &cancelled);
-  printf("r%d cancelled=%d\n", rank, cancelled);
+  say("r%d cancelled=%d\n", rank, cancelled);
   /* A send freed before it completes; received normally. */
   MPI_Isend(&out, 1, MPI_INT, right, 61, MPI_COMM_WORLD, &r);
   MPI_Request_free(&r);
   MPI_Recv(&in, 1, MPI_INT, left, 61, MPI_COMM_WORLD, &st);
   show("freed-send", &st, MPI_INT);
-  printf("r%d freed-send-data %d\n", rank, in);
+  say("r%d freed-send-data %d\n", rank, in);
   /* A pair completed with MPI_STATUSES_IGNORE. */
   MPI_Request pair[2];
   MPI_Irecv(&in, 1, MPI_INT, left, 62, MPI_COMM_WORLD, &pair[0]);
   MPI_Isend(&out, 1, MPI_INT, right, 62, MPI_COMM_WORLD, &pair[1]);
   MPI_Waitall(2, pair, MPI_STATUSES_IGNORE);
-  printf("r%d statuses-ignored-data %d\n", rank, in);
+  say("r%d statuses-ignored-data %d\n", rank, in);
 }
 
 static void proc_null_and_zero(void) {
@@ -323,7 +352,7 @@ static void split_comm(void) {
                (me + n - 1) % n, 90, half, &st);
   show("split-sendrecv", &st, MPI_INT);
   MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, half);
-  printf("r%d split size=%d sum=%d got=%d\n", rank, n, sum, in);
+  say("r%d split size=%d sum=%d got=%d\n", rank, n, sum, in);
   MPI_Comm_free(&half);
 }
 
@@ -343,7 +372,7 @@ static void collectives(void) {
   for (int i = 0; i < 3; i++)
     a2a_out[i] = rank * 10 + i;
   MPI_Alltoall(a2a_out, 1, MPI_INT, a2a_in, 1, MPI_INT, MPI_COMM_WORLD);
-  printf("r%d bcast=%d reduce=%d allreduce=%d scatter=%d\n", rank, b,
+  say("r%d bcast=%d reduce=%d allreduce=%d scatter=%d\n", rank, b,
          rank == 1 ? red : -1, all, scattered);
   if (rank == 2)
     print_buf("gather", gathered, 3);
@@ -354,7 +383,6 @@ static void collectives(void) {
 int main(int argc, char **argv) {
   int attached = 1 << 16, *detach_at;
   void *buffer = malloc(attached);
-  setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines: ranks share the pipe */
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -371,6 +399,7 @@ int main(int argc, char **argv) {
   derived_type();
   split_comm();
   collectives();
+  print_all();
   MPI_Buffer_detach(&detach_at, &attached);
   free(buffer);
   MPI_Finalize();
