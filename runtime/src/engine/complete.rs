@@ -10,13 +10,13 @@
 //! order nonovertaking matched them in).
 
 use super::persist::Waiting;
-use super::{finish_received, read_status, status_target, Rt};
+use super::{finish_received, status_into, status_target, Rt};
 use crate::consts::{
     request_null, status_ignore, statuses_ignore, undefined, ERR_IN_STATUS, SUCCESS,
 };
 use crate::handle::HandleBits;
 use crate::piggyback;
-use crate::record::{self, set_status, REQUESTS};
+use crate::record::{self, REQUESTS};
 use crate::slots::Kind;
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::RawOp;
@@ -83,9 +83,7 @@ impl Rt {
         // SAFETY: the caller's contract.
         unsafe { self.complete_slot(id, status, completer) };
         if receive {
-            if let (Some(origin), Some((source, tag))) = (slot.record, read_status(status)) {
-                record::update(origin, |op| set_status(op, source, tag));
-            }
+            status_into(slot.record, status);
         }
         receive
     }
@@ -162,9 +160,7 @@ impl Rt {
             if let (true, Some(id)) = (done, id) {
                 // SAFETY: MPI completed the request into `target`.
                 if unsafe { self.finish_request(id, handle, target, index) } {
-                    if let (Some(index), Some((s, t))) = (index, read_status(target)) {
-                        record::update(index, |op| set_status(op, s, t));
-                    }
+                    status_into(index, target);
                 }
             }
         } else {
@@ -576,9 +572,7 @@ impl Rt {
             if let Some((i, id)) = slot {
                 // SAFETY: MPI completed the request into `target`.
                 if unsafe { self.finish_request(id, self.handles[i], target, index) } {
-                    if let (Some(index), Some((s, t))) = (index, read_status(target)) {
-                        record::update(index, |op| set_status(op, s, t));
-                    }
+                    status_into(index, target);
                 }
             }
         } else if chosen == undefined() {

@@ -996,6 +996,15 @@ pub(super) fn finish_received(index: Option<u64>, rc: c_int, status: *const MPI_
     });
 }
 
+/// Stores the receive status `status` (null or `MPI_STATUS_IGNORE`: none)
+/// in the record `index` of a call that already returned: a `Test` that
+/// completed a receive, the `Irecv` whose request completed.
+pub(super) fn status_into(index: Option<u64>, status: *const MPI_Status) {
+    if let (Some(index), Some((source, tag))) = (index, read_status(status)) {
+        record::update(index, |op| record::set_status(op, source, tag));
+    }
+}
+
 /// Waits until the request of pending event `p` completes (it matched:
 /// something issued after it matched a message it accepts) and returns what
 /// it matched (Fig 5.22's `MPI_Request_get_status`). A synchronous sender
