@@ -301,13 +301,25 @@ fn every_call_prints_the_same_under_mpi_and_under_the_runtime() {
     let expected = sorted_lines(&String::from_utf8_lossy(&out.stdout));
     assert!(expected.len() > 200, "{expected:?}");
     let exe = build(std::path::Path::new(source), dir.path());
-    let (status, report, out) = verify_json(&exe, 3, dir.path(), &["--keep-traces"]);
-    assert_eq!(status, 0, "{}", describe(&out));
-    assert!(report.findings.is_empty(), "{:?}", report.findings);
-    assert_eq!(report.interleavings, 1);
-    // The report keeps the end of the output; the run directory all of it.
-    let first = mbh_trace::layout::InterleavingDir::new(std::path::Path::new(&report.run_dir), 1);
-    let printed = std::fs::read_to_string(first.launcher_stdout()).unwrap();
-    assert_eq!(sorted_lines(&printed), expected, "{}", describe(&out));
-    assert!(report.runs[0].ranks.iter().all(|r| r.state == "finalized"));
+    // Also with every standard send synchronous and vector clocks in the
+    // headers (acknowledgements through every completion call).
+    for options in [&[][..], &["--buffering", "zero", "--clocks", "vector"]] {
+        let mut args = vec!["--keep-traces"];
+        args.extend_from_slice(options);
+        let (status, report, out) = verify_json(&exe, 3, dir.path(), &args);
+        assert_eq!(status, 0, "{options:?}\n{}", describe(&out));
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+        assert_eq!(report.interleavings, 1);
+        // The report keeps the end of the output; the run directory all.
+        let first =
+            mbh_trace::layout::InterleavingDir::new(std::path::Path::new(&report.run_dir), 1);
+        let printed = std::fs::read_to_string(first.launcher_stdout()).unwrap();
+        assert_eq!(
+            sorted_lines(&printed),
+            expected,
+            "{options:?}\n{}",
+            describe(&out)
+        );
+        assert!(report.runs[0].ranks.iter().all(|r| r.state == "finalized"));
+    }
 }
