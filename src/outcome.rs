@@ -346,9 +346,9 @@ fn local_check_findings(
             LocalCheck::MissingStart => (
                 FindingKind::MissingStart,
                 Severity::Error,
-                format!("rank {rank} waited on a persistent request that was never started"),
-                "waits on an inactive persistent request".to_string(),
-                "call `MPI_Start` on a persistent request before waiting on it",
+                format!("{call} on rank {rank} waits on a persistent request that was never started"),
+                "this request is inactive: no `MPI_Start` since it was created or last completed".to_string(),
+                "call `MPI_Start` (or `MPI_Startall`) on the request before each wait",
             ),
             LocalCheck::AfterFinalize => (
                 FindingKind::AfterFinalize,
@@ -415,6 +415,25 @@ fn local_check_findings(
                     "sent with this datatype",
                 ));
             }
+        }
+        if check == LocalCheck::MissingStart {
+            // The `*_init` that made the request (`aux` = its record).
+            let init = trace
+                .ops
+                .get(record.aux as usize)
+                .filter(|op| op.index == record.aux)
+                .and_then(|op| site_of(op.site));
+            if let Some(site) = init {
+                finding.locations.push(site_location(
+                    site,
+                    rank,
+                    Role::Secondary,
+                    "the persistent request is created here",
+                ));
+            }
+            finding
+                .notes
+                .push("the wait returns at once: nothing is sent or received".into());
         }
         finding.help = Some(help.to_string());
         findings.push(finding);

@@ -234,12 +234,12 @@ fn finished(trace: &RankTrace, rank: usize, size: usize) -> bool {
 
 /// Whether `op` sends a message (a send, or `MPI_Sendrecv`).
 fn is_send(op: &Op) -> bool {
-    op.kind.class() == OpClass::Send || op.kind == OpKind::Sendrecv
+    op.kind.class() == OpClass::Send || op.kind.is_sendrecv()
 }
 
 /// The tag and destination (as passed) of a send or `MPI_Sendrecv`.
 fn send_envelope(op: &Op) -> (i32, i32) {
-    if op.kind == OpKind::Sendrecv {
+    if op.kind.is_sendrecv() {
         ((op.request >> 32) as u32 as i32, op.request as u32 as i32)
     } else {
         (op.tag, op.peer)
@@ -350,7 +350,7 @@ impl<'a> Model<'a> {
             .collect();
         for (&(rank, _, sender, send), posted) in matches.iter().zip(&exact) {
             if let Some(irecv) =
-                posted.filter(|&p| traces[rank].ops[p as usize].kind == OpKind::Irecv)
+                posted.filter(|&p| traces[rank].ops[p as usize].kind.is_nonblocking_receive())
             {
                 model
                     .irecv_source
@@ -395,8 +395,9 @@ impl<'a> Model<'a> {
             .map(|(rank, trace)| {
                 let mut earliest = HashMap::new();
                 for op in trace.ops.iter().filter(|op| {
-                    op.kind == OpKind::Irecv
+                    op.kind.is_nonblocking_receive()
                         && !op.has(flags::FAILED)
+                        && !op.has(flags::CANCELLED)
                         && !op.has(flags::PROC_NULL)
                         && !self.irecv_source.contains_key(&(rank, op.index))
                 }) {
@@ -446,16 +447,22 @@ impl<'a> Model<'a> {
             OpKind::Send => self.send_need(rank, op.index, true, &mut needs),
             OpKind::Ssend => self.send_need(rank, op.index, false, &mut needs),
             OpKind::Recv => self.receive_needs(rank, op.index, &mut needs),
-            OpKind::Sendrecv => {
+            OpKind::Sendrecv | OpKind::SendrecvReplace => {
                 self.receive_needs(rank, op.index, &mut needs);
                 self.send_need(rank, op.index, true, &mut needs);
             }
             OpKind::Wait => match request_origin(self.traces[rank], op) {
                 Some(origin) if origin.has(flags::FAILED) => {}
                 Some(origin) => match origin.kind {
-                    OpKind::Isend => self.send_need(rank, origin.index, true, &mut needs),
-                    OpKind::Issend => self.send_need(rank, origin.index, false, &mut needs),
-                    OpKind::Irecv => self.receive_needs(rank, op.index, &mut needs),
+                    OpKind::Isend | OpKind::StartSend => {
+                        self.send_need(rank, origin.index, true, &mut needs)
+                    }
+                    OpKind::Issend | OpKind::StartSsend => {
+                        self.send_need(rank, origin.index, false, &mut needs)
+                    }
+                    kind if kind.is_nonblocking_receive() => {
+                        self.receive_needs(rank, op.index, &mut needs)
+                    }
                     _ => {}
                 },
                 None => {}
@@ -572,22 +579,25 @@ impl<'a> Model<'a> {
             let here = at[rank];
             let end = (here as usize + 1).min(trace.ops.len());
             for op in &trace.ops[..end] {
-                if !op.has(flags::ANY_SOURCE) || op.has(flags::FAILED) {
+                if !op.has(flags::ANY_SOURCE) || op.has(flags::FAILED) || op.has(flags::CANCELLED) {
                     continue;
                 }
                 let waiting = match op.kind {
-                    OpKind::Irecv if op.index < here => {
+                    kind if kind.is_nonblocking_receive() && op.index < here => {
                         match self.irecv_source.get(&(rank, op.index)) {
                             Some(&(s, n)) => at[s] < n,
                             None => !surely_sent(&sent[rank], op, self.facts.in_world(op.comm)),
                         }
                     }
-                    OpKind::Recv | OpKind::Sendrecv if op.index == here => self
-                        .sources
-                        .get(&(rank, here))
-                        .into_iter()
-                        .flatten()
-                        .any(|&(s, n)| at[s] < n),
+                    OpKind::Recv | OpKind::Sendrecv | OpKind::SendrecvReplace
+                        if op.index == here =>
+                    {
+                        self.sources
+                            .get(&(rank, here))
+                            .into_iter()
+                            .flatten()
+                            .any(|&(s, n)| at[s] < n)
+                    }
                     _ => false,
                 };
                 if waiting {
@@ -713,10 +723,14 @@ type IrecvKey = (bool, Option<i32>, Option<i32>);
 /// `Wait`/`Test` of a single request names.
 fn exact_posting(trace: &RankTrace, receiver: &Op) -> Option<u64> {
     match receiver.kind {
-        OpKind::Recv | OpKind::Sendrecv => Some(receiver.index),
-        OpKind::Wait | OpKind::Test if receiver.count <= 1 => request_origin(trace, receiver)
-            .filter(|o| o.kind == OpKind::Irecv)
-            .map(|o| o.index),
+        OpKind::Recv | OpKind::Sendrecv | OpKind::SendrecvReplace | OpKind::Mrecv => {
+            Some(receiver.index)
+        }
+        kind if (kind == OpKind::Wait || kind.is_test()) && receiver.count <= 1 => {
+            request_origin(trace, receiver)
+                .filter(|o| o.kind.is_nonblocking_receive())
+                .map(|o| o.index)
+        }
         _ => None,
     }
 }
@@ -748,10 +762,16 @@ fn completed_receive(op: &Op) -> bool {
         op.kind,
         OpKind::Recv
             | OpKind::Sendrecv
+            | OpKind::SendrecvReplace
+            | OpKind::Mrecv
             | OpKind::Wait
             | OpKind::Waitall
             | OpKind::Waitany
+            | OpKind::Waitsome
             | OpKind::Test
+            | OpKind::Testall
+            | OpKind::Testany
+            | OpKind::Testsome
     ) && op.has(flags::HAS_STATUS)
         && !op.has(flags::FAILED)
         && !op.has(flags::PROC_NULL)

@@ -272,10 +272,7 @@ impl RecvSpec {
 }
 
 fn is_nonblocking_p2p(kind: OpKind) -> bool {
-    matches!(
-        kind,
-        OpKind::Isend | OpKind::Issend | OpKind::Ibsend | OpKind::Irsend | OpKind::Irecv
-    )
+    kind.is_nonblocking_send() || kind.is_nonblocking_receive()
 }
 
 /// What the snapshot says about messages, requests and collectives.
@@ -426,7 +423,7 @@ impl<'a> Facts<'a> {
     /// Whether `op` of `rank` (a nonblocking call) is known complete.
     fn is_complete(&self, rank: usize, op: &Op) -> bool {
         self.completed[rank].contains(&op.index)
-            || (op.kind == OpKind::Irecv && op.matched.is_some())
+            || (op.kind.is_nonblocking_receive() && op.matched.is_some())
     }
 
     /// Receives of `rank` posted and not completed: `Irecv`s, and the
@@ -435,8 +432,12 @@ impl<'a> Facts<'a> {
         let trace = self.traces[rank];
         let blocked = trace.blocking;
         trace.ops.iter().filter(move |op| match op.kind {
-            OpKind::Irecv => !op.has(flags::FAILED) && !self.is_complete(rank, op),
-            OpKind::Recv | OpKind::Probe => Some(op.index) == blocked,
+            // Its message was taken by a matched probe already.
+            OpKind::Imrecv => false,
+            kind if kind.is_nonblocking_receive() => {
+                !op.has(flags::FAILED) && !op.has(flags::CANCELLED) && !self.is_complete(rank, op)
+            }
+            OpKind::Recv | OpKind::Probe | OpKind::Mprobe => Some(op.index) == blocked,
             _ => false,
         })
     }
@@ -446,13 +447,15 @@ impl<'a> Facts<'a> {
     fn condition(&self, rank: usize, op: &'a Op) -> (Cond, Option<u64>) {
         let trace = self.traces[rank];
         match op.kind {
-            OpKind::Recv | OpKind::Probe => (self.receive(rank, op), None),
+            OpKind::Recv | OpKind::Probe | OpKind::Mprobe => (self.receive(rank, op), None),
             OpKind::Send | OpKind::Ssend | OpKind::Rsend => (self.send(rank, op), None),
             OpKind::Wait => match request_origin(trace, op) {
                 Some(origin) => (self.request(rank, origin), Some(origin.index)),
                 None => (Cond::CanComplete, None),
             },
-            OpKind::Waitall | OpKind::Waitany => (self.any_request(rank, op), None),
+            OpKind::Waitall | OpKind::Waitany | OpKind::Waitsome => {
+                (self.any_request(rank, op), None)
+            }
             OpKind::Finalize => (self.finalize(rank), None),
             kind if kind.class() == OpClass::Collective => (self.collective(rank, op), None),
             // Bsend, Sendrecv, Test, Iprobe, Init, ...: not modelled.
@@ -522,8 +525,11 @@ impl<'a> Facts<'a> {
             return Cond::CanComplete;
         }
         match origin.kind {
-            OpKind::Irecv => self.receive(rank, origin),
-            OpKind::Isend | OpKind::Issend | OpKind::Irsend => self.send(rank, origin),
+            OpKind::Imrecv => Cond::CanComplete,
+            kind if kind.is_nonblocking_receive() => self.receive(rank, origin),
+            // A buffered send completes locally whatever the receiver does.
+            OpKind::Ibsend | OpKind::StartBsend => Cond::CanComplete,
+            kind if kind.is_nonblocking_send() => self.send(rank, origin),
             // A nonblocking collective waits for the ranks that have not
             // called it (as a blocking one would).
             kind if kind.is_nonblocking_collective() => self.collective(rank, origin),

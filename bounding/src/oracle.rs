@@ -291,7 +291,7 @@ fn is_send_kind(kind: OpKind) -> bool {
 }
 
 fn is_sync_send(kind: OpKind) -> bool {
-    matches!(kind, OpKind::Ssend | OpKind::Issend)
+    kind.is_synchronous_send()
 }
 
 /// The record with index `i` (records are dense, so normally `ops[i]`).
@@ -305,11 +305,13 @@ fn op_at(trace: &RankTrace, i: u64) -> Option<&Op> {
 
 /// Destination and tag of a send, or of a `Sendrecv`'s send part.
 fn send_target(op: &Op) -> Option<(i32, i32)> {
-    if op.has(flags::PROC_NULL) && op.kind != OpKind::Sendrecv {
+    if op.has(flags::PROC_NULL) && !op.kind.is_sendrecv() {
         return None;
     }
     match op.kind {
-        OpKind::Sendrecv => Some((op.request as u32 as i32, (op.request >> 32) as u32 as i32)),
+        OpKind::Sendrecv | OpKind::SendrecvReplace => {
+            Some((op.request as u32 as i32, (op.request >> 32) as u32 as i32))
+        }
         k if is_send_kind(k) => Some((op.peer, op.tag)),
         _ => None,
     }
@@ -351,7 +353,8 @@ impl<'a> Oracle<'a> {
             for op in ops.iter() {
                 if op.kind.class() == OpClass::Completion && op.aux > 0 {
                     let origin = op.aux - 1;
-                    if get(origin).is_some_and(|c| c.kind == OpKind::Irecv) && linked.insert(origin)
+                    if get(origin).is_some_and(|c| c.kind.is_nonblocking_receive())
+                        && linked.insert(origin)
                     {
                         completes[t].entry(op.index).or_default().push(origin);
                     }
@@ -365,12 +368,12 @@ impl<'a> Oracle<'a> {
                     let by_event = event_call.get(&m.count).copied().filter(|_| m.count >= 0);
                     let by_aux = (receiver.aux > 0)
                         .then(|| receiver.aux - 1)
-                        .filter(|&i| get(i).is_some_and(|c| c.kind == OpKind::Irecv));
+                        .filter(|&i| get(i).is_some_and(|c| c.kind.is_nonblocking_receive()));
                     let found = by_event.or(by_aux).or_else(|| {
                         // The earliest Irecv before it, not yet linked to a
                         // message, whose status names this sender.
                         ops.iter()
-                            .filter(|c| c.kind == OpKind::Irecv && c.index < receiver.index)
+                            .filter(|c| c.kind.is_nonblocking_receive() && c.index < receiver.index)
                             .filter(|c| !o.took.contains_key(&(t, c.index)))
                             .find(|c| c.matched.is_none_or(|(s, _)| s == m.peer))
                             .map(|c| c.index)
@@ -406,6 +409,10 @@ impl<'a> Oracle<'a> {
             let mut issend: HashMap<u64, NodeIndex> = HashMap::new();
             for op in &trace.ops {
                 let class = op.kind.class();
+                if op.has(flags::CANCELLED) {
+                    // It matched nothing and ordered nothing.
+                    continue;
+                }
                 if !matches!(
                     class,
                     OpClass::Send
@@ -437,10 +444,10 @@ impl<'a> Oracle<'a> {
                         comm: op.comm,
                         node: n,
                     });
-                    if op.kind == OpKind::Issend {
+                    if matches!(op.kind, OpKind::Issend | OpKind::StartSsend) {
                         issend.insert(op.index, n);
                     }
-                    if op.kind != OpKind::Sendrecv {
+                    if !op.kind.is_sendrecv() {
                         o.node[t].insert(op.index, n);
                         if op.kind == OpKind::Ssend {
                             // The send returns after its match: a node of
@@ -477,7 +484,7 @@ impl<'a> Oracle<'a> {
                                 o.graph.add_edge(from, n, ());
                             }
                         }
-                        if op.kind == OpKind::Irecv {
+                        if op.kind.is_nonblocking_receive() {
                             open.push((op.index, pattern, n));
                         } else {
                             last_fence = Some(n);

@@ -577,13 +577,11 @@ impl RunGraph {
                 }
                 last_recv.insert(acc, r);
             }
-            if matches!(
-                op.kind,
-                OpKind::Wait | OpKind::Waitall | OpKind::Test | OpKind::Waitany
-            ) {
-                // `Test` and `Waitany` may return without completing the
-                // request: only a `Matched` record naming them says they did.
-                let completed = matches!(op.kind, OpKind::Wait | OpKind::Waitall)
+            if op.kind.class() == OpClass::Completion {
+                // `Test`, `Waitany` and the `some` forms may return without
+                // completing the (first) request: only a `Matched` record
+                // naming them says they did.
+                let completed = matches!(op.kind, OpKind::Wait | OpKind::Waitall | OpKind::Testall)
                     || completed_by.contains(&op.index);
                 let origin = op.aux.checked_sub(1).filter(|&o| o < op.index);
                 if let (true, Some(o)) = (completed, origin.and_then(nodes)) {

@@ -255,15 +255,19 @@ pub(crate) fn is_fence(kind: OpKind) -> bool {
             | Recv
             | Sendrecv
             | Probe
+            | Mprobe
+            | Mrecv
             | Wait
             | Waitall
             | Waitany
+            | Waitsome
+            | SendrecvReplace
     ) || (kind.class() == OpClass::Collective && !kind.is_nonblocking_collective())
 }
 
 /// Whether the send completes only once its receive matched it.
 pub(crate) fn is_synchronous_send(kind: OpKind) -> bool {
-    matches!(kind, OpKind::Ssend | OpKind::Issend)
+    kind.is_synchronous_send()
 }
 
 /// Whether `op` is a point-to-point send that can be a candidate match
@@ -274,7 +278,9 @@ pub(crate) fn is_plain_send(op: &Op) -> bool {
 
 /// Whether `op` is a receive whose record tells its source and tag.
 pub(crate) fn is_receive(op: &Op) -> bool {
-    matches!(op.kind, OpKind::Recv | OpKind::Irecv) && !op.has(flags::PROC_NULL)
+    (matches!(op.kind, OpKind::Recv | OpKind::Mrecv) || op.kind.is_nonblocking_receive())
+        && !op.has(flags::PROC_NULL)
+        && !op.has(flags::CANCELLED)
 }
 
 /// Whether `op` has a send half (its own `SendMatch` event).
@@ -284,12 +290,16 @@ pub(crate) fn is_receive(op: &Op) -> bool {
 /// halo exchange the send goes to a real neighbour while the receive comes
 /// from `MPI_PROC_NULL`.
 pub(crate) fn has_send_half(op: &Op) -> bool {
-    op.kind == OpKind::Sendrecv || (op.kind.class() == OpClass::Send && !op.has(flags::PROC_NULL))
+    op.kind.is_sendrecv() || (op.kind.class() == OpClass::Send && !op.has(flags::PROC_NULL))
 }
 
 /// Whether `op` has a receive half (its own `ReceiveMatch` event).
 pub(crate) fn has_receive_half(op: &Op) -> bool {
-    matches!(op.kind, OpKind::Recv | OpKind::Irecv | OpKind::Sendrecv) && !op.has(flags::PROC_NULL)
+    (matches!(op.kind, OpKind::Recv | OpKind::Mrecv)
+        || op.kind.is_sendrecv()
+        || op.kind.is_nonblocking_receive())
+        && !op.has(flags::PROC_NULL)
+        && !op.has(flags::CANCELLED)
 }
 
 /// Whether the record becomes a graph node (MPI calls, not the tool's own

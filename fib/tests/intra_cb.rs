@@ -476,3 +476,47 @@ fn every_collective_kind_follows_its_data_and_nonblocking_ones_complete_where_na
         );
     }
 }
+
+/// A started persistent request (`MPI_Start` of an `MPI_Send_init` /
+/// `MPI_Recv_init`) is recorded as `StartSend`/`StartRecv` with the fields
+/// of the `Isend`/`Irecv` it stands for: the graph is the same.
+#[test]
+fn started_persistent_requests_order_like_isend_and_irecv() {
+    let build = || {
+        let mut p0 = Rank::new(0);
+        let a = p0.isend(1, 0, 1);
+        p0.wait(a, 2);
+        let b = p0.isend(1, 0, 3);
+        p0.wait(b, 4);
+        let mut p1 = Rank::new(1);
+        let r = p1.irecv(Any, Some(0), 5);
+        p1.wait_recv(r, 6, (0, a), 0);
+        let s = p1.irecv(from(0), Some(0), 7);
+        p1.wait_recv(s, 8, (0, b), 0);
+        run(vec![p0, p1])
+    };
+    let plain = build();
+    let mut started = build();
+    for trace in &mut started {
+        for op in &mut trace.ops {
+            op.kind = match op.kind {
+                OpKind::Isend => OpKind::StartSend,
+                OpKind::Irecv => OpKind::StartRecv,
+                kind => kind,
+            };
+        }
+    }
+    let (a, b) = (graph(&plain), graph(&started));
+    let edges = |g: &RunGraph| {
+        let mut e: Vec<String> = g
+            .graph()
+            .edge_indices()
+            .map(|i| format!("{:?}", g.graph()[i]))
+            .collect();
+        e.sort();
+        e
+    };
+    assert_eq!(a.graph().node_count(), b.graph().node_count());
+    assert!(!edges(&a).is_empty());
+    assert_eq!(edges(&a), edges(&b), "{}", dump(&b, "started"));
+}

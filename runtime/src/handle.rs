@@ -5,7 +5,9 @@
 //! Every conversion goes through [`HandleBits`], so supporting another
 //! representation means one more [`Repr`] impl, not a hunt for casts.
 
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Op, MPI_Request};
+use mpi_sys::{
+    MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Message, MPI_Op, MPI_Request,
+};
 use std::os::raw::c_int;
 
 /// An MPI handle that can be stored in a trace record.
@@ -57,6 +59,7 @@ handle_bits!(
     MPI_Datatype,
     MPI_Errhandler,
     MPI_Group,
+    MPI_Message,
     MPI_Op,
     MPI_Request
 );

@@ -99,11 +99,21 @@
 //!   handle. When such a handle comes back, the older request is treated as
 //!   complete: two eager `MPI_Isend`s neither of which is waited for report
 //!   one `request-leak`, not two.
-//! * Not handled, and stopped by name when called: persistent requests
-//!   (`MPI_Send_init` ..., `MPI_Start`, `MPI_Startall`), matched probes
-//!   (`MPI_Mprobe`, `MPI_Improbe`, `MPI_Mrecv`, `MPI_Imrecv`),
-//!   `MPI_Cancel`, MPI-4's `MPI_Isendrecv`, `MPI_Isendrecv_replace`,
-//!   partitioned and large-count (`_c`) point-to-point calls.
+//! * Not handled, and stopped by name when called: MPI-4's
+//!   `MPI_Isendrecv`, `MPI_Isendrecv_replace`, partitioned and large-count
+//!   (`_c`) point-to-point calls.
+//! * Persistent requests: the program's handle is MPI's own persistent
+//!   request, never started; each `MPI_Start` makes the runtime's inner
+//!   `Isend`/`Irecv`, swapped in for the handle during completion calls
+//!   (`engine/persist.rs`). `MPI_Start` of an active request returns
+//!   `MPI_ERR_REQUEST` without asking MPI. A persistent request with peer
+//!   `MPI_PROC_NULL` is started by MPI itself and not checked for
+//!   `MissingStart`. For the `any`/`some` completion calls, `MissingStart`
+//!   is reported only when no request given is active (they skip inactive
+//!   ones by design).
+//! * A cancelled receive is recognised at its completion (its wildcard
+//!   event is dropped then): a `CompleteNow` that resolves it before then
+//!   learns no sender from it.
 //! * Every blocking and nonblocking collective of MPI-3 is wrapped (see
 //!   `engine/coll.rs`); neighbourhood and persistent collectives and the
 //!   large-count (`_c`) forms go to MPI unchanged and carry no clocks.
@@ -119,9 +129,6 @@
 //!   `MPI_Comm_free`/`MPI_Finalize` (the wait-for graph or the timeout then
 //!   reports it). At most 64 checks per communicator are outstanding: the
 //!   65th waits for the oldest.
-//! * `MPI_Sendrecv_replace`, `Waitsome`, `Testall`, `Testany`, `Testsome`
-//!   have no record kinds of their own and are recorded as the nearest
-//!   kind (see `wrap.rs`).
 //! * Synchronous sends wait for an acknowledgement the receiver sends when
 //!   it sees the receive complete, not when the receive starts as MPI
 //!   defines: a synchronous send can return later than under MPI, never
@@ -175,7 +182,11 @@
 //!   After a truncated packed receive (`MPI_ERR_TRUNCATE`) the receive
 //!   buffer is left as it was (MPI leaves its content undefined).
 //!   Invalid arguments are not checked before the call (MPI's own error is
-//!   recorded as `MpiError`); `MissingStart` needs persistent requests.
+//!   recorded as `MpiError`).
+//! * `MissingStart`, at the `Wait`/`Test` call that was given an inactive
+//!   persistent request (`site` = its site, `request` = `u64::MAX`, `aux` =
+//!   the record of the `*_init` that made the request), once per inactive
+//!   spell; the call then returns at once as MPI says.
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -201,7 +212,7 @@ mod wrap_coll;
 
 pub use handle::HandleBits;
 
-use engine::SendMode;
+use engine::{PersistentOp, SendMode};
 use mbh_trace::OpKind;
 use mpi_sys::{
     MPI_Comm, MPI_Count, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Info, MPI_Message, MPI_Op,
@@ -351,6 +362,43 @@ exports! {
     /// `MPI_Testsome`.
     fn MPI_Testsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status)
         => wrap::testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    /// `MPI_Send_init`: a persistent request; each `MPI_Start` is an
+    /// `MPI_Isend` (synchronous under `--buffering zero`).
+    fn MPI_Send_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap::persistent_init(PersistentOp::Send(SendMode::Standard), OpKind::SendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request);
+    /// `MPI_Bsend_init`: each start is an `MPI_Ibsend`.
+    fn MPI_Bsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap::persistent_init(PersistentOp::Send(SendMode::Buffered), OpKind::BsendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request);
+    /// `MPI_Ssend_init`: each start is an `MPI_Issend`.
+    fn MPI_Ssend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap::persistent_init(PersistentOp::Send(SendMode::Sync), OpKind::SsendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request);
+    /// `MPI_Rsend_init`: each start is an `MPI_Irsend`.
+    fn MPI_Rsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap::persistent_init(PersistentOp::Send(SendMode::Ready), OpKind::RsendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request);
+    /// `MPI_Recv_init`: each start is an `MPI_Irecv` (a wildcard event
+    /// per start for `MPI_ANY_SOURCE`).
+    fn MPI_Recv_init(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => wrap::persistent_init(PersistentOp::Recv, OpKind::RecvInit, buf, count, datatype, source, tag, comm, request);
+    /// `MPI_Start`: the nonblocking call the persistent request stands for.
+    fn MPI_Start(request: *mut MPI_Request) => wrap::start(request);
+    /// `MPI_Startall`: each request started in turn at the call's site.
+    fn MPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) => wrap::startall(count, array_of_requests);
+    /// `MPI_Cancel`: a cancelled receive matches nothing (its wildcard
+    /// event is dropped).
+    fn MPI_Cancel(request: *mut MPI_Request) => wrap::cancel(request);
+    /// `MPI_Mprobe`: a wildcard one is a wildcard event (forced in a
+    /// replay); the status counts the program's data only.
+    fn MPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) @ comm
+        => wrap::mprobe(source, tag, comm, message, status);
+    /// `MPI_Improbe`: an event only when it finds a message.
+    fn MPI_Improbe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) @ comm
+        => wrap::improbe(source, tag, comm, flag, message, status);
+    /// `MPI_Mrecv`: receives the probed message with its header.
+    fn MPI_Mrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status)
+        => wrap::mrecv(buf, count, datatype, message, status);
+    /// `MPI_Imrecv`: completed like an `MPI_Irecv`.
+    fn MPI_Imrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request)
+        => wrap::imrecv(buf, count, datatype, message, request);
     /// `MPI_Request_free`: the runtime completes the request itself.
     fn MPI_Request_free(request: *mut MPI_Request) => wrap::request_free(request);
     /// `MPI_Request_get_status`: a receive's status counts the program's
@@ -540,18 +588,6 @@ exports! {
 }
 
 unsupported! {
-    fn MPI_Send_init => PMPI_Send_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
-    fn MPI_Bsend_init => PMPI_Bsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
-    fn MPI_Ssend_init => PMPI_Ssend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
-    fn MPI_Rsend_init => PMPI_Rsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
-    fn MPI_Recv_init => PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
-    fn MPI_Start => PMPI_Start(request: *mut MPI_Request);
-    fn MPI_Startall => PMPI_Startall(count: c_int, array_of_requests: *mut MPI_Request);
-    fn MPI_Mprobe => PMPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status);
-    fn MPI_Improbe => PMPI_Improbe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status);
-    fn MPI_Mrecv => PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status);
-    fn MPI_Imrecv => PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request);
-    fn MPI_Cancel => PMPI_Cancel(request: *mut MPI_Request);
     fn MPI_Isendrecv => PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
     fn MPI_Isendrecv_replace => PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
     fn MPI_Psend_init => PMPI_Psend_init(buf: *const c_void, partitions: c_int, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request);

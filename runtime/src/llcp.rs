@@ -690,6 +690,77 @@ mod tests {
         }
     }
 
+    impl Rank1 {
+        /// `MPI_Mprobe(source, *)` that took `env`, as `engine/matched.rs`
+        /// makes it: R4 as a receive (not a probe). Returns its issue seq
+        /// and clock, for [`Rank1::mrecv`].
+        fn mprobe(&mut self, source: Option<Rank>, env: Envelope) -> (u64, u64) {
+            let seq = self.next_seq();
+            let event = source.is_none().then(|| BlockingEvent {
+                event: self.m.next_event(),
+                pattern: Pattern {
+                    comm: WORLD,
+                    source,
+                    tag: None,
+                },
+                start: self.m.now(),
+                record: 1000 + seq,
+            });
+            let (outcome, on) = (&self.outcome, self.resolve);
+            let clock = self.m.complete(
+                seq,
+                WORLD,
+                env,
+                Receive::Blocking(event),
+                false,
+                |p| resolver(outcome, on, p),
+                &mut self.log,
+            );
+            (seq, clock)
+        }
+
+        /// `MPI_Mrecv` of the message a matched probe (`probed`) took: its
+        /// clock arrives now and is checked as of the probe.
+        fn mrecv(&mut self, probed: (u64, u64), env: Envelope, clock: &[u64]) {
+            let (seq, posted) = probed;
+            self.m
+                .incoming(seq, WORLD, env, clock, posted, 3000 + seq, &mut self.log);
+        }
+    }
+
+    /// S9 with matched probes: the second sender's message, received after
+    /// the first probe's final clock, is a potential match of it; neither
+    /// probe is reported for its own message.
+    #[test]
+    fn matched_probes_find_the_late_sender_at_the_receive() {
+        let mut p0 = Rank1::new(1, 0);
+        let first = p0.mprobe(None, from(1, 0));
+        p0.mrecv(first, from(1, 0), &[0]);
+        assert!(p0.log.potential.is_empty());
+        let second = p0.mprobe(None, from(2, 0));
+        p0.mrecv(second, from(2, 0), &[0]);
+        assert_eq!(p0.log.finals(), vec![0, 1]);
+        assert_eq!(p0.log.potential, vec![(0, 2)]);
+    }
+
+    /// A matched probe takes the message, so every pending wildcard
+    /// receive issued before it that accepts the message matched before it
+    /// (a plain probe completes only the first, Fig 5.21).
+    #[test]
+    fn a_matched_probe_completes_every_earlier_accepting_receive() {
+        let mut p0 = Rank1::new(1, 0);
+        p0.irecv_any(Some(0), from(1, 0));
+        p0.irecv_any(Some(0), from(1, 0));
+        p0.mprobe(Some(1), from(1, 0));
+        assert_eq!(p0.log.finals(), vec![0, 1], "both receives got clocks");
+        assert!(p0.m.pending_events().is_empty());
+        let mut probe = Rank1::new(1, 0);
+        probe.irecv_any(Some(0), from(1, 0));
+        probe.irecv_any(Some(0), from(1, 0));
+        probe.probe(Some(1), Some(0), from(1, 0));
+        assert_eq!(probe.m.pending_events().len(), 1, "a probe completes one");
+    }
+
     /// Fig 5.1 / S4: P1 `Recv(*); Recv(*)`, P0's message first, P2's late.
     #[test]
     fn fig_5_1_late_message() {

@@ -57,6 +57,13 @@ pub fn site() -> u32 {
     crate::mbhybrid_site.swap(0, Ordering::Relaxed)
 }
 
+/// Stores `site` again for the next wrapper to consume: a call the runtime
+/// makes of itself on the program's behalf (each request `MPI_Startall`
+/// starts) is recorded at the program's call.
+pub fn rearm_site(site: u32) {
+    crate::mbhybrid_site.store(site, Ordering::Relaxed);
+}
+
 /// The call site id, not consumed (for messages about the current call).
 pub fn peek_site() -> u32 {
     crate::mbhybrid_site.load(Ordering::Relaxed)

@@ -58,6 +58,9 @@ pub struct RecvState {
     pub acked: bool,
     /// Its datatype's signature (the type-mismatch check).
     pub sig: crate::typesig::Sig,
+    /// An `MPI_Imrecv`: the clock of the matched probe that took the
+    /// message (it was matched there).
+    pub probed: Option<u64>,
 }
 
 /// What a slot holds.

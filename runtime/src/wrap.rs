@@ -15,8 +15,13 @@
 //! | `InitThread` | | | world | required | | provided |
 //! | `Send`, `Ssend`, `Bsend`, `Rsend`, `Isend`, `Issend`, `Ibsend`, `Irsend` | dest | tag | comm | count | (nonblocking) request | datatype |
 //! | `Recv`, `Irecv`, `Probe`, `Iprobe` | source posted (a guided run's forced source; `ANY_SOURCE` keeps its flag) | tag | comm | count (probes: 0, `Iprobe` 1) | (`Irecv`) request | datatype (probes: 0) |
-//! | `Sendrecv` (also `MPI_Sendrecv_replace`) | source posted | receive tag | comm | receive count | dest in the low 32 bits, send tag in the high 32 | receive datatype |
-//! | `Wait`, `Waitall`, `Waitany` (also `MPI_Waitsome`), `Test` (also `Testall`, `Testany`, `Testsome`) | | | | requests given | the (first) request | 1 + index of the record that made it, 0 if unknown |
+//! | `Sendrecv`, `SendrecvReplace` | source posted | receive tag | comm | receive count | dest in the low 32 bits, send tag in the high 32 | receive datatype |
+//! | `SendInit`, `BsendInit`, `SsendInit`, `RsendInit`, `RecvInit` | dest / source given | tag | comm | count | the program's handle | datatype |
+//! | `StartSend`, `StartBsend`, `StartSsend`, `StartRsend`, `StartRecv` (each request of `MPI_Start`/`MPI_Startall`, at its site) | as for the `Isend`/`Irecv` it stands for | | | | the runtime's inner request | datatype |
+//! | `Mprobe`, `Improbe` | source posted | tag | comm | 0 (`Improbe` 1) | the message handle | 0 |
+//! | `Mrecv`, `Imrecv` | the probed message's source (`MPI_MESSAGE_NO_PROC`: `PROC_NULL`) | its tag | comm | count | (`Imrecv`) request | datatype |
+//! | `Wait`, `Waitall`, `Waitany`, `Waitsome`, `Test`, `Testall`, `Testany`, `Testsome` | | | | requests given | the (first) request (a persistent request's inner one) | 1 + index of the record that made it, 0 if unknown |
+//! | `RequestFree` (of a persistent request), `Cancel` | | | | | the request | 1 + index of the record that made it |
 //! | collectives (`wrap_coll.rs`: `Barrier` ... `Iexscan`, each its own kind) | root (0 when none) | | comm | count (send count) | (nonblocking) request | datatype (send type) |
 //! | `Finalize` | | | | | | |
 //! | `Abort` | | | comm | errorcode | | |
@@ -24,9 +29,14 @@
 //!
 //! A receive, and the `Wait`/`Test` that completes a nonblocking one, get
 //! `HAS_STATUS` with the matched source and tag (ranks of the call's
-//! communicator), and so does the `Irecv` record of that request. `Iprobe`
-//! and the `Test` forms are recorded only when they find a message or
-//! complete a request (polling loops would fill the trace otherwise).
+//! communicator), and so does the `Irecv` record of that request. `Iprobe`,
+//! `Improbe` and the `Test` forms are recorded only when they find a
+//! message or complete a request (polling loops would fill the trace
+//! otherwise).
+//!
+//! A request whose `MPI_Cancel` succeeded gets `CANCELLED` on the record
+//! that made it, once a completion call sees it complete; it has no
+//! `Matched` record and, for a wildcard receive, no `WildcardClock`.
 //!
 //! The causality records (`WildcardClock`, `PotentialMatch`, `Matched`,
 //! documented in `mbh_trace::op`) name ranks in `MPI_COMM_WORLD`; for vector
@@ -36,14 +46,16 @@
 
 use crate::checks::{self, ResourceKind};
 use crate::consts::SUCCESS;
-use crate::engine::SendMode;
+use crate::engine::{PersistentOp, SendMode};
 use crate::handle::HandleBits;
 use crate::record::{self, TRACE};
 use crate::state::{self, active};
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{RankState, RawOp};
 use mbh_trace::OpKind;
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Op, MPI_Request, MPI_Status};
+use mpi_sys::{
+    MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Message, MPI_Op, MPI_Request, MPI_Status,
+};
 use std::os::raw::{c_char, c_int, c_void};
 
 pub(crate) unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
@@ -297,6 +309,67 @@ pub(crate) unsafe fn iprobe(
     state::with(|rt| unsafe { rt.iprobe(source, tag, comm, flag, status) })
 }
 
+pub(crate) unsafe fn mprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Mprobe(source, tag, comm, message, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.mprobe(source, tag, comm, message, status) })
+}
+
+pub(crate) unsafe fn improbe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Improbe(source, tag, comm, flag, message, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.improbe(source, tag, comm, flag, message, status) })
+}
+
+pub(crate) unsafe fn mrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Mrecv(buf, count, datatype, message, status) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.mrecv(buf, count, datatype, message, status) })
+}
+
+pub(crate) unsafe fn imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Imrecv(buf, count, datatype, message, request) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.imrecv(buf, count, datatype, message, request) })
+}
+
 pub(crate) unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
     if !active() {
         // SAFETY: the caller's arguments, passed on unchanged.
@@ -403,6 +476,57 @@ pub(crate) unsafe fn testsome(
     }
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe { rt.testsome(count, requests, outcount, indices, statuses) })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn persistent_init(
+    op: PersistentOp,
+    kind: OpKind,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    peer: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe {
+            crate::engine::pmpi_init(op, buf, count, datatype, peer, tag, comm, request)
+        };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe {
+        rt.persistent_init(op, kind, buf, count, datatype, peer, tag, comm, request)
+    })
+}
+
+pub(crate) unsafe fn start(request: *mut MPI_Request) -> c_int {
+    if !active() {
+        // SAFETY: the caller's argument, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Start(request) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.start_request(request) })
+}
+
+pub(crate) unsafe fn startall(count: c_int, requests: *mut MPI_Request) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Startall(count, requests) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.startall(count, requests) })
+}
+
+pub(crate) unsafe fn cancel(request: *mut MPI_Request) -> c_int {
+    if !active() {
+        // SAFETY: the caller's argument, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Cancel(request) };
+    }
+    // SAFETY: the caller's contract.
+    state::with(|rt| unsafe { rt.cancel_request(request) })
 }
 
 pub(crate) unsafe fn request_free(request: *mut MPI_Request) -> c_int {

@@ -94,3 +94,13 @@ fn allgatherv_agrees_with_the_oracle() {
 fn ibarrier_agrees_with_the_oracle() {
     check("tests/programs/c3_ibarrier_orders.c", 3);
 }
+
+#[test]
+fn p2_persistent_wildcard_agrees_with_the_oracle() {
+    check("tests/programs/p2_persistent_wildcard.c", 3);
+}
+
+#[test]
+fn p4_wildcard_mprobe_agrees_with_the_oracle() {
+    check("tests/programs/p4_wildcard_mprobe.c", 3);
+}

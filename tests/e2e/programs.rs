@@ -24,10 +24,16 @@ fn every_program_has_a_test() {
         "e6_buffering_deadlock.c",
         "e7_leaks.c",
         "e8_type_mismatch.c",
+        "every_call.c",
         "exit_rank1.c",
         "invalid_rank_fatal.c",
         "mpi_abort_rank2.c",
         "mpi_errors_returned.c",
+        "p1_persistent_halo.c",
+        "p2_persistent_wildcard.c",
+        "p3_missing_start.c",
+        "p4_wildcard_mprobe.c",
+        "p5_cancel_recv.c",
         "packed_messages.c",
         "r1_output_order.c",
         "s10_master_worker.c",
@@ -302,5 +308,134 @@ fn short_and_human_formats_point_at_the_line() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains(&needle), "{format}: {text}");
         assert!(text.contains("MBH0002"), "{format}: {text}");
+    }
+}
+
+#[test]
+fn p1_persistent_halo_is_clean() {
+    let report = check_program("tests/programs/p1_persistent_halo.c");
+    let ranks = &report.runs[0].ranks;
+    assert!(ranks.iter().all(|r| r.state == "finalized"), "{ranks:?}");
+    // Ring of three: rank r sums (left + right) * 10 + 2 * it over it < 5.
+    let stdout = &report.runs[0].stdout;
+    for (rank, sum) in [(0, 3 * 50 + 20), (1, 2 * 50 + 20), (2, 50 + 20)] {
+        assert!(
+            stdout.contains(&format!("rank {rank} sum {sum}")),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn p3_missing_start_names_the_wait_and_the_init() {
+    let source = "tests/programs/p3_missing_start.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(finding.kind, "missing-start");
+    let init = line_of(source, "MPI_Recv_init(");
+    assert!(
+        finding
+            .locations
+            .iter()
+            .any(|l| l.line == init && l.rank == 0 && l.role != "primary"),
+        "the init's line is named: {finding:?}"
+    );
+}
+
+#[test]
+fn p5_a_cancelled_wildcard_receive_is_no_decision() {
+    let report = check_program("tests/programs/p5_cancel_recv.c");
+    assert!(report.wildcards.is_empty(), "{:?}", report.wildcards);
+    let stdout = &report.runs[0].stdout;
+    for line in ["cancelled 1", "persistent cancelled 1", "got 5"] {
+        assert!(stdout.lines().any(|l| l == line), "{line}: {stdout}");
+    }
+}
+
+#[test]
+fn p5_cancelled_receives_are_flagged_in_the_trace() {
+    // So the analyses do not wait for them to take a message.
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(
+        std::path::Path::new("tests/programs/p5_cancel_recv.c"),
+        dir.path(),
+    );
+    let (status, report, out) = verify_json(&exe, 2, dir.path(), &["--keep-traces"]);
+    assert_eq!(status, 0, "{}", describe(&out));
+    let first = mbh_trace::layout::InterleavingDir::new(std::path::Path::new(&report.run_dir), 1);
+    let trace = mbh_trace::RankTrace::read(&first.trace(0)).unwrap();
+    let cancelled: Vec<mbh_trace::OpKind> = trace
+        .ops
+        .iter()
+        .filter(|op| op.has(mbh_trace::op::flags::CANCELLED))
+        .map(|op| op.kind)
+        .collect();
+    assert_eq!(
+        cancelled,
+        [mbh_trace::OpKind::Irecv, mbh_trace::OpKind::StartRecv]
+    );
+    let cancels = trace
+        .ops
+        .iter()
+        .filter(|op| op.kind == mbh_trace::OpKind::Cancel)
+        .count();
+    assert_eq!(cancels, 2);
+}
+
+/// Sorted non-empty lines.
+fn sorted_lines(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn every_call_prints_the_same_under_mpi_and_under_the_runtime() {
+    // Issue 3: every wrapped call once, with MPI's own output as the
+    // reference (a plain `mpicc` build run by `mpiexec`).
+    let source = "tests/programs/every_call.c";
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain");
+    let out = std::process::Command::new("mpicc")
+        .args(["-g", "-O0", "-o", plain.to_str().unwrap()])
+        .arg(workspace_root().join(source))
+        .output()
+        .expect("mpicc runs");
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = std::process::Command::new("mpiexec")
+        .args(["-n", "3", plain.to_str().unwrap()])
+        .output()
+        .expect("mpiexec runs");
+    assert!(out.status.success(), "{}", describe(&out));
+    let expected = sorted_lines(&String::from_utf8_lossy(&out.stdout));
+    assert!(expected.len() > 200, "{expected:?}");
+    let exe = build(std::path::Path::new(source), dir.path());
+    // Also with every standard send synchronous and vector clocks in the
+    // headers (acknowledgements through every completion call).
+    for options in [&[][..], &["--buffering", "zero", "--clocks", "vector"]] {
+        let mut args = vec!["--keep-traces"];
+        args.extend_from_slice(options);
+        let (status, report, out) = verify_json(&exe, 3, dir.path(), &args);
+        assert_eq!(status, 0, "{options:?}\n{}", describe(&out));
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+        assert_eq!(report.interleavings, 1);
+        // The report keeps the end of the output; the run directory all.
+        let first =
+            mbh_trace::layout::InterleavingDir::new(std::path::Path::new(&report.run_dir), 1);
+        let printed = std::fs::read_to_string(first.launcher_stdout()).unwrap();
+        assert_eq!(
+            sorted_lines(&printed),
+            expected,
+            "{options:?}\n{}",
+            describe(&out)
+        );
+        assert!(report.runs[0].ranks.iter().all(|r| r.state == "finalized"));
     }
 }

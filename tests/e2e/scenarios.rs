@@ -418,3 +418,57 @@ fn e8_type_mismatch_names_both_calls() {
     assert_eq!(finding.ranks, [1, 0]);
     assert_eq!(finding.locations.len(), 2, "{finding:?}");
 }
+
+#[test]
+fn p2_each_start_of_a_wildcard_recv_init_is_an_event_under_both_clocks() {
+    let source = "tests/programs/p2_persistent_wildcard.c";
+    let line = line_of(source, "the wildcard start");
+    for clocks in ["lamport", "vector"] {
+        let report = check_program_with(source, &["--clocks", clocks]);
+        let first = wildcard(&report, source, 0, line);
+        assert_eq!(first.call, "MPI_Start", "{clocks}");
+        assert_eq!(first.event, 0, "{clocks}");
+        assert_eq!(first_run_senders(first), [1, 2], "{clocks}: {first:?}");
+        let events: Vec<u32> = report
+            .wildcards
+            .iter()
+            .filter(|w| w.rank == 0 && w.interleaving == 1)
+            .map(|w| w.event)
+            .collect();
+        assert_eq!(events, [0, 1], "one event per start ({clocks})");
+        // The replay forced the start to the other sender.
+        let firsts: Vec<bool> = report
+            .runs
+            .iter()
+            .map(|r| r.stdout.contains("event 0 from 1"))
+            .collect();
+        assert_eq!(firsts.len(), 2, "{clocks}");
+        assert_ne!(firsts[0], firsts[1], "{clocks}: {:?}", report.runs);
+    }
+}
+
+#[test]
+fn p4_a_wildcard_mprobe_is_explored_like_a_probe() {
+    let source = "tests/programs/p4_wildcard_mprobe.c";
+    for clocks in ["lamport", "vector"] {
+        let report = check_program_with(source, &["--clocks", clocks]);
+        let mprobe = wildcard(&report, source, 0, line_of(source, "the matched probe"));
+        assert_eq!(mprobe.call, "MPI_Mprobe");
+        assert_eq!(first_run_senders(mprobe), [1, 2], "{clocks}: {mprobe:?}");
+        let improbe = report
+            .wildcards
+            .iter()
+            .find(|w| w.rank == 0 && w.event == 1)
+            .unwrap_or_else(|| panic!("{:?}", report.wildcards));
+        assert_eq!(improbe.call, "MPI_Improbe");
+        assert_eq!(improbe.senders, [1, 2], "{clocks}: {improbe:?}");
+        // The replay forced the matched probe to the other sender.
+        let firsts: Vec<bool> = report
+            .runs
+            .iter()
+            .map(|r| r.stdout.contains("first from 1"))
+            .collect();
+        assert_eq!(firsts.len(), 2, "{clocks}");
+        assert_ne!(firsts[0], firsts[1], "{clocks}: {:?}", report.runs);
+    }
+}

@@ -66,6 +66,27 @@ op_kinds! {
     Ibsend = 22 => "MPI_Ibsend", Send;
     /// `MPI_Irsend`.
     Irsend = 23 => "MPI_Irsend", Send;
+    /// `MPI_Send_init`: makes a persistent request; no message. `peer`,
+    /// `tag`, `comm`, `count`, `aux` as for `MPI_Send`; `request` = the
+    /// program's handle.
+    SendInit = 24 => "MPI_Send_init", Request;
+    /// `MPI_Bsend_init`.
+    BsendInit = 25 => "MPI_Bsend_init", Request;
+    /// `MPI_Ssend_init`.
+    SsendInit = 26 => "MPI_Ssend_init", Request;
+    /// `MPI_Rsend_init`.
+    RsendInit = 27 => "MPI_Rsend_init", Request;
+    /// `MPI_Start` (or one request of `MPI_Startall`) of an
+    /// `MPI_Send_init` request: recorded like the `MPI_Isend` it stands
+    /// for, at the start's site (`request` = the runtime's inner request,
+    /// `aux` = datatype); completions link to it as to an `Isend`.
+    StartSend = 28 => "MPI_Start", Send;
+    /// `MPI_Start` of an `MPI_Bsend_init` request (like `MPI_Ibsend`).
+    StartBsend = 29 => "MPI_Start", Send;
+    /// `MPI_Start` of an `MPI_Ssend_init` request (like `MPI_Issend`).
+    StartSsend = 30 => "MPI_Start", Send;
+    /// `MPI_Start` of an `MPI_Rsend_init` request (like `MPI_Irsend`).
+    StartRsend = 31 => "MPI_Start", Send;
     /// `MPI_Recv`.
     Recv = 32 => "MPI_Recv", Receive;
     /// `MPI_Irecv`.
@@ -76,6 +97,28 @@ op_kinds! {
     Probe = 35 => "MPI_Probe", Probe;
     /// `MPI_Iprobe`.
     Iprobe = 36 => "MPI_Iprobe", Probe;
+    /// `MPI_Recv_init`: makes a persistent request; no message. Fields as
+    /// for `MPI_Irecv` (`peer` = the source given).
+    RecvInit = 37 => "MPI_Recv_init", Request;
+    /// `MPI_Start` (or one request of `MPI_Startall`) of an `MPI_Recv_init`
+    /// request: recorded like the `MPI_Irecv` it stands for, at the start's
+    /// site (one wildcard event per start for `MPI_ANY_SOURCE`).
+    StartRecv = 38 => "MPI_Start", Receive;
+    /// `MPI_Mprobe`: a probe that takes the message it finds (fields as for
+    /// `MPI_Probe`; with `MPI_ANY_SOURCE` a wildcard event, forced in a
+    /// replay). `request` = the message handle.
+    Mprobe = 39 => "MPI_Mprobe", Probe;
+    /// `MPI_Improbe`, recorded only when it finds a message.
+    Improbe = 40 => "MPI_Improbe", Probe;
+    /// `MPI_Mrecv`: receives the message a matched probe took. `peer`,
+    /// `tag`, `comm` = the message's (from the probe); `count`, `aux` as
+    /// for `MPI_Recv`; `Matched` names this record.
+    Mrecv = 41 => "MPI_Mrecv", Receive;
+    /// `MPI_Imrecv`: the nonblocking `MPI_Mrecv`, completed by a
+    /// `Wait`/`Test` like an `MPI_Irecv`.
+    Imrecv = 42 => "MPI_Imrecv", Receive;
+    /// `MPI_Sendrecv_replace`: fields as for `MPI_Sendrecv`.
+    SendrecvReplace = 43 => "MPI_Sendrecv_replace", Receive;
     /// `MPI_Wait`.
     Wait = 48 => "MPI_Wait", Completion;
     /// `MPI_Waitall`.
@@ -84,6 +127,20 @@ op_kinds! {
     Waitany = 50 => "MPI_Waitany", Completion;
     /// `MPI_Test`.
     Test = 51 => "MPI_Test", Completion;
+    /// `MPI_Waitsome`.
+    Waitsome = 52 => "MPI_Waitsome", Completion;
+    /// `MPI_Testall`, recorded only when it completes the requests.
+    Testall = 53 => "MPI_Testall", Completion;
+    /// `MPI_Testany`, recorded only when it completes a request.
+    Testany = 54 => "MPI_Testany", Completion;
+    /// `MPI_Testsome`, recorded only when it completes a request.
+    Testsome = 55 => "MPI_Testsome", Completion;
+    /// `MPI_Request_free` of a persistent request (`request` = its handle,
+    /// `aux` = 1 + index of its init's record).
+    RequestFree = 58 => "MPI_Request_free", Request;
+    /// `MPI_Cancel` (`request` = the request, `aux` = 1 + index of the
+    /// record that made it, 0 if unknown).
+    Cancel = 59 => "MPI_Cancel", Request;
     /// `MPI_Barrier`.
     Barrier = 64 => "MPI_Barrier", Collective;
     /// `MPI_Bcast`.
@@ -194,6 +251,49 @@ op_kinds! {
 /// abort records carry it; it is the tool's stop, not the program's).
 pub const COLLECTIVE_MISMATCH_EXIT: i32 = 71;
 
+impl OpKind {
+    /// A receive completed later by a `Wait`/`Test` (`MPI_Irecv`, a started
+    /// `MPI_Recv_init`).
+    pub fn is_nonblocking_receive(self) -> bool {
+        matches!(self, OpKind::Irecv | OpKind::StartRecv | OpKind::Imrecv)
+    }
+
+    /// A send completed later by a `Wait`/`Test` (`MPI_Isend` ..., a
+    /// started `MPI_Send_init` ...).
+    pub fn is_nonblocking_send(self) -> bool {
+        matches!(
+            self,
+            OpKind::Isend
+                | OpKind::Issend
+                | OpKind::Ibsend
+                | OpKind::Irsend
+                | OpKind::StartSend
+                | OpKind::StartBsend
+                | OpKind::StartSsend
+                | OpKind::StartRsend
+        )
+    }
+
+    /// `MPI_Sendrecv` or `MPI_Sendrecv_replace`: a receive with a send
+    /// half (in its record's `request` word).
+    pub fn is_sendrecv(self) -> bool {
+        matches!(self, OpKind::Sendrecv | OpKind::SendrecvReplace)
+    }
+
+    /// A `Test` form: recorded only when it completes a request.
+    pub fn is_test(self) -> bool {
+        matches!(
+            self,
+            OpKind::Test | OpKind::Testall | OpKind::Testany | OpKind::Testsome
+        )
+    }
+
+    /// A send that completes only once its receive matched it.
+    pub fn is_synchronous_send(self) -> bool {
+        matches!(self, OpKind::Ssend | OpKind::Issend | OpKind::StartSsend)
+    }
+}
+
 /// What a [`OpKind::LocalCheck`] record reports (its `count`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[repr(i32)]
@@ -206,7 +306,9 @@ pub enum LocalCheck {
     RequestLeak = 3,
     /// A communicator, datatype, group or op never freed.
     ResourceLeak = 4,
-    /// A persistent request waited on without `MPI_Start`.
+    /// A persistent request waited on while inactive (not started since it
+    /// was made or last completed). `site`, `request` = the waiting call's;
+    /// `aux` = index of the record of the `*_init` that made it.
     MissingStart = 5,
     /// An MPI call after `MPI_Finalize`.
     AfterFinalize = 6,
@@ -388,6 +490,9 @@ pub enum OpClass {
     Probe,
     /// Completion of requests.
     Completion,
+    /// Making, freeing or cancelling requests without communicating
+    /// (`MPI_Send_init`, `MPI_Request_free`, `MPI_Cancel`).
+    Request,
     /// Collectives.
     Collective,
     /// Records of the tool's causality tracking, not MPI calls.
@@ -408,6 +513,9 @@ pub mod flags {
     pub const FAILED: u16 = 1 << 4;
     /// The peer was `MPI_PROC_NULL`.
     pub const PROC_NULL: u16 = 1 << 5;
+    /// The request the call made was cancelled (`MPI_Cancel` succeeded):
+    /// it matched nothing.
+    pub const CANCELLED: u16 = 1 << 6;
 }
 
 #[cfg(test)]
@@ -446,5 +554,13 @@ mod tests {
             Some(LocalCheck::CollectiveMismatch)
         );
         assert_eq!(OpKind::Irecv.class(), OpClass::Receive);
+        assert_eq!(OpKind::StartRecv.class(), OpClass::Receive);
+        assert_eq!(OpKind::StartSsend.class(), OpClass::Send);
+        assert!(OpKind::StartSsend.is_synchronous_send());
+        assert!(OpKind::StartRecv.is_nonblocking_receive());
+        assert!(OpKind::StartBsend.is_nonblocking_send());
+        assert!(!OpKind::Send.is_nonblocking_send());
+        assert!(OpKind::SendrecvReplace.is_sendrecv());
+        assert!(OpKind::Testsome.is_test() && !OpKind::Waitsome.is_test());
     }
 }

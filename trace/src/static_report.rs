@@ -363,7 +363,7 @@ mod tests {
             }],
             unsupported: vec![UnsupportedCall {
                 site: 5,
-                call: "MPI_Start".into(),
+                call: "MPI_Isendrecv".into(),
                 function: "main".into(),
                 span: span.clone(),
                 reason: "not supported".into(),
@@ -377,7 +377,7 @@ mod tests {
         assert_eq!(back, report);
         assert_eq!(
             report.warnings(),
-            ["app.c:12:5: warning: `MPI_Start` is not supported"]
+            ["app.c:12:5: warning: `MPI_Isendrecv` is not supported"]
         );
         assert_eq!(span.to_string(), "app.c:12");
         assert_eq!(report.loop_by_id(1).unwrap().end_line, 17);

@@ -510,3 +510,64 @@ fn a_forced_wildcard_receive_waits_only_for_its_forced_source() {
     let d = deadlock(&snapshot);
     assert_eq!(waits(&d, 1), &WaitFor::All(vec![2]));
 }
+
+#[test]
+fn a_wait_on_a_started_persistent_receive_waits_like_an_irecv() {
+    // P0: Recv_init(from 1); Start; Wait. P1: Recv(from 0). Both stuck.
+    let started = |rank: i32, from: i32| {
+        Rank::new(rank, 2)
+            .call(Op {
+                request: 7,
+                ..op(OpKind::StartRecv, from, 0)
+            })
+            .blocked_wait(1)
+    };
+    let snapshot = [started(0, 1), Rank::new(1, 2).blocked(recv(0))];
+    let d = deadlock(&snapshot);
+    assert_eq!(d.cycle, vec![0, 1]);
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+    // Once P1 sends, the started receive can complete.
+    let snapshot = [started(0, 1), Rank::new(1, 2).send(0, 0).blocked(recv(0))];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn a_wait_on_an_imrecv_never_waits() {
+    // P0 waits on a receive from P1 while P1 waits for P0: a cycle with an
+    // Irecv, none with an Imrecv (its matched probe took the message).
+    let waiting_on = |kind: OpKind| {
+        [
+            Rank::new(0, 2)
+                .call(Op {
+                    request: 7,
+                    ..op(kind, 1, 0)
+                })
+                .blocked_wait(1),
+            Rank::new(1, 2).blocked(recv(0)),
+        ]
+    };
+    assert_eq!(deadlock(&waiting_on(OpKind::Irecv)).cycle, vec![0, 1]);
+    assert_eq!(find_deadlock(&waiting_on(OpKind::Imrecv)), None);
+}
+
+#[test]
+fn a_cancelled_irecv_takes_no_message() {
+    // P0: Irecv(from 1) then blocked in Recv(from 1, tag 5); P1: blocked in
+    // Ssend(to 0, tag 0). The pending Irecv would take the Ssend; once
+    // cancelled it takes nothing, and the two ranks wait for each other.
+    let snapshot = |cancelled: bool| {
+        let mut irecv = Op {
+            request: 9,
+            ..op(OpKind::Irecv, 1, 0)
+        };
+        if cancelled {
+            irecv.flags |= flags::CANCELLED;
+        }
+        [
+            Rank::new(0, 2).call(irecv).blocked(op(OpKind::Recv, 1, 5)),
+            Rank::new(1, 2).blocked(op(OpKind::Ssend, 0, 0)),
+        ]
+    };
+    assert_eq!(find_deadlock(&snapshot(false)), None);
+    assert_eq!(deadlock(&snapshot(true)).cycle, vec![0, 1]);
+}

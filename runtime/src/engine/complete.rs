@@ -9,23 +9,25 @@
 //! Receives completed by one call are processed in their issue order (the
 //! order nonovertaking matched them in).
 
-use super::{read_status, status_target, Rt};
+use super::persist::Waiting;
+use super::{finish_received, status_into, status_target, Rt};
 use crate::consts::{
     request_null, status_ignore, statuses_ignore, undefined, ERR_IN_STATUS, SUCCESS,
 };
 use crate::handle::HandleBits;
 use crate::piggyback;
-use crate::record::{self, set_status, REQUESTS};
+use crate::record::{self, REQUESTS};
 use crate::slots::Kind;
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Request, MPI_Status};
 use std::os::raw::c_int;
+use std::ptr::null_mut;
 
 impl Rt {
     /// The slot of `handle`, if the runtime made it.
-    fn slot_of(handle: MPI_Request) -> Option<u32> {
+    pub(super) fn slot_of(handle: MPI_Request) -> Option<u32> {
         if handle.bits() == request_null().bits() {
             return None;
         }
@@ -73,13 +75,15 @@ impl Rt {
         let Some(slot) = self.slots.get(id).copied() else {
             return false;
         };
+        // SAFETY: the caller's contract.
+        if unsafe { self.cancelled(id, status) } {
+            return false;
+        }
         let receive = matches!(slot.kind, Kind::Recv(_) | Kind::Plain { receive: true });
         // SAFETY: the caller's contract.
         unsafe { self.complete_slot(id, status, completer) };
         if receive {
-            if let (Some(origin), Some((source, tag))) = (slot.record, read_status(status)) {
-                record::update(origin, |op| set_status(op, source, tag));
-            }
+            status_into(slot.record, status);
         }
         receive
     }
@@ -89,7 +93,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Wait`.
-    pub unsafe fn wait(&mut self, request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    unsafe fn wait_now(&mut self, request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
         if request.is_null() {
             // SAFETY: MPI reports the null pointer.
             return unsafe { mpi_sys::PMPI_Wait(request, status) };
@@ -117,12 +121,7 @@ impl Rt {
                 self.slots.release(id);
             }
         }
-        let matched = if receive { read_status(target) } else { None };
-        record::finish(index, rc, true, |op| {
-            if let Some((source, tag)) = matched {
-                set_status(op, source, tag);
-            }
-        });
+        finish_received(index, rc, if receive { target } else { null_mut() });
         rc
     }
 
@@ -131,7 +130,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Test`.
-    pub unsafe fn test(
+    unsafe fn test_now(
         &mut self,
         request: *mut MPI_Request,
         flag: *mut c_int,
@@ -169,9 +168,7 @@ impl Rt {
             if let (true, Some(id)) = (done, id) {
                 // SAFETY: MPI completed the request into `target`.
                 if unsafe { self.finish_request(id, handle, target, index) } {
-                    if let (Some(index), Some((s, t))) = (index, read_status(target)) {
-                        record::update(index, |op| set_status(op, s, t));
-                    }
+                    status_into(index, target);
                 }
             }
         } else {
@@ -360,7 +357,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Waitall`.
-    pub unsafe fn waitall(
+    unsafe fn waitall_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -397,13 +394,13 @@ impl Rt {
         rc
     }
 
-    /// `MPI_Testall`. Recorded (as `MPI_Test`) only when it completes the
+    /// `MPI_Testall`. Recorded only when it completes the
     /// requests (or fails).
     ///
     /// # Safety
     ///
     /// As for `MPI_Testall`.
-    pub unsafe fn testall(
+    unsafe fn testall_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -433,7 +430,7 @@ impl Rt {
         // SAFETY: non-null, written by MPI.
         let done = (rc == SUCCESS && unsafe { *flag } != 0) || rc == ERR_IN_STATUS;
         if done || rc != SUCCESS {
-            let op = self.many_op(OpKind::Test, count);
+            let op = self.many_op(OpKind::Testall, count);
             let index = record::append(|| RawOp {
                 flags: flags::RETURNED | if rc != SUCCESS { flags::FAILED } else { 0 },
                 error: rc,
@@ -487,7 +484,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Waitany`.
-    pub unsafe fn waitany(
+    unsafe fn waitany_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -530,22 +527,17 @@ impl Rt {
                 receive = unsafe { self.finish_request(id, handle, target, index) };
             }
         }
-        let matched = if receive { read_status(target) } else { None };
-        record::finish(index, rc, true, |op| {
-            if let Some((source, tag)) = matched {
-                set_status(op, source, tag);
-            }
-        });
+        finish_received(index, rc, if receive { target } else { null_mut() });
         rc
     }
 
-    /// `MPI_Testany`. Recorded (as `MPI_Test`) only when it completes a
+    /// `MPI_Testany`. Recorded only when it completes a
     /// request (or fails).
     ///
     /// # Safety
     ///
     /// As for `MPI_Testany`.
-    pub unsafe fn testany(
+    unsafe fn testany_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -575,8 +567,10 @@ impl Rt {
             .and_then(|i| self.ids.get(i).copied().flatten().map(|id| (i, id)));
         if slot.is_some() || rc != SUCCESS {
             let op = match slot {
-                Some((i, id)) => self.completion_op(OpKind::Test, self.handles[i], Some(id), count),
-                None => self.many_op(OpKind::Test, count),
+                Some((i, id)) => {
+                    self.completion_op(OpKind::Testany, self.handles[i], Some(id), count)
+                }
+                None => self.many_op(OpKind::Testany, count),
             };
             let index = record::append(|| RawOp {
                 flags: flags::RETURNED | if rc != SUCCESS { flags::FAILED } else { 0 },
@@ -586,9 +580,7 @@ impl Rt {
             if let Some((i, id)) = slot {
                 // SAFETY: MPI completed the request into `target`.
                 if unsafe { self.finish_request(id, self.handles[i], target, index) } {
-                    if let (Some(index), Some((s, t))) = (index, read_status(target)) {
-                        record::update(index, |op| set_status(op, s, t));
-                    }
+                    status_into(index, target);
                 }
             }
         } else if chosen == undefined() {
@@ -625,12 +617,12 @@ impl Rt {
         rc
     }
 
-    /// `MPI_Waitsome` (recorded as `MPI_Waitany`).
+    /// `MPI_Waitsome`.
     ///
     /// # Safety
     ///
     /// As for `MPI_Waitsome`.
-    pub unsafe fn waitsome(
+    unsafe fn waitsome_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -644,7 +636,7 @@ impl Rt {
             // SAFETY: MPI judges the arguments.
             return unsafe { mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, statuses) };
         };
-        let index = record::begin(|| self.many_op(OpKind::Waitany, count), true);
+        let index = record::begin(|| self.many_op(OpKind::Waitsome, count), true);
         let sts = self.statuses_for(n, statuses);
         let rc = if !self.any_unacknowledged() && !self.must_poll() {
             // SAFETY: the caller's arguments and valid statuses.
@@ -672,13 +664,13 @@ impl Rt {
         rc
     }
 
-    /// `MPI_Testsome`. Recorded (as `MPI_Test`) only when it completes a
+    /// `MPI_Testsome`. Recorded only when it completes a
     /// request (or fails).
     ///
     /// # Safety
     ///
     /// As for `MPI_Testsome`.
-    pub unsafe fn testsome(
+    unsafe fn testsome_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -702,7 +694,7 @@ impl Rt {
             0
         };
         if (out > 0 && out != undefined()) || rc != SUCCESS {
-            let op = self.many_op(OpKind::Test, count);
+            let op = self.many_op(OpKind::Testsome, count);
             let index = record::append(|| RawOp {
                 flags: flags::RETURNED | if rc != SUCCESS { flags::FAILED } else { 0 },
                 error: rc,
@@ -736,6 +728,10 @@ impl Rt {
         }
         // SAFETY: non-null: the caller's request.
         let handle = unsafe { *request };
+        if let Some(p) = self.persistent_of(handle) {
+            // SAFETY: the caller's request, holding `p`'s handle.
+            return unsafe { self.free_persistent(request, p) };
+        }
         let Some(id) = Self::slot_of(handle) else {
             // SAFETY: the caller's contract.
             return unsafe { mpi_sys::PMPI_Request_free(request) };
@@ -768,9 +764,11 @@ impl Rt {
         flag: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
+        let request = self.inner_of(request).unwrap_or(request);
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
-        // SAFETY: the caller's contract (a status, ours if ignored).
+        // SAFETY: the caller's contract (a status, ours if ignored; an
+        // active persistent request's inner request stands for it).
         let rc = unsafe { mpi_sys::PMPI_Request_get_status(request, flag, target) };
         // SAFETY: written by MPI when it succeeded.
         let done = rc == SUCCESS && !flag.is_null() && unsafe { *flag } != 0;
@@ -792,5 +790,171 @@ impl Rt {
             }
         }
         rc
+    }
+
+    // The completion calls as the program makes them: persistent requests
+    // swapped for their inner requests around the call (`persist.rs`).
+
+    /// `MPI_Wait`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Wait`.
+    pub unsafe fn wait(&mut self, request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+        if request.is_null() || self.persistent.is_empty() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.wait_now(request, status) };
+        }
+        // SAFETY: the caller's contract; non-null.
+        unsafe { self.with_swapped(request, |rt| rt.wait_now(request, status)) }
+    }
+
+    /// `MPI_Test`. Recorded only when it completes the request (or fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Test`.
+    pub unsafe fn test(
+        &mut self,
+        request: *mut MPI_Request,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        if request.is_null() || self.persistent.is_empty() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.test_now(request, flag, status) };
+        }
+        // SAFETY: the caller's contract; non-null.
+        unsafe { self.with_swapped(request, |rt| rt.test_now(request, flag, status)) }
+    }
+
+    /// `MPI_Waitall`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Waitall`.
+    pub unsafe fn waitall(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Each);
+            let rc = self.waitall_now(count, requests, statuses);
+            self.swap_out(requests);
+            rc
+        }
+    }
+
+    /// `MPI_Testall`. Recorded only when it completes the requests (or
+    /// fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testall`.
+    pub unsafe fn testall(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        flag: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Each);
+            let rc = self.testall_now(count, requests, flag, statuses);
+            self.swap_out(requests);
+            rc
+        }
+    }
+
+    /// `MPI_Waitany`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Waitany`.
+    pub unsafe fn waitany(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        index: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Some);
+            let rc = self.waitany_now(count, requests, index, status);
+            self.swap_out(requests);
+            rc
+        }
+    }
+
+    /// `MPI_Testany`. Recorded only when it completes a request (or fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testany`.
+    pub unsafe fn testany(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        index: *mut c_int,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Some);
+            let rc = self.testany_now(count, requests, index, flag, status);
+            self.swap_out(requests);
+            rc
+        }
+    }
+
+    /// `MPI_Waitsome`.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Waitsome`.
+    pub unsafe fn waitsome(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Some);
+            let rc = self.waitsome_now(count, requests, outcount, indices, statuses);
+            self.swap_out(requests);
+            rc
+        }
+    }
+
+    /// `MPI_Testsome`. Recorded only when it completes a request (or
+    /// fails).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testsome`.
+    pub unsafe fn testsome(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract; the same array throughout.
+        unsafe {
+            self.swap_in(count, requests, Waiting::Some);
+            let rc = self.testsome_now(count, requests, outcount, indices, statuses);
+            self.swap_out(requests);
+            rc
+        }
     }
 }

@@ -31,11 +31,15 @@
 
 mod coll;
 mod complete;
+mod matched;
 mod p2p;
+mod persist;
 
 pub use coll::{Coll, CollState, Flow};
 pub use p2p::SendMode;
 pub(crate) use p2p::{pmpi_isend, pmpi_send};
+pub(crate) use persist::pmpi_init;
+pub use persist::PersistentOp;
 
 use crate::checks::{self, Handlers, Resources};
 use crate::comms::Comms;
@@ -55,6 +59,7 @@ use mbh_trace::op::{flags, LocalCheck};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
+use std::collections::HashMap;
 use std::os::raw::c_int;
 
 /// Chunks of request slots made at start-up.
@@ -98,6 +103,21 @@ pub fn status_target(status: *mut MPI_Status, local: &mut MPI_Status) -> *mut MP
         local
     } else {
         status
+    }
+}
+
+/// Makes `status` the empty status of a receive from `MPI_PROC_NULL`:
+/// source `MPI_PROC_NULL`, tag `MPI_ANY_TAG`, count 0.
+///
+/// # Safety
+///
+/// `status` is valid for writes.
+pub unsafe fn proc_null_status(status: *mut MPI_Status) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        (*status).MPI_SOURCE = crate::consts::proc_null();
+        (*status).MPI_TAG = any_tag();
+        mpi_sys::PMPI_Status_set_elements(status, crate::consts::byte(), 0);
     }
 }
 
@@ -195,6 +215,16 @@ pub struct Rt {
     resources: Resources,
     /// The collective signature checks (`coll.rs`).
     sigs: coll::SigChecks,
+    /// Persistent requests the program holds, by handle bits.
+    persistent: HashMap<u64, persist::Persistent>,
+    /// Program handles swapped out of an array for a completion call
+    /// (index, handle).
+    swapped: Vec<(usize, MPI_Request)>,
+    /// The program called `MPI_Cancel` (completions then check for it).
+    cancels: bool,
+    /// Messages matched probes took and the program has not received yet,
+    /// by message handle bits.
+    messages: HashMap<u64, matched::Probed>,
 }
 
 impl Rt {
@@ -253,6 +283,10 @@ impl Rt {
             handlers: Handlers::new(),
             resources: Resources::new(),
             sigs: coll::SigChecks::new(sig_shadow),
+            persistent: HashMap::with_capacity(64),
+            swapped: Vec::with_capacity(64),
+            cancels: false,
+            messages: HashMap::with_capacity(16),
         })
     }
 
@@ -464,7 +498,10 @@ impl Rt {
             match slot.kind {
                 Kind::Recv(_) if !slot.orphan => {
                     self.observe(id);
-                    self.early_ack(id);
+                    // SAFETY: a status MPI just filled.
+                    if !(self.cancels && unsafe { persist::was_cancelled(&status) }) {
+                        self.early_ack(id);
+                    }
                 }
                 Kind::Send(send) if send.sync && !self.ack_arrived(id) => {
                     i += 1;
@@ -590,6 +627,10 @@ impl Rt {
         let Some(slot) = self.slots.get(id).copied() else {
             return;
         };
+        // SAFETY: the caller's contract.
+        if unsafe { self.cancelled(id, status) } {
+            return;
+        }
         match slot.kind {
             Kind::Recv(r) => {
                 // SAFETY: the caller's contract.
@@ -605,6 +646,7 @@ impl Rt {
                         HeaderAt::Slot(id),
                         r.acked,
                         (r.sig, slot.record),
+                        r.probed,
                     )
                 };
             }
@@ -653,6 +695,8 @@ impl Rt {
     /// records the match and the potential matches, acknowledges a
     /// synchronous sender, checks the sender's type signature against
     /// `check` (the receive's datatype, and the record a mismatch names).
+    /// `probed`: the message was taken by a matched probe (`MPI_Mprobe`)
+    /// issued `seq`-th whose clock is this (its R4 is done).
     /// Returns the message's envelope.
     ///
     /// # Safety
@@ -669,6 +713,7 @@ impl Rt {
         header: HeaderAt,
         acked: bool,
         check: (Sig, Option<u64>),
+        probed: Option<u64>,
     ) -> Option<Envelope> {
         if status.is_null() {
             return None;
@@ -715,17 +760,21 @@ impl Rt {
         };
         let receiver_index = receiver.unwrap_or(u64::MAX);
         self.acks_due.clear();
-        let posted = {
-            let (slots, acks) = (&mut self.slots, &mut self.acks_due);
-            self.llcp.complete(
-                seq,
-                comm.bits(),
-                envelope,
-                receive,
-                false,
-                |p| resolve(slots, acks, p),
-                &mut Recorder,
-            )
+        // A message a matched probe took was matched (R4) at the probe.
+        let posted = match probed {
+            Some(posted) => posted,
+            None => {
+                let (slots, acks) = (&mut self.slots, &mut self.acks_due);
+                self.llcp.complete(
+                    seq,
+                    comm.bits(),
+                    envelope,
+                    receive,
+                    false,
+                    |p| resolve(slots, acks, p),
+                    &mut Recorder,
+                )
+            }
         };
         let message_clock = h.clock.get(self.me).copied().unwrap_or(0);
         record::append(|| RawOp {
@@ -773,7 +822,8 @@ impl Rt {
     }
 
     /// A probe found a message with `status`: fixes the status and
-    /// completes the probe's clock (R4, Fig 5.21).
+    /// completes the probe's clock (R4, Fig 5.21; a matched probe, which
+    /// takes the message, as a receive). Returns the probe's clock.
     ///
     /// # Safety
     ///
@@ -784,9 +834,10 @@ impl Rt {
         comm: MPI_Comm,
         event: Option<crate::llcp::BlockingEvent>,
         status: *mut MPI_Status,
-    ) {
+        takes: bool,
+    ) -> u64 {
         if status.is_null() {
-            return;
+            return self.llcp.now();
         }
         // SAFETY: the caller's contract.
         let (source, tag) = unsafe { ((*status).MPI_SOURCE, (*status).MPI_TAG) };
@@ -801,19 +852,62 @@ impl Rt {
             tag,
         };
         self.acks_due.clear();
-        {
+        let clock = {
             let (slots, acks) = (&mut self.slots, &mut self.acks_due);
             self.llcp.complete(
                 seq,
                 comm.bits(),
                 envelope,
                 Receive::Blocking(event),
-                true,
+                !takes,
                 |p| resolve(slots, acks, p),
                 &mut Recorder,
-            );
-        }
+            )
+        };
         self.ack_resolved();
+        clock
+    }
+
+    /// A blocking receive (posted as `posting` with `tag`, issued `seq`-th
+    /// at clock `start`, record `index`) completed into `status` with its
+    /// header in the scratch header.
+    ///
+    /// # Safety
+    ///
+    /// `status` is the receive's status, valid for writes.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn blocking_received(
+        &mut self,
+        seq: u64,
+        comm: MPI_Comm,
+        posting: Posting,
+        tag: c_int,
+        start: u64,
+        index: Option<u64>,
+        datatype: MPI_Datatype,
+        status: *mut MPI_Status,
+    ) {
+        let check = self.signature(datatype);
+        let event = posting.event.map(|event| crate::llcp::BlockingEvent {
+            event,
+            pattern: Self::pattern(comm, posting, tag),
+            start,
+            record: index.unwrap_or(u64::MAX),
+        });
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.receive_done(
+                seq,
+                comm,
+                Receive::Blocking(event),
+                status,
+                index,
+                HeaderAt::Scratch,
+                false,
+                (check, index),
+                None,
+            )
+        };
     }
 
     /// Cancels and completes a request the runtime posted (an
@@ -899,7 +993,7 @@ impl Rt {
             let Some(slot) = self.slots.get(id) else {
                 continue;
             };
-            if slot.orphan {
+            if slot.orphan || self.is_inner(slot.request) {
                 continue;
             }
             let at = slot.record.unwrap_or(u64::MAX);
@@ -912,6 +1006,7 @@ impl Rt {
                 slot.request.bits(),
             );
         }
+        self.report_persistent_leaks();
         for r in self.resources.live() {
             checks::report(
                 LocalCheck::ResourceLeak,
@@ -941,6 +1036,31 @@ impl Rt {
     }
 }
 
+/// Completes the record `index` of a blocking call that returned `rc` with
+/// `status` (a receive's or probe's: the matched source and tag go in the
+/// record; null or `MPI_STATUS_IGNORE` for none).
+pub(super) fn finish_received(index: Option<u64>, rc: c_int, status: *const MPI_Status) {
+    let matched = if rc == SUCCESS {
+        read_status(status)
+    } else {
+        None
+    };
+    record::finish(index, rc, true, |op| {
+        if let Some((source, tag)) = matched {
+            record::set_status(op, source, tag);
+        }
+    });
+}
+
+/// Stores the receive status `status` (null or `MPI_STATUS_IGNORE`: none)
+/// in the record `index` of a call that already returned: a `Test` that
+/// completed a receive, the `Irecv` whose request completed.
+pub(super) fn status_into(index: Option<u64>, status: *const MPI_Status) {
+    if let (Some(index), Some((source, tag))) = (index, read_status(status)) {
+        record::update(index, |op| record::set_status(op, source, tag));
+    }
+}
+
 /// Waits until the request of pending event `p` completes (it matched:
 /// something issued after it matched a message it accepts) and returns what
 /// it matched (Fig 5.22's `MPI_Request_get_status`). A synchronous sender
@@ -963,6 +1083,10 @@ fn resolve(slots: &mut Slots, acks: &mut Vec<u32>, p: &PendingEvent) -> Option<E
             break;
         }
         pause();
+    }
+    // SAFETY: a status MPI just filled.
+    if unsafe { persist::was_cancelled(&status) } {
+        return None;
     }
     if let Some(s) = slots.get_mut(id) {
         if let Kind::Recv(r) = &mut s.kind {

@@ -7,12 +7,12 @@
 //! [`crate::piggyback`]). `MPI_PROC_NULL` peers make no message and go to
 //! MPI unchanged.
 
-use super::{read_status, status_target, words_mut, HeaderAt, Posting, Rt};
+use super::{finish_received, read_status, status_target, words_mut, Posting, Rt};
 use crate::consts::{
     bottom, byte, packed, proc_null, request_null, status_ignore, uint64, SUCCESS,
 };
 use crate::handle::HandleBits;
-use crate::llcp::{BlockingEvent, Receive};
+use crate::llcp::BlockingEvent;
 use crate::packed;
 use crate::piggyback;
 use crate::record::{self, set_status, REQUESTS};
@@ -103,7 +103,7 @@ impl Rt {
     }
 
     /// Remembers a request the program holds, under slot `id`.
-    fn track(&mut self, id: u32, request: MPI_Request) {
+    pub(super) fn track(&mut self, id: u32, request: MPI_Request) {
         if let Some(slot) = self.slots.get_mut(id) {
             slot.request = request;
         }
@@ -471,37 +471,12 @@ impl Rt {
             }
         };
         if rc == SUCCESS {
-            let check = self.signature(datatype);
-            let event = posting.event.map(|event| BlockingEvent {
-                event,
-                pattern: Self::pattern(comm, posting, tag),
-                start,
-                record: index.unwrap_or(u64::MAX),
-            });
             // SAFETY: the receive succeeded into `target`.
             unsafe {
-                self.receive_done(
-                    seq,
-                    comm,
-                    Receive::Blocking(event),
-                    target,
-                    index,
-                    HeaderAt::Scratch,
-                    false,
-                    (check, index),
-                )
+                self.blocking_received(seq, comm, posting, tag, start, index, datatype, target)
             };
         }
-        let matched = if rc == SUCCESS {
-            read_status(target)
-        } else {
-            None
-        };
-        record::finish(index, rc, true, |op| {
-            if let Some((source, tag)) = matched {
-                set_status(op, source, tag);
-            }
-        });
+        finish_received(index, rc, target);
         rc
     }
 
@@ -521,9 +496,42 @@ impl Rt {
         comm: MPI_Comm,
         request: *mut MPI_Request,
     ) -> c_int {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.irecv_as(
+                OpKind::Irecv,
+                buf,
+                count,
+                datatype,
+                source,
+                tag,
+                comm,
+                request,
+            )
+        }
+    }
+
+    /// A nonblocking receive recorded as `kind` (`Irecv`, or the
+    /// `StartRecv` of a persistent request).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Irecv`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn irecv_as(
+        &mut self,
+        kind: OpKind,
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
         if source == proc_null() {
             let index = record::begin(
-                || record::p2p(OpKind::Irecv, source, tag, comm, count, datatype),
+                || record::p2p(kind, source, tag, comm, count, datatype),
                 false,
             );
             // SAFETY: the caller's arguments: no message is received.
@@ -542,17 +550,7 @@ impl Rt {
         }
         let posting = self.posting(comm, source, true);
         let index = record::begin(
-            || {
-                Self::p2p_record(
-                    OpKind::Irecv,
-                    source,
-                    posting.source,
-                    tag,
-                    comm,
-                    count,
-                    datatype,
-                )
-            },
+            || Self::p2p_record(kind, source, posting.source, tag, comm, count, datatype),
             false,
         );
         let seq = self.next_seq();
@@ -563,6 +561,7 @@ impl Rt {
             observed: false,
             acked: false,
             sig: self.signature(datatype),
+            probed: None,
         };
         let id = self.slots.alloc(Kind::Recv(state), index);
         let packed_bytes = self.wire.packed_bytes(count, datatype);
@@ -652,6 +651,48 @@ impl Rt {
         comm: MPI_Comm,
         status: *mut MPI_Status,
     ) -> c_int {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.sendrecv_as(
+                OpKind::Sendrecv,
+                sendbuf,
+                sendcount,
+                sendtype,
+                dest,
+                sendtag,
+                recvbuf,
+                recvcount,
+                recvtype,
+                source,
+                recvtag,
+                comm,
+                status,
+            )
+        }
+    }
+
+    /// `MPI_Sendrecv` recorded as `kind` (`Sendrecv`, `SendrecvReplace`).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Sendrecv`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sendrecv_as(
+        &mut self,
+        kind: OpKind,
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
         let null = proc_null();
         let posting = if source == null {
             Posting {
@@ -665,7 +706,7 @@ impl Rt {
         let index = record::begin(
             || {
                 let mut op = Self::p2p_record(
-                    OpKind::Sendrecv,
+                    kind,
                     source,
                     posting.source,
                     recvtag,
@@ -825,27 +866,18 @@ impl Rt {
                 // scratch is untouched since.
                 unsafe { packed::unpack(msg, self.hbytes as usize, target) };
             }
+            if source == null {
+                // What MPI's own `MPI_Sendrecv` says for no message (an
+                // `MPI_Irecv` from `MPI_PROC_NULL` completed by
+                // `MPI_Waitall` says less).
+                // SAFETY: as above.
+                unsafe { super::proc_null_status(target) };
+            }
         }
         if rc == SUCCESS && source != null {
-            let check = self.signature(recvtype);
-            let event = posting.event.map(|event| BlockingEvent {
-                event,
-                pattern: Self::pattern(comm, posting, recvtag),
-                start,
-                record: index.unwrap_or(u64::MAX),
-            });
             // SAFETY: the receive completed into `target`.
             unsafe {
-                self.receive_done(
-                    seq,
-                    comm,
-                    Receive::Blocking(event),
-                    target,
-                    index,
-                    HeaderAt::Scratch,
-                    false,
-                    (check, index),
-                )
+                self.blocking_received(seq, comm, posting, recvtag, start, index, recvtype, target)
             };
         }
         if sync {
@@ -858,16 +890,7 @@ impl Rt {
                 Self::cancel(&mut ack);
             }
         }
-        let matched = if rc == SUCCESS {
-            read_status(target)
-        } else {
-            None
-        };
-        record::finish(index, rc, true, |op| {
-            if let Some((source, tag)) = matched {
-                set_status(op, source, tag);
-            }
-        });
+        finish_received(index, rc, target);
         rc
     }
 
@@ -921,7 +944,8 @@ impl Rt {
         // SAFETY: `packed` is not touched again until the send completed
         // inside `sendrecv`.
         unsafe {
-            self.sendrecv(
+            self.sendrecv_as(
+                OpKind::SendrecvReplace,
                 sendbuf,
                 position,
                 packed(),
@@ -999,18 +1023,9 @@ impl Rt {
                 record: index.unwrap_or(u64::MAX),
             });
             // SAFETY: the probe succeeded into `target`.
-            unsafe { self.probe_done(seq, comm, event, target) };
+            unsafe { self.probe_done(seq, comm, event, target, false) };
         }
-        let matched = if rc == SUCCESS {
-            read_status(target)
-        } else {
-            None
-        };
-        record::finish(index, rc, true, |op| {
-            if let Some((source, tag)) = matched {
-                set_status(op, source, tag);
-            }
-        });
+        finish_received(index, rc, target);
         rc
     }
 
@@ -1091,7 +1106,7 @@ impl Rt {
                 record: index.unwrap_or(u64::MAX),
             });
             // SAFETY: the probe succeeded into `target`.
-            unsafe { self.probe_done(seq, comm, event, target) };
+            unsafe { self.probe_done(seq, comm, event, target, false) };
         }
         rc
     }
