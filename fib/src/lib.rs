@@ -107,6 +107,7 @@
 
 mod audit;
 mod graph;
+mod joint;
 mod model;
 mod patch;
 mod reach;

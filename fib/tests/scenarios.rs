@@ -174,7 +174,10 @@ fn f4a_example_4a_is_relevant_with_p0_irecv_and_p2_isend() {
     for site in [2, 12, 21] {
         expect(&runs, &a, site, false, "f4a");
     }
-    let Some(Verdict::Relevant { evidence, findings }) = a.verdict(2) else {
+    let Some(Verdict::Relevant {
+        evidence, findings, ..
+    }) = a.verdict(2)
+    else {
         unreachable!()
     };
     assert_eq!(*findings, 1);
