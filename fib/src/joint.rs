@@ -23,9 +23,10 @@
 //! otherwise cutting them changes nothing it saw.
 
 use crate::graph::RunGraph;
-use crate::model::{CollectiveInstance, Node, OpRef};
+use crate::model::is_fence;
+use crate::model::{CollectiveInstance, Event, Node, OpRef};
 use crate::reach::{Sweep, WindowedReach, Workspace};
-use crate::relevance::{path_steps, send_side, Receive, Sends, Settle, Taken};
+use crate::relevance::{path_steps, send_side, DestSends, RankSends, Receive, Sends, Taken};
 use crate::PathStep;
 use mbh_trace::RankTrace;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -132,6 +133,91 @@ impl Hubs {
     }
 }
 
+/// Tells a reachability sweep of one receive R when every candidate send
+/// left is decided: the sends of a rank after a fence completion of that
+/// rank the sweep reached (the rank's fence chain leads to their issues
+/// with no barrier instance on it), and the sends of a rank with one tag
+/// after one whose match the sweep reached (they match in order) are
+/// reached through their own side; the sweep can stop past the largest
+/// position of the others.
+struct Settled<'a> {
+    comm: u64,
+    me: i32,
+    /// The (rank, tag) groups of sends R accepts.
+    groups: Vec<((i32, i32), &'a RankSends)>,
+    /// Per rank: the earliest fence completion reached.
+    fence: HashMap<i32, u64>,
+    /// Per (rank, tag): the earliest send whose match was reached.
+    chain: HashMap<(i32, i32), u64>,
+    horizon: u32,
+}
+
+impl<'a> Settled<'a> {
+    fn new(dest: &'a DestSends, rc: &Receive) -> Self {
+        let mut groups: Vec<_> = dest
+            .by_rank_tag
+            .iter()
+            .filter(|((_, t), _)| rc.tag.is_none_or(|x| x == *t))
+            .map(|(&k, s)| (k, s))
+            .collect();
+        groups.sort_unstable_by_key(|g| g.0);
+        let mut settled = Settled {
+            comm: rc.comm,
+            me: rc.me,
+            groups,
+            fence: HashMap::new(),
+            chain: HashMap::new(),
+            horizon: 0,
+        };
+        settled.update();
+        settled
+    }
+
+    /// The index after which the sends of `group` are settled.
+    fn bound(&self, (rank, tag): (i32, i32)) -> Option<u64> {
+        let fence = self.fence.get(&rank).copied();
+        let chain = self.chain.get(&(rank, tag)).copied();
+        fence.into_iter().chain(chain).min()
+    }
+
+    fn settles(&self, send: OpRef, tag: i32) -> bool {
+        self.bound((send.rank, tag)).is_some_and(|b| b < send.index)
+    }
+
+    fn update(&mut self) {
+        self.horizon = self
+            .groups
+            .iter()
+            .filter_map(|&(k, sends)| sends.max_up_to(self.bound(k)))
+            .max()
+            .unwrap_or(0);
+    }
+
+    /// Takes in the reached node `n`.
+    fn visit(&mut self, graph: &RunGraph, sends: &Sends, n: NodeIndex) {
+        if let Node::Event {
+            op,
+            event: Event::Complete,
+        } = graph.graph()[n]
+        {
+            let earlier = self.fence.get(&op.rank).is_some_and(|&i| i <= op.index);
+            if is_fence(op.kind) && !earlier && self.groups.iter().any(|g| g.0 .0 == op.rank) {
+                self.fence.insert(op.rank, op.index);
+                self.update();
+            }
+        }
+        if let Some(s) = sends.info.get(&n) {
+            let key = (s.op.rank, s.tag);
+            let earlier = self.chain.get(&key).is_some_and(|&i| i <= s.op.index);
+            let accepted = self.groups.binary_search_by_key(&key, |g| g.0).is_ok();
+            if s.comm == self.comm && s.dest == self.me && accepted && !earlier {
+                self.chain.insert(key, s.op.index);
+                self.update();
+            }
+        }
+    }
+}
+
 /// One reachability sweep of receive `rc` in the run's graph less the
 /// nodes `cut` holds for: collecting the candidate sends it does not reach
 /// (`known` `None`), or stopping at the first one it does not reach that
@@ -152,7 +238,7 @@ fn sweep(
     let list = &dest.by_position;
     let start = graph.position(rc.node);
     let mut cursor = list.partition_point(|&(p, _)| p <= start);
-    let mut settle = Settle::new(graph, dest);
+    let mut settle = Settled::new(dest, rc);
     let acyclic = reach.is_acyclic();
     // Whether S is reached through one of its own predecessors (not the
     // receive that took it): decided once every node below S is swept.
@@ -189,9 +275,8 @@ fn sweep(
                 return Sweep::Stop;
             }
         }
-        // Any fence reached settles its rank's later sends: its rank's fence
-        // chain leads to their issues with no barrier instance on it.
-        if settle.visit(n, true) == Sweep::Stop && acyclic {
+        settle.visit(graph, &run.sends, n);
+        if acyclic && position >= settle.horizon {
             Sweep::Stop
         } else {
             Sweep::Continue
@@ -200,9 +285,9 @@ fn sweep(
     if out.lost.is_none() {
         // Past the stop, every send up to the horizon is decided; the later
         // ones come after a fence of their rank that was reached.
-        while let Some(&(_, s)) = list.get(cursor).filter(|&&(p, _)| p <= settle.horizon()) {
+        while let Some(&(_, s)) = list.get(cursor).filter(|&&(p, _)| p <= settle.horizon) {
             cursor += 1;
-            let settled = run.sends.info.get(&s).is_some_and(|i| settle.settles(i.op));
+            let settled = (run.sends.info.get(&s)).is_some_and(|i| settle.settles(i.op, i.tag));
             if judge(s, settled, ws, &mut out) {
                 break;
             }

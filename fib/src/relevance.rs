@@ -112,23 +112,32 @@ pub struct PathStep {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SendInfo {
     pub(crate) op: OpRef,
-    comm: u64,
-    dest: i32,
-    tag: i32,
+    pub(crate) comm: u64,
+    pub(crate) dest: i32,
+    pub(crate) tag: i32,
 }
 
 /// The sends of one rank to one destination, by record index, with the
 /// largest position of their match nodes up to each.
 #[derive(Debug, Default)]
-struct RankSends {
+pub(crate) struct RankSends {
     index: Vec<u64>,
     prefix_max: Vec<u32>,
 }
 
 impl RankSends {
+    fn push(&mut self, index: u64, position: u32) {
+        let max = self
+            .prefix_max
+            .last()
+            .map_or(position, |&m| m.max(position));
+        self.index.push(index);
+        self.prefix_max.push(max);
+    }
+
     /// The largest match position among the sends with index at most `i`
     /// (all when `None`), or `None` if there are none.
-    fn max_up_to(&self, i: Option<u64>) -> Option<u32> {
+    pub(crate) fn max_up_to(&self, i: Option<u64>) -> Option<u32> {
         let n = match i {
             Some(i) => self.index.partition_point(|&x| x <= i),
             None => self.index.len(),
@@ -146,6 +155,9 @@ pub(crate) struct DestSends {
     max_position: u32,
     /// Every send's (match position, match node), by position.
     pub(crate) by_position: Vec<(u32, NodeIndex)>,
+    /// The sends by (rank, tag): they match in order (one chain of
+    /// [`crate::Edge::SendOrder`] edges each).
+    pub(crate) by_rank_tag: HashMap<(i32, i32), RankSends>,
 }
 
 /// The candidate sends of a run: each send's match node, and the sends by
@@ -177,14 +189,15 @@ impl Sends {
                     },
                 );
                 let dest = dests.entry((op.comm, op.peer)).or_default();
-                let sends = dest.by_rank.entry(trace.rank).or_default();
                 let position = graph.position(n);
-                let max = sends
-                    .prefix_max
-                    .last()
-                    .map_or(position, |&m| m.max(position));
-                sends.index.push(op.index);
-                sends.prefix_max.push(max);
+                dest.by_rank
+                    .entry(trace.rank)
+                    .or_default()
+                    .push(op.index, position);
+                dest.by_rank_tag
+                    .entry((trace.rank, op.tag))
+                    .or_default()
+                    .push(op.index, position);
                 *dest.by_tag.entry(op.tag).or_default() += 1;
                 dest.total += 1;
                 dest.max_position = dest.max_position.max(position);
@@ -209,7 +222,8 @@ pub(crate) struct Receive {
     pub(crate) comm: u64,
     /// Its rank in `comm`.
     pub(crate) me: i32,
-    tag: Option<i32>,
+    /// The tag it accepts (`None`: any).
+    pub(crate) tag: Option<i32>,
 }
 
 impl Receive {
@@ -528,7 +542,7 @@ pub(crate) fn path_steps(graph: &RunGraph, path: Vec<NodeIndex>) -> Vec<PathStep
 /// to the match of a send issued there (its issue is an accepted last
 /// step). So only the sends of each rank up to its earliest such fence
 /// remain, and the sweep can stop past the largest of their positions.
-pub(crate) struct Settle<'a> {
+struct Settle<'a> {
     graph: &'a RunGraph,
     dest: &'a DestSends,
     /// Per rank: the earliest settling fence seen, and the largest position
@@ -539,7 +553,7 @@ pub(crate) struct Settle<'a> {
 }
 
 impl<'a> Settle<'a> {
-    pub(crate) fn new(graph: &'a RunGraph, dest: &'a DestSends) -> Self {
+    fn new(graph: &'a RunGraph, dest: &'a DestSends) -> Self {
         Settle {
             graph,
             dest,
@@ -548,21 +562,7 @@ impl<'a> Settle<'a> {
         }
     }
 
-    /// The largest position a send not yet settled can have.
-    pub(crate) fn horizon(&self) -> u32 {
-        self.horizon
-    }
-
-    /// Whether `send` comes after the earliest settling fence of its rank.
-    pub(crate) fn settles(&self, send: OpRef) -> bool {
-        self.fence
-            .get(&send.rank)
-            .is_some_and(|&(fence, _)| fence < send.index)
-    }
-
-    /// Takes in node `n`, reached (`free`: with no barrier on every path to
-    /// it), and says whether the sweep can stop.
-    pub(crate) fn visit(&mut self, n: NodeIndex, free: bool) -> Sweep {
+    fn visit(&mut self, n: NodeIndex, free: bool) -> Sweep {
         if let (
             true,
             Node::Event {
