@@ -132,6 +132,8 @@ pub struct AuditStats {
     pub relevant_findings: usize,
     /// Nodes visited by the windowed searches.
     pub visited: usize,
+    /// Nodes visited by the deletion set's sweeps.
+    pub deletion_visited: usize,
 }
 
 /// The barrier audit of an exploration.
@@ -363,7 +365,7 @@ pub fn audit(runs: &[Vec<RankTrace>], coverage: Coverage, options: &Options) -> 
         })
         .collect::<Vec<BarrierVerdict>>();
     let mut barriers = barriers;
-    deletion_set(&mut barriers, &links, &kept_runs, &taken);
+    stats.deletion_visited = deletion_set(&mut barriers, &links, &kept_runs, &taken);
     Audit { barriers, stats }
 }
 
@@ -371,14 +373,15 @@ pub fn audit(runs: &[Vec<RankTrace>], coverage: Coverage, options: &Options) -> 
 /// calls meet a relevant site's in a barrier instance become unknown, and
 /// the units of irrelevant sites (sites whose calls meet in an instance)
 /// that [`joint::choose`] cannot add to the deletion set become relevant.
+/// Returns the nodes its sweeps visited.
 fn deletion_set(
     barriers: &mut [BarrierVerdict],
     links: &[Vec<u32>],
     runs: &[JointRun],
     taken: &Taken,
-) {
+) -> usize {
     if !barriers.iter().any(|b| b.verdict == Verdict::Irrelevant) {
-        return;
+        return 0;
     }
     // Units: the sites linked by shared instances (union-find on indices).
     let index: BTreeMap<u32, usize> = barriers
@@ -438,7 +441,7 @@ fn deletion_set(
         .iter()
         .map(|m| m.iter().map(|&i| barriers[i].site).collect())
         .collect();
-    let choice = joint::choose(runs, taken, &sites);
+    let (choice, visited) = joint::choose(runs, taken, &sites);
     for (members, kept) in candidates.iter().zip(choice) {
         let Some(kept) = kept else { continue };
         let evidence = Evidence {
@@ -458,4 +461,5 @@ fn deletion_set(
             };
         }
     }
+    visited
 }

@@ -85,8 +85,9 @@ pub(crate) struct Kept {
     pub(crate) after_deleting: Vec<u32>,
 }
 
-/// The outcome of the greedy choice, per unit in the order given.
-pub(crate) type Choice = Vec<Option<Kept>>;
+/// The outcome of the greedy choice: per unit in the order given, `None`
+/// when it joined the deletion set; and the nodes the sweeps reached.
+pub(crate) type Choice = (Vec<Option<Kept>>, usize);
 
 /// One receive's state: the candidate sends unordered in the full graph,
 /// and the barrier instances its last accepted sweep went through.
@@ -105,6 +106,8 @@ struct SweepOut {
     lost: Option<NodeIndex>,
     /// The barrier instances taken out of the heap.
     hubs: Vec<NodeIndex>,
+    /// Nodes reached.
+    visited: usize,
 }
 
 /// Per run: barrier instance node -> its member sites, and site -> the
@@ -295,6 +298,7 @@ fn sweep(
     }
     out.hubs.sort_unstable();
     out.hubs.dedup();
+    out.visited = ws.visited().len();
     out
 }
 
@@ -322,6 +326,7 @@ pub(crate) fn choose(runs: &[JointRun], taken: &Taken, units: &[Vec<u32>]) -> Ch
             sweep(&runs[i], &reaches[i], ws, rc, &never, None)
         })
         .collect();
+    let mut visited = first.iter().map(|o| o.visited).sum::<usize>();
     for (&(i, _), out) in all.iter().zip(first) {
         pending[i].push(Pending {
             unordered: out.unordered.into_iter().collect(),
@@ -373,6 +378,7 @@ pub(crate) fn choose(runs: &[JointRun], taken: &Taken, units: &[Vec<u32>]) -> Ch
                 sweep(&runs[i], &reaches[i], ws, rc, &is_cut, known)
             })
             .collect();
+        visited += outs.iter().map(|o| o.visited).sum::<usize>();
         let lost: Vec<(usize, usize, NodeIndex)> = affected
             .iter()
             .zip(&outs)
@@ -409,7 +415,7 @@ pub(crate) fn choose(runs: &[JointRun], taken: &Taken, units: &[Vec<u32>]) -> Ch
         deleted.extend(unit.iter().copied());
         choice.push(None);
     }
-    choice
+    (choice, visited)
 }
 
 /// The evidence that a unit is kept: R, the send S it would lose, a path

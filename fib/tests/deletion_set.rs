@@ -4,16 +4,14 @@
 mod common;
 
 use common::*;
-use mbh_fib::{audit, Audit, Coverage, Options, UnknownReason, Verdict};
+use mbh_fib::{audit, Audit, Options, UnknownReason, Verdict};
 use mbh_trace::{OpKind, RankTrace};
 
-const FULL: Coverage = Coverage {
-    complete: true,
-    deadlock_free: true,
-};
-
+/// The audit, checked by brute force ([`check_deletion_set`]).
 fn audit_runs(runs: &[Vec<RankTrace>]) -> Audit {
-    audit(runs, FULL, &Options::default())
+    let a = audit(runs, FULL, &Options::default());
+    check_deletion_set(runs, &a);
+    a
 }
 
 /// P0: Irecv(*); Wait (takes P1's message); the barriers; Recv(from 2).
@@ -234,5 +232,64 @@ fn a_site_meeting_a_relevant_one_in_an_instance_is_unknown() {
         Some(&Verdict::Unknown(UnknownReason::MeetsKeptBarrier {
             kept: 10
         }))
+    );
+}
+
+/// bench/diffusion.c's shape: per step, a barrier, P0 takes one message
+/// from each worker with wildcard receives, another barrier. Alone each
+/// barrier is irrelevant (the other orders the next step's messages after
+/// this step's receives); together the second is kept.
+fn two_barriers_per_step(steps: usize, swap: bool) -> Vec<RankTrace> {
+    let mut ranks: Vec<Rank> = (0..3).map(Rank::new).collect();
+    for k in 0..steps {
+        for rank in ranks.iter_mut() {
+            rank.barrier(19);
+        }
+        let mut sent = Vec::new();
+        for (w, rank) in ranks.iter_mut().enumerate().skip(1) {
+            sent.push((w as i32, rank.send(0, 2, 30)));
+        }
+        if swap && k % 2 == 1 {
+            sent.reverse();
+        }
+        for &from_worker in &sent {
+            ranks[0].recv(Any, Some(2), 27, from_worker, 2);
+        }
+        for rank in ranks.iter_mut() {
+            rank.barrier(35);
+        }
+    }
+    run(ranks)
+}
+
+#[test]
+fn the_deletion_set_costs_a_window_per_receive_not_the_trace() {
+    let runs = |steps| {
+        [
+            two_barriers_per_step(steps, false),
+            two_barriers_per_step(steps, true),
+        ]
+    };
+    audit_runs(&runs(5));
+    let audit_steps = |steps| audit(&runs(steps), FULL, &Options::default());
+    let (small, large) = (audit_steps(50), audit_steps(200));
+    for a in [&small, &large] {
+        assert_eq!(a.verdict(19), Some(&Verdict::Irrelevant));
+        assert!(matches!(
+            a.verdict(35),
+            Some(Verdict::Relevant { after_deleting, .. }) if after_deleting == &vec![19]
+        ));
+    }
+    // Four times the steps: four times the receives, and (without the
+    // barriers) every later message still ordered through its sender's
+    // send-order chain, but the same window each.
+    let per_receive =
+        |a: &Audit| a.stats.deletion_visited as f64 / a.stats.wildcard_receives as f64;
+    assert!(small.stats.deletion_visited > 0);
+    assert!(
+        per_receive(&large) < 1.2 * per_receive(&small),
+        "{:?} vs {:?}",
+        small.stats,
+        large.stats
     );
 }

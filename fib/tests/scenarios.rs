@@ -8,11 +8,6 @@ use common::*;
 use mbh_fib::{audit, Audit, Coverage, Event, Node, Options, Order, UnknownReason, Verdict};
 use mbh_trace::RankTrace;
 
-const FULL: Coverage = Coverage {
-    complete: true,
-    deadlock_free: true,
-};
-
 /// The audit, cross-checked against one that also searches from S back
 /// to R (CheckRelevant's swapped step), which must agree.
 fn audit_runs(runs: &[Vec<RankTrace>], coverage: Coverage) -> Audit {
@@ -23,6 +18,7 @@ fn audit_runs(runs: &[Vec<RankTrace>], coverage: Coverage) -> Audit {
     };
     let b = audit(runs, coverage, &both);
     assert_eq!(a.barriers, b.barriers);
+    check_deletion_set(runs, &a);
     a
 }
 
