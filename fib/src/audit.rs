@@ -269,7 +269,10 @@ fn analyse_run(
 /// site: a site is relevant when any instance it took part in is
 /// relevant in any run (every member site of that instance is), irrelevant
 /// when it never is and the exploration was complete and deadlock-free
-/// with usable traces, unknown otherwise.
+/// with usable traces, unknown otherwise. Then chooses the deletion set
+/// (crate documentation, "The deletion set"): the irrelevant sites that
+/// cannot be deleted together with the others become relevant, with
+/// `after_deleting` naming the sites they depend on.
 ///
 /// # Arguments
 ///
@@ -286,6 +289,9 @@ fn analyse_run(
 ///
 /// Per run, O(n) to build the graph, then [`check_relevant`]'s
 /// O(Σ_R |W_R|) searches; runs and receives are processed in parallel.
+/// The deletion set sweeps each receive once, then again for each unit of
+/// irrelevant sites whose instances its last sweep went through: a few
+/// windows per receive on a program that synchronises as it goes.
 pub fn audit(runs: &[Vec<RankTrace>], coverage: Coverage, options: &Options) -> Audit {
     let taken = Taken::from_runs(runs);
     // Irrelevant verdicts need a complete, deadlock-free exploration: only

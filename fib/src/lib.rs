@@ -98,8 +98,10 @@
 //! rather than irrelevant.
 //!
 //! Each check is a reachability sweep from R's match in topological order
-//! that stops once every candidate send is settled (reached, or after a
-//! fence of its rank that was reached), or at the first send ordered in
+//! that stops once every candidate send is settled (reached; after a fence
+//! completion of its rank that was reached, whose fence chain leads to its
+//! issue; or after a send of its rank with its tag whose match was
+//! reached, since those match in order), or at the first send ordered in
 //! the full graph and no longer reached. A unit re-sweeps only the
 //! receives whose last sweep went through one of its instances; receives
 //! of different runs and windows are swept in parallel (rayon).
