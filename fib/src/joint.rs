@@ -287,7 +287,8 @@ fn sweep(
     });
     if out.lost.is_none() {
         // Past the stop, every send up to the horizon is decided; the later
-        // ones come after a fence of their rank that was reached.
+        // ones come after a reached fence of their rank, or after a reached
+        // send of their rank and tag.
         while let Some(&(_, s)) = list.get(cursor).filter(|&&(p, _)| p <= settle.horizon) {
             cursor += 1;
             let settled = (run.sends.info.get(&s)).is_some_and(|i| settle.settles(i.op, i.tag));
