@@ -2,6 +2,7 @@
 //! Fib's outer loop).
 
 use crate::graph::{RunGraph, RunIssue};
+use crate::joint::{self, JointRun};
 use crate::model::{CollectiveInstance, OpRef, Options};
 use crate::relevance::{check_relevant, evidence_path, Order, PathStep, RelevantPair, Taken};
 use mbh_trace::{OpKind, RankTrace};
@@ -37,6 +38,13 @@ pub enum UnknownReason {
         /// What was wrong.
         issue: RunIssue,
     },
+    /// Never relevant, but its calls meet those of a relevant site in one
+    /// barrier instance: deleting it while that one stays would pair the
+    /// remaining barriers differently, which the runs do not show.
+    MeetsKeptBarrier {
+        /// The relevant site (the lowest, if several).
+        kept: u32,
+    },
 }
 
 /// Why a barrier is relevant: a wildcard receive, a send it could
@@ -69,12 +77,22 @@ pub enum Verdict {
     Relevant {
         /// The first such instance found.
         evidence: Box<Evidence>,
-        /// How many (R, S, B, run) findings involve the site.
+        /// How many (R, S, B, run) findings involve the site (for a site
+        /// kept for the deletion set: how many receives would lose a send
+        /// they are ordered before).
         findings: usize,
+        /// Empty when the site is relevant by itself. Otherwise it was
+        /// irrelevant alone but is kept so that the irrelevant sites can be
+        /// deleted together: these sites of the deletion set could also
+        /// order the evidence's pair, and once they are deleted this site's
+        /// instances are the only thing ordering it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        after_deleting: Vec<u32>,
     },
     /// Executed, never relevant, in a complete, deadlock-free exploration
-    /// whose traces were all usable: deleting every call of the site
-    /// changes no match (within the limits of the crate documentation).
+    /// whose traces were all usable, and in the deletion set: deleting
+    /// every call of every irrelevant site together changes no match
+    /// (within the limits of the crate documentation).
     Irrelevant,
     /// Not relevant in the runs seen, but the runs do not settle it.
     Unknown(UnknownReason),
@@ -114,6 +132,8 @@ pub struct AuditStats {
     pub relevant_findings: usize,
     /// Nodes visited by the windowed searches.
     pub visited: usize,
+    /// Nodes visited by the deletion set's sweeps.
+    pub deletion_visited: usize,
 }
 
 /// The barrier audit of an exploration.
@@ -154,13 +174,17 @@ struct RunOutcome {
     edges: usize,
     findings: usize,
     stats: crate::relevance::RunStats,
+    /// The member sites of each barrier instance with more than one.
+    links: Vec<Vec<u32>>,
+    /// The run kept for the deletion set's check.
+    joint: Option<JointRun>,
 }
 
 fn analyse_run(
     interleaving: usize,
     ranks: &[RankTrace],
     taken: &Taken,
-    options: &Options,
+    (options, keep): (&Options, bool),
 ) -> RunOutcome {
     let graph = RunGraph::build(ranks, options);
     let found = check_relevant(&graph, ranks, taken);
@@ -205,14 +229,36 @@ fn analyse_run(
         .filter(|op| op.kind == OpKind::Barrier)
         .map(|op| (op.site, op.comm))
         .collect();
+    let links = graph
+        .collectives()
+        .iter()
+        .filter(|c| c.instance.is_barrier())
+        .map(|c| {
+            let sites: BTreeSet<u32> = c.members.iter().map(|m| m.site).collect();
+            sites.into_iter().collect::<Vec<u32>>()
+        })
+        .filter(|sites| sites.len() > 1)
+        .collect();
+    let (issues, nodes, edges) = (
+        graph.issues().to_vec(),
+        graph.graph().node_count(),
+        graph.graph().edge_count(),
+    );
+    let joint = if keep && issues.is_empty() && found.stats.pairs > 0 {
+        JointRun::new(interleaving, graph, ranks, taken)
+    } else {
+        None
+    };
     RunOutcome {
         relevant,
         calls,
-        issues: graph.issues().to_vec(),
-        nodes: graph.graph().node_count(),
-        edges: graph.graph().edge_count(),
+        issues,
+        nodes,
+        edges,
         findings: found.pairs.len(),
         stats: found.stats,
+        links,
+        joint,
     }
 }
 
@@ -223,7 +269,10 @@ fn analyse_run(
 /// site: a site is relevant when any instance it took part in is
 /// relevant in any run (every member site of that instance is), irrelevant
 /// when it never is and the exploration was complete and deadlock-free
-/// with usable traces, unknown otherwise.
+/// with usable traces, unknown otherwise. Then chooses the deletion set
+/// (crate documentation, "The deletion set"): the irrelevant sites that
+/// cannot be deleted together with the others become relevant, with
+/// `after_deleting` naming the sites they depend on.
 ///
 /// # Arguments
 ///
@@ -240,12 +289,18 @@ fn analyse_run(
 ///
 /// Per run, O(n) to build the graph, then [`check_relevant`]'s
 /// O(Σ_R |W_R|) searches; runs and receives are processed in parallel.
+/// The deletion set sweeps each receive once, then again for each unit of
+/// irrelevant sites whose instances its last sweep went through: a few
+/// windows per receive on a program that synchronises as it goes.
 pub fn audit(runs: &[Vec<RankTrace>], coverage: Coverage, options: &Options) -> Audit {
     let taken = Taken::from_runs(runs);
+    // Irrelevant verdicts need a complete, deadlock-free exploration: only
+    // then are the graphs kept for the deletion set's check.
+    let keep = coverage.complete && coverage.deadlock_free;
     let outcomes: Vec<RunOutcome> = runs
         .par_iter()
         .enumerate()
-        .map(|(i, ranks)| analyse_run(i, ranks, &taken, options))
+        .map(|(i, ranks)| analyse_run(i, ranks, &taken, (options, keep)))
         .collect();
     let mut stats = AuditStats {
         interleavings: runs.len(),
@@ -254,7 +309,11 @@ pub fn audit(runs: &[Vec<RankTrace>], coverage: Coverage, options: &Options) -> 
     let mut sites: BTreeMap<u32, (BTreeSet<u64>, usize)> = BTreeMap::new();
     let mut relevant: BTreeMap<u32, (usize, Evidence)> = BTreeMap::new();
     let mut trace_issue: Option<UnknownReason> = None;
+    let mut links: Vec<Vec<u32>> = Vec::new();
+    let mut kept_runs: Vec<JointRun> = Vec::new();
     for (i, outcome) in outcomes.into_iter().enumerate() {
+        links.extend(outcome.links);
+        kept_runs.extend(outcome.joint);
         stats.nodes += outcome.nodes;
         stats.edges += outcome.edges;
         stats.wildcard_receives += outcome.stats.wildcard_receives;
@@ -296,6 +355,7 @@ pub fn audit(runs: &[Vec<RankTrace>], coverage: Coverage, options: &Options) -> 
                 Some((findings, evidence)) => Verdict::Relevant {
                     evidence: Box::new(evidence),
                     findings,
+                    after_deleting: Vec::new(),
                 },
                 None => match &unsure {
                     Some(reason) => Verdict::Unknown(reason.clone()),
@@ -309,6 +369,103 @@ pub fn audit(runs: &[Vec<RankTrace>], coverage: Coverage, options: &Options) -> 
                 verdict,
             }
         })
-        .collect();
+        .collect::<Vec<BarrierVerdict>>();
+    let mut barriers = barriers;
+    stats.deletion_visited = deletion_set(&mut barriers, &links, &kept_runs, &taken);
     Audit { barriers, stats }
+}
+
+/// Makes the irrelevant verdicts safe to act on together: sites whose
+/// calls meet a relevant site's in a barrier instance become unknown, and
+/// the units of irrelevant sites (sites whose calls meet in an instance)
+/// that [`joint::choose`] cannot add to the deletion set become relevant.
+/// Returns the nodes its sweeps visited.
+fn deletion_set(
+    barriers: &mut [BarrierVerdict],
+    links: &[Vec<u32>],
+    runs: &[JointRun],
+    taken: &Taken,
+) -> usize {
+    if !barriers.iter().any(|b| b.verdict == Verdict::Irrelevant) {
+        return 0;
+    }
+    // Units: the sites linked by shared instances (union-find on indices).
+    let index: BTreeMap<u32, usize> = barriers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.site, i))
+        .collect();
+    let mut parent: Vec<usize> = (0..barriers.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for sites in links {
+        let mut ids = sites.iter().filter_map(|s| index.get(s).copied());
+        let Some(first) = ids.next() else { continue };
+        for other in ids {
+            let (a, b) = (root(&mut parent, first), root(&mut parent, other));
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut units: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..barriers.len() {
+        let r = root(&mut parent, i);
+        units.entry(r).or_default().push(i);
+    }
+    // Barriers are sorted by site: each unit lists its sites in order, and
+    // units come in the order of their lowest site.
+    let mut candidates: Vec<Vec<usize>> = Vec::new();
+    for members in units.into_values() {
+        let kept = members
+            .iter()
+            .map(|&i| &barriers[i])
+            .find(|b| matches!(b.verdict, Verdict::Relevant { .. }))
+            .map(|b| b.site);
+        match kept {
+            Some(kept) => {
+                for &i in &members {
+                    if barriers[i].verdict == Verdict::Irrelevant {
+                        barriers[i].verdict =
+                            Verdict::Unknown(UnknownReason::MeetsKeptBarrier { kept });
+                    }
+                }
+            }
+            None if members
+                .iter()
+                .all(|&i| barriers[i].verdict == Verdict::Irrelevant) =>
+            {
+                candidates.push(members)
+            }
+            None => {}
+        }
+    }
+    let sites: Vec<Vec<u32>> = candidates
+        .iter()
+        .map(|m| m.iter().map(|&i| barriers[i].site).collect())
+        .collect();
+    let (choice, visited) = joint::choose(runs, taken, &sites);
+    for (members, kept) in candidates.iter().zip(choice) {
+        let Some(kept) = kept else { continue };
+        let evidence = Evidence {
+            interleaving: kept.interleaving,
+            receive: kept.receive,
+            send: kept.send,
+            order: Order::ReceiveFirst,
+            barrier: kept.barrier,
+            members: kept.members,
+            path: kept.path,
+        };
+        for &i in members {
+            barriers[i].verdict = Verdict::Relevant {
+                evidence: Box::new(evidence.clone()),
+                findings: kept.findings,
+                after_deleting: kept.after_deleting.clone(),
+            };
+        }
+    }
+    visited
 }

@@ -12,11 +12,20 @@
 //! deadlock-free exploration is irrelevant (Siegel and Avrunin show that
 //! without wildcards every barrier of a deadlock-free program is).
 //!
+//! Seed 004 judges barriers one at a time, but the irrelevant ones are
+//! deleted together (`audit-barriers --patch`), so [`audit`] then chooses a
+//! deletion set: in site order, a group of irrelevant sites joins it only
+//! if, with every instance of the set and the group cut out of every run's
+//! graph, every pair (R, S) ordered in the full graph stays ordered (see
+//! "The deletion set" below). The sites that cannot join are kept:
+//! relevant, naming the sites of the set they depend on
+//! ([`Verdict::Relevant`]'s `after_deleting`).
+//!
 //! Owns: the completes-before graphs ([`RunGraph`], petgraph), the
 //! windowed reachability and cut search ([`WindowedReach`]),
 //! CheckRelevant ([`check_relevant`]), the verdicts per site with their
-//! evidence ([`audit`]), and the patch that deletes irrelevant calls
-//! ([`deletion_patch`]).
+//! evidence and the deletion set ([`audit`]), and the patch that deletes
+//! irrelevant calls ([`deletion_patch`]).
 //!
 //! Must not: run programs, read files or decide exploration; it reads
 //! traces (`mbh_trace::RankTrace`) only.
@@ -66,6 +75,37 @@
 //! swapped search is off by default and available as a cross-check
 //! ([`Options::check_send_first`]).
 //!
+//! # The deletion set
+//!
+//! Two barriers in a row that both order R before S are each irrelevant
+//! alone (the other still orders the pair); deleting both lets R take S.
+//! So after the per-site verdicts, the irrelevant sites are grouped into
+//! units (sites whose calls meet in one barrier instance in some run:
+//! deleting one of them without the others would pair the remaining
+//! barriers differently) and tried in the order of their lowest site id
+//! (the order of the calls in the compiled module, which follows the
+//! source within a function). A unit joins the deletion set D when, in
+//! every run, with the collective node of every instance with a member
+//! at a site of D or of the unit removed (a deleted barrier keeps its
+//! rank's fence order, as CheckRelevant treats a barrier node), every
+//! candidate send S that R's match reached is still reached, entering it
+//! from S's side. A unit that cannot join becomes relevant with the pair
+//! it would unorder as evidence, and `after_deleting` names the sites of D
+//! with an instance on some path from R's match to S's in the full graph
+//! (empty when the unit's own instances order the pair only together, as
+//! a barrier called twice in a row does). A site whose calls meet a
+//! relevant site's in some instance is [`UnknownReason::MeetsKeptBarrier`]
+//! rather than irrelevant.
+//!
+//! Each check is a reachability sweep from R's match in topological order
+//! that stops once every candidate send is settled (reached; after a fence
+//! completion of its rank that was reached, whose fence chain leads to its
+//! issue; or after a send of its rank with its tag whose match was
+//! reached, since those match in order), or at the first send ordered in
+//! the full graph and no longer reached. A unit re-sweeps only the
+//! receives whose last sweep went through one of its instances; receives
+//! of different runs and windows are swept in parallel (rayon).
+//!
 //! # Example
 //!
 //! ```
@@ -85,10 +125,12 @@
 //!   [`UnknownReason::Deadlock`], unusable traces (a rank that did not
 //!   finish, a wildcard receive without a `Matched` record) a
 //!   [`UnknownReason::Trace`].
-//! * Verdicts are per barrier, as in seed 004: two barriers that each
-//!   provide an ordering the other also provides are both irrelevant
-//!   alone, though deleting both can change a match. A patch deleting
-//!   several irrelevant barriers at once is only as safe as that.
+//! * The irrelevant verdicts hold for deleting all irrelevant sites at
+//!   once, not for any other subset: which of two redundant barriers is
+//!   kept follows site order (the lower site id goes), not cost or the
+//!   user's preference, and a greedy choice need not delete the most
+//!   barriers possible. A kept site's `after_deleting` names the deleted
+//!   sites that could also order its evidence's pair, not a minimal set.
 //! * Calls are identified across runs by (rank, record index): a receive
 //!   that took a send in one run is not asked about that send in another,
 //!   which assumes the runs' control flow agrees up to those calls.
@@ -107,6 +149,7 @@
 
 mod audit;
 mod graph;
+mod joint;
 mod model;
 mod patch;
 mod reach;

@@ -124,6 +124,11 @@ impl Workspace {
     pub fn visited(&self) -> &[usize] {
         &self.order
     }
+
+    /// Whether the last search reached node `index` (a graph index).
+    pub fn reached(&self, index: usize) -> bool {
+        self.stamp.get(index) == Some(&self.epoch)
+    }
 }
 
 /// A graph with the topological positions of its strongly connected
@@ -532,6 +537,49 @@ where
         }
         ws.queue.clear();
         true
+    }
+
+    /// Plain reachability from `from`, in increasing position, never
+    /// entering a node for which `skip` holds: each reached node is handed
+    /// to `visit` with its position and the workspace (whose
+    /// [`Workspace::reached`] tells the nodes reached so far), and `visit`
+    /// may stop the sweep.
+    ///
+    /// When `visit` sees a node at position p, every node reachable at a
+    /// position below p has been reached (a path only climbs), also on a
+    /// graph with cycles; on an acyclic graph, so have the node's own
+    /// reachable predecessors.
+    ///
+    /// # Complexity
+    ///
+    /// O((|V_s| + |E_s|) log |V_s|) for the |V_s| nodes reached before the
+    /// stop.
+    pub fn sweep_reach(
+        &self,
+        ws: &mut Workspace,
+        from: G::NodeId,
+        skip: impl Fn(G::NodeId) -> bool,
+        mut visit: impl FnMut(G::NodeId, u32, &Workspace) -> Sweep,
+    ) {
+        ws.begin(self.graph.node_bound());
+        let root = self.graph.to_index(from);
+        ws.mark(root, NONE);
+        ws.heap.push(Reverse((self.topo[root], root)));
+        while let Some(Reverse((position, u))) = ws.heap.pop() {
+            let node = self.graph.from_index(u);
+            if visit(node, position, ws) == Sweep::Stop {
+                break;
+            }
+            for v in self.graph.neighbors_directed(node, Direction::Outgoing) {
+                let vi = self.graph.to_index(v);
+                if ws.marked(vi) || skip(v) {
+                    continue;
+                }
+                ws.mark(vi, ws.local[u]);
+                ws.heap.push(Reverse((self.topo[vi], vi)));
+            }
+        }
+        ws.queue.clear();
     }
 
     /// [`WindowedReach::sweep`] for a list of targets: each target

@@ -110,25 +110,34 @@ pub struct PathStep {
 
 /// A point-to-point send as a candidate S.
 #[derive(Debug, Clone, Copy)]
-struct SendInfo {
-    op: OpRef,
-    comm: u64,
-    dest: i32,
-    tag: i32,
+pub(crate) struct SendInfo {
+    pub(crate) op: OpRef,
+    pub(crate) comm: u64,
+    pub(crate) dest: i32,
+    pub(crate) tag: i32,
 }
 
 /// The sends of one rank to one destination, by record index, with the
 /// largest position of their match nodes up to each.
 #[derive(Debug, Default)]
-struct RankSends {
+pub(crate) struct RankSends {
     index: Vec<u64>,
     prefix_max: Vec<u32>,
 }
 
 impl RankSends {
+    fn push(&mut self, index: u64, position: u32) {
+        let max = self
+            .prefix_max
+            .last()
+            .map_or(position, |&m| m.max(position));
+        self.index.push(index);
+        self.prefix_max.push(max);
+    }
+
     /// The largest match position among the sends with index at most `i`
     /// (all when `None`), or `None` if there are none.
-    fn max_up_to(&self, i: Option<u64>) -> Option<u32> {
+    pub(crate) fn max_up_to(&self, i: Option<u64>) -> Option<u32> {
         let n = match i {
             Some(i) => self.index.partition_point(|&x| x <= i),
             None => self.index.len(),
@@ -139,11 +148,157 @@ impl RankSends {
 
 /// The sends to one (communicator, destination).
 #[derive(Debug, Default)]
-struct DestSends {
+pub(crate) struct DestSends {
     by_rank: HashMap<i32, RankSends>,
     by_tag: HashMap<i32, usize>,
     total: usize,
     max_position: u32,
+    /// Every send's (match position, match node), by position.
+    pub(crate) by_position: Vec<(u32, NodeIndex)>,
+    /// The sends by (rank, tag): they match in order (one chain of
+    /// [`crate::Edge::SendOrder`] edges each).
+    pub(crate) by_rank_tag: HashMap<(i32, i32), RankSends>,
+}
+
+/// The candidate sends of a run: each send's match node, and the sends by
+/// (communicator, destination).
+#[derive(Debug, Default)]
+pub(crate) struct Sends {
+    pub(crate) info: HashMap<NodeIndex, SendInfo>,
+    pub(crate) dests: HashMap<(u64, i32), DestSends>,
+}
+
+impl Sends {
+    /// The plain sends of `ranks` that have a match node in `graph`.
+    pub(crate) fn collect(graph: &RunGraph, ranks: &[RankTrace]) -> Sends {
+        let mut info: HashMap<NodeIndex, SendInfo> = HashMap::new();
+        let mut dests: HashMap<(u64, i32), DestSends> = HashMap::new();
+        for trace in ranks {
+            for op in trace.ops.iter().filter(|op| is_plain_send(op)) {
+                let Some(n) = graph.op_nodes(trace.rank, op.index).and_then(|n| n.send) else {
+                    continue;
+                };
+                let send = OpRef::of(trace.rank, op);
+                info.insert(
+                    n,
+                    SendInfo {
+                        op: send,
+                        comm: op.comm,
+                        dest: op.peer,
+                        tag: op.tag,
+                    },
+                );
+                let dest = dests.entry((op.comm, op.peer)).or_default();
+                let position = graph.position(n);
+                dest.by_rank
+                    .entry(trace.rank)
+                    .or_default()
+                    .push(op.index, position);
+                dest.by_rank_tag
+                    .entry((trace.rank, op.tag))
+                    .or_default()
+                    .push(op.index, position);
+                *dest.by_tag.entry(op.tag).or_default() += 1;
+                dest.total += 1;
+                dest.max_position = dest.max_position.max(position);
+                dest.by_position.push((position, n));
+            }
+        }
+        for dest in dests.values_mut() {
+            dest.by_position.sort_unstable();
+        }
+        Sends { info, dests }
+    }
+}
+
+/// A wildcard receive R with a known match.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Receive {
+    pub(crate) r: OpRef,
+    /// Its match node.
+    pub(crate) node: NodeIndex,
+    /// The match node of the send it took (the same node).
+    took: NodeIndex,
+    pub(crate) comm: u64,
+    /// Its rank in `comm`.
+    pub(crate) me: i32,
+    /// The tag it accepts (`None`: any).
+    pub(crate) tag: Option<i32>,
+}
+
+impl Receive {
+    /// The wildcard receives of `ranks` whose match `graph` knows.
+    pub(crate) fn collect(graph: &RunGraph, ranks: &[RankTrace]) -> Vec<Receive> {
+        let mut receives = Vec::new();
+        for trace in ranks {
+            for op in trace
+                .ops
+                .iter()
+                .filter(|op| is_receive(op) && op.has(flags::ANY_SOURCE))
+            {
+                let Some(node) = graph.op_nodes(trace.rank, op.index).and_then(|n| n.receive)
+                else {
+                    continue;
+                };
+                let Node::Match { send: took, .. } = graph.graph()[node] else {
+                    continue; // unresolved: reported by the graph
+                };
+                let (Some(me), Some(took)) = (
+                    graph.comm_rank(op.comm, trace.rank),
+                    graph.op_nodes(took.rank, took.index).and_then(|n| n.send),
+                ) else {
+                    continue;
+                };
+                receives.push(Receive {
+                    r: OpRef::of(trace.rank, op),
+                    node,
+                    took,
+                    comm: op.comm,
+                    me,
+                    tag: (!op.has(flags::ANY_TAG)).then_some(op.tag),
+                });
+            }
+        }
+        receives
+    }
+
+    /// Whether send `s` could reach this receive (communicator,
+    /// destination, tag).
+    fn compatible(&self, s: &SendInfo) -> bool {
+        s.comm == self.comm && s.dest == self.me && self.tag.is_none_or(|t| t == s.tag)
+    }
+
+    /// Whether the send whose match node is `n` is a candidate S: one it
+    /// could take, that it took neither here nor in another run.
+    pub(crate) fn is_candidate(&self, sends: &Sends, taken: &Taken, n: NodeIndex) -> bool {
+        n != self.took
+            && sends
+                .info
+                .get(&n)
+                .is_some_and(|s| self.compatible(s) && !taken.contains(self.r.key(), s.op.key()))
+    }
+
+    /// How many candidate sends it has (the pairs to examine).
+    pub(crate) fn pairs(&self, graph: &RunGraph, sends: &Sends, taken: &Taken) -> usize {
+        let Some(dest) = sends.dests.get(&(self.comm, self.me)) else {
+            return 0;
+        };
+        // Compatible sends, less the one taken here and those taken in
+        // other runs.
+        let compatible_count = self
+            .tag
+            .map_or(dest.total, |t| dest.by_tag.get(&t).copied().unwrap_or(0));
+        let took_key = sends.info.get(&self.took).map(|s| s.op.key());
+        let taken_elsewhere = taken
+            .of(self.r.key())
+            .filter(|&k| Some(k) != took_key)
+            .filter_map(|(rank, index)| graph.op_nodes(rank, index).and_then(|n| n.send))
+            .filter(|n| sends.info.get(n).is_some_and(|s| self.compatible(s)))
+            .count();
+        compatible_count
+            .saturating_sub(usize::from(took_key.is_some()))
+            .saturating_sub(taken_elsewhere)
+    }
 }
 
 /// Runs CheckRelevant on one run.
@@ -179,74 +334,9 @@ struct DestSends {
 /// thread with its own [`Workspace`]. A run whose graph has cycles falls
 /// back to one dominator tree per R over its whole forward window.
 pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> RunRelevance {
-    let mut info: HashMap<NodeIndex, SendInfo> = HashMap::new();
-    let mut dests: HashMap<(u64, i32), DestSends> = HashMap::new();
-    for trace in ranks {
-        for op in trace.ops.iter().filter(|op| is_plain_send(op)) {
-            let Some(n) = graph.op_nodes(trace.rank, op.index).and_then(|n| n.send) else {
-                continue;
-            };
-            let send = OpRef::of(trace.rank, op);
-            info.insert(
-                n,
-                SendInfo {
-                    op: send,
-                    comm: op.comm,
-                    dest: op.peer,
-                    tag: op.tag,
-                },
-            );
-            let dest = dests.entry((op.comm, op.peer)).or_default();
-            let sends = dest.by_rank.entry(trace.rank).or_default();
-            let position = graph.position(n);
-            let max = sends
-                .prefix_max
-                .last()
-                .map_or(position, |&m| m.max(position));
-            sends.index.push(op.index);
-            sends.prefix_max.push(max);
-            *dest.by_tag.entry(op.tag).or_default() += 1;
-            dest.total += 1;
-            dest.max_position = dest.max_position.max(position);
-        }
-    }
-    struct Receive {
-        r: OpRef,
-        node: NodeIndex,
-        took: NodeIndex,
-        comm: u64,
-        me: i32,
-        tag: Option<i32>,
-    }
-    let mut receives = Vec::new();
-    for trace in ranks {
-        for op in trace
-            .ops
-            .iter()
-            .filter(|op| is_receive(op) && op.has(flags::ANY_SOURCE))
-        {
-            let Some(node) = graph.op_nodes(trace.rank, op.index).and_then(|n| n.receive) else {
-                continue;
-            };
-            let Node::Match { send: took, .. } = graph.graph()[node] else {
-                continue; // unresolved: reported by the graph
-            };
-            let (Some(me), Some(took)) = (
-                graph.comm_rank(op.comm, trace.rank),
-                graph.op_nodes(took.rank, took.index).and_then(|n| n.send),
-            ) else {
-                continue;
-            };
-            receives.push(Receive {
-                r: OpRef::of(trace.rank, op),
-                node,
-                took,
-                comm: op.comm,
-                me,
-                tag: (!op.has(flags::ANY_TAG)).then_some(op.tag),
-            });
-        }
-    }
+    let sends = Sends::collect(graph, ranks);
+    let Sends { info, dests } = &sends;
+    let receives = Receive::collect(graph, ranks);
     let reach = graph.reach();
     let is_barrier =
         |n: NodeIndex| matches!(graph.graph()[n], Node::Collective(c) if c.is_barrier());
@@ -262,30 +352,8 @@ pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> R
             let Some(dest) = dests.get(&(rc.comm, rc.me)) else {
                 return (found, stats);
             };
-            let compatible = |s: &SendInfo| {
-                s.comm == rc.comm && s.dest == rc.me && rc.tag.is_none_or(|t| t == s.tag)
-            };
-            let is_candidate = |n: NodeIndex| {
-                n != rc.took
-                    && info
-                        .get(&n)
-                        .is_some_and(|s| compatible(s) && !taken.contains(rc.r.key(), s.op.key()))
-            };
-            // Candidate pairs: compatible sends, less the one taken here
-            // and those taken in other runs.
-            let compatible_count = rc
-                .tag
-                .map_or(dest.total, |t| dest.by_tag.get(&t).copied().unwrap_or(0));
-            let took_key = info.get(&rc.took).map(|s| s.op.key());
-            let taken_elsewhere = taken
-                .of(rc.r.key())
-                .filter(|&k| Some(k) != took_key)
-                .filter_map(|(rank, index)| graph.op_nodes(rank, index).and_then(|n| n.send))
-                .filter(|n| info.get(n).is_some_and(compatible))
-                .count();
-            stats.pairs = compatible_count
-                .saturating_sub(usize::from(took_key.is_some()))
-                .saturating_sub(taken_elsewhere);
+            let is_candidate = |n: NodeIndex| rc.is_candidate(&sends, taken, n);
+            stats.pairs = rc.pairs(graph, &sends, taken);
             if stats.pairs == 0 {
                 return (found, stats);
             }
@@ -381,7 +449,7 @@ pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> R
 /// after). The receive that took the send in this run is its outcome, not
 /// a constraint on it: seed 004's InterCB edges lead from a match partner
 /// to the other's successors, never to the other itself.
-fn send_side(graph: &RunGraph, target: NodeIndex, pred: NodeIndex) -> bool {
+pub(crate) fn send_side(graph: &RunGraph, target: NodeIndex, pred: NodeIndex) -> bool {
     let send = match graph.graph()[target] {
         Node::Match { send, .. } => send,
         Node::Event { op, .. } => op,
@@ -440,6 +508,11 @@ pub fn evidence_path(graph: &RunGraph, pair: &RelevantPair) -> Vec<PathStep> {
     };
     path.extend(rest.into_iter().skip(1));
     path.push(to);
+    path_steps(graph, path)
+}
+
+/// A path of nodes as steps, each with the rule of an edge that led to it.
+pub(crate) fn path_steps(graph: &RunGraph, path: Vec<NodeIndex>) -> Vec<PathStep> {
     let mut steps = Vec::with_capacity(path.len());
     let mut prev: Option<NodeIndex> = None;
     for n in path {

@@ -8,11 +8,6 @@ use common::*;
 use mbh_fib::{audit, Audit, Coverage, Event, Node, Options, Order, UnknownReason, Verdict};
 use mbh_trace::RankTrace;
 
-const FULL: Coverage = Coverage {
-    complete: true,
-    deadlock_free: true,
-};
-
 /// The audit, cross-checked against one that also searches from S back
 /// to R (CheckRelevant's swapped step), which must agree.
 fn audit_runs(runs: &[Vec<RankTrace>], coverage: Coverage) -> Audit {
@@ -23,6 +18,7 @@ fn audit_runs(runs: &[Vec<RankTrace>], coverage: Coverage) -> Audit {
     };
     let b = audit(runs, coverage, &both);
     assert_eq!(a.barriers, b.barriers);
+    check_deletion_set(runs, &a);
     a
 }
 
@@ -174,7 +170,10 @@ fn f4a_example_4a_is_relevant_with_p0_irecv_and_p2_isend() {
     for site in [2, 12, 21] {
         expect(&runs, &a, site, false, "f4a");
     }
-    let Some(Verdict::Relevant { evidence, findings }) = a.verdict(2) else {
+    let Some(Verdict::Relevant {
+        evidence, findings, ..
+    }) = a.verdict(2)
+    else {
         unreachable!()
     };
     assert_eq!(*findings, 1);

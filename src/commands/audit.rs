@@ -91,10 +91,18 @@ fn verdict(session: &Session, barrier: &mbh_fib::BarrierVerdict) -> Option<Barri
                 UnknownReason::Trace { interleaving, issue } => {
                     format!("interleaving {}'s traces could not be fully used: {issue:?}", interleaving + 1)
                 }
+                UnknownReason::MeetsKeptBarrier { kept } => format!(
+                    "its calls meet those of {} in one MPI_Barrier, which is relevant: deleting this one alone would pair the remaining barriers differently",
+                    barriers_at(session, &site.file, &[*kept]).0
+                ),
             }),
             Vec::new(),
         ),
-        Verdict::Relevant { evidence, .. } => {
+        Verdict::Relevant {
+            evidence,
+            after_deleting,
+            ..
+        } => {
             let sites = session.sites.as_ref();
             let mut locations = Vec::new();
             if let Some(s) = sites.and_then(|t| t.get(evidence.receive.site)) {
@@ -108,16 +116,19 @@ fn verdict(session: &Session, barrier: &mbh_fib::BarrierVerdict) -> Option<Barri
                     "a send it could take if the barrier were gone",
                 ));
             }
-            (
-                "relevant",
-                Some(format!(
-                    "it orders rank {}'s wildcard receive before rank {}'s send (interleaving {})",
-                    evidence.receive.rank,
-                    evidence.send.rank,
-                    evidence.interleaving + 1
-                )),
-                locations,
-            )
+            let mut reason = format!(
+                "it orders rank {}'s wildcard receive before rank {}'s send (interleaving {})",
+                evidence.receive.rank,
+                evidence.send.rank,
+                evidence.interleaving + 1
+            );
+            if !after_deleting.is_empty() {
+                // Irrelevant alone; kept so the irrelevant ones can all go.
+                let (barriers, plural) = barriers_at(session, &site.file, after_deleting);
+                let verb = if plural { "are" } else { "is" };
+                reason.push_str(&format!(" once {barriers} {verb} deleted"));
+            }
+            ("relevant", Some(reason), locations)
         }
     };
     Some(BarrierVerdict {
@@ -127,6 +138,43 @@ fn verdict(session: &Session, barrier: &mbh_fib::BarrierVerdict) -> Option<Barri
         reason,
         evidence,
     })
+}
+
+/// The source lines of barrier sites `sites`, `file:line` when in another
+/// file than `file`, in order, without repeats.
+fn site_lines(session: &Session, file: &str, sites: &[u32]) -> Vec<String> {
+    let table = session.sites.as_ref();
+    let mut lines: Vec<(bool, &str, u32)> = sites
+        .iter()
+        .filter_map(|&s| table.and_then(|t| t.get(s)))
+        .map(|s| (s.file != file, s.file.as_str(), s.line))
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    lines
+        .into_iter()
+        .map(|(other, f, line)| {
+            if other {
+                format!("{f}:{line}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect()
+}
+
+/// "the barrier at line 12", "the barriers at lines 12 and 20", "the
+/// barriers at lines 12, 20 and 31", and whether that is plural.
+fn barriers_at(session: &Session, file: &str, sites: &[u32]) -> (String, bool) {
+    let lines = site_lines(session, file, sites);
+    match lines.as_slice() {
+        [] => ("barriers of unknown lines".to_string(), true),
+        [one] => (format!("the barrier at line {one}"), false),
+        [init @ .., last] => (
+            format!("the barriers at lines {} and {last}", init.join(", ")),
+            true,
+        ),
+    }
 }
 
 /// Writes one unified diff deleting every irrelevant barrier call.

@@ -236,3 +236,122 @@ fn f6_all_irrelevant_and_the_patch_deletes_them() {
     );
     assert!(Path::new(&work.join("f6.c")).exists());
 }
+
+/// The wildcard receives of a verify report: (rank, line, call, who could
+/// send to it), sorted.
+fn wildcard_senders(report: &Report) -> Vec<(i32, u32, String, Vec<i32>)> {
+    let mut found: Vec<_> = report
+        .wildcards
+        .iter()
+        .map(|w| {
+            let mut senders = w.senders.clone();
+            senders.extend(&w.potential);
+            senders.extend(&w.matched);
+            senders.sort_unstable();
+            senders.dedup();
+            (w.rank, w.line, w.call.clone(), senders)
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Two barriers in a row that each order P0's wildcard receive before
+/// P2's send: alone each is irrelevant, together they are not. The audit
+/// deletes the first and keeps the second, saying why, and the patched
+/// program's wildcard receive has the same senders as the original's.
+#[test]
+fn f7_redundant_pair_keeps_one_and_the_patch_keeps_the_matches() {
+    let (status, report, source) = audit("f7_redundant_pair.c", 3, &[]);
+    assert_eq!(status, 0, "{:?}", report.findings);
+    let first = line_of(&source, "/* barrier */");
+    let second = first + 1;
+    assert_eq!(
+        verdicts(&report, &source),
+        vec!["irrelevant".to_string(), "relevant".to_string()],
+        "{:?}",
+        report.barriers
+    );
+    let kept = report
+        .barriers
+        .iter()
+        .find(|b| b["line"] == second)
+        .expect("the second barrier's verdict");
+    let reason = kept["reason"].as_str().expect("a reason");
+    assert!(
+        reason.ends_with(&format!("once the barrier at line {first} is deleted")),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("rank 0's wildcard receive before rank 2's send"),
+        "{reason}"
+    );
+    let evidence = kept["evidence"].as_array().expect("evidence");
+    let irecv = line_of(&source, "MPI_Irecv(&x");
+    let send_p2 = line_of(&source, "v = 22;") + 1;
+    assert!(
+        evidence
+            .iter()
+            .any(|l| l["line"] == irecv && l["rank"] == 0),
+        "{evidence:?}"
+    );
+    assert!(
+        evidence
+            .iter()
+            .any(|l| l["line"] == send_p2 && l["rank"] == 2),
+        "{evidence:?}"
+    );
+
+    // The patch deletes the first barrier only; the patched program's
+    // wildcard receive has the same senders (P2's message cannot race
+    // P1's) and nothing goes wrong.
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path();
+    std::fs::copy(workspace_root().join(&source), work.join("f7.c")).unwrap();
+    let out = run_mbhybrid(work, &["build", "-o", "prog", "f7.c"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = run_mbhybrid(work, &["verify", "-n", "3", "--format", "json", "./prog"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let before: Report = serde_json::from_slice(&out.stdout).unwrap();
+    let out = run_mbhybrid(
+        work,
+        &[
+            "audit-barriers",
+            "-n",
+            "3",
+            "--format",
+            "json",
+            "--patch",
+            "f7.patch",
+            "./prog",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let patch = std::fs::read_to_string(work.join("f7.patch")).unwrap();
+    assert_eq!(
+        patch
+            .matches("-  MPI_Barrier(MPI_COMM_WORLD); /* barrier */")
+            .count(),
+        1,
+        "{patch}"
+    );
+    let applied = std::process::Command::new("patch")
+        .args(["-p1", "-i", "f7.patch"])
+        .current_dir(work)
+        .output()
+        .expect("patch runs");
+    assert!(applied.status.success(), "{}", describe(&applied));
+    let patched = std::fs::read_to_string(work.join("f7.c")).unwrap();
+    assert_eq!(patched.matches("MPI_Barrier").count(), 1, "{patched}");
+    let out = run_mbhybrid(work, &["build", "-o", "prog", "f7.c"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = run_mbhybrid(work, &["verify", "-n", "3", "--format", "json", "./prog"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let after: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(after.findings.is_empty(), "{:?}", after.findings);
+    let senders = wildcard_senders(&before);
+    assert_eq!(senders, vec![(0, irecv, "MPI_Irecv".to_string(), vec![1])]);
+    assert_eq!(wildcard_senders(&after), senders, "no new potential sender");
+}

@@ -3,10 +3,20 @@
 //! record naming the send it took.
 #![allow(dead_code)]
 
-use mbh_fib::{RunGraph, SendBuffering};
-use mbh_trace::op::flags;
+use mbh_fib::{Audit, Coverage, Edge, Node, RunGraph, SendBuffering, Taken, Verdict};
+use mbh_trace::op::{flags, OpClass};
 use mbh_trace::rank_trace::{Op, RankEnd, RankState};
 use mbh_trace::{OpKind, RankTrace};
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+use std::collections::{BTreeSet, HashSet, VecDeque};
+
+/// A complete, deadlock-free exploration.
+pub const FULL: Coverage = Coverage {
+    complete: true,
+    deadlock_free: true,
+};
 
 /// Communicator handle bits standing for `MPI_COMM_WORLD` (any value: the
 /// crate reads it from the `MPI_Init` record).
@@ -330,4 +340,138 @@ pub fn dump(g: &RunGraph, name: &str) -> String {
         Ok(()) => format!("graph written to {}", path.display()),
         Err(_) => g.to_dot(),
     }
+}
+
+/// Checks an audit's deletion set by brute force: deleting every
+/// irrelevant site keeps every ordered pair ordered, and adding any site
+/// kept for the deletion set unorders one.
+pub fn check_deletion_set(runs: &[Vec<RankTrace>], a: &Audit) {
+    let deleted: BTreeSet<u32> = a.irrelevant_sites().collect();
+    assert!(
+        lost_pairs(runs, &deleted).is_empty(),
+        "deleting {deleted:?} unorders {:?}",
+        lost_pairs(runs, &deleted)
+    );
+    for b in &a.barriers {
+        if let Verdict::Relevant { after_deleting, .. } = &b.verdict {
+            if !after_deleting.is_empty() || !relevant_alone(runs, b.site) {
+                let mut more = deleted.clone();
+                more.insert(b.site);
+                assert!(
+                    !lost_pairs(runs, &more).is_empty(),
+                    "site {} was kept, yet deleting it too unorders nothing",
+                    b.site
+                );
+            }
+        }
+    }
+}
+
+/// Whether the per-site audit alone (no deletion set) finds `site`
+/// relevant: some single instance orders a pair.
+pub fn relevant_alone(runs: &[Vec<RankTrace>], site: u32) -> bool {
+    let taken = Taken::from_runs(runs);
+    runs.iter().any(|r| {
+        let g = graph(r);
+        let found = mbh_fib::check_relevant(&g, r, &taken);
+        found.pairs.iter().any(|p| {
+            g.collectives()
+                .iter()
+                .any(|c| c.instance == p.barrier && c.members.iter().any(|m| m.site == site))
+        })
+    })
+}
+
+/// A pair ordered in the full graph and not without some barriers: (run,
+/// receive's (rank, record index), send's).
+pub type LostPair = (usize, (i32, u64), (i32, u64));
+
+/// The (run, receive, send) pairs ordered in the full graph and not once
+/// every barrier instance with a member at a site of `deleted` is cut out:
+/// a breadth-first search per receive over the whole graph.
+pub fn lost_pairs(runs: &[Vec<RankTrace>], deleted: &BTreeSet<u32>) -> Vec<LostPair> {
+    let taken = Taken::from_runs(runs);
+    let mut lost = Vec::new();
+    for (i, ranks) in runs.iter().enumerate() {
+        let g = graph(ranks);
+        let cut: HashSet<NodeIndex> = g
+            .collectives()
+            .iter()
+            .filter(|c| {
+                c.instance.is_barrier() && c.members.iter().any(|m| deleted.contains(&m.site))
+            })
+            .map(|c| c.node)
+            .collect();
+        let reached = |from: NodeIndex, skip: &HashSet<NodeIndex>| {
+            let mut seen = HashSet::from([from]);
+            let mut queue = VecDeque::from([from]);
+            while let Some(u) = queue.pop_front() {
+                for v in g.graph().neighbors_directed(u, Direction::Outgoing) {
+                    if !skip.contains(&v) && seen.insert(v) {
+                        queue.push_back(v);
+                    }
+                }
+            }
+            seen
+        };
+        for rt in ranks {
+            for r in rt.ops.iter().filter(|op| {
+                matches!(op.kind, OpKind::Recv | OpKind::Irecv) && op.has(flags::ANY_SOURCE)
+            }) {
+                let Some(rn) = g.op_nodes(rt.rank, r.index).and_then(|n| n.receive) else {
+                    continue;
+                };
+                let Node::Match { send: took, .. } = g.graph()[rn] else {
+                    continue;
+                };
+                let (full, less) = (reached(rn, &HashSet::new()), reached(rn, &cut));
+                for st in ranks {
+                    for s in st.ops.iter().filter(|op| {
+                        op.kind.class() == OpClass::Send
+                            && op.comm == r.comm
+                            && op.peer == rt.rank
+                            && (r.has(flags::ANY_TAG) || op.tag == r.tag)
+                            && (st.rank, op.index) != took.key()
+                            && !taken.contains((rt.rank, r.index), (st.rank, op.index))
+                    }) {
+                        let Some(n) = g.op_nodes(st.rank, s.index) else {
+                            continue;
+                        };
+                        let Some(sn) = n.send else { continue };
+                        // Entering S's match from its own side.
+                        let ordered = |seen: &HashSet<NodeIndex>| {
+                            g.graph().edges_directed(sn, Direction::Incoming).any(|e| {
+                                seen.contains(&e.source())
+                                    && (e.source() == n.issue || *e.weight() == Edge::SendOrder)
+                            })
+                        };
+                        if ordered(&full) && !ordered(&less) {
+                            lost.push((i, (rt.rank, r.index), (st.rank, s.index)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    lost
+}
+
+/// P0: Irecv(*); Wait (takes P1's message); the barriers; Recv(from 2).
+/// P1: Send(to 0); the barriers.  P2: the barriers; Send(to 0).
+/// `barriers` gives each barrier call's site, in order.
+fn ordered_by(barriers: &[u32]) -> Vec<RankTrace> {
+    let mut p1 = Rank::new(1);
+    let s1 = p1.send(0, 0, 11);
+    let mut p2 = Rank::new(2);
+    let mut p0 = Rank::new(0);
+    let r = p0.irecv(Any, Some(0), 1);
+    p0.wait_recv(r, 2, (1, s1), 0);
+    for &site in barriers {
+        p0.barrier(site);
+        p1.barrier(site);
+        p2.barrier(site);
+    }
+    let s2 = p2.send(0, 0, 21);
+    p0.recv(from(2), Some(0), 3, (2, s2), 0);
+    run(vec![p0, p1, p2])
 }
