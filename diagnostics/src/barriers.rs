@@ -12,7 +12,7 @@ use mbh_trace::report::BarrierVerdict;
 use std::fmt::Write;
 
 /// What an irrelevant barrier means, in the words every format uses.
-pub const IRRELEVANT: &str = "deleting it changes no match of any wildcard receive for this input";
+pub const IRRELEVANT: &str = "deleting it, with the other irrelevant barriers, changes no match of any wildcard receive for this input";
 
 /// One SARIF rule per verdict: `(id, verdict, short description, help)`.
 pub const RULES: [(&str, &str, &str, &str); 3] = [
@@ -49,7 +49,7 @@ pub fn rule_index(verdict: &str) -> usize {
 ///
 /// ```text
 /// barriers:
-///   app.c:20: irrelevant: deleting it changes no match of any wildcard receive for this input
+///   app.c:20: irrelevant: deleting it, with the other irrelevant barriers, changes no match of any wildcard receive for this input
 ///   app.c:31: relevant: it orders rank 1's wildcard receive before rank 2's send (interleaving 1)
 ///     app.c:28: wildcard receive (rank 1)
 ///     app.c:35: a send it could take if the barrier were gone (rank 2)
