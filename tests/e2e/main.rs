@@ -10,3 +10,4 @@ mod programs;
 mod scenarios;
 mod static_report;
 mod util;
+mod wildcards;

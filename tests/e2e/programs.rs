@@ -48,6 +48,8 @@ fn every_program_has_a_test() {
         "s8_ssend_order.c",
         "s9_wildcard_probe.c",
         "segfault_rank1.c",
+        "w1_probe_poll.c",
+        "w2_subcomm_wildcard.c",
     ];
     let mut present: Vec<String> = std::fs::read_dir(workspace_root().join("tests/programs"))
         .unwrap()
@@ -57,7 +59,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in collectives.rs) for each new program, and list it here"
+        "add a #[test] below (or in collectives.rs, wildcards.rs) for each new program, and list it here"
     );
 }
 
