@@ -96,1201 +96,338 @@ fn total(recvcounts: *const c_int, comm: MPI_Comm) -> c_int {
     counts.iter().fold(0, |a: c_int, &c| a.wrapping_add(c))
 }
 
-pub(crate) unsafe fn barrier(comm: MPI_Comm) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Barrier(comm) };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Barrier,
-            comm,
-            root: 0,
-            count: 0,
-            datatype: null_type(),
-            data: 0,
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe { mpi_sys::PMPI_Ibarrier(comm, request) };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
+/// Defines the body of a blocking collective export and of its nonblocking
+/// form: each forwards to `PMPI_*` untouched while the runtime is off;
+/// otherwise it describes the call ([`Coll`]) and hands it to the engine,
+/// the blocking one with its nonblocking form as the way to start it
+/// ([`Rt::collective`]), the nonblocking one as it is ([`Rt::icollective`]).
+/// Only the description differs from one collective to the next, so only it
+/// is written out below.
+macro_rules! collectives {
+    ($(
+        $name:ident, $iname:ident => $pmpi:ident, $ipmpi:ident ($($arg:ident: $ty:ty),* $(,)?)
+        as $kind:ident, $ikind:ident {
+            comm: $comm:expr,
+            root: $root:expr,
+            count: $count:expr,
+            datatype: $datatype:expr,
+            data: |$rt:ident| $data:expr $(,)?
+        }
+    )*) => { $(
+        #[doc = concat!("The body of `", stringify!($kind), "`'s export.")]
+        pub(crate) unsafe fn $name($($arg: $ty),*) -> c_int {
+            if !active() {
+                // SAFETY: the caller's arguments, passed on unchanged.
+                return unsafe { mpi_sys::$pmpi($($arg),*) };
+            }
+            state::with(|$rt| {
+                let c = Coll {
+                    kind: OpKind::$kind,
+                    comm: $comm,
+                    root: $root,
+                    count: $count,
+                    datatype: $datatype,
+                    data: $data,
+                };
+                // SAFETY: the nonblocking form of the caller's call.
+                let start = |request| unsafe { mpi_sys::$ipmpi($($arg,)* request) };
+                // SAFETY: as above.
+                unsafe { $rt.collective(c, start) }
+            })
+        }
+
+        #[doc = concat!("The body of `", stringify!($ikind), "`'s export.")]
+        pub(crate) unsafe fn $iname($($arg: $ty,)* request: *mut MPI_Request) -> c_int {
+            if !active() {
+                // SAFETY: the caller's arguments, passed on unchanged.
+                return unsafe { mpi_sys::$ipmpi($($arg,)* request) };
+            }
+            state::with(|$rt| {
+                let c = Coll {
+                    kind: OpKind::$ikind,
+                    comm: $comm,
+                    root: $root,
+                    count: $count,
+                    datatype: $datatype,
+                    data: $data,
+                };
+                // SAFETY: the caller's call.
+                let start = || unsafe { mpi_sys::$ipmpi($($arg,)* request) };
+                // SAFETY: as above.
+                unsafe { $rt.icollective(c, request, start) }
+            })
+        }
+    )* };
 }
 
-pub(crate) unsafe fn ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Ibarrier(comm, request) };
+collectives! {
+    barrier, ibarrier => PMPI_Barrier, PMPI_Ibarrier(
+        comm: MPI_Comm,
+    ) as Barrier, Ibarrier {
+        comm: comm,
+        root: 0,
+        count: 0,
+        datatype: null_type(),
+        data: |rt| 0,
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Ibarrier,
-            comm,
-            root: 0,
-            count: 0,
-            datatype: null_type(),
-            data: 0,
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe { mpi_sys::PMPI_Ibarrier(comm, request) };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
 
-pub(crate) unsafe fn bcast(
-    buffer: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Bcast(buffer, count, datatype, root, comm) };
+    bcast, ibcast => PMPI_Bcast, PMPI_Ibcast(
+        buffer: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+    ) as Bcast, Ibcast {
+        comm: comm,
+        root: root,
+        count: count,
+        datatype: datatype,
+        data: |rt| rt.data_word(count, datatype),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Bcast,
-            comm,
-            root,
-            count,
-            datatype,
-            data: rt.data_word(count, datatype),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start =
-            |request| unsafe { mpi_sys::PMPI_Ibcast(buffer, count, datatype, root, comm, request) };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
 
-pub(crate) unsafe fn ibcast(
-    buffer: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Ibcast(buffer, count, datatype, root, comm, request) };
+    reduce, ireduce => PMPI_Reduce, PMPI_Ireduce(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        root: c_int,
+        comm: MPI_Comm,
+    ) as Reduce, Ireduce {
+        comm: comm,
+        root: root,
+        count: count,
+        datatype: datatype,
+        data: |rt| rt.data_word(count, datatype),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Ibcast,
-            comm,
-            root,
-            count,
-            datatype,
-            data: rt.data_word(count, datatype),
-        };
-        // SAFETY: the caller's call.
-        let start =
-            || unsafe { mpi_sys::PMPI_Ibcast(buffer, count, datatype, root, comm, request) };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
 
-pub(crate) unsafe fn reduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm) };
+    allreduce, iallreduce => PMPI_Allreduce, PMPI_Iallreduce(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+    ) as Allreduce, Iallreduce {
+        comm: comm,
+        root: 0,
+        count: count,
+        datatype: datatype,
+        data: |rt| rt.data_word(count, datatype),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Reduce,
-            comm,
-            root,
-            count,
-            datatype,
-            data: rt.data_word(count, datatype),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
 
-pub(crate) unsafe fn ireduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request)
-        };
+    scan, iscan => PMPI_Scan, PMPI_Iscan(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+    ) as Scan, Iscan {
+        comm: comm,
+        root: 0,
+        count: count,
+        datatype: datatype,
+        data: |rt| rt.data_word(count, datatype),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Ireduce,
-            comm,
-            root,
-            count,
-            datatype,
-            data: rt.data_word(count, datatype),
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
 
-pub(crate) unsafe fn allreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm) };
+    exscan, iexscan => PMPI_Exscan, PMPI_Iexscan(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+    ) as Exscan, Iexscan {
+        comm: comm,
+        root: 0,
+        count: count,
+        datatype: datatype,
+        data: |rt| rt.data_word(count, datatype),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Allreduce,
-            comm,
-            root: 0,
-            count,
-            datatype,
-            data: rt.data_word(count, datatype),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
 
-pub(crate) unsafe fn iallreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
-        };
+    reduce_scatter_block, ireduce_scatter_block => PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+    ) as ReduceScatterBlock, IreduceScatterBlock {
+        comm: comm,
+        root: 0,
+        count: recvcount,
+        datatype: datatype,
+        data: |rt| rt.data_word(recvcount, datatype),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Iallreduce,
-            comm,
-            root: 0,
-            count,
-            datatype,
-            data: rt.data_word(count, datatype),
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
 
-pub(crate) unsafe fn scan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm) };
+    reduce_scatter, ireduce_scatter => PMPI_Reduce_scatter, PMPI_Ireduce_scatter(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+    ) as ReduceScatter, IreduceScatter {
+        comm: comm,
+        root: 0,
+        count: 0,
+        datatype: datatype,
+        data: |rt| rt.data_word(total(recvcounts, comm), datatype),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Scan,
-            comm,
-            root: 0,
-            count,
-            datatype,
-            data: rt.data_word(count, datatype),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
 
-pub(crate) unsafe fn iscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request)
-        };
+    gather, igather => PMPI_Gather, PMPI_Igather(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+    ) as Gather, Igather {
+        comm: comm,
+        root: root,
+        count: sendcount,
+        datatype: sendtype,
+        data: |rt| rooted_word(rt, comm, root, (sendcount, sendtype), (recvcount, recvtype)),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Iscan,
-            comm,
-            root: 0,
-            count,
-            datatype,
-            data: rt.data_word(count, datatype),
-        };
-        // SAFETY: the caller's call.
-        let start =
-            || unsafe { mpi_sys::PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request) };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
 
-pub(crate) unsafe fn exscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { mpi_sys::PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm) };
+    scatter, iscatter => PMPI_Scatter, PMPI_Iscatter(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+    ) as Scatter, Iscatter {
+        comm: comm,
+        root: root,
+        count: sendcount,
+        datatype: sendtype,
+        data: |rt| rooted_word(rt, comm, root, (recvcount, recvtype), (sendcount, sendtype)),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Exscan,
-            comm,
-            root: 0,
-            count,
-            datatype,
-            data: rt.data_word(count, datatype),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
 
-pub(crate) unsafe fn iexscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request)
-        };
+    allgather, iallgather => PMPI_Allgather, PMPI_Iallgather(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        comm: MPI_Comm,
+    ) as Allgather, Iallgather {
+        comm: comm,
+        root: 0,
+        count: sendcount,
+        datatype: sendtype,
+        data: |rt| block_word(rt, sendbuf, (sendcount, sendtype), (recvcount, recvtype)),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Iexscan,
-            comm,
-            root: 0,
-            count,
-            datatype,
-            data: rt.data_word(count, datatype),
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
 
-pub(crate) unsafe fn reduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm)
-        };
+    alltoall, ialltoall => PMPI_Alltoall, PMPI_Ialltoall(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        comm: MPI_Comm,
+    ) as Alltoall, Ialltoall {
+        comm: comm,
+        root: 0,
+        count: sendcount,
+        datatype: sendtype,
+        data: |rt| block_word(rt, sendbuf, (sendcount, sendtype), (recvcount, recvtype)),
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::ReduceScatterBlock,
-            comm,
-            root: 0,
-            count: recvcount,
-            datatype,
-            data: rt.data_word(recvcount, datatype),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Ireduce_scatter_block(
-                sendbuf, recvbuf, recvcount, datatype, op, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
 
-pub(crate) unsafe fn ireduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Ireduce_scatter_block(
-                sendbuf, recvbuf, recvcount, datatype, op, comm, request,
-            )
-        };
+    gatherv, igatherv => PMPI_Gatherv, PMPI_Igatherv(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        displs: *const c_int,
+        recvtype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+    ) as Gatherv, Igatherv {
+        comm: comm,
+        root: root,
+        count: sendcount,
+        datatype: sendtype,
+        data: |rt| 0,
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::IreduceScatterBlock,
-            comm,
-            root: 0,
-            count: recvcount,
-            datatype,
-            data: rt.data_word(recvcount, datatype),
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Ireduce_scatter_block(
-                sendbuf, recvbuf, recvcount, datatype, op, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
 
-pub(crate) unsafe fn reduce_scatter(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm)
-        };
+    scatterv, iscatterv => PMPI_Scatterv, PMPI_Iscatterv(
+        sendbuf: *const c_void,
+        sendcounts: *const c_int,
+        displs: *const c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+    ) as Scatterv, Iscatterv {
+        comm: comm,
+        root: root,
+        count: recvcount,
+        datatype: recvtype,
+        data: |rt| 0,
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::ReduceScatter,
-            comm,
-            root: 0,
-            count: 0,
-            datatype,
-            data: rt.data_word(total(recvcounts, comm), datatype),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
 
-pub(crate) unsafe fn ireduce_scatter(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
-        };
+    allgatherv, iallgatherv => PMPI_Allgatherv, PMPI_Iallgatherv(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        displs: *const c_int,
+        recvtype: MPI_Datatype,
+        comm: MPI_Comm,
+    ) as Allgatherv, Iallgatherv {
+        comm: comm,
+        root: 0,
+        count: sendcount,
+        datatype: sendtype,
+        data: |rt| 0,
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::IreduceScatter,
-            comm,
-            root: 0,
-            count: 0,
-            datatype,
-            data: rt.data_word(total(recvcounts, comm), datatype),
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
 
-pub(crate) unsafe fn gather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Gather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-            )
-        };
+    alltoallv, ialltoallv => PMPI_Alltoallv, PMPI_Ialltoallv(
+        sendbuf: *const c_void,
+        sendcounts: *const c_int,
+        sdispls: *const c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        rdispls: *const c_int,
+        recvtype: MPI_Datatype,
+        comm: MPI_Comm,
+    ) as Alltoallv, Ialltoallv {
+        comm: comm,
+        root: 0,
+        count: 0,
+        datatype: sendtype,
+        data: |rt| 0,
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Gather,
-            comm,
-            root,
-            count: sendcount,
-            datatype: sendtype,
-            data: rooted_word(rt, comm, root, (sendcount, sendtype), (recvcount, recvtype)),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Igather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
 
-pub(crate) unsafe fn igather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Igather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-            )
-        };
+    alltoallw, ialltoallw => PMPI_Alltoallw, PMPI_Ialltoallw(
+        sendbuf: *const c_void,
+        sendcounts: *const c_int,
+        sdispls: *const c_int,
+        sendtypes: *const MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        rdispls: *const c_int,
+        recvtypes: *const MPI_Datatype,
+        comm: MPI_Comm,
+    ) as Alltoallw, Ialltoallw {
+        comm: comm,
+        root: 0,
+        count: 0,
+        datatype: null_type(),
+        data: |rt| 0,
     }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Igather,
-            comm,
-            root,
-            count: sendcount,
-            datatype: sendtype,
-            data: rooted_word(rt, comm, root, (sendcount, sendtype), (recvcount, recvtype)),
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Igather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
-
-pub(crate) unsafe fn scatter(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Scatter(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Scatter,
-            comm,
-            root,
-            count: sendcount,
-            datatype: sendtype,
-            data: rooted_word(rt, comm, root, (recvcount, recvtype), (sendcount, sendtype)),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Iscatter(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
-
-pub(crate) unsafe fn iscatter(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Iscatter(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Iscatter,
-            comm,
-            root,
-            count: sendcount,
-            datatype: sendtype,
-            data: rooted_word(rt, comm, root, (recvcount, recvtype), (sendcount, sendtype)),
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Iscatter(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
-
-pub(crate) unsafe fn allgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Allgather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Allgather,
-            comm,
-            root: 0,
-            count: sendcount,
-            datatype: sendtype,
-            data: block_word(rt, sendbuf, (sendcount, sendtype), (recvcount, recvtype)),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Iallgather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
-
-pub(crate) unsafe fn iallgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Iallgather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Iallgather,
-            comm,
-            root: 0,
-            count: sendcount,
-            datatype: sendtype,
-            data: block_word(rt, sendbuf, (sendcount, sendtype), (recvcount, recvtype)),
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Iallgather(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
-
-pub(crate) unsafe fn alltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Alltoall(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Alltoall,
-            comm,
-            root: 0,
-            count: sendcount,
-            datatype: sendtype,
-            data: block_word(rt, sendbuf, (sendcount, sendtype), (recvcount, recvtype)),
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Ialltoall(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
-
-pub(crate) unsafe fn ialltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Ialltoall(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Ialltoall,
-            comm,
-            root: 0,
-            count: sendcount,
-            datatype: sendtype,
-            data: block_word(rt, sendbuf, (sendcount, sendtype), (recvcount, recvtype)),
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Ialltoall(
-                sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
-
-pub(crate) unsafe fn gatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Gatherv(
-                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Gatherv,
-            comm,
-            root,
-            count: sendcount,
-            datatype: sendtype,
-            data: 0,
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Igatherv(
-                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-                request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
-
-pub(crate) unsafe fn igatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Igatherv(
-                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-                request,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Igatherv,
-            comm,
-            root,
-            count: sendcount,
-            datatype: sendtype,
-            data: 0,
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Igatherv(
-                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-                request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
-
-pub(crate) unsafe fn scatterv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Scatterv(
-                sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Scatterv,
-            comm,
-            root,
-            count: recvcount,
-            datatype: recvtype,
-            data: 0,
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Iscatterv(
-                sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
-
-pub(crate) unsafe fn iscatterv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Iscatterv(
-                sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                request,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Iscatterv,
-            comm,
-            root,
-            count: recvcount,
-            datatype: recvtype,
-            data: 0,
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Iscatterv(
-                sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-                request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
-
-pub(crate) unsafe fn allgatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Allgatherv(
-                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Allgatherv,
-            comm,
-            root: 0,
-            count: sendcount,
-            datatype: sendtype,
-            data: 0,
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Iallgatherv(
-                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
-
-pub(crate) unsafe fn iallgatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Iallgatherv(
-                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Iallgatherv,
-            comm,
-            root: 0,
-            count: sendcount,
-            datatype: sendtype,
-            data: 0,
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Iallgatherv(
-                sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
-
-pub(crate) unsafe fn alltoallv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Alltoallv(
-                sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                comm,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Alltoallv,
-            comm,
-            root: 0,
-            count: 0,
-            datatype: sendtype,
-            data: 0,
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Ialltoallv(
-                sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
-
-pub(crate) unsafe fn ialltoallv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Ialltoallv(
-                sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                comm, request,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Ialltoallv,
-            comm,
-            root: 0,
-            count: 0,
-            datatype: sendtype,
-            data: 0,
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Ialltoallv(
-                sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
-}
-
-pub(crate) unsafe fn alltoallw(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Alltoallw(
-                sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                comm,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Alltoallw,
-            comm,
-            root: 0,
-            count: 0,
-            datatype: null_type(),
-            data: 0,
-        };
-        // SAFETY: the nonblocking form of the caller's call.
-        let start = |request| unsafe {
-            mpi_sys::PMPI_Ialltoallw(
-                sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.collective(c, start) }
-    })
-}
-
-pub(crate) unsafe fn ialltoallw(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const MPI_Datatype,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if !active() {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe {
-            mpi_sys::PMPI_Ialltoallw(
-                sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                comm, request,
-            )
-        };
-    }
-    state::with(|rt| {
-        let c = Coll {
-            kind: OpKind::Ialltoallw,
-            comm,
-            root: 0,
-            count: 0,
-            datatype: null_type(),
-            data: 0,
-        };
-        // SAFETY: the caller's call.
-        let start = || unsafe {
-            mpi_sys::PMPI_Ialltoallw(
-                sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                comm, request,
-            )
-        };
-        // SAFETY: as above.
-        unsafe { rt.icollective(c, request, start) }
-    })
 }

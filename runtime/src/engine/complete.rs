@@ -841,10 +841,9 @@ impl Rt {
     ) -> c_int {
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
-            self.swap_in(count, requests, Waiting::Each);
-            let rc = self.waitall_now(count, requests, statuses);
-            self.swap_out(requests);
-            rc
+            self.with_array_swapped(count, requests, Waiting::Each, |rt| {
+                rt.waitall_now(count, requests, statuses)
+            })
         }
     }
 
@@ -863,10 +862,9 @@ impl Rt {
     ) -> c_int {
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
-            self.swap_in(count, requests, Waiting::Each);
-            let rc = self.testall_now(count, requests, flag, statuses);
-            self.swap_out(requests);
-            rc
+            self.with_array_swapped(count, requests, Waiting::Each, |rt| {
+                rt.testall_now(count, requests, flag, statuses)
+            })
         }
     }
 
@@ -884,10 +882,9 @@ impl Rt {
     ) -> c_int {
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
-            self.swap_in(count, requests, Waiting::Some);
-            let rc = self.waitany_now(count, requests, index, status);
-            self.swap_out(requests);
-            rc
+            self.with_array_swapped(count, requests, Waiting::Some, |rt| {
+                rt.waitany_now(count, requests, index, status)
+            })
         }
     }
 
@@ -906,10 +903,9 @@ impl Rt {
     ) -> c_int {
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
-            self.swap_in(count, requests, Waiting::Some);
-            let rc = self.testany_now(count, requests, index, flag, status);
-            self.swap_out(requests);
-            rc
+            self.with_array_swapped(count, requests, Waiting::Some, |rt| {
+                rt.testany_now(count, requests, index, flag, status)
+            })
         }
     }
 
@@ -928,10 +924,9 @@ impl Rt {
     ) -> c_int {
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
-            self.swap_in(count, requests, Waiting::Some);
-            let rc = self.waitsome_now(count, requests, outcount, indices, statuses);
-            self.swap_out(requests);
-            rc
+            self.with_array_swapped(count, requests, Waiting::Some, |rt| {
+                rt.waitsome_now(count, requests, outcount, indices, statuses)
+            })
         }
     }
 
@@ -951,10 +946,9 @@ impl Rt {
     ) -> c_int {
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
-            self.swap_in(count, requests, Waiting::Some);
-            let rc = self.testsome_now(count, requests, outcount, indices, statuses);
-            self.swap_out(requests);
-            rc
+            self.with_array_swapped(count, requests, Waiting::Some, |rt| {
+                rt.testsome_now(count, requests, outcount, indices, statuses)
+            })
         }
     }
 }

@@ -387,6 +387,30 @@ impl Rt {
         rc
     }
 
+    /// A completion call on the `count` requests at `requests` (`Waitall`,
+    /// `Testany`, ...): runs `call` with the persistent ones swapped for
+    /// their inner requests ([`Rt::swap_in`], inactive ones reported as
+    /// `waiting` says), then puts every program handle back.
+    ///
+    /// # Safety
+    ///
+    /// `requests` holds `count` requests when non-null, the same array
+    /// `call` uses.
+    pub(super) unsafe fn with_array_swapped(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        waiting: Waiting,
+        call: impl FnOnce(&mut Self) -> c_int,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        unsafe { self.swap_in(count, requests, waiting) };
+        let rc = call(self);
+        // SAFETY: the same array.
+        unsafe { self.swap_out(requests) };
+        rc
+    }
+
     /// `MPI_Request_free` of persistent request `p`: an active inner
     /// request is left to the runtime to complete (as any freed request),
     /// then MPI frees the program's handle.
