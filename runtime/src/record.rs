@@ -107,7 +107,13 @@ pub fn p2p(
     count: c_int,
     datatype: MPI_Datatype,
 ) -> RawOp {
-    let receive = matches!(kind.class(), mbh_trace::op::OpClass::Receive);
+    // Probes take wildcards as receives do (a probe from `MPI_ANY_SOURCE`
+    // is a wildcard event, and the analyses read its pattern from these
+    // flags).
+    let receive = matches!(
+        kind.class(),
+        mbh_trace::op::OpClass::Receive | mbh_trace::op::OpClass::Probe
+    );
     RawOp {
         kind: kind as u16,
         flags: peer_flags(peer, tag, receive),
@@ -208,6 +214,22 @@ mod tests {
         // MPI reports, not a wildcard.
         assert_eq!(peer_flags(any_source(), any_tag(), false), 0);
         assert_eq!(peer_flags(proc_null(), 3, false), flags::PROC_NULL);
+    }
+
+    #[test]
+    fn probes_keep_their_wildcards_in_the_record() {
+        let world = crate::consts::comm_world();
+        let datatype = crate::consts::byte();
+        for kind in [OpKind::Probe, OpKind::Iprobe, OpKind::Mprobe, OpKind::Recv] {
+            let op = p2p(kind, any_source(), any_tag(), world, 0, datatype);
+            assert_eq!(
+                op.flags & (flags::ANY_SOURCE | flags::ANY_TAG),
+                flags::ANY_SOURCE | flags::ANY_TAG,
+                "{kind:?}"
+            );
+        }
+        let send = p2p(OpKind::Send, any_source(), any_tag(), world, 0, datatype);
+        assert_eq!(send.flags, 0);
     }
 
     #[test]

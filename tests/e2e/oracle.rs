@@ -104,3 +104,13 @@ fn p2_persistent_wildcard_agrees_with_the_oracle() {
 fn p4_wildcard_mprobe_agrees_with_the_oracle() {
     check("tests/programs/p4_wildcard_mprobe.c", 3);
 }
+
+#[test]
+fn s9_wildcard_probe_agrees_with_the_oracle() {
+    check("tests/programs/s9_wildcard_probe.c", 3);
+}
+
+#[test]
+fn polling_probes_agree_with_the_oracle() {
+    check("tests/programs/w1_probe_poll.c", 4);
+}
