@@ -109,7 +109,8 @@
 //!
 //! Ranks in `peer` fields are taken as world ranks, so the answer is exact
 //! for `MPI_COMM_WORLD` (and communicators whose ranks coincide with it).
-//! Communicators are compared by handle bits. A `Waitall` that completed a
+//! Communicators are compared by the ids the runtime names them with
+//! (`OpKind::CommId`; handle bits for those it did not name). A `Waitall` that completed a
 //! non-wildcard `Irecv` is linked to it through its `Matched` records (the
 //! earliest open `Irecv` whose status names that sender).
 

@@ -114,3 +114,8 @@ fn s9_wildcard_probe_agrees_with_the_oracle() {
 fn polling_probes_agree_with_the_oracle() {
     check("tests/programs/w1_probe_poll.c", 4);
 }
+
+#[test]
+fn a_duplicated_communicator_agrees_with_the_oracle() {
+    check("tests/programs/w3_dup_comm_poll.c", 3);
+}

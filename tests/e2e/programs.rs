@@ -50,6 +50,7 @@ fn every_program_has_a_test() {
         "segfault_rank1.c",
         "w1_probe_poll.c",
         "w2_subcomm_wildcard.c",
+        "w3_dup_comm_poll.c",
     ];
     let mut present: Vec<String> = std::fs::read_dir(workspace_root().join("tests/programs"))
         .unwrap()

@@ -55,3 +55,14 @@ fn wildcards_on_a_split_communicator_name_world_ranks_and_stay_inside_it() {
         assert_eq!(odd, [vec![3]], "{clocks}: {:?}", report.wildcards);
     }
 }
+
+#[test]
+fn a_polled_wildcard_on_a_duplicated_communicator_has_both_senders() {
+    let source = "tests/programs/w3_dup_comm_poll.c";
+    let line = line_of(source, "// polled");
+    for clocks in ["lamport", "vector"] {
+        let report = check_program_with(source, &["--clocks", clocks]);
+        let events = first_run_senders(&report, 0, line);
+        assert_eq!(events, [vec![1, 2]], "{clocks}: {:?}", report.wildcards);
+    }
+}

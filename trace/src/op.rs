@@ -244,6 +244,14 @@ op_kinds! {
     /// (for `MpiError`), `aux` = check-specific detail: for `TypeMismatch`
     /// the sender's record index; for leaks the handle bits.
     LocalCheck = 243 => "mbhybrid:local-check", Clock;
+    /// Not an MPI call: the communicator with handle bits `comm` (this
+    /// process's handle, which other processes may number differently) is
+    /// the one every member's trace calls `aux`. Written when the runtime
+    /// sees a communicator made; [`RankTrace::parse`](crate::RankTrace::parse)
+    /// renames the records that follow, so analyses can compare
+    /// communicators across ranks. `aux` has its top bit set, which no
+    /// handle has.
+    CommId = 244 => "mbhybrid:comm-id", Clock;
 }
 
 /// The exit code with which the runtime stops a job after every rank of a

@@ -506,6 +506,7 @@ impl RankTrace {
                 aux: raw.aux,
             });
         }
+        name_communicators(&mut ops);
         let frame_count = (header.frame_count as usize).min(MAX_FRAMES);
         Ok(RankTrace {
             rank: header.rank,
@@ -524,6 +525,35 @@ impl RankTrace {
             blocking: header.blocking_index.checked_sub(1),
             ops,
         })
+    }
+}
+
+/// Renames the communicator of every MPI call recorded after a
+/// [`OpKind::CommId`] record of its handle to the id that record gives,
+/// which is the same in every member's trace. Handles are local: MPICH
+/// numbers a communicator by what its process made before, so two ranks can
+/// hold the same communicator under different bits (and reuse bits after
+/// `MPI_Comm_free`, hence the renaming follows the records in order).
+/// `MPI_COMM_WORLD` and communicators without a name keep their bits.
+fn name_communicators(ops: &mut [Op]) {
+    use crate::op::OpClass;
+    let mut names: Vec<(u64, u64)> = Vec::new();
+    for op in ops.iter_mut() {
+        if op.kind == OpKind::CommId {
+            match names.iter_mut().find(|(bits, _)| *bits == op.comm) {
+                Some(entry) => entry.1 = op.aux,
+                None => names.push((op.comm, op.aux)),
+            }
+            continue;
+        }
+        // Records of the runtime's own (clock, marker) use `comm` for
+        // other things.
+        if names.is_empty() || matches!(op.kind.class(), OpClass::Clock | OpClass::Marker) {
+            continue;
+        }
+        if let Some(&(_, id)) = names.iter().find(|(bits, _)| *bits == op.comm) {
+            op.comm = id;
+        }
     }
 }
 
@@ -773,6 +803,42 @@ mod wildcard_tests {
 
     fn op(index: u64, kind: OpKind) -> Op {
         Op::new(index, kind)
+    }
+
+    #[test]
+    fn communicators_are_renamed_to_their_ids_from_their_naming_on() {
+        let with = |index, kind, comm, aux| Op {
+            comm,
+            aux,
+            ..op(index, kind)
+        };
+        let id = 1 << 63 | 7;
+        let later = 1 << 63 | 9;
+        let mut ops = vec![
+            with(0, OpKind::Send, 0xc400_0000, 0),
+            with(1, OpKind::CommId, 0xc400_0000, id),
+            with(2, OpKind::Recv, 0xc400_0000, 0),
+            // A clock record's `comm` is a clock, not a communicator.
+            with(3, OpKind::Matched, 0xc400_0000, 0),
+            with(4, OpKind::Barrier, 0x4400_0000, 0),
+            // The handle freed and made again: a new name.
+            with(5, OpKind::CommId, 0xc400_0000, later),
+            with(6, OpKind::Bcast, 0xc400_0000, 0),
+        ];
+        name_communicators(&mut ops);
+        let comms: Vec<u64> = ops.iter().map(|o| o.comm).collect();
+        assert_eq!(
+            comms,
+            [
+                0xc400_0000,
+                0xc400_0000,
+                id,
+                0xc400_0000,
+                0x4400_0000,
+                0xc400_0000,
+                later
+            ]
+        );
     }
 
     #[test]

@@ -48,7 +48,7 @@
 
 use super::Rt;
 use crate::checks;
-use crate::consts::{comm_world, op_max, request_null, status_ignore, uint64, SUCCESS};
+use crate::consts::{comm_world, op_max, op_min, request_null, status_ignore, uint64, SUCCESS};
 use crate::handle::HandleBits;
 use crate::record::{self, REQUESTS};
 use crate::slots::Kind;
@@ -60,6 +60,10 @@ use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request};
 use std::io::Write;
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// How many communicators this process named (`Rt::name`).
+static NAMED: AtomicU32 = AtomicU32::new(0);
 
 pub use mbh_trace::op::DataFlow as Flow;
 
@@ -495,12 +499,64 @@ impl Rt {
                 unsafe { self.exchange(shadow, 0, Flow::All, me) };
             }
         }
-        if over_parent {
-            if let Some(made) = made {
-                // SAFETY: every rank of `made` is in this call.
-                unsafe { self.shadows(made) };
-            }
+        if let Some(made) = made {
+            // SAFETY: every rank of `made` is in this call.
+            unsafe { self.name(made) };
         }
+    }
+
+    /// Agrees with the other ranks of the new communicator `made` on an id
+    /// for it, the same in every member's trace, and records it
+    /// (`OpKind::CommId`): handles are local, so without it the analyses
+    /// could not tell that two ranks' records are on one communicator. The
+    /// id is the proposal of the member lowest in `MPI_COMM_WORLD`: its
+    /// world rank and how many communicators it has named, unique because
+    /// that member takes part in every communicator its counter counts.
+    /// Also makes `made`'s shadows (the agreement runs on the clock one).
+    ///
+    /// # Safety
+    ///
+    /// Every rank of `made` makes the same call.
+    unsafe fn name(&mut self, made: MPI_Comm) {
+        // SAFETY: the caller's contract.
+        let Some((shadow, _, _)) = (unsafe { self.shadows(made) }) else {
+            return;
+        };
+        let named = NAMED.fetch_add(1, Ordering::Relaxed) + 1;
+        let rank = u64::from(u32::try_from(self.rank).unwrap_or(0));
+        let mine: u64 = (1 << 63) | (rank << 32) | u64::from(named);
+        let mut id = mine;
+        let mut request = request_null();
+        // SAFETY: one word each way, both live until the request completes
+        // below; every rank of `made` (so of its shadow) is here.
+        let rc = unsafe {
+            mpi_sys::PMPI_Iallreduce(
+                (&mine as *const u64).cast(),
+                (&mut id as *mut u64).cast(),
+                1,
+                uint64(),
+                op_min(),
+                shadow,
+                &mut request,
+            )
+        };
+        let rc = if rc == SUCCESS {
+            // SAFETY: the request just made.
+            unsafe { self.block_on(&mut request, status_ignore(), None) }
+        } else {
+            rc
+        };
+        if rc != SUCCESS {
+            // Unnamed, the communicator keeps its local bits in the trace.
+            return;
+        }
+        record::append(|| RawOp {
+            kind: OpKind::CommId as u16,
+            flags: flags::RETURNED,
+            comm: made.bits(),
+            aux: id,
+            ..RawOp::default()
+        });
     }
 
     /// Exchanges clocks on `shadow` per `flow`; `me` is this rank's rank.
