@@ -117,6 +117,15 @@ fn f4_irrelevant() {
     assert_all(&report, &source, "irrelevant");
 }
 
+/// F4a with its messages on a duplicated communicator: Fib compares the
+/// communicators of sends and receives across ranks, which only works on
+/// the ids the runtime gives them (handles are local).
+#[test]
+fn f8_relevant_on_a_library_communicator() {
+    let (_, report, source) = audit("f8_library_comm.c", 3, &[]);
+    assert_all(&report, &source, "relevant");
+}
+
 #[test]
 fn f4a_relevant_with_evidence() {
     let (_, report, source) = audit("f4a.c", 3, &[]);
