@@ -186,10 +186,17 @@ pub fn finding(kind: FindingKind) -> Finding {
         .run(2, &[0, 2]),
         K::InvalidArgument => b(
             Error,
-            "`MPI_Send` on rank 2 has destination 3, outside `MPI_COMM_WORLD` (3 ranks)",
+            "rank 2 passed an invalid rank to `MPI_Send` (MPI error 873089542)",
         )
-        .primary("MPI_Send(&token", 2, Some("MPI_Send"), "invalid destination `3`")
-        .help("valid destinations are 0 to 2 and `MPI_PROC_NULL`; use `MPI_PROC_NULL` for a neighbour that does not exist")
+        .primary(
+            "MPI_Send(&token",
+            2,
+            Some("MPI_Send"),
+            "MPI rejected the rank argument of this call",
+        )
+        .note("MPI's message: Invalid rank has value 3 but must be nonnegative and less than 3")
+        .note("under `MPI_ERRORS_ARE_FATAL` (the default handler) the error stopped the job, as MPI would have")
+        .help("ranks must be between 0 and the communicator's size - 1 (or `MPI_PROC_NULL`); only receives and probes may use `MPI_ANY_SOURCE`")
         .run(1, &[2]),
         K::TypeMismatch => b(
             Error,
