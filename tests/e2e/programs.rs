@@ -48,6 +48,7 @@ fn every_program_has_a_test() {
         "s8_ssend_order.c",
         "s9_wildcard_probe.c",
         "segfault_rank1.c",
+        "unchanged_features.c",
         "w1_probe_poll.c",
         "w2_subcomm_wildcard.c",
         "w3_dup_comm_poll.c",
@@ -398,14 +399,10 @@ fn sorted_lines(text: &str) -> Vec<String> {
     lines
 }
 
-#[test]
-fn every_call_prints_the_same_under_mpi_and_under_the_runtime() {
-    // Issue 3: every wrapped call once, with MPI's own output as the
-    // reference (a plain `mpicc` build run by `mpiexec`).
-    let source = "tests/programs/every_call.c";
-    let _lock = mbh_tests::mpi_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let plain = dir.path().join("plain");
+/// Builds `source` with plain `mpicc`, runs it on `np` ranks with plain
+/// `mpiexec`, and returns its sorted output lines.
+fn plain_mpi_output(source: &str, np: u32, dir: &std::path::Path) -> Vec<String> {
+    let plain = dir.join("plain");
     let out = std::process::Command::new("mpicc")
         .args(["-g", "-O0", "-o", plain.to_str().unwrap()])
         .arg(workspace_root().join(source))
@@ -413,11 +410,42 @@ fn every_call_prints_the_same_under_mpi_and_under_the_runtime() {
         .expect("mpicc runs");
     assert!(out.status.success(), "{}", describe(&out));
     let out = std::process::Command::new("mpiexec")
-        .args(["-n", "3", plain.to_str().unwrap()])
+        .args(["-n", &np.to_string(), plain.to_str().unwrap()])
         .output()
         .expect("mpiexec runs");
     assert!(out.status.success(), "{}", describe(&out));
-    let expected = sorted_lines(&String::from_utf8_lossy(&out.stdout));
+    sorted_lines(&String::from_utf8_lossy(&out.stdout))
+}
+
+#[test]
+fn other_features_print_the_same_under_mpi_and_under_the_runtime() {
+    let source = "tests/programs/unchanged_features.c";
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let expected = plain_mpi_output(source, 3, dir.path());
+    assert_eq!(expected.len(), 3, "{expected:?}");
+    let exe = build(std::path::Path::new(source), dir.path());
+    for clocks in ["lamport", "vector"] {
+        let (status, report, out) = verify_json(&exe, 3, dir.path(), &["--clocks", clocks]);
+        assert_eq!(status, 0, "{clocks}\n{}", describe(&out));
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+        assert_eq!(
+            sorted_lines(&report.runs[0].stdout),
+            expected,
+            "{clocks}\n{}",
+            describe(&out)
+        );
+    }
+}
+
+#[test]
+fn every_call_prints_the_same_under_mpi_and_under_the_runtime() {
+    // Issue 3: every wrapped call once, with MPI's own output as the
+    // reference (a plain `mpicc` build run by `mpiexec`).
+    let source = "tests/programs/every_call.c";
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let expected = plain_mpi_output(source, 3, dir.path());
     assert!(expected.len() > 200, "{expected:?}");
     let exe = build(std::path::Path::new(source), dir.path());
     // Also with every standard send synchronous and vector clocks in the
