@@ -357,6 +357,24 @@ fn local_check_findings(
                 "called after `MPI_Finalize`".to_string(),
                 "move the call before `MPI_Finalize`; only a few query functions are allowed after it",
             ),
+            LocalCheck::BufferReuse => {
+                // The send's call, from its record (`aux`).
+                let send_call = trace
+                    .ops
+                    .get(record.aux as usize)
+                    .filter(|op| op.index == record.aux)
+                    .map_or("the nonblocking send".to_string(), |op| {
+                        let name = site_of(op.site).map_or(op.kind.mpi_name(), |s| s.call.as_str());
+                        format!("`{name}`")
+                    });
+                (
+                    FindingKind::BufferReuse,
+                    Severity::Error,
+                    format!("rank {rank} changed the buffer of {send_call} before the send completed"),
+                    "(2) when the send completed here, its buffer had changed".to_string(),
+                    "write to a send buffer only after `MPI_Wait` or a successful `MPI_Test` completes its request",
+                )
+            }
             LocalCheck::CollectiveMismatch => {
                 findings.extend(collective_mismatch_finding(ctx, record, rank, all));
                 continue;
@@ -415,6 +433,24 @@ fn local_check_findings(
                     "sent with this datatype",
                 ));
             }
+        }
+        if check == LocalCheck::BufferReuse {
+            let send = trace
+                .ops
+                .get(record.aux as usize)
+                .filter(|op| op.index == record.aux)
+                .and_then(|op| site_of(op.site));
+            if let Some(site) = send {
+                finding.locations.push(site_location(
+                    site,
+                    rank,
+                    Role::Secondary,
+                    "(1) the send started here",
+                ));
+            }
+            finding
+                .notes
+                .push("the receiver may get the old contents, the new ones, or a mix".to_string());
         }
         if check == LocalCheck::MissingStart {
             // The `*_init` that made the request (`aux` = its record).

@@ -8,6 +8,9 @@
 //! * **resource-leak**: communicators, committed datatypes, groups and ops
 //!   the program made and never freed ([`Resources`], a fixed-size table).
 //! * **after-finalize**: an `MPI_*` call after `MPI_Finalize` returned.
+//! * **buffer-reuse**: a packed nonblocking send's buffer differs, when
+//!   the program's `Wait`/`Test` completes it, from the copy that went
+//!   (done in the engine, `Rt::check_send_buffer`).
 //! * **invalid-argument**: an `MPI_*` call returned an error whose class
 //!   blames an argument (`MPI_ERR_RANK`, `MPI_ERR_COUNT`, ...); handled as
 //!   an MPI error below, recorded as this check.

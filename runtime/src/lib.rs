@@ -56,6 +56,11 @@
 //!     communicator's collectives, `peer` = its kind, `aux` = the
 //!     communicator. Every rank records its side, then the job stops
 //!     (`MPI_Abort`, code 71).
+//!   - `BufferReuse`: a packed nonblocking send (`packed.rs`) completed
+//!     by the program's `Wait`/`Test` whose buffer no longer holds what
+//!     was copied into the message. `site`, `request` = the completing
+//!     call's, `aux` = the send's record. Not checked for freed requests
+//!     (the runtime completes them when the buffer may be gone).
 //!   - `AfterFinalize`: any export called after `MPI_Finalize` returned,
 //!     with its site; the call then goes to MPI.
 //!   - `MpiError`: an export returned an error code (`tag`; `request` =

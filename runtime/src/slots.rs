@@ -97,6 +97,10 @@ pub struct Slot {
     /// A packed receive: the user's buffer and its size in bytes, where the
     /// data after the slot's header goes when it completes.
     pub unpack: Option<(*mut u8, usize)>,
+    /// A packed send: the user's buffer and its size in bytes, compared
+    /// with the copy that went when the program completes the request
+    /// (`buffer-reuse`).
+    pub sent: Option<(*const u8, usize)>,
     watched: bool,
 }
 
@@ -155,6 +159,7 @@ impl Slots {
                 kind: Kind::Free,
                 orphan: false,
                 unpack: None,
+                sent: None,
                 watched: false,
             });
             self.free.push(i as u32);
@@ -175,6 +180,7 @@ impl Slots {
             kind,
             orphan: false,
             unpack: None,
+            sent: None,
             watched: false,
         };
         id

@@ -7,6 +7,7 @@ use mbh_tests::{run_mbhybrid, workspace_root};
 fn every_program_has_a_test() {
     let listed = [
         "assert_rank1.c",
+        "buffer_reuse.c",
         "c1_gatherv_reduce.c",
         "c2_allgatherv_orders.c",
         "c3_ibarrier_orders.c",
@@ -62,6 +63,23 @@ fn every_program_has_a_test() {
     assert_eq!(
         present, listed,
         "add a #[test] below (or in collectives.rs, wildcards.rs) for each new program, and list it here"
+    );
+}
+
+#[test]
+fn a_send_buffer_written_before_its_wait_is_buffer_reuse() {
+    let source = "tests/programs/buffer_reuse.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    // The send whose buffer changed is named with its line.
+    let send = line_of(source, "buf[0] = 5;") - 1;
+    assert!(
+        finding
+            .locations
+            .iter()
+            .any(|l| l.line == send && l.role == "secondary"),
+        "{finding:?}"
     );
 }
 

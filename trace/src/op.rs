@@ -330,6 +330,10 @@ pub enum LocalCheck {
     /// among the collectives on the communicator, `aux` = the
     /// communicator, `peer` = the collective's kind code.
     CollectiveMismatch = 8,
+    /// A nonblocking send's buffer changed before the program completed
+    /// it. `site`/`request` = the completing call's, `aux` = the send's
+    /// record index.
+    BufferReuse = 9,
 }
 
 /// Which argument an [`LocalCheck::InvalidArgument`] record blames (its
@@ -426,6 +430,7 @@ impl LocalCheck {
             6 => LocalCheck::AfterFinalize,
             7 => LocalCheck::InvalidArgument,
             8 => LocalCheck::CollectiveMismatch,
+            9 => LocalCheck::BufferReuse,
             _ => return None,
         })
     }

@@ -663,7 +663,49 @@ impl Rt {
             Kind::Coll(state) => self.coll_done(id, state, slot.record, completer),
             Kind::Send(_) | Kind::Plain { .. } | Kind::Free => {}
         }
+        if let (Some(sent), Some(completer), false) = (slot.sent, completer, slot.orphan) {
+            // SAFETY: the program completes the request in this call, so
+            // its send buffer is still valid (MPI's rule); the slot holds
+            // the copy that went.
+            unsafe { self.check_send_buffer(id, sent, completer, slot.record) };
+        }
         self.slots.release(id);
+    }
+
+    /// `buffer-reuse` (DESIGN.md "Local checks"): a packed nonblocking send
+    /// (slot `id`) completed by the program's call `completer`; its buffer
+    /// `sent` no longer holds what was copied into the message, so the
+    /// program wrote to it while MPI could still read it (with plain MPI
+    /// the receiver could get either contents). Only packed sends are
+    /// checked: their copy costs nothing more to compare.
+    ///
+    /// # Safety
+    ///
+    /// `sent` is the user's send buffer, valid for reads.
+    unsafe fn check_send_buffer(
+        &mut self,
+        id: u32,
+        (buf, bytes): (*const u8, usize),
+        completer: u64,
+        send: Option<u64>,
+    ) {
+        let copy = self.slots.header(id).cast::<u8>().cast_const();
+        // SAFETY: the slot (or its room) holds the header and the `bytes`
+        // packed after it; the caller's contract for `buf`.
+        let same = unsafe {
+            std::slice::from_raw_parts(copy.add(self.hbytes as usize), bytes)
+                == std::slice::from_raw_parts(buf, bytes)
+        };
+        if !same {
+            checks::report(
+                LocalCheck::BufferReuse,
+                checks::site_of(completer),
+                completer,
+                -1,
+                0,
+                send.unwrap_or(u64::MAX),
+            );
+        }
     }
 
     /// A packed nonblocking receive (slot `id`) completed with `status` (not

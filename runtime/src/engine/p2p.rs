@@ -384,6 +384,9 @@ impl Rt {
         let rc = unsafe { pmpi_isend(mode, b, n, ty, dest, tag, comm, request) };
         msg.free();
         if rc == SUCCESS && !request.is_null() {
+            if let (Some(bytes @ 1..), Some(slot)) = (packed_bytes, self.slots.get_mut(id)) {
+                slot.sent = Some((buf.cast::<u8>(), bytes));
+            }
             // SAFETY: non-null, just written by MPI.
             self.track(id, unsafe { *request });
         } else {
