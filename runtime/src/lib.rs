@@ -269,7 +269,12 @@ macro_rules! exports {
 /// while the runtime is off and stop the run, naming the call, when it is
 /// on.
 macro_rules! unsupported {
-    ($( fn $name:ident => $pmpi:ident($($arg:ident: $ty:ty),* $(,)?); )*) => { $(
+    ($( fn $name:ident => $pmpi:ident($($arg:ident: $ty:ty),* $(,)?); )*) => {
+    /// The calls defined below, which `mbh_trace::support::UNSUPPORTED`
+    /// must list (so `build` warns about them).
+    #[cfg(test)]
+    const STOPPED: &[&str] = &[$(stringify!($name)),*];
+    $(
         #[doc = concat!("`", stringify!($name), "`: not supported by this version of the runtime; stops the run with a message naming it.")]
         ///
         /// # Safety
@@ -627,4 +632,17 @@ unsupported! {
 #[unsafe(no_mangle)]
 pub extern "C" fn mbhybrid_rt_pcontrol(level: c_int, a: c_int, b: c_int) {
     wrap::pcontrol(level, a, b);
+}
+
+#[cfg(test)]
+mod support_tests {
+    /// `build` warns about exactly the calls the runtime stops at.
+    #[test]
+    fn the_stopped_calls_are_the_ones_build_warns_about() {
+        let mut stopped = super::STOPPED.to_vec();
+        let mut listed = mbh_trace::support::UNSUPPORTED.to_vec();
+        stopped.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(stopped, listed);
+    }
 }
