@@ -562,6 +562,42 @@ mod tests {
     use super::*;
     use crate::op::flags;
 
+    #[test]
+    fn communicators_are_renamed_to_their_ids_from_their_naming_on() {
+        let with = |index, kind, comm, aux| Op {
+            comm,
+            aux,
+            ..Op::new(index, kind)
+        };
+        let id = 1 << 63 | 7;
+        let later = 1 << 63 | 9;
+        let mut ops = vec![
+            with(0, OpKind::Send, 0xc400_0000, 0),
+            with(1, OpKind::CommId, 0xc400_0000, id),
+            with(2, OpKind::Recv, 0xc400_0000, 0),
+            // A clock record's `comm` is a clock, not a communicator.
+            with(3, OpKind::Matched, 0xc400_0000, 0),
+            with(4, OpKind::Barrier, 0x4400_0000, 0),
+            // The handle freed and made again: a new name.
+            with(5, OpKind::CommId, 0xc400_0000, later),
+            with(6, OpKind::Bcast, 0xc400_0000, 0),
+        ];
+        name_communicators(&mut ops);
+        let comms: Vec<u64> = ops.iter().map(|o| o.comm).collect();
+        assert_eq!(
+            comms,
+            [
+                0xc400_0000,
+                0xc400_0000,
+                id,
+                0xc400_0000,
+                0x4400_0000,
+                0xc400_0000,
+                later
+            ]
+        );
+    }
+
     /// An 8-aligned zeroed buffer standing in for the mapping.
     fn mapping(records: u64) -> Vec<u64> {
         vec![0u64; TraceWriter::file_len(records) as usize / 8]
@@ -803,42 +839,6 @@ mod wildcard_tests {
 
     fn op(index: u64, kind: OpKind) -> Op {
         Op::new(index, kind)
-    }
-
-    #[test]
-    fn communicators_are_renamed_to_their_ids_from_their_naming_on() {
-        let with = |index, kind, comm, aux| Op {
-            comm,
-            aux,
-            ..op(index, kind)
-        };
-        let id = 1 << 63 | 7;
-        let later = 1 << 63 | 9;
-        let mut ops = vec![
-            with(0, OpKind::Send, 0xc400_0000, 0),
-            with(1, OpKind::CommId, 0xc400_0000, id),
-            with(2, OpKind::Recv, 0xc400_0000, 0),
-            // A clock record's `comm` is a clock, not a communicator.
-            with(3, OpKind::Matched, 0xc400_0000, 0),
-            with(4, OpKind::Barrier, 0x4400_0000, 0),
-            // The handle freed and made again: a new name.
-            with(5, OpKind::CommId, 0xc400_0000, later),
-            with(6, OpKind::Bcast, 0xc400_0000, 0),
-        ];
-        name_communicators(&mut ops);
-        let comms: Vec<u64> = ops.iter().map(|o| o.comm).collect();
-        assert_eq!(
-            comms,
-            [
-                0xc400_0000,
-                0xc400_0000,
-                id,
-                0xc400_0000,
-                0x4400_0000,
-                0xc400_0000,
-                later
-            ]
-        );
     }
 
     #[test]
