@@ -92,12 +92,16 @@ pub fn run(
             ));
         }
     }
-    let events: Vec<WildcardEvent> = analysis
+    let mut events: Vec<WildcardEvent> = analysis
         .traces
         .iter()
         .flatten()
         .flat_map(|trace| trace.wildcard_events())
         .collect();
+    if deadlocked && analysis.traces.iter().all(Option::is_some) {
+        let traces: Vec<_> = analysis.traces.iter().flatten().cloned().collect();
+        add_unreceived_senders(&mut events, &traces);
+    }
 
     // Everything a replay needs: every wildcard match of this run, forced.
     let replay = RuntimeConfig {
@@ -138,5 +142,29 @@ pub fn prune(dir: &InterleavingDir) {
         if name.ends_with(".trace") || name.ends_with(".stderr") {
             let _ = std::fs::remove_file(entry.path());
         }
+    }
+}
+
+/// A run stopped in a deadlock leaves messages in flight that no receive
+/// will ever take. The clocks learn a potential sender only from a message
+/// that arrives (seed 000 §5.1.3, `ProcessIncomingMessage`), so those
+/// senders would be missed, and with them every other interleaving when the
+/// first run happens to deadlock (SCENARIOS.md E4 with P2's message
+/// first). The matches-before order of the traces (the offline oracle)
+/// names them: they join the wildcard events' potential senders.
+fn add_unreceived_senders(events: &mut [WildcardEvent], traces: &[mbh_trace::RankTrace]) {
+    for found in mbh_bounding::potential_matches(traces) {
+        let Some(event) = events
+            .iter_mut()
+            .find(|e| e.rank == found.rank && e.event == found.event)
+        else {
+            continue;
+        };
+        for sender in found.unreceived {
+            if sender != event.matched && !event.potential.contains(&sender) {
+                event.potential.push(sender);
+            }
+        }
+        event.potential.sort_unstable();
     }
 }

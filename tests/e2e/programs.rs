@@ -21,6 +21,7 @@ fn every_program_has_a_test() {
         "e2_head_to_head.c",
         "e3_collective_order.c",
         "e4_wildcard_deadlock.c",
+        "e4b_deadlock_first.c",
         "e5_crooked_deadlock.c",
         "e6_buffering_deadlock.c",
         "e7_leaks.c",
