@@ -83,7 +83,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                     "stopped at --max-interleavings {}; raise it, or bound the search with --mixing-bound K or --loop-abstraction auto",
                     settings.max_interleavings
                 ));
-                break 'passes;
+                break;
             }
             if settings
                 .time_budget
@@ -93,7 +93,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                     "stopped by --time-budget after {} interleavings; raise it, or bound the search with --mixing-bound K or --loop-abstraction auto",
                     found.interleavings
                 ));
-                break 'passes;
+                break;
             }
             let n = found.interleavings + 1;
             if session.progress {
@@ -207,6 +207,11 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
             found.incomplete_because.get_or_insert_with(|| {
                 "choice points were skipped by --mixing-bound or --loop-abstraction (see choice_points)".into()
             });
+        }
+        // A budget stops every pass: the counts above still say how far
+        // this one got.
+        if found.incomplete_because.is_some() && !engine.is_complete() {
+            break 'passes;
         }
     }
     if session.progress {

@@ -15,10 +15,47 @@
 //!   of lower ranks) to the sender it matched in `R`, forces `p` to `s`,
 //!   and sets `last_guided_clock = c`; past that the run is free;
 //! * the open choice points of that child are its free events beyond `p`
-//!   (key greater than `p`'s, not forced): what the forced alternative
-//!   revealed. Events below `p` were replayed, and are never re-explored;
-//!   a free choice point below `p` means the replay diverged, and is only
+//!   (key greater than `p`'s, not forced), whatever their clock: what the
+//!   forced alternative revealed, and every concurrent event the flip left
+//!   free. Events below `p` were replayed, and are never re-explored; a
+//!   free choice point below `p` means the replay diverged, and is only
 //!   counted ([`Stats::divergent`]).
+//!
+//! # Why the search is complete (and where it departs from seed 000)
+//!
+//! Fig 5.23 orders choice points by Lamport clock alone, as if clocks were
+//! a total order, and Fig 5.20 silences every event at or below the last
+//! guided clock. Equal clocks on different ranks are *concurrent*: with
+//! that rule a flip of rank 0's receive at clock 0 left rank 1's receive at
+//! clock 0 free but unexplorable, and one combination of the two was never
+//! run (issue 11). Here the order is the total order [`Key`] (clock, then
+//! rank, then event number), only the events the guidance forces are
+//! silent (`runtime/src/llcp.rs`, `find_potential_matches`), and:
+//!
+//! 1. The forced prefix of a child is *downward closed* under causality:
+//!    a wildcard event causally before `p` has a strictly smaller Lamport
+//!    clock (a wildcard receive ticks the clock, seed 000 rule R4), so its
+//!    key is smaller and it is forced.
+//! 2. Hence no new event appears below `p` in the child: take the smallest
+//!    one; everything it causally depends on has a smaller key, is forced
+//!    and matched as in the parent, so the event existed in the parent
+//!    with the same clock, below `p`, and was forced.
+//! 3. Take any reachable combination of outcomes `T` and a run `R` of the
+//!    tree; let `e` be the first event of `R` (in key order) whose sender
+//!    differs from `T`'s. Everything before `e` agrees with `T`, so `e`
+//!    has in `T` the causal past it has in `R`, and `T`'s sender for `e`
+//!    is one of `e`'s potential senders (the clocks' soundness: exact
+//!    with vector clocks, seed 000 §5.1.3 for LLCP). The child of `R`
+//!    that forces `e` to it agrees with `T` on a longer prefix, by 2, and
+//!    the first event where it differs is again open in it (beyond `e`).
+//!    Induction on the length of the agreeing prefix reaches `T`.
+//!
+//! The tree is walked depth first (a frame per run on the current path,
+//! [`Dfs`]), so memory stays bounded by the depth, not the number of runs.
+//! The bounds cut this argument in named places only: the mixing bound
+//! (a child's open points beyond its window), loop abstraction (abstracted
+//! events are never flipped), and the budgets; each is counted in
+//! [`Stats::choice_points`] and makes the report say it is not complete.
 //!
 //! The [`Policy`] picks the next alternative; with [`Dfs`] the order is
 //! Fig 5.23's (highest clock first, a run's own choice points before the

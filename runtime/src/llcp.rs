@@ -513,6 +513,15 @@ impl Llcp {
         sink: &mut impl Sink,
     ) {
         let from = self.done.partition_point(|d| d.end < message);
+        // Fig 5.15 reports no potential matches for events at or below the
+        // last guided clock: in the seed's one total order of choice points
+        // they all belong to the forced prefix. They do not: an event of
+        // another rank with the same (or a lower) clock that the guidance
+        // does not force is concurrent with the flipped choice point, free
+        // in this run, and its alternatives must be explored under the flip
+        // (issue 11: two ranks' first wildcard receives, both at clock 0).
+        // Only a forced event (posted for one source) stays silent; the
+        // explorer decides which free events are open.
         let last_guided = self.last_guided;
         for d in &mut self.done[from..] {
             if d.end >= posted {
@@ -521,7 +530,7 @@ impl Llcp {
             let eligible = d.seq < seq
                 && d.pattern.comm == comm
                 && d.pattern.tag.is_none_or(|t| t == envelope.tag)
-                && last_guided.is_none_or(|last| d.end > last)
+                && (d.pattern.source.is_none() || last_guided.is_none_or(|last| d.end > last))
                 && d.matched.is_none_or(|m| m.source != envelope.source)
                 && !(d.ssend && message > d.start);
             if eligible && d.first_report(envelope.source) {
@@ -979,29 +988,77 @@ mod tests {
     }
 
     /// Guided runs: GUIDED_RUN until the clock passes the last guided
-    /// clock; events at or below it get no potential matches (Fig 5.20).
+    /// clock (Fig 5.15). A forced event at or below it gets no potential
+    /// matches (Fig 5.20): it is part of the forced prefix.
     #[test]
     fn guided_mode_and_filter() {
         let mut m = Llcp::new(1, 0, Some(0));
         assert!(m.guiding());
         let mut log = Log::default();
-        let b = |event| {
-            Receive::Blocking(Some(BlockingEvent {
-                event,
-                pattern: any(Some(0)),
-                start: 0,
-                record: 0,
-            }))
+        let forced = Pattern {
+            comm: WORLD,
+            source: Some(2),
+            tag: Some(0),
         };
         let e = m.next_event();
-        let posted = m.complete(1, WORLD, from(2, 0), b(e), false, |_| None, &mut log);
+        let event = BlockingEvent {
+            event: e,
+            pattern: forced,
+            start: 0,
+            record: 0,
+        };
+        let posted = m.complete(
+            1,
+            WORLD,
+            from(2, 0),
+            Receive::Blocking(Some(event)),
+            false,
+            |_| None,
+            &mut log,
+        );
         m.incoming(1, WORLD, from(2, 0), &[0], posted, 1, &mut log);
         assert!(!m.guiding(), "clock 1 > last guided 0");
         let e = m.next_event();
-        let posted = m.complete(2, WORLD, from(0, 0), b(e), false, |_| None, &mut log);
+        let b = Receive::Blocking(Some(BlockingEvent {
+            event: e,
+            pattern: any(Some(0)),
+            start: 1,
+            record: 0,
+        }));
+        let posted = m.complete(2, WORLD, from(0, 0), b, false, |_| None, &mut log);
         m.incoming(2, WORLD, from(0, 0), &[0], posted, 2, &mut log);
-        assert!(log.potential.is_empty(), "event 0 was guided");
+        assert!(log.potential.is_empty(), "event 0 was forced");
         assert!(!m.guiding(), "SELF_RUN for good");
+    }
+
+    /// Issue 11: a free wildcard event at or below the last guided clock
+    /// (another rank's choice point was flipped at the same clock) is
+    /// concurrent with the flip, not part of the forced prefix: it reports
+    /// its potential senders like any free event.
+    #[test]
+    fn free_event_at_the_guided_clock_reports_its_senders() {
+        let mut m = Llcp::new(1, 0, Some(0));
+        let mut log = Log::default();
+        let e = m.next_event();
+        let b = Receive::Blocking(Some(BlockingEvent {
+            event: e,
+            pattern: any(Some(0)),
+            start: 0,
+            record: 0,
+        }));
+        let posted = m.complete(1, WORLD, from(2, 0), b, false, |_| None, &mut log);
+        m.incoming(1, WORLD, from(2, 0), &[0], posted, 1, &mut log);
+        let posted = m.complete(
+            2,
+            WORLD,
+            from(3, 0),
+            Receive::Blocking(None),
+            false,
+            |_| None,
+            &mut log,
+        );
+        m.incoming(2, WORLD, from(3, 0), &[0], posted, 2, &mut log);
+        assert_eq!(log.potential, vec![(0, 3)]);
     }
 
     /// In a guided run a forced pending receive posted for another source

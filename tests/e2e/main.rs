@@ -5,6 +5,7 @@
 mod bad_input;
 mod barriers;
 mod collectives;
+mod completeness;
 mod oracle;
 mod programs;
 mod scenarios;
