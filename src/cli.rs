@@ -124,6 +124,17 @@ pub enum BufferingArg {
     Both,
 }
 
+/// Which search explores the wildcard outcomes (`--search`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SearchArg {
+    /// Depth first over the choice points the clocks find.
+    Guided,
+    /// Every sender the traces show, trusting no clock (a reference for
+    /// small programs; `--mixing-bound` and `--loop-abstraction` do not
+    /// apply).
+    Exhaustive,
+}
+
 /// Loop-iteration abstraction (`--loop-abstraction`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LoopAbstractionArg {
@@ -219,6 +230,11 @@ pub struct VerifyArgs {
     /// Loop-iteration abstraction (seed 000 §5.3.5.1).
     #[arg(long, value_enum, default_value_t = LoopAbstractionArg::Off)]
     pub loop_abstraction: LoopAbstractionArg,
+    /// The search: `guided` follows the clocks' potential matches (seed 000
+    /// Fig 5.23); `exhaustive` forces every sender the traces show could
+    /// have matched, trusting no clock: a slow reference for small programs.
+    #[arg(long, value_enum, default_value_t = SearchArg::Guided)]
+    pub search: SearchArg,
     /// Stop after this many interleavings (the report then says coverage is
     /// partial).
     #[arg(long, value_name = "N", default_value_t = 1000,

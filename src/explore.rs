@@ -24,6 +24,8 @@ pub struct Settings {
     pub bufferings: Vec<Buffering>,
     /// The engine's bounds.
     pub bounds: mbh_bounding::ExploreConfig,
+    /// Run the exhaustive reference search instead of the guided one.
+    pub exhaustive: bool,
     /// Stop after this many interleavings in all.
     pub max_interleavings: u32,
     /// Start no interleaving after this much time.
@@ -76,7 +78,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
     let mut seen_wildcards: BTreeMap<(i32, u32), usize> = BTreeMap::new();
 
     'passes: for &buffering in &settings.bufferings {
-        let mut engine = mbh_bounding::Explorer::new(settings.bounds.clone());
+        let mut engine = Engine::new(settings);
         while let Some(next) = engine.next_run() {
             if found.interleavings >= settings.max_interleavings {
                 found.incomplete_because = Some(format!(
@@ -99,7 +101,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
             if session.progress {
                 eprint!(
                     "\rmbhybrid: interleaving {n} ({} choice points known, {} findings, {:.1} s)   ",
-                    engine.stats().choice_points.found,
+                    engine.stats().found,
                     found.findings.len(),
                     started.elapsed().as_secs_f64()
                 );
@@ -130,7 +132,22 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
             } else {
                 RunEnd::Complete
             };
-            for unmatched in engine.record_run(&run.events, end) {
+            let recorded = engine.record_run(&run, end);
+            if !recorded.feasible {
+                // Not an execution of the program: the reference forced a
+                // sender that could not match. Nothing of it is reported.
+                let mut outcome = run.analysis.outcome.clone();
+                outcome.infeasible = true;
+                found.runs.push(outcome);
+                interleaving::prune(&run.dir);
+                continue;
+            }
+            if recorded.too_big {
+                found.incomplete_because.get_or_insert_with(|| {
+                    format!("interleaving {n} has too many wildcard events for --search exhaustive; use the guided search")
+                });
+            }
+            for unmatched in recorded.unmatched {
                 found.warnings.push(format!(
                     "interleaving {n}: rank {}'s wildcard event {} was forced to take rank {}'s message but {}; the clocks claimed a match MPI could not make (a bug of mbhybrid: please report it with this run directory)",
                     unmatched.forced.rank,
@@ -198,7 +215,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                 interleaving::prune(&run.dir);
             }
         }
-        let stats = engine.stats().choice_points;
+        let stats = engine.stats();
         found.stats.found += stats.found;
         found.stats.explored += stats.explored;
         found.stats.abstracted += stats.abstracted;
@@ -311,5 +328,76 @@ fn wildcard_report(session: &Session, event: &WildcardEvent, n: u32) -> Wildcard
         interleaving: n,
         clock: event.final_clock,
         senders: Vec::new(),
+    }
+}
+
+/// The search a pass runs: the guided one, or the exhaustive reference.
+enum Engine {
+    Guided(mbh_bounding::Explorer),
+    Exhaustive(mbh_bounding::Exhaustive),
+}
+
+/// What the engine made of a run.
+struct Recorded {
+    /// Forced matches the clocks promised and the run did not make.
+    unmatched: Vec<mbh_bounding::UnmatchedForce>,
+    /// False for a run of the reference whose forcing could not happen.
+    feasible: bool,
+    /// The reference could not expand the run (too many events).
+    too_big: bool,
+}
+
+impl Engine {
+    fn new(settings: &Settings) -> Engine {
+        if settings.exhaustive {
+            Engine::Exhaustive(mbh_bounding::Exhaustive::new(None))
+        } else {
+            Engine::Guided(mbh_bounding::Explorer::new(settings.bounds.clone()))
+        }
+    }
+
+    fn next_run(&mut self) -> Option<mbh_bounding::NextRun> {
+        match self {
+            Engine::Guided(e) => e.next_run(),
+            Engine::Exhaustive(e) => e.next_run(),
+        }
+    }
+
+    fn record_run(&mut self, run: &interleaving::Interleaving, end: RunEnd) -> Recorded {
+        match self {
+            Engine::Guided(e) => Recorded {
+                unmatched: e.record_run(&run.events, end),
+                feasible: true,
+                too_big: false,
+            },
+            Engine::Exhaustive(e) => {
+                let traces: Vec<mbh_trace::RankTrace> =
+                    run.analysis.traces.iter().flatten().cloned().collect();
+                let recorded = e.record_run(&run.events, &traces, end);
+                Recorded {
+                    feasible: recorded.feasible(),
+                    too_big: recorded.too_big,
+                    unmatched: Vec::new(),
+                }
+            }
+        }
+    }
+
+    fn stats(&self) -> ChoicePointStats {
+        match self {
+            Engine::Guided(e) => e.stats().choice_points,
+            Engine::Exhaustive(_) => ChoicePointStats::default(),
+        }
+    }
+
+    fn is_bounded(&self) -> bool {
+        matches!(self, Engine::Guided(e) if e.is_bounded())
+    }
+
+    fn is_complete(&self) -> bool {
+        match self {
+            Engine::Guided(e) => e.is_complete(),
+            Engine::Exhaustive(e) => e.is_complete(),
+        }
     }
 }

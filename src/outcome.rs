@@ -131,6 +131,7 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
             ranks,
             seconds: ctx.ended.elapsed.as_secs_f64(),
             stdout: tail(&std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default()),
+            infeasible: false,
         },
         findings,
         traces,

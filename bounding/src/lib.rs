@@ -110,6 +110,7 @@
 pub mod buffering;
 pub mod config;
 pub mod deadlock;
+pub mod exhaustive;
 pub mod explore;
 pub mod oracle;
 pub mod policy;
@@ -117,6 +118,7 @@ pub mod policy;
 pub use buffering::{find_buffering_hazard, Awaited, BufferingHazard, StuckRank};
 pub use config::{ExploreConfig, LoopAbstraction};
 pub use deadlock::{find_deadlock, no_progress, Deadlock, WaitFor};
+pub use exhaustive::Exhaustive;
 pub use explore::{unmatched_forces, Explorer, NextRun, RunEnd, Stats, UnmatchedForce};
 pub use oracle::{compare, potential_matches, Comparison, OracleMatch, SenderDiff};
 pub use policy::{Choice, Dfs, Key, NodeId, Policy};

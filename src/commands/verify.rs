@@ -1,6 +1,6 @@
 //! `mbhybrid verify`: explore the program's wildcard outcomes and report.
 
-use crate::cli::{BufferingArg, ClocksArg, Format, LoopAbstractionArg, VerifyArgs};
+use crate::cli::{BufferingArg, ClocksArg, Format, LoopAbstractionArg, SearchArg, VerifyArgs};
 use crate::explore::{self, Exploration, Settings};
 use crate::session::{Session, SessionRequest};
 use anyhow::Result;
@@ -55,6 +55,7 @@ pub fn settings(args: &VerifyArgs) -> Settings {
                 LoopAbstractionArg::All => mbh_bounding::LoopAbstraction::All,
             })
             .mixing_bound(args.mixing_bound),
+        exhaustive: args.search == SearchArg::Exhaustive,
         max_interleavings: args.max_interleavings,
         time_budget: args.time_budget.map(Duration::from_secs),
         keep_traces: args.keep_traces,

@@ -81,6 +81,8 @@ pub struct Run {
     pub ranks: Vec<RankEnd>,
     pub seconds: f64,
     pub stdout: String,
+    #[serde(default)]
+    pub infeasible: bool,
 }
 
 /// One rank's end.

@@ -101,6 +101,11 @@ pub struct RunOutcome {
     /// long).
     #[serde(default)]
     pub stdout: String,
+    /// The exhaustive reference search (`--search exhaustive`) forced a
+    /// match this run could not make: it is not an execution of the
+    /// program, and its findings are not reported.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub infeasible: bool,
 }
 
 /// The whole report.

@@ -1,0 +1,185 @@
+use super::*;
+use mbh_trace::rank_trace::{Op, RankEnd, RankState};
+
+/// A wildcard event of `rank` that matched `matched` and names `potential`.
+fn event(rank: i32, number: u32, matched: i32, potential: &[i32]) -> WildcardEvent {
+    WildcardEvent {
+        rank,
+        event: number,
+        op_index: u64::from(number),
+        kind: OpKind::Recv,
+        site: 0,
+        start_clock: 0,
+        final_clock: 0,
+        matched,
+        matched_tag: 0,
+        potential: potential.to_vec(),
+        loops: vec![],
+        zone: None,
+    }
+}
+
+/// Runs `program` (forcing → events) under the search; returns each
+/// feasible run's events as (rank, event, sender) triples.
+fn explore(
+    program: impl Fn(&Guidance) -> (Vec<WildcardEvent>, RunEnd),
+) -> (BTreeSet<Vec<(i32, u32, i32)>>, Exhaustive) {
+    let mut search = Exhaustive::new(Some(1000));
+    let mut outcomes = BTreeSet::new();
+    while let Some(run) = search.next_run() {
+        let guidance = run.guidance.unwrap_or_default();
+        let (events, end) = program(&guidance);
+        if search.record_run(&events, &[], end).feasible() {
+            outcomes.insert(
+                events
+                    .iter()
+                    .map(|e| (e.rank, e.event, e.matched))
+                    .collect(),
+            );
+        }
+    }
+    assert!(search.is_complete());
+    (outcomes, search)
+}
+
+/// Issue 11's shape: ranks 0 and 1 each take two messages, from ranks 2
+/// and 3, in either order; the MPI library always delivers rank 2 first.
+fn two_receivers(g: &Guidance) -> (Vec<WildcardEvent>, RunEnd) {
+    let mut events = Vec::new();
+    for rank in 0..2 {
+        let first = g.source_for(rank, 0).unwrap_or(2);
+        if !(2..=3).contains(&first) {
+            // Forced to a rank that never sends: the run hangs there.
+            return (events, RunEnd::Deadlocked);
+        }
+        let second = 5 - first;
+        if g.source_for(rank, 1).is_some_and(|s| s != second) {
+            events.push(event(rank, 0, first, &[]));
+            return (events, RunEnd::Deadlocked);
+        }
+        // Candidates: both senders (the search must not need the clocks).
+        events.push(event(rank, 0, first, &[2, 3]));
+        events.push(event(rank, 1, second, &[2, 3]));
+    }
+    (events, RunEnd::Complete)
+}
+
+#[test]
+fn every_combination_of_concurrent_first_receives_runs() {
+    let (outcomes, search) = explore(two_receivers);
+    let firsts: BTreeSet<(i32, i32)> = outcomes
+        .iter()
+        .map(|o| {
+            let of = |rank| o.iter().find(|e| e.0 == rank && e.1 == 0).unwrap().2;
+            (of(0), of(1))
+        })
+        .collect();
+    assert_eq!(firsts, [(2, 2), (2, 3), (3, 2), (3, 3)].into());
+    let (runs, infeasible) = search.runs();
+    assert_eq!(runs - infeasible, 4, "one feasible run per outcome");
+}
+
+#[test]
+fn a_forcing_that_does_not_happen_is_infeasible_and_not_expanded() {
+    let mut search = Exhaustive::new(None);
+    search.next_run().expect("the free run");
+    let first = vec![event(0, 0, 1, &[2])];
+    assert!(search.record_run(&first, &[], RunEnd::Complete).feasible());
+    let run = search.next_run().expect("the alternative");
+    let forced = run.guidance.unwrap();
+    assert_eq!(forced.source_for(0, 0), Some(2));
+    // The forced receive never completed: rank 2 never sent.
+    let recorded = search.record_run(&[], &[], RunEnd::Deadlocked);
+    assert!(!recorded.feasible());
+    assert_eq!(search.next_run(), None);
+    assert!(search.is_complete());
+    assert_eq!(search.runs(), (2, 1));
+}
+
+#[test]
+fn an_unknown_match_ends_what_can_be_forced_on_its_rank() {
+    let mut search = Exhaustive::new(None);
+    search.next_run();
+    let events = vec![event(0, 0, -1, &[1]), event(0, 1, 1, &[2])];
+    search.record_run(&events, &[], RunEnd::Crashed);
+    assert_eq!(search.next_run(), None, "nothing forceable");
+}
+
+#[test]
+fn the_run_limit_leaves_the_search_incomplete() {
+    let mut search = Exhaustive::new(Some(1));
+    search.next_run();
+    search.record_run(&[event(0, 0, 1, &[2])], &[], RunEnd::Complete);
+    assert_eq!(search.next_run(), None);
+    assert!(!search.is_complete());
+}
+
+fn trace(rank: i32, ops: Vec<Op>) -> RankTrace {
+    RankTrace {
+        rank,
+        size: 3,
+        pid: 0,
+        end: RankEnd {
+            state: RankState::Finalized,
+            exit_status: Some(0),
+            signal: None,
+            abort: None,
+            fault_addr: 0,
+            frames: vec![],
+            exe_base: 0,
+        },
+        blocking: None,
+        ops,
+    }
+}
+
+#[test]
+fn candidates_are_senders_taken_later_or_never_not_earlier() {
+    const WORLD: u64 = 7;
+    let recv = |index: u64, from: i32| Op {
+        comm: WORLD,
+        flags: flags::ANY_SOURCE,
+        matched: Some((from, 0)),
+        ..Op::new(index, OpKind::Recv)
+    };
+    let matched = |index: u64, request: u64, from: i32, send: u64| Op {
+        request,
+        peer: from,
+        aux: send,
+        ..Op::new(index, OpKind::Matched)
+    };
+    let send = |index: u64| Op {
+        comm: WORLD,
+        ..Op::new(index, OpKind::Send)
+    };
+    // Rank 0 takes rank 1's message, then (event 1) rank 2's; rank 2's
+    // second message was never received.
+    let receiver = trace(
+        0,
+        vec![
+            recv(0, 1),
+            matched(1, 0, 1, 0),
+            recv(2, 2),
+            matched(3, 2, 2, 0),
+        ],
+    );
+    let traces = vec![
+        receiver,
+        trace(1, vec![send(0)]),
+        trace(2, vec![send(0), send(1)]),
+    ];
+    let second = WildcardEvent {
+        op_index: 2,
+        ..event(0, 1, 2, &[])
+    };
+    assert_eq!(
+        candidate_senders(&second, &traces),
+        [2].into(),
+        "rank 1's message was taken before: not a candidate"
+    );
+    let first = WildcardEvent {
+        op_index: 0,
+        ..event(0, 0, 1, &[])
+    };
+    assert_eq!(candidate_senders(&first, &traces), [1, 2].into());
+}
