@@ -22,6 +22,7 @@
 //! This crate must not fake anything: no mock MPI, no recorded outputs.
 #![deny(missing_docs)]
 
+pub mod generator;
 pub mod json;
 
 use std::path::{Path, PathBuf};
