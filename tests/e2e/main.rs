@@ -5,6 +5,7 @@
 mod bad_input;
 mod barriers;
 mod collectives;
+mod generator;
 mod oracle;
 mod programs;
 mod scenarios;

@@ -1115,7 +1115,11 @@ fn emit_phase(w: &mut String, index: usize, phase: &Phase) {
     wl(w, 2, &format!("if (csize >= {}) {{", phase.need()));
     wl(w, 3, "int src[8], val[8], nsrc = 0, v = 0;");
     wl(w, 3, "MPI_Status st;");
-    wl(w, 3, "(void)me; (void)comm; (void)src; (void)val; (void)nsrc; (void)v; (void)st;");
+    wl(
+        w,
+        3,
+        "(void)me; (void)comm; (void)src; (void)val; (void)nsrc; (void)v; (void)st;",
+    );
     let tr = |e: &str| world(phase.comm, e);
     match &phase.kind {
         PhaseKind::FanIn {
@@ -1418,7 +1422,9 @@ fn emit_fan_in(
     for s in senders {
         wl(w, 3, &format!("if (me == {}) {{", s.rank));
         wl(w, 4, "int x = me;");
-        if specific.is_some_and(|(r, _)| r == s.rank) {
+        // The specific message goes in the order the root receives it, so
+        // nothing depends on MPI buffering it.
+        if specific == Some((s.rank, true)) {
             wl(
                 w,
                 4,
@@ -1452,7 +1458,10 @@ fn emit_fan_in(
                 wl(
                     w,
                     4,
-                    &format!("MPI_Waitall({}, sq, MPI_STATUSES_IGNORE);", s.count),
+                    &format!(
+                        "MPI_Status sst[{n}]; MPI_Waitall({n}, sq, sst);",
+                        n = s.count
+                    ),
                 );
             }
         } else {
@@ -1463,6 +1472,13 @@ fn emit_fan_in(
                     &format!("MPI_Send(&x, 1, MPI_INT, {root}, {}, comm);", tag_of(j)),
                 );
             }
+        }
+        if specific == Some((s.rank, false)) {
+            wl(
+                w,
+                4,
+                &format!("MPI_Send(&x, 1, MPI_INT, {root}, {stag}, comm);"),
+            );
         }
         wl(w, 3, "}");
     }
