@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod differential;
+pub mod generator;
 pub mod json;
 
 use std::path::{Path, PathBuf};
