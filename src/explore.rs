@@ -52,6 +52,10 @@ pub struct Exploration {
     pub runs: Vec<RunOutcome>,
     /// Tool warnings.
     pub warnings: Vec<String>,
+    /// Forced matches that did not happen: the search left the path it
+    /// asked for, and its verdict cannot be trusted (an error, not a
+    /// warning; also listed in `warnings` for the report).
+    pub diverged: Vec<String>,
     /// The traces of every interleaving, kept only when a caller asks (Fib).
     pub traces: Vec<Vec<mbh_trace::RankTrace>>,
     /// The space-time diagram of each finding's interleaving, by finding
@@ -71,6 +75,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
         wildcards: Vec::new(),
         runs: Vec::new(),
         warnings: Vec::new(),
+        diverged: Vec::new(),
         traces: Vec::new(),
         timelines: Vec::new(),
     };
@@ -120,7 +125,15 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
             )?;
             found.interleavings = n;
 
-            let end = if run.deadlocked {
+            // A run stopped by the timeout is stuck like a deadlocked one:
+            // a forced match it never made did not happen (it was not
+            // killed before it could).
+            let timed_out = run
+                .analysis
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::Timeout);
+            let end = if run.deadlocked || timed_out {
                 RunEnd::Deadlocked
             } else if run
                 .analysis
@@ -133,6 +146,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                 RunEnd::Complete
             };
             let recorded = engine.record_run(&run, end);
+            let diverged_before = found.diverged.len();
             if !recorded.feasible {
                 // Not an execution of the program: the reference forced a
                 // sender that could not match. Nothing of it is reported.
@@ -148,7 +162,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                 });
             }
             for unmatched in recorded.unmatched {
-                found.warnings.push(format!(
+                found.diverged.push(format!(
                     "interleaving {n}: rank {}'s wildcard event {} was forced to take rank {}'s message but {}; the clocks claimed a match MPI could not make (a bug of mbhybrid: please report it with this run directory)",
                     unmatched.forced.rank,
                     unmatched.forced.event,
@@ -159,6 +173,9 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                     }
                 ));
             }
+            found
+                .warnings
+                .extend(found.diverged[diverged_before..].iter().cloned());
             let decisions = decision_notes(session, &run.events, next.guidance.as_ref());
             let mut new_finding = false;
             let run_traces: Vec<mbh_trace::RankTrace> =

@@ -26,11 +26,14 @@
 //! otherwise) is *infeasible*: it realizes nothing and is not an outcome of
 //! the program.
 //!
-//! A candidate of `f` (on rank `r`) is every rank whose message, in that
-//! run, was taken by a receive of `r` completed at or after `f`'s record
-//! with a tag `f` accepts on `f`'s communicator, or was never taken at all
-//! (any communicator, any tag: over-approximation only costs infeasible
-//! runs), and every sender the runtime listed for `f`.
+//! A candidate of `f` (on rank `r`) is every rank with a message, in that
+//! run, on `f`'s communicator with a tag `f` accepts, that was taken by a
+//! receive of `r` posted after `f` or never taken at all
+//! (its destination is not checked), and was not sent after `f` completed
+//! in the run's own happens-before order (program order and delivered
+//! messages, read from the `Matched` records; [`HappensAfter`] says why
+//! that is sound), and every sender the runtime listed for `f`.
+//! Over-approximation only costs infeasible runs.
 //!
 //! # Why it is complete
 //!
@@ -39,9 +42,10 @@
 //! first `k` events with `T`'s senders: a forcing (per-rank prefixes). By
 //! induction some run realizes `G_k`. Its next event `e` (on rank `r`)
 //! depends only on `G_k`, so that run reaches `e` with `T`'s causal past,
-//! and the message `T` matches `e` with was sent in it too; no receive of
-//! `r` before `e` took it (they are matched as in `T`), so it was taken
-//! later or never: its sender is a candidate. Either the run matched `e`
+//! and the message `T` matches `e` with was sent in it too, with the causal
+//! past it has in `T` (which `e` is not in); no receive of `r` before `e`
+//! took it (they are matched as in `T`), so it was taken later or never:
+//! its sender is a candidate. Either the run matched `e`
 //! as `T` does (it realizes `G_{k+1}`) or `G_{k+1}` is queued and run, and
 //! forcing only what `T` does is feasible. At the end a run realizes all
 //! of `T`'s matches, so it is `T` up to what the matches decide.
@@ -55,9 +59,9 @@
 use crate::explore::{unmatched_forces, NextRun, RunEnd, UnmatchedForce};
 use mbh_trace::config::{ForcedMatch, Guidance};
 use mbh_trace::op::{flags, OpClass};
-use mbh_trace::rank_trace::{RankTrace, WildcardEvent};
+use mbh_trace::rank_trace::{Op, RankTrace, WildcardEvent};
 use mbh_trace::OpKind;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// A forcing: `(rank, event)` → sender, in key order.
 type Forcing = BTreeMap<(i32, u32), i32>;
@@ -211,7 +215,7 @@ impl Exhaustive {
         }
         let candidates: BTreeMap<(i32, u32), BTreeSet<i32>> = events
             .iter()
-            .map(|e| ((e.rank, e.event), candidate_senders(e, traces)))
+            .map(|e| ((e.rank, e.event), candidate_senders(e, events, traces)))
             .collect();
         // Every per-rank prefix length combination, as a mixed-radix count.
         let mut lengths = vec![0usize; ranks.len()];
@@ -277,7 +281,11 @@ fn guidance(forcing: &Forcing) -> Guidance {
 /// Every rank whose message `event` could conceivably have taken in this
 /// run (see the module docs): an over-approximation from what the traces
 /// show, trusting no clock.
-pub fn candidate_senders(event: &WildcardEvent, traces: &[RankTrace]) -> BTreeSet<i32> {
+pub fn candidate_senders(
+    event: &WildcardEvent,
+    events: &[WildcardEvent],
+    traces: &[RankTrace],
+) -> BTreeSet<i32> {
     let mut senders: BTreeSet<i32> = event.potential.iter().copied().collect();
     let Some(receiver) = traces.iter().find(|t| t.rank == event.rank) else {
         return senders;
@@ -286,39 +294,140 @@ pub fn candidate_senders(event: &WildcardEvent, traces: &[RankTrace]) -> BTreeSe
         return senders;
     };
     let accepts_tag = |tag: i32| posted.has(flags::ANY_TAG) || tag == posted.tag;
+    let after = HappensAfter::of(event, traces);
     let mut taken: HashSet<(i32, u64)> = HashSet::new();
     for trace in traces {
         for op in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
             taken.insert((op.peer, op.aux));
-            if trace.rank != event.rank || op.request < event.op_index {
+            // A message taken by a receive posted before the event was
+            // taken the same way in every run agreeing on the event's past
+            // (its earlier wildcards are forced; MPI gives a message to the
+            // earliest posted receive that accepts it).
+            if trace.rank != event.rank || issued_at(trace, op, events) <= event.op_index {
                 continue;
             }
             // The receive (or the completion of an `Irecv`) that took it.
-            let by = trace.ops.get(op.request as usize);
-            let fits = match by {
+            let fits = match trace.ops.get(op.request as usize) {
                 Some(r) if r.kind.class() == OpClass::Receive => {
                     r.comm == posted.comm && r.matched.is_some_and(|(_, tag)| accepts_tag(tag))
                 }
                 // A completion's record carries no communicator: keep it.
                 _ => true,
             };
-            if fits {
+            if fits && !after.sent_after(op.peer, op.aux) {
                 senders.insert(op.peer);
             }
         }
     }
     for trace in traces {
         let unreceived = trace.ops.iter().any(|op| {
-            (op.kind.class() == OpClass::Send || op.kind.is_sendrecv())
+            send_tag(op).is_some_and(accepts_tag)
                 && op.comm == posted.comm
                 && !op.has(flags::PROC_NULL)
                 && !taken.contains(&(trace.rank, op.index))
+                && !after.sent_after(trace.rank, op.index)
         });
         if unreceived {
             senders.insert(trace.rank);
         }
     }
     senders
+}
+
+/// The record that posted the receive a `Matched` record completed: the
+/// wildcard event's record, the request's origin for a `Wait`, else the
+/// completing record itself (never earlier than the posting).
+fn issued_at(trace: &RankTrace, matched: &Op, events: &[WildcardEvent]) -> u64 {
+    if matched.count >= 0 {
+        let event = matched.count as u32;
+        if let Some(e) = events
+            .iter()
+            .find(|e| e.rank == trace.rank && e.event == event)
+        {
+            return e.op_index;
+        }
+    }
+    match trace.ops.get(matched.request as usize) {
+        Some(wait) if wait.kind == OpKind::Wait && wait.aux > 0 => wait.aux - 1,
+        _ => matched.request,
+    }
+}
+
+/// The tag a record sends with, when it sends.
+fn send_tag(op: &Op) -> Option<i32> {
+    if op.kind.is_sendrecv() {
+        // `MPI_Sendrecv`'s send tag is the high half of `request`
+        // (runtime `sendrecv_send_word`; the record's `tag` is the
+        // receive's).
+        Some((op.request >> 32) as u32 as i32)
+    } else if op.kind.class() == OpClass::Send {
+        Some(op.tag)
+    } else {
+        None
+    }
+}
+
+/// What happened after a wildcard event completed, in the run's own
+/// happens-before order: program order, and each message from its send to
+/// the record that completed its receive. A message sent after the event
+/// completed cannot have been taken by it in *any* run that agrees with
+/// this one on the event's causal past (the reference's induction only
+/// asks for candidates there): its send would still depend on the event.
+struct HappensAfter {
+    /// Per rank, the first record index that happens after the event
+    /// (`u64::MAX`: none).
+    first: HashMap<i32, u64>,
+}
+
+impl HappensAfter {
+    fn of(event: &WildcardEvent, traces: &[RankTrace]) -> HappensAfter {
+        // Where each message went: (sender, send record) -> (receiver,
+        // completing record).
+        let mut delivered: HashMap<(i32, u64), Vec<(i32, u64)>> = HashMap::new();
+        let mut completion = None;
+        for trace in traces {
+            for op in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
+                delivered
+                    .entry((op.peer, op.aux))
+                    .or_default()
+                    .push((trace.rank, op.request));
+                if trace.rank == event.rank && op.count >= 0 && op.count as u32 == event.event {
+                    completion = Some(op.request);
+                }
+            }
+        }
+        let mut first: HashMap<i32, u64> = HashMap::new();
+        // Without its completion record the event's end is unknown:
+        // nothing is known to come after it.
+        let Some(completion) = completion else {
+            return HappensAfter { first };
+        };
+        // Records after a receive's completion; a `Sendrecv`'s own send
+        // was issued with its receive, so it is not after it.
+        first.insert(event.rank, completion + 1);
+        let mut work = vec![event.rank];
+        while let Some(rank) = work.pop() {
+            let from = first[&rank];
+            let Some(trace) = traces.iter().find(|t| t.rank == rank) else {
+                continue;
+            };
+            for op in trace.ops.iter().skip(from as usize) {
+                for &(to, at) in delivered.get(&(rank, op.index)).into_iter().flatten() {
+                    let entry = first.entry(to).or_insert(u64::MAX);
+                    if at + 1 < *entry {
+                        *entry = at + 1;
+                        work.push(to);
+                    }
+                }
+            }
+        }
+        HappensAfter { first }
+    }
+
+    /// Whether `rank`'s record `index` happens after the event.
+    fn sent_after(&self, rank: i32, index: u64) -> bool {
+        self.first.get(&rank).is_some_and(|&first| index >= first)
+    }
 }
 
 #[cfg(test)]

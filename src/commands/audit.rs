@@ -44,6 +44,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     let audit = mbh_fib::audit(&runs, coverage, &options);
     let fib = fib_started.elapsed();
     let timelines = std::mem::take(&mut exploration.timelines);
+    let diverged = std::mem::take(&mut exploration.diverged);
     let mut report = super::verify::report(verify, &session, exploration, started);
     report.barriers = audit
         .barriers
@@ -76,7 +77,8 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
             explored.as_secs_f64()
         );
     }
-    Ok(super::verify::exit_code(&report))
+    Ok(super::verify::divergence_exit(&diverged)
+        .unwrap_or_else(|| super::verify::exit_code(&report)))
 }
 
 fn verdict(session: &Session, barrier: &mbh_fib::BarrierVerdict) -> Option<BarrierVerdict> {

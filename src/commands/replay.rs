@@ -71,6 +71,10 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             )
         })
         .collect();
+    let divergence: Vec<String> = diverged
+        .iter()
+        .map(|d| format!("interleaving {}: {d}", args.interleaving))
+        .collect();
     if !diverged.is_empty() {
         warnings.push(format!(
             "the replay diverged from the recording ({} of {forced} forced matches did not happen): {}",
@@ -103,7 +107,8 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         seconds: started.elapsed().as_secs_f64(),
     };
     super::verify::print_report(&report, args.format, &session.cwd)?;
-    Ok(super::verify::exit_code(&report))
+    Ok(super::verify::divergence_exit(&divergence)
+        .unwrap_or_else(|| super::verify::exit_code(&report)))
 }
 
 /// The run directory named by a run id (under the run root) or a path.

@@ -17,12 +17,31 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let session = prepare(args)?;
     let mut exploration = explore::explore(&session, &settings(args), false)?;
     let timelines = std::mem::take(&mut exploration.timelines);
+    let diverged = std::mem::take(&mut exploration.diverged);
     let report = report(args, &session, exploration, started);
     if let Some(path) = &args.html {
         write_html(path, &report, &session.cwd, &timelines)?;
     }
     print_report(&report, args.format, &session.cwd)?;
-    Ok(exit_code(&report))
+    Ok(divergence_exit(&diverged).unwrap_or_else(|| exit_code(&report)))
+}
+
+/// A search or replay that could not force what it asked for has not
+/// verified what it says (issue 11: replays fail loudly, like loom's): an
+/// error after the report, and exit status 2, whatever was found.
+pub fn divergence_exit(diverged: &[String]) -> Option<ExitCode> {
+    if diverged.is_empty() {
+        return None;
+    }
+    eprintln!(
+        "error: {} forced match(es) did not happen, so this result is not a verification:",
+        diverged.len()
+    );
+    for line in diverged {
+        eprintln!("  {line}");
+    }
+    eprintln!("  = help: the run directory holds the configurations and traces; please report it");
+    Some(ExitCode::from(2))
 }
 
 /// The session of a `verify`-like command (`audit-barriers` shares it).

@@ -79,3 +79,45 @@ fn a_search_stopped_by_its_budget_still_counts_its_choice_points() {
         describe(&out)
     );
 }
+
+/// Issue 11: a replay that cannot make a forced match says so as an error
+/// (exit 2), never as a warning or a silent fallback. E4's rank 1 is forced
+/// to take a message from itself, which it never sends.
+#[test]
+fn a_replay_whose_forced_match_cannot_happen_fails_loudly() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(
+        std::path::Path::new("tests/programs/e4_wildcard_deadlock.c"),
+        dir.path(),
+    );
+    let (_, report, out) = verify_json(&exe, 3, dir.path(), &[]);
+    let replay_config = std::path::Path::new(&report.run_dir)
+        .join("i1")
+        .join("replay.json");
+    let text = std::fs::read_to_string(&replay_config)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{}", replay_config.display(), describe(&out)));
+    let mut config: serde_json::Value = serde_json::from_str(&text).unwrap();
+    config["guidance"]["forced"] = serde_json::json!([{"rank": 1, "event": 0, "source": 1}]);
+    std::fs::write(&replay_config, config.to_string()).unwrap();
+    let runs = dir.path().join("runs");
+    let replayed = mbh_tests::run_mbhybrid(
+        &mbh_tests::workspace_root(),
+        &[
+            "replay",
+            &report.run_id,
+            "--interleaving",
+            "1",
+            "--run-dir",
+            runs.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(replayed.status.code(), Some(2), "{}", describe(&replayed));
+    let stderr = String::from_utf8_lossy(&replayed.stderr);
+    assert!(
+        stderr.contains("error: 1 forced match(es) did not happen")
+            && stderr.contains("rank 1's wildcard event 0 did not take rank 1's message"),
+        "{}",
+        describe(&replayed)
+    );
+}

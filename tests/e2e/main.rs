@@ -6,6 +6,7 @@ mod bad_input;
 mod barriers;
 mod collectives;
 mod completeness;
+mod differential;
 mod generator;
 mod oracle;
 mod programs;

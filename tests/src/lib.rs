@@ -39,13 +39,16 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// The directory cargo put the binaries in (`target/debug`), found from the
-/// running test executable (`target/debug/deps/e2e-…`).
+/// running executable: a test (`target/debug/deps/e2e-…`) or one of this
+/// crate's programs (`target/debug/soak`).
 pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/")
-        .to_owned()
+    let dir = exe.parent().expect("an executable lives in a directory");
+    if dir.file_name().is_some_and(|name| name == "deps") {
+        dir.parent().expect("target/<profile>/deps/").to_owned()
+    } else {
+        dir.to_owned()
+    }
 }
 
 /// The `mbhybrid` binary, checked to exist (with the runtime library) and

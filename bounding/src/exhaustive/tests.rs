@@ -173,7 +173,7 @@ fn candidates_are_senders_taken_later_or_never_not_earlier() {
         ..event(0, 1, 2, &[])
     };
     assert_eq!(
-        candidate_senders(&second, &traces),
+        candidate_senders(&second, &[], &traces),
         [2].into(),
         "rank 1's message was taken before: not a candidate"
     );
@@ -181,5 +181,67 @@ fn candidates_are_senders_taken_later_or_never_not_earlier() {
         op_index: 0,
         ..event(0, 0, 1, &[])
     };
-    assert_eq!(candidate_senders(&first, &traces), [1, 2].into());
+    // Its own sender (rank 1) is what it took, not an alternative.
+    assert_eq!(candidate_senders(&first, &[], &traces), [2].into());
+}
+
+#[test]
+fn a_message_sent_after_the_event_completed_is_no_candidate() {
+    const WORLD: u64 = 7;
+    let any_recv = |index: u64, from: i32| Op {
+        comm: WORLD,
+        flags: flags::ANY_SOURCE,
+        matched: Some((from, 0)),
+        ..Op::new(index, OpKind::Recv)
+    };
+    let matched = |index: u64, request: u64, from: i32, send: u64, event: i32| Op {
+        request,
+        peer: from,
+        aux: send,
+        count: event,
+        ..Op::new(index, OpKind::Matched)
+    };
+    let send = |index: u64| Op {
+        comm: WORLD,
+        ..Op::new(index, OpKind::Send)
+    };
+    // Rank 0's wildcard event 0 takes rank 1's message, then rank 0 sends
+    // to rank 2, which answers only then: rank 2's answer (taken by rank
+    // 0's event 1) depends on event 0, so event 0 could never take it.
+    let traces = vec![
+        trace(
+            0,
+            vec![
+                any_recv(0, 1),
+                matched(1, 0, 1, 0, 0),
+                send(2),
+                any_recv(3, 2),
+                matched(4, 3, 2, 2, 1),
+            ],
+        ),
+        trace(1, vec![send(0)]),
+        trace(
+            2,
+            vec![
+                Op {
+                    comm: WORLD,
+                    matched: Some((0, 0)),
+                    ..Op::new(0, OpKind::Recv)
+                },
+                matched(1, 0, 0, 2, -1),
+                send(2),
+            ],
+        ),
+    ];
+    let first = WildcardEvent {
+        op_index: 0,
+        ..event(0, 0, 1, &[])
+    };
+    assert!(candidate_senders(&first, &[], &traces).is_empty());
+    // Without the chain (rank 2 sends first), rank 2 is a candidate.
+    let mut independent = traces.clone();
+    independent[2].ops.truncate(0);
+    independent[2].ops.push(send(0));
+    independent[0].ops[4].aux = 0;
+    assert_eq!(candidate_senders(&first, &[], &independent), [2].into());
 }

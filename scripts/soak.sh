@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The long differential soak of issue 11: N generated programs (seeds
+# START.., default 0), each verified by the guided search under both clocks
+# and both buffering modes and by the exhaustive reference; every outcome
+# must agree. Mismatches print the program and the replay commands, and are
+# shrunk to target/differential/shrunk-SEED.c.
+#   bash scripts/soak.sh 2000 [START]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh >/dev/null
+cargo build --workspace --locked --bins
+exec target/debug/soak "${1:-100}" "${2:-0}"

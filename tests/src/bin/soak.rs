@@ -1,0 +1,73 @@
+//! The long differential soak of issue 11: `scripts/soak.sh N [START]`
+//! generates N programs (seeds START..START+N), and for each compares the
+//! guided search with the exhaustive reference under both clocks and both
+//! buffering modes. A mismatch prints the program and the commands that
+//! reproduce it, then shrinks it (the smallest program that still
+//! disagrees is written to `target/differential/shrunk-SEED.c`, ready to
+//! keep as a regression test). Exit status 1 when any program disagreed.
+
+use mbh_tests::differential::{compare, work_dir, Mismatch, MODES};
+use mbh_tests::generator::Program;
+use std::time::Instant;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let count: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
+    let start: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(0);
+    let began = Instant::now();
+    let (mut passed, mut failed) = (0u64, Vec::new());
+    let (mut guided, mut reference) = (0u64, 0u64);
+    for seed in start..start + count {
+        let program = Program::generate(seed);
+        let dir = work_dir(&format!("soak-{seed}"));
+        let t = Instant::now();
+        match compare(&program.to_c(), program.np(), &dir, &MODES) {
+            Ok(summary) => {
+                passed += 1;
+                guided += u64::from(summary.guided_runs);
+                reference += u64::from(summary.reference_runs);
+                println!(
+                    "seed {seed}: np {} ok: {} outcomes, {} guided and {} reference runs, {:.1} s",
+                    program.np(),
+                    summary.outcomes,
+                    summary.guided_runs,
+                    summary.reference_runs,
+                    t.elapsed().as_secs_f64()
+                );
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            Err(mismatch) => {
+                println!("seed {seed}: MISMATCH\n{mismatch}");
+                let shrunk = shrink(program, mismatch);
+                let path = work_dir("shrunk").with_file_name(format!("shrunk-{seed}.c"));
+                let _ = std::fs::write(&path, &shrunk.source);
+                println!("seed {seed}: shrunk to {}:\n{shrunk}", path.display());
+                failed.push(seed);
+            }
+        }
+    }
+    println!(
+        "soak: {passed} passed, {} failed ({failed:?}); {guided} guided and {reference} reference runs in {:.0} s",
+        failed.len(),
+        began.elapsed().as_secs_f64()
+    );
+    std::process::exit(i32::from(!failed.is_empty()));
+}
+
+/// Greedily takes the first smaller program that still disagrees, until
+/// none does.
+fn shrink(mut program: Program, mut mismatch: Mismatch) -> Mismatch {
+    'smaller: loop {
+        for candidate in program.shrink_candidates() {
+            let dir = work_dir("shrinking");
+            if let Err(m) = compare(&candidate.to_c(), candidate.np(), &dir, &MODES) {
+                if !m.what.contains("build failed") {
+                    program = candidate;
+                    mismatch = m;
+                    continue 'smaller;
+                }
+            }
+        }
+        return mismatch;
+    }
+}
