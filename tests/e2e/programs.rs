@@ -35,6 +35,7 @@ fn every_program_has_a_test() {
         "n2_ibarrier_never_posted.c",
         "n3_waitall_collectives.c",
         "n4_nbc_overlap_clean.c",
+        "n5_split_iallreduce.c",
         "p1_persistent_halo.c",
         "p2_persistent_wildcard.c",
         "p3_missing_start.c",
