@@ -7,7 +7,7 @@
 use crate::launch::Watch;
 use crate::outcome::site_location;
 use crate::session::Session;
-use mbh_bounding::deadlock::{BlockedRank, Deadlock, WaitFor};
+use mbh_bounding::deadlock::{BlockedRank, Deadlock, PendingCollective, WaitFor};
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::{RankState, RankTrace, HEADER_SIZE};
 use mbh_trace::{Finding, FindingKind, Role, Severity};
@@ -122,11 +122,22 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
     let mut blocked: Vec<&BlockedRank> = deadlock.blocked.iter().collect();
     blocked.sort_by_key(|b| (!deadlock.cycle.contains(&b.rank), b.rank));
     for (i, rank) in blocked.iter().enumerate() {
-        let label = format!(
+        let mut label = format!(
             "blocked in `{}` {}",
             rank.kind.mpi_name(),
             describe_wait(&rank.waits_for)
         );
+        if let Some(pending) = &rank.collective {
+            label.push_str(&format!(
+                ", which {} not posted {}",
+                if rank.waits_for.ranks().len() == 1 {
+                    "has"
+                } else {
+                    "have"
+                },
+                describe_collective(pending)
+            ));
+        }
         let role = if i == 0 {
             Role::Primary
         } else {
@@ -138,6 +149,28 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
                 .push(site_location(site, rank.rank, role, &label)),
             None => finding.notes.push(label),
         }
+        // A wait on a nonblocking collective: the call that posted it is
+        // the other half of what the rank is stuck on (seed 003: the
+        // request's node is the collective's).
+        if let Some(pending) = rank.collective.filter(|p| p.call.op_index != rank.op_index) {
+            let label = format!(
+                "`{}` posted here: {}",
+                pending.call.kind.mpi_name(),
+                describe_collective(&pending)
+            );
+            match session
+                .sites
+                .as_ref()
+                .and_then(|s| s.get(pending.call.site))
+            {
+                Some(site) => {
+                    finding
+                        .locations
+                        .push(site_location(site, rank.rank, Role::Secondary, &label))
+                }
+                None => finding.notes.push(format!("rank {}: {label}", rank.rank)),
+            }
+        }
     }
     for dead in &deadlock.dead_ranks {
         finding.notes.push(
@@ -145,8 +178,12 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
         );
     }
     finding.help = Some(
-        "a blocking call returns only when its partner acts: reorder the calls so one side sends first, or use `MPI_Sendrecv` or nonblocking calls completed together with `MPI_Waitall`"
-            .into(),
+        if deadlock.blocked.iter().any(|b| b.collective.is_some()) {
+            "a collective, and a wait on a nonblocking one, returns only once every member of the communicator posted it: every rank must post the same collectives on each communicator in the same order, and post them before it blocks on what another rank does after them"
+        } else {
+            "a blocking call returns only when its partner acts: reorder the calls so one side sends first, or use `MPI_Sendrecv` or nonblocking calls completed together with `MPI_Waitall`"
+        }
+        .into(),
     );
     vec![finding]
 }
@@ -268,6 +305,19 @@ fn mismatch_finding(
         "every rank of a communicator must call the same collectives in the same order".into(),
     );
     finding
+}
+
+/// `collective number 2 on `MPI_COMM_WORLD``, the instance a rank waits on.
+fn describe_collective(pending: &PendingCollective) -> String {
+    format!(
+        "collective number {} on {}",
+        pending.sequence + 1,
+        if pending.world {
+            "`MPI_COMM_WORLD`"
+        } else {
+            "its communicator"
+        }
+    )
 }
 
 fn describe_wait(wait: &WaitFor) -> String {

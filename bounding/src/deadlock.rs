@@ -14,9 +14,29 @@
 //! | `Recv`/`Probe` from `s`, `Wait` on such an `Irecv` | an issued send from `s` to it, compatible tag and communicator, is not taken by an earlier receive | `s` (AND) |
 //! | the same from `MPI_ANY_SOURCE` | such a send exists from any rank | every other rank (OR) |
 //! | `Send`/`Ssend`/`Rsend` to `d`, `Wait` on such an `Isend` | a receive of `d` already took it, or `d` has a posted receive that can take it (a blocked `Recv`/`Probe`, an `Irecv` not completed) | `d` (AND) |
-//! | a collective on `MPI_COMM_WORLD` | every rank reached the same collective (same position in its sequence of world collectives) | the ranks that have not (AND) |
+//! | a collective on `MPI_COMM_WORLD` or a named communicator | every member reached the same collective (same sequence number on that communicator) | the members that have not (AND) |
+//! | `Wait` on a nonblocking collective's request | the same, for the collective that made it | the members that have not (AND) |
 //! | `MPI_Finalize` | every rank reached `MPI_Finalize` | the ranks that have not (AND) |
-//! | `Waitall`/`Waitany` | one of the rank's outstanding requests can complete | the union (OR) |
+//! | `Waitall` given a nonblocking collective's request that cannot complete | never before that collective does | the members that have not posted it (AND) |
+//! | `Waitall`/`Waitany`/`Waitsome` otherwise | one of the rank's outstanding requests can complete | the union (OR) |
+//!
+//! # Collectives on communicators
+//!
+//! A nonblocking collective completes only once every member of its
+//! communicator posted the same collective (MPI-4.0 §6.12: nonblocking
+//! collectives match in the order they are called on the communicator,
+//! like blocking ones), so a rank waiting on its request waits exactly as
+//! a rank blocked in the blocking form does (seed 003 §3: an AND node on
+//! the members that have not arrived). The trace ties each collective
+//! record to its communicator (renamed to the id every member shares, see
+//! [`OpKind::CommId`]) and its sequence number on it (the record's `tag`,
+//! see [`mbh_trace::rank_trace::RawOp::tag`]); each `Wait` names the
+//! record that made its request, and `Waitall`/`Waitany`/`Waitsome` list
+//! the nonblocking collectives they were given ([`OpKind::WaitRequest`]).
+//! A communicator's members are `MPI_COMM_WORLD`'s ranks for the world,
+//! and for a named communicator the ranks whose traces hold its
+//! [`OpKind::CommId`] record (each member writes one when the communicator
+//! is made); ranks are world ranks throughout, so nothing is translated.
 //!
 //! Sends "taken" by receives are counted per (source, destination,
 //! communicator, tag) in the non-overtaking order: the `k`-th completed
@@ -34,11 +54,13 @@
 //!
 //! When the analysis cannot tell whether a call can complete, it assumes it
 //! can, and there is no deadlock: a slow run must never be called a
-//! deadlock, and the caller falls back to its timeout. That covers calls on
-//! communicators other than `MPI_COMM_WORLD` (their ranks cannot be
-//! translated), calls this analysis does not model (`Sendrecv`, `Bsend`,
+//! deadlock, and the caller falls back to its timeout. That covers
+//! point-to-point calls on communicators other than `MPI_COMM_WORLD`
+//! (their ranks cannot be translated), collectives on communicators the
+//! runtime did not name (`MPI_COMM_SELF`, intercommunicators, a naming
+//! that failed), calls this analysis does not model (`Sendrecv`, `Bsend`,
 //! `Test`, `Iprobe`, ...), a rank with no trace yet or running outside
-//! MPI, and a `Wait` whose request is unknown. The caller also confirms a
+//! MPI (a `Test` loop included), and a `Wait` whose request is unknown. The caller also confirms a
 //! deadlock only when two consecutive snapshots show [`no_progress`].
 
 use mbh_trace::op::{flags, OpClass};
@@ -79,8 +101,24 @@ pub struct BlockedRank {
     pub site: u32,
     /// For a `Wait`: index of the record that created the request.
     pub origin: Option<u64>,
+    /// The collective the call waits on when it is one, or a `Wait` (or
+    /// `Waitall`) on a nonblocking collective's request that cannot
+    /// complete: the collective's record, kind and site, and where it
+    /// stands on its communicator.
+    pub collective: Option<PendingCollective>,
     /// What the call waits for.
     pub waits_for: WaitFor,
+}
+
+/// A collective a blocked rank waits on: its own call, blocking or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingCollective {
+    /// The rank's call of the collective.
+    pub call: CollectiveCall,
+    /// Whether the communicator is `MPI_COMM_WORLD`.
+    pub world: bool,
+    /// 0-based sequence number on the communicator.
+    pub sequence: usize,
 }
 
 /// A rank that ended and that a blocked rank waits for.
@@ -94,7 +132,8 @@ pub struct DeadRank {
     pub finalized: bool,
 }
 
-/// One rank's call at a position of the sequence of world collectives.
+/// One rank's call at a position of a communicator's sequence of
+/// collectives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CollectiveCall {
     /// The rank.
@@ -108,9 +147,11 @@ pub struct CollectiveCall {
 }
 
 /// Ranks that called different collectives at the same position of their
-/// sequence of collectives on `MPI_COMM_WORLD`.
+/// sequence of collectives on one communicator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CollectiveMismatch {
+    /// The communicator (`MPI_COMM_WORLD`'s bits, or the id of a named one).
+    pub comm: u64,
     /// 0-based position in the sequence.
     pub sequence: usize,
     /// The calls at that position, by rank (ranks that have not got there
@@ -193,19 +234,20 @@ pub fn find_deadlock(snapshot: &[Option<RankTrace>]) -> Option<Deadlock> {
     }
     let facts = Facts::new(&traces);
     let mut blocked = Vec::new();
-    let mut mismatches: BTreeMap<usize, CollectiveMismatch> = BTreeMap::new();
+    let mut mismatches: BTreeMap<(u64, usize), CollectiveMismatch> = BTreeMap::new();
     let mut stuck = HashSet::new();
     for &(rank, op) in &blocked_ops {
         let (cond, origin) = facts.condition(rank, op);
-        let waits_for = match cond {
+        let (waits_for, collective) = match cond {
             Cond::CanComplete => return None,
-            Cond::Waits(w) => w,
-            Cond::Mismatch(sequence, ranks) => {
+            Cond::Waits(w) => (w, None),
+            Cond::Collective(w, pending) => (w, Some(pending)),
+            Cond::Mismatch(comm, sequence, ranks) => {
                 stuck.insert(rank);
                 mismatches
-                    .entry(sequence)
-                    .or_insert_with(|| facts.mismatch(sequence));
-                WaitFor::All(ranks)
+                    .entry((comm, sequence))
+                    .or_insert_with(|| facts.mismatch(comm, sequence));
+                (WaitFor::All(ranks), None)
             }
         };
         blocked.push(BlockedRank {
@@ -214,6 +256,7 @@ pub fn find_deadlock(snapshot: &[Option<RankTrace>]) -> Option<Deadlock> {
             kind: op.kind,
             site: op.site,
             origin,
+            collective,
             waits_for,
         });
     }
@@ -238,9 +281,13 @@ enum Cond {
     CanComplete,
     /// It waits for ranks.
     Waits(WaitFor),
-    /// A mismatched collective at this position: it never completes; the
-    /// ranks that differ or have not arrived.
-    Mismatch(usize, Vec<i32>),
+    /// It waits for the members of a communicator that have not posted
+    /// this collective yet (AND).
+    Collective(WaitFor, PendingCollective),
+    /// A mismatched collective at this position of the communicator's
+    /// sequence: it never completes; the ranks that differ or have not
+    /// arrived.
+    Mismatch(u64, usize, Vec<i32>),
 }
 
 /// What a receive accepts.
@@ -294,6 +341,11 @@ pub(crate) struct Facts<'a> {
     completed: Vec<HashSet<u64>>,
     /// `collectives[rank]`: its collectives on `MPI_COMM_WORLD`, in order.
     pub(crate) collectives: Vec<Vec<&'a Op>>,
+    /// `on_comm[rank][comm]`: its collectives on each communicator, in
+    /// order (the world's included).
+    on_comm: Vec<HashMap<u64, Vec<&'a Op>>>,
+    /// The members of each named communicator (from `CommId` records).
+    members: HashMap<u64, BTreeSet<usize>>,
     /// Whether each rank called `MPI_Finalize`.
     finalizing: Vec<bool>,
 }
@@ -318,6 +370,8 @@ impl<'a> Facts<'a> {
             exact_from: HashMap::new(),
             completed: vec![HashSet::new(); size],
             collectives: vec![Vec::new(); size],
+            on_comm: vec![HashMap::new(); size],
+            members: HashMap::new(),
             finalizing: vec![false; size],
         };
         for (rank, trace) in traces.iter().enumerate() {
@@ -346,11 +400,20 @@ impl<'a> Facts<'a> {
                             facts.completed[rank].insert(origin.index);
                         }
                     }
-                    OpClass::Collective if Some(op.comm) == world => {
-                        facts.collectives[rank].push(op)
+                    OpClass::Collective => {
+                        if Some(op.comm) == world {
+                            facts.collectives[rank].push(op);
+                        }
+                        facts.on_comm[rank].entry(op.comm).or_default().push(op);
                     }
                     OpClass::Lifecycle if op.kind == OpKind::Finalize => {
                         facts.finalizing[rank] = true
+                    }
+                    OpClass::Clock if op.kind == OpKind::CollectiveComplete => {
+                        facts.completed[rank].insert(op.request);
+                    }
+                    OpClass::Clock if op.kind == OpKind::CommId => {
+                        facts.members.entry(op.aux).or_default().insert(rank);
                     }
                     OpClass::Clock if op.kind == OpKind::Matched => {
                         let receiver = trace.ops.get(op.request as usize);
@@ -453,9 +516,11 @@ impl<'a> Facts<'a> {
                 Some(origin) => (self.request(rank, origin), Some(origin.index)),
                 None => (Cond::CanComplete, None),
             },
-            OpKind::Waitall | OpKind::Waitany | OpKind::Waitsome => {
-                (self.any_request(rank, op), None)
-            }
+            OpKind::Waitall => match self.listed_collectives(rank, op) {
+                Some(cond) => (cond, None),
+                None => (self.any_request(rank, op), None),
+            },
+            OpKind::Waitany | OpKind::Waitsome => (self.any_request(rank, op), None),
             OpKind::Finalize => (self.finalize(rank), None),
             kind if kind.class() == OpClass::Collective => (self.collective(rank, op), None),
             // Bsend, Sendrecv, Test, Iprobe, Init, ...: not modelled.
@@ -537,20 +602,25 @@ impl<'a> Facts<'a> {
         }
     }
 
-    /// `Waitall`/`Waitany`, whose requests the trace does not list: OR over
-    /// the rank's outstanding requests, which is right for `Waitany` and
-    /// errs towards "can complete" for `Waitall`.
+    /// `Waitall`/`Waitany`/`Waitsome`, whose point-to-point requests the
+    /// trace does not list: OR over the rank's outstanding requests
+    /// (nonblocking collectives not yet completed included), which is right
+    /// for `Waitany`, errs towards "can complete" for `Waitall`, and holds
+    /// for `Waitsome` (it returns once one completes).
     fn any_request(&self, rank: usize, op: &Op) -> Cond {
         let trace = self.traces[rank];
         let mut waits = BTreeSet::new();
         let mut any = false;
         for origin in trace.ops[..op.index.min(trace.ops.len() as u64) as usize]
             .iter()
-            .filter(|o| is_nonblocking_p2p(o.kind) && !o.has(flags::FAILED))
+            .filter(|o| is_request_maker(o.kind) && !o.has(flags::FAILED))
         {
+            if origin.kind.is_nonblocking_collective() && self.is_complete(rank, origin) {
+                continue;
+            }
             any = true;
             match self.request(rank, origin) {
-                Cond::Waits(w) => waits.extend(w.ranks().iter().copied()),
+                Cond::Waits(w) | Cond::Collective(w, _) => waits.extend(w.ranks().iter().copied()),
                 _ => return Cond::CanComplete,
             }
         }
@@ -559,6 +629,24 @@ impl<'a> Facts<'a> {
         } else {
             Cond::CanComplete
         }
+    }
+
+    /// A `Waitall` given nonblocking collectives' requests (its
+    /// [`OpKind::WaitRequest`] records): it cannot return before each of
+    /// them completes, so the first that cannot complete decides (AND on
+    /// the members that have not posted it), whatever its other requests
+    /// do. `None` when every listed one can complete (or none is listed):
+    /// the other requests decide.
+    fn listed_collectives(&self, rank: usize, op: &Op) -> Option<Cond> {
+        let trace = self.traces[rank];
+        let start = (op.index as usize + 1).min(trace.ops.len());
+        trace.ops[start..]
+            .iter()
+            .take_while(|r| r.kind == OpKind::WaitRequest && r.request == op.index)
+            .filter_map(|r| trace.ops.get(r.aux.checked_sub(1)? as usize))
+            .filter(|origin| origin.kind.is_nonblocking_collective())
+            .map(|origin| self.request(rank, origin))
+            .find(|cond| !matches!(cond, Cond::CanComplete))
     }
 
     fn finalize(&self, rank: usize) -> Cond {
@@ -573,20 +661,48 @@ impl<'a> Facts<'a> {
         }
     }
 
-    fn collective(&self, rank: usize, op: &Op) -> Cond {
-        if !self.in_world(op.comm) {
-            return Cond::CanComplete;
+    /// The members of communicator `comm`, when known: every rank for
+    /// `MPI_COMM_WORLD`, the ranks that recorded its name for a named one.
+    fn members_of(&self, comm: u64) -> Option<Vec<usize>> {
+        if self.in_world(comm) {
+            return Some((0..self.size).collect());
         }
-        let Some(sequence) = self.collectives[rank]
+        self.members.get(&comm).map(|m| m.iter().copied().collect())
+    }
+
+    /// The collective of `rank` at `sequence` on `comm`.
+    fn collective_at(&self, rank: usize, comm: u64, sequence: usize) -> Option<&'a Op> {
+        let calls = self.on_comm[rank].get(&comm)?;
+        calls
             .iter()
-            .position(|c| c.index == op.index)
-        else {
+            .enumerate()
+            .find(|&(at, c)| sequence_of(c, at) == sequence)
+            .map(|(_, c)| *c)
+    }
+
+    /// A blocked collective, or a `Wait` on a nonblocking one (`op`, the
+    /// collective as posted): AND on the members of its communicator that
+    /// have not posted the collective with the same sequence number.
+    fn collective(&self, rank: usize, op: &Op) -> Cond {
+        let Some(members) = self.members_of(op.comm) else {
             return Cond::CanComplete;
         };
+        let Some(sequence) = self.on_comm[rank].get(&op.comm).and_then(|calls| {
+            calls
+                .iter()
+                .enumerate()
+                .find(|(_, c)| c.index == op.index)
+                .map(|(at, c)| sequence_of(c, at))
+        }) else {
+            return Cond::CanComplete;
+        };
+        if !members.contains(&rank) {
+            return Cond::CanComplete;
+        }
         let mut missing = Vec::new();
         let mut differs = Vec::new();
-        for q in (0..self.size).filter(|&q| q != rank) {
-            match self.collectives[q].get(sequence) {
+        for q in members.into_iter().filter(|&q| q != rank) {
+            match self.collective_at(q, op.comm, sequence) {
                 Some(c) if c.kind != op.kind => differs.push(q as i32),
                 Some(_) => {}
                 None => missing.push(q as i32),
@@ -595,30 +711,62 @@ impl<'a> Facts<'a> {
         if !differs.is_empty() {
             differs.extend(missing);
             differs.sort_unstable();
-            Cond::Mismatch(sequence, differs)
+            Cond::Mismatch(op.comm, sequence, differs)
         } else if missing.is_empty() {
             Cond::CanComplete
         } else {
-            Cond::Waits(WaitFor::All(missing))
+            let call = CollectiveCall {
+                rank: rank as i32,
+                op_index: op.index,
+                kind: op.kind,
+                site: op.site,
+            };
+            Cond::Collective(
+                WaitFor::All(missing),
+                PendingCollective {
+                    call,
+                    world: self.in_world(op.comm),
+                    sequence,
+                },
+            )
         }
     }
 
-    fn mismatch(&self, sequence: usize) -> CollectiveMismatch {
-        let calls = self
-            .collectives
-            .iter()
-            .enumerate()
-            .filter_map(|(rank, colls)| {
-                colls.get(sequence).map(|op| CollectiveCall {
-                    rank: rank as i32,
-                    op_index: op.index,
-                    kind: op.kind,
-                    site: op.site,
-                })
+    fn mismatch(&self, comm: u64, sequence: usize) -> CollectiveMismatch {
+        let calls = (0..self.size)
+            .filter_map(|rank| {
+                self.collective_at(rank, comm, sequence)
+                    .map(|op| CollectiveCall {
+                        rank: rank as i32,
+                        op_index: op.index,
+                        kind: op.kind,
+                        site: op.site,
+                    })
             })
             .collect();
-        CollectiveMismatch { sequence, calls }
+        CollectiveMismatch {
+            comm,
+            sequence,
+            calls,
+        }
     }
+}
+
+/// A collective record's sequence number on its communicator: the one the
+/// runtime recorded (`tag` = 1 + it), else its position `at` among the
+/// rank's records on the communicator (the same number, for traces of
+/// runtimes that did not record it).
+fn sequence_of(op: &Op, at: usize) -> usize {
+    usize::try_from(op.tag)
+        .ok()
+        .and_then(|t| t.checked_sub(1))
+        .unwrap_or(at)
+}
+
+/// A call that makes a request a `Wait` completes: a nonblocking
+/// point-to-point call or a nonblocking collective.
+fn is_request_maker(kind: OpKind) -> bool {
+    is_nonblocking_p2p(kind) || kind.is_nonblocking_collective()
 }
 
 /// The nonblocking call that created the request a `Wait` completes: the
@@ -626,7 +774,7 @@ impl<'a> Facts<'a> {
 pub(crate) fn request_origin<'a>(trace: &'a RankTrace, wait: &Op) -> Option<&'a Op> {
     if wait.aux > 0 {
         let origin = trace.ops.get(wait.aux as usize - 1)?;
-        return (is_nonblocking_p2p(origin.kind) && origin.index < wait.index).then_some(origin);
+        return (is_request_maker(origin.kind) && origin.index < wait.index).then_some(origin);
     }
     if wait.request == 0 {
         return None;
@@ -634,7 +782,7 @@ pub(crate) fn request_origin<'a>(trace: &'a RankTrace, wait: &Op) -> Option<&'a 
     trace.ops[..wait.index.min(trace.ops.len() as u64) as usize]
         .iter()
         .rev()
-        .find(|op| is_nonblocking_p2p(op.kind) && op.request == wait.request)
+        .find(|op| is_request_maker(op.kind) && op.request == wait.request)
 }
 
 /// Builds the witness of a deadlock: the graph's cycles and dead ranks.

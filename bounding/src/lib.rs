@@ -86,12 +86,18 @@
 //!   heuristics that can hide bugs; [`Explorer::is_bounded`] says whether
 //!   they skipped anything, [`Explorer::is_complete`] whether the search
 //!   ran to its end within them.
-//! * **Deadlock analysis is conservative.** Only calls on `MPI_COMM_WORLD`
-//!   are modelled (other communicators' ranks cannot be translated), and
-//!   only the calls the runtime records: a send made through an unrecorded
-//!   call (`MPI_Sendrecv` today) is invisible. `Waitall` is treated like
-//!   `Waitany` (OR over the rank's outstanding requests) because the trace
-//!   does not list a `Waitall`'s requests; collective mismatches are
+//! * **Deadlock analysis is conservative.** Point-to-point calls are
+//!   modelled on `MPI_COMM_WORLD` only (other communicators' ranks are not
+//!   translated); collectives, blocking or nonblocking (a `Wait` on an
+//!   `MPI_Ibarrier` waits like `MPI_Barrier`), on `MPI_COMM_WORLD` and on
+//!   every communicator the runtime named (its members are the ranks that
+//!   recorded the name), by their sequence number on the communicator.
+//!   Only the calls the runtime records count: a send made through an
+//!   unrecorded call (`MPI_Sendrecv` today) is invisible. A `Waitall` waits
+//!   on every nonblocking collective it lists (AND); its point-to-point
+//!   requests are not listed, so otherwise it is treated like `Waitany`
+//!   (OR over the rank's outstanding requests). A rank in a `Test` loop is
+//!   computing, as far as the traces tell. Collective mismatches are
 //!   detected by kind only (not root or datatype). Whenever the analysis is
 //!   unsure, it answers "no deadlock", and the caller's timeout decides.
 //! * **Buffering hazards are about one interleaving, and conservative.**

@@ -1,9 +1,10 @@
 //! Collectives through the runtime: clocks in the direction each one's
 //! data flows (never more synchronising than MPI: seed 003 Fig 4,
 //! SCENARIOS.md S11), nonblocking collectives merged where their request
-//! completes, and the collective signature check.
+//! completes, the collective signature check, and deadlocks in waits on
+//! nonblocking collectives (issue 11).
 
-use crate::util::{check_program, check_program_with};
+use crate::util::{check_program, check_program_with, line_of};
 use mbh_tests::json::{Report, Wildcard};
 
 /// The senders of the first interleaving's wildcard receive `event` of
@@ -91,4 +92,87 @@ fn reduce_with_different_counts_is_a_mismatch() {
 #[test]
 fn nonblocking_collectives_in_different_orders_are_a_mismatch() {
     check_program("tests/programs/e13_nonblocking_mismatch.c");
+}
+
+/// Issue 11: a hang in a wait on a nonblocking collective is confirmed on
+/// the wait-for graph as a `deadlock` (never a `timeout`, which the
+/// program's header puts at 60 s), within seconds, naming the waits and the
+/// collectives they wait on (the expectations in the source give the
+/// lines).
+fn check_nbc_deadlock(source: &str, collective: &str, ranks: &[i32]) -> Report {
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(finding.kind, "deadlock", "{finding:?}");
+    assert_eq!(finding.ranks, ranks, "{finding:?}");
+    let run = &report.runs[0];
+    assert!(
+        run.seconds < 20.0,
+        "confirmed on the graph, not left to the timeout: {} s",
+        run.seconds
+    );
+    assert!(
+        finding.locations.iter().any(|l| l.label.contains(&format!(
+            "`{collective}` posted here: collective number 1 on"
+        ))),
+        "{finding:?}"
+    );
+    assert!(
+        finding
+            .locations
+            .iter()
+            .any(|l| l.label.contains("which has not posted collective number 1")),
+        "{finding:?}"
+    );
+    report
+}
+
+#[test]
+fn issue_11_ibarriers_on_different_communicators_deadlock() {
+    check_nbc_deadlock(
+        "tests/programs/n1_ibarrier_other_comm.c",
+        "MPI_Ibarrier",
+        &[0, 1],
+    );
+}
+
+#[test]
+fn issue_11_an_ibarrier_a_rank_never_posts_deadlocks() {
+    check_nbc_deadlock(
+        "tests/programs/n2_ibarrier_never_posted.c",
+        "MPI_Ibarrier",
+        &[0, 1],
+    );
+}
+
+#[test]
+fn issue_11_a_waitall_over_a_collective_never_posted_deadlocks() {
+    check_nbc_deadlock(
+        "tests/programs/n3_waitall_collectives.c",
+        "MPI_Ibarrier",
+        &[0, 1],
+    );
+}
+
+/// Nonblocking collectives overlapping point-to-point, completed by every
+/// completion call, while ranks wait in receives or compute: clean.
+#[test]
+fn nonblocking_collectives_overlapping_point_to_point_are_clean() {
+    check_program("tests/programs/n4_nbc_overlap_clean.c");
+}
+
+/// Members of a split communicator only: P0 waits on its `MPI_Iallreduce`
+/// for P2, not for P1, which is in the other half.
+#[test]
+fn issue_11_a_collective_on_a_split_communicator_waits_for_its_members() {
+    let source = "tests/programs/n5_split_iallreduce.c";
+    let report = check_nbc_deadlock(source, "MPI_Iallreduce", &[0, 1, 2]);
+    let finding = &report.findings[0];
+    let wait = line_of(source, "MPI_Wait(&request");
+    assert!(
+        finding.locations.iter().any(|l| l.rank == 0
+            && l.line == wait
+            && l.label.contains("waiting for rank 2, which has not posted")),
+        "{finding:?}"
+    );
 }

@@ -178,7 +178,13 @@ op_kinds! {
     /// `MPI_Ibarrier`. Nonblocking collectives (96-112) are recorded at
     /// the call with `request` = the request handle; the call that
     /// completes the request is named by a [`OpKind::CollectiveComplete`]
-    /// record.
+    /// record. A `Wait` on the request names this record in its `aux`, a
+    /// `Waitall`/`Waitany`/`Waitsome` in a [`OpKind::WaitRequest`] record.
+    /// Every collective record (blocking or not) has `comm` = the
+    /// communicator, `peer` = the root (0 when none), `tag` = 1 + its
+    /// sequence number among the collectives on the communicator (0: not
+    /// known, as for intercommunicators), `count`/`aux` = the send side's
+    /// count and datatype.
     Ibarrier = 96 => "MPI_Ibarrier", Collective;
     /// `MPI_Ibcast`.
     Ibcast = 97 => "MPI_Ibcast", Collective;
@@ -252,6 +258,15 @@ op_kinds! {
     /// communicators across ranks. `aux` has its top bit set, which no
     /// handle has.
     CommId = 244 => "mbhybrid:comm-id", Clock;
+    /// Not an MPI call: one request of the `MPI_Waitall`, `MPI_Waitany` or
+    /// `MPI_Waitsome` whose record is at index `request`, that a
+    /// nonblocking collective made: `aux` = 1 + index of the collective's
+    /// record. Written right after that call's record, one per such
+    /// request in the order given (requests of point-to-point calls are
+    /// not listed, so the hot path of a halo exchange writes nothing
+    /// more), so the wait-for graph knows which collectives a `Waitall`
+    /// cannot return without.
+    WaitRequest = 245 => "mbhybrid:wait-request", Clock;
 }
 
 /// The exit code with which the runtime stops a job after every rank of a

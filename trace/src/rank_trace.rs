@@ -126,7 +126,9 @@ pub struct RawOp {
     pub site: u32,
     /// Destination or source rank as passed (may be `MPI_ANY_SOURCE`).
     pub peer: i32,
-    /// Tag as passed (may be `MPI_ANY_TAG`).
+    /// Tag as passed (may be `MPI_ANY_TAG`); for a collective, 1 + its
+    /// sequence number among the collectives on its communicator, 0 when
+    /// not known (see [`OpKind::Ibarrier`]).
     pub tag: i32,
     /// Communicator handle bits.
     pub comm: u64,
@@ -144,7 +146,8 @@ pub struct RawOp {
     ///
     /// * point-to-point calls: the datatype handle bits;
     /// * `MPI_Wait`: 1 + index of the record that created the request (0
-    ///   when unknown);
+    ///   when unknown), a nonblocking collective's too;
+    /// * collectives: the datatype handle bits of the send side;
     /// * `MPI_Init_thread`: the thread level provided (`count` holds the one
     ///   required);
     /// * `MPI_Pcontrol`: `level << 32 | first_argument as u32` (`peer` holds

@@ -278,6 +278,7 @@ fn e3_different_collectives_are_a_mismatch() {
     assert_eq!(
         d.collective_mismatches,
         vec![CollectiveMismatch {
+            comm: WORLD,
             sequence: 0,
             calls: vec![
                 CollectiveCall {
@@ -570,4 +571,261 @@ fn a_cancelled_irecv_takes_no_message() {
     };
     assert_eq!(find_deadlock(&snapshot(false)), None);
     assert_eq!(deadlock(&snapshot(true)).cycle, vec![0, 1]);
+}
+
+/// A communicator's id as the runtime names it (top bit set).
+const DUP: u64 = 1 << 63 | 5;
+
+impl Rank {
+    /// The rank is a member of the named communicator `id`.
+    fn named(self, id: u64) -> Self {
+        self.call(Op {
+            comm: 0x8400_0003,
+            aux: id,
+            ..op(OpKind::CommId, 0, 0)
+        })
+    }
+
+    /// A nonblocking collective on `comm` with sequence number `seq` there
+    /// (recorded in `tag` as 1 + it) and request handle `request`.
+    fn icoll(self, kind: OpKind, comm: u64, seq: i32, request: u64) -> Self {
+        self.call(Op {
+            comm,
+            request,
+            ..op(kind, 0, seq + 1)
+        })
+    }
+
+    /// The nonblocking collective at record `origin` completed.
+    fn completed(self, origin: u64) -> Self {
+        self.call(Op {
+            request: origin,
+            aux: u64::MAX,
+            ..op(OpKind::CollectiveComplete, 0, 0)
+        })
+    }
+
+    /// Blocked in a `Waitall` over `count` requests, listing the
+    /// nonblocking collectives at records `listed`.
+    fn blocked_waitall(mut self, count: i32, listed: &[u64]) -> Option<RankTrace> {
+        let index = self.next();
+        self = self.call(Op {
+            flags: 0,
+            count,
+            ..op(OpKind::Waitall, 0, 0)
+        });
+        for &origin in listed {
+            self = self.call(Op {
+                request: index,
+                aux: origin + 1,
+                ..op(OpKind::WaitRequest, 0, 0)
+            });
+        }
+        self.trace(RankState::Running, Some(index))
+    }
+}
+
+fn pending(d: &Deadlock, rank: i32) -> PendingCollective {
+    d.blocked
+        .iter()
+        .find(|b| b.rank == rank)
+        .and_then(|b| b.collective)
+        .expect("a collective")
+}
+
+#[test]
+fn ibarriers_on_different_communicators_wait_for_each_other() {
+    // Issue 11 (a): P0 Ibarrier(world); Wait. P1 Ibarrier(dup); Wait.
+    let snapshot = [
+        Rank::new(0, 2)
+            .named(DUP)
+            .icoll(OpKind::Ibarrier, WORLD, 0, 9)
+            .blocked_wait(2),
+        Rank::new(1, 2)
+            .named(DUP)
+            .icoll(OpKind::Ibarrier, DUP, 0, 9)
+            .blocked_wait(2),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+    assert_eq!(waits(&d, 1), &WaitFor::All(vec![0]));
+    assert_eq!(d.cycle, vec![0, 1]);
+    assert!(d.collective_mismatches.is_empty());
+    let p0 = pending(&d, 0);
+    assert_eq!(
+        (p0.call.kind, p0.call.op_index, p0.world, p0.sequence),
+        (OpKind::Ibarrier, 2, true, 0)
+    );
+    let p1 = pending(&d, 1);
+    assert_eq!((p1.world, p1.sequence), (false, 0));
+    assert_eq!(d.blocked[0].origin, Some(2));
+}
+
+#[test]
+fn an_ibarrier_never_posted_by_a_rank_blocked_elsewhere() {
+    // Issue 11 (c): P0 Ibarrier; Wait; Send(to 1). P1 Recv(from 0).
+    let snapshot = [
+        Rank::new(0, 2)
+            .icoll(OpKind::Ibarrier, WORLD, 0, 9)
+            .blocked_wait(1),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+    assert_eq!(d.cycle, vec![0, 1]);
+    // Never posted by a rank that finalized: caused by that rank's end,
+    // still a deadlock of the waiting one.
+    let snapshot = [
+        Rank::new(0, 2)
+            .icoll(OpKind::Ibarrier, WORLD, 0, 9)
+            .blocked_wait(1),
+        Rank::new(1, 2).finalized(),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+    assert_eq!(d.dead_ranks.len(), 1);
+}
+
+#[test]
+fn a_wait_on_a_collective_every_member_posted_can_complete() {
+    // P0 Iallreduce(dup); Wait. P1 Iallreduce(dup); Recv(from 0): MPI
+    // completes the collective while P1 waits in its Recv.
+    let snapshot = [
+        Rank::new(0, 2)
+            .named(DUP)
+            .icoll(OpKind::Iallreduce, DUP, 0, 9)
+            .blocked_wait(2),
+        Rank::new(1, 2)
+            .named(DUP)
+            .icoll(OpKind::Iallreduce, DUP, 0, 9)
+            .blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+    // Sequence numbers count per communicator: P1's world collective does
+    // not stand in for the one on the duplicate.
+    let snapshot = [
+        Rank::new(0, 2)
+            .named(DUP)
+            .icoll(OpKind::Ibarrier, WORLD, 0, 8)
+            .icoll(OpKind::Ibarrier, DUP, 0, 9)
+            .blocked_wait(3),
+        Rank::new(1, 2)
+            .named(DUP)
+            .icoll(OpKind::Ibarrier, WORLD, 0, 8)
+            .blocked(recv(0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(pending(&d, 0).sequence, 0);
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+}
+
+#[test]
+fn a_blocking_collective_on_a_named_communicator_waits_for_its_members_only() {
+    // Three ranks; P0 and P1 share a communicator: P0 Barrier(sub), P1
+    // Recv(from 2), P2 Recv(from 0). P2 is no member: P0 waits for P1.
+    let sub = 1 << 63 | 11;
+    let snapshot = [
+        Rank::new(0, 3).named(sub).blocked(Op {
+            comm: sub,
+            ..op(OpKind::Barrier, 0, 1)
+        }),
+        Rank::new(1, 3).named(sub).blocked(recv(2)),
+        Rank::new(2, 3).blocked(recv(0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+    assert_eq!(d.cycle, vec![0, 1, 2]);
+    // A communicator nobody named (its members are not known): unsure.
+    let snapshot = [
+        Rank::new(0, 2).blocked(Op {
+            comm: OTHER_COMM,
+            ..op(OpKind::Barrier, 0, 0)
+        }),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn different_nonblocking_collectives_at_one_position_are_a_mismatch() {
+    // P0 Ibcast(dup); Wait. P1 Iallreduce(dup); Wait.
+    let snapshot = [
+        Rank::new(0, 2)
+            .named(DUP)
+            .icoll(OpKind::Ibcast, DUP, 0, 9)
+            .blocked_wait(2),
+        Rank::new(1, 2)
+            .named(DUP)
+            .icoll(OpKind::Iallreduce, DUP, 0, 9)
+            .blocked_wait(2),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(d.collective_mismatches.len(), 1);
+    assert_eq!(d.collective_mismatches[0].comm, DUP);
+    assert_eq!(d.collective_mismatches[0].calls.len(), 2);
+}
+
+#[test]
+fn a_waitall_cannot_return_without_a_listed_collective() {
+    // Issue 11, Waitall: P0 Ibarrier(world); Ibarrier(dup); Waitall(2).
+    // P1 Ibarrier(dup); Recv(from 0). The duplicate's barrier can
+    // complete, the world's cannot: the Waitall waits for P1.
+    let snapshot = [
+        Rank::new(0, 2)
+            .named(DUP)
+            .icoll(OpKind::Ibarrier, WORLD, 0, 8)
+            .icoll(OpKind::Ibarrier, DUP, 0, 9)
+            .blocked_waitall(2, &[2, 3]),
+        Rank::new(1, 2)
+            .named(DUP)
+            .icoll(OpKind::Ibarrier, DUP, 0, 9)
+            .blocked(recv(0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+    assert_eq!(pending(&d, 0).call.op_index, 2);
+    assert_eq!(d.cycle, vec![0, 1]);
+    // Unlisted (a runtime that wrote no WaitRequest records), the same
+    // Waitall is OR over the outstanding requests: unsure.
+    let snapshot = [
+        Rank::new(0, 2)
+            .named(DUP)
+            .icoll(OpKind::Ibarrier, WORLD, 0, 8)
+            .icoll(OpKind::Ibarrier, DUP, 0, 9)
+            .blocked_waitall(2, &[]),
+        Rank::new(1, 2)
+            .named(DUP)
+            .icoll(OpKind::Ibarrier, DUP, 0, 9)
+            .blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn a_waitany_over_a_stuck_collective_and_a_stuck_receive() {
+    // P0 Ibarrier(world); Irecv(from 1); Waitany. P1 Recv(from 0).
+    let snapshot = [
+        Rank::new(0, 2)
+            .icoll(OpKind::Ibarrier, WORLD, 0, 8)
+            .irecv(1, 0, 9)
+            .blocked(op(OpKind::Waitany, 0, 0)),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::Any(vec![1]));
+    // A collective completed earlier is no longer outstanding; one that
+    // can complete makes the Waitany able to return.
+    let snapshot = [
+        Rank::new(0, 2)
+            .icoll(OpKind::Ibarrier, WORLD, 0, 8)
+            .completed(1)
+            .icoll(OpKind::Ibarrier, WORLD, 1, 8)
+            .irecv(1, 0, 9)
+            .blocked(op(OpKind::Waitany, 0, 0)),
+        Rank::new(1, 2)
+            .icoll(OpKind::Ibarrier, WORLD, 0, 8)
+            .icoll(OpKind::Ibarrier, WORLD, 1, 8)
+            .blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
 }

@@ -228,6 +228,7 @@ impl Rt {
         // SAFETY: `c.comm` is the caller's communicator.
         let shadows = unsafe { self.shadows(c.comm) };
         let check = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
+        note_sequence(index, check);
         let mut request = request_null();
         let mut rc = start(&mut request);
         if rc == SUCCESS {
@@ -266,9 +267,8 @@ impl Rt {
         let flow = c.kind.data_flow().unwrap_or(Flow::All);
         // SAFETY: `c.comm` is the caller's communicator.
         let shadows = unsafe { self.shadows(c.comm) };
-        if let Some((_, _, sig)) = shadows {
-            self.sig_start(sig, &c, index);
-        }
+        let seq = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
+        note_sequence(index, seq);
         let rc = start();
         let handle = (rc == SUCCESS && !request.is_null()).then(|| {
             // SAFETY: non-null, written by MPI.
@@ -841,6 +841,18 @@ impl Rt {
         }
         // SAFETY: the caller's contract.
         unsafe { mpi_sys::PMPI_Comm_free(comm) }
+    }
+}
+
+/// Writes collective `index`'s sequence number on its communicator into
+/// its record (`tag` = 1 + it), while the rank may still block in it: the
+/// wait-for graph matches a rank's collective with the other members' by
+/// this number (seed 003's AND node over the members that have not
+/// arrived), a `Wait` on a nonblocking collective's request included.
+fn note_sequence(index: Option<u64>, seq: Option<u64>) {
+    if let (Some(index), Some(seq)) = (index, seq) {
+        let tag = i32::try_from(seq.saturating_add(1)).unwrap_or(0);
+        record::update(index, |op| op.tag = tag);
     }
 }
 

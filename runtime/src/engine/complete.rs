@@ -212,6 +212,33 @@ impl Rt {
         }
     }
 
+    /// After the record `index` of a `Waitall`/`Waitany`/`Waitsome` over
+    /// the snapshot's requests: one `WaitRequest` record per request of a
+    /// nonblocking collective, so the wait-for graph knows which
+    /// collectives the call cannot return without (point-to-point requests
+    /// are not listed: nothing more to write on their hot path).
+    fn list_collectives(&self, index: Option<u64>) {
+        let Some(index) = index else {
+            return;
+        };
+        for slot in self
+            .ids
+            .iter()
+            .flatten()
+            .filter_map(|&id| self.slots.get(id))
+        {
+            if let (Kind::Coll(_), Some(origin)) = (&slot.kind, slot.record) {
+                record::append(|| RawOp {
+                    kind: OpKind::WaitRequest as u16,
+                    flags: flags::RETURNED,
+                    request: index,
+                    aux: origin.wrapping_add(1),
+                    ..RawOp::default()
+                });
+            }
+        }
+    }
+
     /// Statuses MPI can write for `n` requests: the caller's, or scratch
     /// when the caller passed `MPI_STATUSES_IGNORE`.
     fn statuses_for(&mut self, n: usize, statuses: *mut MPI_Status) -> *mut MPI_Status {
@@ -369,6 +396,7 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Waitall(count, requests, statuses) };
         };
         let index = record::begin(|| self.many_op(OpKind::Waitall, count), true);
+        self.list_collectives(index);
         let sts = self.statuses_for(n, statuses);
         let rc = if !self.must_poll() {
             // SAFETY: the caller's requests and valid statuses.
@@ -498,6 +526,7 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Waitany(count, requests, index_out, status) };
         }
         let index = record::begin(|| self.many_op(OpKind::Waitany, count), true);
+        self.list_collectives(index);
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
         let rc = if !self.any_unacknowledged() && !self.must_poll() {
@@ -637,6 +666,7 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, statuses) };
         };
         let index = record::begin(|| self.many_op(OpKind::Waitsome, count), true);
+        self.list_collectives(index);
         let sts = self.statuses_for(n, statuses);
         let rc = if !self.any_unacknowledged() && !self.must_poll() {
             // SAFETY: the caller's arguments and valid statuses.
