@@ -232,6 +232,11 @@ fn finished(trace: &RankTrace, rank: usize, size: usize) -> bool {
             .all(|(i, op)| op.index == i as u64)
 }
 
+/// Whether `op` made a point-to-point request a completion call completes.
+fn is_request(op: &Op) -> bool {
+    (op.kind.is_nonblocking_send() || op.kind.is_nonblocking_receive()) && !op.has(flags::FAILED)
+}
+
 /// Whether `op` sends a message (a send, or `MPI_Sendrecv`).
 fn is_send(op: &Op) -> bool {
     op.kind.class() == OpClass::Send || op.kind.is_sendrecv()
@@ -266,7 +271,57 @@ struct Need {
     op: u64,
     /// Whether it is the condition of a standard-mode send.
     standard: bool,
+    /// For a request's condition: the record that made the request (the
+    /// `Isend`, ...), which the report shows rather than the completion.
+    origin: Option<u64>,
 }
+
+/// When a record is passed.
+#[derive(Debug, Clone)]
+enum Cond {
+    /// Every condition holds (seed 003 §3.1: AND).
+    All(Vec<Need>),
+    /// At least `n` of the groups hold, a group holding when all its
+    /// conditions do: a `Waitany`/`Waitsome` that needs one more request of
+    /// its pool to complete than the calls of its kind before it took
+    /// (seed 003 §3.1 rule 3, OR, counted; see the module docs).
+    AtLeast(usize, Vec<Vec<Need>>),
+}
+
+impl Cond {
+    /// `None` when it holds in state `at`; otherwise the conditions not
+    /// met yet, any of which may change that (for `All`, only the first is
+    /// needed to wake the rank; `every` gives them all, for the witness).
+    fn unmet(&self, at: &[u64], every: bool) -> Option<Vec<Need>> {
+        let met = |n: &Need| at[n.rank] >= n.op;
+        match self {
+            Cond::All(needs) => {
+                let mut unmet = needs.iter().filter(|n| !met(n)).copied();
+                if every {
+                    let all: Vec<Need> = unmet.collect();
+                    (!all.is_empty()).then_some(all)
+                } else {
+                    unmet.next().map(|n| vec![n])
+                }
+            }
+            Cond::AtLeast(n, groups) => {
+                let held = groups.iter().filter(|g| g.iter().all(met)).count();
+                (held < *n).then(|| {
+                    groups
+                        .iter()
+                        .flat_map(|g| g.iter().filter(|n| !met(n)).take(if every { usize::MAX } else { 1 }))
+                        .copied()
+                        .collect()
+                })
+            }
+        }
+    }
+}
+
+/// Requests a `Waitany`/`Waitsome` pool may hold before the analysis stops
+/// building it and lets the call pass (conservative; bounds the cost of
+/// long `Waitany` loops, whose pools grow with every iteration).
+const POOL_LIMIT: usize = 4096;
 
 /// The transition system over the traces of one run.
 struct Model<'a> {
@@ -285,6 +340,21 @@ struct Model<'a> {
     loose: Vec<Vec<(u64, usize, u64)>>,
     /// Index of each rank's `MPI_Finalize`.
     finalize: Vec<u64>,
+    /// `completes[(rank, call)]`: the requests (records that made them) a
+    /// completion call completed: from `Completed` records for the calls
+    /// on several requests, from the record itself for `Wait`/`Test`.
+    completes: HashMap<(usize, u64), Vec<u64>>,
+    /// `completed_at[(rank, request)]`: the call that completed a request.
+    completed_at: HashMap<(usize, u64), u64>,
+    /// `requests[rank]`: the point-to-point requests made (records of
+    /// `Isend`, `Irecv`, `Start`, ...), in order.
+    requests: Vec<Vec<u64>>,
+    /// `any_calls[rank]`: the `Waitany`/`Waitsome` records that completed
+    /// a request, in order.
+    any_calls: Vec<Vec<u64>>,
+    /// `first_opaque[rank]`: the first nonblocking collective, whose
+    /// request a `Waitany` may complete though the pool does not model it.
+    first_opaque: Vec<Option<u64>>,
 }
 
 impl<'a> Model<'a> {
@@ -295,6 +365,8 @@ impl<'a> Model<'a> {
         let facts = Facts::new(traces);
         // Every match: (receiving rank, receiving record, sender, send).
         let mut matches: Vec<(usize, &Op, usize, &Op)> = Vec::new();
+        // The index of each match's `Matched` record.
+        let mut matched_at: Vec<u64> = Vec::new();
         let mut covered = HashSet::new();
         for (rank, trace) in traces.iter().enumerate() {
             for record in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
@@ -313,6 +385,7 @@ impl<'a> Model<'a> {
                     .filter(|send| is_send(send));
                 if let Some(send) = send {
                     matches.push((rank, receiver, sender as usize, send));
+                    matched_at.push(record.index);
                 }
             }
         }
@@ -332,6 +405,11 @@ impl<'a> Model<'a> {
             sources: HashMap::new(),
             receipts: HashMap::new(),
             irecv_source: HashMap::new(),
+            completes: HashMap::new(),
+            completed_at: HashMap::new(),
+            requests: vec![Vec::new(); size],
+            any_calls: vec![Vec::new(); size],
+            first_opaque: vec![None; size],
             loose: vec![Vec::new(); size],
             finalize: traces
                 .iter()
@@ -343,10 +421,17 @@ impl<'a> Model<'a> {
                 })
                 .collect(),
         };
-        // Receives posted where their records say.
+        let paired = model.read_completions();
+        // Receives posted where their records say: the `Irecv` a `Wait`
+        // names, or the one whose `Completed` record the `Matched` record
+        // follows.
         let exact: Vec<Option<u64>> = matches
             .iter()
-            .map(|&(rank, receiver, _, _)| exact_posting(traces[rank], receiver))
+            .zip(&matched_at)
+            .map(|(&(rank, receiver, _, _), &record)| {
+                exact_posting(traces[rank], receiver)
+                    .or_else(|| paired.get(&(rank, record)).copied())
+            })
             .collect();
         for (&(rank, _, sender, send), posted) in matches.iter().zip(&exact) {
             if let Some(irecv) =
@@ -384,6 +469,67 @@ impl<'a> Model<'a> {
             );
         }
         Some(model)
+    }
+
+    /// Fills `completes`, `completed_at`, `requests`, `any_calls` and
+    /// `first_opaque`. Returns, for each `Matched` record `(rank, record)`
+    /// of a receive completed by a call on several requests, the `Irecv` it
+    /// completed: the runtime writes a request's `Completed` record just
+    /// before processing it, and so before its `Matched` record.
+    fn read_completions(&mut self) -> HashMap<(usize, u64), u64> {
+        let mut paired = HashMap::new();
+        for (rank, trace) in self.traces.iter().enumerate() {
+            let mut last: HashMap<u64, u64> = HashMap::new();
+            for op in &trace.ops {
+                match op.kind {
+                    OpKind::Completed => {
+                        let made = trace.ops.get(op.aux as usize).filter(|o| {
+                            is_request(o) && o.index < op.request && op.request < op.index
+                        });
+                        if let Some(made) = made {
+                            self.complete(rank, op.request, made.index);
+                            last.insert(op.request, made.index);
+                        }
+                    }
+                    OpKind::Matched => {
+                        if let Some(&made) = last.get(&op.request) {
+                            if trace.ops[made as usize].kind.is_nonblocking_receive() {
+                                paired.insert((rank, op.index), made);
+                            }
+                        }
+                    }
+                    OpKind::Wait | OpKind::Test if !op.has(flags::FAILED) => {
+                        if let Some(made) = request_origin(trace, op) {
+                            self.complete(rank, op.index, made.index);
+                        }
+                    }
+                    kind if kind.is_nonblocking_collective() => {
+                        self.first_opaque[rank].get_or_insert(op.index);
+                    }
+                    _ if is_request(op) => self.requests[rank].push(op.index),
+                    _ => {}
+                }
+            }
+        }
+        for (&(rank, call), _) in self.completes.iter() {
+            if matches!(
+                self.traces[rank].ops[call as usize].kind,
+                OpKind::Waitany | OpKind::Waitsome
+            ) {
+                self.any_calls[rank].push(call);
+            }
+        }
+        for calls in &mut self.any_calls {
+            calls.sort_unstable();
+        }
+        paired
+    }
+
+    /// Notes that record `call` of `rank` completed the request `made`.
+    fn complete(&mut self, rank: usize, call: u64, made: u64) {
+        if self.completed_at.insert((rank, made), call).is_none() {
+            self.completes.entry((rank, call)).or_default().push(made);
+        }
     }
 
     /// Per rank, the earliest `Irecv` with each [`IrecvKey`], leaving out
@@ -437,7 +583,117 @@ impl<'a> Model<'a> {
         .min()
     }
 
-    /// The conditions of `op`, record of `rank`.
+    /// When `op`, record of `rank`, is passed.
+    fn cond(&self, rank: usize, op: &Op) -> Cond {
+        if op.has(flags::FAILED) {
+            return Cond::All(Vec::new());
+        }
+        match op.kind {
+            OpKind::Waitall => {
+                let mut needs = Vec::new();
+                for &made in self.completes.get(&(rank, op.index)).into_iter().flatten() {
+                    self.request_needs(rank, made, &mut needs);
+                }
+                // Its receives: from their `Matched` records, which name
+                // the `Waitall` (exact whether or not the runtime wrote
+                // `Completed` records).
+                self.receive_needs(rank, op.index, &mut needs);
+                Cond::All(needs)
+            }
+            OpKind::Waitany | OpKind::Waitsome => self.any_cond(rank, op),
+            _ => Cond::All(self.needs(rank, op)),
+        }
+    }
+
+    /// The condition of a `Waitany`/`Waitsome` (seed 003 §3.1 rule 3: it
+    /// returns once any of its requests completes). The trace does not list
+    /// the requests the call was given, so its *pool* is every request the
+    /// rank made before it that no `Wait`/`Waitall` before it completed
+    /// (more than it was given: easier to pass, so never a false report).
+    /// Without buffering, the call may complete another request of its
+    /// pool than the run did, but each `Waitany`/`Waitsome` before it that
+    /// completed a request took at least one request of this pool that
+    /// could complete, and completable stays completable: it passes when
+    /// more requests of its pool can complete than there were such calls.
+    /// A call that completed nothing (all its requests inactive) passes.
+    fn any_cond(&self, rank: usize, op: &Op) -> Cond {
+        let pass = Cond::All(Vec::new());
+        if !self.completes.contains_key(&(rank, op.index))
+            || self.first_opaque[rank].is_some_and(|c| c < op.index)
+        {
+            return pass;
+        }
+        let before = |list: &[u64]| list.partition_point(|&i| i < op.index);
+        let made = &self.requests[rank][..before(&self.requests[rank])];
+        let taken = before(&self.any_calls[rank]);
+        let mut groups = Vec::new();
+        let mut free = 0usize;
+        for &request in made {
+            let done_before = self
+                .completed_at
+                .get(&(rank, request))
+                .is_some_and(|&c| {
+                    c < op.index
+                        && matches!(
+                            self.traces[rank].ops[c as usize].kind,
+                            OpKind::Wait | OpKind::Waitall
+                        )
+                });
+            if done_before {
+                continue;
+            }
+            let mut group = Vec::new();
+            self.request_needs(rank, request, &mut group);
+            let origin = &self.traces[rank].ops[request as usize];
+            if origin.kind.is_nonblocking_receive() {
+                if let Some(&(sender, send)) = self.irecv_source.get(&(rank, request)) {
+                    group.push(Need {
+                        rank: sender,
+                        op: send,
+                        standard: false,
+                        origin: Some(request),
+                    });
+                }
+            }
+            if group.is_empty() {
+                // Can always complete: counted, not stored.
+                free += 1;
+                if free > taken {
+                    return pass;
+                }
+            } else {
+                groups.push(group);
+            }
+            if groups.len() > POOL_LIMIT {
+                return pass;
+            }
+        }
+        Cond::AtLeast(taken + 1 - free.min(taken), groups)
+    }
+
+    /// The conditions of the send request made at record `made` of `rank`:
+    /// the receive that took its message was posted (standard mode and
+    /// synchronous mode; a buffered or ready send waits for nothing). A
+    /// receive request's conditions are its `Matched` records'.
+    fn request_needs(&self, rank: usize, made: u64, needs: &mut Vec<Need>) {
+        let origin = &self.traces[rank].ops[made as usize];
+        if origin.has(flags::FAILED) || origin.has(flags::CANCELLED) {
+            return;
+        }
+        let standard = match origin.kind {
+            OpKind::Isend | OpKind::StartSend => true,
+            OpKind::Issend | OpKind::StartSsend => false,
+            _ => return,
+        };
+        let from = needs.len();
+        self.send_need(rank, made, standard, needs);
+        for need in &mut needs[from..] {
+            need.origin = Some(made);
+        }
+    }
+
+    /// The conditions of `op`, record of `rank`, other than the calls on
+    /// several requests ([`Model::cond`]).
     fn needs(&self, rank: usize, op: &Op) -> Vec<Need> {
         let mut needs = Vec::new();
         if op.has(flags::FAILED) {
@@ -454,11 +710,8 @@ impl<'a> Model<'a> {
             OpKind::Wait => match request_origin(self.traces[rank], op) {
                 Some(origin) if origin.has(flags::FAILED) => {}
                 Some(origin) => match origin.kind {
-                    OpKind::Isend | OpKind::StartSend => {
-                        self.send_need(rank, origin.index, true, &mut needs)
-                    }
-                    OpKind::Issend | OpKind::StartSsend => {
-                        self.send_need(rank, origin.index, false, &mut needs)
+                    kind if kind.is_nonblocking_send() => {
+                        self.request_needs(rank, origin.index, &mut needs)
                     }
                     kind if kind.is_nonblocking_receive() => {
                         self.receive_needs(rank, op.index, &mut needs)
@@ -472,6 +725,7 @@ impl<'a> Model<'a> {
                     rank: q,
                     op: self.finalize[q],
                     standard: false,
+                    origin: None,
                 }))
             }
             kind if kind.class() == OpClass::Collective
@@ -491,13 +745,17 @@ impl<'a> Model<'a> {
                             rank: q,
                             op: c.index,
                             standard: false,
+                            origin: None,
                         })
                     })
                     .collect();
                 needs.extend(instance.unwrap_or_default());
             }
-            // Isend, Irecv, Bsend, Rsend, Test, Waitall, Waitany, probes,
-            // markers, clock records, ...: never wait.
+            // Isend, Irecv, Bsend, Rsend, the `Test` forms (a test that
+            // completed a request in the run may return false without
+            // buffering, and the trace does not say what the program does
+            // then: see the module docs), probes, markers, clock records,
+            // ...: never wait.
             _ => {}
         }
         needs
@@ -511,6 +769,7 @@ impl<'a> Model<'a> {
                     rank: receipt.rank,
                     op: posted,
                     standard,
+                    origin: None,
                 });
             }
         }
@@ -523,6 +782,7 @@ impl<'a> Model<'a> {
                 rank: sender,
                 op: send,
                 standard: false,
+                origin: None,
             });
         }
     }
@@ -532,26 +792,23 @@ impl<'a> Model<'a> {
     fn run(&self) -> Vec<u64> {
         let size = self.traces.len();
         let mut at = vec![0u64; size];
-        // The conditions of each rank's current record, and how many of
-        // them are known to hold (a condition that holds keeps holding).
-        let mut current: Vec<Option<Vec<Need>>> = vec![None; size];
-        let mut held = vec![0usize; size];
+        // The condition of each rank's current record (a condition that
+        // holds keeps holding).
+        let mut current: Vec<Option<Cond>> = vec![None; size];
         // Ranks waiting for a rank to reach a record, earliest first.
         let mut waiting: Vec<BinaryHeap<Reverse<(u64, usize)>>> = vec![BinaryHeap::new(); size];
         let mut work: Vec<usize> = (0..size).rev().collect();
         while let Some(r) = work.pop() {
             while let Some(op) = self.traces[r].ops.get(at[r] as usize) {
-                let needs = current[r].get_or_insert_with(|| self.needs(r, op));
-                while needs.get(held[r]).is_some_and(|n| at[n.rank] >= n.op) {
-                    held[r] += 1;
-                }
-                if let Some(need) = needs.get(held[r]) {
-                    waiting[need.rank].push(Reverse((need.op, r)));
+                let cond = current[r].get_or_insert_with(|| self.cond(r, op));
+                if let Some(unmet) = cond.unmet(&at, false) {
+                    for need in unmet {
+                        waiting[need.rank].push(Reverse((need.op, r)));
+                    }
                     break;
                 }
                 at[r] += 1;
                 current[r] = None;
-                held[r] = 0;
                 while let Some(&Reverse((op, waiter))) = waiting[r].peek() {
                     if op > at[r] {
                         break;
@@ -683,19 +940,22 @@ impl<'a> Model<'a> {
     fn stuck(&self, rank: usize, at: &[u64]) -> StuckRank {
         let trace = self.traces[rank];
         let op = &trace.ops[at[rank] as usize];
-        let unmet: Vec<Need> = self
-            .needs(rank, op)
-            .into_iter()
-            .filter(|n| at[n.rank] < n.op)
-            .collect();
+        let unmet: Vec<Need> = self.cond(rank, op).unmet(at, true).unwrap_or_default();
+        // For a call on several requests, the first stuck standard send's.
+        let origin = match op.kind {
+            OpKind::Wait => request_origin(trace, op).map(|o| o.index),
+            _ => unmet
+                .iter()
+                .filter(|n| n.standard)
+                .chain(&unmet)
+                .find_map(|n| n.origin),
+        };
         StuckRank {
             rank: rank as i32,
             op_index: op.index,
             kind: op.kind,
             site: op.site,
-            origin: (op.kind == OpKind::Wait)
-                .then(|| request_origin(trace, op).map(|o| o.index))
-                .flatten(),
+            origin,
             standard_send: unmet.iter().any(|n| n.standard),
             waits_for: unmet
                 .iter()

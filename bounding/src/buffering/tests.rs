@@ -20,8 +20,29 @@ enum C {
     Irecv(i32),
     /// `MPI_Wait` on the request of the rank's call at this position.
     Wait(usize),
-    /// `MPI_Waitall` (the trace does not list its requests).
+    /// `MPI_Waitall` as an older runtime recorded it: no `Completed`
+    /// records, so the trace does not list its requests.
     Waitall,
+    Issend(i32),
+    /// `MPI_Start` of an `MPI_Send_init` request (recorded like an `Isend`).
+    Start(i32),
+    /// `MPI_Waitall` completing the requests of the rank's calls at these
+    /// positions (one `Completed` record each).
+    WaitallOf(&'static [usize]),
+    /// `MPI_Waitany` that completed the request of the call at this
+    /// position.
+    Waitany(usize),
+    /// `MPI_Waitsome` that completed these requests.
+    Waitsome(&'static [usize]),
+    /// `MPI_Test` that completed this request (flag true: a test that
+    /// returned false is not recorded).
+    Test(usize),
+    /// `MPI_Testall` that completed these requests.
+    Testall(&'static [usize]),
+    /// `MPI_Testany` that completed this request.
+    Testany(usize),
+    /// `MPI_Testsome` that completed these requests.
+    Testsome(&'static [usize]),
     Sendrecv {
         to: i32,
         from: i32,
@@ -93,7 +114,9 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
             (0..calls.len())
                 .map(|position| {
                     let at = next;
-                    next += 1 + took(rank, position).len() as u64;
+                    next += 1
+                        + took(rank, position).len() as u64
+                        + completed(calls[position]).len() as u64;
                     at
                 })
                 .collect()
@@ -133,6 +156,42 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
                         count: 2,
                         ..record(OpKind::Waitall, 0)
                     },
+                    C::Issend(to) => Op {
+                        request: handle(rank, position),
+                        ..record(OpKind::Issend, to)
+                    },
+                    C::Start(to) => Op {
+                        request: handle(rank, position),
+                        ..record(OpKind::StartSend, to)
+                    },
+                    C::Test(origin) => Op {
+                        request: handle(rank, origin),
+                        aux: index[rank][origin] + 1,
+                        count: 1,
+                        ..record(OpKind::Test, 0)
+                    },
+                    C::Testany(origin) => Op {
+                        request: handle(rank, origin),
+                        aux: index[rank][origin] + 1,
+                        count: 2,
+                        ..record(OpKind::Testany, 0)
+                    },
+                    C::WaitallOf(_) | C::Waitany(_) | C::Waitsome(_) | C::Testall(_)
+                    | C::Testsome(_) => {
+                        let kind = match call {
+                            C::WaitallOf(_) => OpKind::Waitall,
+                            C::Waitany(_) => OpKind::Waitany,
+                            C::Waitsome(_) => OpKind::Waitsome,
+                            C::Testall(_) => OpKind::Testall,
+                            _ => OpKind::Testsome,
+                        };
+                        // The record names the first request it was given,
+                        // not (for `any`/`some`) the one it completed.
+                        Op {
+                            count: 2,
+                            ..record(kind, 0)
+                        }
+                    }
                     C::Sendrecv { to, from } => Op {
                         request: u64::from(to as u32),
                         ..record(OpKind::Sendrecv, from)
@@ -148,14 +207,37 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
                     op.matched = Some((sender as i32, 0));
                 }
                 ops.push(op);
-                for (sender, send) in senders {
+                let mut senders = senders;
+                let matched = |ops: &Vec<Op>, (sender, send): (usize, usize)| Op {
+                    index: ops.len() as u64,
+                    request: index[rank][position],
+                    peer: sender as i32,
+                    aux: index[sender][send],
+                    ..record(OpKind::Matched, sender as i32)
+                };
+                // As the runtime writes them: each request's `Completed`
+                // record, then a receive's `Matched` record.
+                for &made in completed(call) {
                     ops.push(Op {
                         index: ops.len() as u64,
                         request: index[rank][position],
-                        peer: sender as i32,
-                        aux: index[sender][send],
-                        ..record(OpKind::Matched, sender as i32)
+                        aux: index[rank][made],
+                        ..record(OpKind::Completed, 0)
                     });
+                    if let C::Irecv(from) = calls[made] {
+                        if let Some(k) = senders
+                            .iter()
+                            .position(|&(s, _)| from == ANY || s as i32 == from)
+                        {
+                            let sender = senders.remove(k);
+                            let m = matched(&ops, sender);
+                            ops.push(m);
+                        }
+                    }
+                }
+                for sender in senders {
+                    let m = matched(&ops, sender);
+                    ops.push(m);
                 }
             }
             ops.push(Op {
@@ -181,6 +263,19 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
         })
         .collect();
     Job { traces, index }
+}
+
+/// The requests a call on several requests completed (positions).
+fn completed(call: C) -> &'static [usize] {
+    match call {
+        C::WaitallOf(made) | C::Waitsome(made) | C::Testall(made) | C::Testsome(made) => made,
+        C::Waitany(made) | C::Testany(made) => std::slice::from_ref(leak(made)),
+        _ => &[],
+    }
+}
+
+fn leak(position: usize) -> &'static usize {
+    Box::leak(Box::new(position))
 }
 
 fn stuck(h: &BufferingHazard, rank: i32) -> &StuckRank {
