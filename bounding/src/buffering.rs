@@ -309,7 +309,11 @@ impl Cond {
                 (held < *n).then(|| {
                     groups
                         .iter()
-                        .flat_map(|g| g.iter().filter(|n| !met(n)).take(if every { usize::MAX } else { 1 }))
+                        .flat_map(|g| {
+                            g.iter()
+                                .filter(|n| !met(n))
+                                .take(if every { usize::MAX } else { 1 })
+                        })
                         .copied()
                         .collect()
                 })
@@ -629,16 +633,13 @@ impl<'a> Model<'a> {
         let mut groups = Vec::new();
         let mut free = 0usize;
         for &request in made {
-            let done_before = self
-                .completed_at
-                .get(&(rank, request))
-                .is_some_and(|&c| {
-                    c < op.index
-                        && matches!(
-                            self.traces[rank].ops[c as usize].kind,
-                            OpKind::Wait | OpKind::Waitall
-                        )
-                });
+            let done_before = self.completed_at.get(&(rank, request)).is_some_and(|&c| {
+                c < op.index
+                    && matches!(
+                        self.traces[rank].ops[c as usize].kind,
+                        OpKind::Wait | OpKind::Waitall
+                    )
+            });
             if done_before {
                 continue;
             }
