@@ -276,49 +276,51 @@ struct Need {
     origin: Option<u64>,
 }
 
-/// When a record is passed.
-#[derive(Debug, Clone)]
-enum Cond {
-    /// Every condition holds (seed 003 §3.1: AND).
-    All(Vec<Need>),
-    /// At least `n` of the groups hold, a group holding when all its
-    /// conditions do: a `Waitany`/`Waitsome` that needs one more request of
-    /// its pool to complete than the calls of its kind before it took
-    /// (seed 003 §3.1 rule 3, OR, counted; see the module docs).
-    AtLeast(usize, Vec<Vec<Need>>),
+/// When a record is passed: every condition of `all` holds (seed 003
+/// §3.1: AND), and for each clause `(n, groups)` at least `n` of the groups
+/// hold, a group holding when all its conditions do (OR, counted): a
+/// `Waitany`/`Waitsome` needs one more request of its pool to complete
+/// than the calls of its kind before it took, and a request whose handle
+/// another one shares may be either of them (see the module docs).
+#[derive(Debug, Clone, Default)]
+struct Cond {
+    all: Vec<Need>,
+    clauses: Vec<(usize, Vec<Vec<Need>>)>,
 }
 
 impl Cond {
+    fn all(all: Vec<Need>) -> Cond {
+        Cond {
+            all,
+            clauses: Vec::new(),
+        }
+    }
+
     /// `None` when it holds in state `at`; otherwise the conditions not
-    /// met yet, any of which may change that (for `All`, only the first is
-    /// needed to wake the rank; `every` gives them all, for the witness).
+    /// met yet, any of which may change that (only those needed to wake
+    /// the rank, or with `every` all of them, for the witness).
     fn unmet(&self, at: &[u64], every: bool) -> Option<Vec<Need>> {
         let met = |n: &Need| at[n.rank] >= n.op;
-        match self {
-            Cond::All(needs) => {
-                let mut unmet = needs.iter().filter(|n| !met(n)).copied();
-                if every {
-                    let all: Vec<Need> = unmet.collect();
-                    (!all.is_empty()).then_some(all)
-                } else {
-                    unmet.next().map(|n| vec![n])
-                }
-            }
-            Cond::AtLeast(n, groups) => {
-                let held = groups.iter().filter(|g| g.iter().all(met)).count();
-                (held < *n).then(|| {
-                    groups
-                        .iter()
-                        .flat_map(|g| {
-                            g.iter()
-                                .filter(|n| !met(n))
-                                .take(if every { usize::MAX } else { 1 })
-                        })
-                        .copied()
-                        .collect()
-                })
+        let mut unmet: Vec<Need> = Vec::new();
+        for need in self.all.iter().filter(|n| !met(n)) {
+            unmet.push(*need);
+            if !every {
+                return Some(unmet);
             }
         }
+        for (n, groups) in &self.clauses {
+            if groups.iter().filter(|g| g.iter().all(met)).count() >= *n {
+                continue;
+            }
+            for group in groups {
+                let open = group.iter().filter(|n| !met(n));
+                unmet.extend(open.take(if every { usize::MAX } else { 1 }));
+            }
+            if !every {
+                return Some(unmet);
+            }
+        }
+        (!unmet.is_empty()).then_some(unmet)
     }
 }
 
@@ -356,6 +358,8 @@ struct Model<'a> {
     /// `any_calls[rank]`: the `Waitany`/`Waitsome` records that completed
     /// a request, in order.
     any_calls: Vec<Vec<u64>>,
+    /// `handles[(rank, handle)]`: the requests made with a handle, in order.
+    handles: HashMap<(usize, u64), Vec<u64>>,
     /// `first_opaque[rank]`: the first nonblocking collective, whose
     /// request a `Waitany` may complete though the pool does not model it.
     first_opaque: Vec<Option<u64>>,
@@ -414,6 +418,7 @@ impl<'a> Model<'a> {
             requests: vec![Vec::new(); size],
             any_calls: vec![Vec::new(); size],
             first_opaque: vec![None; size],
+            handles: HashMap::new(),
             loose: vec![Vec::new(); size],
             finalize: traces
                 .iter()
@@ -510,7 +515,13 @@ impl<'a> Model<'a> {
                     kind if kind.is_nonblocking_collective() => {
                         self.first_opaque[rank].get_or_insert(op.index);
                     }
-                    _ if is_request(op) => self.requests[rank].push(op.index),
+                    _ if is_request(op) => {
+                        self.requests[rank].push(op.index);
+                        self.handles
+                            .entry((rank, op.request))
+                            .or_default()
+                            .push(op.index);
+                    }
                     _ => {}
                 }
             }
@@ -590,23 +601,71 @@ impl<'a> Model<'a> {
     /// When `op`, record of `rank`, is passed.
     fn cond(&self, rank: usize, op: &Op) -> Cond {
         if op.has(flags::FAILED) {
-            return Cond::All(Vec::new());
+            return Cond::default();
         }
         match op.kind {
-            OpKind::Waitall => {
-                let mut needs = Vec::new();
-                for &made in self.completes.get(&(rank, op.index)).into_iter().flatten() {
-                    self.request_needs(rank, made, &mut needs);
+            OpKind::Wait | OpKind::Waitall => {
+                let mut cond = Cond::default();
+                let made = self.completes.get(&(rank, op.index)).into_iter().flatten();
+                for &made in made {
+                    if self.traces[rank].ops[made as usize]
+                        .kind
+                        .is_nonblocking_send()
+                    {
+                        self.send_request_cond(rank, op.index, made, &mut cond);
+                    }
                 }
                 // Its receives: from their `Matched` records, which name
-                // the `Waitall` (exact whether or not the runtime wrote
+                // the call (exact whether or not the runtime wrote
                 // `Completed` records).
-                self.receive_needs(rank, op.index, &mut needs);
-                Cond::All(needs)
+                if op.kind == OpKind::Waitall
+                    || request_origin(self.traces[rank], op)
+                        .is_some_and(|o| o.kind.is_nonblocking_receive())
+                {
+                    self.receive_needs(rank, op.index, &mut cond.all);
+                }
+                cond
             }
             OpKind::Waitany | OpKind::Waitsome => self.any_cond(rank, op),
-            _ => Cond::All(self.needs(rank, op)),
+            _ => Cond::all(self.needs(rank, op)),
         }
+    }
+
+    /// Adds the condition of the send request made at record `made`, which
+    /// call `call` completed, to `cond`. MPICH hands every send that
+    /// completed eagerly the same handle, and the runtime then credits a
+    /// completion to the latest request with the handle (the older ones it
+    /// completes itself, unrecorded): the program may have meant any of
+    /// them, so any of them completing lets the call pass.
+    fn send_request_cond(&self, rank: usize, call: u64, made: u64, cond: &mut Cond) {
+        let handle = self.traces[rank].ops[made as usize].request;
+        let twins: Vec<u64> = self
+            .handles
+            .get(&(rank, handle))
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&r| {
+                handle != 0
+                    && r != made
+                    && r < call
+                    && self.completed_at.get(&(rank, r)).is_none_or(|&c| c > call)
+            })
+            .collect();
+        if twins.is_empty() {
+            self.request_needs(rank, made, &mut cond.all);
+            return;
+        }
+        let mut groups = Vec::new();
+        for request in std::iter::once(made).chain(twins) {
+            let mut group = Vec::new();
+            self.request_needs(rank, request, &mut group);
+            if group.is_empty() {
+                return;
+            }
+            groups.push(group);
+        }
+        cond.clauses.push((1, groups));
     }
 
     /// The condition of a `Waitany`/`Waitsome` (seed 003 §3.1 rule 3: it
@@ -621,7 +680,7 @@ impl<'a> Model<'a> {
     /// more requests of its pool can complete than there were such calls.
     /// A call that completed nothing (all its requests inactive) passes.
     fn any_cond(&self, rank: usize, op: &Op) -> Cond {
-        let pass = Cond::All(Vec::new());
+        let pass = Cond::default();
         if !self.completes.contains_key(&(rank, op.index))
             || self.first_opaque[rank].is_some_and(|c| c < op.index)
         {
@@ -669,7 +728,10 @@ impl<'a> Model<'a> {
                 return pass;
             }
         }
-        Cond::AtLeast(taken + 1 - free.min(taken), groups)
+        Cond {
+            all: Vec::new(),
+            clauses: vec![(taken + 1 - free.min(taken), groups)],
+        }
     }
 
     /// The conditions of the send request made at record `made` of `rank`:
@@ -708,19 +770,6 @@ impl<'a> Model<'a> {
                 self.receive_needs(rank, op.index, &mut needs);
                 self.send_need(rank, op.index, true, &mut needs);
             }
-            OpKind::Wait => match request_origin(self.traces[rank], op) {
-                Some(origin) if origin.has(flags::FAILED) => {}
-                Some(origin) => match origin.kind {
-                    kind if kind.is_nonblocking_send() => {
-                        self.request_needs(rank, origin.index, &mut needs)
-                    }
-                    kind if kind.is_nonblocking_receive() => {
-                        self.receive_needs(rank, op.index, &mut needs)
-                    }
-                    _ => {}
-                },
-                None => {}
-            },
             OpKind::Finalize => {
                 needs.extend((0..self.traces.len()).filter(|&q| q != rank).map(|q| Need {
                     rank: q,

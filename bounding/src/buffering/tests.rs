@@ -1111,3 +1111,34 @@ fn synchronous_sends_in_a_waitall_are_not_a_hazard_on_their_own() {
     let messages = [((1, 0), (0, 0)), ((2, 0), (0, 1))];
     assert_eq!(run(program, &messages).hazard(), None);
 }
+
+#[test]
+fn a_completion_of_a_shared_handle_may_be_any_of_its_requests() {
+    // MPICH gives every send that completed eagerly one shared handle; the
+    // runtime credits a completion to the latest request with it. P0:
+    // Isend(to 1) a; Isend(to 2) b, same handle; Wait (credited to b);
+    // Send(to 2); Wait. P1: Recv(from 0). P2: Recv(from 0, the Send's
+    // message); Recv(from 0, b's). If the first Wait were b's, it would
+    // wait for P2's second Recv, after P2's first, which waits for P0's
+    // Send: a cycle. But the program may have waited for a there, which P1
+    // receives at once: no report.
+    let program: &[&[C]] = &[
+        &[C::Isend(1), C::Isend(2), C::Wait(1), C::Send(2), C::Wait(0)],
+        &[C::Recv(0)],
+        &[C::Recv(0), C::Recv(0)],
+    ];
+    let messages = [((1, 0), (0, 0)), ((2, 0), (0, 3)), ((2, 1), (0, 1))];
+    let mut job = run(program, &messages);
+    assert!(
+        job.hazard().is_some(),
+        "distinct handles: b's Wait is stuck"
+    );
+    let (a, b) = (job.at(0, 0) as usize, job.at(0, 1) as usize);
+    let shared = job.traces[0].ops[b].request;
+    job.traces[0].ops[a].request = shared;
+    // The second Wait found no slot for the handle: no `aux`.
+    let last = job.at(0, 4) as usize;
+    job.traces[0].ops[last].aux = 0;
+    job.traces[0].ops[last].request = shared;
+    assert_eq!(job.hazard(), None);
+}
