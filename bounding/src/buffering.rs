@@ -18,9 +18,12 @@
 //!
 //! | record | is passed when |
 //! | --- | --- |
-//! | `Send`, `Ssend`; `Wait` on an `Isend`/`Issend` | the receive that took the message was posted: its rank reached the `Recv` (or `Sendrecv`), or issued the `Irecv` |
+//! | `Send`, `Ssend`; `Wait` on an `Isend`/`Issend` (or a started `Send_init`/`Ssend_init`) | the receive that took the message was posted: its rank reached the `Recv` (or `Sendrecv`), or issued the `Irecv` |
 //! | `Recv`; `Wait` on an `Irecv` | the send the message came from was issued: its rank reached it |
-//! | `Sendrecv` | both of the above, for its two halves |
+//! | `Sendrecv`, `Sendrecv_replace` | both of the above, for its two halves |
+//! | `Waitall` | both of the above, for every request it completed |
+//! | `Waitany`, `Waitsome` | more requests of its pool can complete than the `Waitany`/`Waitsome` calls before it took (see below) |
+//! | `Test`, `Testall`, `Testany`, `Testsome` | always (see below) |
 //! | a collective on `MPI_COMM_WORLD` | every rank reached the same instance (the same position in its sequence of world collectives) |
 //! | `MPI_Finalize` | every rank reached its `MPI_Finalize` |
 //! | anything else | always (rule 1, or not modelled: see below) |
@@ -32,14 +35,51 @@
 //! [`BufferingHazard`]): each rank's record it is stuck at, the records
 //! other ranks must reach for it to pass, and a cycle of the wait-for graph.
 //! Only terminal states where at least one rank is stuck in a standard-mode
-//! send (`MPI_Send`, the send half of `MPI_Sendrecv`, or the `Wait` of an
-//! `MPI_Isend`) are reported: anything else is not a buffering issue.
+//! send (`MPI_Send`, the send half of `MPI_Sendrecv`, or a `Wait`,
+//! `Waitall`, `Waitany` or `Waitsome` waiting for an `MPI_Isend`) are
+//! reported: anything else is not a buffering issue.
 //!
 //! `Ssend`/`Issend` are modelled as what they are (synchronous: the run
 //! itself waited for the receive, so the condition is exact); a rank stuck
 //! in one never makes a hazard on its own, but an `Ssend` that only
 //! completed because the peer's standard `Send` was buffered is part of
 //! that `Send`'s hazard.
+//!
+//! # Completion calls
+//!
+//! The record of a call on several requests names only its first request;
+//! the runtime follows it with one `Completed` record per request the call
+//! completed (`mbh_trace::OpKind::Completed`), and, for a receive, the
+//! `Matched` record right after its `Completed` record, which says where
+//! the receive was posted (its `Irecv`).
+//!
+//! * `Wait`, `Waitall`: the requests a call completed are exactly those it
+//!   waited for (rule 2 of seed 003 §3.1, AND).
+//! * `Waitany`, `Waitsome` return once any request given completes (rule
+//!   3, OR). The trace does not list the requests given, so the call's
+//!   *pool* is every request the rank made before it that no `Wait` or
+//!   `Waitall` before it completed: more than it was given, which can only
+//!   let the rank pass more easily. Without buffering the call may take
+//!   another request of the pool than the run did; but every `Waitany` or
+//!   `Waitsome` before it that completed something took at least one
+//!   request of the pool that could complete, and a request that can
+//!   complete stays so. So the call passes when more requests of its pool
+//!   can complete than there were such calls before it: a `Waitany` loop
+//!   over `n` sends needs each of them in turn, whatever order the library
+//!   picks. A call that completed nothing (no active request) passes.
+//! * `Test` forms never wait. One that completed a request in the run
+//!   (those that completed nothing are not recorded) may return false
+//!   without buffering, and what the program does then (poll again, or do
+//!   other work that posts the receive) is not in the trace: no deadlock
+//!   can be claimed. A request a `Test` form completed stays in the pool of
+//!   the `Waitany`/`Waitsome` calls after it, since without buffering the
+//!   test may have left it to them.
+//! * MPICH hands every send that completed eagerly one shared handle, and
+//!   the runtime credits a completion to the latest request holding it: a
+//!   `Wait`/`Waitall` completing such a request passes once any request
+//!   that shares the handle and was not completed before can complete.
+//! * Persistent requests: each `Start` (or request of `Startall`) is
+//!   recorded as the `Isend`/`Irecv` it stands for, and is modelled so.
 //!
 //! # Collectives are synchronising
 //!
@@ -86,13 +126,17 @@
 //!   runtime that does not write them);
 //! * `Bsend`/`Ibsend` are buffered by definition, `Rsend`/`Irsend` need a
 //!   posted receive by contract: never waited for;
-//! * `Waitall`, `Waitany` (and `Waitsome`): the trace does not list their
-//!   requests; `Test` forms never block; probes are not modelled; a `Wait`
-//!   whose request is unknown completes;
+//! * a call on several requests without `Completed` records (a trace of an
+//!   older runtime) waits for none of its send requests; a `Waitany` or
+//!   `Waitsome` passes when the rank has a nonblocking collective
+//!   outstanding (not in its pool), or a pool of more than 4096 requests;
+//!   `Test` forms never block; probes are not modelled; a `Wait` whose
+//!   request is unknown completes;
 //! * a send no receive took (its `Irecv` was never completed, or it was
 //!   never received) waits for nothing;
-//! * a receive completed by a call whose requests the trace does not list
-//!   (`Waitall`, ...) is taken as posted at the earliest `Irecv` before that
+//! * a receive completed by a call on several requests without a
+//!   `Completed` record before its `Matched` record is taken as posted at
+//!   the earliest `Irecv` before that
 //!   call that could have taken the message and that no `Wait`/`Test`
 //!   naming it completed (in a loop, that is usually the first iteration's:
 //!   such sends are then hardly ever found stuck);
@@ -102,7 +146,8 @@
 //! Complexity: `O(records + ranks² + world collectives × ranks)`, times a
 //! logarithm for the waiting queues (a `Wait` whose record does not name
 //! the request's origin costs a backward search for its handle, as in the
-//! deadlock analysis).
+//! deadlock analysis), plus the pool of each `Waitany`/`Waitsome` (at most
+//! 4096 requests each).
 
 use crate::deadlock::{find_cycle, request_origin, Facts};
 use mbh_trace::op::{flags, OpClass};
@@ -141,14 +186,17 @@ pub struct StuckRank {
     pub kind: OpKind,
     /// Its site id (0: unknown).
     pub site: u32,
-    /// For a `Wait`: index of the record that created the request.
+    /// For a `Wait`: index of the record that created the request; for a
+    /// call on several requests, that of the first stuck send's (standard
+    /// mode first).
     pub origin: Option<u64>,
     /// Whether it is stuck in a standard-mode send (`MPI_Send`, the send
     /// half of `MPI_Sendrecv`, the `Wait` of an `MPI_Isend`), the send that
     /// the run's library buffered.
     pub standard_send: bool,
-    /// What it waits for (AND: all of them), one entry per record not
-    /// reached yet.
+    /// What it waits for, one entry per record not reached yet: all of
+    /// them (AND), except for a `Waitany`/`Waitsome`, or a request whose
+    /// handle others share, where any enough of them would do.
     pub waits_for: Vec<Awaited>,
 }
 
