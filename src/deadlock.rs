@@ -232,11 +232,14 @@ pub fn buffering_finding(
                     .get(origin as usize)
             })
             .map_or(stuck.site, |op| op.site);
-        let waits: Vec<String> = stuck
-            .waits_for
-            .iter()
-            .map(|w| format!("rank {}", w.rank))
-            .collect();
+        // A rank named once, though several of its receives are awaited.
+        let mut waits: Vec<String> = Vec::new();
+        for w in &stuck.waits_for {
+            let rank = format!("rank {}", w.rank);
+            if !waits.contains(&rank) {
+                waits.push(rank);
+            }
+        }
         let label = format!(
             "this send completes only once {} posts its receive",
             waits.join(" and ")

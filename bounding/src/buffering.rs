@@ -18,9 +18,12 @@
 //!
 //! | record | is passed when |
 //! | --- | --- |
-//! | `Send`, `Ssend`; `Wait` on an `Isend`/`Issend` | the receive that took the message was posted: its rank reached the `Recv` (or `Sendrecv`), or issued the `Irecv` |
+//! | `Send`, `Ssend`; `Wait` on an `Isend`/`Issend` (or a started `Send_init`/`Ssend_init`) | the receive that took the message was posted: its rank reached the `Recv` (or `Sendrecv`), or issued the `Irecv` |
 //! | `Recv`; `Wait` on an `Irecv` | the send the message came from was issued: its rank reached it |
-//! | `Sendrecv` | both of the above, for its two halves |
+//! | `Sendrecv`, `Sendrecv_replace` | both of the above, for its two halves |
+//! | `Waitall` | both of the above, for every request it completed |
+//! | `Waitany`, `Waitsome` | more requests of its pool can complete than the `Waitany`/`Waitsome` calls before it took (see below) |
+//! | `Test`, `Testall`, `Testany`, `Testsome` | always (see below) |
 //! | a collective on `MPI_COMM_WORLD` | every rank reached the same instance (the same position in its sequence of world collectives) |
 //! | `MPI_Finalize` | every rank reached its `MPI_Finalize` |
 //! | anything else | always (rule 1, or not modelled: see below) |
@@ -32,14 +35,51 @@
 //! [`BufferingHazard`]): each rank's record it is stuck at, the records
 //! other ranks must reach for it to pass, and a cycle of the wait-for graph.
 //! Only terminal states where at least one rank is stuck in a standard-mode
-//! send (`MPI_Send`, the send half of `MPI_Sendrecv`, or the `Wait` of an
-//! `MPI_Isend`) are reported: anything else is not a buffering issue.
+//! send (`MPI_Send`, the send half of `MPI_Sendrecv`, or a `Wait`,
+//! `Waitall`, `Waitany` or `Waitsome` waiting for an `MPI_Isend`) are
+//! reported: anything else is not a buffering issue.
 //!
 //! `Ssend`/`Issend` are modelled as what they are (synchronous: the run
 //! itself waited for the receive, so the condition is exact); a rank stuck
 //! in one never makes a hazard on its own, but an `Ssend` that only
 //! completed because the peer's standard `Send` was buffered is part of
 //! that `Send`'s hazard.
+//!
+//! # Completion calls
+//!
+//! The record of a call on several requests names only its first request;
+//! the runtime follows it with one `Completed` record per request the call
+//! completed (`mbh_trace::OpKind::Completed`), and, for a receive, the
+//! `Matched` record right after its `Completed` record, which says where
+//! the receive was posted (its `Irecv`).
+//!
+//! * `Wait`, `Waitall`: the requests a call completed are exactly those it
+//!   waited for (rule 2 of seed 003 §3.1, AND).
+//! * `Waitany`, `Waitsome` return once any request given completes (rule
+//!   3, OR). The trace does not list the requests given, so the call's
+//!   *pool* is every request the rank made before it that no `Wait` or
+//!   `Waitall` before it completed: more than it was given, which can only
+//!   let the rank pass more easily. Without buffering the call may take
+//!   another request of the pool than the run did; but every `Waitany` or
+//!   `Waitsome` before it that completed something took at least one
+//!   request of the pool that could complete, and a request that can
+//!   complete stays so. So the call passes when more requests of its pool
+//!   can complete than there were such calls before it: a `Waitany` loop
+//!   over `n` sends needs each of them in turn, whatever order the library
+//!   picks. A call that completed nothing (no active request) passes.
+//! * `Test` forms never wait. One that completed a request in the run
+//!   (those that completed nothing are not recorded) may return false
+//!   without buffering, and what the program does then (poll again, or do
+//!   other work that posts the receive) is not in the trace: no deadlock
+//!   can be claimed. A request a `Test` form completed stays in the pool of
+//!   the `Waitany`/`Waitsome` calls after it, since without buffering the
+//!   test may have left it to them.
+//! * MPICH hands every send that completed eagerly one shared handle, and
+//!   the runtime credits a completion to the latest request holding it: a
+//!   `Wait`/`Waitall` completing such a request passes once any request
+//!   that shares the handle and was not completed before can complete.
+//! * Persistent requests: each `Start` (or request of `Startall`) is
+//!   recorded as the `Isend`/`Irecv` it stands for, and is modelled so.
 //!
 //! # Collectives are synchronising
 //!
@@ -86,13 +126,17 @@
 //!   runtime that does not write them);
 //! * `Bsend`/`Ibsend` are buffered by definition, `Rsend`/`Irsend` need a
 //!   posted receive by contract: never waited for;
-//! * `Waitall`, `Waitany` (and `Waitsome`): the trace does not list their
-//!   requests; `Test` forms never block; probes are not modelled; a `Wait`
-//!   whose request is unknown completes;
+//! * a call on several requests without `Completed` records (a trace of an
+//!   older runtime) waits for none of its send requests; a `Waitany` or
+//!   `Waitsome` passes when the rank has a nonblocking collective
+//!   outstanding (not in its pool), or a pool of more than 4096 requests;
+//!   `Test` forms never block; probes are not modelled; a `Wait` whose
+//!   request is unknown completes;
 //! * a send no receive took (its `Irecv` was never completed, or it was
 //!   never received) waits for nothing;
-//! * a receive completed by a call whose requests the trace does not list
-//!   (`Waitall`, ...) is taken as posted at the earliest `Irecv` before that
+//! * a receive completed by a call on several requests without a
+//!   `Completed` record before its `Matched` record is taken as posted at
+//!   the earliest `Irecv` before that
 //!   call that could have taken the message and that no `Wait`/`Test`
 //!   naming it completed (in a loop, that is usually the first iteration's:
 //!   such sends are then hardly ever found stuck);
@@ -102,7 +146,8 @@
 //! Complexity: `O(records + ranks² + world collectives × ranks)`, times a
 //! logarithm for the waiting queues (a `Wait` whose record does not name
 //! the request's origin costs a backward search for its handle, as in the
-//! deadlock analysis).
+//! deadlock analysis), plus the pool of each `Waitany`/`Waitsome` (at most
+//! 4096 requests each).
 
 use crate::deadlock::{find_cycle, request_origin, Facts};
 use mbh_trace::op::{flags, OpClass};
@@ -141,14 +186,17 @@ pub struct StuckRank {
     pub kind: OpKind,
     /// Its site id (0: unknown).
     pub site: u32,
-    /// For a `Wait`: index of the record that created the request.
+    /// For a `Wait`: index of the record that created the request; for a
+    /// call on several requests, that of the first stuck send's (standard
+    /// mode first).
     pub origin: Option<u64>,
     /// Whether it is stuck in a standard-mode send (`MPI_Send`, the send
     /// half of `MPI_Sendrecv`, the `Wait` of an `MPI_Isend`), the send that
     /// the run's library buffered.
     pub standard_send: bool,
-    /// What it waits for (AND: all of them), one entry per record not
-    /// reached yet.
+    /// What it waits for, one entry per record not reached yet: all of
+    /// them (AND), except for a `Waitany`/`Waitsome`, or a request whose
+    /// handle others share, where any enough of them would do.
     pub waits_for: Vec<Awaited>,
 }
 
@@ -232,6 +280,11 @@ fn finished(trace: &RankTrace, rank: usize, size: usize) -> bool {
             .all(|(i, op)| op.index == i as u64)
 }
 
+/// Whether `op` made a point-to-point request a completion call completes.
+fn is_request(op: &Op) -> bool {
+    (op.kind.is_nonblocking_send() || op.kind.is_nonblocking_receive()) && !op.has(flags::FAILED)
+}
+
 /// Whether `op` sends a message (a send, or `MPI_Sendrecv`).
 fn is_send(op: &Op) -> bool {
     op.kind.class() == OpClass::Send || op.kind.is_sendrecv()
@@ -266,7 +319,63 @@ struct Need {
     op: u64,
     /// Whether it is the condition of a standard-mode send.
     standard: bool,
+    /// For a request's condition: the record that made the request (the
+    /// `Isend`, ...), which the report shows rather than the completion.
+    origin: Option<u64>,
 }
+
+/// When a record is passed: every condition of `all` holds (seed 003
+/// §3.1: AND), and for each clause `(n, groups)` at least `n` of the groups
+/// hold, a group holding when all its conditions do (OR, counted): a
+/// `Waitany`/`Waitsome` needs one more request of its pool to complete
+/// than the calls of its kind before it took, and a request whose handle
+/// another one shares may be either of them (see the module docs).
+#[derive(Debug, Clone, Default)]
+struct Cond {
+    all: Vec<Need>,
+    clauses: Vec<(usize, Vec<Vec<Need>>)>,
+}
+
+impl Cond {
+    fn all(all: Vec<Need>) -> Cond {
+        Cond {
+            all,
+            clauses: Vec::new(),
+        }
+    }
+
+    /// `None` when it holds in state `at`; otherwise the conditions not
+    /// met yet, any of which may change that (only those needed to wake
+    /// the rank, or with `every` all of them, for the witness).
+    fn unmet(&self, at: &[u64], every: bool) -> Option<Vec<Need>> {
+        let met = |n: &Need| at[n.rank] >= n.op;
+        let mut unmet: Vec<Need> = Vec::new();
+        for need in self.all.iter().filter(|n| !met(n)) {
+            unmet.push(*need);
+            if !every {
+                return Some(unmet);
+            }
+        }
+        for (n, groups) in &self.clauses {
+            if groups.iter().filter(|g| g.iter().all(met)).count() >= *n {
+                continue;
+            }
+            for group in groups {
+                let open = group.iter().filter(|n| !met(n));
+                unmet.extend(open.take(if every { usize::MAX } else { 1 }));
+            }
+            if !every {
+                return Some(unmet);
+            }
+        }
+        (!unmet.is_empty()).then_some(unmet)
+    }
+}
+
+/// Requests a `Waitany`/`Waitsome` pool may hold before the analysis stops
+/// building it and lets the call pass (conservative; bounds the cost of
+/// long `Waitany` loops, whose pools grow with every iteration).
+const POOL_LIMIT: usize = 4096;
 
 /// The transition system over the traces of one run.
 struct Model<'a> {
@@ -285,6 +394,23 @@ struct Model<'a> {
     loose: Vec<Vec<(u64, usize, u64)>>,
     /// Index of each rank's `MPI_Finalize`.
     finalize: Vec<u64>,
+    /// `completes[(rank, call)]`: the requests (records that made them) a
+    /// completion call completed: from `Completed` records for the calls
+    /// on several requests, from the record itself for `Wait`/`Test`.
+    completes: HashMap<(usize, u64), Vec<u64>>,
+    /// `completed_at[(rank, request)]`: the call that completed a request.
+    completed_at: HashMap<(usize, u64), u64>,
+    /// `requests[rank]`: the point-to-point requests made (records of
+    /// `Isend`, `Irecv`, `Start`, ...), in order.
+    requests: Vec<Vec<u64>>,
+    /// `any_calls[rank]`: the `Waitany`/`Waitsome` records that completed
+    /// a request, in order.
+    any_calls: Vec<Vec<u64>>,
+    /// `handles[(rank, handle)]`: the requests made with a handle, in order.
+    handles: HashMap<(usize, u64), Vec<u64>>,
+    /// `first_opaque[rank]`: the first nonblocking collective, whose
+    /// request a `Waitany` may complete though the pool does not model it.
+    first_opaque: Vec<Option<u64>>,
 }
 
 impl<'a> Model<'a> {
@@ -295,6 +421,8 @@ impl<'a> Model<'a> {
         let facts = Facts::new(traces);
         // Every match: (receiving rank, receiving record, sender, send).
         let mut matches: Vec<(usize, &Op, usize, &Op)> = Vec::new();
+        // The index of each match's `Matched` record.
+        let mut matched_at: Vec<u64> = Vec::new();
         let mut covered = HashSet::new();
         for (rank, trace) in traces.iter().enumerate() {
             for record in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
@@ -313,6 +441,7 @@ impl<'a> Model<'a> {
                     .filter(|send| is_send(send));
                 if let Some(send) = send {
                     matches.push((rank, receiver, sender as usize, send));
+                    matched_at.push(record.index);
                 }
             }
         }
@@ -332,6 +461,12 @@ impl<'a> Model<'a> {
             sources: HashMap::new(),
             receipts: HashMap::new(),
             irecv_source: HashMap::new(),
+            completes: HashMap::new(),
+            completed_at: HashMap::new(),
+            requests: vec![Vec::new(); size],
+            any_calls: vec![Vec::new(); size],
+            first_opaque: vec![None; size],
+            handles: HashMap::new(),
             loose: vec![Vec::new(); size],
             finalize: traces
                 .iter()
@@ -343,10 +478,17 @@ impl<'a> Model<'a> {
                 })
                 .collect(),
         };
-        // Receives posted where their records say.
+        let paired = model.read_completions();
+        // Receives posted where their records say: the `Irecv` a `Wait`
+        // names, or the one whose `Completed` record the `Matched` record
+        // follows.
         let exact: Vec<Option<u64>> = matches
             .iter()
-            .map(|&(rank, receiver, _, _)| exact_posting(traces[rank], receiver))
+            .zip(&matched_at)
+            .map(|(&(rank, receiver, _, _), &record)| {
+                exact_posting(traces[rank], receiver)
+                    .or_else(|| paired.get(&(rank, record)).copied())
+            })
             .collect();
         for (&(rank, _, sender, send), posted) in matches.iter().zip(&exact) {
             if let Some(irecv) =
@@ -384,6 +526,73 @@ impl<'a> Model<'a> {
             );
         }
         Some(model)
+    }
+
+    /// Fills `completes`, `completed_at`, `requests`, `any_calls` and
+    /// `first_opaque`. Returns, for each `Matched` record `(rank, record)`
+    /// of a receive completed by a call on several requests, the `Irecv` it
+    /// completed: the runtime writes a request's `Completed` record just
+    /// before processing it, and so before its `Matched` record.
+    fn read_completions(&mut self) -> HashMap<(usize, u64), u64> {
+        let mut paired = HashMap::new();
+        for (rank, trace) in self.traces.iter().enumerate() {
+            let mut last: HashMap<u64, u64> = HashMap::new();
+            for op in &trace.ops {
+                match op.kind {
+                    OpKind::Completed => {
+                        let made = trace.ops.get(op.aux as usize).filter(|o| {
+                            is_request(o) && o.index < op.request && op.request < op.index
+                        });
+                        if let Some(made) = made {
+                            self.complete(rank, op.request, made.index);
+                            last.insert(op.request, made.index);
+                        }
+                    }
+                    OpKind::Matched => {
+                        if let Some(&made) = last.get(&op.request) {
+                            if trace.ops[made as usize].kind.is_nonblocking_receive() {
+                                paired.insert((rank, op.index), made);
+                            }
+                        }
+                    }
+                    OpKind::Wait | OpKind::Test if !op.has(flags::FAILED) => {
+                        if let Some(made) = request_origin(trace, op) {
+                            self.complete(rank, op.index, made.index);
+                        }
+                    }
+                    kind if kind.is_nonblocking_collective() => {
+                        self.first_opaque[rank].get_or_insert(op.index);
+                    }
+                    _ if is_request(op) => {
+                        self.requests[rank].push(op.index);
+                        self.handles
+                            .entry((rank, op.request))
+                            .or_default()
+                            .push(op.index);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for (&(rank, call), _) in self.completes.iter() {
+            if matches!(
+                self.traces[rank].ops[call as usize].kind,
+                OpKind::Waitany | OpKind::Waitsome
+            ) {
+                self.any_calls[rank].push(call);
+            }
+        }
+        for calls in &mut self.any_calls {
+            calls.sort_unstable();
+        }
+        paired
+    }
+
+    /// Notes that record `call` of `rank` completed the request `made`.
+    fn complete(&mut self, rank: usize, call: u64, made: u64) {
+        if self.completed_at.insert((rank, made), call).is_none() {
+            self.completes.entry((rank, call)).or_default().push(made);
+        }
     }
 
     /// Per rank, the earliest `Irecv` with each [`IrecvKey`], leaving out
@@ -437,7 +646,165 @@ impl<'a> Model<'a> {
         .min()
     }
 
-    /// The conditions of `op`, record of `rank`.
+    /// When `op`, record of `rank`, is passed.
+    fn cond(&self, rank: usize, op: &Op) -> Cond {
+        if op.has(flags::FAILED) {
+            return Cond::default();
+        }
+        match op.kind {
+            OpKind::Wait | OpKind::Waitall => {
+                let mut cond = Cond::default();
+                let made = self.completes.get(&(rank, op.index)).into_iter().flatten();
+                for &made in made {
+                    if self.traces[rank].ops[made as usize]
+                        .kind
+                        .is_nonblocking_send()
+                    {
+                        self.send_request_cond(rank, op.index, made, &mut cond);
+                    }
+                }
+                // Its receives: from their `Matched` records, which name
+                // the call (exact whether or not the runtime wrote
+                // `Completed` records).
+                if op.kind == OpKind::Waitall
+                    || request_origin(self.traces[rank], op)
+                        .is_some_and(|o| o.kind.is_nonblocking_receive())
+                {
+                    self.receive_needs(rank, op.index, &mut cond.all);
+                }
+                cond
+            }
+            OpKind::Waitany | OpKind::Waitsome => self.any_cond(rank, op),
+            _ => Cond::all(self.needs(rank, op)),
+        }
+    }
+
+    /// Adds the condition of the send request made at record `made`, which
+    /// call `call` completed, to `cond`. MPICH hands every send that
+    /// completed eagerly the same handle, and the runtime then credits a
+    /// completion to the latest request with the handle (the older ones it
+    /// completes itself, unrecorded): the program may have meant any of
+    /// them, so any of them completing lets the call pass.
+    fn send_request_cond(&self, rank: usize, call: u64, made: u64, cond: &mut Cond) {
+        let handle = self.traces[rank].ops[made as usize].request;
+        let twins: Vec<u64> = self
+            .handles
+            .get(&(rank, handle))
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&r| {
+                handle != 0
+                    && r != made
+                    && r < call
+                    && self.completed_at.get(&(rank, r)).is_none_or(|&c| c > call)
+            })
+            .collect();
+        if twins.is_empty() {
+            self.request_needs(rank, made, &mut cond.all);
+            return;
+        }
+        let mut groups = Vec::new();
+        for request in std::iter::once(made).chain(twins) {
+            let mut group = Vec::new();
+            self.request_needs(rank, request, &mut group);
+            if group.is_empty() {
+                return;
+            }
+            groups.push(group);
+        }
+        cond.clauses.push((1, groups));
+    }
+
+    /// The condition of a `Waitany`/`Waitsome` (seed 003 §3.1 rule 3: it
+    /// returns once any of its requests completes). The trace does not list
+    /// the requests the call was given, so its *pool* is every request the
+    /// rank made before it that no `Wait`/`Waitall` before it completed
+    /// (more than it was given: easier to pass, so never a false report).
+    /// Without buffering, the call may complete another request of its
+    /// pool than the run did, but each `Waitany`/`Waitsome` before it that
+    /// completed a request took at least one request of this pool that
+    /// could complete, and completable stays completable: it passes when
+    /// more requests of its pool can complete than there were such calls.
+    /// A call that completed nothing (all its requests inactive) passes.
+    fn any_cond(&self, rank: usize, op: &Op) -> Cond {
+        let pass = Cond::default();
+        if !self.completes.contains_key(&(rank, op.index))
+            || self.first_opaque[rank].is_some_and(|c| c < op.index)
+        {
+            return pass;
+        }
+        let before = |list: &[u64]| list.partition_point(|&i| i < op.index);
+        let made = &self.requests[rank][..before(&self.requests[rank])];
+        let taken = before(&self.any_calls[rank]);
+        let mut groups = Vec::new();
+        let mut free = 0usize;
+        for &request in made {
+            let done_before = self.completed_at.get(&(rank, request)).is_some_and(|&c| {
+                c < op.index
+                    && matches!(
+                        self.traces[rank].ops[c as usize].kind,
+                        OpKind::Wait | OpKind::Waitall
+                    )
+            });
+            if done_before {
+                continue;
+            }
+            let mut group = Vec::new();
+            self.request_needs(rank, request, &mut group);
+            let origin = &self.traces[rank].ops[request as usize];
+            if origin.kind.is_nonblocking_receive() {
+                if let Some(&(sender, send)) = self.irecv_source.get(&(rank, request)) {
+                    group.push(Need {
+                        rank: sender,
+                        op: send,
+                        standard: false,
+                        origin: Some(request),
+                    });
+                }
+            }
+            if group.is_empty() {
+                // Can always complete: counted, not stored.
+                free += 1;
+                if free > taken {
+                    return pass;
+                }
+            } else {
+                groups.push(group);
+            }
+            if groups.len() > POOL_LIMIT {
+                return pass;
+            }
+        }
+        Cond {
+            all: Vec::new(),
+            clauses: vec![(taken + 1 - free.min(taken), groups)],
+        }
+    }
+
+    /// The conditions of the send request made at record `made` of `rank`:
+    /// the receive that took its message was posted (standard mode and
+    /// synchronous mode; a buffered or ready send waits for nothing). A
+    /// receive request's conditions are its `Matched` records'.
+    fn request_needs(&self, rank: usize, made: u64, needs: &mut Vec<Need>) {
+        let origin = &self.traces[rank].ops[made as usize];
+        if origin.has(flags::FAILED) || origin.has(flags::CANCELLED) {
+            return;
+        }
+        let standard = match origin.kind {
+            OpKind::Isend | OpKind::StartSend => true,
+            OpKind::Issend | OpKind::StartSsend => false,
+            _ => return,
+        };
+        let from = needs.len();
+        self.send_need(rank, made, standard, needs);
+        for need in &mut needs[from..] {
+            need.origin = Some(made);
+        }
+    }
+
+    /// The conditions of `op`, record of `rank`, other than the calls on
+    /// several requests ([`Model::cond`]).
     fn needs(&self, rank: usize, op: &Op) -> Vec<Need> {
         let mut needs = Vec::new();
         if op.has(flags::FAILED) {
@@ -451,27 +818,12 @@ impl<'a> Model<'a> {
                 self.receive_needs(rank, op.index, &mut needs);
                 self.send_need(rank, op.index, true, &mut needs);
             }
-            OpKind::Wait => match request_origin(self.traces[rank], op) {
-                Some(origin) if origin.has(flags::FAILED) => {}
-                Some(origin) => match origin.kind {
-                    OpKind::Isend | OpKind::StartSend => {
-                        self.send_need(rank, origin.index, true, &mut needs)
-                    }
-                    OpKind::Issend | OpKind::StartSsend => {
-                        self.send_need(rank, origin.index, false, &mut needs)
-                    }
-                    kind if kind.is_nonblocking_receive() => {
-                        self.receive_needs(rank, op.index, &mut needs)
-                    }
-                    _ => {}
-                },
-                None => {}
-            },
             OpKind::Finalize => {
                 needs.extend((0..self.traces.len()).filter(|&q| q != rank).map(|q| Need {
                     rank: q,
                     op: self.finalize[q],
                     standard: false,
+                    origin: None,
                 }))
             }
             kind if kind.class() == OpClass::Collective
@@ -491,13 +843,17 @@ impl<'a> Model<'a> {
                             rank: q,
                             op: c.index,
                             standard: false,
+                            origin: None,
                         })
                     })
                     .collect();
                 needs.extend(instance.unwrap_or_default());
             }
-            // Isend, Irecv, Bsend, Rsend, Test, Waitall, Waitany, probes,
-            // markers, clock records, ...: never wait.
+            // Isend, Irecv, Bsend, Rsend, the `Test` forms (a test that
+            // completed a request in the run may return false without
+            // buffering, and the trace does not say what the program does
+            // then: see the module docs), probes, markers, clock records,
+            // ...: never wait.
             _ => {}
         }
         needs
@@ -511,6 +867,7 @@ impl<'a> Model<'a> {
                     rank: receipt.rank,
                     op: posted,
                     standard,
+                    origin: None,
                 });
             }
         }
@@ -523,6 +880,7 @@ impl<'a> Model<'a> {
                 rank: sender,
                 op: send,
                 standard: false,
+                origin: None,
             });
         }
     }
@@ -532,26 +890,23 @@ impl<'a> Model<'a> {
     fn run(&self) -> Vec<u64> {
         let size = self.traces.len();
         let mut at = vec![0u64; size];
-        // The conditions of each rank's current record, and how many of
-        // them are known to hold (a condition that holds keeps holding).
-        let mut current: Vec<Option<Vec<Need>>> = vec![None; size];
-        let mut held = vec![0usize; size];
+        // The condition of each rank's current record (a condition that
+        // holds keeps holding).
+        let mut current: Vec<Option<Cond>> = vec![None; size];
         // Ranks waiting for a rank to reach a record, earliest first.
         let mut waiting: Vec<BinaryHeap<Reverse<(u64, usize)>>> = vec![BinaryHeap::new(); size];
         let mut work: Vec<usize> = (0..size).rev().collect();
         while let Some(r) = work.pop() {
             while let Some(op) = self.traces[r].ops.get(at[r] as usize) {
-                let needs = current[r].get_or_insert_with(|| self.needs(r, op));
-                while needs.get(held[r]).is_some_and(|n| at[n.rank] >= n.op) {
-                    held[r] += 1;
-                }
-                if let Some(need) = needs.get(held[r]) {
-                    waiting[need.rank].push(Reverse((need.op, r)));
+                let cond = current[r].get_or_insert_with(|| self.cond(r, op));
+                if let Some(unmet) = cond.unmet(&at, false) {
+                    for need in unmet {
+                        waiting[need.rank].push(Reverse((need.op, r)));
+                    }
                     break;
                 }
                 at[r] += 1;
                 current[r] = None;
-                held[r] = 0;
                 while let Some(&Reverse((op, waiter))) = waiting[r].peek() {
                     if op > at[r] {
                         break;
@@ -683,19 +1038,22 @@ impl<'a> Model<'a> {
     fn stuck(&self, rank: usize, at: &[u64]) -> StuckRank {
         let trace = self.traces[rank];
         let op = &trace.ops[at[rank] as usize];
-        let unmet: Vec<Need> = self
-            .needs(rank, op)
-            .into_iter()
-            .filter(|n| at[n.rank] < n.op)
-            .collect();
+        let unmet: Vec<Need> = self.cond(rank, op).unmet(at, true).unwrap_or_default();
+        // For a call on several requests, the first stuck standard send's.
+        let origin = match op.kind {
+            OpKind::Wait => request_origin(trace, op).map(|o| o.index),
+            _ => unmet
+                .iter()
+                .filter(|n| n.standard)
+                .chain(&unmet)
+                .find_map(|n| n.origin),
+        };
         StuckRank {
             rank: rank as i32,
             op_index: op.index,
             kind: op.kind,
             site: op.site,
-            origin: (op.kind == OpKind::Wait)
-                .then(|| request_origin(trace, op).map(|o| o.index))
-                .flatten(),
+            origin,
             standard_send: unmet.iter().any(|n| n.standard),
             waits_for: unmet
                 .iter()

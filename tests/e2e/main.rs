@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod barriers;
+mod buffering;
 mod collectives;
 mod completeness;
 mod differential;

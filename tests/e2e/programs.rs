@@ -7,6 +7,9 @@ use mbh_tests::{run_mbhybrid, workspace_root};
 fn every_program_has_a_test() {
     let listed = [
         "assert_rank1.c",
+        "b1_ring_waitall.c",
+        "b2_ring_waitany.c",
+        "b3_ring_irecv_first.c",
         "buffer_reuse.c",
         "c1_gatherv_reduce.c",
         "c2_allgatherv_orders.c",
@@ -68,7 +71,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in collectives.rs, wildcards.rs) for each new program, and list it here"
+        "add a #[test] below (or in collectives.rs, wildcards.rs, buffering.rs) for each new program, and list it here"
     );
 }
 

@@ -267,6 +267,19 @@ op_kinds! {
     /// more), so the wait-for graph knows which collectives a `Waitall`
     /// cannot return without.
     WaitRequest = 245 => "mbhybrid:wait-request", Clock;
+    /// Not an MPI call: a point-to-point request that a call on several
+    /// requests (`MPI_Waitall`, `MPI_Waitany`, `MPI_Waitsome`,
+    /// `MPI_Testall`, `MPI_Testany`, `MPI_Testsome`) completed, one record
+    /// per request, written during that call (after its record, before the
+    /// `Matched` record of a receive). `request` = index of the completing
+    /// call's record, `aux` = index of the record that made the request
+    /// (the `Isend`, `Irecv`, or the `Start` of a persistent request).
+    /// The completion records name only their first request (`aux`), so
+    /// without these an analysis cannot tell which sends such a call waited
+    /// for (the buffering analysis needs it, seed 003 §3). Traces written
+    /// before this record existed have none: readers must treat a call on
+    /// several requests without them as completing unknown requests.
+    Completed = 246 => "mbhybrid:completed", Clock;
 }
 
 /// The exit code with which the runtime stops a job after every rank of a

@@ -20,8 +20,29 @@ enum C {
     Irecv(i32),
     /// `MPI_Wait` on the request of the rank's call at this position.
     Wait(usize),
-    /// `MPI_Waitall` (the trace does not list its requests).
+    /// `MPI_Waitall` as an older runtime recorded it: no `Completed`
+    /// records, so the trace does not list its requests.
     Waitall,
+    Issend(i32),
+    /// `MPI_Start` of an `MPI_Send_init` request (recorded like an `Isend`).
+    Start(i32),
+    /// `MPI_Waitall` completing the requests of the rank's calls at these
+    /// positions (one `Completed` record each).
+    WaitallOf(&'static [usize]),
+    /// `MPI_Waitany` that completed the request of the call at this
+    /// position.
+    Waitany(usize),
+    /// `MPI_Waitsome` that completed these requests.
+    Waitsome(&'static [usize]),
+    /// `MPI_Test` that completed this request (flag true: a test that
+    /// returned false is not recorded).
+    Test(usize),
+    /// `MPI_Testall` that completed these requests.
+    Testall(&'static [usize]),
+    /// `MPI_Testany` that completed this request.
+    Testany(usize),
+    /// `MPI_Testsome` that completed these requests.
+    Testsome(&'static [usize]),
     Sendrecv {
         to: i32,
         from: i32,
@@ -93,7 +114,9 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
             (0..calls.len())
                 .map(|position| {
                     let at = next;
-                    next += 1 + took(rank, position).len() as u64;
+                    next += 1
+                        + took(rank, position).len() as u64
+                        + completed(calls[position]).len() as u64;
                     at
                 })
                 .collect()
@@ -133,6 +156,45 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
                         count: 2,
                         ..record(OpKind::Waitall, 0)
                     },
+                    C::Issend(to) => Op {
+                        request: handle(rank, position),
+                        ..record(OpKind::Issend, to)
+                    },
+                    C::Start(to) => Op {
+                        request: handle(rank, position),
+                        ..record(OpKind::StartSend, to)
+                    },
+                    C::Test(origin) => Op {
+                        request: handle(rank, origin),
+                        aux: index[rank][origin] + 1,
+                        count: 1,
+                        ..record(OpKind::Test, 0)
+                    },
+                    C::Testany(origin) => Op {
+                        request: handle(rank, origin),
+                        aux: index[rank][origin] + 1,
+                        count: 2,
+                        ..record(OpKind::Testany, 0)
+                    },
+                    C::WaitallOf(_)
+                    | C::Waitany(_)
+                    | C::Waitsome(_)
+                    | C::Testall(_)
+                    | C::Testsome(_) => {
+                        let kind = match call {
+                            C::WaitallOf(_) => OpKind::Waitall,
+                            C::Waitany(_) => OpKind::Waitany,
+                            C::Waitsome(_) => OpKind::Waitsome,
+                            C::Testall(_) => OpKind::Testall,
+                            _ => OpKind::Testsome,
+                        };
+                        // The record names the first request it was given,
+                        // not (for `any`/`some`) the one it completed.
+                        Op {
+                            count: 2,
+                            ..record(kind, 0)
+                        }
+                    }
                     C::Sendrecv { to, from } => Op {
                         request: u64::from(to as u32),
                         ..record(OpKind::Sendrecv, from)
@@ -148,14 +210,37 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
                     op.matched = Some((sender as i32, 0));
                 }
                 ops.push(op);
-                for (sender, send) in senders {
+                let mut senders = senders;
+                let matched = |ops: &Vec<Op>, (sender, send): (usize, usize)| Op {
+                    index: ops.len() as u64,
+                    request: index[rank][position],
+                    peer: sender as i32,
+                    aux: index[sender][send],
+                    ..record(OpKind::Matched, sender as i32)
+                };
+                // As the runtime writes them: each request's `Completed`
+                // record, then a receive's `Matched` record.
+                for &made in completed(call) {
                     ops.push(Op {
                         index: ops.len() as u64,
                         request: index[rank][position],
-                        peer: sender as i32,
-                        aux: index[sender][send],
-                        ..record(OpKind::Matched, sender as i32)
+                        aux: index[rank][made],
+                        ..record(OpKind::Completed, 0)
                     });
+                    if let C::Irecv(from) = calls[made] {
+                        if let Some(k) = senders
+                            .iter()
+                            .position(|&(s, _)| from == ANY || s as i32 == from)
+                        {
+                            let sender = senders.remove(k);
+                            let m = matched(&ops, sender);
+                            ops.push(m);
+                        }
+                    }
+                }
+                for sender in senders {
+                    let m = matched(&ops, sender);
+                    ops.push(m);
                 }
             }
             ops.push(Op {
@@ -181,6 +266,19 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
         })
         .collect();
     Job { traces, index }
+}
+
+/// The requests a call on several requests completed (positions).
+fn completed(call: C) -> &'static [usize] {
+    match call {
+        C::WaitallOf(made) | C::Waitsome(made) | C::Testall(made) | C::Testsome(made) => made,
+        C::Waitany(made) | C::Testany(made) => std::slice::from_ref(leak(made)),
+        _ => &[],
+    }
+}
+
+fn leak(position: usize) -> &'static usize {
+    Box::leak(Box::new(position))
 }
 
 fn stuck(h: &BufferingHazard, rank: i32) -> &StuckRank {
@@ -648,5 +746,399 @@ fn a_wildcard_completed_by_waitall_is_matched_when_its_message_was_sent() {
     let irecv = &mut job.traces[0].ops[job.index[0][0] as usize];
     irecv.flags &= !flags::HAS_STATUS;
     irecv.matched = None;
+    assert_eq!(job.hazard(), None);
+}
+
+/// A ring of `size` ranks (issue 11): each rank runs `calls` with `R`
+/// standing for its right neighbour and `L` for its left one, and the
+/// receiving call at position `p` of each rank took the message of its left
+/// neighbour's call at position `s` for each `(p, s)` of `messages`.
+fn ring(size: usize, calls: fn(i32, i32) -> Vec<C>, messages: &[(usize, usize)]) -> Job {
+    let programs: Vec<Vec<C>> = (0..size as i32)
+        .map(|r| calls((r + 1) % size as i32, (r + size as i32 - 1) % size as i32))
+        .collect();
+    let program: Vec<&[C]> = programs
+        .iter()
+        .map(|p| -> &[C] { Box::leak(p.clone().into_boxed_slice()) })
+        .collect();
+    let msgs: Vec<Msg> = (0..size)
+        .flat_map(|r| {
+            let left = (r + size - 1) % size;
+            messages.iter().map(move |&(p, s)| ((r, p), (left, s)))
+        })
+        .collect();
+    run(&program, &msgs)
+}
+
+/// `Isend(right); Isend(right); Waitall(sends); Recv(left); Recv(left)`.
+fn ring_waitall(right: i32, left: i32) -> Vec<C> {
+    vec![
+        C::Isend(right),
+        C::Isend(right),
+        C::WaitallOf(&[0, 1]),
+        C::Recv(left),
+        C::Recv(left),
+    ]
+}
+
+#[test]
+fn a_ring_whose_isends_a_waitall_completes_before_the_receives_needs_buffering() {
+    for size in [3, 4] {
+        let job = ring(size, ring_waitall, &[(3, 0), (4, 1)]);
+        let h = job.hazard().expect("a buffering hazard");
+        let all: Vec<i32> = (0..size as i32).collect();
+        assert_eq!(h.cycle, all);
+        assert_eq!(h.knot, all);
+        for r in 0..size {
+            let s = stuck(&h, r as i32);
+            let right = (r + 1) % size;
+            assert_eq!((s.kind, s.op_index), (OpKind::Waitall, job.at(r, 2)));
+            assert!(s.standard_send);
+            // The report points at the first send, not at the Waitall.
+            assert_eq!(s.origin, Some(job.at(r, 0)));
+            // Both sends wait for the right neighbour's receives.
+            assert_eq!(
+                s.waits_for,
+                vec![
+                    Awaited {
+                        rank: right as i32,
+                        op_index: job.at(right, 3),
+                        kind: OpKind::Recv,
+                        site: site(right, 3),
+                    },
+                    Awaited {
+                        rank: right as i32,
+                        op_index: job.at(right, 4),
+                        kind: OpKind::Recv,
+                        site: site(right, 4),
+                    },
+                ]
+            );
+        }
+    }
+}
+
+#[test]
+fn a_waitall_without_completed_records_is_still_assumed_to_complete() {
+    // A trace of a runtime that wrote no `Completed` records: the requests
+    // of the Waitall are unknown, so it waits for nothing (conservative).
+    let job = ring(
+        3,
+        |right, left| {
+            vec![
+                C::Isend(right),
+                C::Isend(right),
+                C::Waitall,
+                C::Recv(left),
+                C::Recv(left),
+            ]
+        },
+        &[(3, 0), (4, 1)],
+    );
+    assert_eq!(job.hazard(), None);
+}
+
+#[test]
+fn a_ring_whose_irecvs_are_posted_before_the_waitall_needs_no_buffering() {
+    let job = ring(
+        4,
+        |right, left| vec![C::Irecv(left), C::Isend(right), C::WaitallOf(&[0, 1])],
+        &[(2, 1)],
+    );
+    assert_eq!(job.hazard(), None);
+    // The Matched record follows its Irecv's Completed record: the receive
+    // was posted exactly at the Irecv.
+    let job = ring(
+        3,
+        |right, left| vec![C::Isend(right), C::Irecv(left), C::WaitallOf(&[1, 0])],
+        &[(2, 0)],
+    );
+    assert_eq!(job.hazard(), None);
+}
+
+#[test]
+fn a_waitall_also_waits_for_the_senders_of_its_receives() {
+    // P0: Irecv(from 2); Waitall; Recv(from 1). P1: Send(to 0); Send(to 2).
+    // P2: Recv(from 1); Send(to 0). Without buffering P1's first Send waits
+    // for P0's Recv, after the Waitall, which waits for P2's Send, after
+    // P2's Recv, which waits for P1's second Send: a cycle through a
+    // standard send and the Waitall's receive.
+    let program: &[&[C]] = &[
+        &[C::Irecv(2), C::WaitallOf(&[0]), C::Recv(1)],
+        &[C::Send(0), C::Send(2)],
+        &[C::Recv(1), C::Send(0)],
+    ];
+    let messages = [((0, 1), (2, 1)), ((0, 2), (1, 0)), ((2, 0), (1, 1))];
+    let job = run(program, &messages);
+    let h = job.hazard().expect("a buffering hazard");
+    assert_eq!(h.cycle, vec![0, 2, 1]);
+    assert_eq!(
+        stuck(&h, 0).waits_for,
+        vec![Awaited {
+            rank: 2,
+            op_index: job.at(2, 1),
+            kind: OpKind::Send,
+            site: site(2, 1),
+        }]
+    );
+}
+
+/// `Isend(right); Isend(right); Waitany; Waitany; Recv(left); Recv(left)`.
+fn ring_waitany(right: i32, left: i32) -> Vec<C> {
+    vec![
+        C::Isend(right),
+        C::Isend(right),
+        C::Waitany(1),
+        C::Waitany(0),
+        C::Recv(left),
+        C::Recv(left),
+    ]
+}
+
+#[test]
+fn a_waitany_loop_over_ring_isends_needs_buffering() {
+    for size in [3, 4] {
+        let job = ring(size, ring_waitany, &[(4, 0), (5, 1)]);
+        let h = job.hazard().expect("a buffering hazard");
+        assert_eq!(h.cycle, (0..size as i32).collect::<Vec<_>>());
+        for r in 0..size {
+            let s = stuck(&h, r as i32);
+            // Stuck at the first Waitany: neither send can complete.
+            assert_eq!((s.kind, s.op_index), (OpKind::Waitany, job.at(r, 2)));
+            assert!(s.standard_send);
+            assert_eq!(s.origin, Some(job.at(r, 0)));
+            assert_eq!(s.waits_for.len(), 2, "{s:?}");
+        }
+    }
+}
+
+#[test]
+fn a_waitany_loop_with_the_receive_posted_first_needs_no_buffering() {
+    // Irecv(left); Isend(right); Waitany (took the send); Waitany (took the
+    // receive). Without buffering the first Waitany can take the receive
+    // instead: the left neighbour's send was issued.
+    let job = ring(
+        3,
+        |right, left| {
+            vec![
+                C::Irecv(left),
+                C::Isend(right),
+                C::Waitany(1),
+                C::Waitany(0),
+            ]
+        },
+        &[(3, 1)],
+    );
+    assert_eq!(job.hazard(), None);
+}
+
+#[test]
+fn a_waitany_loop_needs_one_more_request_per_call() {
+    // P0: Isend(to 1); Isend(to 2); Waitany; Waitany; Recv(from 2).
+    // P1: Recv(from 0). P2: Send(to 0); Recv(from 0).
+    // The first Waitany can take the send to P1, but the second needs the
+    // send to P2, whose receive comes after P2's Send, which waits for
+    // P0's Recv: a cycle through the second Waitany. An analysis that let
+    // every Waitany pass once any request can complete would miss it.
+    let program: &[&[C]] = &[
+        &[
+            C::Isend(1),
+            C::Isend(2),
+            C::Waitany(0),
+            C::Waitany(1),
+            C::Recv(2),
+        ],
+        &[C::Recv(0)],
+        &[C::Send(0), C::Recv(0)],
+    ];
+    let messages = [((1, 0), (0, 0)), ((2, 1), (0, 1)), ((0, 4), (2, 0))];
+    let job = run(program, &messages);
+    let h = job.hazard().expect("a buffering hazard");
+    assert_eq!(h.cycle, vec![0, 2]);
+    let s = stuck(&h, 0);
+    assert_eq!((s.kind, s.op_index), (OpKind::Waitany, job.at(0, 3)));
+    assert_eq!(s.origin, Some(job.at(0, 1)));
+    assert_eq!(stuck(&h, 2).kind, OpKind::Send);
+    // The same order with the second send to P1 as well: no hazard.
+    let program: &[&[C]] = &[
+        &[
+            C::Isend(1),
+            C::Isend(1),
+            C::Waitany(0),
+            C::Waitany(1),
+            C::Recv(2),
+        ],
+        &[C::Recv(0), C::Recv(0)],
+        &[C::Send(0)],
+    ];
+    let messages = [((1, 0), (0, 0)), ((1, 1), (0, 1)), ((0, 4), (2, 0))];
+    assert_eq!(run(program, &messages).hazard(), None);
+}
+
+#[test]
+fn a_waitany_that_completed_nothing_waits_for_nothing() {
+    // No `Completed` record: every request given was inactive.
+    let program: &[&[C]] = &[
+        &[C::Isend(1), C::Wait(0), C::Waitsome(&[]), C::Recv(1)],
+        &[C::Recv(0), C::Send(0)],
+    ];
+    let messages = [((1, 0), (0, 0)), ((0, 3), (1, 1))];
+    assert_eq!(run(program, &messages).hazard(), None);
+}
+
+#[test]
+fn a_waitsome_over_ring_isends_needs_buffering() {
+    let job = ring(
+        3,
+        |right, left| {
+            vec![
+                C::Isend(right),
+                C::Isend(right),
+                C::Waitsome(&[0, 1]),
+                C::Recv(left),
+                C::Recv(left),
+            ]
+        },
+        &[(3, 0), (4, 1)],
+    );
+    let h = job.hazard().expect("a buffering hazard");
+    assert_eq!(h.cycle, vec![0, 1, 2]);
+    assert_eq!(stuck(&h, 1).kind, OpKind::Waitsome);
+    // Receives posted first: no hazard.
+    let job = ring(
+        3,
+        |right, left| vec![C::Irecv(left), C::Isend(right), C::Waitsome(&[0, 1])],
+        &[(2, 1)],
+    );
+    assert_eq!(job.hazard(), None);
+}
+
+#[test]
+fn tests_that_completed_requests_never_wait() {
+    // A test that completed a send in the run could return false without
+    // buffering; what the program does then is not in the trace, so no
+    // deadlock can be claimed. Each form, in the ring of issue 11.
+    let forms: [fn(i32, i32) -> Vec<C>; 4] = [
+        |right, left| vec![C::Isend(right), C::Test(0), C::Recv(left)],
+        |right, left| vec![C::Isend(right), C::Testall(&[0]), C::Recv(left)],
+        |right, left| vec![C::Isend(right), C::Testany(0), C::Recv(left)],
+        |right, left| vec![C::Isend(right), C::Testsome(&[0]), C::Recv(left)],
+    ];
+    for form in forms {
+        assert_eq!(ring(3, form, &[(2, 0)]).hazard(), None);
+    }
+    // A Testany loop (the same ring with two sends).
+    let job = ring(
+        3,
+        |right, left| {
+            vec![
+                C::Isend(right),
+                C::Isend(right),
+                C::Testany(0),
+                C::Testany(1),
+                C::Recv(left),
+                C::Recv(left),
+            ]
+        },
+        &[(4, 0), (5, 1)],
+    );
+    assert_eq!(job.hazard(), None);
+    // A Testany loop whose receives are posted first: no hazard either.
+    let job = ring(
+        3,
+        |right, left| {
+            vec![
+                C::Irecv(left),
+                C::Isend(right),
+                C::Testany(1),
+                C::Testany(0),
+            ]
+        },
+        &[(3, 1)],
+    );
+    assert_eq!(job.hazard(), None);
+}
+
+#[test]
+fn a_request_a_test_completed_stays_in_a_later_waitanys_pool() {
+    // Isend(right) a; Isend(right) b; Testany (took a); Waitany (took b);
+    // Recv; Recv. Without buffering the Testany may return false, and the
+    // Waitany may then take a or b: it is stuck only if neither can
+    // complete, which is the case in this ring.
+    let job = ring(
+        3,
+        |right, left| {
+            vec![
+                C::Isend(right),
+                C::Isend(right),
+                C::Testany(0),
+                C::Waitany(1),
+                C::Recv(left),
+                C::Recv(left),
+            ]
+        },
+        &[(4, 0), (5, 1)],
+    );
+    let h = job.hazard().expect("a buffering hazard");
+    assert_eq!(stuck(&h, 0).waits_for.len(), 2);
+}
+
+#[test]
+fn persistent_sends_are_modelled_as_isends() {
+    // MPI_Start of an MPI_Send_init request, completed by Wait or Waitall.
+    for form in [
+        (|right, left| vec![C::Start(right), C::Wait(0), C::Recv(left)]) as fn(i32, i32) -> Vec<C>,
+        |right, left| vec![C::Start(right), C::WaitallOf(&[0]), C::Recv(left)],
+        |right, left| vec![C::Start(right), C::Waitany(0), C::Recv(left)],
+    ] {
+        let job = ring(3, form, &[(2, 0)]);
+        let h = job.hazard().expect("a buffering hazard");
+        assert_eq!(h.cycle, vec![0, 1, 2]);
+        assert_eq!(stuck(&h, 2).origin, Some(job.at(2, 0)));
+    }
+}
+
+#[test]
+fn synchronous_sends_in_a_waitall_are_not_a_hazard_on_their_own() {
+    // Issend to a rank that receives late, in a Waitall with a standard
+    // send to a rank that receives early: the only stuck send is
+    // synchronous, which the run itself waited for.
+    let program: &[&[C]] = &[
+        &[C::Isend(1), C::Issend(2), C::WaitallOf(&[0, 1])],
+        &[C::Recv(0)],
+        &[C::Recv(0)],
+    ];
+    let messages = [((1, 0), (0, 0)), ((2, 0), (0, 1))];
+    assert_eq!(run(program, &messages).hazard(), None);
+}
+
+#[test]
+fn a_completion_of_a_shared_handle_may_be_any_of_its_requests() {
+    // MPICH gives every send that completed eagerly one shared handle; the
+    // runtime credits a completion to the latest request with it. P0:
+    // Isend(to 1) a; Isend(to 2) b, same handle; Wait (credited to b);
+    // Send(to 2); Wait. P1: Recv(from 0). P2: Recv(from 0, the Send's
+    // message); Recv(from 0, b's). If the first Wait were b's, it would
+    // wait for P2's second Recv, after P2's first, which waits for P0's
+    // Send: a cycle. But the program may have waited for a there, which P1
+    // receives at once: no report.
+    let program: &[&[C]] = &[
+        &[C::Isend(1), C::Isend(2), C::Wait(1), C::Send(2), C::Wait(0)],
+        &[C::Recv(0)],
+        &[C::Recv(0), C::Recv(0)],
+    ];
+    let messages = [((1, 0), (0, 0)), ((2, 0), (0, 3)), ((2, 1), (0, 1))];
+    let mut job = run(program, &messages);
+    assert!(
+        job.hazard().is_some(),
+        "distinct handles: b's Wait is stuck"
+    );
+    let (a, b) = (job.at(0, 0) as usize, job.at(0, 1) as usize);
+    let shared = job.traces[0].ops[b].request;
+    job.traces[0].ops[a].request = shared;
+    // The second Wait found no slot for the handle: no `aux`.
+    let last = job.at(0, 4) as usize;
+    job.traces[0].ops[last].aux = 0;
+    job.traces[0].ops[last].request = shared;
     assert_eq!(job.hazard(), None);
 }

@@ -57,6 +57,32 @@ impl Rt {
         }
     }
 
+    /// Before a call on several requests (record `completer`) processes the
+    /// request of slot `id`, which it completed: a `Completed` record names
+    /// the record that made it, since the call's own record names only its
+    /// first request (the buffering analysis needs to know which sends it
+    /// waited for, seed 003 §3). Nonblocking collectives have their own
+    /// `CollectiveComplete` record.
+    fn note_completed(&self, id: u32, completer: Option<u64>) {
+        let Some(slot) = self.slots.get(id) else {
+            return;
+        };
+        if let (Some(completer), Some(origin), false) = (
+            completer,
+            slot.record,
+            matches!(slot.kind, Kind::Coll(_) | Kind::Free),
+        ) {
+            record::append(|| RawOp {
+                kind: OpKind::Completed as u16,
+                flags: flags::RETURNED,
+                site: record::site(),
+                request: completer,
+                aux: origin,
+                ..RawOp::default()
+            });
+        }
+    }
+
     /// After MPI completed `handle` (slot `id`) with `status`: forgets the
     /// handle, processes the completion, gives a receive's status to the
     /// record of the call that made it. Returns whether it was a receive.
@@ -311,6 +337,7 @@ impl Rt {
         for k in 0..self.order.len() {
             let (_, i, status) = self.order[k];
             if let Some(id) = self.ids[i] {
+                self.note_completed(id, completer);
                 // SAFETY: the caller's contract.
                 unsafe { self.finish_request(id, self.handles[i], status, completer) };
             }
@@ -552,6 +579,7 @@ impl Rt {
         if let Ok(i) = usize::try_from(chosen) {
             if let Some(Some(id)) = self.ids.get(i).copied() {
                 let handle = self.handles[i];
+                self.note_completed(id, index);
                 // SAFETY: MPI completed the request into `target`.
                 receive = unsafe { self.finish_request(id, handle, target, index) };
             }
@@ -607,6 +635,7 @@ impl Rt {
                 ..op
             });
             if let Some((i, id)) = slot {
+                self.note_completed(id, index);
                 // SAFETY: MPI completed the request into `target`.
                 if unsafe { self.finish_request(id, self.handles[i], target, index) } {
                     status_into(index, target);
