@@ -197,6 +197,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod checks;
+mod choice;
 mod comms;
 mod consts;
 mod crash;

@@ -253,6 +253,14 @@ impl Llcp {
         event
     }
 
+    /// A choice among requests (`MPI_Waitany`, ...; seed 001 §4, module
+    /// `choice`) returned: like a wildcard event at R4 it takes the clock
+    /// as its final clock and advances it, so what is causally after the
+    /// call carries a larger clock. Returns the final clock.
+    pub fn choose(&mut self) -> u64 {
+        self.tick()
+    }
+
     /// Rule R2: a nonblocking wildcard receive was posted. Returns its
     /// start clock.
     pub fn post(&mut self, event: u32, seq: u64, pattern: Pattern, record: u64, token: u32) -> u64 {

@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod barriers;
+mod choices;
 mod collectives;
 mod oracle;
 mod programs;

@@ -54,6 +54,10 @@ fn every_program_has_a_test() {
         "w1_probe_poll.c",
         "w2_subcomm_wildcard.c",
         "w3_dup_comm_poll.c",
+        "x1_waitany_order.c",
+        "x2_testany_order.c",
+        "x3_waitany_causal.c",
+        "x4_waitsome_order.c",
     ];
     let mut present: Vec<String> = std::fs::read_dir(workspace_root().join("tests/programs"))
         .unwrap()
@@ -63,7 +67,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in collectives.rs, wildcards.rs) for each new program, and list it here"
+        "add a #[test] below (or in choices.rs, collectives.rs, wildcards.rs) for each new program, and list it here"
     );
 }
 
