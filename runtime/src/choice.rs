@@ -18,12 +18,18 @@
 //! Another active request `j` of the array could have been returned
 //! instead when its completion needs nothing the rank does after the call:
 //!
-//! * a request the same `some` call also returned, or one that needs no
-//!   message (a receive from or send to `MPI_PROC_NULL`): at once;
+//! * a request the same `some` call also returned, a receive already
+//!   complete when the call returned (it cannot be hidden by what the rank
+//!   does next, a failed assertion say), or one that needs no message (a
+//!   receive from or send to `MPI_PROC_NULL`): at once;
 //! * a receive that completes later, when the message it matched carries a
 //!   clock (own component) `<= end`: its send is not causally after the
 //!   call (Lamport: a send after it would carry more; vector clocks: exact),
 //!   so in a replay that waits for `j` alone, the message still comes.
+//!
+//! The final clock is taken after the returned requests' messages were
+//! merged: a later `end`, so more offers, and still sound (a send after
+//! the call carries at least `end + 1`).
 //!
 //! Sends are never offered: when a send completes depends on the receiver,
 //! whose match the clocks do not date (an offer that cannot happen would
