@@ -5,7 +5,9 @@
 //!
 //! * An **event** is a wildcard receive or probe (source `MPI_ANY_SOURCE`),
 //!   numbered per rank in issue order (0, 1, 2, ...). Events are what the
-//!   search explores.
+//!   search explores. Choices among requests (`MPI_Waitany`, ...; seed 001
+//!   §4, `choice.rs`) take numbers in the same sequence and a final clock
+//!   from [`Llcp::choose`]; they are never pending and never matched here.
 //! * The **clock** is one counter (Lamport, LLCP) or one counter per rank
 //!   (vector, LVCP). Every comparison uses the rank's **own component**
 //!   ([`Llcp::now`]): the single counter for LLCP, `VC[i]` for LVCP on rank
