@@ -260,7 +260,9 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
 
 /// "rank 1's `MPI_Irecv` at crooked.c:25 took rank 2's message (rank 0
 /// could match it too)", for every choice point of the run, and "was made
-/// to take" for every match the run forced.
+/// to take" for every match the run forced; for a choice among requests
+/// "rank 0's `MPI_Waitany` at a.c:9 returned index 1 (index 0 could
+/// complete too)" and "was made to return".
 fn decision_notes(
     session: &Session,
     events: &[WildcardEvent],
@@ -280,6 +282,25 @@ fn decision_notes(
                 Some(site) => format!("`{}` at {}:{}", site.call, site.file, site.line),
                 None => format!("`{}` (wildcard event {})", e.kind.mpi_name(), e.event),
             };
+            if e.is_index_choice() {
+                // seed 001 §4: which request completed first.
+                let others = if e.potential.is_empty() {
+                    String::new()
+                } else {
+                    let list: Vec<String> =
+                        e.potential.iter().map(|p| format!("index {p}")).collect();
+                    format!(" ({} could complete too)", list.join(", "))
+                };
+                let how = if flipped {
+                    "was made to return"
+                } else {
+                    "returned"
+                };
+                return Some(format!(
+                    "in this interleaving rank {}'s {place} {how} index {}{others}",
+                    e.rank, e.matched
+                ));
+            }
             let others = if e.potential.is_empty() {
                 String::new()
             } else {

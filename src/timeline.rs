@@ -24,7 +24,7 @@ pub fn build(
         let events: HashMap<u64, (u32, u64)> = trace
             .ops
             .iter()
-            .filter(|op| op.kind == OpKind::WildcardClock)
+            .filter(|op| matches!(op.kind, OpKind::WildcardClock | OpKind::ChoiceClock))
             .map(|op| (op.request, (op.count as u32, op.aux)))
             .collect();
         let mut lane = Vec::new();

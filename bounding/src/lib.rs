@@ -12,7 +12,11 @@
 //!   ([`ExploreConfig`]), search statistics, and the detection of forced
 //!   matches that did not happen ([`unmatched_forces`]). The search state
 //!   outlives each run; which open alternative runs next is a [`Policy`]
-//!   ([`Dfs`]), separate from the engine.
+//!   ([`Dfs`]), separate from the engine. A choice among requests
+//!   (`MPI_Waitany`, ...; seed 001 §4,
+//!   [`WildcardEvent::is_index_choice`](mbh_trace::rank_trace::WildcardEvent::is_index_choice))
+//!   is a choice point like any other: a value per (rank, event), here an
+//!   index, forced the same way.
 //! * **deadlock analysis** ([`find_deadlock`]): from a snapshot of all
 //!   ranks' traces taken while the job runs, decide on the wait-for graph
 //!   (AND/OR semantics, seed 003) whether the job is deadlocked, with a
@@ -29,7 +33,8 @@
 //! * **an offline oracle** ([`potential_matches`]): from the complete
 //!   traces of a run, the exact potential senders of every wildcard receive
 //!   and probe on the matches-before order (seed 000 ch. 3), to check the
-//!   runtime's LLCP/LVCP answers against ([`compare`]).
+//!   runtime's LLCP/LVCP answers against ([`compare`]; choices among
+//!   requests are not receives and are left out).
 //!
 //! It must not start processes, call MPI, or read or write files: callers
 //! pass the traces in and write the guidance out. Everything here is unit

@@ -345,7 +345,7 @@ fn wildcards_section(out: &mut String, report: &Report) {
     if report.wildcards.is_empty() {
         return;
     }
-    out.push_str("<section class=\"wildcards\">\n<h2>Wildcard receives</h2>\n<table>\n<thead><tr><th>rank</th><th>where</th><th>call</th><th>matched</th><th>could also match</th></tr></thead>\n<tbody>\n");
+    out.push_str("<section class=\"wildcards\">\n<h2>Wildcard receives and request choices</h2>\n<table>\n<thead><tr><th>rank</th><th>where</th><th>call</th><th>matched</th><th>could also match</th></tr></thead>\n<tbody>\n");
     let list = |ranks: &[i32]| {
         ranks
             .iter()
@@ -354,6 +354,18 @@ fn wildcards_section(out: &mut String, report: &Report) {
             .join(", ")
     };
     for w in &report.wildcards {
+        // A choice among requests (seed 001 §4) lists indices, not ranks.
+        let indices = matches!(
+            w.call.as_str(),
+            "MPI_Waitany" | "MPI_Testany" | "MPI_Waitsome" | "MPI_Testsome"
+        );
+        let show = |values: &[i32]| {
+            if indices && !values.is_empty() {
+                format!("index {}", list(values))
+            } else {
+                list(values)
+            }
+        };
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td><code>{}:{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
@@ -361,8 +373,8 @@ fn wildcards_section(out: &mut String, report: &Report) {
             escape(&w.file),
             w.line,
             escape(&w.call),
-            list(&w.matched),
-            list(&w.potential)
+            show(&w.matched),
+            show(&w.potential)
         );
     }
     out.push_str("</tbody>\n</table>\n</section>\n");

@@ -26,14 +26,20 @@
 //!   late messages, probes, `MPI_ANY_TAG` receives, synchronous sends
 //!   acknowledged with the receiver's clock;
 //! * in a replay (GUIDED_RUN), posts each wildcard receive or probe the
-//!   guidance names with the forced source, until the rank's clock passes
+//!   guidance names with the forced source, and makes each choice among
+//!   requests it names (`MPI_Waitany`, `Testany`, `Waitsome`, `Testsome`
+//!   over more than one active request; seed 001 §4, `choice.rs`) wait for
+//!   the forced index and return it first, until the rank's clock passes
 //!   the last guided clock;
 //! * writes the rank trace ([`mbh_trace::rank_trace`]) through a shared
 //!   memory map, so it survives the process being killed: every call (see
 //!   `wrap.rs` for the fields), and for every wildcard receive or probe its
 //!   event number, start and final clocks and matched sender
 //!   (`WildcardClock`), every sender found as a potential match
-//!   (`PotentialMatch`), and for every receive the send it matched
+//!   (`PotentialMatch`), for every choice among requests its event number,
+//!   clocks and the index returned (`ChoiceClock`) and the other indices
+//!   that could have come first (`PotentialIndex`), and for every receive
+//!   the send it matched
 //!   (`Matched`); plus the rank's standard error, and how it ended
 //!   (`MPI_Finalize`, `exit` status, fatal signal, `MPI_Abort`).
 //! * makes the local checks (`checks.rs`), each an `OpKind::LocalCheck`
@@ -197,6 +203,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod checks;
+mod choice;
 mod comms;
 mod consts;
 mod crash;

@@ -5,7 +5,9 @@
 //!
 //! * An **event** is a wildcard receive or probe (source `MPI_ANY_SOURCE`),
 //!   numbered per rank in issue order (0, 1, 2, ...). Events are what the
-//!   search explores.
+//!   search explores. Choices among requests (`MPI_Waitany`, ...; seed 001
+//!   §4, `choice.rs`) take numbers in the same sequence and a final clock
+//!   from [`Llcp::choose`]; they are never pending and never matched here.
 //! * The **clock** is one counter (Lamport, LLCP) or one counter per rank
 //!   (vector, LVCP). Every comparison uses the rank's **own component**
 //!   ([`Llcp::now`]): the single counter for LLCP, `VC[i]` for LVCP on rank
@@ -251,6 +253,14 @@ impl Llcp {
         let event = self.next_event;
         self.next_event += 1;
         event
+    }
+
+    /// A choice among requests (`MPI_Waitany`, ...; seed 001 §4, module
+    /// `choice`) returned: like a wildcard event at R4 it takes the clock
+    /// as its final clock and advances it, so what is causally after the
+    /// call carries a larger clock. Returns the final clock.
+    pub fn choose(&mut self) -> u64 {
+        self.tick()
     }
 
     /// Rule R2: a nonblocking wildcard receive was posted. Returns its

@@ -42,7 +42,9 @@
 //! documented in `mbh_trace::op`) name ranks in `MPI_COMM_WORLD`; for vector
 //! clocks their clock fields hold the receiving rank's own component. A
 //! `CollectiveComplete` record names the call that completed a nonblocking
-//! collective's request.
+//! collective's request. `ChoiceClock` and `PotentialIndex` (a choice
+//! among requests, seed 001 §4) name indices into the call's array
+//! instead of ranks.
 
 use crate::checks::{self, ResourceKind};
 use crate::consts::SUCCESS;

@@ -5,6 +5,7 @@
 mod bad_input;
 mod barriers;
 mod buffering;
+mod choices;
 mod collectives;
 mod completeness;
 mod differential;

@@ -62,6 +62,10 @@ fn every_program_has_a_test() {
         "w1_probe_poll.c",
         "w2_subcomm_wildcard.c",
         "w3_dup_comm_poll.c",
+        "x1_waitany_order.c",
+        "x2_testany_order.c",
+        "x3_waitany_causal.c",
+        "x4_waitsome_order.c",
     ];
     let mut present: Vec<String> = std::fs::read_dir(workspace_root().join("tests/programs"))
         .unwrap()
@@ -71,7 +75,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in collectives.rs, wildcards.rs, buffering.rs) for each new program, and list it here"
+        "add a #[test] below (or in buffering.rs, choices.rs, collectives.rs, wildcards.rs) for each new program, and list it here"
     );
 }
 
@@ -344,16 +348,29 @@ fn short_and_human_formats_point_at_the_line() {
 
 #[test]
 fn p1_persistent_halo_is_clean() {
+    // Which request each `MPI_Waitany` returns is explored (issue 11): the
+    // orders are many (the header bounds them), each one forced on
+    // persistent requests' inner requests, and none changes the sums.
     let report = check_program("tests/programs/p1_persistent_halo.c");
-    let ranks = &report.runs[0].ranks;
-    assert!(ranks.iter().all(|r| r.state == "finalized"), "{ranks:?}");
-    // Ring of three: rank r sums (left + right) * 10 + 2 * it over it < 5.
-    let stdout = &report.runs[0].stdout;
-    for (rank, sum) in [(0, 3 * 50 + 20), (1, 2 * 50 + 20), (2, 50 + 20)] {
-        assert!(
-            stdout.contains(&format!("rank {rank} sum {sum}")),
-            "{stdout}"
-        );
+    assert!(
+        report
+            .warnings
+            .iter()
+            .all(|w| w.contains("coverage is partial")),
+        "every forced index happened: {:?}",
+        report.warnings
+    );
+    for run in &report.runs {
+        let ranks = &run.ranks;
+        assert!(ranks.iter().all(|r| r.state == "finalized"), "{ranks:?}");
+        // Ring of three: rank r sums (left + right) * 10 + 2 * it over it < 5.
+        let stdout = &run.stdout;
+        for (rank, sum) in [(0, 3 * 50 + 20), (1, 2 * 50 + 20), (2, 50 + 20)] {
+            assert!(
+                stdout.contains(&format!("rank {rank} sum {sum}")),
+                "{stdout}"
+            );
+        }
     }
 }
 
@@ -478,7 +495,9 @@ fn every_call_prints_the_same_under_mpi_and_under_the_runtime() {
     // Also with every standard send synchronous and vector clocks in the
     // headers (acknowledgements through every completion call).
     for options in [&[][..], &["--buffering", "zero", "--clocks", "vector"]] {
-        let mut args = vec!["--keep-traces"];
+        // The first run only: the orders the `any`/`some` calls can return
+        // in are explored since issue 11, and are not what this checks.
+        let mut args = vec!["--keep-traces", "--max-interleavings", "1"];
         args.extend_from_slice(options);
         let (status, report, out) = verify_json(&exe, 3, dir.path(), &args);
         assert_eq!(status, 0, "{options:?}\n{}", describe(&out));

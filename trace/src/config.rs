@@ -13,8 +13,11 @@
 //! library's own buffering, and a free (SELF_RUN) execution. With
 //! `guidance` the run is a GUIDED_RUN (seed 000 Fig 5.15): each wildcard
 //! receive or probe whose per-rank event number is listed is posted with
-//! the listed source instead of `MPI_ANY_SOURCE`, until the rank's clock
-//! passes `last_guided_clock`; from then on the run is free.
+//! the listed source instead of `MPI_ANY_SOURCE`, and each listed choice
+//! among requests (`MPI_Waitany`, `MPI_Testany`, `MPI_Waitsome`,
+//! `MPI_Testsome`; seed 001 §4) waits for the request at the listed index
+//! and returns it, until the rank's clock passes `last_guided_clock`; from
+//! then on the run is free.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -47,14 +50,17 @@ pub enum Buffering {
     Zero,
 }
 
-/// One wildcard receive (or probe) forced to a sender.
+/// One wildcard receive (or probe) forced to a sender, or one choice among
+/// requests (`MPI_Waitany`, ...; seed 001 §4) forced to an index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ForcedMatch {
     /// The receiving rank.
     pub rank: i32,
-    /// Its per-rank wildcard event number (0-based, in issue order).
+    /// Its per-rank wildcard event number (0-based, in issue order; choices
+    /// among requests are numbered with the wildcard receives).
     pub event: u32,
-    /// The sender to take.
+    /// The sender to take; for a choice among requests, the index into the
+    /// call's array of the request to complete (first).
     pub source: i32,
 }
 

@@ -280,6 +280,23 @@ op_kinds! {
     /// before this record existed have none: readers must treat a call on
     /// several requests without them as completing unknown requests.
     Completed = 246 => "mbhybrid:completed", Clock;
+    /// Not an MPI call: a choice among requests reached its final clock
+    /// (seed 001 §4 treats which request `MPI_Waitany` returns like the
+    /// sender a wildcard receive takes). Made by an `MPI_Waitany`, a
+    /// `MPI_Testany` that completed a request, an `MPI_Waitsome` or a
+    /// `MPI_Testsome` that completed some, given more than one active
+    /// request. Fields as for [`OpKind::WildcardClock`], in the same per-rank
+    /// event numbering: `count` = event number, `request` = index of the
+    /// call's record, `comm` = clock when it was called, `aux` = final
+    /// clock, `peer` = the index returned (for the `some` forms the first
+    /// index of the list returned), `tag` = -1.
+    ChoiceClock = 247 => "mbhybrid:choice-clock", Clock;
+    /// Not an MPI call: an index a choice among requests could have
+    /// returned instead (a request of the array that completed with a
+    /// message not causally after the choice). `count` = the choice's event
+    /// number, `peer` = the index, `aux` = the clock its message carried,
+    /// `request` = index of the record of the call that completed it.
+    PotentialIndex = 248 => "mbhybrid:potential-index", Clock;
 }
 
 /// The exit code with which the runtime stops a job after every rank of a
@@ -321,6 +338,16 @@ impl OpKind {
         matches!(
             self,
             OpKind::Test | OpKind::Testall | OpKind::Testany | OpKind::Testsome
+        )
+    }
+
+    /// A completion call that picks among requests (`Waitany`, `Testany`,
+    /// `Waitsome`, `Testsome`): its wildcard events are choices of an
+    /// index, not of a sender (seed 001 §4).
+    pub fn chooses_request(self) -> bool {
+        matches!(
+            self,
+            OpKind::Waitany | OpKind::Testany | OpKind::Waitsome | OpKind::Testsome
         )
     }
 

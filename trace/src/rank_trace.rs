@@ -719,6 +719,14 @@ pub struct LoopMarker {
 
 /// One wildcard receive or probe, with its clocks and senders: what the
 /// scheduler reads of a run (seed 000 §5.3.2.4, `parseProcessOutput`).
+///
+/// A choice among requests (`MPI_Waitany`, a `MPI_Testany` that completed
+/// a request, `MPI_Waitsome`, `MPI_Testsome`, given more than one active
+/// request; seed 001 §4) is an event of the same numbering:
+/// [`WildcardEvent::is_index_choice`] tells it apart, `matched` is then the
+/// index returned (the first of the list for the `some` forms) and
+/// `potential` the other indices it could have returned. The search treats
+/// both alike: a value per (rank, event), forced on replay.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WildcardEvent {
     /// The receiving rank.
@@ -748,6 +756,14 @@ pub struct WildcardEvent {
     pub zone: Option<(i32, i32)>,
 }
 
+impl WildcardEvent {
+    /// A choice of which request completes (`matched` and `potential` are
+    /// indices into the call's array), not of a sender.
+    pub fn is_index_choice(&self) -> bool {
+        self.kind.chooses_request()
+    }
+}
+
 /// The loop markers open at a call, and its zone.
 type MarkerContext = (Vec<LoopMarker>, Option<(i32, i32)>);
 
@@ -765,7 +781,7 @@ impl RankTrace {
         let wildcard_ops: std::collections::HashSet<u64> = self
             .ops
             .iter()
-            .filter(|op| op.kind == OpKind::WildcardClock)
+            .filter(|op| matches!(op.kind, OpKind::WildcardClock | OpKind::ChoiceClock))
             .map(|op| op.request)
             .collect();
         for op in &self.ops {
@@ -796,7 +812,7 @@ impl RankTrace {
         }
         for op in &self.ops {
             match op.kind {
-                OpKind::WildcardClock => {
+                OpKind::WildcardClock | OpKind::ChoiceClock => {
                     let event = op.count as u32;
                     let call = self.ops.get(op.request as usize);
                     let (loops, zone) = context_at.get(&op.request).cloned().unwrap_or_default();
@@ -806,7 +822,14 @@ impl RankTrace {
                             rank: self.rank,
                             event,
                             op_index: op.request,
-                            kind: call.map_or(OpKind::Recv, |c| c.kind),
+                            kind: call.map_or(
+                                if op.kind == OpKind::ChoiceClock {
+                                    OpKind::Waitany
+                                } else {
+                                    OpKind::Recv
+                                },
+                                |c| c.kind,
+                            ),
                             site: call.map_or(0, |c| c.site),
                             start_clock: op.comm,
                             final_clock: op.aux,
@@ -818,7 +841,7 @@ impl RankTrace {
                         },
                     );
                 }
-                OpKind::PotentialMatch => {
+                OpKind::PotentialMatch | OpKind::PotentialIndex => {
                     potential.entry(op.count as u32).or_default().push(op.peer)
                 }
                 _ => {}
@@ -942,5 +965,67 @@ mod wildcard_tests {
         assert_eq!(events[1].potential, Vec::<i32>::new());
         assert!(events[1].loops.is_empty());
         assert_eq!(events[1].final_clock, 1);
+    }
+
+    /// A `Waitany` choice (seed 001 §4) shares the event numbering and reads
+    /// back as an index choice with its potential indices.
+    #[test]
+    fn index_choices_read_back_as_events() {
+        let ops = vec![
+            Op {
+                site: 3,
+                ..op(0, OpKind::Waitany)
+            },
+            Op {
+                count: 0,
+                peer: 0,
+                request: 0,
+                comm: 0,
+                aux: 0,
+                tag: -1,
+                ..op(1, OpKind::ChoiceClock)
+            },
+            Op {
+                site: 4,
+                ..op(2, OpKind::Waitany)
+            },
+            Op {
+                count: 0,
+                peer: 1,
+                request: 2,
+                aux: 0,
+                ..op(3, OpKind::PotentialIndex)
+            },
+            // An index equal to the one returned is no alternative.
+            Op {
+                count: 0,
+                peer: 0,
+                request: 2,
+                ..op(4, OpKind::PotentialIndex)
+            },
+        ];
+        let trace = RankTrace {
+            rank: 0,
+            size: 3,
+            pid: 1,
+            end: RankEnd {
+                state: RankState::Finalized,
+                exit_status: None,
+                signal: None,
+                abort: None,
+                fault_addr: 0,
+                frames: vec![],
+                exe_base: 0,
+            },
+            blocking: None,
+            ops,
+        };
+        let events = trace.wildcard_events();
+        assert_eq!(events.len(), 1);
+        let e = &events[0];
+        assert!(e.is_index_choice());
+        assert_eq!((e.kind, e.site, e.matched), (OpKind::Waitany, 3, 0));
+        assert_eq!(e.potential, vec![1]);
+        assert!(!OpKind::Recv.chooses_request());
     }
 }

@@ -133,6 +133,34 @@ fn s1_crooked_barrier_runs_twice_and_the_failure_replays() {
     );
 }
 
+/// Issue 11 (seed 001 §4): P0's `Waitany` over two receives (event 0, an
+/// index choice) then a `Recv(*)` (event 1) that P1 or P2 can match. The
+/// choice is forced by index like a sender: 2 x 2 = 4 distinct runs.
+#[test]
+fn a_waitany_choice_is_explored_like_a_wildcard_match() {
+    let program = |g: Option<&Guidance>| {
+        let index = forced(g, 0, 0).unwrap_or(0);
+        let sender = forced(g, 0, 1).unwrap_or(1);
+        let choice = WildcardEvent {
+            kind: OpKind::Waitany,
+            ..event(0, 0, 0, index, &[1 - index])
+        };
+        assert!(choice.is_index_choice());
+        let receive = event(0, 1, 1, sender, &[3 - sender]);
+        (vec![choice, receive], RunEnd::Complete)
+    };
+    let explored = explore(ExploreConfig::default(), program);
+    assert_eq!(explored.runs.len(), 4);
+    explored.assert_distinct();
+    assert!(explored.explorer.is_complete());
+    let indices: HashSet<i32> = explored
+        .outcomes()
+        .iter()
+        .map(|o| o.iter().find(|e| e.1 == 0).map_or(-1, |e| e.2))
+        .collect();
+    assert_eq!(indices, HashSet::from([0, 1]));
+}
+
 /// S5 (seed 000 Fig 5.14): P0 posts `Irecv(*, tag 2)`, `Irecv(*, tag 3)`,
 /// `Recv(*, tag 2)`, `Recv(*, tag 3)` (events 0..3, final clocks 0, 2, 1,
 /// 3); P1 and P2 each send one message of each tag. Every event lists both

@@ -654,6 +654,14 @@ fn compare_reports_misses_and_false_matches() {
     // An event the oracle does not know.
     let c = compare(&lvcp[..2], &oracle);
     assert_eq!(c.unknown_events, vec![(2, 1)]);
+    // A choice among requests (seed 001 §4) in the same numbering is no
+    // receive: not judged, not unknown.
+    let mut with_choice = lvcp.clone();
+    with_choice.push(WildcardEvent {
+        kind: OpKind::Waitany,
+        ..event(2, 2, at(2, 1), 0, vec![1])
+    });
+    assert!(compare(&with_choice, &oracle).is_exact());
 }
 
 /// A long program order: the searches stay iterative.

@@ -534,6 +534,34 @@ impl Rt {
         rc
     }
 
+    /// A `Test` form forced to index `j` (seed 001 §4): tests that request
+    /// alone (a synchronous send only once acknowledged) and reports it as
+    /// the one completed, or nothing.
+    ///
+    /// # Safety
+    ///
+    /// `j` < the snapshot's count, `requests` its array; `index_out` and
+    /// `flag` non-null; `status` valid.
+    unsafe fn test_forced(
+        &mut self,
+        requests: *mut MPI_Request,
+        j: usize,
+        index_out: *mut c_int,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        // SAFETY: the caller's contract.
+        unsafe { *flag = 0 };
+        if self.ids[j].is_some_and(|id| !self.ack_arrived(id)) {
+            return SUCCESS;
+        }
+        // SAFETY: the caller's contract.
+        let rc = unsafe { mpi_sys::PMPI_Test(requests.add(j), flag, status) };
+        // SAFETY: as above.
+        unsafe { *index_out = if *flag != 0 { j as c_int } else { undefined() } };
+        rc
+    }
+
     /// `MPI_Waitany`.
     ///
     /// # Safety
@@ -556,7 +584,17 @@ impl Rt {
         self.list_collectives(index);
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
-        let rc = if !self.any_unacknowledged() && !self.must_poll() {
+        let choice = self.choosing(true);
+        let rc = if let Some(j) = choice.and_then(|c| c.forced) {
+            // A replay forces index `j` (seed 001 §4): wait for that
+            // request alone, as `MPI_Wait` would, and return it.
+            // SAFETY: `j` < count (an entry of the snapshot); a valid
+            // status.
+            let rc = unsafe { self.block_on(requests.add(j), target, self.ids[j]) };
+            // SAFETY: non-null (checked by the caller of `snapshot`).
+            unsafe { *index_out = j as c_int };
+            rc
+        } else if !self.any_unacknowledged() && !self.must_poll() {
             // SAFETY: the caller's arguments and a valid status.
             unsafe { mpi_sys::PMPI_Waitany(count, requests, index_out, target) }
         } else {
@@ -578,10 +616,16 @@ impl Rt {
         };
         if let Ok(i) = usize::try_from(chosen) {
             if let Some(Some(id)) = self.ids.get(i).copied() {
+                if choice.is_some() {
+                    self.note_others(i, |_| false);
+                }
                 let handle = self.handles[i];
                 self.note_completed(id, index);
                 // SAFETY: MPI completed the request into `target`.
                 receive = unsafe { self.finish_request(id, handle, target, index) };
+                if let Some(c) = choice {
+                    self.chose(c, i, index, false);
+                }
             }
         }
         finish_received(index, rc, if receive { target } else { null_mut() });
@@ -610,8 +654,15 @@ impl Rt {
         }
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
-        // SAFETY: the caller's arguments and a valid status.
-        let rc = unsafe { self.testany_masked(count, requests, index_out, flag, target) };
+        let choice = self.choosing(false);
+        let rc = match choice.and_then(|c| c.forced) {
+            // A replay forces index `j` (seed 001 §4): only that request
+            // can complete this call.
+            // SAFETY: `j` < count; the caller's flag and index, non-null.
+            Some(j) => unsafe { self.test_forced(requests, j, index_out, flag, target) },
+            // SAFETY: the caller's arguments and a valid status.
+            None => unsafe { self.testany_masked(count, requests, index_out, flag, target) },
+        };
         // SAFETY: written by MPI when it succeeded.
         let chosen = if rc == SUCCESS && unsafe { *flag } != 0 {
             // SAFETY: as above.
@@ -636,9 +687,15 @@ impl Rt {
             });
             if let Some((i, id)) = slot {
                 self.note_completed(id, index);
+                if choice.is_some() {
+                    self.note_others(i, |_| false);
+                }
                 // SAFETY: MPI completed the request into `target`.
                 if unsafe { self.finish_request(id, self.handles[i], target, index) } {
                     status_into(index, target);
+                }
+                if let Some(c) = choice {
+                    self.chose(c, i, index, true);
                 }
             }
         } else if chosen == undefined() {
@@ -675,6 +732,79 @@ impl Rt {
         rc
     }
 
+    /// A `some` form forced to index `j` (seed 001 §4): waits for (`wait`)
+    /// or tests that request alone; once it completed, it heads the list,
+    /// and the others that completed too follow it, as MPI would return
+    /// them (which others join is left to MPI: the choice is the first).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Waitsome`, after [`Rt::snapshot`]; `j` < count,
+    /// `statuses` holds count statuses.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn some_forced(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        j: usize,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut MPI_Status,
+        wait: bool,
+    ) -> c_int {
+        let rc = if wait {
+            // SAFETY: the caller's contract.
+            let rc = unsafe { self.block_on(requests.add(j), statuses, self.ids[j]) };
+            // SAFETY: as above.
+            unsafe { *outcount = 1 };
+            rc
+        } else {
+            let mut index = undefined();
+            // `outcount` serves as the flag: 1 when `j` completed, else 0.
+            // SAFETY: the caller's contract; valid out-parameters.
+            unsafe { self.test_forced(requests, j, &mut index, outcount, statuses) }
+        };
+        // SAFETY: the caller's contract (`outcount`, `indices` non-null).
+        unsafe {
+            if rc != SUCCESS || *outcount == 0 {
+                return rc;
+            }
+            *indices = j as c_int;
+            let mut more: c_int = 0;
+            let rc =
+                self.testsome_masked(count, requests, &mut more, indices.add(1), statuses.add(1));
+            if (rc == SUCCESS || rc == ERR_IN_STATUS) && more > 0 && more != undefined() {
+                *outcount = 1 + more;
+            }
+            if rc == ERR_IN_STATUS {
+                return rc;
+            }
+        }
+        SUCCESS
+    }
+
+    /// Before a `some` call's requests are processed: for a choice, the
+    /// first index of the list (its value) with the others noted
+    /// ([`Rt::note_others`]; the rest of the list could have come first).
+    ///
+    /// # Safety
+    ///
+    /// `indices` holds `out` indices MPI wrote.
+    unsafe fn note_some(
+        &mut self,
+        choice: Option<super::choose::Choosing>,
+        out: c_int,
+        indices: *const c_int,
+    ) -> Option<usize> {
+        choice?;
+        let n = usize::try_from(out).ok().filter(|&n| n > 0)?;
+        // SAFETY: the caller's contract.
+        let list = unsafe { std::slice::from_raw_parts(indices, n) };
+        let first = usize::try_from(list[0]).ok()?;
+        self.note_others(first, |i| list.iter().any(|&k| usize::try_from(k) == Ok(i)));
+        Some(first)
+    }
+
     /// `MPI_Waitsome`.
     ///
     /// # Safety
@@ -697,7 +827,11 @@ impl Rt {
         let index = record::begin(|| self.many_op(OpKind::Waitsome, count), true);
         self.list_collectives(index);
         let sts = self.statuses_for(n, statuses);
-        let rc = if !self.any_unacknowledged() && !self.must_poll() {
+        let choice = self.choosing(true);
+        let rc = if let Some(j) = choice.and_then(|c| c.forced) {
+            // SAFETY: the caller's arguments and valid statuses; `j` < n.
+            unsafe { self.some_forced(count, requests, j, outcount, indices, sts, true) }
+        } else if !self.any_unacknowledged() && !self.must_poll() {
             // SAFETY: the caller's arguments and valid statuses.
             unsafe { mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, sts) }
         } else {
@@ -714,8 +848,12 @@ impl Rt {
             unsafe {
                 let out = *outcount;
                 if out != undefined() {
+                    let first = self.note_some(choice, out, indices);
                     self.queue_some(rc, out, indices, sts);
                     self.finish_order(index);
+                    if let (Some(c), Some(first)) = (choice, first) {
+                        self.chose(c, first, index, false);
+                    }
                 }
             }
         }
@@ -744,8 +882,15 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Testsome(count, requests, outcount, indices, statuses) };
         };
         let sts = self.statuses_for(n, statuses);
-        // SAFETY: the caller's arguments and valid statuses.
-        let rc = unsafe { self.testsome_masked(count, requests, outcount, indices, sts) };
+        let choice = self.choosing(false);
+        let rc = match choice.and_then(|c| c.forced) {
+            // SAFETY: the caller's arguments and valid statuses; `j` < n.
+            Some(j) => unsafe {
+                self.some_forced(count, requests, j, outcount, indices, sts, false)
+            },
+            // SAFETY: the caller's arguments and valid statuses.
+            None => unsafe { self.testsome_masked(count, requests, outcount, indices, sts) },
+        };
         let out = if rc == SUCCESS || rc == ERR_IN_STATUS {
             // SAFETY: written by MPI when it succeeded.
             unsafe { *outcount }
@@ -762,8 +907,12 @@ impl Rt {
             if out > 0 && out != undefined() {
                 // SAFETY: MPI filled the outputs.
                 unsafe {
+                    let first = self.note_some(choice, out, indices);
                     self.queue_some(rc, out, indices, sts);
                     self.finish_order(index);
+                    if let (Some(c), Some(first)) = (choice, first) {
+                        self.chose(c, first, index, true);
+                    }
                 }
             }
         } else {

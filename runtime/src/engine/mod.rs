@@ -29,6 +29,7 @@
 //! carries the current clock plus one and marks the pending events issued
 //! before it (`MatchedWithSsend`, §5.2.1).
 
+mod choose;
 mod coll;
 mod complete;
 mod matched;
@@ -42,6 +43,7 @@ pub(crate) use persist::pmpi_init;
 pub use persist::PersistentOp;
 
 use crate::checks::{self, Handlers, Resources};
+use crate::choice::Choices;
 use crate::comms::Comms;
 use crate::consts::{
     any_source, any_tag, comm_world, request_null, status_ignore, uint64, SUCCESS,
@@ -225,6 +227,14 @@ pub struct Rt {
     /// Messages matched probes took and the program has not received yet,
     /// by message handle bits.
     messages: HashMap<u64, matched::Probed>,
+    /// Requests of past choices among requests still to complete (seed
+    /// 001 §4, `choose.rs`).
+    choices: Choices,
+    /// The clock (own component) of the message the last receive took.
+    clock_in: u64,
+    /// Scratch of a choice being made: the other requests of its array
+    /// (index, record of the call that made it, offered at once).
+    others: Vec<(i32, Option<u64>, bool)>,
 }
 
 impl Rt {
@@ -287,6 +297,9 @@ impl Rt {
             swapped: Vec::with_capacity(64),
             cancels: false,
             messages: HashMap::with_capacity(16),
+            choices: Choices::new(),
+            clock_in: 0,
+            others: Vec::with_capacity(64),
         })
     }
 
@@ -631,12 +644,15 @@ impl Rt {
         if unsafe { self.cancelled(id, status) } {
             return;
         }
+        let mut clock_in = None;
         match slot.kind {
             Kind::Recv(r) => {
                 // SAFETY: the caller's contract.
                 unsafe { self.unpack_slot(id, status) };
+                // A receive's message clock judges the choices that left
+                // it outstanding (seed 001 §4, `choose.rs`).
                 // SAFETY: the caller's contract.
-                unsafe {
+                clock_in = unsafe {
                     self.receive_done(
                         r.seq,
                         r.comm,
@@ -648,7 +664,8 @@ impl Rt {
                         (r.sig, slot.record),
                         r.probed,
                     )
-                };
+                }
+                .map(|_| self.clock_in);
             }
             Kind::Send(send) if send.sync => {
                 if !send.ack_arrived {
@@ -668,6 +685,9 @@ impl Rt {
             // its send buffer is still valid (MPI's rule); the slot holds
             // the copy that went.
             unsafe { self.check_send_buffer(id, sent, completer, slot.record) };
+        }
+        if let (false, Some(made)) = (self.choices.is_empty(), slot.record) {
+            self.settle_choices(made, clock_in, completer);
         }
         self.slots.release(id);
     }
@@ -819,6 +839,7 @@ impl Rt {
             }
         };
         let message_clock = h.clock.get(self.me).copied().unwrap_or(0);
+        self.clock_in = message_clock;
         record::append(|| RawOp {
             kind: OpKind::Matched as u16,
             flags: flags::RETURNED,
