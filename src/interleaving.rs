@@ -98,9 +98,10 @@ pub fn run(
         .flatten()
         .flat_map(|trace| trace.wildcard_events())
         .collect();
-    if deadlocked && analysis.traces.iter().all(Option::is_some) {
+    if analysis.traces.iter().all(Option::is_some) {
         let traces: Vec<_> = analysis.traces.iter().flatten().cloned().collect();
-        add_unreceived_senders(&mut events, &traces);
+        let zero = config.buffering == mbh_trace::config::Buffering::Zero;
+        add_oracle_senders(&mut events, &traces, deadlocked, zero);
     }
 
     // Everything a replay needs: every wildcard match of this run, forced.
@@ -145,22 +146,62 @@ pub fn prune(dir: &InterleavingDir) {
     }
 }
 
-/// A run stopped in a deadlock leaves messages in flight that no receive
-/// will ever take. The clocks learn a potential sender only from a message
-/// that arrives (seed 000 §5.1.3, `ProcessIncomingMessage`), so those
-/// senders would be missed, and with them every other interleaving when the
-/// first run happens to deadlock (SCENARIOS.md E4 with P2's message
-/// first). The matches-before order of the traces (the offline oracle)
-/// names them: they join the wildcard events' potential senders.
-fn add_unreceived_senders(events: &mut [WildcardEvent], traces: &[mbh_trace::RankTrace]) {
-    for found in mbh_bounding::potential_matches(traces) {
+/// Completes the clocks' potential senders with the offline oracle's
+/// (`mbh_bounding::potential_matches`, the matches-before order of seed
+/// 000 ch. 3, computed from the traces after the run).
+///
+/// * Lamport clocks order concurrent events (seed 000 Theorem 5.3 is one
+///   way only; Fig 5.3): LLCP misses senders, and the search would call a
+///   space complete that it did not cover (issue 11's differential test
+///   found it with synchronous sends). The oracle is exact on
+///   `MPI_COMM_WORLD`, so its senders join every event received there.
+/// * A run stopped in a deadlock leaves messages in flight that no receive
+///   will ever take; the clocks learn a potential sender only from a
+///   message that arrives (§5.1.3, `ProcessIncomingMessage`), so those
+///   senders would be missed, and with them every other interleaving when
+///   the first run happens to deadlock (SCENARIOS.md E4 with P2's message
+///   first). The oracle's `unreceived` senders join on any communicator.
+fn add_oracle_senders(
+    events: &mut [WildcardEvent],
+    traces: &[mbh_trace::RankTrace],
+    deadlocked: bool,
+    zero_buffering: bool,
+) {
+    let world = traces
+        .iter()
+        .flat_map(|t| t.ops.iter())
+        .find(|op| {
+            matches!(
+                op.kind,
+                mbh_trace::OpKind::Init | mbh_trace::OpKind::InitThread
+            )
+        })
+        .map(|op| op.comm);
+    let answer = if zero_buffering {
+        mbh_bounding::potential_matches_zero_buffering(traces)
+    } else {
+        mbh_bounding::potential_matches(traces)
+    };
+    for found in answer {
         let Some(event) = events
             .iter_mut()
             .find(|e| e.rank == found.rank && e.event == found.event)
         else {
             continue;
         };
-        for sender in found.unreceived {
+        let on_world = traces
+            .iter()
+            .find(|t| t.rank == event.rank)
+            .and_then(|t| t.ops.get(event.op_index as usize))
+            .is_some_and(|op| Some(op.comm) == world);
+        let senders = if on_world {
+            &found.senders
+        } else if deadlocked {
+            &found.unreceived
+        } else {
+            continue;
+        };
+        for &sender in senders {
             if sender != event.matched && !event.potential.contains(&sender) {
                 event.potential.push(sender);
             }

@@ -32,7 +32,9 @@
 //! (its destination is not checked), and was not sent after `f` completed
 //! in the run's own happens-before order (program order and delivered
 //! messages, read from the `Matched` records; [`HappensAfter`] says why
-//! that is sound), and every sender the runtime listed for `f`.
+//! that is sound), and every sender the runtime listed for `f`. For a
+//! choice of which request a `Waitany` (or `Testany`, `Waitsome`,
+//! `Testsome`) returns, every index of its array is a candidate.
 //! Over-approximation only costs infeasible runs.
 //!
 //! # Why it is complete
@@ -293,6 +295,13 @@ pub fn candidate_senders(
     let Some(posted) = receiver.ops.get(event.op_index as usize) else {
         return senders;
     };
+    if event.is_index_choice() {
+        // Which request a `Waitany` returns: any index of its array (the
+        // record's `count`); one whose request cannot complete first makes
+        // an infeasible run.
+        senders.extend(0..posted.count.max(0));
+        return senders;
+    }
     let accepts_tag = |tag: i32| posted.has(flags::ANY_TAG) || tag == posted.tag;
     let after = HappensAfter::of(event, traces);
     let mut taken: HashSet<(i32, u64)> = HashSet::new();

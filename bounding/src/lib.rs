@@ -131,5 +131,8 @@ pub use config::{ExploreConfig, LoopAbstraction};
 pub use deadlock::{find_deadlock, no_progress, Deadlock, WaitFor};
 pub use exhaustive::Exhaustive;
 pub use explore::{unmatched_forces, Explorer, NextRun, RunEnd, Stats, UnmatchedForce};
-pub use oracle::{compare, potential_matches, Comparison, OracleMatch, SenderDiff};
+pub use oracle::{
+    compare, potential_matches, potential_matches_zero_buffering, Comparison, OracleMatch,
+    SenderDiff,
+};
 pub use policy::{Choice, Dfs, Key, NodeId, Policy};

@@ -272,7 +272,26 @@ type At = (usize, u64);
 /// The potential senders of every wildcard receive and probe of a run,
 /// from all ranks' complete traces (any order), sorted by rank and event.
 pub fn potential_matches(traces: &[RankTrace]) -> Vec<OracleMatch> {
-    Oracle::build(traces).answer()
+    Oracle::build(traces, false).answer()
+}
+
+/// [`potential_matches`] for a run under `--buffering zero`, where the
+/// runtime made every standard-mode send synchronous (the trace still
+/// records `MPI_Send`): each orders what follows its return after its
+/// receive (C10), as an `MPI_Ssend` would.
+pub fn potential_matches_zero_buffering(traces: &[RankTrace]) -> Vec<OracleMatch> {
+    Oracle::build(traces, true).answer()
+}
+
+/// The send kind a record behaves as: under zero buffering, standard sends
+/// are synchronous.
+fn behaves_as(kind: OpKind, zero_buffering: bool) -> OpKind {
+    match kind {
+        OpKind::Send if zero_buffering => OpKind::Ssend,
+        OpKind::Isend if zero_buffering => OpKind::Issend,
+        OpKind::StartSend if zero_buffering => OpKind::StartSsend,
+        other => other,
+    }
 }
 
 struct Oracle<'a> {
@@ -322,7 +341,7 @@ fn send_target(op: &Op) -> Option<(i32, i32)> {
 }
 
 impl<'a> Oracle<'a> {
-    fn build(traces: &'a [RankTrace]) -> Self {
+    fn build(traces: &'a [RankTrace], zero_buffering: bool) -> Self {
         let rank_index: HashMap<i32, usize> = traces
             .iter()
             .enumerate()
@@ -448,12 +467,13 @@ impl<'a> Oracle<'a> {
                         comm: op.comm,
                         node: n,
                     });
-                    if matches!(op.kind, OpKind::Issend | OpKind::StartSsend) {
+                    let acts_as = behaves_as(op.kind, zero_buffering);
+                    if matches!(acts_as, OpKind::Issend | OpKind::StartSsend) {
                         issend.insert(op.index, n);
                     }
                     if !op.kind.is_sendrecv() {
                         o.node[t].insert(op.index, n);
-                        if op.kind == OpKind::Ssend {
+                        if acts_as == OpKind::Ssend {
                             // The send returns after its match: a node of
                             // its own, which fences the rank's later calls.
                             let returned = o.graph.add_node(());
@@ -534,7 +554,7 @@ impl<'a> Oracle<'a> {
                 continue;
             };
             o.graph.add_edge(sn, rn, ());
-            let kind = op_at(&traces[s], si).map(|op| op.kind);
+            let kind = op_at(&traces[s], si).map(|op| behaves_as(op.kind, zero_buffering));
             if kind.is_some_and(is_sync_send) {
                 // Seed 000 §5.2.1: what follows the send's return follows
                 // the receive. Not the send's match itself: that would put
