@@ -83,7 +83,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
     let mut seen_wildcards: BTreeMap<(i32, u32), usize> = BTreeMap::new();
 
     'passes: for &buffering in &settings.bufferings {
-        let mut engine = Engine::new(settings);
+        let mut engine = Engine::new(settings, buffering);
         while let Some(next) = engine.next_run() {
             if found.interleavings >= settings.max_interleavings {
                 found.incomplete_because = Some(format!(
@@ -386,9 +386,11 @@ struct Recorded {
 }
 
 impl Engine {
-    fn new(settings: &Settings) -> Engine {
+    fn new(settings: &Settings, buffering: Buffering) -> Engine {
         if settings.exhaustive {
-            Engine::Exhaustive(mbh_bounding::Exhaustive::new(None))
+            Engine::Exhaustive(
+                mbh_bounding::Exhaustive::new(None).zero_buffering(buffering == Buffering::Zero),
+            )
         } else {
             Engine::Guided(mbh_bounding::Explorer::new(settings.bounds.clone()))
         }

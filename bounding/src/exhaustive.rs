@@ -104,6 +104,7 @@ pub struct Exhaustive {
     too_big: bool,
     stopped: bool,
     max_runs: Option<u32>,
+    zero_buffering: bool,
 }
 
 impl Exhaustive {
@@ -113,6 +114,13 @@ impl Exhaustive {
             max_runs,
             ..Exhaustive::default()
         }
+    }
+
+    /// Runs are made under `--buffering zero` (standard sends are
+    /// synchronous), which orders more: fewer candidates.
+    pub fn zero_buffering(mut self, zero: bool) -> Self {
+        self.zero_buffering = zero;
+        self
     }
 
     /// The next run, or `None` when every forcing was run (or a limit hit).
@@ -217,7 +225,10 @@ impl Exhaustive {
         }
         let candidates: BTreeMap<(i32, u32), BTreeSet<i32>> = events
             .iter()
-            .map(|e| ((e.rank, e.event), candidate_senders(e, events, traces)))
+            .map(|e| {
+                let senders = candidate_senders(e, events, traces, self.zero_buffering);
+                ((e.rank, e.event), senders)
+            })
             .collect();
         // Every per-rank prefix length combination, as a mixed-radix count.
         let mut lengths = vec![0usize; ranks.len()];
@@ -287,6 +298,7 @@ pub fn candidate_senders(
     event: &WildcardEvent,
     events: &[WildcardEvent],
     traces: &[RankTrace],
+    zero_buffering: bool,
 ) -> BTreeSet<i32> {
     let mut senders: BTreeSet<i32> = event.potential.iter().copied().collect();
     let Some(receiver) = traces.iter().find(|t| t.rank == event.rank) else {
@@ -303,7 +315,7 @@ pub fn candidate_senders(
         return senders;
     }
     let accepts_tag = |tag: i32| posted.has(flags::ANY_TAG) || tag == posted.tag;
-    let after = HappensAfter::of(event, traces);
+    let after = HappensAfter::of(event, traces, zero_buffering);
     let mut taken: HashSet<(i32, u64)> = HashSet::new();
     for trace in traces {
         for op in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
@@ -362,6 +374,18 @@ fn issued_at(trace: &RankTrace, matched: &Op, events: &[WildcardEvent]) -> u64 {
     }
 }
 
+/// Whether a send of `kind` returns only after its message was received:
+/// `MPI_Ssend`, and under `--buffering zero` every blocking standard send
+/// (the runtime makes them synchronous). Nonblocking ones return at once
+/// (their `Wait` is not followed here: fewer edges only cost candidates).
+fn blocks_until_received(kind: OpKind, zero_buffering: bool) -> bool {
+    match kind {
+        OpKind::Ssend => true,
+        OpKind::Send | OpKind::Sendrecv | OpKind::SendrecvReplace => zero_buffering,
+        _ => false,
+    }
+}
+
 /// The tag a record sends with, when it sends.
 fn send_tag(op: &Op) -> Option<i32> {
     if op.kind.is_sendrecv() {
@@ -389,10 +413,13 @@ struct HappensAfter {
 }
 
 impl HappensAfter {
-    fn of(event: &WildcardEvent, traces: &[RankTrace]) -> HappensAfter {
+    fn of(event: &WildcardEvent, traces: &[RankTrace], zero_buffering: bool) -> HappensAfter {
         // Where each message went: (sender, send record) -> (receiver,
-        // completing record).
+        // completing record); and for a blocking synchronous send, the
+        // way back: the send returns only after its receive (seed 000
+        // §5.2.1), so (receiver, completing record) -> (sender, send).
         let mut delivered: HashMap<(i32, u64), Vec<(i32, u64)>> = HashMap::new();
+        let mut returned: HashMap<(i32, u64), Vec<(i32, u64)>> = HashMap::new();
         let mut completion = None;
         for trace in traces {
             for op in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
@@ -400,6 +427,16 @@ impl HappensAfter {
                     .entry((op.peer, op.aux))
                     .or_default()
                     .push((trace.rank, op.request));
+                let send = traces
+                    .iter()
+                    .find(|t| t.rank == op.peer)
+                    .and_then(|t| t.ops.get(op.aux as usize));
+                if send.is_some_and(|send| blocks_until_received(send.kind, zero_buffering)) {
+                    returned
+                        .entry((trace.rank, op.request))
+                        .or_default()
+                        .push((op.peer, op.aux));
+                }
                 if trace.rank == event.rank && op.count >= 0 && op.count as u32 == event.event {
                     completion = Some(op.request);
                 }
@@ -421,7 +458,9 @@ impl HappensAfter {
                 continue;
             };
             for op in trace.ops.iter().skip(from as usize) {
-                for &(to, at) in delivered.get(&(rank, op.index)).into_iter().flatten() {
+                let key = (rank, op.index);
+                let edges = delivered.get(&key).into_iter().chain(returned.get(&key));
+                for &(to, at) in edges.flatten() {
                     let entry = first.entry(to).or_insert(u64::MAX);
                     if at + 1 < *entry {
                         *entry = at + 1;
@@ -433,7 +472,9 @@ impl HappensAfter {
         HappensAfter { first }
     }
 
-    /// Whether `rank`'s record `index` happens after the event.
+    /// Whether `rank`'s record `index` happens after the event (a record
+    /// reached through a message or a send's return is after at `index +
+    /// 1`: what follows it).
     fn sent_after(&self, rank: i32, index: u64) -> bool {
         self.first.get(&rank).is_some_and(|&first| index >= first)
     }

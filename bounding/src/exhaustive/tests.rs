@@ -173,7 +173,7 @@ fn candidates_are_senders_taken_later_or_never_not_earlier() {
         ..event(0, 1, 2, &[])
     };
     assert_eq!(
-        candidate_senders(&second, &[], &traces),
+        candidate_senders(&second, &[], &traces, false),
         [2].into(),
         "rank 1's message was taken before: not a candidate"
     );
@@ -182,7 +182,7 @@ fn candidates_are_senders_taken_later_or_never_not_earlier() {
         ..event(0, 0, 1, &[])
     };
     // Its own sender (rank 1) is what it took, not an alternative.
-    assert_eq!(candidate_senders(&first, &[], &traces), [2].into());
+    assert_eq!(candidate_senders(&first, &[], &traces, false), [2].into());
 }
 
 #[test]
@@ -237,11 +237,81 @@ fn a_message_sent_after_the_event_completed_is_no_candidate() {
         op_index: 0,
         ..event(0, 0, 1, &[])
     };
-    assert!(candidate_senders(&first, &[], &traces).is_empty());
+    assert!(candidate_senders(&first, &[], &traces, false).is_empty());
     // Without the chain (rank 2 sends first), rank 2 is a candidate.
     let mut independent = traces.clone();
     independent[2].ops.truncate(0);
     independent[2].ops.push(send(0));
     independent[0].ops[4].aux = 0;
-    assert_eq!(candidate_senders(&first, &[], &independent), [2].into());
+    assert_eq!(
+        candidate_senders(&first, &[], &independent, false),
+        [2].into()
+    );
+}
+
+#[test]
+fn a_synchronous_send_returns_after_its_receive() {
+    const WORLD: u64 = 7;
+    let recv = |index: u64, from: i32, wildcard: bool| Op {
+        comm: WORLD,
+        flags: if wildcard { flags::ANY_SOURCE } else { 0 },
+        peer: if wildcard { -2 } else { from },
+        matched: Some((from, 0)),
+        ..Op::new(index, OpKind::Recv)
+    };
+    let matched = |index: u64, request: u64, from: i32, send: u64, event: i32| Op {
+        request,
+        peer: from,
+        aux: send,
+        count: event,
+        ..Op::new(index, OpKind::Matched)
+    };
+    let send = |index: u64, kind: OpKind| Op {
+        comm: WORLD,
+        ..Op::new(index, kind)
+    };
+    // Rank 0: wildcard event 0 takes rank 1's message, then rank 0 sends to
+    // rank 3, and event 1 takes rank 2's second message. Rank 3 takes rank
+    // 0's message, then rank 2's first (sent with KIND).
+    let receiver = trace(
+        0,
+        vec![
+            recv(0, 1, true),
+            matched(1, 0, 1, 0, 0),
+            send(2, OpKind::Send),
+            recv(3, 2, true),
+            matched(4, 3, 2, 1, 1),
+        ],
+    );
+    let third = trace(
+        3,
+        vec![
+            recv(0, 0, false),
+            matched(1, 0, 0, 2, -1),
+            recv(2, 2, false),
+            matched(3, 2, 2, 0, -1),
+        ],
+    );
+    let first = WildcardEvent {
+        op_index: 0,
+        ..event(0, 0, 1, &[])
+    };
+    let with = |kind| {
+        vec![
+            receiver.clone(),
+            trace(1, vec![send(0, OpKind::Send)]),
+            trace(2, vec![send(0, kind), send(1, OpKind::Send)]),
+            third.clone(),
+        ]
+    };
+    // Rank 2's second send follows the return of its first, which follows
+    // rank 3's receive of it, which follows rank 0's message, sent after
+    // event 0.
+    assert!(candidate_senders(&first, &[], &with(OpKind::Ssend), false).is_empty());
+    assert!(candidate_senders(&first, &[], &with(OpKind::Send), true).is_empty());
+    // Buffered, rank 2 could have sent both before event 0 completed.
+    assert_eq!(
+        candidate_senders(&first, &[], &with(OpKind::Send), false),
+        [2].into()
+    );
 }
