@@ -1,4 +1,5 @@
 use super::*;
+use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{Op, RankEnd, RankState};
 
 /// A wildcard event of `rank` that matched `matched` and names `potential`.
