@@ -91,14 +91,17 @@ impl Recorded {
     }
 }
 
+/// A forcing as a sortable list: ((rank, event), forced source).
+type ForcingKey = Vec<((i32, u32), i32)>;
+
 /// The exhaustive search's state.
 #[derive(Debug, Default)]
 pub struct Exhaustive {
     /// Forcings to run, fewest forced events first: a short forcing's run
     /// realizes the most, so longer ones it covers need no run.
-    to_run: BTreeSet<(usize, Vec<((i32, u32), i32)>)>,
+    to_run: BTreeSet<(usize, ForcingKey)>,
     /// Every forcing a run realized.
-    realized: HashSet<Vec<((i32, u32), i32)>>,
+    realized: HashSet<ForcingKey>,
     pending: Option<(u32, Option<Forcing>)>,
     runs: u32,
     infeasible: u32,
@@ -263,7 +266,7 @@ fn advance(lengths: &mut [usize], ranks: &[&Vec<&WildcardEvent>]) -> bool {
     false
 }
 
-fn key(forcing: &Forcing) -> Vec<((i32, u32), i32)> {
+fn key(forcing: &Forcing) -> ForcingKey {
     forcing.iter().map(|(&k, &v)| (k, v)).collect()
 }
 

@@ -20,11 +20,12 @@ fn event(rank: i32, number: u32, matched: i32, potential: &[i32]) -> WildcardEve
     }
 }
 
-/// Runs `program` (forcing → events) under the search; returns each
-/// feasible run's events as (rank, event, sender) triples.
-fn explore(
-    program: impl Fn(&Guidance) -> (Vec<WildcardEvent>, RunEnd),
-) -> (BTreeSet<Vec<(i32, u32, i32)>>, Exhaustive) {
+/// Each feasible run's events as (rank, event, sender) triples.
+type Outcomes = BTreeSet<Vec<(i32, u32, i32)>>;
+
+/// Runs `program` (forcing → events) under the search; returns its
+/// [`Outcomes`].
+fn explore(program: impl Fn(&Guidance) -> (Vec<WildcardEvent>, RunEnd)) -> (Outcomes, Exhaustive) {
     let mut search = Exhaustive::new(Some(1000));
     let mut outcomes = BTreeSet::new();
     while let Some(run) = search.next_run() {
