@@ -465,7 +465,7 @@ impl<'a> Facts<'a> {
         before < taken
     }
 
-    /// Issued sends from `src` to `dst` that `spec` accepts and that no
+    /// Issued sends from `src` to `dst` that `pattern` accepts and that no
     /// completed receive took.
     fn available(&self, src: i32, dst: i32, pattern: &RecvPattern) -> usize {
         self.sends(src, dst)

@@ -247,3 +247,59 @@ fn a_message_sent_after_the_event_completed_is_no_candidate() {
     independent[0].ops[4].aux = 0;
     assert_eq!(candidate_senders(&first, &[], &independent), [2].into());
 }
+
+#[test]
+fn a_sendrecv_is_a_candidate_by_its_send_half() {
+    const WORLD: u64 = 7;
+    /// MPICH's MPI_PROC_NULL (the analysis reads the flag and the sign).
+    const PROC_NULL: i32 = -1;
+    let sendrecv = |from: i32, to: i32| Op {
+        comm: WORLD,
+        peer: from,
+        tag: 5,
+        flags: if from == PROC_NULL {
+            flags::PROC_NULL
+        } else {
+            0
+        },
+        request: u64::from(to as u32),
+        ..Op::new(0, OpKind::Sendrecv)
+    };
+    // Rank 0's Recv(*) took rank 1's message. Rank 2's Sendrecv receives
+    // from MPI_PROC_NULL but sends (tag 0) to rank 0: never received, a
+    // candidate (its record's PROC_NULL flag is its receive half's). Rank
+    // 3's Sendrecv sends to MPI_PROC_NULL: no message, no candidate.
+    let traces = vec![
+        trace(
+            0,
+            vec![
+                Op {
+                    comm: WORLD,
+                    flags: flags::ANY_SOURCE,
+                    matched: Some((1, 0)),
+                    ..Op::new(0, OpKind::Recv)
+                },
+                Op {
+                    request: 0,
+                    peer: 1,
+                    aux: 0,
+                    ..Op::new(1, OpKind::Matched)
+                },
+            ],
+        ),
+        trace(
+            1,
+            vec![Op {
+                comm: WORLD,
+                ..Op::new(0, OpKind::Send)
+            }],
+        ),
+        trace(2, vec![sendrecv(PROC_NULL, 0)]),
+        trace(3, vec![sendrecv(0, PROC_NULL)]),
+    ];
+    let first = WildcardEvent {
+        op_index: 0,
+        ..event(0, 0, 1, &[])
+    };
+    assert_eq!(candidate_senders(&first, &[], &traces), [2].into());
+}
