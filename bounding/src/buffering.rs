@@ -150,6 +150,7 @@
 //! 4096 requests each).
 
 use crate::deadlock::{find_cycle, request_origin, Facts};
+use mbh_trace::envelope::{RecvPattern, SendSide};
 use mbh_trace::op::{flags, OpClass};
 use mbh_trace::rank_trace::{Op, RankState, RankTrace};
 use mbh_trace::OpKind;
@@ -283,20 +284,6 @@ fn finished(trace: &RankTrace, rank: usize, size: usize) -> bool {
 /// Whether `op` made a point-to-point request a completion call completes.
 fn is_request(op: &Op) -> bool {
     (op.kind.is_nonblocking_send() || op.kind.is_nonblocking_receive()) && !op.has(flags::FAILED)
-}
-
-/// Whether `op` sends a message (a send, or `MPI_Sendrecv`).
-fn is_send(op: &Op) -> bool {
-    op.kind.class() == OpClass::Send || op.kind.is_sendrecv()
-}
-
-/// The tag and destination (as passed) of a send or `MPI_Sendrecv`.
-fn send_envelope(op: &Op) -> (i32, i32) {
-    if op.kind.is_sendrecv() {
-        ((op.request >> 32) as u32 as i32, op.request as u32 as i32)
-    } else {
-        (op.tag, op.peer)
-    }
 }
 
 /// Where the message of a send went.
@@ -438,7 +425,7 @@ impl<'a> Model<'a> {
                     .contains(&sender)
                     .then(|| traces[sender as usize].ops.get(record.aux as usize))
                     .flatten()
-                    .filter(|send| is_send(send));
+                    .filter(|send| SendSide::of(send).is_some());
                 if let Some(send) = send {
                     matches.push((rank, receiver, sender as usize, send));
                     matched_at.push(record.index);
@@ -611,11 +598,11 @@ impl<'a> Model<'a> {
                         && !self.irecv_source.contains_key(&(rank, op.index))
                 }) {
                     let world = self.facts.in_world(op.comm);
-                    let key = (
-                        world,
-                        (world && !op.has(flags::ANY_SOURCE)).then_some(op.peer),
-                        (!op.has(flags::ANY_TAG)).then_some(op.tag),
-                    );
+                    // The program's pattern: the analysis asks what a run
+                    // of the program without buffering does, where a
+                    // wildcard this replay forced is a wildcard again.
+                    let pattern = RecvPattern::as_written(op);
+                    let key = (world, pattern.source.filter(|_| world), pattern.tag);
                     earliest.entry(key).or_insert(op.index);
                 }
                 earliest
@@ -632,7 +619,7 @@ impl<'a> Model<'a> {
         sender: usize,
         send: &Op,
     ) -> Option<u64> {
-        let (tag, _) = send_envelope(send);
+        let tag = SendSide::of(send)?.tag;
         let world = self.facts.in_world(send.comm);
         let source = world.then_some(sender as i32);
         [
@@ -957,7 +944,7 @@ impl<'a> Model<'a> {
                 };
                 if waiting {
                     let world = self.facts.in_world(op.comm);
-                    let key = (world, (!op.has(flags::ANY_TAG)).then_some(op.tag));
+                    let key = (world, RecvPattern::as_written(op).tag);
                     open[rank].entry(key).or_insert(op.index);
                     if !world {
                         let first = open_elsewhere.entry(key).or_insert(op.index);
@@ -970,36 +957,35 @@ impl<'a> Model<'a> {
             return false;
         }
         // The earliest posted open wildcard in `open` that accepts `send`.
-        let taker = |open: &HashMap<(bool, Option<i32>), u64>, send: &Op| {
-            let (tag, _) = send_envelope(send);
+        let taker = |open: &HashMap<(bool, Option<i32>), u64>, send: &SendSide| {
             let world = self.facts.in_world(send.comm);
-            [(world, Some(tag)), (world, None)]
+            [(world, Some(send.tag)), (world, None)]
                 .iter()
                 .filter_map(|key| open.get(key).copied())
                 .min()
         };
         for (sender, trace) in self.traces.iter().enumerate() {
             let end = (at[sender] as usize + 1).min(trace.ops.len());
-            for send in trace.ops[..end]
+            // A `Sendrecv`'s `PROC_NULL` flag is its receive half's:
+            // `SendSide` decides from the send half.
+            for (send, side) in trace.ops[..end]
                 .iter()
-                .filter(|op| is_send(op) && !op.has(flags::FAILED) && !op.has(flags::PROC_NULL))
+                .filter(|op| !op.has(flags::FAILED))
+                .filter_map(|op| Some((op, SendSide::of(op)?)))
             {
                 let candidate = match self.receipts.get(&(sender, send.index)) {
                     // Taken by a receive not posted before the wildcard (a
                     // wildcard posted first would have taken it).
-                    Some(receipt) => taker(&open[receipt.rank], send).is_some_and(|wildcard| {
+                    Some(receipt) => taker(&open[receipt.rank], &side).is_some_and(|wildcard| {
                         !receipt.exact || receipt.posted.is_none_or(|p| wildcard < p)
                     }),
                     // Never received: still pending at its destination.
-                    None if self.facts.in_world(send.comm) => {
-                        let (_, dest) = send_envelope(send);
-                        usize::try_from(dest)
-                            .ok()
-                            .and_then(|d| open.get(d))
-                            .is_some_and(|open| taker(open, send).is_some())
-                    }
+                    None if self.facts.in_world(side.comm) => usize::try_from(side.dest)
+                        .ok()
+                        .and_then(|d| open.get(d))
+                        .is_some_and(|open| taker(open, &side).is_some()),
                     // Another communicator: any destination.
-                    None => taker(&open_elsewhere, send).is_some(),
+                    None => taker(&open_elsewhere, &side).is_some(),
                 };
                 if candidate {
                     return true;
@@ -1018,7 +1004,11 @@ impl<'a> Model<'a> {
             .map(|taken| {
                 let mut sent = HashMap::new();
                 for &(record, sender, send) in taken {
-                    let (tag, _) = send_envelope(&self.traces[sender].ops[send as usize]);
+                    let Some(SendSide { tag, .. }) =
+                        SendSide::of(&self.traces[sender].ops[send as usize])
+                    else {
+                        continue;
+                    };
                     let unsent = at[sender] < send;
                     for key in [(Some(sender as i32), tag), (None, tag)] {
                         let (latest, latest_unsent): &mut (u64, Option<u64>) =

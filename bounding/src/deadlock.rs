@@ -63,6 +63,7 @@
 //! MPI (a `Test` loop included), and a `Wait` whose request is unknown. The caller also confirms a
 //! deadlock only when two consecutive snapshots show [`no_progress`].
 
+use mbh_trace::envelope::{RecvPattern, SendSide};
 use mbh_trace::op::{flags, OpClass};
 use mbh_trace::rank_trace::{Op, RankState, RankTrace};
 use mbh_trace::OpKind;
@@ -290,32 +291,20 @@ enum Cond {
     Mismatch(u64, usize, Vec<i32>),
 }
 
-/// What a receive accepts.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct RecvSpec {
-    source: Option<i32>,
-    tag: Option<i32>,
-    comm: u64,
+/// What a pending receive accepts, as posted in this run: the wait-for
+/// graph is about what this run's blocked calls can still get, and a
+/// wildcard a guided replay forced was posted with the forced source only
+/// (trace's [`RecvPattern::as_posted`]).
+fn accepts(pattern: &RecvPattern, src: i32, send: &Sent) -> bool {
+    pattern.accepts(&send.side.envelope(src))
 }
 
-impl RecvSpec {
-    fn of(op: &Op) -> Self {
-        RecvSpec {
-            // A wildcard receive forced by a guided replay keeps its
-            // ANY_SOURCE flag but was posted with the forced source, which
-            // the runtime records in `peer` (ranks are never negative; the
-            // MPI_ANY_SOURCE constant is).
-            source: (!op.has(flags::ANY_SOURCE) || op.peer >= 0).then_some(op.peer),
-            tag: (!op.has(flags::ANY_TAG)).then_some(op.tag),
-            comm: op.comm,
-        }
-    }
-
-    fn accepts(&self, src: i32, send: &Op) -> bool {
-        self.comm == send.comm
-            && self.source.is_none_or(|s| s == src)
-            && self.tag.is_none_or(|t| t == send.tag)
-    }
+/// An issued send: its record's index and the message it sends (a send,
+/// or the send half of an `MPI_Sendrecv`).
+#[derive(Clone, Copy)]
+struct Sent {
+    index: u64,
+    side: SendSide,
 }
 
 fn is_nonblocking_p2p(kind: OpKind) -> bool {
@@ -327,8 +316,9 @@ pub(crate) struct Facts<'a> {
     traces: &'a [&'a RankTrace],
     size: usize,
     world: Option<u64>,
-    /// `sends[src][dst]`: the sends issued, in order.
-    sends: Vec<BTreeMap<i32, Vec<&'a Op>>>,
+    /// `sends[src][dst]`: the sends issued, in order (`Sendrecv` send
+    /// halves included).
+    sends: Vec<BTreeMap<i32, Vec<Sent>>>,
     /// Completed receives per (src, dst, comm, tag).
     taken: HashMap<(i32, i32, u64, i32), usize>,
     /// Completed receives per (src, dst).
@@ -378,14 +368,15 @@ impl<'a> Facts<'a> {
             let me = rank as i32;
             for op in &trace.ops {
                 let failed = op.has(flags::FAILED);
+                if let Some(side) =
+                    SendSide::of(op).filter(|s| !failed && (0..size as i32).contains(&s.dest))
+                {
+                    facts.sends[rank].entry(side.dest).or_default().push(Sent {
+                        index: op.index,
+                        side,
+                    });
+                }
                 match op.kind.class() {
-                    OpClass::Send
-                        if !failed
-                            && !op.has(flags::PROC_NULL)
-                            && (0..size as i32).contains(&op.peer) =>
-                    {
-                        facts.sends[rank].entry(op.peer).or_default().push(op);
-                    }
                     OpClass::Receive => {
                         if let Some((src, tag)) = op.matched {
                             *facts.taken.entry((src, me, op.comm, tag)).or_default() += 1;
@@ -448,14 +439,14 @@ impl<'a> Facts<'a> {
     }
 
     /// The sends from `src` to `dst`.
-    fn sends(&self, src: i32, dst: i32) -> &[&'a Op] {
+    fn sends(&self, src: i32, dst: i32) -> &[Sent] {
         self.sends[src as usize]
             .get(&dst)
             .map_or(&[], Vec::as_slice)
     }
 
     /// Whether a completed receive of `dst` took `send` (from `src`).
-    fn taken(&self, src: i32, dst: i32, send: &Op) -> bool {
+    fn taken(&self, src: i32, dst: i32, send: &Sent) -> bool {
         if self.exact_for(src, dst) {
             return self.exact[dst as usize].contains(&(src, send.index));
         }
@@ -464,22 +455,22 @@ impl<'a> Facts<'a> {
             .sends(src, dst)
             .iter()
             .take_while(|s| s.index < send.index)
-            .filter(|s| s.comm == send.comm && s.tag == send.tag)
+            .filter(|s| s.side.comm == send.side.comm && s.side.tag == send.side.tag)
             .count();
         let taken = self
             .taken
-            .get(&(src, dst, send.comm, send.tag))
+            .get(&(src, dst, send.side.comm, send.side.tag))
             .copied()
             .unwrap_or(0);
         before < taken
     }
 
-    /// Issued sends from `src` to `dst` that `spec` accepts and that no
+    /// Issued sends from `src` to `dst` that `pattern` accepts and that no
     /// completed receive took.
-    fn available(&self, src: i32, dst: i32, spec: RecvSpec) -> usize {
+    fn available(&self, src: i32, dst: i32, pattern: &RecvPattern) -> usize {
         self.sends(src, dst)
             .iter()
-            .filter(|s| spec.accepts(src, s) && !self.taken(src, dst, s))
+            .filter(|s| accepts(pattern, src, s) && !self.taken(src, dst, s))
             .count()
     }
 
@@ -534,18 +525,18 @@ impl<'a> Facts<'a> {
         if !self.in_world(op.comm) || op.has(flags::PROC_NULL) {
             return Cond::CanComplete;
         }
-        let spec = RecvSpec::of(op);
+        let pattern = RecvPattern::as_posted(op);
         let me = rank as i32;
         // Receives posted earlier that accept exactly the same messages
         // are matched first.
         let ahead = self
             .pending_receives(rank)
-            .filter(|r| r.index < op.index && RecvSpec::of(r) == spec)
+            .filter(|r| r.index < op.index && RecvPattern::as_posted(r) == pattern)
             .count();
-        match spec.source {
+        match pattern.source {
             Some(src) if !self.rank_in_range(src) => Cond::CanComplete,
             Some(src) => {
-                if self.available(src, me, spec) > ahead {
+                if self.available(src, me, &pattern) > ahead {
                     Cond::CanComplete
                 } else {
                     Cond::Waits(WaitFor::All(vec![src]))
@@ -553,7 +544,7 @@ impl<'a> Facts<'a> {
             }
             None => {
                 let available: usize = (0..self.size as i32)
-                    .map(|src| self.available(src, me, spec))
+                    .map(|src| self.available(src, me, &pattern))
                     .sum();
                 if available > ahead {
                     Cond::CanComplete
@@ -567,17 +558,24 @@ impl<'a> Facts<'a> {
 
     /// A blocked send, or a `Wait` on an `Isend` (`op`, the send).
     fn send(&self, rank: usize, op: &Op) -> Cond {
-        let dst = op.peer;
-        if !self.in_world(op.comm) || op.has(flags::PROC_NULL) || !self.rank_in_range(dst) {
+        let Some(side) = SendSide::of(op) else {
+            return Cond::CanComplete;
+        };
+        let dst = side.dest;
+        if !self.in_world(side.comm) || !self.rank_in_range(dst) {
             return Cond::CanComplete;
         }
         let me = rank as i32;
+        let sent = Sent {
+            index: op.index,
+            side,
+        };
         // A rank that ended receives nothing more.
         let can_take = !is_dead(self.traces[dst as usize])
             && self
                 .pending_receives(dst as usize)
-                .any(|r| RecvSpec::of(r).accepts(me, op));
-        if self.taken(me, dst, op) || can_take {
+                .any(|r| accepts(&RecvPattern::as_posted(r), me, &sent));
+        if self.taken(me, dst, &sent) || can_take {
             Cond::CanComplete
         } else {
             Cond::Waits(WaitFor::All(vec![dst]))

@@ -60,7 +60,8 @@
 
 use crate::explore::{unmatched_forces, NextRun, RunEnd, UnmatchedForce};
 use mbh_trace::config::{ForcedMatch, Guidance};
-use mbh_trace::op::{flags, OpClass};
+use mbh_trace::envelope::{Envelope, RecvPattern, SendSide};
+use mbh_trace::op::OpClass;
 use mbh_trace::rank_trace::{Op, RankTrace, WildcardEvent};
 use mbh_trace::OpKind;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -90,14 +91,17 @@ impl Recorded {
     }
 }
 
+/// A forcing as a sortable list: ((rank, event), forced source).
+type ForcingKey = Vec<((i32, u32), i32)>;
+
 /// The exhaustive search's state.
 #[derive(Debug, Default)]
 pub struct Exhaustive {
     /// Forcings to run, fewest forced events first: a short forcing's run
     /// realizes the most, so longer ones it covers need no run.
-    to_run: BTreeSet<(usize, Vec<((i32, u32), i32)>)>,
+    to_run: BTreeSet<(usize, ForcingKey)>,
     /// Every forcing a run realized.
-    realized: HashSet<Vec<((i32, u32), i32)>>,
+    realized: HashSet<ForcingKey>,
     pending: Option<(u32, Option<Forcing>)>,
     runs: u32,
     infeasible: u32,
@@ -273,7 +277,7 @@ fn advance(lengths: &mut [usize], ranks: &[&Vec<&WildcardEvent>]) -> bool {
     false
 }
 
-fn key(forcing: &Forcing) -> Vec<((i32, u32), i32)> {
+fn key(forcing: &Forcing) -> ForcingKey {
     forcing.iter().map(|(&k, &v)| (k, v)).collect()
 }
 
@@ -314,7 +318,13 @@ pub fn candidate_senders(
         senders.extend(0..posted.count.max(0));
         return senders;
     }
-    let accepts_tag = |tag: i32| posted.has(flags::ANY_TAG) || tag == posted.tag;
+    // The program's pattern, any source (sources are checked nowhere: an
+    // over-approximation): the reference asks which senders the program's
+    // receive could take in some run, whatever this run forced it to.
+    let pattern = RecvPattern {
+        source: None,
+        ..RecvPattern::as_written(posted)
+    };
     let after = HappensAfter::of(event, traces, zero_buffering);
     let mut taken: HashSet<(i32, u64)> = HashSet::new();
     for trace in traces {
@@ -330,7 +340,13 @@ pub fn candidate_senders(
             // The receive (or the completion of an `Irecv`) that took it.
             let fits = match trace.ops.get(op.request as usize) {
                 Some(r) if r.kind.class() == OpClass::Receive => {
-                    r.comm == posted.comm && r.matched.is_some_and(|(_, tag)| accepts_tag(tag))
+                    r.matched.is_some_and(|(source, tag)| {
+                        pattern.accepts(&Envelope {
+                            comm: r.comm,
+                            source,
+                            tag,
+                        })
+                    })
                 }
                 // A completion's record carries no communicator: keep it.
                 _ => true,
@@ -341,10 +357,10 @@ pub fn candidate_senders(
         }
     }
     for trace in traces {
+        // Any destination: an over-approximation (destinations are ranks
+        // of the send's communicator, not world ranks).
         let unreceived = trace.ops.iter().any(|op| {
-            send_tag(op).is_some_and(accepts_tag)
-                && op.comm == posted.comm
-                && !op.has(flags::PROC_NULL)
+            SendSide::of(op).is_some_and(|side| pattern.accepts(&side.envelope(trace.rank)))
                 && !taken.contains(&(trace.rank, op.index))
                 && !after.sent_after(trace.rank, op.index)
         });
@@ -383,20 +399,6 @@ fn blocks_until_received(kind: OpKind, zero_buffering: bool) -> bool {
         OpKind::Ssend => true,
         OpKind::Send | OpKind::Sendrecv | OpKind::SendrecvReplace => zero_buffering,
         _ => false,
-    }
-}
-
-/// The tag a record sends with, when it sends.
-fn send_tag(op: &Op) -> Option<i32> {
-    if op.kind.is_sendrecv() {
-        // `MPI_Sendrecv`'s send tag is the high half of `request`
-        // (runtime `sendrecv_send_word`; the record's `tag` is the
-        // receive's).
-        Some((op.request >> 32) as u32 as i32)
-    } else if op.kind.class() == OpClass::Send {
-        Some(op.tag)
-    } else {
-        None
     }
 }
 

@@ -114,6 +114,7 @@
 //! non-wildcard `Irecv` is linked to it through its `Matched` records (the
 //! earliest open `Irecv` whose status names that sender).
 
+use mbh_trace::envelope::{Envelope, RecvPattern, SendSide};
 use mbh_trace::op::{flags, DataFlow, OpClass};
 use mbh_trace::rank_trace::{Op, RankTrace, WildcardEvent};
 use mbh_trace::OpKind;
@@ -220,44 +221,13 @@ pub fn compare(runtime: &[WildcardEvent], oracle: &[OracleMatch]) -> Comparison 
     out
 }
 
-/// A receive or probe pattern: source and tag, `None` for a wildcard.
-#[derive(Debug, Clone, Copy)]
-struct Pattern {
-    source: Option<i32>,
-    tag: Option<i32>,
-    comm: u64,
-}
-
-impl Pattern {
-    fn of(op: &Op) -> Pattern {
-        Pattern {
-            source: (!op.has(flags::ANY_SOURCE)).then_some(op.peer),
-            tag: (!op.has(flags::ANY_TAG)).then_some(op.tag),
-            comm: op.comm,
-        }
-    }
-
-    fn accepts(&self, source: i32, tag: i32, comm: u64) -> bool {
-        self.comm == comm
-            && self.source.is_none_or(|s| s == source)
-            && self.tag.is_none_or(|t| t == tag)
-    }
-
-    /// Every message `other` accepts, this accepts.
-    fn contains(&self, other: &Pattern) -> bool {
-        self.comm == other.comm
-            && (self.source.is_none() || self.source == other.source)
-            && (self.tag.is_none() || self.tag == other.tag)
-    }
-}
-
 /// A point-to-point send as the oracle sees it.
 #[derive(Debug, Clone, Copy)]
 struct SendInfo {
     rank: i32,
     op: u64,
-    tag: i32,
-    comm: u64,
+    /// What it sends (`side.dest` is `rank`'s destination).
+    side: SendSide,
     node: NodeIndex,
 }
 
@@ -309,10 +279,6 @@ struct Oracle<'a> {
     events: Vec<Vec<(u32, u64, i32)>>,
 }
 
-fn is_send_kind(kind: OpKind) -> bool {
-    kind.class() == OpClass::Send
-}
-
 fn is_sync_send(kind: OpKind) -> bool {
     kind.is_synchronous_send()
 }
@@ -324,20 +290,6 @@ fn op_at(trace: &RankTrace, i: u64) -> Option<&Op> {
         .get(i as usize)
         .filter(|op| op.index == i)
         .or_else(|| trace.ops.iter().find(|op| op.index == i))
-}
-
-/// Destination and tag of a send, or of a `Sendrecv`'s send part.
-fn send_target(op: &Op) -> Option<(i32, i32)> {
-    if op.has(flags::PROC_NULL) && !op.kind.is_sendrecv() {
-        return None;
-    }
-    match op.kind {
-        OpKind::Sendrecv | OpKind::SendrecvReplace => {
-            Some((op.request as u32 as i32, (op.request >> 32) as u32 as i32))
-        }
-        k if is_send_kind(k) => Some((op.peer, op.tag)),
-        _ => None,
-    }
 }
 
 impl<'a> Oracle<'a> {
@@ -426,7 +378,7 @@ impl<'a> Oracle<'a> {
         let mut sync_return: HashMap<At, NodeIndex> = HashMap::new();
         for (t, trace) in traces.iter().enumerate() {
             let mut last_fence: Option<NodeIndex> = None;
-            let mut open: Vec<(u64, Pattern, NodeIndex)> = Vec::new();
+            let mut open: Vec<(u64, RecvPattern, NodeIndex)> = Vec::new();
             let mut channel: HashMap<(i32, u64, i32), NodeIndex> = HashMap::new();
             let mut collective_seq: HashMap<u64, usize> = HashMap::new();
             let mut issend: HashMap<u64, NodeIndex> = HashMap::new();
@@ -454,17 +406,16 @@ impl<'a> Oracle<'a> {
                     n
                 };
                 // The send part.
-                if let Some((dest, tag)) = send_target(op) {
+                if let Some(side) = SendSide::of(op) {
                     let n = add(&mut o.graph);
-                    if let Some(prev) = channel.insert((dest, op.comm, tag), n) {
+                    if let Some(prev) = channel.insert((side.dest, side.comm, side.tag), n) {
                         o.graph.add_edge(prev, n, ());
                     }
                     send_node.insert((t, op.index), n);
-                    o.sends_to.entry(dest).or_default().push(SendInfo {
+                    o.sends_to.entry(side.dest).or_default().push(SendInfo {
                         rank: trace.rank,
                         op: op.index,
-                        tag,
-                        comm: op.comm,
+                        side,
                         node: n,
                     });
                     let acts_as = behaves_as(op.kind, zero_buffering);
@@ -491,7 +442,12 @@ impl<'a> Oracle<'a> {
                 o.node[t].insert(op.index, n);
                 match class {
                     OpClass::Receive | OpClass::Probe => {
-                        let pattern = Pattern::of(op);
+                        // The program's pattern: MPI orders receives by
+                        // what the program wrote, and a forced wildcard
+                        // was a wildcard in the run of the program whose
+                        // matches this replay reproduced (the oracle is
+                        // about the program, not the replay's postings).
+                        let pattern = RecvPattern::as_written(op);
                         let envelope = op.matched.or_else(|| {
                             let source = match o.took.get(&(t, op.index)) {
                                 Some(&(s, _)) => traces[s].rank,
@@ -499,9 +455,14 @@ impl<'a> Oracle<'a> {
                             };
                             Some((source, pattern.tag?))
                         });
+                        let envelope = envelope.map(|(source, tag)| Envelope {
+                            comm: op.comm,
+                            source,
+                            tag,
+                        });
                         for &(_, p, from) in &open {
-                            let before = match envelope {
-                                Some((source, tag)) => p.accepts(source, tag, op.comm),
+                            let before = match &envelope {
+                                Some(message) => p.accepts(message),
                                 None => p.contains(&pattern),
                             };
                             if before {
@@ -638,13 +599,15 @@ impl<'a> Oracle<'a> {
                 if op.kind.class() != OpClass::Probe {
                     continue;
                 }
-                let pattern = Pattern::of(op);
+                // As written: which message the program's probe saw (see
+                // the receives above).
+                let pattern = RecvPattern::as_written(op);
                 let seen = o
                     .sends_to
                     .get(&trace.rank)
                     .into_iter()
                     .flatten()
-                    .filter(|s| s.rank == matched && pattern.accepts(s.rank, s.tag, s.comm))
+                    .filter(|s| s.rank == matched && pattern.accepts(&s.side.envelope(s.rank)))
                     .filter(|s| {
                         o.taken_by
                             .get(&(rank_index[&s.rank], s.op))
@@ -678,10 +641,11 @@ impl<'a> Oracle<'a> {
                 let Some(&r) = self.node[t].get(&call) else {
                     continue;
                 };
-                let pattern = Pattern::of(op);
-                let pattern = Pattern {
+                // The program's pattern, any source: which other senders
+                // the program's wildcard could have taken.
+                let pattern = RecvPattern {
                     source: None,
-                    ..pattern
+                    ..RecvPattern::as_written(op)
                 };
                 // Candidate messages: unclaimed, compatible, not from the
                 // matched rank.
@@ -690,7 +654,7 @@ impl<'a> Oracle<'a> {
                     .get(&trace.rank)
                     .into_iter()
                     .flatten()
-                    .filter(|s| s.rank != matched && pattern.accepts(s.rank, s.tag, s.comm))
+                    .filter(|s| s.rank != matched && pattern.accepts(&s.side.envelope(s.rank)))
                     .filter(|s| {
                         let at = (rank_index[&s.rank], s.op);
                         self.took.get(&(t, call)) != Some(&at)

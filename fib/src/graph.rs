@@ -4,10 +4,10 @@
 
 use crate::model::{
     has_receive_half, has_send_half, is_fence, is_node, is_plain_send, is_receive,
-    is_synchronous_send, Accepts, CollectiveInstance, Edge, Event, Node, OpRef, Options,
-    SendBuffering,
+    is_synchronous_send, CollectiveInstance, Edge, Event, Node, OpRef, Options, SendBuffering,
 };
 use crate::reach::WindowedReach;
+use mbh_trace::envelope::{Envelope, RecvPattern, SendSide};
 use mbh_trace::op::{flags, DataFlow, OpClass};
 use mbh_trace::rank_trace::{Op, RankState};
 use mbh_trace::{OpKind, RankTrace};
@@ -486,7 +486,8 @@ impl RunGraph {
         }
         let (sr, si) = sender?;
         let send = self.trace_record(ranks, sr, si)?;
-        Some((self.comm_rank(recv.comm, sr)?, send.tag))
+        // A `Sendrecv`'s send tag is not its record's `tag`.
+        Some((self.comm_rank(recv.comm, sr)?, SendSide::of(send)?.tag))
     }
 
     /// IntraCB edges of one rank (seed 001 Definition 2, with tags and
@@ -514,10 +515,13 @@ impl RunGraph {
         // Rule 1: last send per (communicator, destination, tag).
         let mut last_send: HashMap<(u64, i32, i32), NodeIndex> = HashMap::new();
         // Rule 2: last receive per acceptance (communicator, source, tag).
-        let mut last_recv: HashMap<Accepts, NodeIndex> = HashMap::new();
+        // The program's patterns (`RecvPattern::as_written`): the graph is
+        // about the program's orderings, and a wildcard a guided replay
+        // forced is a wildcard in the program whose run this reproduces.
+        let mut last_recv: HashMap<RecvPattern, NodeIndex> = HashMap::new();
         // Example 5: last receive per message taken (communicator, source,
         // tag), with what it accepted.
-        let mut last_taker: BTreeMap<(u64, i32, i32), (NodeIndex, Accepts)> = BTreeMap::new();
+        let mut last_taker: BTreeMap<(u64, i32, i32), (NodeIndex, RecvPattern)> = BTreeMap::new();
         let mut last_fence: Option<NodeIndex> = None;
         for op in &trace.ops {
             let Some(n) = nodes(op.index) else { continue };
@@ -533,12 +537,12 @@ impl RunGraph {
                 }
             }
             if let (true, Some(r)) = (is_receive(op), n.receive) {
-                let acc = Accepts::of(op);
+                let acc = RecvPattern::as_written(op);
                 // Rule 2: after the last earlier receive of each acceptance
                 // that subsumes this one.
                 for source in [acc.source, None] {
                     for tag in [acc.tag, None] {
-                        let key = Accepts { source, tag, ..acc };
+                        let key = RecvPattern { source, tag, ..acc };
                         if let Some(&prev) = last_recv.get(&key) {
                             edges.push((prev, r, Edge::ReceiveOrder));
                         }
@@ -549,7 +553,8 @@ impl RunGraph {
                 if acc.source.is_none() || acc.tag.is_none() {
                     let range = (acc.comm, i32::MIN, i32::MIN)..=(acc.comm, i32::MAX, i32::MAX);
                     for (&(comm, source, tag), &(prev, prev_acc)) in last_taker.range(range) {
-                        if acc.accepts(comm, source, tag) && !prev_acc.subsumes(&acc) {
+                        let taken = Envelope { comm, source, tag };
+                        if acc.accepts(&taken) && !prev_acc.contains(&acc) {
                             edges.push((prev, r, Edge::NotTrumped));
                         }
                     }
@@ -560,13 +565,13 @@ impl RunGraph {
                     // took was no longer pending: it matched first.
                     for key_source in [Some(source), None] {
                         for key_tag in [Some(tag), None] {
-                            let key = Accepts {
+                            let key = RecvPattern {
                                 comm: op.comm,
                                 source: key_source,
                                 tag: key_tag,
                             };
                             match last_recv.get(&key) {
-                                Some(&prev) if !key.subsumes(&acc) => {
+                                Some(&prev) if !key.contains(&acc) => {
                                     edges.push((prev, r, Edge::OlderReceiveFirst))
                                 }
                                 _ => {}

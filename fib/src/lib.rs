@@ -134,8 +134,8 @@
 //! * Calls are identified across runs by (rank, record index): a receive
 //!   that took a send in one run is not asked about that send in another,
 //!   which assumes the runs' control flow agrees up to those calls.
-//! * Probes, `MPI_Sendrecv`'s two halves (its record has one peer and one
-//!   tag), `MPI_Waitany`/`MPI_Test` without a `Matched` record, and
+//! * Probes, `MPI_Sendrecv`'s two halves (beyond their match events),
+//!   `MPI_Waitany`/`MPI_Test` without a `Matched` record, and
 //!   nonblocking collectives take no part in the ordering rules; wildcard
 //!   probes are not checked as R; `MPI_Finalize` is not a match set.
 //! * On communicators other than `MPI_COMM_WORLD`, ranks are learnt from

@@ -1,6 +1,7 @@
 //! The vocabulary of the completes-before graphs: operations, collective
 //! instances, nodes and edges.
 
+use mbh_trace::envelope::SendSide;
 use mbh_trace::op::{flags, OpClass};
 use mbh_trace::rank_trace::Op;
 use mbh_trace::OpKind;
@@ -283,14 +284,16 @@ pub(crate) fn is_receive(op: &Op) -> bool {
         && !op.has(flags::CANCELLED)
 }
 
-/// Whether `op` has a send half (its own `SendMatch` event).
+/// Whether `op` has a send half (its own `SendMatch` event): it sends a
+/// message ([`SendSide::of`]).
 ///
 /// A `Sendrecv` record's `PROC_NULL` flag describes its source (the
 /// receive half), so it says nothing about the send half: at the edge of a
 /// halo exchange the send goes to a real neighbour while the receive comes
-/// from `MPI_PROC_NULL`.
+/// from `MPI_PROC_NULL`; [`SendSide::of`] reads the send half's own
+/// destination.
 pub(crate) fn has_send_half(op: &Op) -> bool {
-    op.kind.is_sendrecv() || (op.kind.class() == OpClass::Send && !op.has(flags::PROC_NULL))
+    SendSide::of(op).is_some()
 }
 
 /// Whether `op` has a receive half (its own `ReceiveMatch` event).
@@ -306,36 +309,4 @@ pub(crate) fn has_receive_half(op: &Op) -> bool {
 /// clock records or markers).
 pub(crate) fn is_node(op: &Op) -> bool {
     !matches!(op.kind.class(), OpClass::Clock | OpClass::Marker)
-}
-
-/// Which messages a receive accepts: source and tag, `None` for a wildcard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Accepts {
-    pub comm: u64,
-    pub source: Option<i32>,
-    pub tag: Option<i32>,
-}
-
-impl Accepts {
-    pub fn of(op: &Op) -> Self {
-        Accepts {
-            comm: op.comm,
-            source: (!op.has(flags::ANY_SOURCE)).then_some(op.peer),
-            tag: (!op.has(flags::ANY_TAG)).then_some(op.tag),
-        }
-    }
-
-    /// Whether a message from `source` with `tag` on `comm` is accepted.
-    pub fn accepts(&self, comm: u64, source: i32, tag: i32) -> bool {
-        self.comm == comm
-            && self.source.is_none_or(|s| s == source)
-            && self.tag.is_none_or(|t| t == tag)
-    }
-
-    /// Whether every message `later` accepts, `self` accepts too.
-    pub fn subsumes(&self, later: &Accepts) -> bool {
-        self.comm == later.comm
-            && (self.source.is_none() || self.source == later.source)
-            && (self.tag.is_none() || self.tag == later.tag)
-    }
 }

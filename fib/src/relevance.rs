@@ -8,7 +8,7 @@ use crate::model::{
 };
 use crate::reach::{CutRules, Sweep, Workspace};
 use mbh_trace::op::flags;
-use mbh_trace::RankTrace;
+use mbh_trace::{RankTrace, RecvPattern};
 use petgraph::graph::NodeIndex;
 use petgraph::Direction;
 use rayon::prelude::*;
@@ -255,7 +255,7 @@ impl Receive {
                     took,
                     comm: op.comm,
                     me,
-                    tag: (!op.has(flags::ANY_TAG)).then_some(op.tag),
+                    tag: RecvPattern::as_written(op).tag,
                 });
             }
         }

@@ -6,6 +6,8 @@
 //!   beside the executable (`OUT.mbh.json`) and that the runtime's records
 //!   point into by id;
 //! * [`op`]: the MPI operations the runtime records, by kind;
+//! * [`envelope`]: which message a receive can take (the one matching rule
+//!   the analyses share, and the decoding of a send's envelope);
 //! * [`rank_trace`]: the per-rank binary trace file the runtime writes
 //!   through a shared memory map (so it survives `SIGKILL`) and the CLI reads;
 //! * [`config`]: the runtime's configuration for one run (clocks,
@@ -26,6 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod envelope;
 pub mod finding;
 pub mod layout;
 pub mod op;
@@ -35,6 +38,7 @@ pub mod site;
 pub mod static_report;
 pub mod support;
 
+pub use envelope::{Envelope, RecvPattern, SendSide};
 pub use finding::{Finding, FindingKind, Location, Role, Severity};
 pub use op::OpKind;
 pub use rank_trace::{RankTrace, TraceError};

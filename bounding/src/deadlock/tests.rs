@@ -829,3 +829,36 @@ fn a_waitany_over_a_stuck_collective_and_a_stuck_receive() {
     ];
     assert_eq!(find_deadlock(&snapshot), None);
 }
+
+/// A returned `MPI_Sendrecv` from `MPI_PROC_NULL` that sent `tag` to `to`
+/// (its record's `peer`/`tag` are the receive half's).
+fn sendrecv_from_proc_null(to: i32, tag: i32) -> Op {
+    Op {
+        flags: flags::RETURNED | flags::PROC_NULL,
+        request: u64::from(to as u32) | u64::from(tag as u32) << 32,
+        ..op(OpKind::Sendrecv, -1, 9)
+    }
+}
+
+#[test]
+fn a_sendrecv_send_half_is_an_issued_send() {
+    // P0: Sendrecv(send tag 5 to 1, receive from MPI_PROC_NULL with tag 9),
+    // then Recv(from 1). P1: Recv(from 0, tag 5), which P0's send half
+    // serves: no deadlock (the send half used to be left out, and its tag
+    // read from the record's receive tag).
+    let snapshot = [
+        Rank::new(0, 2)
+            .call(sendrecv_from_proc_null(1, 5))
+            .blocked(recv(1)),
+        Rank::new(1, 2).blocked(op(OpKind::Recv, 0, 5)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+    // P1 wants the record's (receive) tag 9: nothing was sent with it.
+    let snapshot = [
+        Rank::new(0, 2)
+            .call(sendrecv_from_proc_null(1, 5))
+            .blocked(recv(1)),
+        Rank::new(1, 2).blocked(op(OpKind::Recv, 0, 9)),
+    ];
+    assert_eq!(deadlock(&snapshot).cycle, vec![0, 1]);
+}

@@ -1,4 +1,5 @@
 use super::*;
+use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{Op, RankEnd, RankState};
 
 /// A wildcard event of `rank` that matched `matched` and names `potential`.
@@ -19,11 +20,12 @@ fn event(rank: i32, number: u32, matched: i32, potential: &[i32]) -> WildcardEve
     }
 }
 
-/// Runs `program` (forcing → events) under the search; returns each
-/// feasible run's events as (rank, event, sender) triples.
-fn explore(
-    program: impl Fn(&Guidance) -> (Vec<WildcardEvent>, RunEnd),
-) -> (BTreeSet<Vec<(i32, u32, i32)>>, Exhaustive) {
+/// Each feasible run's events as (rank, event, sender) triples.
+type Outcomes = BTreeSet<Vec<(i32, u32, i32)>>;
+
+/// Runs `program` (forcing → events) under the search; returns its
+/// [`Outcomes`].
+fn explore(program: impl Fn(&Guidance) -> (Vec<WildcardEvent>, RunEnd)) -> (Outcomes, Exhaustive) {
     let mut search = Exhaustive::new(Some(1000));
     let mut outcomes = BTreeSet::new();
     while let Some(run) = search.next_run() {
@@ -314,4 +316,60 @@ fn a_synchronous_send_returns_after_its_receive() {
         candidate_senders(&first, &[], &with(OpKind::Send), false),
         [2].into()
     );
+}
+
+#[test]
+fn a_sendrecv_is_a_candidate_by_its_send_half() {
+    const WORLD: u64 = 7;
+    /// MPICH's MPI_PROC_NULL (the analysis reads the flag and the sign).
+    const PROC_NULL: i32 = -1;
+    let sendrecv = |from: i32, to: i32| Op {
+        comm: WORLD,
+        peer: from,
+        tag: 5,
+        flags: if from == PROC_NULL {
+            flags::PROC_NULL
+        } else {
+            0
+        },
+        request: u64::from(to as u32),
+        ..Op::new(0, OpKind::Sendrecv)
+    };
+    // Rank 0's Recv(*) took rank 1's message. Rank 2's Sendrecv receives
+    // from MPI_PROC_NULL but sends (tag 0) to rank 0: never received, a
+    // candidate (its record's PROC_NULL flag is its receive half's). Rank
+    // 3's Sendrecv sends to MPI_PROC_NULL: no message, no candidate.
+    let traces = vec![
+        trace(
+            0,
+            vec![
+                Op {
+                    comm: WORLD,
+                    flags: flags::ANY_SOURCE,
+                    matched: Some((1, 0)),
+                    ..Op::new(0, OpKind::Recv)
+                },
+                Op {
+                    request: 0,
+                    peer: 1,
+                    aux: 0,
+                    ..Op::new(1, OpKind::Matched)
+                },
+            ],
+        ),
+        trace(
+            1,
+            vec![Op {
+                comm: WORLD,
+                ..Op::new(0, OpKind::Send)
+            }],
+        ),
+        trace(2, vec![sendrecv(PROC_NULL, 0)]),
+        trace(3, vec![sendrecv(0, PROC_NULL)]),
+    ];
+    let first = WildcardEvent {
+        op_index: 0,
+        ..event(0, 0, 1, &[])
+    };
+    assert_eq!(candidate_senders(&first, &[], &traces, false), [2].into());
 }
