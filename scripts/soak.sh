@@ -4,9 +4,9 @@
 # and both buffering modes and by the exhaustive reference; every outcome
 # must agree. Mismatches print the program and the replay commands, and are
 # shrunk to target/differential/shrunk-SEED.c.
-#   bash scripts/soak.sh 2000 [START]
+#   bash scripts/soak.sh 2000 [START [SECS]]   (SECS: start no program after it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh >/dev/null
 cargo build --workspace --locked --bins
-exec target/debug/soak "${1:-100}" "${2:-0}"
+exec target/debug/soak "${1:-100}" "${2:-0}" ${3:+"$3"}

@@ -452,6 +452,27 @@ pub struct RankTrace {
 }
 
 impl RankTrace {
+    /// The trace of a rank that finalized after `ops`, built by hand
+    /// (tests, tools), like [`Op::new`].
+    pub fn finalized(rank: i32, size: i32, ops: Vec<Op>) -> RankTrace {
+        RankTrace {
+            rank,
+            size,
+            pid: 1,
+            end: RankEnd {
+                state: RankState::Finalized,
+                exit_status: None,
+                signal: None,
+                abort: None,
+                fault_addr: 0,
+                frames: vec![],
+                exe_base: 0,
+            },
+            blocking: None,
+            ops,
+        }
+    }
+
     /// Reads a trace file.
     pub fn read(path: &Path) -> Result<Self, TraceError> {
         let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
@@ -932,22 +953,7 @@ mod wildcard_tests {
             aux: 0,
             ..op(9, OpKind::PotentialMatch)
         });
-        let trace = RankTrace {
-            rank: 1,
-            size: 3,
-            pid: 1,
-            end: RankEnd {
-                state: RankState::Finalized,
-                exit_status: None,
-                signal: None,
-                abort: None,
-                fault_addr: 0,
-                frames: vec![],
-                exe_base: 0,
-            },
-            blocking: None,
-            ops,
-        };
+        let trace = RankTrace::finalized(1, 3, ops);
         let events = trace.wildcard_events();
         assert_eq!(events.len(), 2);
         assert_eq!(events[0].potential, vec![2]);
@@ -1004,22 +1010,7 @@ mod wildcard_tests {
                 ..op(4, OpKind::PotentialIndex)
             },
         ];
-        let trace = RankTrace {
-            rank: 0,
-            size: 3,
-            pid: 1,
-            end: RankEnd {
-                state: RankState::Finalized,
-                exit_status: None,
-                signal: None,
-                abort: None,
-                fault_addr: 0,
-                frames: vec![],
-                exe_base: 0,
-            },
-            blocking: None,
-            ops,
-        };
+        let trace = RankTrace::finalized(0, 3, ops);
         let events = trace.wildcard_events();
         assert_eq!(events.len(), 1);
         let e = &events[0];

@@ -1,6 +1,6 @@
 use super::*;
 use mbh_trace::op::flags;
-use mbh_trace::rank_trace::{Op, RankEnd, RankState};
+use mbh_trace::rank_trace::Op;
 
 /// A wildcard event of `rank` that matched `matched` and names `potential`.
 fn event(rank: i32, number: u32, matched: i32, potential: &[i32]) -> WildcardEvent {
@@ -117,22 +117,7 @@ fn the_run_limit_leaves_the_search_incomplete() {
 }
 
 fn trace(rank: i32, ops: Vec<Op>) -> RankTrace {
-    RankTrace {
-        rank,
-        size: 3,
-        pid: 0,
-        end: RankEnd {
-            state: RankState::Finalized,
-            exit_status: Some(0),
-            signal: None,
-            abort: None,
-            fault_addr: 0,
-            frames: vec![],
-            exe_base: 0,
-        },
-        blocking: None,
-        ops,
-    }
+    RankTrace::finalized(rank, 3, ops)
 }
 
 #[test]

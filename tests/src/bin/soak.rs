@@ -1,4 +1,4 @@
-//! The long differential soak of issue 11: `scripts/soak.sh N [START]`
+//! The long differential soak of issue 11: `scripts/soak.sh N [START [SECS]]`
 //! generates N programs (seeds START..START+N), and for each compares the
 //! guided search with the exhaustive reference under both clocks and both
 //! buffering modes. A mismatch prints the program and the commands that
@@ -14,10 +14,17 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let count: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
     let start: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(0);
+    // Optional: start no program after this many seconds (the counts say
+    // how far it got).
+    let budget: Option<u64> = args.next().and_then(|a| a.parse().ok());
     let began = Instant::now();
     let (mut passed, mut failed) = (0u64, Vec::new());
     let (mut guided, mut reference) = (0u64, 0u64);
     for seed in start..start + count {
+        if budget.is_some_and(|b| began.elapsed().as_secs() >= b) {
+            println!("soak: time budget spent before seed {seed}");
+            break;
+        }
         let program = Program::generate(seed);
         let dir = work_dir(&format!("soak-{seed}"));
         let t = Instant::now();
