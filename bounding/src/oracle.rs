@@ -63,6 +63,10 @@
 //!   Rooted and prefix collectives on a communicator other than the world
 //!   one get no cross-rank arcs (ranks cannot be placed): the oracle may
 //!   then list more senders, never fewer.
+//! * **Communicator constructors** (`CommMade` records on the parent) are
+//!   full match sets too, numbered apart from the collectives: the runtime
+//!   synchronises clocks there, and a send after an `MPI_Comm_split` cannot
+//!   reach a receive made before it (SCENARIOS.md S11's split form, c4).
 //! * A **wildcard probe** is preceded by the message it saw: the earliest
 //!   send (in its sender's program order) from the probe's matched source
 //!   with a compatible tag that no receive issued before the probe took.
@@ -371,6 +375,7 @@ impl<'a> Oracle<'a> {
         }
         // Pass 2: nodes and intra-rank arcs.
         let mut collectives: HashMap<(u64, usize), Vec<Member>> = HashMap::new();
+        let mut constructors: HashMap<(u64, usize), Vec<NodeIndex>> = HashMap::new();
         let mut send_node: HashMap<At, NodeIndex> = HashMap::new();
         // Where a synchronous send returns: an `Ssend`'s own completion
         // node, an `Issend`'s `Wait`. Its receive precedes that, not the
@@ -381,11 +386,26 @@ impl<'a> Oracle<'a> {
             let mut open: Vec<(u64, RecvPattern, NodeIndex)> = Vec::new();
             let mut channel: HashMap<(i32, u64, i32), NodeIndex> = HashMap::new();
             let mut collective_seq: HashMap<u64, usize> = HashMap::new();
+            let mut constructor_seq: HashMap<u64, usize> = HashMap::new();
             let mut issend: HashMap<u64, NodeIndex> = HashMap::new();
             for op in &trace.ops {
                 let class = op.kind.class();
                 if op.has(flags::CANCELLED) {
                     // It matched nothing and ordered nothing.
+                    continue;
+                }
+                if op.kind == OpKind::CommMade {
+                    // A communicator constructor synchronises its parent's
+                    // ranks (the runtime's clocks take the maximum): a
+                    // full match set of its own numbering, like a barrier.
+                    let n = o.graph.add_node(());
+                    if let Some(f) = last_fence {
+                        o.graph.add_edge(f, n, ());
+                    }
+                    let seq = constructor_seq.entry(op.comm).or_default();
+                    constructors.entry((op.comm, *seq)).or_default().push(n);
+                    *seq += 1;
+                    last_fence = Some(n);
                     continue;
                 }
                 if !matches!(
@@ -541,6 +561,13 @@ impl<'a> Oracle<'a> {
                     .collect()
             })
             .collect();
+        for calls in constructors.values() {
+            let hub = o.graph.add_node(());
+            for &n in calls {
+                o.graph.add_edge(n, hub, ());
+                o.graph.add_edge(hub, n, ());
+            }
+        }
         for ((comm, _), members) in collectives {
             let kind = members[0].3;
             let ends: Vec<(i32, NodeIndex, Option<NodeIndex>)> = members

@@ -30,8 +30,8 @@ fn first_senders(report: &Report, ranks: &[i32]) -> BTreeSet<Vec<i32>> {
 }
 
 #[test]
-fn x1_two_concurrent_first_receives_run_all_four_combinations() {
-    let source = "tests/programs/x1_concurrent_flips.c";
+fn f1_two_concurrent_first_receives_run_all_four_combinations() {
+    let source = "tests/programs/f1_concurrent_flips.c";
     for clocks in ["lamport", "vector"] {
         let report = check_program_with(source, &["--clocks", clocks]);
         assert!(report.complete, "{clocks}");
@@ -45,8 +45,8 @@ fn x1_two_concurrent_first_receives_run_all_four_combinations() {
 }
 
 #[test]
-fn x2_three_concurrent_first_receives_run_all_eight_combinations() {
-    let source = "tests/programs/x2_three_concurrent_flips.c";
+fn f2_three_concurrent_first_receives_run_all_eight_combinations() {
+    let source = "tests/programs/f2_three_concurrent_flips.c";
     for clocks in ["lamport", "vector"] {
         let report = check_program_with(source, &["--clocks", clocks]);
         assert!(report.complete, "{clocks}");
@@ -66,7 +66,7 @@ fn a_search_stopped_by_its_budget_still_counts_its_choice_points() {
     let _lock = mbh_tests::mpi_lock();
     let dir = tempfile::tempdir().unwrap();
     let exe = build(
-        std::path::Path::new("tests/programs/x1_concurrent_flips.c"),
+        std::path::Path::new("tests/programs/f1_concurrent_flips.c"),
         dir.path(),
     );
     let (_, report, out) = verify_json(&exe, 4, dir.path(), &["--max-interleavings", "2"]);

@@ -31,6 +31,8 @@ fn every_program_has_a_test() {
         "e8_type_mismatch.c",
         "every_call.c",
         "exit_rank1.c",
+        "f1_concurrent_flips.c",
+        "f2_three_concurrent_flips.c",
         "invalid_rank_fatal.c",
         "mpi_abort_rank2.c",
         "mpi_errors_returned.c",
@@ -75,7 +77,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in buffering.rs, choices.rs, collectives.rs, wildcards.rs) for each new program, and list it here"
+        "add a #[test] below (or in buffering.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here"
     );
 }
 

@@ -297,6 +297,13 @@ op_kinds! {
     /// number, `peer` = the index, `aux` = the clock its message carried,
     /// `request` = index of the record of the call that completed it.
     PotentialIndex = 248 => "mbhybrid:potential-index", Clock;
+    /// Not an MPI call: a communicator constructor (`MPI_Comm_split`,
+    /// `MPI_Comm_dup`, ...) synchronised the clocks of every rank of `comm`
+    /// (its parent; for `MPI_Comm_create_group`, the new communicator): the
+    /// `k`-th such record on `comm` of each member is one synchronising
+    /// match set, as a `MPI_Barrier` would be. Constructors have no record
+    /// of their own; the matches-before oracle orders by this one.
+    CommMade = 249 => "mbhybrid:comm-made", Clock;
 }
 
 /// The exit code with which the runtime stops a job after every rank of a

@@ -497,6 +497,15 @@ impl Rt {
             if let Some((shadow, me, _)) = unsafe { self.shadows(over) } {
                 // SAFETY: a valid clock shadow of `over`.
                 unsafe { self.exchange(shadow, 0, Flow::All, me) };
+                // The offline oracle must know the constructor orders like
+                // the clocks do (issue 11: otherwise it offers a send made
+                // after an `MPI_Comm_split` to a receive made before it).
+                record::append(|| RawOp {
+                    kind: OpKind::CommMade as u16,
+                    flags: flags::RETURNED,
+                    comm: over.bits(),
+                    ..RawOp::default()
+                });
             }
         }
         if let Some(made) = made {
