@@ -31,7 +31,7 @@
 //! receive of `r` posted after `f` or never taken at all
 //! (its destination is not checked), and was not sent after `f` completed
 //! in the run's own happens-before order (program order and delivered
-//! messages, read from the `Matched` records; [`HappensAfter`] says why
+//! messages, read from the `Matched` records; `HappensAfter` says why
 //! that is sound), and every sender the runtime listed for `f`. For a
 //! choice of which request a `Waitany` (or `Testany`, `Waitsome`,
 //! `Testsome`) returns, every index of its array is a candidate.

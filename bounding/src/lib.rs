@@ -30,6 +30,10 @@
 //!   standard-mode send synchronous, gets stuck; the witness names each
 //!   stuck call, what it waits for, and a wait-for cycle (a
 //!   `buffering-hazard` without a second run under `--buffering zero`).
+//! * **an exhaustive reference search** ([`Exhaustive`]): forces, run by
+//!   run, every sender the traces show a wildcard event could have taken,
+//!   trusting no clock; slow, simple, obviously complete (its module docs
+//!   argue it), for the differential test of [`Explorer`].
 //! * **an offline oracle** ([`potential_matches`]): from the complete
 //!   traces of a run, the exact potential senders of every wildcard receive
 //!   and probe on the matches-before order (seed 000 ch. 3), to check the
@@ -78,11 +82,13 @@
 //!
 //! # Limitations
 //!
-//! * **Exploration is as good as the clocks.** The search explores the
-//!   senders the runtime lists as potential matches; senders that LLCP
-//!   misses (seed 000 §5.1.3) are not explored. A forced match that does
-//!   not happen is reported ([`UnmatchedForce`]) and that run is not
-//!   expanded.
+//! * **Exploration is as good as the potential senders it is given.** The
+//!   search explores the senders the caller lists: the runtime's (LLCP
+//!   misses some, seed 000 §5.1.3), completed by the caller with the
+//!   oracle's on `MPI_COMM_WORLD`. A forced match that does not happen is
+//!   reported ([`UnmatchedForce`]) and that run is not expanded; callers
+//!   treat it as an error. The exhaustive reference ([`Exhaustive`])
+//!   trusts no clock and is what the search is tested against.
 //! * **Replays are assumed deterministic below the guided clock.** A free
 //!   choice point that a replay produces below its forced choice is counted
 //!   ([`Stats::divergent`]), not explored. There is no decorator yet that
