@@ -120,40 +120,57 @@ fn trace(rank: i32, ops: Vec<Op>) -> RankTrace {
     RankTrace::finalized(rank, 3, ops)
 }
 
-#[test]
-fn candidates_are_senders_taken_later_or_never_not_earlier() {
-    const WORLD: u64 = 7;
-    let recv = |index: u64, from: i32| Op {
+/// The communicator of the hand-built traces.
+const WORLD: u64 = 7;
+
+/// A blocking receive at `index` that took `from`'s tag-0 message.
+fn recv(index: u64, from: i32, wildcard: bool) -> Op {
+    Op {
         comm: WORLD,
-        flags: flags::ANY_SOURCE,
+        flags: if wildcard { flags::ANY_SOURCE } else { 0 },
+        peer: if wildcard { -2 } else { from },
         matched: Some((from, 0)),
         ..Op::new(index, OpKind::Recv)
-    };
-    let matched = |index: u64, request: u64, from: i32, send: u64| Op {
+    }
+}
+
+/// The `Matched` record at `index`: the receive at `request` took the
+/// message of `from`'s record `send`; `event` is its wildcard event or -1.
+fn matched(index: u64, request: u64, from: i32, send: u64, event: i32) -> Op {
+    Op {
         request,
         peer: from,
         aux: send,
+        count: event,
         ..Op::new(index, OpKind::Matched)
-    };
-    let send = |index: u64| Op {
+    }
+}
+
+/// A tag-0 send of `kind` at `index`.
+fn send(index: u64, kind: OpKind) -> Op {
+    Op {
         comm: WORLD,
-        ..Op::new(index, OpKind::Send)
-    };
+        ..Op::new(index, kind)
+    }
+}
+
+#[test]
+fn candidates_are_senders_taken_later_or_never_not_earlier() {
     // Rank 0 takes rank 1's message, then (event 1) rank 2's; rank 2's
     // second message was never received.
     let receiver = trace(
         0,
         vec![
-            recv(0, 1),
-            matched(1, 0, 1, 0),
-            recv(2, 2),
-            matched(3, 2, 2, 0),
+            recv(0, 1, true),
+            matched(1, 0, 1, 0, -1),
+            recv(2, 2, true),
+            matched(3, 2, 2, 0, -1),
         ],
     );
     let traces = vec![
         receiver,
-        trace(1, vec![send(0)]),
-        trace(2, vec![send(0), send(1)]),
+        trace(1, vec![send(0, OpKind::Send)]),
+        trace(2, vec![send(0, OpKind::Send), send(1, OpKind::Send)]),
     ];
     let second = WildcardEvent {
         op_index: 2,
@@ -174,24 +191,6 @@ fn candidates_are_senders_taken_later_or_never_not_earlier() {
 
 #[test]
 fn a_message_sent_after_the_event_completed_is_no_candidate() {
-    const WORLD: u64 = 7;
-    let any_recv = |index: u64, from: i32| Op {
-        comm: WORLD,
-        flags: flags::ANY_SOURCE,
-        matched: Some((from, 0)),
-        ..Op::new(index, OpKind::Recv)
-    };
-    let matched = |index: u64, request: u64, from: i32, send: u64, event: i32| Op {
-        request,
-        peer: from,
-        aux: send,
-        count: event,
-        ..Op::new(index, OpKind::Matched)
-    };
-    let send = |index: u64| Op {
-        comm: WORLD,
-        ..Op::new(index, OpKind::Send)
-    };
     // Rank 0's wildcard event 0 takes rank 1's message, then rank 0 sends
     // to rank 2, which answers only then: rank 2's answer (taken by rank
     // 0's event 1) depends on event 0, so event 0 could never take it.
@@ -199,24 +198,20 @@ fn a_message_sent_after_the_event_completed_is_no_candidate() {
         trace(
             0,
             vec![
-                any_recv(0, 1),
+                recv(0, 1, true),
                 matched(1, 0, 1, 0, 0),
-                send(2),
-                any_recv(3, 2),
+                send(2, OpKind::Send),
+                recv(3, 2, true),
                 matched(4, 3, 2, 2, 1),
             ],
         ),
-        trace(1, vec![send(0)]),
+        trace(1, vec![send(0, OpKind::Send)]),
         trace(
             2,
             vec![
-                Op {
-                    comm: WORLD,
-                    matched: Some((0, 0)),
-                    ..Op::new(0, OpKind::Recv)
-                },
+                recv(0, 0, false),
                 matched(1, 0, 0, 2, -1),
-                send(2),
+                send(2, OpKind::Send),
             ],
         ),
     ];
@@ -228,7 +223,7 @@ fn a_message_sent_after_the_event_completed_is_no_candidate() {
     // Without the chain (rank 2 sends first), rank 2 is a candidate.
     let mut independent = traces.clone();
     independent[2].ops.truncate(0);
-    independent[2].ops.push(send(0));
+    independent[2].ops.push(send(0, OpKind::Send));
     independent[0].ops[4].aux = 0;
     assert_eq!(
         candidate_senders(&first, &[], &independent, false),
@@ -238,25 +233,6 @@ fn a_message_sent_after_the_event_completed_is_no_candidate() {
 
 #[test]
 fn a_synchronous_send_returns_after_its_receive() {
-    const WORLD: u64 = 7;
-    let recv = |index: u64, from: i32, wildcard: bool| Op {
-        comm: WORLD,
-        flags: if wildcard { flags::ANY_SOURCE } else { 0 },
-        peer: if wildcard { -2 } else { from },
-        matched: Some((from, 0)),
-        ..Op::new(index, OpKind::Recv)
-    };
-    let matched = |index: u64, request: u64, from: i32, send: u64, event: i32| Op {
-        request,
-        peer: from,
-        aux: send,
-        count: event,
-        ..Op::new(index, OpKind::Matched)
-    };
-    let send = |index: u64, kind: OpKind| Op {
-        comm: WORLD,
-        ..Op::new(index, kind)
-    };
     // Rank 0: wildcard event 0 takes rank 1's message, then rank 0 sends to
     // rank 3, and event 1 takes rank 2's second message. Rank 3 takes rank
     // 0's message, then rank 2's first (sent with KIND).
@@ -305,7 +281,6 @@ fn a_synchronous_send_returns_after_its_receive() {
 
 #[test]
 fn a_sendrecv_is_a_candidate_by_its_send_half() {
-    const WORLD: u64 = 7;
     /// MPICH's MPI_PROC_NULL (the analysis reads the flag and the sign).
     const PROC_NULL: i32 = -1;
     let sendrecv = |from: i32, to: i32| Op {
