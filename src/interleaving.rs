@@ -161,6 +161,11 @@ pub fn prune(dir: &InterleavingDir) {
 ///   senders would be missed, and with them every other interleaving when
 ///   the first run happens to deadlock (SCENARIOS.md E4 with P2's message
 ///   first). The oracle's `unreceived` senders join on any communicator.
+/// * The same holds for which request a `Waitany`/`Testany` could have
+///   returned (seed 001 §4): the runtime offers a request whose message
+///   carried a clock no later than the choice's, and a message from a rank
+///   that merely did more work carries a later one (soak seed 1005). The
+///   oracle's potential indices join every choice.
 fn add_oracle_senders(
     events: &mut [WildcardEvent],
     traces: &[mbh_trace::RankTrace],
@@ -177,23 +182,21 @@ fn add_oracle_senders(
             )
         })
         .map(|op| op.comm);
-    let answer = if zero_buffering {
-        mbh_bounding::potential_matches_zero_buffering(traces)
-    } else {
-        mbh_bounding::potential_matches(traces)
-    };
-    for found in answer {
+    for found in mbh_bounding::potential_senders_and_indices(traces, zero_buffering) {
         let Some(event) = events
             .iter_mut()
             .find(|e| e.rank == found.rank && e.event == found.event)
         else {
             continue;
         };
-        let on_world = traces
-            .iter()
-            .find(|t| t.rank == event.rank)
-            .and_then(|t| t.ops.get(event.op_index as usize))
-            .is_some_and(|op| Some(op.comm) == world);
+        // Indices name requests of the rank's own array, whatever the
+        // communicator; senders are exact on MPI_COMM_WORLD only.
+        let on_world = event.is_index_choice()
+            || traces
+                .iter()
+                .find(|t| t.rank == event.rank)
+                .and_then(|t| t.ops.get(event.op_index as usize))
+                .is_some_and(|op| Some(op.comm) == world);
         let senders = if on_world {
             &found.senders
         } else if deadlocked {

@@ -5,21 +5,25 @@
 //!
 //! A *choice point* is a wildcard event (a receive or probe, identified
 //! across runs by its rank and per-rank event number) that lists at least
-//! one potential sender beyond the one it matched. The runs form a tree:
+//! one potential sender beyond the one it matched, or a choice among
+//! requests (`Waitany`, `Testany`, ...) that lists another index. The runs
+//! form a tree:
 //!
 //! * the root is the first run, free (`SELF_RUN`): all its choice points
 //!   are open;
-//! * a child of run `R` explores alternative sender `s` of choice point `p`
-//!   of `R` (final clock `c`): it forces every wildcard event of `R` that
-//!   comes before `p` (see [`Key`]: final clock `< c`, and the tied events
-//!   of lower ranks) to the sender it matched in `R`, forces `p` to `s`,
-//!   and sets `last_guided_clock = c`; past that the run is free;
-//! * the open choice points of that child are its free events beyond `p`
-//!   (key greater than `p`'s, not forced), whatever their clock: what the
-//!   forced alternative revealed, and every concurrent event the flip left
-//!   free. Events below `p` were replayed, and are never re-explored; a
-//!   free choice point below `p` means the replay diverged, and is only
-//!   counted ([`Stats::divergent`]).
+//! * a child of run `R` explores alternative `s` of choice point `p` of `R`
+//!   (final clock `c`): it forces to what they matched in `R` the events
+//!   `R`'s own guidance forced, every event of `R` that comes before `p`
+//!   (see [`Key`]: final clock `< c`, and the tied events of lower ranks),
+//!   and every earlier receive of a forced receive's rank that could take
+//!   its message (`force_thieves`); it forces `p` to `s` and sets
+//!   `last_guided_clock = c`; past that the run is free;
+//! * the open choice points of that child are all its free events,
+//!   whatever their key: what the forced alternative revealed, every
+//!   concurrent event the flip left free, and events whose final clock the
+//!   flip moved below `p` (returning another request first from a
+//!   `Testany` loop completes the other receives at other clocks: soak
+//!   seed 1001, `tests/programs/f3_testany_irecvs.c`).
 //!
 //! # Why the search is complete (and where it departs from seed 000)
 //!
@@ -32,23 +36,34 @@
 //! rank, then event number), only the events the guidance forces are
 //! silent (`runtime/src/llcp.rs`, `find_potential_matches`), and:
 //!
-//! 1. The forced prefix of a child is *downward closed* under causality:
-//!    a wildcard event causally before `p` has a strictly smaller Lamport
-//!    clock (a wildcard receive ticks the clock, seed 000 rule R4), so its
-//!    key is smaller and it is forced.
-//! 2. Hence no new event appears below `p` in the child: take the smallest
-//!    one; everything it causally depends on has a smaller key, is forced
-//!    and matched as in the parent, so the event existed in the parent
-//!    with the same clock, below `p`, and was forced.
-//! 3. Take any reachable combination of outcomes `T` and a run `R` of the
-//!    tree; let `e` be the first event of `R` (in key order) whose sender
-//!    differs from `T`'s. Everything before `e` agrees with `T`, so `e`
-//!    has in `T` the causal past it has in `R`, and `T`'s sender for `e`
-//!    is one of `e`'s potential senders (the clocks' soundness: exact
-//!    with vector clocks, seed 000 §5.1.3 for LLCP). The child of `R`
-//!    that forces `e` to it agrees with `T` on a longer prefix, by 2, and
-//!    the first event where it differs is again open in it (beyond `e`).
-//!    Induction on the length of the agreeing prefix reaches `T`.
+//! 1. Each child forces strictly more events than its parent (its choice
+//!    point joins its parent's forced set), so every path of the tree is
+//!    at most as long as the program has wildcard events: the search ends.
+//! 2. Take any reachable combination of outcomes `T` and a run `R` of the
+//!    tree whose forced events agree with `T`; let `e` be the first free
+//!    event of `R` (in key order) whose outcome differs from `T`'s. An
+//!    event causally before `e` has a strictly smaller Lamport clock (a
+//!    wildcard receive ticks the clock, seed 000 rule R4), so it is forced
+//!    or a free event before `e`: either way it agrees with `T`. So `e`
+//!    has in `T` the causal past it has in `R`, and `T`'s outcome for `e`
+//!    is one of `e`'s potential outcomes (exact with vector clocks; LLCP
+//!    misses some, seed 000 Fig 5.3, and the caller completes them with
+//!    the matches-before oracle's, senders and indices alike). The child
+//!    of `R` that forces `e` to it forces only events that agree with `T`,
+//!    and one more than `R`; by induction on the forced events agreeing
+//!    with `T`, a run without a differing free event is reached: `T`.
+//!
+//! The step "forces only events that agree with `T`" has one exception:
+//! an earlier receive forced only because it could take a forced
+//! receive's message (`force_thieves`) keeps `R`'s outcome. Leaving it
+//! free lets MPI give it that message and hang the replay. Such a receive
+//! is still pending when the later one matched, with a pattern that
+//! overlaps, so in `R` it did not accept that message (seed 000 rule R2
+//! would have completed it first, with a smaller clock): the patterns
+//! differ in tag (`MPI_ANY_TAG` on one side), and its own outcomes are
+//! explored where it is flipped, under the other receive's outcome there.
+//! The differential soak (`scripts/soak.sh`) has not found a combination
+//! this misses.
 //!
 //! The tree is walked depth first (a frame per run on the current path,
 //! [`Dfs`]), so memory stays bounded by the depth, not the number of runs.
@@ -72,6 +87,7 @@
 use crate::config::ExploreConfig;
 use crate::policy::{Choice, Dfs, Key, NodeId, Policy};
 use mbh_trace::config::{ForcedMatch, Guidance};
+use mbh_trace::envelope::RecvPattern;
 use mbh_trace::rank_trace::WildcardEvent;
 use mbh_trace::report::ChoicePointStats;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -167,9 +183,6 @@ pub struct Stats {
     /// Choice points cut off by `max_interleavings` or [`Explorer::stop`]
     /// count in `found` only.
     pub choice_points: ChoicePointStats,
-    /// Free choice points that replays produced below their forced choice
-    /// (the replay diverged from the run it replays); not explored.
-    pub divergent: u64,
     /// Runs not expanded because a forced match did not happen.
     pub unexpanded: u32,
 }
@@ -197,13 +210,25 @@ struct OpenPoint {
 /// A run with open choice points.
 #[derive(Debug)]
 struct Node {
-    /// Its events (key, matched sender), ascending: forced prefixes.
-    events: Vec<(Key, i32)>,
+    /// Its events, ascending by key: forced prefixes.
+    events: Vec<Recorded>,
     /// Mixing budget of its children (`None`: unbounded).
     budget: Option<u32>,
     points: HashMap<Key, OpenPoint>,
     /// Alternatives not yet handed out.
     unissued: u32,
+}
+
+/// A wildcard event of a recorded run, as a child's guidance needs it.
+#[derive(Debug)]
+struct Recorded {
+    key: Key,
+    /// The sender (or index) it matched; negative when unknown.
+    matched: i32,
+    /// What it accepts (`None` for an index choice).
+    pattern: Option<RecvPattern>,
+    /// The run's guidance forced it.
+    forced: bool,
 }
 
 #[derive(Debug)]
@@ -240,7 +265,6 @@ pub struct Explorer<P = Dfs> {
     /// `Some(true)`: search exhausted; `Some(false)`: stopped with work left.
     finished: Option<bool>,
     points: BTreeMap<(i32, u32), PointRecord>,
-    divergent: u64,
     unexpanded: u32,
 }
 
@@ -265,7 +289,6 @@ impl<P: Policy> Explorer<P> {
             stopped: false,
             finished: None,
             points: BTreeMap::new(),
-            divergent: 0,
             unexpanded: 0,
         }
     }
@@ -352,7 +375,7 @@ impl<P: Policy> Explorer<P> {
             }
         }
         let (Some(choice), Some(guidance)) = (pending.choice, pending.guidance) else {
-            self.open_node(events, None, &HashSet::new(), None);
+            self.open_node(events, &HashSet::new(), None);
             return Vec::new();
         };
         let unmatched = unmatched_forces(&guidance, events, end);
@@ -392,7 +415,7 @@ impl<P: Policy> Explorer<P> {
         if unmatched.is_empty() {
             let forced: HashSet<(i32, u32)> =
                 guidance.forced.iter().map(|f| (f.rank, f.event)).collect();
-            self.open_node(events, Some(choice.key), &forced, budget);
+            self.open_node(events, &forced, budget);
         } else {
             self.unexpanded += 1;
         }
@@ -438,17 +461,16 @@ impl<P: Policy> Explorer<P> {
             runs: self.runs,
             died: self.died,
             choice_points,
-            divergent: self.divergent,
             unexpanded: self.unexpanded,
         }
     }
 
     /// Offers the open choice points of a recorded run: its free events
-    /// with alternatives beyond `after`, within the bounds.
+    /// with alternatives, within the bounds. `forced` are the events its
+    /// guidance forced; its children force them too.
     fn open_node(
         &mut self,
         events: &[WildcardEvent],
-        after: Option<Key>,
         forced: &HashSet<(i32, u32)>,
         budget: Option<u32>,
     ) {
@@ -465,10 +487,6 @@ impl<P: Policy> Explorer<P> {
             }
             let key = Key::of(e);
             let record = self.points.entry((e.rank, e.event)).or_default();
-            if after.is_some_and(|a| key <= a) {
-                self.divergent += 1;
-                continue;
-            }
             if self.config.loop_abstraction.abstracts(e) {
                 record.abstracted = true;
                 continue;
@@ -503,7 +521,15 @@ impl<P: Policy> Explorer<P> {
         self.nodes.insert(
             id,
             Node {
-                events: sorted.iter().map(|e| (Key::of(e), e.matched)).collect(),
+                events: sorted
+                    .iter()
+                    .map(|e| Recorded {
+                        key: Key::of(e),
+                        matched: e.matched,
+                        pattern: e.pattern,
+                        forced: forced.contains(&(e.rank, e.event)),
+                    })
+                    .collect(),
                 budget,
                 points,
                 unissued: choices.len() as u32,
@@ -537,39 +563,79 @@ fn child_budget(parent: Option<u32>, position: u32, bound: Option<u32>) -> Optio
     }
 }
 
-/// Forces every event of `node` below the choice to what it matched, the
-/// choice to its sender, and guides up to the choice's clock.
 /// The guidance of the run that tries `choice.sender` at `choice` below
 /// `node`: every event ordered before the choice point keeps the match it
 /// had in `node` (seed 000 Fig 5.23, `outputToDecisionDatabase`), and so
-/// does every wildcard event the same rank issued before it, whatever its
-/// final clock. An earlier nonblocking wildcard receive can reach its final
-/// clock after the choice point (Fig 5.14's `irecv(*, tag=3)`); left free,
-/// it can take the very message the forced receive is told to wait for, and
-/// the replay hangs in a deadlock of the tool's making.
+/// does every event its own guidance forced, and every earlier receive
+/// of the same rank that could take the message a forced receive waits
+/// for, whatever its final clock (`force_thieves`).
 fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
-    let (rank, event) = (choice.key.rank, choice.key.event);
+    let mut forced: Vec<bool> = node
+        .events
+        .iter()
+        .map(|r| r.forced || r.key <= choice.key)
+        .collect();
+    force_thieves(&node.events, &mut forced);
     let mut forced: Vec<ForcedMatch> = node
         .events
         .iter()
-        .filter(|(key, _)| *key < choice.key || (key.rank == rank && key.event < event))
-        .filter(|(key, matched)| *matched >= 0 && (key.rank, key.event) != (rank, event))
-        .map(|&(key, source)| ForcedMatch {
-            rank: key.rank,
-            event: key.event,
-            source,
+        .zip(forced)
+        .filter(|(r, is_forced)| *is_forced && r.key != choice.key && r.matched >= 0)
+        .map(|(r, _)| ForcedMatch {
+            rank: r.key.rank,
+            event: r.key.event,
+            source: r.matched,
         })
         .collect();
     forced.push(ForcedMatch {
-        rank,
-        event,
+        rank: choice.key.rank,
+        event: choice.key.event,
         source: choice.sender,
     });
     forced.sort();
-    forced.dedup_by_key(|f| (f.rank, f.event));
     Guidance {
         last_guided_clock: choice.key.clock,
         forced,
+    }
+}
+
+/// Marks forced every receive that could take the message a forced
+/// receive or probe waits for, and those that could take theirs.
+///
+/// A nonblocking receive can reach its final clock after a later call
+/// (Fig 5.14's `irecv(*, tag=3)`, seed 000 §5.2.2), so the key order alone
+/// may leave it free while a receive the same rank issued after it is
+/// forced. MPI matches in posting order: free, it takes the first message
+/// its pattern accepts, and the forced receive hangs in a deadlock of the
+/// tool's making. Only a receive whose pattern overlaps the forced one's
+/// can; an index choice forces no message, and a receive on another
+/// communicator or tag never competes (forcing those too kept their
+/// alternatives from ever being combined with a flip: issue 11, the
+/// `Testany` loop of soak seed 1001).
+///
+/// Walks each rank's events from the last issued back (a thief is issued
+/// before its victim), keeping the distinct patterns forced so far: linear
+/// in the events for a program with a few communicators and tags.
+fn force_thieves(events: &[Recorded], forced: &mut [bool]) {
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    order.sort_by_key(|&i| (events[i].key.rank, std::cmp::Reverse(events[i].key.event)));
+    let mut rank = None;
+    let mut victims: Vec<RecvPattern> = Vec::new();
+    for i in order {
+        let event = &events[i];
+        if rank != Some(event.key.rank) {
+            rank = Some(event.key.rank);
+            victims.clear();
+        }
+        let Some(pattern) = event.pattern else {
+            continue;
+        };
+        if !forced[i] && victims.iter().any(|v| pattern.overlaps(v)) {
+            forced[i] = true;
+        }
+        if forced[i] && !victims.contains(&pattern) {
+            victims.push(pattern);
+        }
     }
 }
 

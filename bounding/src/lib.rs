@@ -59,7 +59,7 @@
 //!     vec![WildcardEvent {
 //!         rank: 1, event: 0, op_index: 3, kind: OpKind::Irecv, site: 7,
 //!         start_clock: 0, final_clock: 1, matched, matched_tag: 0,
-//!         potential: vec![2 - matched], loops: vec![], zone: None,
+//!         potential: vec![2 - matched], loops: vec![], zone: None, pattern: None,
 //!     }]
 //! }
 //!
@@ -89,10 +89,9 @@
 //!   reported ([`UnmatchedForce`]) and that run is not expanded; callers
 //!   treat it as an error. The exhaustive reference ([`Exhaustive`])
 //!   trusts no clock and is what the search is tested against.
-//! * **Replays are assumed deterministic below the guided clock.** A free
-//!   choice point that a replay produces below its forced choice is counted
-//!   ([`Stats::divergent`]), not explored. There is no decorator yet that
-//!   replays each run twice to check determinism.
+//! * **Replays are assumed deterministic where they are forced.** A forced
+//!   match that does not happen is an error; there is no decorator yet that
+//!   replays each run twice to check the free part too.
 //! * **Bounds cut coverage.** Loop abstraction and bounded mixing are
 //!   heuristics that can hide bugs; [`Explorer::is_bounded`] says whether
 //!   they skipped anything, [`Explorer::is_complete`] whether the search
@@ -138,7 +137,7 @@ pub use deadlock::{find_deadlock, no_progress, Deadlock, WaitFor};
 pub use exhaustive::Exhaustive;
 pub use explore::{unmatched_forces, Explorer, NextRun, RunEnd, Stats, UnmatchedForce};
 pub use oracle::{
-    compare, potential_matches, potential_matches_zero_buffering, Comparison, OracleMatch,
-    SenderDiff,
+    compare, potential_matches, potential_matches_zero_buffering, potential_senders_and_indices,
+    Comparison, OracleMatch, SenderDiff,
 };
 pub use policy::{Choice, Dfs, Key, NodeId, Policy};

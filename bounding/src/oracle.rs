@@ -235,6 +235,21 @@ struct SendInfo {
     node: NodeIndex,
 }
 
+/// Stands for a choice candidate that took no send: placed at the choice's
+/// own node `at`, so the search marks it ordered (never offered).
+fn no_send(at: NodeIndex) -> SendInfo {
+    SendInfo {
+        rank: -1,
+        op: u64::MAX,
+        side: SendSide {
+            dest: -1,
+            tag: -1,
+            comm: 0,
+        },
+        node: at,
+    }
+}
+
 /// A collective call of one set: trace index, node, kind, root.
 /// A member of a collective match set: trace position, the node of its
 /// call, the record index of its call, kind, root.
@@ -247,6 +262,23 @@ type At = (usize, u64);
 /// from all ranks' complete traces (any order), sorted by rank and event.
 pub fn potential_matches(traces: &[RankTrace]) -> Vec<OracleMatch> {
     Oracle::build(traces, false).answer()
+}
+
+/// [`potential_matches`] and, after them, the potential indices of every
+/// choice among requests (`MPI_Waitany`, `MPI_Testany`, ...; seed 001 §4):
+/// a receive of the array still incomplete when the choice returned
+/// ([`OpKind::ChoiceCandidate`]) could have been returned instead when the
+/// send it took is not ordered after the choice's call. Lamport clocks
+/// cannot tell (a message with a larger clock need not be causally after);
+/// the search adds these to the runtime's. `senders` holds indices there.
+pub fn potential_senders_and_indices(
+    traces: &[RankTrace],
+    zero_buffering: bool,
+) -> Vec<OracleMatch> {
+    let oracle = Oracle::build(traces, zero_buffering);
+    let mut out = oracle.answer();
+    out.extend(oracle.answer_indices());
+    out
 }
 
 /// [`potential_matches`] for a run under `--buffering zero`, where the
@@ -723,6 +755,79 @@ impl<'a> Oracle<'a> {
             }
         }
         out.sort_by_key(|m| (m.rank, m.event));
+        out
+    }
+
+    /// The potential indices of each choice with candidates (see
+    /// [`potential_senders_and_indices`]): one search from the choice's
+    /// call per choice.
+    fn answer_indices(&self) -> Vec<OracleMatch> {
+        let mut stamp = vec![0u32; self.graph.node_count()];
+        let mut generation = 0u32;
+        let mut out = Vec::new();
+        let send_at: HashMap<(i32, u64), &SendInfo> = self
+            .sends_to
+            .values()
+            .flatten()
+            .map(|info| ((info.rank, info.op), info))
+            .collect();
+        for (t, trace) in self.traces.iter().enumerate() {
+            let mut by_choice: std::collections::BTreeMap<(u32, u64), Vec<(i32, u64)>> =
+                std::collections::BTreeMap::new();
+            for op in trace
+                .ops
+                .iter()
+                .filter(|op| op.kind == OpKind::ChoiceCandidate)
+            {
+                by_choice
+                    .entry((op.count as u32, op.aux))
+                    .or_default()
+                    .push((op.peer, op.request));
+            }
+            for ((event, call), candidates) in by_choice {
+                let (Some(&from), Some(choice)) = (self.node[t].get(&call), op_at(trace, call))
+                else {
+                    continue;
+                };
+                // The sends the candidates took; one not reached from the
+                // choice's call could have come first.
+                let sends: Vec<SendInfo> = candidates
+                    .iter()
+                    .map(|&(_, made)| {
+                        self.took
+                            .get(&(t, made))
+                            .and_then(|&(s, op)| send_at.get(&(self.traces[s].rank, op)))
+                            .map_or(no_send(from), |&&info| info)
+                    })
+                    .collect();
+                let refs: Vec<&SendInfo> = sends.iter().collect();
+                let mut after = vec![false; refs.len()];
+                generation += 1;
+                self.search(
+                    from,
+                    Direction::Outgoing,
+                    &mut stamp,
+                    generation,
+                    &refs,
+                    &mut after,
+                );
+                let indices: Vec<i32> = candidates
+                    .iter()
+                    .zip(&after)
+                    .filter(|(_, &ordered)| !ordered)
+                    .map(|(&(index, _), _)| index)
+                    .collect();
+                out.push(OracleMatch {
+                    rank: trace.rank,
+                    event,
+                    op_index: call,
+                    kind: choice.kind,
+                    matched: -1,
+                    senders: indices,
+                    unreceived: Vec::new(),
+                });
+            }
+        }
         out
     }
 

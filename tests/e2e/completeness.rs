@@ -61,6 +61,29 @@ fn f2_three_concurrent_first_receives_run_all_eight_combinations() {
     }
 }
 
+/// Soak seed 1001 (shrunk): three wildcard `Irecv`s completed by a
+/// `Testany` loop. Each of the 3 assignments of senders under each of the 6
+/// orders Testany can return the requests in runs, under both clocks and
+/// both buffering modes: 18 distinct signatures.
+#[test]
+fn f3_irecvs_completed_by_testany_run_every_assignment_in_every_order() {
+    let source = "tests/programs/f3_testany_irecvs.c";
+    for (clocks, buffering) in [
+        ("lamport", "infinite"),
+        ("vector", "infinite"),
+        ("lamport", "zero"),
+    ] {
+        let report = check_program_with(source, &["--clocks", clocks, "--buffering", buffering]);
+        let signatures: BTreeSet<&str> = report
+            .runs
+            .iter()
+            .filter_map(|run| run.stdout.lines().find(|l| l.starts_with("sig 1:")))
+            .collect();
+        assert!(report.complete, "{clocks} {buffering}");
+        assert_eq!(signatures.len(), 18, "{clocks} {buffering}: {signatures:?}");
+    }
+}
+
 #[test]
 fn a_search_stopped_by_its_budget_still_counts_its_choice_points() {
     let _lock = mbh_tests::mpi_lock();

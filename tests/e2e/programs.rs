@@ -33,6 +33,7 @@ fn every_program_has_a_test() {
         "exit_rank1.c",
         "f1_concurrent_flips.c",
         "f2_three_concurrent_flips.c",
+        "f3_testany_irecvs.c",
         "invalid_rank_fatal.c",
         "mpi_abort_rank2.c",
         "mpi_errors_returned.c",

@@ -44,8 +44,13 @@ pub fn workspace_root() -> PathBuf {
 pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let dir = exe.parent().expect("an executable lives in a directory");
-    if dir.file_name().is_some_and(|name| name == "deps") {
-        dir.parent().expect("target/<profile>/deps/").to_owned()
+    if dir
+        .file_name()
+        .is_some_and(|name| name == "deps" || name == "examples")
+    {
+        dir.parent()
+            .expect("target/<profile>/deps/ or examples/")
+            .to_owned()
     } else {
         dir.to_owned()
     }

@@ -131,7 +131,7 @@ impl SendSide {
 /// which differ only on a wildcard receive a guided replay forced (see the
 /// [module docs](self)). For a receive from `MPI_PROC_NULL` the source is
 /// that (negative) constant, which no message has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct RecvPattern {
     /// Communicator handle bits.
     pub comm: u64,
@@ -173,6 +173,15 @@ impl RecvPattern {
         self.comm == message.comm
             && self.source.is_none_or(|s| s == message.source)
             && self.tag.is_none_or(|t| t == message.tag)
+    }
+
+    /// Whether some message could match both patterns: same communicator,
+    /// and each of source and tag a wildcard in one of them or equal.
+    pub fn overlaps(&self, other: &RecvPattern) -> bool {
+        fn meet(a: Option<i32>, b: Option<i32>) -> bool {
+            a.is_none() || b.is_none() || a == b
+        }
+        self.comm == other.comm && meet(self.source, other.source) && meet(self.tag, other.tag)
     }
 
     /// Whether every message `other` accepts, this accepts too (this

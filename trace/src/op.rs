@@ -304,6 +304,15 @@ op_kinds! {
     /// match set, as a `MPI_Barrier` would be. Constructors have no record
     /// of their own; the matches-before oracle orders by this one.
     CommMade = 249 => "mbhybrid:comm-made", Clock;
+    /// Not an MPI call: a receive of a choice's array still incomplete when
+    /// the choice returned, which the choice could have returned instead if
+    /// its message came first. `count` = the choice's event number, `peer`
+    /// = the receive's index in the array, `request` = index of the record
+    /// of the call that made the receive (`MPI_Irecv`, ...), `aux` = index
+    /// of the choice's record. The clocks judge it when it completes
+    /// ([`OpKind::PotentialIndex`]); the matches-before oracle judges it
+    /// from the whole run, where Lamport clocks cannot (seed 000 Fig 5.3).
+    ChoiceCandidate = 250 => "mbhybrid:choice-candidate", Clock;
 }
 
 /// The exit code with which the runtime stops a job after every rank of a

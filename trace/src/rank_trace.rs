@@ -18,6 +18,7 @@
 //! aligned words. Because the file is a shared mapping, everything written
 //! before a `SIGKILL` is in the page cache and survives the process.
 
+use crate::envelope::RecvPattern;
 use crate::op::OpKind;
 use bytemuck::{Pod, Zeroable};
 use serde::Serialize;
@@ -775,6 +776,9 @@ pub struct WildcardEvent {
     /// The zone the call is in and its mixing bound `k` (Pcontrol 7303),
     /// when one was opened.
     pub zone: Option<(i32, i32)>,
+    /// What the receive or probe accepts as the program wrote it (`None`
+    /// for an index choice, or when the call's record is missing).
+    pub pattern: Option<RecvPattern>,
 }
 
 impl WildcardEvent {
@@ -859,6 +863,9 @@ impl RankTrace {
                             potential: Vec::new(),
                             loops,
                             zone,
+                            pattern: call
+                                .filter(|_| op.kind == OpKind::WildcardClock)
+                                .map(RecvPattern::as_written),
                         },
                     );
                 }

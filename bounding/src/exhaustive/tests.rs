@@ -17,6 +17,7 @@ fn event(rank: i32, number: u32, matched: i32, potential: &[i32]) -> WildcardEve
         potential: potential.to_vec(),
         loops: vec![],
         zone: None,
+        pattern: None,
     }
 }
 

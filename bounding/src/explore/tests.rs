@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::config::{LoopAbstraction, LOOP_ABSTRACTED, LOOP_OTHER};
+use mbh_trace::envelope::RecvPattern;
 use mbh_trace::rank_trace::LoopMarker;
 use mbh_trace::OpKind;
 
@@ -20,6 +21,11 @@ fn event(rank: i32, event: u32, clock: u64, matched: i32, potential: &[i32]) -> 
         potential: potential.to_vec(),
         loops: Vec::new(),
         zone: None,
+        pattern: Some(RecvPattern {
+            comm: 0,
+            source: None,
+            tag: Some(0),
+        }),
     }
 }
 
@@ -630,4 +636,33 @@ fn earlier_issued_events_are_forced_whatever_their_final_clock() {
         "the earlier-issued event keeps its match"
     );
     assert_eq!(guidance.last_guided_clock, 1);
+}
+
+/// An earlier receive that cannot take the forced message (another tag)
+/// stays free: forcing it would keep its alternatives from ever being
+/// combined with the flip.
+#[test]
+fn earlier_receives_of_other_tags_stay_free() {
+    let explored = explore(ExploreConfig::new(), |g| {
+        let first = forced(g, 0, 0).unwrap_or(1);
+        let second = forced(g, 0, 1).unwrap_or(1);
+        let mut early = event(0, 0, 5, first, if first == 1 { &[3] } else { &[] });
+        early.pattern = early.pattern.map(|p| RecvPattern { tag: Some(7), ..p });
+        let events = vec![
+            early,
+            event(0, 1, 1, second, if second == 1 { &[2] } else { &[] }),
+        ];
+        (events, RunEnd::Complete)
+    });
+    let guidances: Vec<_> = explored.runs.iter().filter_map(|r| r.0.clone()).collect();
+    let flip = guidances
+        .iter()
+        .find(|g| g.source_for(0, 1) == Some(2))
+        .expect("the later receive flipped");
+    assert_eq!(
+        flip.source_for(0, 0),
+        None,
+        "the other tag's receive is free"
+    );
+    assert_eq!(explored.outcomes().len(), 4, "every combination of the two");
 }

@@ -596,6 +596,7 @@ fn event(rank: i32, event: u32, op_index: u64, matched: i32, potential: Vec<i32>
         potential,
         loops: vec![],
         zone: None,
+        pattern: None,
     }
 }
 
@@ -678,4 +679,56 @@ fn long_traces_need_no_recursion() {
     messages.push(((1, n), (2, 0)));
     let job = run(program, &messages);
     assert_eq!(job.senders(1, 0), vec![2]);
+}
+
+/// Seed 001 §4 by the oracle (soak seed 1005): rank 0 posts two wildcard
+/// `Irecv`s and a choice call (here the `Wait` at position 2 stands for a
+/// `Waitany` that returned the first) leaves the second incomplete. It
+/// could have been returned first unless its message was sent only after
+/// the choice: rank 2 sends after a message rank 0 sent after it.
+#[test]
+fn a_choice_candidate_is_offered_unless_its_message_is_sent_after_the_choice() {
+    let with_candidate = |job: &mut Job| {
+        let trace = &mut job.traces[0];
+        let index = trace.ops.len() as u64;
+        trace.ops.push(Op {
+            index,
+            count: 2,
+            peer: 1,
+            request: job.index[0][1],
+            aux: job.index[0][2],
+            ..record(OpKind::ChoiceCandidate, 1, 0)
+        });
+    };
+    let indices = |job: &Job| -> Vec<i32> {
+        let all = potential_senders_and_indices(&job.traces, false);
+        all.iter()
+            .find(|m| m.rank == 0 && m.event == 2)
+            .map(|m| m.senders.clone())
+            .unwrap_or_else(|| panic!("no choice in {all:?}"))
+    };
+    let independent: &[&[C]] = &[
+        &[Irecv(ANY, 0), Irecv(ANY, 0), Wait(0), Wait(1)],
+        &[send(0)],
+        &[send(0)],
+    ];
+    let mut job = run(independent, &[((0, 0), (1, 0)), ((0, 1), (2, 0))]);
+    with_candidate(&mut job);
+    assert_eq!(indices(&job), vec![1], "rank 2's message could come first");
+
+    let after: &[&[C]] = &[
+        &[Irecv(ANY, 0), Irecv(ANY, 0), Wait(0), Send(2, 5), Wait(1)],
+        &[send(0)],
+        &[Recv(0, 5), send(0)],
+    ];
+    let mut job = run(
+        after,
+        &[((0, 0), (1, 0)), ((0, 1), (2, 1)), ((2, 0), (0, 3))],
+    );
+    with_candidate(&mut job);
+    assert_eq!(
+        indices(&job),
+        Vec::<i32>::new(),
+        "rank 2 sends after the choice"
+    );
 }

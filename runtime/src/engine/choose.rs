@@ -1,7 +1,7 @@
 //! Choices among requests (seed 001 §4; [`crate::choice`] has the rules):
 //! the event of a `Waitany`, `Testany`, `Waitsome` or `Testsome` over more
 //! than one active request, the index a replay forces, and the records
-//! (`ChoiceClock`, `PotentialIndex`).
+//! (`ChoiceClock`, `PotentialIndex`, `ChoiceCandidate`).
 //!
 //! The calls themselves (`complete.rs`) ask [`Rt::choosing`] before they
 //! wait. In a guided run that names the event, they wait for the forced
@@ -147,7 +147,18 @@ impl Rt {
                         ..RawOp::default()
                     });
                 }
-                (index, Some(made), false) => self.choices.watch(event, end, made, index),
+                (index, Some(made), false) => {
+                    record::append(|| RawOp {
+                        kind: OpKind::ChoiceCandidate as u16,
+                        flags: flags::RETURNED,
+                        count: event as i32,
+                        peer: index,
+                        request: made,
+                        aux: at,
+                        ..RawOp::default()
+                    });
+                    self.choices.watch(event, end, made, index);
+                }
                 (_, None, false) => {}
             }
         }
