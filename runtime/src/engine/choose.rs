@@ -136,27 +136,9 @@ impl Rt {
         });
         for k in 0..self.others.len() {
             match self.others[k] {
-                (index, _, true) => {
-                    record::append(|| RawOp {
-                        kind: OpKind::PotentialIndex as u16,
-                        flags: flags::RETURNED,
-                        count: event as i32,
-                        peer: index,
-                        aux: end,
-                        request: at,
-                        ..RawOp::default()
-                    });
-                }
+                (index, _, true) => index_record(OpKind::PotentialIndex, event, index, at, end),
                 (index, Some(made), false) => {
-                    record::append(|| RawOp {
-                        kind: OpKind::ChoiceCandidate as u16,
-                        flags: flags::RETURNED,
-                        count: event as i32,
-                        peer: index,
-                        request: made,
-                        aux: at,
-                        ..RawOp::default()
-                    });
+                    index_record(OpKind::ChoiceCandidate, event, index, made, at);
                     self.choices.watch(event, end, made, index);
                 }
                 (_, None, false) => {}
@@ -171,15 +153,22 @@ impl Rt {
     pub(super) fn settle_choices(&mut self, made: u64, clock: Option<u64>, completer: Option<u64>) {
         let at = completer.unwrap_or(u64::MAX);
         self.choices.settle(made, clock, |event, index| {
-            record::append(|| RawOp {
-                kind: OpKind::PotentialIndex as u16,
-                flags: flags::RETURNED,
-                count: event as i32,
-                peer: index,
-                aux: clock.unwrap_or(0),
-                request: at,
-                ..RawOp::default()
-            });
+            index_record(OpKind::PotentialIndex, event, index, at, clock.unwrap_or(0));
         });
     }
+}
+
+/// Appends a record about `index` of choice `event` (`PotentialIndex`,
+/// `ChoiceCandidate`: `mbh_trace::OpKind` says what `request` and `aux`
+/// hold for each).
+fn index_record(kind: OpKind, event: u32, index: i32, request: u64, aux: u64) {
+    record::append(|| RawOp {
+        kind: kind as u16,
+        flags: flags::RETURNED,
+        count: event as i32,
+        peer: index,
+        request,
+        aux,
+        ..RawOp::default()
+    });
 }
