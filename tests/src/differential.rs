@@ -240,6 +240,14 @@ fn verify(
     args.push(path_str(exe));
     let command = format!("mbhybrid {}", args.join(" "));
     let out = run_mbhybrid(dir, &args);
+    // Exit 2: a tool failure, or forced matches that did not happen (the
+    // search's own error, which outcomes alone could hide).
+    if out.status.code() == Some(2) {
+        return Err(format!(
+            "`{command}` failed (exit 2):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
     let report: Report = serde_json::from_slice(&out.stdout).map_err(|e| {
         format!(
             "`{command}` printed no JSON report ({e}); exit {:?}\n{}",
