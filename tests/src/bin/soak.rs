@@ -4,7 +4,9 @@
 //! buffering modes. A mismatch prints the program and the commands that
 //! reproduce it, then shrinks it (the smallest program that still
 //! disagrees is written to `target/differential/shrunk-SEED.c`, ready to
-//! keep as a regression test). Exit status 1 when any program disagreed.
+//! keep as a regression test). A program whose reference needs more than
+//! `REFERENCE_CAP` runs is counted as too large, never as passed. Exit
+//! status 1 when any program disagreed.
 
 use mbh_tests::differential::{compare, work_dir, Mismatch, MODES};
 use mbh_tests::generator::Program;
@@ -18,7 +20,7 @@ fn main() {
     // how far it got).
     let budget: Option<u64> = args.next().and_then(|a| a.parse().ok());
     let began = Instant::now();
-    let (mut passed, mut failed) = (0u64, Vec::new());
+    let (mut passed, mut failed, mut too_large) = (0u64, Vec::new(), Vec::new());
     let (mut guided, mut reference) = (0u64, 0u64);
     for seed in start..start + count {
         if budget.is_some_and(|b| began.elapsed().as_secs() >= b) {
@@ -29,6 +31,16 @@ fn main() {
         let dir = work_dir(&format!("soak-{seed}"));
         let t = Instant::now();
         match compare(&program.to_c(), program.np(), &dir, &MODES) {
+            Ok(summary) if summary.too_large => {
+                println!(
+                    "seed {seed}: np {} too large: the reference ran {} runs without finishing, {:.1} s",
+                    program.np(),
+                    summary.reference_runs,
+                    t.elapsed().as_secs_f64()
+                );
+                too_large.push(seed);
+                let _ = std::fs::remove_dir_all(&dir);
+            }
             Ok(summary) => {
                 passed += 1;
                 guided += u64::from(summary.guided_runs);
@@ -54,8 +66,10 @@ fn main() {
         }
     }
     println!(
-        "soak: {passed} passed, {} failed ({failed:?}); {guided} guided and {reference} reference runs in {:.0} s",
+        "soak: {passed} passed, {} failed ({failed:?}), {} too large for the reference ({too_large:?}); \
+         {guided} guided and {reference} reference runs in {:.0} s",
         failed.len(),
+        too_large.len(),
         began.elapsed().as_secs_f64()
     );
     std::process::exit(i32::from(!failed.is_empty()));
