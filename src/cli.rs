@@ -24,8 +24,11 @@ pub enum Command {
     Build(BuildArgs),
     /// Run an MPI program under the mbhybrid runtime and report what went wrong.
     ///
-    /// Exit status: 0 when nothing was found, 1 when there are findings,
-    /// 2 for usage errors and tool failures.
+    /// Exit status: 0 when nothing was found and the search covered every
+    /// interleaving, 1 when there are findings, 2 for usage errors and tool
+    /// failures (also after the report), 3 when nothing was found but the
+    /// coverage is partial (a budget stopped the search, or a bound skipped
+    /// choice points).
     Verify(VerifyArgs),
     /// Re-run one recorded interleaving of an earlier `verify`, with every
     /// wildcard receive forced to the sender it took then.

@@ -57,13 +57,9 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     report
         .barriers
         .dedup_by(|a, b| a.file == b.file && a.line == b.line);
-    if let Some(path) = &args.patch {
-        write_patch(path, &session, &report.barriers)?;
-    }
-    if let Some(path) = &verify.html {
-        super::verify::write_html(path, &report, &session.cwd, &timelines)?;
-    }
     // Every format shows the verdicts (diagnostics' `barriers` module).
+    // The report first: a patch or HTML page that cannot be written is an
+    // error after it, never a lost report (issue 12).
     super::verify::print_report(&report, verify.format, &session.cwd)?;
     if verify.format == Format::Human {
         // What Fib costs on top of the exploration (BENCHMARKS.md's
@@ -77,8 +73,15 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
             explored.as_secs_f64()
         );
     }
-    Ok(super::verify::divergence_exit(&diverged)
-        .unwrap_or_else(|| super::verify::exit_code(&report)))
+    let exit = super::verify::divergence_exit(&diverged)
+        .unwrap_or_else(|| super::verify::exit_code(&report));
+    if let Some(path) = &args.patch {
+        write_patch(path, &session, &report.barriers)?;
+    }
+    if let Some(path) = &verify.html {
+        super::verify::write_html(path, &report, &session.cwd, &timelines)?;
+    }
+    Ok(exit)
 }
 
 fn verdict(session: &Session, barrier: &mbh_fib::BarrierVerdict) -> Option<BarrierVerdict> {

@@ -108,7 +108,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     };
     super::verify::print_report(&report, args.format, &session.cwd)?;
     Ok(super::verify::divergence_exit(&divergence)
-        .unwrap_or_else(|| super::verify::exit_code(&report)))
+        .unwrap_or_else(|| super::verify::replay_exit_code(&report)))
 }
 
 /// The run directory named by a run id (under the run root) or a path.

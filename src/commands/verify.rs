@@ -19,11 +19,16 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let timelines = std::mem::take(&mut exploration.timelines);
     let diverged = std::mem::take(&mut exploration.diverged);
     let report = report(args, &session, exploration, started);
-    if let Some(path) = &args.html {
-        write_html(path, &report, &session.cwd, &timelines)?;
-    }
+    // The report first: an extra output that fails (an unwritable
+    // `--html` path) is an error after it, never a lost report (issue 12).
     print_report(&report, args.format, &session.cwd)?;
-    Ok(divergence_exit(&diverged).unwrap_or_else(|| exit_code(&report)))
+    let html = args
+        .html
+        .as_deref()
+        .map(|path| write_html(path, &report, &session.cwd, &timelines));
+    let exit = divergence_exit(&diverged).unwrap_or_else(|| exit_code(&report));
+    html.transpose()?;
+    Ok(exit)
 }
 
 /// A search or replay that could not force what it asked for has not
@@ -133,6 +138,29 @@ pub fn report(
 
 /// 0 nothing found, 1 findings.
 pub fn exit_code(report: &Report) -> ExitCode {
+    if !report.findings.is_empty() {
+        ExitCode::from(1)
+    } else if coverage_is_partial(report) {
+        ExitCode::from(PARTIAL_COVERAGE)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Exit status of a search that found nothing but did not cover the whole
+/// space (issue 12): a budget stopped it, or a bound skipped choice points.
+/// Scripts and CI that test for 0 must not read it as "verified".
+pub const PARTIAL_COVERAGE: u8 = 3;
+
+/// Whether the search stopped early or a bound skipped a choice point.
+pub fn coverage_is_partial(report: &Report) -> bool {
+    !report.complete
+        || report.choice_points.abstracted > 0
+        || report.choice_points.mixing_bounded > 0
+}
+
+/// The exit status of a replay: one run, whose coverage is not the point.
+pub fn replay_exit_code(report: &Report) -> ExitCode {
     if report.findings.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -103,6 +103,33 @@ fn a_search_stopped_by_its_budget_still_counts_its_choice_points() {
     );
 }
 
+/// Issue 12: a search that found nothing but stopped at a budget exits 3,
+/// not 0: scripts that test for success must not read it as verified. The
+/// same program searched to its end exits 0.
+#[test]
+fn a_clean_but_partial_search_exits_3() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(
+        std::path::Path::new("tests/programs/f3_testany_irecvs.c"),
+        dir.path(),
+    );
+    let (status, report, out) = verify_json(&exe, 3, dir.path(), &["--max-interleavings", "2"]);
+    assert!(
+        report.findings.is_empty() && !report.complete,
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(status, 3, "{}", describe(&out));
+    let (status, report, out) = verify_json(&exe, 3, dir.path(), &[]);
+    assert!(
+        report.findings.is_empty() && report.complete,
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(status, 0, "{}", describe(&out));
+}
+
 /// Issue 11: a replay that cannot make a forced match says so as an error
 /// (exit 2), never as a warning or a silent fallback. E4's rank 1 is forced
 /// to take a message from itself, which it never sends.

@@ -411,7 +411,7 @@ fn s10_master_worker_is_right_on_every_interleaving_and_abstracts_its_loop() {
     let bounded = check_program_with_expectations(
         source,
         &["--loop-abstraction", "off", "--mixing-bound", "0"],
-        0,
+        3,
     );
     assert!(bounded.interleavings > 1, "{}", bounded.interleavings);
     assert_eq!(bounded.choice_points.explored, bounded.choice_points.found);

@@ -56,3 +56,47 @@ fn verify_writes_an_html_report_with_the_failing_interleaving() {
         "self-contained"
     );
 }
+
+/// Issue 12: an `--html` path that cannot be written is an error after the
+/// report, never a lost report: the findings are printed, then the error,
+/// and the exit status is 2.
+#[test]
+fn an_unwritable_html_path_keeps_the_report() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(
+        std::path::Path::new("tests/programs/s1_crooked_barrier.c"),
+        dir.path(),
+    );
+    let page = dir.path().join("no-such-directory").join("report.html");
+    let runs = dir.path().join("runs");
+    let out = run_mbhybrid(
+        &workspace_root(),
+        &[
+            "verify",
+            "-n",
+            "3",
+            "--format",
+            "json",
+            "--run-dir",
+            runs.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+            exe.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("the report was lost ({e})\n{}", describe(&out)));
+    assert_eq!(
+        report["findings"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        describe(&out)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("report.html"),
+        "the error names the path: {stderr}"
+    );
+}

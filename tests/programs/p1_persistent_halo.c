@@ -1,4 +1,4 @@
-/* mbhybrid-test: np=3 exit=0 interleavings=8 options=--max-interleavings,8 */
+/* mbhybrid-test: np=3 exit=3 interleavings=8 options=--max-interleavings,8 */
 /* Persistent requests: a halo exchange around a ring, made once with
  * MPI_Send_init/MPI_Recv_init and restarted every iteration with
  * MPI_Startall or MPI_Start, completed by MPI_Waitall, MPI_Waitany or

@@ -1,4 +1,4 @@
-/* mbhybrid-test: np=4 exit=0 interleavings=1 options=--loop-abstraction,auto */
+/* mbhybrid-test: np=4 exit=3 interleavings=1 options=--loop-abstraction,auto */
 /* SCENARIOS.md S10 (seed 000 §5.3.4): rank 0 hands out N row blocks of a
  * matrix-vector product to the workers, takes results with a wildcard
  * receive and gives the next block to whoever answered; workers loop until
