@@ -8,7 +8,7 @@ use crate::outcome::{self, Analysis, RunContext};
 use crate::session::Session;
 use anyhow::{Context, Result};
 use mbh_trace::config::{ForcedMatch, Guidance, RuntimeConfig};
-use mbh_trace::layout::{InterleavingDir, ENV_TRACE_DIR};
+use mbh_trace::layout::{InterleavingDir, ENV_TRACE_DIR, ENV_WATCH_PID};
 use mbh_trace::rank_trace::WildcardEvent;
 
 /// What one run showed.
@@ -37,7 +37,10 @@ pub fn run(
     std::fs::write(dir.runtime_config(), config.to_json())
         .with_context(|| format!("cannot write {}", dir.runtime_config().display()))?;
 
-    let mut env = vec![(ENV_TRACE_DIR.to_string(), dir.path.display().to_string())];
+    let mut env = vec![
+        (ENV_TRACE_DIR.to_string(), dir.path.display().to_string()),
+        (ENV_WATCH_PID.to_string(), std::process::id().to_string()),
+    ];
     if let Some(lib) = &session.preload {
         let existing = std::env::var("LD_PRELOAD").unwrap_or_default();
         let value = if existing.is_empty() {

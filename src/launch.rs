@@ -117,6 +117,23 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
         .stdout(stdout)
         .stderr(stderr)
         .process_group(0);
+    // The launcher gets SIGTERM (it then stops its ranks) when this
+    // process dies, however it dies (SIGKILL included; issue 12). Each
+    // rank's runtime also watches this process (runtime/src/watchdog.rs):
+    // ranks that busy-poll in MPI never notice a launcher gone.
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the forked child before exec and calls
+    // only async-signal-safe functions (prctl, getppid, _exit).
+    unsafe {
+        command.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            if libc::getppid() != parent {
+                // Died between fork and prctl: no one is left to serve.
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
     let start = Instant::now();
     let mut child = command.spawn()?;
     let group = child.id() as libc::pid_t;

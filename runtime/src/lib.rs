@@ -219,6 +219,7 @@ mod start;
 mod state;
 mod trace_file;
 pub mod typesig;
+mod watchdog;
 mod wrap;
 mod wrap_coll;
 

@@ -42,6 +42,7 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
     if rc != SUCCESS || STARTED.swap(true, Ordering::AcqRel) {
         return;
     }
+    crate::watchdog::start();
     let dir = std::env::var_os(ENV_TRACE_DIR)
         .filter(|d| !d.is_empty())
         .map(PathBuf::from);
@@ -147,7 +148,7 @@ fn start(dir: PathBuf, rank: c_int, size: c_int, kind: OpKind, required: c_int, 
 }
 
 /// One line on standard error: the CLI also notices the missing trace.
-fn warn(what: std::fmt::Arguments<'_>) {
+pub(crate) fn warn(what: std::fmt::Arguments<'_>) {
     let _ = writeln!(io::stderr(), "mbhybrid runtime: {what}");
 }
 

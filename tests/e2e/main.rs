@@ -9,6 +9,7 @@ mod choices;
 mod collectives;
 mod completeness;
 mod differential;
+mod faults;
 mod generator;
 mod oracle;
 mod programs;

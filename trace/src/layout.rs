@@ -24,6 +24,11 @@ use std::path::{Path, PathBuf};
 /// Environment variable naming the interleaving directory for the runtime.
 pub const ENV_TRACE_DIR: &str = "MBHYBRID_TRACE_DIR";
 
+/// Environment variable naming the process id of the `mbhybrid` that
+/// launched the job: each rank's runtime ends itself when that process is
+/// gone, so a killed `verify` leaves no job behind (issue 12).
+pub const ENV_WATCH_PID: &str = "MBHYBRID_WATCH_PID";
+
 /// The default run root, relative to the working directory.
 pub const DEFAULT_RUN_ROOT: &str = ".mbhybrid/runs";
 

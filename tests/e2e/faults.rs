@@ -1,0 +1,97 @@
+//! Issue 12: faults of the tool's own process must not leave MPI jobs
+//! behind.
+
+use crate::util::build;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Rank 0 polls with `MPI_Iprobe` for a message nobody sends: a hang the
+/// wait-for graph cannot confirm, so the job runs until the timeout.
+const POLLS_FOREVER: &str = r#"
+#include <mpi.h>
+int main(int argc, char **argv) {
+  int rank, flag = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  while (rank == 0 && !flag)
+    MPI_Iprobe(1, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// The processes whose command line names `exe` (the launcher and ranks).
+fn processes_of(exe: &Path) -> Vec<i32> {
+    let wanted = exe.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let alive = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(false);
+        if alive && String::from_utf8_lossy(&cmdline).contains(&wanted) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Polls `done` every 100 ms for up to `limit`.
+fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    done()
+}
+
+/// `verify` killed with SIGKILL (a batch scheduler's time limit): its job
+/// ends within seconds instead of spinning forever.
+#[test]
+fn a_verify_killed_with_sigkill_leaves_no_job_running() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("polls_forever.c");
+    std::fs::write(&source, POLLS_FOREVER).unwrap();
+    let exe = build(&source, dir.path());
+    let runs = dir.path().join("runs");
+    let mut verify = Command::new(mbh_tests::mbhybrid())
+        .args(["verify", "-n", "2", "--timeout", "600", "--run-dir"])
+        .arg(&runs)
+        .arg(&exe)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = within(Duration::from_secs(60), || processes_of(&exe).len() >= 3);
+    verify.kill().unwrap(); // SIGKILL
+    verify.wait().unwrap();
+    let gone = within(Duration::from_secs(15), || processes_of(&exe).is_empty());
+    let left = processes_of(&exe);
+    for &pid in &left {
+        // SAFETY: kill(2) on processes this test started (their command
+        // lines name its temporary executable).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(started, "the job (launcher and two ranks) never ran");
+    assert!(
+        gone,
+        "processes left running 15 s after verify was killed: {left:?}"
+    );
+}
