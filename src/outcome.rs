@@ -82,7 +82,6 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
                     findings.push(finding);
                 }
                 let state = match t.end.state {
-                    RankState::Exited if t.end.exit_status == Some(0) => "finalized",
                     RankState::Exited => "exited",
                     RankState::Finalized => "finalized",
                     RankState::Signaled => "signaled",
@@ -189,7 +188,36 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
                 f
             }
         }
-        RankState::Exited if end.exit_status != Some(0) => {
+        RankState::Exited => {
+            // Issue 12: ending after `MPI_Init` without `MPI_Finalize` is
+            // erroneous whatever the status (MPI 4.1 §11.2.2): the other
+            // ranks' `MPI_Finalize` may hang, or the launcher kill them.
+            let status = end.exit_status.unwrap_or(0);
+            let mut f = Finding::new(
+                FindingKind::Exit,
+                Severity::Error,
+                format!("rank {rank} exited with status {status} without calling `MPI_Finalize`"),
+            );
+            let pos = ctx
+                .symbolizer
+                .first_user_frame(&end.frames, end.exe_base, false);
+            if pos.is_some() {
+                push_pos(&mut f, pos, rank, "the rank exited from here");
+            } else {
+                push_last_call(
+                    ctx,
+                    &mut f,
+                    trace,
+                    "last MPI call before the rank returned from `main` or called `exit`",
+                );
+            }
+            f.help = Some(
+                "call `MPI_Finalize` on every rank before returning from `main` or calling `exit`; to stop the whole job on an error, call `MPI_Abort`"
+                    .into(),
+            );
+            f
+        }
+        RankState::Finalized if end.exit_status.is_some_and(|s| s != 0) => {
             let status = end.exit_status.unwrap_or(0);
             let mut f = Finding::new(
                 FindingKind::Exit,
@@ -716,10 +744,14 @@ fn push_pos(f: &mut Finding, pos: Option<SourcePos>, rank: i32, label: &str) {
 }
 
 fn push_last_call(ctx: &RunContext<'_>, f: &mut Finding, trace: &RankTrace, label: &str) {
+    // The program's calls, not the runtime's records about them (the leak
+    // checks a rank exiting without `MPI_Finalize` writes come last and
+    // carry the site of the call that made the leaked request).
     let site = trace
         .ops
         .iter()
         .rev()
+        .filter(|op| op.kind.class() != mbh_trace::op::OpClass::Clock)
         .find_map(|op| ctx.sites.and_then(|s| s.get(op.site)));
     if let Some(site) = site {
         f.locations

@@ -281,7 +281,14 @@ extern "C" fn on_exit(status: c_int, _arg: *mut c_void) {
     ) {
         return;
     }
-    if status != 0 {
+    let finalized = writer.state() == Some(RankState::Finalized);
+    if !finalized && crate::state::active() {
+        // Issue 12: the leak checks of `MPI_Finalize` run here too, for a
+        // rank that exits without it (they read the runtime's tables and
+        // write records; no MPI call).
+        crate::state::try_with(|rt| rt.report_leaks());
+    }
+    if status != 0 || !finalized {
         let mut pcs = [0u64; MAX_FRAMES];
         let n = frames(None, &mut pcs);
         let pcs = pcs.get(..n).unwrap_or(&[]);

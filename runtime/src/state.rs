@@ -79,6 +79,18 @@ fn with_cell<R>(f: impl FnOnce(&mut Option<Rt>) -> R) -> R {
     f(slot)
 }
 
+/// Runs `f` on the state unless it is busy or missing (an exit handler
+/// that may run in the middle of anything).
+pub fn try_with<R>(f: impl FnOnce(&mut Rt) -> R) -> Option<R> {
+    if RT.busy.swap(true, Ordering::Acquire) {
+        return None;
+    }
+    let _release = Release;
+    // SAFETY: as in `with_cell`: `busy` is ours until `_release` drops.
+    let slot = unsafe { &mut *RT.rt.get() };
+    slot.as_mut().map(f)
+}
+
 /// Runs `f` on the state. Stops the run on reentrancy.
 pub fn with<R>(f: impl FnOnce(&mut Rt) -> R) -> R {
     with_cell(|slot| match slot {

@@ -20,6 +20,7 @@ fn every_program_has_a_test() {
         "e11_bcast_root_mismatch.c",
         "e12_reduce_count_mismatch.c",
         "e13_nonblocking_mismatch.c",
+        "e14_exit_without_finalize.c",
         "e1_recv_recv.c",
         "e2_head_to_head.c",
         "e3_collective_order.c",
@@ -346,6 +347,21 @@ fn short_and_human_formats_point_at_the_line() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains(&needle), "{format}: {text}");
         assert!(text.contains("MBH0002"), "{format}: {text}");
+    }
+}
+
+/// Issue 12: a finding on every run, not in one of three.
+#[test]
+fn e14_exit_without_finalize_is_a_finding_every_time() {
+    for _ in 0..3 {
+        let report = check_program("tests/programs/e14_exit_without_finalize.c");
+        let rank1 = report.runs[0].ranks.iter().find(|r| r.rank == 1);
+        assert_eq!(
+            rank1.map(|r| r.state.as_str()),
+            Some("exited"),
+            "{:?}",
+            report.runs[0].ranks
+        );
     }
 }
 

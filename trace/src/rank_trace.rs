@@ -45,9 +45,11 @@ pub enum RankState {
     Starting = 0,
     /// Between `MPI_Init` and `MPI_Finalize`.
     Running = 1,
-    /// `MPI_Finalize` returned.
+    /// `MPI_Finalize` returned (`exit_status` is set once the process
+    /// exits).
     Finalized = 2,
-    /// The process called `exit` (or returned from `main`); `exit_status` is set.
+    /// The process called `exit` (or returned from `main`) after `MPI_Init`
+    /// without calling `MPI_Finalize`; `exit_status` is set.
     Exited = 3,
     /// The process received a fatal signal; `signal` and `frames` are set.
     Signaled = 4,
@@ -320,12 +322,17 @@ impl TraceWriter {
         self.set_state(RankState::Signaled);
     }
 
-    /// Records the status passed to `exit`.
+    /// Records the status passed to `exit`: the state becomes `Exited`
+    /// unless `MPI_Finalize` returned before.
     pub fn record_exit(&self, status: i32) {
         // SAFETY: the field is inside the header, 4-aligned.
         unsafe { AtomicI32::from_ptr(&raw mut (*self.header()).exit_status) }
             .store(status, Ordering::Release);
-        self.set_state(RankState::Exited);
+        // `Exited` means the process ended without `MPI_Finalize`; after
+        // it, the state stays `Finalized` and only the status is added.
+        if self.state() != Some(RankState::Finalized) {
+            self.set_state(RankState::Exited);
+        }
     }
 
     /// Records a call of `MPI_Abort`.

@@ -1051,7 +1051,7 @@ impl Rt {
     /// (`RequestLeak`, at the call that made it; `aux` = the request's
     /// bits) and every handle it made and never freed (`ResourceLeak`,
     /// `aux` = the handle's bits).
-    fn report_leaks(&mut self) {
+    pub(crate) fn report_leaks(&mut self) {
         for id in self.slots.ids_in_use() {
             let Some(slot) = self.slots.get(id) else {
                 continue;
