@@ -157,7 +157,9 @@ pub fn prune(dir: &InterleavingDir) {
 ///   way only; Fig 5.3): LLCP misses senders, and the search would call a
 ///   space complete that it did not cover (issue 11's differential test
 ///   found it with synchronous sends). The oracle is exact on
-///   `MPI_COMM_WORLD`, so its senders join every event received there.
+///   `MPI_COMM_WORLD` and on every communicator the runtime named (each
+///   member records its rank there, `CommId`), so its senders join every
+///   event received on those.
 /// * A run stopped in a deadlock leaves messages in flight that no receive
 ///   will ever take; the clocks learn a potential sender only from a
 ///   message that arrives (§5.1.3, `ProcessIncomingMessage`), so those
@@ -193,13 +195,16 @@ fn add_oracle_senders(
             continue;
         };
         // Indices name requests of the rank's own array, whatever the
-        // communicator; senders are exact on MPI_COMM_WORLD only.
+        // communicator; senders are exact where the oracle can name every
+        // rank in MPI_COMM_WORLD.
         let on_world = event.is_index_choice()
             || traces
                 .iter()
                 .find(|t| t.rank == event.rank)
                 .and_then(|t| t.ops.get(event.op_index as usize))
-                .is_some_and(|op| Some(op.comm) == world);
+                // A communicator the runtime named (top bit set, which no
+                // handle has): the oracle knows its members' world ranks.
+                .is_some_and(|op| Some(op.comm) == world || op.comm >> 63 == 1);
         let senders = if on_world {
             &found.senders
         } else if deadlocked {

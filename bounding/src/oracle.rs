@@ -405,6 +405,19 @@ impl<'a> Oracle<'a> {
                 }
             }
         }
+        // A destination is a rank of the send's communicator; the sends are
+        // kept by world rank. Each member names its rank in every
+        // communicator it made (`CommId`, whose `aux` the records on it
+        // carry as `comm`); MPI_COMM_WORLD and unnamed ones are as written.
+        let world_rank: HashMap<(u64, i32), i32> = traces
+            .iter()
+            .flat_map(|t| {
+                t.ops
+                    .iter()
+                    .filter(|op| op.kind == OpKind::CommId && op.peer >= 0)
+                    .map(move |op| ((op.aux, op.peer), t.rank))
+            })
+            .collect();
         // Pass 2: nodes and intra-rank arcs.
         let mut collectives: HashMap<(u64, usize), Vec<Member>> = HashMap::new();
         let mut constructors: HashMap<(u64, usize), Vec<NodeIndex>> = HashMap::new();
@@ -464,7 +477,11 @@ impl<'a> Oracle<'a> {
                         o.graph.add_edge(prev, n, ());
                     }
                     send_node.insert((t, op.index), n);
-                    o.sends_to.entry(side.dest).or_default().push(SendInfo {
+                    let dest = world_rank
+                        .get(&(side.comm, side.dest))
+                        .copied()
+                        .unwrap_or(side.dest);
+                    o.sends_to.entry(dest).or_default().push(SendInfo {
                         rank: trace.rank,
                         op: op.index,
                         side,

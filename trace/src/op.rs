@@ -256,7 +256,8 @@ op_kinds! {
     /// sees a communicator made; [`RankTrace::parse`](crate::RankTrace::parse)
     /// renames the records that follow, so analyses can compare
     /// communicators across ranks. `aux` has its top bit set, which no
-    /// handle has.
+    /// handle has. `peer` = this rank's rank in the communicator (-1 when
+    /// unknown), so analyses can name its ranks in `MPI_COMM_WORLD`.
     CommId = 244 => "mbhybrid:comm-id", Clock;
     /// Not an MPI call: one request of the `MPI_Waitall`, `MPI_Waitany` or
     /// `MPI_Waitsome` whose record is at index `request`, that a

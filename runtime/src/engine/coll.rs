@@ -559,11 +559,15 @@ impl Rt {
             // Unnamed, the communicator keeps its local bits in the trace.
             return;
         }
+        let mut my_rank: c_int = -1;
+        // SAFETY: `made` is a valid communicator; an int out-parameter.
+        unsafe { mpi_sys::PMPI_Comm_rank(made, &mut my_rank) };
         record::append(|| RawOp {
             kind: OpKind::CommId as u16,
             flags: flags::RETURNED,
             comm: made.bits(),
             aux: id,
+            peer: my_rank,
             ..RawOp::default()
         });
     }
