@@ -56,6 +56,10 @@ pub struct Exploration {
     /// asked for, and its verdict cannot be trusted (an error, not a
     /// warning; also listed in `warnings` for the report).
     pub diverged: Vec<String>,
+    /// The runtime stopped the program (a call it cannot handle): what it
+    /// said. The search stops there; the commands report it as an error
+    /// after the report (issue 12: a limit of the tool, not a finding).
+    pub tool_stops: Vec<String>,
     /// The traces of every interleaving, kept only when a caller asks (Fib).
     pub traces: Vec<Vec<mbh_trace::RankTrace>>,
     /// The space-time diagram of each finding's interleaving, by finding
@@ -76,6 +80,7 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
         runs: Vec::new(),
         warnings: Vec::new(),
         diverged: Vec::new(),
+        tool_stops: Vec::new(),
         traces: Vec::new(),
         timelines: Vec::new(),
     };
@@ -124,6 +129,15 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                 config,
             )?;
             found.interleavings = n;
+            if !run.analysis.tool_stops.is_empty() {
+                // Every other interleaving would stop at the same call.
+                found.tool_stops = run.analysis.tool_stops.clone();
+                found.runs.push(run.analysis.outcome.clone());
+                found.incomplete_because = Some(format!(
+                    "the runtime stopped interleaving {n}: it cannot handle a call the program makes"
+                ));
+                break 'passes;
+            }
 
             // A run stopped by the timeout is stuck like a deadlocked one:
             // a forced match it never made did not happen (it was not

@@ -44,6 +44,10 @@ pub struct Analysis {
     pub traces: Vec<Option<RankTrace>>,
     /// Traces that exist but could not be read.
     pub warnings: Vec<String>,
+    /// The runtime stopped the job (a call it cannot handle, or its own
+    /// failure): its message per rank. A limit of the tool, never a
+    /// finding against the program (issue 12).
+    pub tool_stops: Vec<String>,
 }
 
 /// Reads the traces of a finished run and tells what happened.
@@ -71,9 +75,20 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
 
     let mut findings = Vec::new();
     let mut ranks = Vec::new();
+    let mut tool_stops = Vec::new();
     for (rank, trace) in traces.iter().enumerate() {
         let rank = rank as i32;
         let stderr = tail(&std::fs::read_to_string(ctx.dir.stderr(rank)).unwrap_or_default());
+        if let Some(t) = trace
+            .as_ref()
+            .filter(|t| t.end.state == RankState::ToolStopped)
+        {
+            let site = t
+                .end
+                .abort
+                .and_then(|(_, site)| ctx.sites.and_then(|s| s.get(site)));
+            tool_stops.push(tool_stop_message(rank, &stderr, site));
+        }
         let (state, exit_status, signal, operations) = match trace {
             None => ("never-started".to_string(), None, None, 0),
             Some(t) => {
@@ -86,6 +101,7 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
                     RankState::Finalized => "finalized",
                     RankState::Signaled => "signaled",
                     RankState::Aborted => "aborted",
+                    RankState::ToolStopped => "stopped-by-mbhybrid",
                     // mbhybrid stopped the job after confirming it could
                     // never finish.
                     RankState::Starting | RankState::Running if ctx.ended.stopped_by_monitor => {
@@ -115,6 +131,7 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
     if ctx.ended.timed_out {
         findings.push(timeout_finding(ctx, &traces));
     } else if findings.is_empty()
+        && tool_stops.is_empty()
         && !ctx.ended.stopped_by_monitor
         && !ctx.ended.status.is_some_and(|s| s.success())
     {
@@ -135,7 +152,22 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
         findings,
         traces,
         warnings,
+        tool_stops,
     })
+}
+
+/// What the runtime said when it stopped `rank` (its `mbhybrid: ...` line
+/// on the rank's standard error), and where, when the call's site is known.
+fn tool_stop_message(rank: i32, stderr: &str, site: Option<&mbh_trace::Site>) -> String {
+    let said = stderr
+        .lines()
+        .rev()
+        .find_map(|line| line.trim().strip_prefix("mbhybrid: "))
+        .unwrap_or("the runtime stopped it (its message is not in the rank's standard error)");
+    match site {
+        Some(site) => format!("{}:{}: rank {rank}: {said}", site.file, site.line),
+        None => format!("rank {rank}: {said}"),
+    }
 }
 
 fn no_rank_started(ctx: &RunContext<'_>, launcher_stderr: &str) -> UsageError {
@@ -243,6 +275,8 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
         {
             return None
         }
+        // A limit of the tool, reported as a tool error (`tool_stops`).
+        RankState::ToolStopped => return None,
         RankState::Aborted => {
             let (code, site) = end.abort.unwrap_or((0, 0));
             if aborted_by_mpi_error(trace, code) {

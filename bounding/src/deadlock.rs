@@ -272,7 +272,11 @@ pub fn find_deadlock(snapshot: &[Option<RankTrace>]) -> Option<Deadlock> {
 fn is_dead(trace: &RankTrace) -> bool {
     matches!(
         trace.end.state,
-        RankState::Finalized | RankState::Exited | RankState::Signaled | RankState::Aborted
+        RankState::Finalized
+            | RankState::Exited
+            | RankState::Signaled
+            | RankState::Aborted
+            | RankState::ToolStopped
     )
 }
 

@@ -277,7 +277,7 @@ extern "C" fn on_exit(status: c_int, _arg: *mut c_void) {
     // MPI_Abort ends in exit() in MPICH: keep the abort.
     if matches!(
         writer.state(),
-        Some(RankState::Aborted | RankState::Signaled)
+        Some(RankState::Aborted | RankState::Signaled | RankState::ToolStopped)
     ) {
         return;
     }

@@ -114,12 +114,12 @@ pub fn boundary(name: &str, body: impl FnOnce() -> c_int) -> c_int {
 }
 
 /// Writes `mbhybrid: WHAT` to standard error, records the end in the trace
-/// (as an abort with code [`TOOL_EXIT`]) and stops the job.
+/// (as stopped by the tool, code [`TOOL_EXIT`]) and stops the job.
 pub fn fatal(what: std::fmt::Arguments<'_>) -> ! {
     let _ = writeln!(std::io::stderr(), "mbhybrid: {what}");
     let site = crate::record::peek_site();
     if let Some(writer) = TRACE.writer() {
-        writer.record_abort(TOOL_EXIT, site);
+        writer.record_tool_stop(TOOL_EXIT, site);
     }
     // SAFETY: MPI is initialised (every caller runs between MPI_Init and
     // MPI_Finalize); aborting the world is always allowed.

@@ -45,6 +45,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     let fib = fib_started.elapsed();
     let timelines = std::mem::take(&mut exploration.timelines);
     let diverged = std::mem::take(&mut exploration.diverged);
+    let tool_stops = std::mem::take(&mut exploration.tool_stops);
     let mut report = super::verify::report(verify, &session, exploration, started);
     report.barriers = audit
         .barriers
@@ -73,7 +74,8 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
             explored.as_secs_f64()
         );
     }
-    let exit = super::verify::divergence_exit(&diverged)
+    let exit = super::verify::tool_stop_exit(&tool_stops)
+        .or_else(|| super::verify::divergence_exit(&diverged))
         .unwrap_or_else(|| super::verify::exit_code(&report));
     if let Some(path) = &args.patch {
         write_patch(path, &session, &report.barriers)?;

@@ -18,6 +18,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let mut exploration = explore::explore(&session, &settings(args), false)?;
     let timelines = std::mem::take(&mut exploration.timelines);
     let diverged = std::mem::take(&mut exploration.diverged);
+    let tool_stops = std::mem::take(&mut exploration.tool_stops);
     let report = report(args, &session, exploration, started);
     // The report first: an extra output that fails (an unwritable
     // `--html` path) is an error after it, never a lost report (issue 12).
@@ -26,7 +27,9 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
         .html
         .as_deref()
         .map(|path| write_html(path, &report, &session.cwd, &timelines));
-    let exit = divergence_exit(&diverged).unwrap_or_else(|| exit_code(&report));
+    let exit = tool_stop_exit(&tool_stops)
+        .or_else(|| divergence_exit(&diverged))
+        .unwrap_or_else(|| exit_code(&report));
     html.transpose()?;
     Ok(exit)
 }
@@ -46,6 +49,25 @@ pub fn divergence_exit(diverged: &[String]) -> Option<ExitCode> {
         eprintln!("  {line}");
     }
     eprintln!("  = help: the run directory holds the configurations and traces; please report it");
+    Some(ExitCode::from(2))
+}
+
+/// The runtime stopped the program at a call it cannot handle: a limit of
+/// the tool, said as an error after the report (exit status 2), never a
+/// finding against the program (issue 12).
+pub fn tool_stop_exit(tool_stops: &[String]) -> Option<ExitCode> {
+    let first = tool_stops.first()?;
+    eprintln!(
+        "error: the mbhybrid runtime stopped the program; nothing after this point was verified"
+    );
+    eprintln!("  {first}");
+    for more in &tool_stops[1..] {
+        eprintln!("  {more}");
+    }
+    eprintln!(
+        "  = help: this is a limit of mbhybrid, not a bug in the program: avoid the call for the verification, \
+         or report it (README, \"Limits of this version\")"
+    );
     Some(ExitCode::from(2))
 }
 

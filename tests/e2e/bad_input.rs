@@ -194,3 +194,44 @@ fn interrupting_verify_stops_the_mpi_job_too() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Issue 12: a call the runtime cannot handle is a limit of the tool,
+/// said as an error that names the call (exit 2, after the report), never
+/// a finding against the program ("rank 0 called MPI_Abort with error code
+/// 70", as it once was).
+#[test]
+fn an_unsupported_call_is_a_tool_error_naming_the_call() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("isendrecv.c");
+    std::fs::write(
+        &source,
+        r#"#include <mpi.h>
+int main(int argc, char **argv) {
+  int rank, v = 0, w = 0;
+  MPI_Request rq;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Isendrecv(&v, 1, MPI_INT, 1 - rank, 0, &w, 1, MPI_INT, 1 - rank, 0, MPI_COMM_WORLD, &rq);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  MPI_Finalize();
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = crate::util::build(&source, dir.path());
+    let (status, report, out) = crate::util::verify_json(&exe, 2, dir.path(), &[]);
+    assert_eq!(status, 2, "{}", crate::util::describe(&out));
+    assert!(
+        report.findings.is_empty(),
+        "no finding against the program: {:?}",
+        report.findings
+    );
+    assert!(!report.complete, "nothing after the call was verified");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("isendrecv.c:7: rank 0: MPI_Isendrecv is not supported"),
+        "the error names the call and its line: {stderr}"
+    );
+}

@@ -55,6 +55,10 @@ pub enum RankState {
     Signaled = 4,
     /// The program called `MPI_Abort`.
     Aborted = 5,
+    /// The runtime stopped the job: the program made a call it cannot
+    /// handle, or it failed itself. Its message is on the rank's standard
+    /// error; `abort` holds the tool's exit code and the call's site.
+    ToolStopped = 6,
 }
 
 impl RankState {
@@ -66,6 +70,7 @@ impl RankState {
             3 => RankState::Exited,
             4 => RankState::Signaled,
             5 => RankState::Aborted,
+            6 => RankState::ToolStopped,
             _ => return None,
         })
     }
@@ -335,6 +340,13 @@ impl TraceWriter {
         }
     }
 
+    /// Records that the runtime stops the job (exit code `code`, at the
+    /// call of site `site`).
+    pub fn record_tool_stop(&self, code: i32, site: u32) {
+        self.record_abort(code, site);
+        self.set_state(RankState::ToolStopped);
+    }
+
     /// Records a call of `MPI_Abort`.
     pub fn record_abort(&self, code: i32, site: u32) {
         let header = self.header();
@@ -546,9 +558,12 @@ impl RankTrace {
             pid: header.pid,
             end: RankEnd {
                 state,
-                exit_status: (state == RankState::Exited).then_some(header.exit_status),
+                // After `MPI_Finalize` the state stays `Finalized`; a
+                // nonzero status is still the program's.
+                exit_status: matches!(state, RankState::Exited | RankState::Finalized)
+                    .then_some(header.exit_status),
                 signal: (header.signal != 0).then_some(header.signal),
-                abort: (state == RankState::Aborted)
+                abort: matches!(state, RankState::Aborted | RankState::ToolStopped)
                     .then_some((header.abort_code, header.abort_site)),
                 fault_addr: header.fault_addr,
                 frames: header.frames[..frame_count].to_vec(),
