@@ -732,3 +732,30 @@ fn a_choice_candidate_is_offered_unless_its_message_is_sent_after_the_choice() {
         "rank 2 sends after the choice"
     );
 }
+
+/// Soak seed 2022: sends on a communicator other than MPI_COMM_WORLD name
+/// their destination by its rank there. World ranks 1-3 make communicator
+/// `C` (ranks 0-2 in it); ranks 2 and 3 send to its rank 0 (world rank 1),
+/// whose wildcard receive took rank 2's message: rank 3's is a potential
+/// sender, found once each member's `CommId` names its rank in `C`.
+#[test]
+fn sends_on_a_made_communicator_are_kept_by_world_rank() {
+    const C: u64 = (1 << 63) | 7;
+    let program: &[&[C]] = &[&[], &[recv(ANY)], &[send(0)], &[send(0)]];
+    let mut job = run(program, &[((1, 0), (2, 0))]);
+    for (rank, trace) in job.traces.iter_mut().enumerate().skip(1) {
+        for op in trace.ops.iter_mut().filter(|op| op.kind != OpKind::Init) {
+            if op.kind.class() != OpClass::Clock {
+                op.comm = C;
+            }
+        }
+        let index = trace.ops.len() as u64;
+        trace.ops.push(Op {
+            index,
+            aux: C,
+            comm: 0x8400_0000,
+            ..record(OpKind::CommId, rank as i32 - 1, 0)
+        });
+    }
+    assert_eq!(job.senders(1, 0), vec![3]);
+}
