@@ -75,10 +75,12 @@ pub enum UsageError {
         reason: String,
     },
     /// No rank ever called MPI_Init.
-    #[error("`{program}` ran, but no process reached `MPI_Init` under the mbhybrid runtime, so there is nothing to verify. Check that the program calls `MPI_Init` and was built with `mbhybrid build` (or is dynamically linked against MPI, so the runtime can be preloaded).{output}")]
+    #[error("`{program}` ran, but no process reached `MPI_Init` under the mbhybrid runtime, so there is nothing to verify. Check that the program calls `MPI_Init` and was built with `mbhybrid build` (or is dynamically linked against MPI, so the runtime can be preloaded). The run's files are in {run}.{output}")]
     NeverInitialized {
-        /// The program.
+        /// The program, as the user named it.
         program: String,
+        /// The interleaving's directory.
+        run: String,
         /// What the launcher printed, if anything.
         output: String,
     },

@@ -71,6 +71,7 @@ pub fn run(
     })?;
 
     let mut analysis = outcome::analyze(&RunContext {
+        program: &session.program_arg,
         np: session.np,
         interleaving: n,
         dir: &dir,

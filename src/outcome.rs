@@ -18,6 +18,8 @@ const STDERR_TAIL: usize = 4000;
 
 /// Everything `analyze` needs about one finished run.
 pub struct RunContext<'a> {
+    /// The program as the user named it (for messages).
+    pub program: &'a str,
     /// Number of ranks launched.
     pub np: u32,
     /// 1-based interleaving number.
@@ -137,7 +139,15 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
     {
         // Nothing inside the processes explains the failure: they were
         // killed from outside (the launcher, the OOM killer, a user).
-        findings.push(killed_finding(ctx, &ranks, &launcher_stderr));
+        let launcher_stdout =
+            std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default();
+        findings.push(killed_finding(
+            ctx,
+            &ranks,
+            &traces,
+            &launcher_stdout,
+            &launcher_stderr,
+        ));
     }
 
     Ok(Analysis {
@@ -185,7 +195,8 @@ fn no_rank_started(ctx: &RunContext<'_>, launcher_stderr: &str) -> UsageError {
         format!(" The job printed:\n{}", printed.trim_end())
     };
     UsageError::NeverInitialized {
-        program: ctx.dir.path.display().to_string(),
+        program: ctx.program.to_string(),
+        run: ctx.dir.path.display().to_string(),
         output,
     }
 }
@@ -736,28 +747,80 @@ fn timeout_finding(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Findin
     f
 }
 
-fn killed_finding(ctx: &RunContext<'_>, ranks: &[RankOutcome], launcher_stderr: &str) -> Finding {
+fn killed_finding(
+    ctx: &RunContext<'_>,
+    ranks: &[RankOutcome],
+    traces: &[Option<RankTrace>],
+    launcher_stdout: &str,
+    launcher_stderr: &str,
+) -> Finding {
     let killed: Vec<i32> = ranks
         .iter()
         .filter(|r| r.state == "killed")
         .map(|r| r.rank)
         .collect();
-    let who = if killed.is_empty() {
-        "the job".to_string()
-    } else {
-        format!("rank(s) {killed:?}")
+    // Hydra names the process it saw die first, by pid, on its standard
+    // output ("BAD TERMINATION ... PID 123 ... (signal 9)").
+    let culprit = hydra_bad_termination(launcher_stdout).map(|(pid, signal)| {
+        let rank = traces
+            .iter()
+            .flatten()
+            .find(|t| t.pid == pid)
+            .map(|t| t.rank);
+        (rank, pid, signal)
+    });
+    let message = match culprit {
+        Some((Some(rank), _, Some(signal))) => format!(
+            "rank {rank} was killed by signal {signal} ({}) from outside the program (by the system, a user or a resource limit); the launcher then stopped the job",
+            signal_name(signal)
+        ),
+        Some((None, pid, Some(signal))) => format!(
+            "process {pid} of the job was killed by signal {signal} ({}) from outside the program; the launcher then stopped the job",
+            signal_name(signal)
+        ),
+        _ if killed.is_empty() => {
+            "the job ended without finishing: killed from outside the program (by the launcher, the system or a user)".to_string()
+        }
+        _ => format!(
+            "{} ended without finishing: killed from outside the program (by the launcher, the system or a user)",
+            rank_list(&killed)
+        ),
     };
-    let mut f = Finding::new(
-        FindingKind::Crash,
-        Severity::Error,
-        format!("{who} ended without finishing: killed from outside the program (by the launcher, the system or a user)"),
-    );
+    let mut f = Finding::new(FindingKind::Crash, Severity::Error, message);
     f.interleaving = ctx.interleaving;
-    f.ranks = killed;
+    f.ranks = match culprit {
+        Some((Some(rank), _, _)) => vec![rank],
+        _ => killed,
+    };
     if let Some(last) = last_lines(launcher_stderr, 5) {
         f.notes.push(format!("the launcher printed:\n{last}"));
     }
     f
+}
+
+/// The pid and signal of MPICH's Hydra "BAD TERMINATION" banner.
+fn hydra_bad_termination(stdout: &str) -> Option<(u32, Option<i32>)> {
+    let pid = stdout.lines().find_map(|l| {
+        let rest = l.split("PID ").nth(1)?;
+        rest.split_whitespace().next()?.parse::<u32>().ok()
+    })?;
+    let signal = stdout.lines().find_map(|l| {
+        let rest = l.split("(signal ").nth(1)?;
+        rest.trim_end_matches(')').trim().parse::<i32>().ok()
+    });
+    Some((pid, signal))
+}
+
+/// "rank 1", "ranks 1 and 2", "ranks 0, 1 and 2".
+fn rank_list(ranks: &[i32]) -> String {
+    match ranks {
+        [one] => format!("rank {one}"),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(i32::to_string).collect();
+            format!("ranks {} and {last}", init.join(", "))
+        }
+        [] => "no rank".to_string(),
+    }
 }
 
 fn push_pos(f: &mut Finding, pos: Option<SourcePos>, rank: i32, label: &str) {
@@ -857,6 +920,23 @@ pub fn signal_name(signal: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hydra_banner_names_pid_and_signal() {
+        let banner = "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n\
+                      =   PID 4242 RUNNING AT host\n\
+                      =   EXIT CODE: 9\n\
+                      YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)\n";
+        assert_eq!(hydra_bad_termination(banner), Some((4242, Some(9))));
+        assert_eq!(hydra_bad_termination("nothing"), None);
+    }
+
+    #[test]
+    fn rank_lists_read_as_words() {
+        assert_eq!(rank_list(&[1]), "rank 1");
+        assert_eq!(rank_list(&[1, 2]), "ranks 1 and 2");
+        assert_eq!(rank_list(&[0, 1, 2]), "ranks 0, 1 and 2");
+    }
 
     #[test]
     fn mpich_fatal_messages_are_shortened_to_their_words() {

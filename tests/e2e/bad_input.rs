@@ -76,7 +76,7 @@ fn program_that_never_calls_mpi_init() {
             runs.to_str().unwrap(),
             "/bin/true",
         ],
-        &["no process reached `MPI_Init`"],
+        &["`/bin/true` ran, but no process reached `MPI_Init`"],
     );
 }
 

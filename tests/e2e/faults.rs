@@ -95,3 +95,40 @@ fn a_verify_killed_with_sigkill_leaves_no_job_running() {
         "processes left running 15 s after verify was killed: {left:?}"
     );
 }
+
+/// Issue 12: a rank killed from outside (here by itself, with SIGKILL,
+/// which no handler sees) is named with its signal, in a sentence, from the
+/// launcher's "BAD TERMINATION" banner: not "rank(s) [0, 1]".
+#[test]
+fn a_killed_rank_is_named_with_its_signal() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("killed.c");
+    std::fs::write(
+        &source,
+        r#"#include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+  int rank;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 1) kill(getpid(), SIGKILL);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = build(&source, dir.path());
+    let (status, report, out) = crate::util::verify_json(&exe, 2, dir.path(), &[]);
+    assert_eq!(status, 1, "{}", crate::util::describe(&out));
+    let messages: Vec<&str> = report.findings.iter().map(|f| f.message.as_str()).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("rank 1 was killed by signal 9 (SIGKILL)")),
+        "{messages:?}"
+    );
+}
