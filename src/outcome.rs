@@ -166,6 +166,29 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
     })
 }
 
+/// An `exit` finding: at the line the rank exited from when its frames
+/// show one, else at its last MPI call (labelled `last_call`).
+fn exit_finding(
+    ctx: &RunContext<'_>,
+    trace: &RankTrace,
+    message: String,
+    last_call: &str,
+    help: &str,
+) -> Finding {
+    let end = &trace.end;
+    let mut f = Finding::new(FindingKind::Exit, Severity::Error, message);
+    let pos = ctx
+        .symbolizer
+        .first_user_frame(&end.frames, end.exe_base, false);
+    if pos.is_some() {
+        push_pos(&mut f, pos, trace.rank, "the rank exited from here");
+    } else {
+        push_last_call(ctx, &mut f, trace, last_call);
+    }
+    f.help = Some(help.to_string());
+    f
+}
+
 /// What the runtime said when it stopped `rank` (its `mbhybrid: ...` line
 /// on the rank's standard error), and where, when the call's site is known.
 fn tool_stop_message(rank: i32, stderr: &str, site: Option<&mbh_trace::Site>) -> String {
@@ -236,47 +259,23 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
             // erroneous whatever the status (MPI 4.1 §11.2.2): the other
             // ranks' `MPI_Finalize` may hang, or the launcher kill them.
             let status = end.exit_status.unwrap_or(0);
-            let mut f = Finding::new(
-                FindingKind::Exit,
-                Severity::Error,
+            exit_finding(
+                ctx,
+                trace,
                 format!("rank {rank} exited with status {status} without calling `MPI_Finalize`"),
-            );
-            let pos = ctx
-                .symbolizer
-                .first_user_frame(&end.frames, end.exe_base, false);
-            if pos.is_some() {
-                push_pos(&mut f, pos, rank, "the rank exited from here");
-            } else {
-                push_last_call(
-                    ctx,
-                    &mut f,
-                    trace,
-                    "last MPI call before the rank returned from `main` or called `exit`",
-                );
-            }
-            f.help = Some(
-                "call `MPI_Finalize` on every rank before returning from `main` or calling `exit`; to stop the whole job on an error, call `MPI_Abort`"
-                    .into(),
-            );
-            f
+                "last MPI call before the rank returned from `main` or called `exit`",
+                "call `MPI_Finalize` on every rank before returning from `main` or calling `exit`; to stop the whole job on an error, call `MPI_Abort`",
+            )
         }
         RankState::Finalized if end.exit_status.is_some_and(|s| s != 0) => {
             let status = end.exit_status.unwrap_or(0);
-            let mut f = Finding::new(
-                FindingKind::Exit,
-                Severity::Error,
+            exit_finding(
+                ctx,
+                trace,
                 format!("rank {rank} exited with status {status}"),
-            );
-            let pos = ctx
-                .symbolizer
-                .first_user_frame(&end.frames, end.exe_base, false);
-            if pos.is_some() {
-                push_pos(&mut f, pos, rank, "the rank exited from here");
-            } else {
-                push_last_call(ctx, &mut f, trace, "last MPI call before the exit");
-            }
-            f.help = Some("a nonzero exit status makes MPI launchers report the job as failed; check the error path that exits".into());
-            f
+                "last MPI call before the exit",
+                "a nonzero exit status makes MPI launchers report the job as failed; check the error path that exits",
+            )
         }
         // The runtime stopped the job after recording a collective
         // mismatch: that finding says it all.
