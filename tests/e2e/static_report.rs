@@ -24,29 +24,41 @@ fn analyze_abstracts_a_collection_loop_but_not_one_that_decides_a_branch() {
     assert_eq!(wildcards.len(), 2, "{wildcards:?}");
 }
 
-#[test]
-fn verify_writes_an_html_report_with_the_failing_interleaving() {
-    let _lock = mbh_tests::mpi_lock();
-    let dir = tempfile::tempdir().unwrap();
+/// `verify -n 3 --html PAGE [--format FORMAT]` on the crooked barrier
+/// (S1, one assertion), in `dir`.
+fn crooked_barrier_with_html(
+    dir: &std::path::Path,
+    page: &std::path::Path,
+    format: &str,
+) -> std::process::Output {
     let exe = build(
         std::path::Path::new("tests/programs/s1_crooked_barrier.c"),
-        dir.path(),
+        dir,
     );
-    let page = dir.path().join("report.html");
-    let runs = dir.path().join("runs");
-    let out = run_mbhybrid(
+    let runs = dir.join("runs");
+    run_mbhybrid(
         &workspace_root(),
         &[
             "verify",
             "-n",
             "3",
+            "--format",
+            format,
             "--run-dir",
             runs.to_str().unwrap(),
             "--html",
             page.to_str().unwrap(),
             exe.to_str().unwrap(),
         ],
-    );
+    )
+}
+
+#[test]
+fn verify_writes_an_html_report_with_the_failing_interleaving() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let out = crooked_barrier_with_html(dir.path(), &page, "human");
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<svg"), "a space-time diagram");
@@ -64,27 +76,8 @@ fn verify_writes_an_html_report_with_the_failing_interleaving() {
 fn an_unwritable_html_path_keeps_the_report() {
     let _lock = mbh_tests::mpi_lock();
     let dir = tempfile::tempdir().unwrap();
-    let exe = build(
-        std::path::Path::new("tests/programs/s1_crooked_barrier.c"),
-        dir.path(),
-    );
     let page = dir.path().join("no-such-directory").join("report.html");
-    let runs = dir.path().join("runs");
-    let out = run_mbhybrid(
-        &workspace_root(),
-        &[
-            "verify",
-            "-n",
-            "3",
-            "--format",
-            "json",
-            "--run-dir",
-            runs.to_str().unwrap(),
-            "--html",
-            page.to_str().unwrap(),
-            exe.to_str().unwrap(),
-        ],
-    );
+    let out = crooked_barrier_with_html(dir.path(), &page, "json");
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("the report was lost ({e})\n{}", describe(&out)));
