@@ -34,9 +34,14 @@ pub enum Command {
     /// wildcard receive forced to the sender it took then.
     ///
     /// `mbhybrid replay 20261121-233015-12345 --interleaving 2`
+    ///
+    /// Exit status: 0 nothing found, 1 findings, 2 errors (a forced match
+    /// that did not happen included).
     Replay(ReplayArgs),
     /// Verify, then tell which `MPI_Barrier` calls can be deleted without
     /// changing what any wildcard receive can match (seed 004, Fib).
+    ///
+    /// Exit status as for `verify` (0, 1, 2, or 3 for partial coverage).
     AuditBarriers(AuditArgs),
     /// The static report alone: functions, loops and their abstraction
     /// decisions, zones, wildcard sites, calls the runtime cannot handle.
