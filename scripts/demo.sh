@@ -12,4 +12,4 @@ set +e
 ./target/release/mbhybrid verify -n 3 target/demo/crooked
 status=$?
 set -e
-echo "(mbhybrid verify exited with status $status: 0 = no findings, 1 = findings, 2 = error)"
+echo "(mbhybrid verify exited with status $status: 0 = no findings, 1 = findings, 2 = error, 3 = no findings but partial coverage)"
