@@ -59,6 +59,11 @@ pub struct AuditArgs {
     /// `patch -p1`).
     #[arg(long, value_name = "FILE")]
     pub patch: Option<PathBuf>,
+    /// The directory the patch is meant to be applied in (`patch -p1` or
+    /// `git apply` run there); its paths are relative to it [default: the
+    /// current directory].
+    #[arg(long, value_name = "DIR", requires = "patch")]
+    pub patch_root: Option<PathBuf>,
     /// Everything `verify` takes.
     #[command(flatten)]
     pub verify: VerifyArgs,

@@ -78,7 +78,8 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
         .or_else(|| super::verify::divergence_exit(&diverged))
         .unwrap_or_else(|| super::verify::exit_code(&report));
     if let Some(path) = &args.patch {
-        write_patch(path, &session, &report.barriers)?;
+        let root = args.patch_root.as_deref().unwrap_or(&session.cwd);
+        write_patch(path, root, &session, &report.barriers)?;
     }
     if let Some(path) = &verify.html {
         super::verify::write_html(path, &report, &session.cwd, &timelines)?;
@@ -184,9 +185,20 @@ fn barriers_at(session: &Session, file: &str, sites: &[u32]) -> (String, bool) {
     }
 }
 
+/// `file` relative to `root` (both made absolute and canonical), as
+/// `patch -p1` and `git apply` want it (issue 12: an absolute path after
+/// `a/` is refused by both). `None` when `file` is not under `root`.
+fn relative_to(file: &std::path::Path, root: &std::path::Path) -> Option<String> {
+    let file = file.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let relative = file.strip_prefix(&root).ok()?;
+    Some(relative.to_string_lossy().into_owned())
+}
+
 /// Writes one unified diff deleting every irrelevant barrier call.
 fn write_patch(
     path: &std::path::Path,
+    root: &std::path::Path,
     session: &Session,
     barriers: &[BarrierVerdict],
 ) -> Result<()> {
@@ -205,9 +217,16 @@ fn write_patch(
     }
     let mut diff = String::new();
     for (file, calls) in by_file {
-        let source = std::fs::read_to_string(session.cwd.join(file))
+        let absolute = session.cwd.join(file);
+        let source = std::fs::read_to_string(&absolute)
             .with_context(|| format!("cannot read {file} to write the patch"))?;
-        let patch = mbh_fib::deletion_patch(file, &source, &calls);
+        let patch_path = relative_to(&absolute, root).with_context(|| {
+            format!(
+                "{file} is not under {}, where the patch is meant to be applied: give --patch-root a directory that holds the sources",
+                root.display()
+            )
+        })?;
+        let patch = mbh_fib::deletion_patch(&patch_path, &source, &calls);
         for skipped in &patch.skipped {
             eprintln!(
                 "mbhybrid: not deleting the barrier at {file}:{}: {:?}",

@@ -364,3 +364,52 @@ fn f7_redundant_pair_keeps_one_and_the_patch_keeps_the_matches() {
     assert_eq!(senders, vec![(0, irecv, "MPI_Irecv".to_string(), vec![1])]);
     assert_eq!(wildcard_senders(&after), senders, "no new potential sender");
 }
+
+/// Issue 12: a source outside the build directory is recorded by absolute
+/// path; its patch path is relative to the directory the patch is applied
+/// in (`--- a/src/f6.c`, not `--- a//tmp/.../src/f6.c`, which `patch -p1`
+/// and `git apply` refuse).
+#[test]
+fn the_patch_of_a_source_given_by_absolute_path_applies_with_p1() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path();
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::create_dir_all(work.join("build")).unwrap();
+    let source = work.join("src").join("f6.c");
+    std::fs::copy(
+        workspace_root().join("tests/programs/barriers/f6_diffusion.c"),
+        &source,
+    )
+    .unwrap();
+    let out = run_mbhybrid(
+        &work.join("build"),
+        &["build", "-o", "prog", source.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = run_mbhybrid(
+        work,
+        &[
+            "audit-barriers",
+            "-n",
+            "3",
+            "--format",
+            "json",
+            "--patch",
+            "f6.patch",
+            "build/prog",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let patch = std::fs::read_to_string(work.join("f6.patch")).unwrap();
+    assert!(
+        patch.contains("--- a/src/f6.c\n") && patch.contains("+++ b/src/f6.c\n"),
+        "{patch}"
+    );
+    let applied = std::process::Command::new("patch")
+        .args(["-p1", "--dry-run", "-i", "f6.patch"])
+        .current_dir(work)
+        .output()
+        .expect("patch runs");
+    assert!(applied.status.success(), "{}", describe(&applied));
+}
