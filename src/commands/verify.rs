@@ -65,8 +65,8 @@ pub fn tool_stop_exit(tool_stops: &[String]) -> Option<ExitCode> {
         eprintln!("  {more}");
     }
     eprintln!(
-        "  = help: this is a limit of mbhybrid, not a bug in the program: avoid the call for the verification, \
-         or report it (README, \"Limits of this version\")"
+        "  = help: a limit (or, when the message says so, a bug) of mbhybrid, not of the program: \
+         avoid the call for the verification, or report it (README, \"Limits of this version\")"
     );
     Some(ExitCode::from(2))
 }
