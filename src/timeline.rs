@@ -136,29 +136,17 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mbh_trace::rank_trace::{Op, RankEnd, RankState};
+    use mbh_trace::rank_trace::{Op, RankState};
 
     fn op(index: u64, kind: OpKind) -> Op {
         Op::new(index, kind)
     }
 
     fn trace(rank: i32, ops: Vec<Op>, blocking: Option<u64>) -> RankTrace {
-        RankTrace {
-            rank,
-            size: 2,
-            pid: 1,
-            end: RankEnd {
-                state: RankState::Running,
-                exit_status: None,
-                signal: None,
-                abort: None,
-                fault_addr: 0,
-                frames: vec![],
-                exe_base: 0,
-            },
-            blocking,
-            ops,
-        }
+        let mut trace = RankTrace::finalized(rank, 2, ops);
+        trace.end.state = RankState::Running;
+        trace.blocking = blocking;
+        trace
     }
 
     #[test]
