@@ -206,31 +206,12 @@ fn f6_all_irrelevant_and_the_patch_deletes_them() {
     std::fs::copy(workspace_root().join(&source), work.join("f6.c")).unwrap();
     let out = run_mbhybrid(work, &["build", "-o", "prog", "f6.c"]);
     assert!(out.status.success(), "{}", describe(&out));
-    let out = run_mbhybrid(
-        work,
-        &[
-            "audit-barriers",
-            "-n",
-            "3",
-            "--format",
-            "json",
-            "--patch",
-            "f6.patch",
-            "./prog",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-    let patch = std::fs::read_to_string(work.join("f6.patch")).unwrap();
+    let patch = audit_patch(work, "./prog");
     assert!(
         patch.contains("-    MPI_Barrier(MPI_COMM_WORLD); /* barrier */"),
         "{patch}"
     );
-    let applied = std::process::Command::new("patch")
-        .args(["-p1", "-i", "f6.patch"])
-        .current_dir(work)
-        .output()
-        .expect("patch runs");
-    assert!(applied.status.success(), "{}", describe(&applied));
+    apply_patch(work, &[]);
     assert!(!std::fs::read_to_string(work.join("f6.c"))
         .unwrap()
         .contains("MPI_Barrier"));
@@ -387,6 +368,17 @@ fn the_patch_of_a_source_given_by_absolute_path_applies_with_p1() {
         &["build", "-o", "prog", source.to_str().unwrap()],
     );
     assert!(out.status.success(), "{}", describe(&out));
+    let patch = audit_patch(work, "build/prog");
+    assert!(
+        patch.contains("--- a/src/f6.c\n") && patch.contains("+++ b/src/f6.c\n"),
+        "{patch}"
+    );
+    apply_patch(work, &["--dry-run"]);
+}
+
+/// `audit-barriers -n 3 --patch f6.patch PROGRAM` in `work` (F6: every
+/// barrier irrelevant, exit 0); the patch's text.
+fn audit_patch(work: &Path, program: &str) -> String {
     let out = run_mbhybrid(
         work,
         &[
@@ -397,17 +389,19 @@ fn the_patch_of_a_source_given_by_absolute_path_applies_with_p1() {
             "json",
             "--patch",
             "f6.patch",
-            "build/prog",
+            program,
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-    let patch = std::fs::read_to_string(work.join("f6.patch")).unwrap();
-    assert!(
-        patch.contains("--- a/src/f6.c\n") && patch.contains("+++ b/src/f6.c\n"),
-        "{patch}"
-    );
+    std::fs::read_to_string(work.join("f6.patch")).unwrap()
+}
+
+/// `patch -p1 [extra] -i f6.patch` in `work`, which must succeed.
+fn apply_patch(work: &Path, extra: &[&str]) {
     let applied = std::process::Command::new("patch")
-        .args(["-p1", "--dry-run", "-i", "f6.patch"])
+        .arg("-p1")
+        .args(extra)
+        .args(["-i", "f6.patch"])
         .current_dir(work)
         .output()
         .expect("patch runs");
