@@ -54,11 +54,15 @@ fn watch(pid: u32) -> ! {
 
 /// Whether the process whose `/proc/PID/stat` is `stat` exists and is not
 /// a zombie (`Z`) or dead (`X`): the state is the field after the command
-/// name's closing parenthesis.
+/// name's closing parenthesis. Reads into a buffer on the stack: the
+/// thread allocates nothing after it starts.
 fn alive(stat: &str) -> bool {
-    let Ok(text) = std::fs::read_to_string(stat) else {
+    use std::io::Read;
+    let mut buffer = [0u8; 512];
+    let Ok(read) = std::fs::File::open(stat).and_then(|mut f| f.read(&mut buffer)) else {
         return false;
     };
+    let text = String::from_utf8_lossy(&buffer[..read]);
     state_of(&text).is_some_and(|state| state != 'Z' && state != 'X')
 }
 
