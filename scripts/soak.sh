@@ -8,5 +8,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh >/dev/null
-cargo build --workspace --locked --bins
+# The whole workspace: `--bins` alone would not build the runtime library.
+cargo build --workspace --locked
 exec target/debug/soak "${1:-100}" "${2:-0}" ${3:+"$3"}

@@ -145,8 +145,12 @@
 //!   defines: a synchronous send can return later than under MPI, never
 //!   earlier. `MPI_Sendrecv_replace` and `MPI_Bsend`/`MPI_Ibsend` stay
 //!   buffered under `--buffering zero`.
-//! * `MPI_Bsend` needs room for the header (40 bytes with Lamport clocks,
-//!   32 + 8 x ranks with vector clocks) per message in the attached buffer.
+//! * The buffer of buffered sends is the runtime's, enlarged by one header
+//!   (40 bytes with Lamport clocks, 32 + 8 x ranks with vector clocks) for
+//!   every `MPI_BSEND_OVERHEAD` bytes the program attached
+//!   (`engine/bsend.rs`): a buffer too small by less than that runs where
+//!   MPI would fail with `MPI_ERR_BUFFER`. `MPI_Buffer_attach_c` stops the
+//!   run.
 //! * Messages of up to 8 KiB of a named contiguous type travel as
 //!   `MPI_BYTE` ([`packed`]): every rank must share one data
 //!   representation (no heterogeneous clusters, where MPI would convert).
@@ -311,6 +315,11 @@ exports! {
     fn MPI_Finalize() => wrap::finalize();
     /// `MPI_Abort`: the rank's state becomes `Aborted` before the call.
     fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) @ comm => wrap::abort(comm, errorcode);
+    /// `MPI_Buffer_attach`: the runtime attaches a buffer with room for
+    /// the headers in its place (`engine/bsend.rs`).
+    fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) => wrap::buffer_attach(buffer, size);
+    /// `MPI_Buffer_detach`: returns the program's buffer and size.
+    fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) => wrap::buffer_detach(buffer_addr, size);
 
     /// `MPI_Send` (synchronous under `--buffering zero`).
     fn MPI_Send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
@@ -611,6 +620,8 @@ unsupported! {
     fn MPI_Psend_init => PMPI_Psend_init(buf: *const c_void, partitions: c_int, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request);
     fn MPI_Precv_init => PMPI_Precv_init(buf: *mut c_void, partitions: c_int, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request);
     fn MPI_Send_c => PMPI_Send_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm);
+    fn MPI_Buffer_attach_c => PMPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count);
+    fn MPI_Buffer_detach_c => PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut MPI_Count);
     fn MPI_Bsend_c => PMPI_Bsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm);
     fn MPI_Ssend_c => PMPI_Ssend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm);
     fn MPI_Rsend_c => PMPI_Rsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm);

@@ -121,6 +121,24 @@ pub(crate) unsafe fn abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
     unsafe { mpi_sys::PMPI_Abort(comm, errorcode) }
 }
 
+pub(crate) unsafe fn buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Buffer_attach(buffer, size) };
+    }
+    // SAFETY: as for MPI_Buffer_attach.
+    state::with(|rt| unsafe { rt.buffer_attach(buffer, size) })
+}
+
+pub(crate) unsafe fn buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    if !active() {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { mpi_sys::PMPI_Buffer_detach(buffer_addr, size) };
+    }
+    // SAFETY: as for MPI_Buffer_detach.
+    state::with(|rt| unsafe { rt.buffer_detach(buffer_addr, size) })
+}
+
 pub(crate) fn pcontrol(level: c_int, a: c_int, b: c_int) {
     record::append(|| RawOp {
         kind: OpKind::Pcontrol as u16,

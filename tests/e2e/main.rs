@@ -15,5 +15,6 @@ mod oracle;
 mod programs;
 mod scenarios;
 mod static_report;
+mod transparency;
 mod util;
 mod wildcards;

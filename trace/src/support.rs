@@ -27,6 +27,8 @@ pub const UNSUPPORTED: &[&str] = &[
     "MPI_Psend_init",
     "MPI_Precv_init",
     "MPI_Send_c",
+    "MPI_Buffer_attach_c",
+    "MPI_Buffer_detach_c",
     "MPI_Bsend_c",
     "MPI_Ssend_c",
     "MPI_Rsend_c",

@@ -29,6 +29,7 @@
 //! carries the current clock plus one and marks the pending events issued
 //! before it (`MatchedWithSsend`, §5.2.1).
 
+mod bsend;
 mod choose;
 mod coll;
 mod complete;
@@ -235,6 +236,8 @@ pub struct Rt {
     /// Scratch of a choice being made: the other requests of its array
     /// (index, record of the call that made it, offered at once).
     others: Vec<(i32, Option<u64>, bool)>,
+    /// The buffer of buffered sends the program attached (`bsend.rs`).
+    bsend: Option<bsend::AttachedBuffer>,
 }
 
 impl Rt {
@@ -300,6 +303,7 @@ impl Rt {
             choices: Choices::new(),
             clock_in: 0,
             others: Vec::with_capacity(64),
+            bsend: None,
         })
     }
 
