@@ -12,7 +12,8 @@
 //! | blocked in | can complete when | waits for |
 //! | --- | --- | --- |
 //! | `Recv`/`Probe` from `s`, `Wait` on such an `Irecv` | an issued send from `s` to it, compatible tag and communicator, is not taken by an earlier receive | `s` (AND) |
-//! | the same from `MPI_ANY_SOURCE` | such a send exists from any rank | every other rank (OR) |
+//! | the same from `MPI_ANY_SOURCE` | such a send exists from any rank | every other member of the communicator (OR) |
+//! | `Sendrecv` | as its receive half (its send half is taken as done, as when MPI buffers it) | as the receive |
 //! | `Send`/`Ssend`/`Rsend` to `d`, `Wait` on such an `Isend` | a receive of `d` already took it, or `d` has a posted receive that can take it (a blocked `Recv`/`Probe`, an `Irecv` not completed) | `d` (AND) |
 //! | a collective on `MPI_COMM_WORLD` or a named communicator | every member reached the same collective (same sequence number on that communicator) | the members that have not (AND) |
 //! | `Wait` on a nonblocking collective's request | the same, for the collective that made it | the members that have not (AND) |
@@ -36,7 +37,17 @@
 //! A communicator's members are `MPI_COMM_WORLD`'s ranks for the world,
 //! and for a named communicator the ranks whose traces hold its
 //! [`OpKind::CommId`] record (each member writes one when the communicator
-//! is made); ranks are world ranks throughout, so nothing is translated.
+//! is made).
+//!
+//! # Ranks of other communicators
+//!
+//! Point-to-point records name ranks of their communicator; the graph's
+//! nodes are world ranks. Each member of a named communicator records its
+//! rank there, so [`CommRanks`] translates both ways for every named
+//! communicator, split or duplicated (a receive on a split from its rank
+//! 2 may wait for world rank 0), and sends are kept by world destination
+//! with the sender's rank in their communicator (what a receive's source
+//! names).
 //!
 //! Sends "taken" by receives are counted per (source, destination,
 //! communicator, tag) in the non-overtaking order: the `k`-th completed
@@ -55,14 +66,14 @@
 //! When the analysis cannot tell whether a call can complete, it assumes it
 //! can, and there is no deadlock: a slow run must never be called a
 //! deadlock, and the caller falls back to its timeout. That covers
-//! point-to-point calls on communicators other than `MPI_COMM_WORLD`
-//! (their ranks cannot be translated), collectives on communicators the
-//! runtime did not name (`MPI_COMM_SELF`, intercommunicators, a naming
-//! that failed), calls this analysis does not model (`Sendrecv`, `Bsend`,
-//! `Test`, `Iprobe`, ...), a rank with no trace yet or running outside
+//! calls on communicators the runtime did not name (`MPI_COMM_SELF`,
+//! intercommunicators, a naming that failed: their ranks and members
+//! are unknown), calls this analysis does not model (`Bsend`, which
+//! completes locally, `Test`, `Iprobe`, ...), a rank with no trace yet or running outside
 //! MPI (a `Test` loop included), and a `Wait` whose request is unknown. The caller also confirms a
 //! deadlock only when two consecutive snapshots show [`no_progress`].
 
+use crate::comm_ranks::CommRanks;
 use mbh_trace::envelope::{RecvPattern, SendSide};
 use mbh_trace::op::{flags, OpClass};
 use mbh_trace::rank_trace::{Op, RankState, RankTrace};
@@ -299,8 +310,8 @@ enum Cond {
 /// graph is about what this run's blocked calls can still get, and a
 /// wildcard a guided replay forced was posted with the forced source only
 /// (trace's [`RecvPattern::as_posted`]).
-fn accepts(pattern: &RecvPattern, src: i32, send: &Sent) -> bool {
-    pattern.accepts(&send.side.envelope(src))
+fn accepts(pattern: &RecvPattern, send: &Sent) -> bool {
+    pattern.accepts(&send.side.envelope(send.source))
 }
 
 /// An issued send: its record's index and the message it sends (a send,
@@ -309,6 +320,9 @@ fn accepts(pattern: &RecvPattern, src: i32, send: &Sent) -> bool {
 struct Sent {
     index: u64,
     side: SendSide,
+    /// The sender's rank in the send's communicator (what a receive's
+    /// source names).
+    source: i32,
 }
 
 fn is_nonblocking_p2p(kind: OpKind) -> bool {
@@ -320,10 +334,12 @@ pub(crate) struct Facts<'a> {
     traces: &'a [&'a RankTrace],
     size: usize,
     world: Option<u64>,
-    /// `sends[src][dst]`: the sends issued, in order (`Sendrecv` send
-    /// halves included).
+    /// Communicator ranks to world ranks and back.
+    ranks: CommRanks,
+    /// `sends[src][dst]` (world ranks): the sends issued, in order
+    /// (`Sendrecv` send halves included).
     sends: Vec<BTreeMap<i32, Vec<Sent>>>,
-    /// Completed receives per (src, dst, comm, tag).
+    /// Completed receives per (src, dst, comm, tag), world ranks.
     taken: HashMap<(i32, i32, u64, i32), usize>,
     /// Completed receives per (src, dst).
     taken_from: HashMap<(i32, i32), usize>,
@@ -357,6 +373,7 @@ impl<'a> Facts<'a> {
             traces,
             size,
             world,
+            ranks: CommRanks::new(traces, world),
             sends: vec![BTreeMap::new(); size],
             taken: HashMap::new(),
             taken_from: HashMap::new(),
@@ -372,19 +389,22 @@ impl<'a> Facts<'a> {
             let me = rank as i32;
             for op in &trace.ops {
                 let failed = op.has(flags::FAILED);
-                if let Some(side) =
-                    SendSide::of(op).filter(|s| !failed && (0..size as i32).contains(&s.dest))
+                if let Some(sent) = SendSide::of(op)
+                    .filter(|_| !failed)
+                    .and_then(|side| facts.sent(me, op.index, side))
                 {
-                    facts.sends[rank].entry(side.dest).or_default().push(Sent {
-                        index: op.index,
-                        side,
-                    });
+                    let dst = facts.ranks.world_rank(sent.side.comm, sent.side.dest);
+                    if let Some(dst) = dst {
+                        facts.sends[rank].entry(dst).or_default().push(sent);
+                    }
                 }
                 match op.kind.class() {
                     OpClass::Receive => {
                         if let Some((src, tag)) = op.matched {
-                            *facts.taken.entry((src, me, op.comm, tag)).or_default() += 1;
-                            *facts.taken_from.entry((src, me)).or_default() += 1;
+                            if let Some(src) = facts.ranks.world_rank(op.comm, src) {
+                                *facts.taken.entry((src, me, op.comm, tag)).or_default() += 1;
+                                *facts.taken_from.entry((src, me)).or_default() += 1;
+                            }
                             facts.completed[rank].insert(op.index);
                         }
                     }
@@ -431,8 +451,15 @@ impl<'a> Facts<'a> {
         self.world == Some(comm)
     }
 
-    fn rank_in_range(&self, rank: i32) -> bool {
-        (0..self.size as i32).contains(&rank)
+    /// The send `side` of world rank `me`'s record `index`, when its
+    /// communicator's ranks are known.
+    fn sent(&self, me: i32, index: u64, side: SendSide) -> Option<Sent> {
+        let source = self.ranks.comm_rank(side.comm, me)?;
+        Some(Sent {
+            index,
+            side,
+            source,
+        })
     }
 
     /// Whether `dst` wrote a `Matched` record for each completed receive
@@ -474,7 +501,7 @@ impl<'a> Facts<'a> {
     fn available(&self, src: i32, dst: i32, pattern: &RecvPattern) -> usize {
         self.sends(src, dst)
             .iter()
-            .filter(|s| accepts(pattern, src, s) && !self.taken(src, dst, s))
+            .filter(|s| accepts(pattern, s) && !self.taken(src, dst, s))
             .count()
     }
 
@@ -496,6 +523,7 @@ impl<'a> Facts<'a> {
                 !op.has(flags::FAILED) && !op.has(flags::CANCELLED) && !self.is_complete(rank, op)
             }
             OpKind::Recv | OpKind::Probe | OpKind::Mprobe => Some(op.index) == blocked,
+            kind if kind.is_sendrecv() => Some(op.index) == blocked,
             _ => false,
         })
     }
@@ -506,6 +534,10 @@ impl<'a> Facts<'a> {
         let trace = self.traces[rank];
         match op.kind {
             OpKind::Recv | OpKind::Probe | OpKind::Mprobe => (self.receive(rank, op), None),
+            // The send half is taken as done (as when MPI buffers it):
+            // the receive half decides, so a blocked `Sendrecv` is never
+            // called stuck while its message could still come.
+            kind if kind.is_sendrecv() => (self.receive(rank, op), None),
             OpKind::Send | OpKind::Ssend | OpKind::Rsend => (self.send(rank, op), None),
             OpKind::Wait => match request_origin(trace, op) {
                 Some(origin) => (self.request(rank, origin), Some(origin.index)),
@@ -518,7 +550,8 @@ impl<'a> Facts<'a> {
             OpKind::Waitany | OpKind::Waitsome => (self.any_request(rank, op), None),
             OpKind::Finalize => (self.finalize(rank), None),
             kind if kind.class() == OpClass::Collective => (self.collective(rank, op), None),
-            // Bsend, Sendrecv, Test, Iprobe, Init, ...: not modelled.
+            // Bsend (completes locally), Test, Iprobe, Init, ...: not
+            // modelled.
             _ => (Cond::CanComplete, None),
         }
     }
@@ -526,7 +559,10 @@ impl<'a> Facts<'a> {
     /// A blocked receive or probe, or a `Wait` on an `Irecv` (`op`, the
     /// receive as posted).
     fn receive(&self, rank: usize, op: &Op) -> Cond {
-        if !self.in_world(op.comm) || op.has(flags::PROC_NULL) {
+        let Some(members) = self.members_of(op.comm) else {
+            return Cond::CanComplete;
+        };
+        if op.has(flags::PROC_NULL) {
             return Cond::CanComplete;
         }
         let pattern = RecvPattern::as_posted(op);
@@ -538,22 +574,24 @@ impl<'a> Facts<'a> {
             .filter(|r| r.index < op.index && RecvPattern::as_posted(r) == pattern)
             .count();
         match pattern.source {
-            Some(src) if !self.rank_in_range(src) => Cond::CanComplete,
-            Some(src) => {
-                if self.available(src, me, &pattern) > ahead {
-                    Cond::CanComplete
-                } else {
-                    Cond::Waits(WaitFor::All(vec![src]))
-                }
-            }
+            Some(src) => match self.ranks.world_rank(op.comm, src) {
+                None => Cond::CanComplete,
+                Some(src) if self.available(src, me, &pattern) > ahead => Cond::CanComplete,
+                Some(src) => Cond::Waits(WaitFor::All(vec![src])),
+            },
             None => {
-                let available: usize = (0..self.size as i32)
-                    .map(|src| self.available(src, me, &pattern))
+                let others: Vec<i32> = members
+                    .iter()
+                    .map(|&r| r as i32)
+                    .filter(|&r| r != me)
+                    .collect();
+                let available: usize = others
+                    .iter()
+                    .map(|&src| self.available(src, me, &pattern))
                     .sum();
                 if available > ahead {
                     Cond::CanComplete
                 } else {
-                    let others = (0..self.size as i32).filter(|&r| r != me).collect();
                     Cond::Waits(WaitFor::Any(others))
                 }
             }
@@ -565,20 +603,18 @@ impl<'a> Facts<'a> {
         let Some(side) = SendSide::of(op) else {
             return Cond::CanComplete;
         };
-        let dst = side.dest;
-        if !self.in_world(side.comm) || !self.rank_in_range(dst) {
-            return Cond::CanComplete;
-        }
         let me = rank as i32;
-        let sent = Sent {
-            index: op.index,
-            side,
+        let (Some(dst), Some(sent)) = (
+            self.ranks.world_rank(side.comm, side.dest),
+            self.sent(me, op.index, side),
+        ) else {
+            return Cond::CanComplete;
         };
         // A rank that ended receives nothing more.
         let can_take = !is_dead(self.traces[dst as usize])
             && self
                 .pending_receives(dst as usize)
-                .any(|r| accepts(&RecvPattern::as_posted(r), me, &sent));
+                .any(|r| accepts(&RecvPattern::as_posted(r), &sent));
         if self.taken(me, dst, &sent) || can_take {
             Cond::CanComplete
         } else {

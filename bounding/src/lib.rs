@@ -124,6 +124,7 @@
 #![deny(missing_docs)]
 
 pub mod buffering;
+mod comm_ranks;
 pub mod config;
 pub mod deadlock;
 pub mod exhaustive;

@@ -11,6 +11,7 @@ mod completeness;
 mod differential;
 mod faults;
 mod generator;
+mod hangs;
 mod oracle;
 mod programs;
 mod scenarios;

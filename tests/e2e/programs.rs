@@ -16,6 +16,8 @@ fn every_program_has_a_test() {
         "c3_ibarrier_orders.c",
         "c4_comm_split_orders.c",
         "clean_ring.c",
+        "d1_split_recv_finalize.c",
+        "d2_sendrecv_tags.c",
         "e10b_send_send.c",
         "e11_bcast_root_mismatch.c",
         "e12_reduce_count_mismatch.c",
@@ -80,7 +82,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in buffering.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here"
+        "add a #[test] below (or in buffering.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here"
     );
 }
 

@@ -579,10 +579,16 @@ const DUP: u64 = 1 << 63 | 5;
 impl Rank {
     /// The rank is a member of the named communicator `id`.
     fn named(self, id: u64) -> Self {
+        let rank = self.rank;
+        self.named_as(id, rank)
+    }
+
+    /// Names communicator `id`, in which this rank is `rank_there`.
+    fn named_as(self, id: u64, rank_there: i32) -> Self {
         self.call(Op {
             comm: 0x8400_0003,
             aux: id,
-            ..op(OpKind::CommId, 0, 0)
+            ..op(OpKind::CommId, rank_there, 0)
         })
     }
 
@@ -861,4 +867,109 @@ fn a_sendrecv_send_half_is_an_issued_send() {
         Rank::new(1, 2).blocked(op(OpKind::Recv, 0, 9)),
     ];
     assert_eq!(deadlock(&snapshot).cycle, vec![0, 1]);
+}
+
+/// A split of three ranks in reverse order: world rank r is rank 2 - r.
+const REVERSED: u64 = 1 << 63 | 21;
+
+fn on_reversed(op: Op) -> Op {
+    Op {
+        comm: REVERSED,
+        ..op
+    }
+}
+
+#[test]
+fn a_receive_on_a_split_waits_for_the_world_rank_of_its_source() {
+    // Issue 16: P2 (rank 0 of the split) receives from the split's rank 2,
+    // world rank 0, which sent on MPI_COMM_WORLD instead and went on to
+    // MPI_Finalize, as did P1. Before, a receive on any communicator but
+    // the world was assumed to complete, and the run hung until the
+    // timeout.
+    let rank = |r: i32| Rank::new(r, 3).named_as(REVERSED, 2 - r);
+    let snapshot = [
+        rank(0).send(2, 0).blocked(op(OpKind::Finalize, 0, 0)),
+        rank(1).blocked(op(OpKind::Finalize, 0, 0)),
+        rank(2).blocked(on_reversed(recv(2))),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 2), &WaitFor::All(vec![0]));
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![2]));
+    assert_eq!(d.cycle, vec![0, 2]);
+    // Sent on the split to its rank 0 (world rank 2): the receive can
+    // complete.
+    let snapshot = [
+        rank(0)
+            .call(on_reversed(op(OpKind::Send, 0, 0)))
+            .blocked(op(OpKind::Finalize, 0, 0)),
+        rank(1).blocked(op(OpKind::Finalize, 0, 0)),
+        rank(2).blocked(on_reversed(recv(2))),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn a_wildcard_receive_on_a_split_waits_for_its_other_members() {
+    // P0 and P1 form a split of two (P1 first); P0 takes ANY_SOURCE there
+    // while P1 and P2 are stuck elsewhere: P0 waits for P1 only.
+    let sub = 1 << 63 | 22;
+    let snapshot = [
+        Rank::new(0, 3).named_as(sub, 1).blocked(Op {
+            comm: sub,
+            ..recv(ANY)
+        }),
+        Rank::new(1, 3).named_as(sub, 0).blocked(recv(2)),
+        Rank::new(2, 3).blocked(recv(1)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::Any(vec![1]));
+    // P1 sent to the split's rank 1 (world 0) with the wildcard's tag.
+    let snapshot = [
+        Rank::new(0, 3).named_as(sub, 1).blocked(Op {
+            comm: sub,
+            ..recv(ANY)
+        }),
+        Rank::new(1, 3)
+            .named_as(sub, 0)
+            .call(Op {
+                comm: sub,
+                ..op(OpKind::Send, 1, 0)
+            })
+            .blocked(recv(2)),
+        Rank::new(2, 3).blocked(recv(1)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+/// A blocked `MPI_Sendrecv`: send `send_tag` to `to`, receive from `from`
+/// with `recv_tag`.
+fn sendrecv(to: i32, send_tag: i32, from: i32, recv_tag: i32) -> Op {
+    Op {
+        request: u64::from(to as u32) | u64::from(send_tag as u32) << 32,
+        ..op(OpKind::Sendrecv, from, recv_tag)
+    }
+}
+
+#[test]
+fn a_sendrecv_waits_for_its_receive_half() {
+    // Both ranks exchange, but each sends a tag the other does not take.
+    let snapshot = [
+        Rank::new(0, 2).blocked(sendrecv(1, 1, 1, 2)),
+        Rank::new(1, 2).blocked(sendrecv(0, 3, 0, 4)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(d.cycle, vec![0, 1]);
+    assert_eq!(d.blocked[0].kind, OpKind::Sendrecv);
+    // The tags agree: each receive half has its message.
+    let snapshot = [
+        Rank::new(0, 2).blocked(sendrecv(1, 1, 1, 2)),
+        Rank::new(1, 2).blocked(sendrecv(0, 2, 0, 1)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+    // A rank blocked in a receive the other's blocked Sendrecv serves.
+    let snapshot = [
+        Rank::new(0, 2).blocked(sendrecv(1, 1, 1, 2)),
+        Rank::new(1, 2).blocked(op(OpKind::Recv, 0, 1)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
 }
