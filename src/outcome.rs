@@ -8,6 +8,7 @@
 use crate::error::UsageError;
 use crate::launch::Ended;
 use crate::symbolize::{SourcePos, Symbolizer};
+use mbh_bounding::deadlock::{self, Judged, RankVerdict, Undecidable};
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::{RankState, RankTrace};
 use mbh_trace::report::{RankOutcome, RunOutcome};
@@ -715,35 +716,59 @@ fn timeout_finding(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Findin
         format!("the run did not finish within {} s", ctx.timeout_secs),
     );
     f.interleaving = ctx.interleaving;
-    for trace in traces.iter().flatten() {
+    let verdicts = deadlock::undecided(traces);
+    for (trace, verdict) in traces.iter().zip(verdicts) {
+        let Some(trace) = trace else {
+            continue;
+        };
         f.ranks.push(trace.rank);
-        let blocked = trace.blocking.and_then(|i| trace.ops.get(i as usize));
-        match blocked {
-            Some(op) => {
-                let label = format!(
-                    "rank {} was waiting in `{}`",
-                    trace.rank,
-                    op.kind.mpi_name()
-                );
-                match ctx.sites.and_then(|s| s.get(op.site)) {
-                    Some(site) => {
-                        f.locations
-                            .push(site_location(site, trace.rank, Role::Primary, &label))
-                    }
-                    None => f.notes.push(label),
-                }
+        let RankVerdict::Blocked { kind, site, judged } = verdict else {
+            if verdict == RankVerdict::OutsideMpi {
+                f.notes.push(format!(
+                    "rank {} was not in an MPI call (computing, or polling with `MPI_Test`/`MPI_Iprobe`, which the wait-for graph does not follow)",
+                    trace.rank
+                ));
             }
-            None => f.notes.push(format!(
-                "rank {} was not in an MPI call (computing, or waiting outside MPI)",
-                trace.rank
-            )),
+            continue;
+        };
+        let label = format!(
+            "rank {} was waiting in `{}`{}",
+            trace.rank,
+            kind.mpi_name(),
+            why_undecided(judged)
+        );
+        match ctx.sites.and_then(|s| s.get(site)) {
+            Some(site) => f
+                .locations
+                .push(site_location(site, trace.rank, Role::Primary, &label)),
+            None => f.notes.push(label),
         }
     }
     f.help = Some(format!(
-        "if the program needs more time, raise `--timeout` (now {} s); a hang in MPI calls is a deadlock the run could not confirm",
+        "if the program needs more time, raise `--timeout` (now {} s); the reasons above say which calls the wait-for graph could not judge (a hang among them is a deadlock it could not confirm)",
         ctx.timeout_secs
     ));
     f
+}
+
+/// What the wait-for graph made of a call a timed-out rank waited in.
+fn why_undecided(judged: Judged) -> &'static str {
+    match judged {
+        Judged::CanComplete => ", which can complete (what it waits for is there): slow, not stuck",
+        Judged::Waits => ", waiting for other ranks",
+        Judged::Undecided(Undecidable::NotModelled) => {
+            ", a call the wait-for graph does not model"
+        }
+        Judged::Undecided(Undecidable::UnnamedCommunicator) => {
+            ", on a communicator mbhybrid could not name (`MPI_COMM_SELF`, an intercommunicator): the wait-for graph cannot follow it"
+        }
+        Judged::Undecided(Undecidable::UnknownRequest) => {
+            ", on a request the trace does not tie to a call"
+        }
+        Judged::Undecided(Undecidable::MissingTraces) => {
+            " (some rank has no trace, so the wait-for graph could not judge)"
+        }
+    }
 }
 
 fn killed_finding(

@@ -13,7 +13,7 @@
 //! | --- | --- | --- |
 //! | `Recv`/`Probe` from `s`, `Wait` on such an `Irecv` | an issued send from `s` to it, compatible tag and communicator, is not taken by an earlier receive | `s` (AND) |
 //! | the same from `MPI_ANY_SOURCE` | such a send exists from any rank | every other member of the communicator (OR) |
-//! | `Sendrecv` | as its receive half (its send half is taken as done, as when MPI buffers it) | as the receive |
+//! | `Sendrecv` | both halves can, each as above | the union (AND; an OR receive half adds nothing) |
 //! | `Send`/`Ssend`/`Rsend` to `d`, `Wait` on such an `Isend` | a receive of `d` already took it, or `d` has a posted receive that can take it (a blocked `Recv`/`Probe`, an `Irecv` not completed) | `d` (AND) |
 //! | a collective on `MPI_COMM_WORLD` or a named communicator | every member reached the same collective (same sequence number on that communicator) | the members that have not (AND) |
 //! | `Wait` on a nonblocking collective's request | the same, for the collective that made it | the members that have not (AND) |
@@ -251,7 +251,7 @@ pub fn find_deadlock(snapshot: &[Option<RankTrace>]) -> Option<Deadlock> {
     for &(rank, op) in &blocked_ops {
         let (cond, origin) = facts.condition(rank, op);
         let (waits_for, collective) = match cond {
-            Cond::CanComplete => return None,
+            Cond::CanComplete | Cond::Unknown(_) => return None,
             Cond::Waits(w) => (w, None),
             Cond::Collective(w, pending) => (w, Some(pending)),
             Cond::Mismatch(comm, sequence, ranks) => {
@@ -280,6 +280,60 @@ pub fn find_deadlock(snapshot: &[Option<RankTrace>]) -> Option<Deadlock> {
     ))
 }
 
+/// What the graph says of each rank of `snapshot` (rank `i` at index
+/// `i`): for a run that had to end by its timeout, which ranks' calls it
+/// could not decide and why, so a user can tell a slow program from a tool
+/// limit.
+pub fn undecided(snapshot: &[Option<RankTrace>]) -> Vec<RankVerdict> {
+    let present: Vec<&RankTrace> = snapshot.iter().flatten().collect();
+    if present.len() != snapshot.len() {
+        // Facts need every rank's trace; without them only the states.
+        return snapshot
+            .iter()
+            .map(|t| match t {
+                None => RankVerdict::NoTrace,
+                Some(t) if is_dead(t) => RankVerdict::Ended,
+                Some(t) => {
+                    blocked_call(t).map_or(RankVerdict::OutsideMpi, |op| RankVerdict::Blocked {
+                        kind: op.kind,
+                        site: op.site,
+                        judged: Judged::Undecided(Undecidable::MissingTraces),
+                    })
+                }
+            })
+            .collect();
+    }
+    let facts = Facts::new(&present);
+    present
+        .iter()
+        .enumerate()
+        .map(|(rank, trace)| {
+            if is_dead(trace) {
+                return RankVerdict::Ended;
+            }
+            let Some(op) = blocked_call(trace) else {
+                return RankVerdict::OutsideMpi;
+            };
+            let judged = match facts.condition(rank, op).0 {
+                Cond::CanComplete => Judged::CanComplete,
+                Cond::Unknown(why) => Judged::Undecided(why),
+                _ => Judged::Waits,
+            };
+            RankVerdict::Blocked {
+                kind: op.kind,
+                site: op.site,
+                judged,
+            }
+        })
+        .collect()
+}
+
+/// The call `trace`'s rank is blocked in, if any.
+fn blocked_call(trace: &RankTrace) -> Option<&Op> {
+    let op = trace.ops.get(trace.blocking? as usize)?;
+    (!op.has(flags::RETURNED)).then_some(op)
+}
+
 fn is_dead(trace: &RankTrace) -> bool {
     matches!(
         trace.end.state,
@@ -291,10 +345,60 @@ fn is_dead(trace: &RankTrace) -> bool {
     )
 }
 
+/// Why the graph cannot tell whether a blocked call can complete (it then
+/// assumes it can: see "Conservative by construction").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Undecidable {
+    /// A call the graph does not model (`Iprobe`, `Test`, ...).
+    NotModelled,
+    /// A call on a communicator the runtime could not name
+    /// (`MPI_COMM_SELF`, an intercommunicator, a naming that failed): its
+    /// ranks and members are unknown.
+    UnnamedCommunicator,
+    /// A `Wait` whose request the trace does not tie to a call.
+    UnknownRequest,
+    /// Some rank has no trace yet, so nothing can be decided.
+    MissingTraces,
+}
+
+/// What the graph says of one rank of a snapshot that is no deadlock
+/// ([`undecided`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankVerdict {
+    /// No trace yet: the rank has not reached `MPI_Init`.
+    NoTrace,
+    /// Not in an MPI call: computing, or polling (a `Test`/`Iprobe` loop).
+    OutsideMpi,
+    /// Ended (finalized, exited, died, aborted).
+    Ended,
+    /// Blocked in a call.
+    Blocked {
+        /// The call.
+        kind: OpKind,
+        /// Its site id (0: unknown).
+        site: u32,
+        /// What the graph says of it.
+        judged: Judged,
+    },
+}
+
+/// What the graph says of a blocked call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judged {
+    /// It can complete (its message was sent, its receiver is there, ...).
+    CanComplete,
+    /// It waits for other ranks.
+    Waits,
+    /// The graph cannot tell.
+    Undecided(Undecidable),
+}
+
 /// What a blocked call needs.
 enum Cond {
-    /// It can, or might, complete.
+    /// It can complete.
     CanComplete,
+    /// It might: the graph cannot tell.
+    Unknown(Undecidable),
     /// It waits for ranks.
     Waits(WaitFor),
     /// It waits for the members of a communicator that have not posted
@@ -534,14 +638,11 @@ impl<'a> Facts<'a> {
         let trace = self.traces[rank];
         match op.kind {
             OpKind::Recv | OpKind::Probe | OpKind::Mprobe => (self.receive(rank, op), None),
-            // The send half is taken as done (as when MPI buffers it):
-            // the receive half decides, so a blocked `Sendrecv` is never
-            // called stuck while its message could still come.
-            kind if kind.is_sendrecv() => (self.receive(rank, op), None),
+            kind if kind.is_sendrecv() => (self.sendrecv(rank, op), None),
             OpKind::Send | OpKind::Ssend | OpKind::Rsend => (self.send(rank, op), None),
             OpKind::Wait => match request_origin(trace, op) {
                 Some(origin) => (self.request(rank, origin), Some(origin.index)),
-                None => (Cond::CanComplete, None),
+                None => (Cond::Unknown(Undecidable::UnknownRequest), None),
             },
             OpKind::Waitall => match self.listed_collectives(rank, op) {
                 Some(cond) => (cond, None),
@@ -550,9 +651,10 @@ impl<'a> Facts<'a> {
             OpKind::Waitany | OpKind::Waitsome => (self.any_request(rank, op), None),
             OpKind::Finalize => (self.finalize(rank), None),
             kind if kind.class() == OpClass::Collective => (self.collective(rank, op), None),
-            // Bsend (completes locally), Test, Iprobe, Init, ...: not
-            // modelled.
-            _ => (Cond::CanComplete, None),
+            // A buffered send completes locally.
+            OpKind::Bsend => (Cond::CanComplete, None),
+            // Test, Iprobe, Init, ...: not modelled.
+            _ => (Cond::Unknown(Undecidable::NotModelled), None),
         }
     }
 
@@ -560,7 +662,7 @@ impl<'a> Facts<'a> {
     /// receive as posted).
     fn receive(&self, rank: usize, op: &Op) -> Cond {
         let Some(members) = self.members_of(op.comm) else {
-            return Cond::CanComplete;
+            return Cond::Unknown(Undecidable::UnnamedCommunicator);
         };
         if op.has(flags::PROC_NULL) {
             return Cond::CanComplete;
@@ -598,11 +700,35 @@ impl<'a> Facts<'a> {
         }
     }
 
+    /// A blocked `Sendrecv`: it returns once both halves can complete.
+    /// The send half counts as a blocked send does (a send MPI buffered
+    /// would not keep the call from returning once its receive half can
+    /// complete, so a call still blocked then waits for its receiver).
+    fn sendrecv(&self, rank: usize, op: &Op) -> Cond {
+        match (self.receive(rank, op), self.send(rank, op)) {
+            (Cond::Waits(WaitFor::All(mut ranks)), Cond::Waits(send)) => {
+                ranks.extend_from_slice(send.ranks());
+                ranks.sort_unstable();
+                ranks.dedup();
+                Cond::Waits(WaitFor::All(ranks))
+            }
+            // An OR receive half: the send half's receiver is needed
+            // whatever sends the message.
+            (_, send @ Cond::Waits(_)) => send,
+            (receive @ Cond::Waits(_), _) => receive,
+            (Cond::Unknown(why), _) | (_, Cond::Unknown(why)) => Cond::Unknown(why),
+            _ => Cond::CanComplete,
+        }
+    }
+
     /// A blocked send, or a `Wait` on an `Isend` (`op`, the send).
     fn send(&self, rank: usize, op: &Op) -> Cond {
         let Some(side) = SendSide::of(op) else {
             return Cond::CanComplete;
         };
+        if self.members_of(side.comm).is_none() {
+            return Cond::Unknown(Undecidable::UnnamedCommunicator);
+        }
         let me = rank as i32;
         let (Some(dst), Some(sent)) = (
             self.ranks.world_rank(side.comm, side.dest),
@@ -659,6 +785,7 @@ impl<'a> Facts<'a> {
             any = true;
             match self.request(rank, origin) {
                 Cond::Waits(w) | Cond::Collective(w, _) => waits.extend(w.ranks().iter().copied()),
+                Cond::Unknown(why) => return Cond::Unknown(why),
                 _ => return Cond::CanComplete,
             }
         }
@@ -684,7 +811,12 @@ impl<'a> Facts<'a> {
             .filter_map(|r| trace.ops.get(r.aux.checked_sub(1)? as usize))
             .filter(|origin| origin.kind.is_nonblocking_collective())
             .map(|origin| self.request(rank, origin))
-            .find(|cond| !matches!(cond, Cond::CanComplete))
+            .find(|cond| {
+                matches!(
+                    cond,
+                    Cond::Waits(_) | Cond::Collective(..) | Cond::Mismatch(..)
+                )
+            })
     }
 
     fn finalize(&self, rank: usize) -> Cond {
@@ -723,7 +855,7 @@ impl<'a> Facts<'a> {
     /// have not posted the collective with the same sequence number.
     fn collective(&self, rank: usize, op: &Op) -> Cond {
         let Some(members) = self.members_of(op.comm) else {
-            return Cond::CanComplete;
+            return Cond::Unknown(Undecidable::UnnamedCommunicator);
         };
         let Some(sequence) = self.on_comm[rank].get(&op.comm).and_then(|calls| {
             calls

@@ -973,3 +973,23 @@ fn a_sendrecv_waits_for_its_receive_half() {
     ];
     assert_eq!(find_deadlock(&snapshot), None);
 }
+
+#[test]
+fn a_sendrecv_whose_send_half_nobody_can_take_waits_for_its_receiver() {
+    // Seed 3003 under --buffering zero: P0's receive half has P1's
+    // message, but P1's receive half was forced to P2, so P0's
+    // synchronous send half waits for P1; P2's send waits for P1 too.
+    let forced_to_2 = Op {
+        flags: flags::ANY_SOURCE,
+        ..sendrecv(0, 100, 2, 100)
+    };
+    let snapshot = [
+        Rank::new(0, 3).blocked(sendrecv(1, 100, ANY, 100)),
+        Rank::new(1, 3).blocked(forced_to_2),
+        Rank::new(2, 3).blocked(op(OpKind::Send, 1, 200)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+    assert_eq!(waits(&d, 1), &WaitFor::All(vec![2]));
+    assert_eq!(d.cycle, vec![1, 2]);
+}
