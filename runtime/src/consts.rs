@@ -16,6 +16,22 @@ unsafe extern "C" {
     fn mbhybrid_rt_mpi_in_place() -> *mut c_void;
     fn mbhybrid_rt_mpi_byte() -> MPI_Datatype;
     fn mbhybrid_rt_mpi_packed() -> MPI_Datatype;
+    fn mbhybrid_rt_predefined_ops(out: *mut MPI_Op, len: c_int) -> c_int;
+}
+
+/// Room for the predefined reduction operations (MPI-4.1 has 14).
+const PREDEFINED_OPS: usize = 16;
+
+/// The position of `op` among MPI's predefined reduction operations
+/// (`MPI_MAX` ... `MPI_NO_OP`), `None` for one the program made.
+pub fn predefined_op_index(op: MPI_Op) -> Option<usize> {
+    use crate::handle::HandleBits;
+    let mut ops: [MPI_Op; PREDEFINED_OPS] = [op_min(); PREDEFINED_OPS];
+    // SAFETY: `ops` holds PREDEFINED_OPS handles; the shim writes at most
+    // that many.
+    let n = unsafe { mbhybrid_rt_predefined_ops(ops.as_mut_ptr(), PREDEFINED_OPS as c_int) };
+    let n = usize::try_from(n).unwrap_or(0).min(PREDEFINED_OPS);
+    ops[..n].iter().position(|p| p.bits() == op.bits())
 }
 
 /// `MPI_ANY_SOURCE`.

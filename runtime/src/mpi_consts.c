@@ -42,3 +42,18 @@ void mbhybrid_rt_combiners(int *out)
     out[10] = MPI_COMBINER_SUBARRAY;
     out[11] = MPI_COMBINER_RESIZED;
 }
+
+/* Every predefined reduction operation, for the collective signature
+ * check (wrap_coll.rs): fills `out` with up to `len` of them and returns
+ * how many there are. */
+int mbhybrid_rt_predefined_ops(MPI_Op *out, int len)
+{
+    const MPI_Op ops[] = {MPI_MAX,  MPI_MIN,    MPI_SUM,    MPI_PROD,
+                          MPI_LAND, MPI_BAND,   MPI_LOR,    MPI_BOR,
+                          MPI_LXOR, MPI_BXOR,   MPI_MINLOC, MPI_MAXLOC,
+                          MPI_REPLACE, MPI_NO_OP};
+    int n = (int)(sizeof ops / sizeof ops[0]);
+    for (int i = 0; i < n && i < len; i++)
+        out[i] = ops[i];
+    return n;
+}

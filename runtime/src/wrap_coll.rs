@@ -15,7 +15,8 @@
 //!
 //! The signature word each rank contributes (MPI-3.1 §5: where the standard
 //! requires equal type signatures): the data of `Bcast` and the reductions
-//! (`Reduce_scatter`: the sum of the receive counts); for `Gather` what a
+//! (`Reduce_scatter`: the sum of the receive counts), and the reductions'
+//! operation ([`reduction_word`]); for `Gather` what a
 //! non-root sends and what the root receives per rank (`Scatter`: the
 //! reverse); for `Allgather`/`Alltoall` one block received, or a value of
 //! its own when the rank's send block differs from it. The `v`/`w` forms
@@ -44,6 +45,17 @@ fn rank_in(comm: MPI_Comm) -> c_int {
         return -1;
     }
     rank
+}
+
+/// The signature word of a reduction: its data and its operation (MPI
+/// requires the same `op` on every rank, MPI-4.1 §6.9.1). A predefined
+/// operation is compared by which it is; operations the program made are
+/// local handles, so they all count as one ("user-defined") and are told
+/// apart only from predefined ones.
+fn reduction_word(rt: &mut Rt, count: c_int, datatype: MPI_Datatype, op: MPI_Op) -> u64 {
+    const USER_DEFINED: u64 = 0x5553_4552; // "USER"
+    let op_word = crate::consts::predefined_op_index(op).map_or(USER_DEFINED, |i| i as u64 + 1);
+    rt.data_word(count, datatype) ^ crate::typesig::code(op_word).rotate_left(29)
 }
 
 /// The signature word of a rooted exchange: what the root handles per rank
@@ -198,7 +210,7 @@ collectives! {
         root: root,
         count: count,
         datatype: datatype,
-        data: |rt| rt.data_word(count, datatype),
+        data: |rt| reduction_word(rt, count, datatype, op),
     }
 
     allreduce, iallreduce => PMPI_Allreduce, PMPI_Iallreduce(
@@ -213,7 +225,7 @@ collectives! {
         root: 0,
         count: count,
         datatype: datatype,
-        data: |rt| rt.data_word(count, datatype),
+        data: |rt| reduction_word(rt, count, datatype, op),
     }
 
     scan, iscan => PMPI_Scan, PMPI_Iscan(
@@ -228,7 +240,7 @@ collectives! {
         root: 0,
         count: count,
         datatype: datatype,
-        data: |rt| rt.data_word(count, datatype),
+        data: |rt| reduction_word(rt, count, datatype, op),
     }
 
     exscan, iexscan => PMPI_Exscan, PMPI_Iexscan(
@@ -243,7 +255,7 @@ collectives! {
         root: 0,
         count: count,
         datatype: datatype,
-        data: |rt| rt.data_word(count, datatype),
+        data: |rt| reduction_word(rt, count, datatype, op),
     }
 
     reduce_scatter_block, ireduce_scatter_block => PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block(
@@ -258,7 +270,7 @@ collectives! {
         root: 0,
         count: recvcount,
         datatype: datatype,
-        data: |rt| rt.data_word(recvcount, datatype),
+        data: |rt| reduction_word(rt, recvcount, datatype, op),
     }
 
     reduce_scatter, ireduce_scatter => PMPI_Reduce_scatter, PMPI_Ireduce_scatter(
@@ -273,7 +285,7 @@ collectives! {
         root: 0,
         count: 0,
         datatype: datatype,
-        data: |rt| rt.data_word(total(recvcounts, comm), datatype),
+        data: |rt| reduction_word(rt, total(recvcounts, comm), datatype, op),
     }
 
     gather, igather => PMPI_Gather, PMPI_Igather(

@@ -94,6 +94,13 @@ fn nonblocking_collectives_in_different_orders_are_a_mismatch() {
     check_program("tests/programs/e13_nonblocking_mismatch.c");
 }
 
+/// Issue 16: reductions with different operations compute garbage under
+/// MPI without any error; the signature check names both calls.
+#[test]
+fn reductions_with_different_operations_are_a_mismatch() {
+    check_program("tests/programs/e15_iallreduce_ops.c");
+}
+
 /// Issue 11: a hang in a wait on a nonblocking collective is confirmed on
 /// the wait-for graph as a `deadlock` (never a `timeout`, which the
 /// program's header puts at 60 s), within seconds, naming the waits and the
