@@ -83,6 +83,44 @@ impl Guidance {
     }
 }
 
+/// Why a runtime configuration (`runtime.json`, or the `replay.json` of a
+/// recorded interleaving) could not be read. mbhybrid writes both files
+/// itself, so either was damaged after it did, or another version wrote
+/// it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The text is not the JSON of a configuration: a syntax error, a
+    /// missing or unknown value, or a number out of range (the message
+    /// gives the line and column).
+    #[error("not a valid mbhybrid runtime configuration: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The file is of another format or version.
+    #[error("format {format:?} version {version}, expected {RUNTIME_CONFIG_FORMAT:?} version 1")]
+    Version {
+        /// The `format` the file gives.
+        format: String,
+        /// The `version` the file gives.
+        version: u32,
+    },
+}
+
+impl ConfigError {
+    /// What to do about it, in one line.
+    pub fn help(&self) -> &'static str {
+        match self {
+            ConfigError::Json(_) => {
+                "mbhybrid writes this file itself, so it was damaged or edited after: \
+                 run `mbhybrid verify` again"
+            }
+            ConfigError::Version { .. } => {
+                "another version of mbhybrid wrote this file: run `mbhybrid verify` again \
+                 with this one"
+            }
+        }
+    }
+}
+
 /// The whole file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuntimeConfig {
@@ -116,16 +154,25 @@ impl RuntimeConfig {
         dir.join(RUNTIME_CONFIG_FILE)
     }
 
-    /// Parses the file's text; an error says what is wrong.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let config: RuntimeConfig = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        if config.format != RUNTIME_CONFIG_FORMAT || config.version != 1 {
-            return Err(format!(
-                "format {:?} version {}",
-                config.format, config.version
-            ));
+    /// Parses the file's text; an error says what is wrong. Never panics.
+    ///
+    /// The format and version are checked first, so a file of another
+    /// version says so rather than naming the first field it lacks.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        /// The fields every version has.
+        #[derive(Deserialize)]
+        struct Tag {
+            format: String,
+            version: u32,
         }
-        Ok(config)
+        let tag: Tag = serde_json::from_str(text)?;
+        if tag.format != RUNTIME_CONFIG_FORMAT || tag.version != 1 {
+            return Err(ConfigError::Version {
+                format: tag.format,
+                version: tag.version,
+            });
+        }
+        Ok(serde_json::from_str(text)?)
     }
 
     /// The file's text.
@@ -158,9 +205,11 @@ mod tests {
         let guidance = back.guidance.unwrap();
         assert_eq!(guidance.source_for(1, 0), Some(2));
         assert_eq!(guidance.source_for(1, 1), None);
-        assert!(RuntimeConfig::parse(
-            r#"{"format":"x","version":1,"clocks":"lamport","buffering":"zero","guidance":null}"#
-        )
-        .is_err());
+        assert!(matches!(
+            RuntimeConfig::parse(
+                r#"{"format":"x","version":1,"clocks":"lamport","buffering":"zero","guidance":null}"#
+            ),
+            Err(ConfigError::Version { .. })
+        ));
     }
 }

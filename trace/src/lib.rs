@@ -24,7 +24,11 @@
 //! # Limitations
 //!
 //! The rank trace format is versioned ([`rank_trace::FORMAT_VERSION`]);
-//! readers reject other versions instead of guessing.
+//! readers reject other versions instead of guessing. The readers of files
+//! (rank traces, site tables, runtime configurations) never panic on bad
+//! input: they return an error that says what is wrong, and a rank trace
+//! cut short keeps its complete records and says how many it lost
+//! ([`rank_trace::RankTrace::decode`]).
 #![deny(missing_docs)]
 
 pub mod config;

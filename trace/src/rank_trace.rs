@@ -17,6 +17,18 @@
 //! `blocking_index`, a record's `flags` when its call returns) are single
 //! aligned words. Because the file is a shared mapping, everything written
 //! before a `SIGKILL` is in the page cache and survives the process.
+//!
+//! # Reading untrusted files
+//!
+//! [`RankTrace::decode`] never panics and never allocates more than the
+//! file's size suggests, whatever the bytes. It rejects, with a
+//! [`FormatError`] that names the problem, a file that is not a trace of
+//! this version, a header it cannot understand, and a counted record that
+//! is damaged (an unknown kind, or an index that is not its position). A
+//! file cut short (the header counts more records than the file holds)
+//! keeps every complete record before the cut and reports the rest as
+//! [`Truncated`]; [`RankTrace::parse`] and [`RankTrace::read`] keep the
+//! complete records without the report.
 
 use crate::envelope::RecvPattern;
 use crate::op::OpKind;
@@ -273,7 +285,9 @@ impl TraceWriter {
     /// Changes a written record in place (a call returning fills in its
     /// status). Out-of-range indices are ignored.
     pub fn update(&mut self, index: u64, change: impl FnOnce(&mut RawOp)) {
-        if index >= self.len() {
+        // `len` comes from the mapped header, which the writer does not
+        // own alone; never trust it past the mapping.
+        if index >= self.len().min(self.capacity) {
             return;
         }
         let slot = self.slot(index);
@@ -371,13 +385,120 @@ pub enum TraceError {
         source: std::io::Error,
     },
     /// The file is not a trace this crate reads.
-    #[error("{path} is not an mbhybrid rank trace of format version {FORMAT_VERSION}: {reason}")]
+    #[error("{path} is not a readable mbhybrid rank trace: {reason}; {help}", help = .reason.help())]
     Format {
         /// The file.
         path: PathBuf,
         /// What was wrong.
-        reason: String,
+        reason: FormatError,
     },
+}
+
+/// What is wrong with the bytes of a rank trace ([`RankTrace::decode`]).
+///
+/// The message says what; [`FormatError::help`] says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FormatError {
+    /// The file is shorter than the header.
+    #[error("the file has {len} bytes, fewer than the {needed} of a header")]
+    TooShort {
+        /// The file's length.
+        len: usize,
+        /// The bytes a header needs.
+        needed: usize,
+    },
+    /// The file does not start with [`MAGIC`].
+    #[error("the file does not start with `MBHTRACE` (it starts with {found:02x?})")]
+    BadMagic {
+        /// The first eight bytes.
+        found: [u8; 8],
+    },
+    /// The header is of another version or layout.
+    #[error(
+        "the header says format version {version}, {header_size}-byte header, \
+         {record_size}-byte records; this mbhybrid reads version {FORMAT_VERSION}, \
+         {HEADER_SIZE}-byte header, {RECORD_SIZE}-byte records"
+    )]
+    Version {
+        /// The header's version.
+        version: u32,
+        /// The header's header size.
+        header_size: u32,
+        /// The header's record size.
+        record_size: u32,
+    },
+    /// The header's state is not a [`RankState`].
+    #[error("the header's rank state {state} is not one this mbhybrid knows")]
+    UnknownState {
+        /// The state code.
+        state: u32,
+    },
+    /// A counted record has a kind that is not an [`OpKind`].
+    #[error("record {record} has unknown operation kind {kind}")]
+    UnknownKind {
+        /// The record's position.
+        record: u64,
+        /// The kind code.
+        kind: u16,
+    },
+    /// A counted record's index is not its position (the writer numbers
+    /// records densely from 0).
+    #[error("record {record} says it is record {index}")]
+    Misnumbered {
+        /// The record's position.
+        record: u64,
+        /// The index it holds.
+        index: u64,
+    },
+}
+
+impl FormatError {
+    /// What to do about it, in one line.
+    pub fn help(&self) -> &'static str {
+        match self {
+            FormatError::BadMagic { .. } | FormatError::TooShort { .. } => {
+                "give the `rank-N.trace` file of an interleaving directory; if it is one, \
+                 it was overwritten or cut short after the run: run `mbhybrid verify` again"
+            }
+            FormatError::Version { .. } | FormatError::UnknownState { .. } => {
+                "the program ran with the runtime library of another mbhybrid version: \
+                 rebuild it with this version's `mbhybrid build`, then verify again"
+            }
+            _ => {
+                "the file was damaged after the runtime wrote it (a full disk, or a change by \
+                 hand): run `mbhybrid verify` again"
+            }
+        }
+    }
+}
+
+/// Records a trace's header counts that its file does not hold: the file
+/// was cut short (a copy that stopped, a full disk, a file system that lost
+/// its tail). The records before the cut are complete and kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the header counts {counted} records but the file ends after {kept} complete ones{}; \
+     the rank's later operations are missing from the analysis",
+    if *.partial_bytes > 0 { format!(" and {} bytes of the next", .partial_bytes) } else { String::new() }
+)]
+pub struct Truncated {
+    /// Records the header counts.
+    pub counted: u64,
+    /// Complete records the file holds (all kept).
+    pub kept: u64,
+    /// Bytes of the first missing record that the file holds.
+    pub partial_bytes: usize,
+}
+
+/// A trace as [`RankTrace::decode`] read it: the trace, and what the file
+/// lacked.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    /// Everything the file holds.
+    pub trace: RankTrace,
+    /// The records the header counts beyond the end of the file, if any.
+    pub truncated: Option<Truncated>,
 }
 
 /// A decoded operation.
@@ -493,47 +614,86 @@ impl RankTrace {
         }
     }
 
-    /// Reads a trace file.
+    /// Reads a trace file, keeping the complete records of a file cut
+    /// short (see [`RankTrace::read_decoded`] to learn that it was).
     pub fn read(path: &Path) -> Result<Self, TraceError> {
+        Self::read_decoded(path).map(|d| d.trace)
+    }
+
+    /// Reads a trace file and tells whether it was cut short.
+    pub fn read_decoded(path: &Path) -> Result<Decoded, TraceError> {
         let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
             path: path.to_owned(),
             source,
         })?;
-        Self::parse(&bytes).map_err(|reason| TraceError::Format {
+        Self::decode(&bytes).map_err(|reason| TraceError::Format {
             path: path.to_owned(),
             reason,
         })
     }
 
-    /// Decodes a trace from its bytes.
-    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        if bytes.len() < std::mem::size_of::<RawHeader>() {
-            return Err(format!("only {} bytes", bytes.len()));
-        }
-        let header: RawHeader =
-            bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<RawHeader>()]);
+    /// Decodes a trace from its bytes, keeping the complete records of a
+    /// file cut short (see [`RankTrace::decode`] to learn that it was).
+    pub fn parse(bytes: &[u8]) -> Result<Self, FormatError> {
+        Self::decode(bytes).map(|d| d.trace)
+    }
+
+    /// Decodes a trace from its bytes. Never panics; allocates at most in
+    /// proportion to `bytes`.
+    ///
+    /// A prefix of a trace (a header alone, or a header and some records)
+    /// decodes to the complete records it holds, with
+    /// [`Decoded::truncated`] saying how many the header counts.
+    pub fn decode(bytes: &[u8]) -> Result<Decoded, FormatError> {
+        const RAW_HEADER: usize = std::mem::size_of::<RawHeader>();
+        let Some(head) = bytes.get(..RAW_HEADER) else {
+            return Err(FormatError::TooShort {
+                len: bytes.len(),
+                needed: RAW_HEADER,
+            });
+        };
+        let header: RawHeader = bytemuck::pod_read_unaligned(head);
         if header.magic != MAGIC {
-            return Err("bad magic".into());
+            return Err(FormatError::BadMagic {
+                found: header.magic,
+            });
         }
         if header.version != FORMAT_VERSION
             || header.header_size as usize != HEADER_SIZE
             || header.record_size as usize != RECORD_SIZE
         {
-            return Err(format!(
-                "version {} (header {} bytes, records {} bytes)",
-                header.version, header.header_size, header.record_size
-            ));
+            return Err(FormatError::Version {
+                version: header.version,
+                header_size: header.header_size,
+                record_size: header.record_size,
+            });
         }
-        let state = RankState::from_code(header.state)
-            .ok_or_else(|| format!("unknown rank state {}", header.state))?;
-        let available = (bytes.len().saturating_sub(HEADER_SIZE) / RECORD_SIZE) as u64;
+        let state = RankState::from_code(header.state).ok_or(FormatError::UnknownState {
+            state: header.state,
+        })?;
+        let records = bytes.get(HEADER_SIZE..).unwrap_or_default();
+        // Bounded by the file: a damaged `record_count` cannot make the
+        // reader allocate more than the bytes it has.
+        let available = (records.len() / RECORD_SIZE) as u64;
         let count = header.record_count.min(available);
+        let truncated = (header.record_count > available).then_some(Truncated {
+            counted: header.record_count,
+            kept: available,
+            partial_bytes: records.len() % RECORD_SIZE,
+        });
         let mut ops = Vec::with_capacity(count as usize);
-        for i in 0..count as usize {
-            let start = HEADER_SIZE + i * RECORD_SIZE;
-            let raw: RawOp = bytemuck::pod_read_unaligned(&bytes[start..start + RECORD_SIZE]);
-            let kind = OpKind::from_code(raw.kind)
-                .ok_or_else(|| format!("record {i} has unknown kind {}", raw.kind))?;
+        for (i, chunk) in (0..count).zip(records.chunks_exact(RECORD_SIZE)) {
+            let raw: RawOp = bytemuck::pod_read_unaligned(chunk);
+            let kind = OpKind::from_code(raw.kind).ok_or(FormatError::UnknownKind {
+                record: i,
+                kind: raw.kind,
+            })?;
+            if raw.index != i {
+                return Err(FormatError::Misnumbered {
+                    record: i,
+                    index: raw.index,
+                });
+            }
             ops.push(Op {
                 index: raw.index,
                 kind,
@@ -552,7 +712,7 @@ impl RankTrace {
         }
         name_communicators(&mut ops);
         let frame_count = (header.frame_count as usize).min(MAX_FRAMES);
-        Ok(RankTrace {
+        let trace = RankTrace {
             rank: header.rank,
             size: header.size,
             pid: header.pid,
@@ -571,7 +731,8 @@ impl RankTrace {
             },
             blocking: header.blocking_index.checked_sub(1),
             ops,
-        })
+        };
+        Ok(Decoded { trace, truncated })
     }
 }
 
@@ -582,15 +743,15 @@ impl RankTrace {
 /// hold the same communicator under different bits (and reuse bits after
 /// `MPI_Comm_free`, hence the renaming follows the records in order).
 /// `MPI_COMM_WORLD` and communicators without a name keep their bits.
+///
+/// Linear in the records (a map, not a list: a damaged trace of many
+/// distinct handles must not take quadratic time).
 fn name_communicators(ops: &mut [Op]) {
     use crate::op::OpClass;
-    let mut names: Vec<(u64, u64)> = Vec::new();
+    let mut names: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     for op in ops.iter_mut() {
         if op.kind == OpKind::CommId {
-            match names.iter_mut().find(|(bits, _)| *bits == op.comm) {
-                Some(entry) => entry.1 = op.aux,
-                None => names.push((op.comm, op.aux)),
-            }
+            names.insert(op.comm, op.aux);
             continue;
         }
         // Records of the runtime's own (clock, marker) use `comm` for
@@ -598,7 +759,7 @@ fn name_communicators(ops: &mut [Op]) {
         if names.is_empty() || matches!(op.kind.class(), OpClass::Clock | OpClass::Marker) {
             continue;
         }
-        if let Some(&(_, id)) = names.iter().find(|(bits, _)| *bits == op.comm) {
+        if let Some(&id) = names.get(&op.comm) {
             op.comm = id;
         }
     }
@@ -737,16 +898,19 @@ mod tests {
 
     #[test]
     fn rejects_garbage_and_other_versions() {
-        assert!(RankTrace::parse(b"short").is_err());
+        assert!(matches!(
+            RankTrace::parse(b"short"),
+            Err(FormatError::TooShort { len: 5, .. })
+        ));
         let mut buf = mapping(0);
         let len = buf.len() * 8;
         // SAFETY: as above.
         let mut w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) }.unwrap();
         w.init_header(0, 1, 1, 0);
         bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[8] = 99;
-        assert!(RankTrace::parse(bytes(&buf))
-            .unwrap_err()
-            .contains("version 99"));
+        let error = RankTrace::parse(bytes(&buf)).unwrap_err();
+        assert!(matches!(error, FormatError::Version { version: 99, .. }));
+        assert!(error.to_string().contains("version 99"), "{error}");
     }
 }
 

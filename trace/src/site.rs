@@ -68,13 +68,47 @@ pub enum SiteTableError {
         source: std::io::Error,
     },
     /// The file is not a site table of a version this crate reads.
-    #[error("{path} is not an mbhybrid site table of version {SITE_TABLE_VERSION}: {reason}")]
+    #[error("{path} is not a readable mbhybrid site table: {reason}; {help}", help = .reason.help())]
     Format {
         /// The file.
         path: PathBuf,
         /// What was wrong.
-        reason: String,
+        reason: SiteFormatError,
     },
+}
+
+/// What is wrong with the text of a site table ([`SiteTable::parse`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SiteFormatError {
+    /// The text is not the JSON of a site table: not UTF-8, a syntax
+    /// error, a missing or unknown value, a number out of range (the
+    /// message gives the line and column).
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    /// The table is of another format or version.
+    #[error("found format {format:?} version {version}, expected {SITE_TABLE_FORMAT:?} version {SITE_TABLE_VERSION}")]
+    Version {
+        /// The `format` the file gives.
+        format: String,
+        /// The `version` the file gives.
+        version: u32,
+    },
+}
+
+impl SiteFormatError {
+    /// What to do about it, in one line.
+    pub fn help(&self) -> &'static str {
+        match self {
+            SiteFormatError::Json(_) => {
+                "`mbhybrid build` writes this file beside the executable: build the program \
+                 again to write it anew"
+            }
+            SiteFormatError::Version { .. } => {
+                "another version of mbhybrid built the program: build it again with this one"
+            }
+        }
+    }
 }
 
 impl SiteTable {
@@ -112,21 +146,35 @@ impl SiteTable {
 
     /// Reads and checks a table.
     pub fn read(path: &Path) -> Result<Self, SiteTableError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SiteTableError::Io {
+        let bytes = std::fs::read(path).map_err(|source| SiteTableError::Io {
             path: path.to_owned(),
             source,
         })?;
-        let table: SiteTable = serde_json::from_str(&text).map_err(|e| SiteTableError::Format {
+        Self::parse(&bytes).map_err(|reason| SiteTableError::Format {
             path: path.to_owned(),
-            reason: e.to_string(),
-        })?;
-        if table.format != SITE_TABLE_FORMAT || table.version != SITE_TABLE_VERSION {
-            return Err(SiteTableError::Format {
-                path: path.to_owned(),
-                reason: format!("found format {:?} version {}", table.format, table.version),
+            reason,
+        })
+    }
+
+    /// Decodes and checks a table from the bytes of its file. Never panics.
+    ///
+    /// The format and version are checked first, so a table of another
+    /// version says so rather than naming the first field it lacks.
+    pub fn parse(bytes: &[u8]) -> Result<Self, SiteFormatError> {
+        /// The fields every version has.
+        #[derive(Deserialize)]
+        struct Tag {
+            format: String,
+            version: u32,
+        }
+        let tag: Tag = serde_json::from_slice(bytes)?;
+        if tag.format != SITE_TABLE_FORMAT || tag.version != SITE_TABLE_VERSION {
+            return Err(SiteFormatError::Version {
+                format: tag.format,
+                version: tag.version,
             });
         }
-        Ok(table)
+        Ok(serde_json::from_slice(bytes)?)
     }
 
     /// Writes the table as pretty JSON.
