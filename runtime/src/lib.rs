@@ -151,6 +151,13 @@
 //!   (`engine/bsend.rs`): a buffer too small by less than that runs where
 //!   MPI would fail with `MPI_ERR_BUFFER`. `MPI_Buffer_attach_c` stops the
 //!   run.
+//! * The runtime's shadows of a communicator are duplicates made when the
+//!   runtime sees it made (of the parent's shadows for `MPI_Comm_dup`), so
+//!   they carry none of the program's attributes and run none of its copy
+//!   callbacks. A communicator the runtime did not see made (from
+//!   `MPI_Comm_idup`, `MPI_Intercomm_merge`) gets them at its first
+//!   collective, by duplicating it: attributes the program cached on it by
+//!   then have their copy and delete callbacks run once more.
 //! * Messages of up to 8 KiB of a named contiguous type travel as
 //!   `MPI_BYTE` ([`packed`]): every rank must share one data
 //!   representation (no heterogeneous clusters, where MPI would convert).
@@ -542,10 +549,10 @@ exports! {
     // Handles followed for the resource-leak check (not recorded).
     /// `MPI_Comm_dup`.
     fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, wrap::Made::OverParent, || mpi_sys::PMPI_Comm_dup(comm, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::Duplicate, || mpi_sys::PMPI_Comm_dup(comm, newcomm));
     /// `MPI_Comm_dup_with_info`.
     fn MPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) @ comm
-        => wrap::new_comm(comm, newcomm, wrap::Made::OverParent, || mpi_sys::PMPI_Comm_dup_with_info(comm, info, newcomm));
+        => wrap::new_comm(comm, newcomm, wrap::Made::Duplicate, || mpi_sys::PMPI_Comm_dup_with_info(comm, info, newcomm));
     /// `MPI_Comm_idup`.
     fn MPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) @ comm
         => wrap::new_comm(comm, newcomm, wrap::Made::Later, || mpi_sys::PMPI_Comm_idup(comm, newcomm, request));

@@ -590,8 +590,11 @@ fn comm_null() -> MPI_Comm {
 /// exchange (DESIGN.md: constructors synchronise clocks to the maximum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Made {
-    /// Every rank of the parent (`MPI_Comm_dup`, `split`, `create`, ...).
+    /// Every rank of the parent (`split`, `create`, ...).
     OverParent,
+    /// Every rank of the parent, with its group and attributes
+    /// (`MPI_Comm_dup`, `MPI_Comm_dup_with_info`).
+    Duplicate,
     /// The ranks of the group only (`MPI_Comm_create_group`).
     ByGroup,
     /// `MPI_Comm_idup`: the communicator exists only once the request
@@ -633,8 +636,9 @@ pub(crate) unsafe fn new_comm(
             // SAFETY: every rank of `parent` (of the group) made this call.
             unsafe {
                 match made {
-                    Made::OverParent => rt.constructed(parent, new, true),
-                    Made::ByGroup => rt.constructed(parent, new, false),
+                    Made::OverParent => rt.constructed(parent, new, true, false),
+                    Made::Duplicate => rt.constructed(parent, new, true, true),
+                    Made::ByGroup => rt.constructed(parent, new, false, false),
                     Made::Later | Made::Inter => {}
                 }
             }

@@ -67,6 +67,7 @@ fn every_program_has_a_test() {
         "s9_wildcard_probe.c",
         "segfault_rank1.c",
         "t1_bsend_exact.c",
+        "t2_visible_state.c",
         "unchanged_features.c",
         "w1_probe_poll.c",
         "w2_subcomm_wildcard.c",

@@ -123,3 +123,36 @@ fn buffered_sends_from_an_exactly_sized_buffer_run_as_under_mpi() {
         );
     }
 }
+
+#[test]
+fn what_a_program_asks_mpi_about_its_communicators_is_unchanged() {
+    // Before, the runtime's shadows of a duplicated communicator ran the
+    // program's attribute copy callbacks twice more (copies=3, deletes=4
+    // instead of 1 and 2).
+    let source = "tests/programs/t2_visible_state.c";
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let expected = plain_mpi_output(source, 4, dir.path());
+    assert!(
+        expected
+            .iter()
+            .any(|l| l == "rank 0 attr flag=1 value=17 sum=4 copies=1"),
+        "{expected:?}"
+    );
+    assert!(
+        expected.iter().any(|l| l == "rank 3 deletes=2"),
+        "{expected:?}"
+    );
+    let exe = build(std::path::Path::new(source), dir.path());
+    for clocks in ["lamport", "vector"] {
+        let (status, report, out) = verify_json(&exe, 4, dir.path(), &["--clocks", clocks]);
+        assert_eq!(status, 0, "{clocks}\n{}", describe(&out));
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+        assert_eq!(
+            sorted_lines(&report.runs[0].stdout),
+            expected,
+            "{clocks}\n{}",
+            describe(&out)
+        );
+    }
+}

@@ -419,6 +419,27 @@ impl Rt {
     ///
     /// `comm` is the program's communicator of a collective call.
     unsafe fn shadows(&mut self, comm: MPI_Comm) -> Option<(MPI_Comm, c_int, usize)> {
+        // SAFETY: the caller's contract.
+        unsafe { self.shadows_of(comm, None) }
+    }
+
+    /// [`Rt::shadows`], where `comm` was just made by duplicating
+    /// `duplicate_of` (`MPI_Comm_dup`): its shadows are then duplicates of
+    /// the parent's. A duplicate of `comm` itself would run the copy
+    /// callbacks of the attributes it inherited, which the program would
+    /// see run once more than under MPI (issue 16); the parent's shadows
+    /// carry no attributes of the program's, and have the same group in
+    /// the same order.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Rt::shadows`]; `duplicate_of` (when given) has shadows or
+    /// is `MPI_COMM_WORLD`, and every rank of it is in this call.
+    unsafe fn shadows_of(
+        &mut self,
+        comm: MPI_Comm,
+        duplicate_of: Option<MPI_Comm>,
+    ) -> Option<(MPI_Comm, c_int, usize)> {
         if comm.bits() == comm_world().bits() {
             return Some((self.shadow, self.rank, 0));
         }
@@ -430,8 +451,12 @@ impl Rt {
         let clock = match info.shadow {
             Some(shadow) => shadow,
             None => {
-                // SAFETY: the caller's contract.
-                let shadow = unsafe { self.dup(comm) };
+                let source = duplicate_of
+                    .and_then(|parent| self.clock_shadow_of(parent))
+                    .unwrap_or(comm);
+                // SAFETY: the caller's contract (`source` has the ranks of
+                // `comm`).
+                let shadow = unsafe { self.dup(source) };
                 if let Some(info) = self.comms.info(comm) {
                     info.shadow = Some(shadow);
                 }
@@ -441,13 +466,24 @@ impl Rt {
         let sig = match self.sigs.find(comm) {
             Some(at) => at,
             None => {
+                let source = duplicate_of
+                    .and_then(|parent| self.sigs.find(parent))
+                    .map_or(comm, |at| self.sigs.entries[at].shadow);
                 // SAFETY: as above.
-                let shadow = unsafe { self.dup(comm) };
+                let shadow = unsafe { self.dup(source) };
                 self.sigs.add(comm, shadow);
                 self.sigs.entries.len() - 1
             }
         };
         Some((clock, me, sig))
+    }
+
+    /// The clock shadow of `comm`, when it has one.
+    fn clock_shadow_of(&mut self, comm: MPI_Comm) -> Option<MPI_Comm> {
+        if comm.bits() == comm_world().bits() {
+            return Some(self.shadow);
+        }
+        self.comms.info(comm)?.shadow
     }
 
     /// Makes the runtime's duplicate of `comm` (polled, so this rank keeps
@@ -490,6 +526,7 @@ impl Rt {
         parent: MPI_Comm,
         made: Option<MPI_Comm>,
         over_parent: bool,
+        duplicate: bool,
     ) {
         let over = if over_parent { Some(parent) } else { made };
         if let Some(over) = over {
@@ -510,7 +547,7 @@ impl Rt {
         }
         if let Some(made) = made {
             // SAFETY: every rank of `made` is in this call.
-            unsafe { self.name(made) };
+            unsafe { self.name(made, duplicate.then_some(parent)) };
         }
     }
 
@@ -526,9 +563,9 @@ impl Rt {
     /// # Safety
     ///
     /// Every rank of `made` makes the same call.
-    unsafe fn name(&mut self, made: MPI_Comm) {
+    unsafe fn name(&mut self, made: MPI_Comm, duplicate_of: Option<MPI_Comm>) {
         // SAFETY: the caller's contract.
-        let Some((shadow, _, _)) = (unsafe { self.shadows(made) }) else {
+        let Some((shadow, _, _)) = (unsafe { self.shadows_of(made, duplicate_of) }) else {
             return;
         };
         let named = NAMED.fetch_add(1, Ordering::Relaxed) + 1;
