@@ -53,15 +53,27 @@ pub struct Analysis {
     pub tool_stops: Vec<String>,
 }
 
-/// Reads the traces of a finished run and tells what happened.
-pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
+/// Reads every rank's trace of `dir` (`None`: missing or unreadable), and
+/// the warnings about the unreadable ones and the ones cut short.
+fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<String>) {
     let mut traces = Vec::new();
     let mut warnings = Vec::new();
-    for rank in 0..ctx.np as i32 {
-        let path = ctx.dir.trace(rank);
+    for rank in 0..np as i32 {
+        let path = dir.trace(rank);
         traces.push(if path.exists() {
-            match RankTrace::read(&path) {
-                Ok(trace) => Some(trace),
+            match RankTrace::read_decoded(&path) {
+                Ok(decoded) => {
+                    if let Some(cut) = decoded.truncated {
+                        // A rank killed while its trace was being copied
+                        // or a full disk: what the file holds is kept, and
+                        // the report says what is missing (issue 12).
+                        warnings.push(format!(
+                            "rank {rank}'s trace is cut short: its header counts {} records, the file holds {}; what the rank did after record {} is not analysed",
+                            cut.counted, cut.kept, cut.kept
+                        ));
+                    }
+                    Some(decoded.trace)
+                }
                 Err(e) => {
                     warnings.push(format!("rank {rank}'s trace is unreadable: {e}"));
                     None
@@ -71,6 +83,12 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
             None
         });
     }
+    (traces, warnings)
+}
+
+/// Reads the traces of a finished run and tells what happened.
+pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
+    let (traces, mut warnings) = read_traces(ctx.dir, ctx.np);
     let launcher_stderr = std::fs::read_to_string(ctx.dir.launcher_stderr()).unwrap_or_default();
     if traces.iter().all(Option::is_none) && !ctx.ended.timed_out && !ctx.ended.stopped_by_monitor {
         return Err(no_rank_started(ctx, &launcher_stderr));
@@ -944,6 +962,42 @@ pub fn signal_name(signal: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mbh_trace::rank_trace::{RawOp, TraceWriter};
+
+    /// A trace file of `records` `MPI_Barrier` records, written as the
+    /// runtime writes it.
+    fn trace_bytes(records: u64) -> Vec<u8> {
+        let mut buf = vec![0u64; TraceWriter::file_len(records) as usize / 8];
+        let len = buf.len() * 8;
+        // SAFETY: `buf` is 8-aligned, `len` bytes long, and outlives `w`.
+        let mut w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) }.unwrap();
+        w.init_header(0, 1, 1, 0);
+        for _ in 0..records {
+            w.append(RawOp {
+                kind: mbh_trace::OpKind::Barrier as u16,
+                ..RawOp::default()
+            });
+        }
+        w.set_state(RankState::Finalized);
+        buf.iter().flat_map(|word| word.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn a_trace_cut_short_keeps_its_records_and_says_so() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = InterleavingDir::new(run.path(), 1);
+        std::fs::create_dir_all(dir.trace(0).parent().unwrap()).unwrap();
+        // Two whole records and 5 bytes of the third.
+        let cut = TraceWriter::file_len(2) as usize + 5;
+        std::fs::write(dir.trace(0), &trace_bytes(3)[..cut]).unwrap();
+        let (traces, warnings) = read_traces(&dir, 1);
+        assert_eq!(traces[0].as_ref().map(|t| t.ops.len()), Some(2));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("counts 3 records, the file holds 2"),
+            "{warnings:?}"
+        );
+    }
 
     #[test]
     fn hydra_banner_names_pid_and_signal() {
