@@ -88,7 +88,7 @@ fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<S
 
 /// Reads the traces of a finished run and tells what happened.
 pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
-    let (traces, mut warnings) = read_traces(ctx.dir, ctx.np);
+    let (traces, warnings) = read_traces(ctx.dir, ctx.np);
     let launcher_stderr = std::fs::read_to_string(ctx.dir.launcher_stderr()).unwrap_or_default();
     if traces.iter().all(Option::is_none) && !ctx.ended.timed_out && !ctx.ended.stopped_by_monitor {
         return Err(no_rank_started(ctx, &launcher_stderr));
