@@ -425,7 +425,13 @@ fn local_check_findings(
                 FindingKind::RequestLeak,
                 Severity::Warning,
                 format!("a request created by {call} on rank {rank} was never completed or freed"),
-                "this request is still pending at `MPI_Finalize`".to_string(),
+                // A rank that returned without finalizing is checked at its
+                // exit (issue 12).
+                if trace.end.state == RankState::Exited {
+                    "this request is still pending when the rank exits (it never called `MPI_Finalize`)".to_string()
+                } else {
+                    "this request is still pending at `MPI_Finalize`".to_string()
+                },
                 "complete every request with `MPI_Wait`/`MPI_Test` (or `MPI_Request_free`) before `MPI_Finalize`",
             ),
             LocalCheck::ResourceLeak => (

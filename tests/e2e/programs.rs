@@ -368,6 +368,18 @@ fn e14_exit_without_finalize_is_a_finding_every_time() {
             "{:?}",
             report.runs[0].ranks
         );
+        // Its pending request is reported at its exit, not at a
+        // `MPI_Finalize` it never called.
+        let leak = report.findings.iter().find(|f| f.kind == "request-leak");
+        let labels: Vec<&str> = leak
+            .iter()
+            .flat_map(|f| f.locations.iter().map(|l| l.label.as_str()))
+            .collect();
+        assert!(
+            labels.iter().any(|l| l.contains("when the rank exits")),
+            "{:?}",
+            report.findings
+        );
     }
 }
 
