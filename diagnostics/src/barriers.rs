@@ -106,10 +106,11 @@ pub fn short(barriers: &[BarrierVerdict]) -> String {
 }
 
 /// The verdict's explanation: the stored reason, or for an irrelevant
-/// barrier what deleting it means.
+/// barrier without one what deleting it means.
 pub fn reason(b: &BarrierVerdict) -> &str {
     match (&b.verdict[..], &b.reason) {
-        ("irrelevant", _) => IRRELEVANT,
+        ("irrelevant", Some(reason)) => reason,
+        ("irrelevant", None) => IRRELEVANT,
         (_, Some(reason)) => reason,
         _ => "",
     }

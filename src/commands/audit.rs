@@ -15,6 +15,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// The reason of an irrelevant barrier in a program that made no wildcard
+/// receive.
+const NO_WILDCARDS: &str = "the program made no wildcard receive for this input, so no barrier can change which message a receive takes (seed 004); delete it only if nothing else relies on it (timing, output order, files)";
+
 /// Runs `mbhybrid audit-barriers`.
 pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     let started = Instant::now();
@@ -47,10 +51,17 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     let diverged = std::mem::take(&mut exploration.diverged);
     let tool_stops = std::mem::take(&mut exploration.tool_stops);
     let mut report = super::verify::report(verify, &session, exploration, started);
+    // Without a wildcard receive nothing can change a match, so every
+    // barrier is irrelevant by Fib's definition: say that, not that the
+    // barrier was judged against receives there are none of.
+    let no_wildcards = runs
+        .iter()
+        .flatten()
+        .all(|trace| trace.wildcard_events().is_empty());
     report.barriers = audit
         .barriers
         .iter()
-        .filter_map(|b| verdict(&session, b))
+        .filter_map(|b| verdict(&session, b, no_wildcards))
         .collect();
     report
         .barriers
@@ -87,9 +98,18 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     Ok(exit)
 }
 
-fn verdict(session: &Session, barrier: &mbh_fib::BarrierVerdict) -> Option<BarrierVerdict> {
+fn verdict(
+    session: &Session,
+    barrier: &mbh_fib::BarrierVerdict,
+    no_wildcards: bool,
+) -> Option<BarrierVerdict> {
     let site = session.sites.as_ref()?.get(barrier.site)?;
     let (verdict, reason, evidence) = match &barrier.verdict {
+        Verdict::Irrelevant if no_wildcards => (
+            "irrelevant",
+            Some(NO_WILDCARDS.to_string()),
+            Vec::new(),
+        ),
         Verdict::Irrelevant => ("irrelevant", None, Vec::new()),
         Verdict::Unknown(why) => (
             "unknown",

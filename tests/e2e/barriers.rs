@@ -73,6 +73,20 @@ fn assert_all(report: &Report, source: &str, verdict: &str) {
 }
 
 #[test]
+fn f9_without_wildcards_every_barrier_is_irrelevant_and_says_why() {
+    let (status, report, source) = audit("f9_no_wildcards.c", 2, &[]);
+    assert_eq!(status, 0);
+    assert_all(&report, &source, "irrelevant");
+    assert!(
+        report.barriers.iter().all(|b| b["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("no wildcard receive"))),
+        "{:?}",
+        report.barriers
+    );
+}
+
+#[test]
 fn f1_deadlock_and_no_verdict() {
     let (status, report, source) = audit("f1_self_deadlock.c", 1, &[]);
     assert_eq!(status, 1);
