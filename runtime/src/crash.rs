@@ -14,6 +14,9 @@
 //! * a glibc `on_exit` handler records the exit status (with return
 //!   addresses when it is nonzero, so the CLI can point at the `exit` call).
 //!
+//! Both record only in the process that started tracing: a child the rank
+//! `fork`s shares the trace's mapping, and its end is not the rank's.
+//!
 //! Handlers are async-signal-safe: no allocation, no locks, no panics; they
 //! only store header words through a transient [`TraceWriter`].
 //!
@@ -23,6 +26,7 @@ use crate::record::TRACE;
 use mbh_trace::rank_trace::MAX_FRAMES;
 use std::os::raw::{c_int, c_void};
 use std::ptr;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::OnceLock;
 
 /// The signals whose death the trace records.
@@ -39,6 +43,18 @@ static PREVIOUS: OnceLock<[libc::sigaction; SIGNALS.len()]> = OnceLock::new();
 
 /// Bytes of the alternate signal stack (the unwinder needs room).
 const ALT_STACK_SIZE: usize = 256 * 1024;
+
+/// The process whose trace this is: a child made by `fork` shares the
+/// trace's mapping, and its exit or crash must not be written as the
+/// rank's (issue 12).
+static OWNER: AtomicI32 = AtomicI32::new(0);
+
+/// Whether this process is the rank itself, not a forked child of it
+/// (`getpid` is async-signal-safe).
+fn is_owner() -> bool {
+    // SAFETY: getpid has no preconditions.
+    OWNER.load(Ordering::Relaxed) == unsafe { libc::getpid() }
+}
 
 /// Return addresses gathered before skipping the handler's own frames.
 const RAW_FRAMES: usize = MAX_FRAMES + 16;
@@ -77,6 +93,8 @@ fn backtrace(buffer: &mut [*mut c_void]) -> usize {
 /// trace file exists (so after `PMPI_Init`, whose own handlers are kept and
 /// chained to). Signals the process ignores stay ignored.
 pub fn install() {
+    // SAFETY: getpid has no preconditions.
+    OWNER.store(unsafe { libc::getpid() }, Ordering::Relaxed);
     // Warm up: the first call of backtrace() loads libgcc_s and allocates.
     let mut warm = [ptr::null_mut(); 4];
     let _ = backtrace(&mut warm);
@@ -237,7 +255,7 @@ fn frames(ip: Option<u64>, out: &mut [u64; MAX_FRAMES]) -> usize {
 }
 
 extern "C" fn on_signal(sig: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
-    if let Some(writer) = TRACE.writer() {
+    if let Some(writer) = TRACE.writer().filter(|_| is_owner()) {
         let ip = interrupted_ip(context);
         let mut pcs = [0u64; MAX_FRAMES];
         let n = frames(ip, &mut pcs);
@@ -270,7 +288,7 @@ extern "C" fn on_signal(sig: c_int, info: *mut libc::siginfo_t, context: *mut c_
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 extern "C" fn on_exit(status: c_int, _arg: *mut c_void) {
-    let Some(writer) = TRACE.writer() else {
+    let Some(writer) = TRACE.writer().filter(|_| is_owner()) else {
         return;
     };
     use mbh_trace::rank_trace::RankState;

@@ -132,3 +132,16 @@ int main(int argc, char **argv) {
         "{messages:?}"
     );
 }
+
+/// Issue 12: a child the rank forks shares its trace mapping; the child's
+/// exit (and the leak checks it would run) is not the rank's.
+#[test]
+fn a_forked_child_that_exits_leaves_the_rank_clean() {
+    let report = crate::util::check_program("tests/programs/k1_forked_child_exits.c");
+    assert!(
+        report.runs[0].stdout.contains("child exited with 3"),
+        "{:?}",
+        report.runs[0].stdout
+    );
+    assert!(report.runs[0].ranks.iter().all(|r| r.state == "finalized"));
+}

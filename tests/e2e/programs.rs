@@ -40,6 +40,7 @@ fn every_program_has_a_test() {
         "f2_three_concurrent_flips.c",
         "f3_testany_irecvs.c",
         "invalid_rank_fatal.c",
+        "k1_forked_child_exits.c",
         "mpi_abort_rank2.c",
         "mpi_errors_returned.c",
         "n1_ibarrier_other_comm.c",
@@ -85,7 +86,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in buffering.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here"
+        "add a #[test] below (or in buffering.rs, faults.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here"
     );
 }
 
