@@ -236,6 +236,12 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                     .iter()
                     .map(|w| format!("interleaving {n}: {w}")),
             );
+            // What a trace lacks was not checked: never a complete verdict.
+            if let Some(gap) = run.analysis.warnings.first() {
+                found
+                    .incomplete_because
+                    .get_or_insert_with(|| format!("interleaving {n}: {gap}"));
+            }
             found.runs.push(run.analysis.outcome.clone());
             if keep_traces {
                 found

@@ -45,7 +45,8 @@ pub struct Analysis {
     pub findings: Vec<Finding>,
     /// The traces that could be read, by rank.
     pub traces: Vec<Option<RankTrace>>,
-    /// Traces that exist but could not be read.
+    /// Gaps in the traces: unreadable, cut short, records lost. Each one
+    /// keeps the verdict from being complete (issue 12).
     pub warnings: Vec<String>,
     /// The runtime stopped the job (a call it cannot handle, or its own
     /// failure): its message per rank. A limit of the tool, never a
@@ -70,6 +71,13 @@ fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<S
                         warnings.push(format!(
                             "rank {rank}'s trace is cut short: its header counts {} records, the file holds {}; what the rank did after record {} is not analysed",
                             cut.counted, cut.kept, cut.kept
+                        ));
+                    }
+                    let lost = decoded.trace.end.lost_records;
+                    if lost > 0 {
+                        warnings.push(format!(
+                            "rank {rank}'s runtime could not write {lost} record{} (its trace could not grow: is the run directory's disk full?); what they held is not analysed",
+                            if lost == 1 { "" } else { "s" }
                         ));
                     }
                     Some(decoded.trace)

@@ -17,7 +17,7 @@ use std::os::fd::{AsRawFd, IntoRawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::ptr;
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 
 /// The capacity, in records, after growing a trace of `capacity` records.
 pub fn next_capacity(capacity: u64) -> Option<u64> {
@@ -34,6 +34,9 @@ pub struct TraceFile {
     base: AtomicPtr<u8>,
     len: AtomicUsize,
     fd: AtomicI32,
+    /// Growing failed once: later records are counted as lost at once
+    /// instead of asking the file system again for each one.
+    full: AtomicBool,
 }
 
 impl Default for TraceFile {
@@ -49,6 +52,7 @@ impl TraceFile {
             base: AtomicPtr::new(ptr::null_mut()),
             len: AtomicUsize::new(0),
             fd: AtomicI32::new(-1),
+            full: AtomicBool::new(false),
         }
     }
 
@@ -71,7 +75,7 @@ impl TraceFile {
             .truncate(true)
             .mode(0o644)
             .open(path)?;
-        file.set_len(len as u64)?;
+        reserve(file.as_raw_fd(), len)?;
         let base = map(file.as_raw_fd(), len)?;
         populate(base, len);
         self.fd.store(file.into_raw_fd(), Ordering::Release);
@@ -103,13 +107,20 @@ impl TraceFile {
     }
 
     /// Appends `op`, growing the file when it is full. `None` when the
-    /// trace is not open or cannot grow (the record is dropped).
+    /// trace is not open or cannot grow: the record is dropped and counted
+    /// in the header, so the trace never looks complete (issue 12).
     #[inline]
     pub fn append(&self, op: RawOp) -> Option<u64> {
         if let Some(index) = self.writer()?.append(op) {
             return Some(index);
         }
-        self.grow().ok()?;
+        if self.full.load(Ordering::Relaxed) || self.grow().is_err() {
+            self.full.store(true, Ordering::Relaxed);
+            // The mapping published last (grow unmaps only after it
+            // publishes a larger one).
+            self.writer()?.record_lost();
+            return None;
+        }
         self.writer()?.append(op)
     }
 
@@ -125,12 +136,7 @@ impl TraceFile {
         let records = next_capacity(capacity_of(old_len))
             .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "trace too large"))?;
         let len = file_len(records)?;
-        let len_off = libc::off_t::try_from(len)
-            .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "trace too large"))?;
-        // SAFETY: `fd` is the trace file's descriptor, owned by `self`.
-        if unsafe { libc::ftruncate(fd, len_off) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        reserve(fd, len)?;
         let base = map(fd, len)?;
         // SAFETY: `old_len` < `len`: inside the new mapping.
         populate(unsafe { base.add(old_len) }, len - old_len);
@@ -180,6 +186,28 @@ fn populate(base: *mut u8, len: usize) {
     unsafe { libc::madvise(base.cast(), len, libc::MADV_POPULATE_WRITE) };
 }
 
+/// Makes the file `fd` `len` bytes long with its blocks allocated, so a
+/// full file system is an error here (the record is then counted as lost)
+/// and never a `SIGBUS` when the runtime writes into a page of a sparse
+/// file the disk has no room for (issue 12). File systems without
+/// `fallocate` get a plain `ftruncate`.
+fn reserve(fd: i32, len: usize) -> io::Result<()> {
+    let len = libc::off_t::try_from(len)
+        .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "trace too large"))?;
+    // SAFETY: `fd` is an open, writable descriptor of a regular file.
+    match unsafe { libc::posix_fallocate(fd, 0, len) } {
+        0 => Ok(()),
+        libc::EOPNOTSUPP | libc::EINVAL => {
+            // SAFETY: as above.
+            if unsafe { libc::ftruncate(fd, len) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        }
+        err => Err(io::Error::from_raw_os_error(err)),
+    }
+}
+
 /// Maps `len` bytes of `fd`, shared, read-write.
 fn map(fd: i32, len: usize) -> io::Result<*mut u8> {
     // SAFETY: a fresh mapping at an address the kernel picks; `fd` is open
@@ -219,6 +247,30 @@ mod tests {
         assert!(t.writer().is_none());
         assert!(t.append(RawOp::default()).is_none());
         assert!(t.grow().is_err());
+    }
+
+    #[test]
+    fn a_record_that_cannot_be_written_is_counted_as_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rank-0.trace");
+        let t = TraceFile::new();
+        t.create(&path, 2).unwrap();
+        t.writer().unwrap().init_header(0, 1, 99, 0x1000);
+        // The file can no longer grow (as on a full disk).
+        let fd = t.fd.swap(-1, Ordering::AcqRel);
+        let op = RawOp {
+            kind: OpKind::Barrier as u16,
+            ..Default::default()
+        };
+        assert_eq!(t.append(op), Some(0));
+        assert_eq!(t.append(op), Some(1));
+        assert_eq!(t.append(op), None);
+        assert_eq!(t.append(op), None);
+        let trace = RankTrace::read(&path).unwrap();
+        assert_eq!(trace.ops.len(), 2);
+        assert_eq!(trace.end.lost_records, 2);
+        t.fd.store(fd, Ordering::Release);
+        t.close();
     }
 
     #[test]

@@ -145,3 +145,50 @@ fn a_forked_child_that_exits_leaves_the_rank_clean() {
     );
     assert!(report.runs[0].ranks.iter().all(|r| r.state == "finalized"));
 }
+
+/// Issue 12: a run directory on a full file system. Each rank's trace
+/// cannot grow past its first mapping; the records that do not fit are
+/// counted in the trace header, the report names the ranks, and the
+/// verdict is partial (exit 3), never "complete". The test mounts a
+/// 2.6 MB tmpfs in a user and mount namespace of its own (`unshare -rm`),
+/// which needs no privilege on Debian.
+#[test]
+fn a_full_run_directory_is_never_a_complete_verdict() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(Path::new("tests/programs/k2_many_records.c"), dir.path());
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=2600k tmpfs {small} && exec {mbhybrid} verify --format json -n 2 --run-dir {small}/runs {exe}",
+        small = small.display(),
+        mbhybrid = mbh_tests::mbhybrid().display(),
+        exe = exe.display(),
+    );
+    let out = Command::new("unshare")
+        .args(["-rm", "sh", "-c", &script])
+        .current_dir(mbh_tests::workspace_root())
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("unshare (util-linux) runs");
+    let report: mbh_tests::json::Report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e})\n{}", crate::util::describe(&out)));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        crate::util::describe(&out)
+    );
+    assert!(!report.complete);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    for rank in 0..2 {
+        assert!(
+            report
+                .warnings
+                .iter()
+                .any(|w| w.contains(&format!("rank {rank}'s runtime could not write"))),
+            "{:?}",
+            report.warnings
+        );
+    }
+}

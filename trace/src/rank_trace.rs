@@ -130,6 +130,10 @@ pub struct RawHeader {
     pub abort_code: i32,
     /// Site id of the `MPI_Abort` call.
     pub abort_site: u32,
+    /// Records the runtime could not write (the trace could not grow: a
+    /// full disk, a failed mapping). Zero in traces of older runtimes,
+    /// which had no such count (issue 12).
+    pub lost_records: u64,
 }
 
 /// One recorded MPI operation, exactly as stored ([`RECORD_SIZE`] bytes).
@@ -361,6 +365,14 @@ impl TraceWriter {
         self.set_state(RankState::ToolStopped);
     }
 
+    /// Counts a record that could not be written: the trace is then known
+    /// to be incomplete.
+    pub fn record_lost(&self) {
+        // SAFETY: the field is inside the header, 8-aligned.
+        unsafe { AtomicU64::from_ptr(&raw mut (*self.header()).lost_records) }
+            .fetch_add(1, Ordering::AcqRel);
+    }
+
     /// Records a call of `MPI_Abort`.
     pub fn record_abort(&self, code: i32, site: u32) {
         let header = self.header();
@@ -573,6 +585,9 @@ pub struct RankEnd {
     pub frames: Vec<u64>,
     /// Load bias of the main executable.
     pub exe_base: u64,
+    /// Records the runtime could not write: what the rank did is not all
+    /// in the trace.
+    pub lost_records: u64,
 }
 
 /// A whole rank trace, read from disk.
@@ -608,6 +623,7 @@ impl RankTrace {
                 fault_addr: 0,
                 frames: vec![],
                 exe_base: 0,
+                lost_records: 0,
             },
             blocking: None,
             ops,
@@ -728,6 +744,7 @@ impl RankTrace {
                 fault_addr: header.fault_addr,
                 frames: header.frames[..frame_count].to_vec(),
                 exe_base: header.exe_base,
+                lost_records: header.lost_records,
             },
             blocking: header.blocking_index.checked_sub(1),
             ops,

@@ -157,6 +157,7 @@ fn expected_end(spec: &Spec) -> (RankEnd, Option<u64>) {
         fault_addr: 0,
         frames: vec![],
         exe_base: spec.exe_base,
+        lost_records: 0,
     };
     let mut blocking = None;
     match &spec.end {

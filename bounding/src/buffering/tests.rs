@@ -259,6 +259,7 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
                     fault_addr: 0,
                     frames: Vec::new(),
                     exe_base: 0,
+                    lost_records: 0,
                 },
                 blocking: None,
                 ops,

@@ -295,6 +295,7 @@ impl Rank {
                 fault_addr: 0,
                 frames: Vec::new(),
                 exe_base: 0,
+                lost_records: 0,
             },
             blocking: None,
             ops: self.ops,
