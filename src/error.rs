@@ -74,6 +74,17 @@ pub enum UsageError {
         /// The OS error.
         reason: String,
     },
+    /// Every rank wrote a trace, and none could be read (another version
+    /// of the runtime, a damaged run directory).
+    #[error("`{program}` ran, but no rank's trace could be read: {first}. If the program was built by another version of mbhybrid, rebuild it with `mbhybrid build`. The run's files are in {run}.")]
+    UnreadableTraces {
+        /// The program, as the user named it.
+        program: String,
+        /// The first rank's reason.
+        first: String,
+        /// The interleaving's directory.
+        run: String,
+    },
     /// No rank ever called MPI_Init.
     #[error("`{program}` ran, but no process reached `MPI_Init` under the mbhybrid runtime, so there is nothing to verify. Check that the program calls `MPI_Init` and was built with `mbhybrid build` (or is dynamically linked against MPI, so the runtime can be preloaded). The run's files are in {run}.{output}")]
     NeverInitialized {

@@ -99,6 +99,15 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
     let (traces, warnings) = read_traces(ctx.dir, ctx.np);
     let launcher_stderr = std::fs::read_to_string(ctx.dir.launcher_stderr()).unwrap_or_default();
     if traces.iter().all(Option::is_none) && !ctx.ended.timed_out && !ctx.ended.stopped_by_monitor {
+        // Traces written but unreadable (a format version mismatch) are
+        // not "no process reached MPI_Init" (issue 12).
+        if let Some(first) = warnings.first() {
+            return Err(UsageError::UnreadableTraces {
+                program: ctx.program.to_string(),
+                first: first.clone(),
+                run: ctx.dir.path.display().to_string(),
+            });
+        }
         return Err(no_rank_started(ctx, &launcher_stderr));
     }
 
@@ -994,6 +1003,37 @@ mod tests {
         }
         w.set_state(RankState::Finalized);
         buf.iter().flat_map(|word| word.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn traces_of_another_format_version_are_named_as_such() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = InterleavingDir::new(run.path(), 1);
+        std::fs::create_dir_all(dir.trace(0).parent().unwrap()).unwrap();
+        let mut bytes = trace_bytes(1);
+        // The version word follows the 8-byte magic.
+        bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
+        std::fs::write(dir.trace(0), &bytes).unwrap();
+        let ended = Ended {
+            status: None,
+            timed_out: false,
+            stopped_by_monitor: false,
+            elapsed: std::time::Duration::ZERO,
+        };
+        let symbolizer = Symbolizer::new(std::path::Path::new("/nonexistent"), run.path());
+        let ctx = RunContext {
+            program: "./app",
+            np: 1,
+            interleaving: 1,
+            dir: &dir,
+            ended: &ended,
+            sites: None,
+            symbolizer: &symbolizer,
+            timeout_secs: 10,
+        };
+        let error = analyze(&ctx).err().expect("an error").to_string();
+        assert!(error.contains("no rank's trace could be read"), "{error}");
+        assert!(error.contains("another mbhybrid version"), "{error}");
     }
 
     #[test]
