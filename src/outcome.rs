@@ -279,6 +279,7 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
                     .symbolizer
                     .first_user_frame(&end.frames, end.exe_base, true);
                 push_pos(&mut f, pos, rank, "the rank crashed here");
+                push_stack(&mut f, ctx, trace);
                 if signal == libc::SIGSEGV || signal == libc::SIGBUS {
                     f.notes
                         .push(format!("the invalid address was {:#x}", end.fault_addr));
@@ -708,16 +709,87 @@ fn abort_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Findi
             });
             f
         }
-        None => {
-            let mut f = Finding::new(
-                FindingKind::Assertion,
-                Severity::Error,
-                format!("rank {rank} called `abort()`"),
-            );
-            push_pos(&mut f, frame, rank, "the rank aborted here");
-            f
-        }
+        None => match stderr.lines().rev().find_map(glibc_fatal_message) {
+            // The C library aborted the rank: a crash, not the program's
+            // own `abort()` (issue 12).
+            Some(message) => {
+                let mut f = Finding::new(
+                    FindingKind::Crash,
+                    Severity::Error,
+                    format!("rank {rank} was stopped by the C library: `{message}`"),
+                );
+                push_pos(&mut f, frame, rank, "the C library found the damage here");
+                push_stack(&mut f, ctx, trace);
+                f.help = Some(
+                    "the program wrote memory it does not own earlier (a heap or stack overflow, a double free); rebuild with `-- -fsanitize=address -g` or run the rank under valgrind to find where"
+                        .into(),
+                );
+                f
+            }
+            None => {
+                let mut f = Finding::new(
+                    FindingKind::Assertion,
+                    Severity::Error,
+                    format!("rank {rank} called `abort()`"),
+                );
+                push_pos(&mut f, frame, rank, "the rank aborted here");
+                push_stack(&mut f, ctx, trace);
+                f
+            }
+        },
     }
+}
+
+/// Frames of the program's own code shown in a crash's notes.
+const STACK_FRAMES: usize = 6;
+
+/// Adds the rank's own stack, innermost first, when it has more than the
+/// one frame the location already shows.
+fn push_stack(f: &mut Finding, ctx: &RunContext<'_>, trace: &RankTrace) {
+    let end = &trace.end;
+    let stack = ctx
+        .symbolizer
+        .user_stack(&end.frames, end.exe_base, true, STACK_FRAMES);
+    if stack.len() < 2 {
+        return;
+    }
+    let frames: Vec<String> = stack
+        .iter()
+        .map(|pos| {
+            let function = pos.function.as_deref().unwrap_or("?");
+            format!("{function} ({}:{})", pos.file, pos.line)
+        })
+        .collect();
+    f.notes.push(format!(
+        "stack of rank {}, innermost first: {}",
+        trace.rank,
+        frames.join(" <- ")
+    ));
+}
+
+/// A message the C library prints before it aborts a process whose memory
+/// it found damaged (glibc's `malloc_printerr` and fortify checks).
+fn glibc_fatal_message(line: &str) -> Option<&str> {
+    let line = line.trim();
+    const HEAP: [&str; 10] = [
+        "free(): ",
+        "malloc(): ",
+        "realloc(): ",
+        "calloc(): ",
+        "munmap_chunk(): ",
+        "malloc_consolidate(): ",
+        "_int_free(): ",
+        "_int_malloc(): ",
+        "double free or corruption",
+        "corrupted ",
+    ];
+    if HEAP.iter().any(|p| line.starts_with(p)) {
+        return Some(line);
+    }
+    // `*** stack smashing detected ***: terminated`
+    let fortified = line.strip_prefix("*** ")?;
+    let (what, _) = fortified.split_once(" ***")?;
+    what.ends_with("detected").then_some(what)
 }
 
 fn file_name(path: &str) -> &str {
@@ -1061,6 +1133,24 @@ mod tests {
                       YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)\n";
         assert_eq!(hydra_bad_termination(banner), Some((4242, Some(9))));
         assert_eq!(hydra_bad_termination("nothing"), None);
+    }
+
+    #[test]
+    fn the_c_library_s_fatal_messages_are_recognised() {
+        for line in [
+            "double free or corruption (fasttop)",
+            "free(): double free detected in tcache 2",
+            "malloc(): corrupted top size",
+            "corrupted size vs. prev_size",
+        ] {
+            assert_eq!(glibc_fatal_message(line), Some(line));
+        }
+        assert_eq!(
+            glibc_fatal_message("*** stack smashing detected ***: terminated"),
+            Some("stack smashing detected")
+        );
+        assert_eq!(glibc_fatal_message("the program said free(): hello"), None);
+        assert_eq!(glibc_fatal_message("*** not a message"), None);
     }
 
     #[test]

@@ -78,6 +78,27 @@ impl Symbolizer {
     }
 }
 
+impl Symbolizer {
+    /// The frames of `frames` in the program's own code (with a source
+    /// line, outside system headers), innermost first, at most `limit`:
+    /// the user's stack at a crash, for the report's notes.
+    pub fn user_stack(
+        &self,
+        frames: &[u64],
+        exe_base: u64,
+        first_is_ip: bool,
+        limit: usize,
+    ) -> Vec<SourcePos> {
+        frames
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &pc)| self.locate(pc, exe_base, !(i == 0 && first_is_ip)))
+            .filter(|pos| !pos.file.starts_with("/usr/"))
+            .take(limit)
+            .collect()
+    }
+}
+
 /// `path` relative to `base` when below it, else as it is.
 pub fn relative_to(path: &Path, base: &Path) -> String {
     path.strip_prefix(base)

@@ -192,3 +192,20 @@ fn a_full_run_directory_is_never_a_complete_verdict() {
         );
     }
 }
+
+/// Issue 12: glibc aborting a rank whose heap it found damaged is a crash
+/// that quotes glibc and shows the program's own stack, not the program's
+/// `abort()` at whatever MPI call was running.
+#[test]
+fn a_double_free_is_a_crash_with_the_user_s_stack() {
+    let report = crate::util::check_program("tests/programs/k3_double_free.c");
+    let crash = &report.findings[0];
+    assert!(crash.message.contains("C library"), "{crash:?}");
+    assert!(
+        crash
+            .notes
+            .iter()
+            .any(|n| n.contains("release (") && n.contains("<- main (")),
+        "{crash:?}"
+    );
+}
