@@ -60,14 +60,15 @@ pub fn run(
         timeout: session.timeout,
     };
     let mut monitor = DeadlockMonitor::new(&dir, session.np);
-    let ended = launch::run(&job, &mut || monitor.poll()).map_err(|e| {
-        crate::error::UsageError::LauncherFailed {
-            command: session
-                .launcher
-                .command_line(&session.program, &session.args),
-            status: e.to_string(),
-            stderr: String::new(),
-        }
+    let deaths = crate::deaths::DeathWatch::start(&dir, session.np);
+    let ended = launch::run(&job, &mut || monitor.poll());
+    let exit_order = deaths.finish();
+    let ended = ended.map_err(|e| crate::error::UsageError::LauncherFailed {
+        command: session
+            .launcher
+            .command_line(&session.program, &session.args),
+        status: e.to_string(),
+        stderr: String::new(),
     })?;
 
     let mut analysis = outcome::analyze(&RunContext {
@@ -79,6 +80,7 @@ pub fn run(
         sites: session.sites.as_ref(),
         symbolizer: &session.symbolizer,
         timeout_secs: session.timeout.as_secs(),
+        exit_order: &exit_order,
     })?;
     let deadlocked = monitor.confirmed().is_some();
     if let Some(deadlock) = monitor.confirmed() {

@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod deadlock;
+mod deaths;
 mod error;
 mod explore;
 mod interleaving;

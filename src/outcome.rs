@@ -35,6 +35,8 @@ pub struct RunContext<'a> {
     pub symbolizer: &'a Symbolizer,
     /// The run's timeout, for the message.
     pub timeout_secs: u64,
+    /// Ranks in the order their processes exited ([`crate::deaths`]).
+    pub exit_order: &'a [i32],
 }
 
 /// The outcome and the findings of one run.
@@ -896,22 +898,45 @@ fn killed_finding(
         .filter(|r| r.state == "killed")
         .map(|r| r.rank)
         .collect();
-    // Hydra names the process it saw die first, by pid, on its standard
-    // output ("BAD TERMINATION ... PID 123 ... (signal 9)").
-    let culprit = hydra_bad_termination(launcher_stdout).map(|(pid, signal)| {
-        let rank = traces
+    // Hydra names one process by pid on its standard output ("BAD
+    // TERMINATION ... PID 123 ... (signal 9)"): the one it reaped first,
+    // which need not be the one that died first (issue 12). The exit order
+    // the death watch saw decides; the banner's signal is that rank's only
+    // when the banner names its process.
+    let banner = hydra_bad_termination(launcher_stdout);
+    let pid_of = |rank: i32| {
+        traces
+            .iter()
+            .flatten()
+            .find(|t| t.rank == rank)
+            .map(|t| t.pid)
+    };
+    let rank_of = |pid: u32| {
+        traces
             .iter()
             .flatten()
             .find(|t| t.pid == pid)
-            .map(|t| t.rank);
-        (rank, pid, signal)
+            .map(|t| t.rank)
+    };
+    let first = ctx
+        .exit_order
+        .first()
+        .copied()
+        .filter(|rank| killed.contains(rank));
+    let culprit = first.or_else(|| banner.and_then(|(pid, _)| rank_of(pid)));
+    let banner_signal = banner.and_then(|(pid, signal)| {
+        let names_culprit = culprit.is_some_and(|rank| pid_of(rank) == Some(pid));
+        names_culprit.then_some(signal).flatten()
     });
-    let message = match culprit {
-        Some((Some(rank), _, Some(signal))) => format!(
+    let message = match (culprit, banner_signal, banner) {
+        (Some(rank), Some(signal), _) => format!(
             "rank {rank} was killed by signal {signal} ({}) from outside the program (by the system, a user or a resource limit); the launcher then stopped the job",
             signal_name(signal)
         ),
-        Some((None, pid, Some(signal))) => format!(
+        (Some(rank), None, _) => format!(
+            "rank {rank} was the first to end, killed from outside the program (by the system, a user or a resource limit); the launcher then stopped the job"
+        ),
+        (None, _, Some((pid, Some(signal)))) => format!(
             "process {pid} of the job was killed by signal {signal} ({}) from outside the program; the launcher then stopped the job",
             signal_name(signal)
         ),
@@ -926,8 +951,8 @@ fn killed_finding(
     let mut f = Finding::new(FindingKind::Crash, Severity::Error, message);
     f.interleaving = ctx.interleaving;
     f.ranks = match culprit {
-        Some((Some(rank), _, _)) => vec![rank],
-        _ => killed,
+        Some(rank) => vec![rank],
+        None => killed,
     };
     if let Some(last) = last_lines(launcher_stderr, 5) {
         f.notes.push(format!("the launcher printed:\n{last}"));
@@ -1102,6 +1127,7 @@ mod tests {
             sites: None,
             symbolizer: &symbolizer,
             timeout_secs: 10,
+            exit_order: &[],
         };
         let error = analyze(&ctx).err().expect("an error").to_string();
         assert!(error.contains("no rank's trace could be read"), "{error}");

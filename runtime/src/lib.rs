@@ -219,6 +219,7 @@ mod comms;
 mod consts;
 mod crash;
 mod engine;
+mod fault;
 mod handle;
 pub mod llcp;
 pub mod packed;

@@ -137,6 +137,7 @@ pub fn begin(op: impl FnOnce() -> RawOp, blocking: bool) -> Option<u64> {
     guard(|| {
         let index = TRACE.append(op())?;
         crate::checks::note_call(index);
+        crate::fault::at_call();
         if blocking {
             TRACE.writer()?.set_blocking(Some(index));
         }

@@ -131,6 +131,7 @@ fn start(dir: PathBuf, rank: c_int, size: c_int, kind: OpKind, required: c_int, 
         warn(format_args!("cannot write {}: {error}", stderr.display()));
     }
     crate::crash::install();
+    crate::fault::arm(rank);
     record::enable();
     let (count, aux) = match kind {
         OpKind::InitThread => (required, u64::from(provided as u32)),

@@ -9,6 +9,7 @@ mod choices;
 mod collectives;
 mod completeness;
 mod differential;
+mod fault_injection;
 mod faults;
 mod generator;
 mod hangs;

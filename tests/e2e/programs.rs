@@ -43,6 +43,7 @@ fn every_program_has_a_test() {
         "k1_forked_child_exits.c",
         "k2_many_records.c",
         "k3_double_free.c",
+        "k4_fault_target.c",
         "mpi_abort_rank2.c",
         "mpi_errors_returned.c",
         "n1_ibarrier_other_comm.c",
@@ -88,7 +89,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in buffering.rs, faults.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here"
+        "add a #[test] below (or in buffering.rs, fault_injection.rs, faults.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here"
     );
 }
 
