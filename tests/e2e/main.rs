@@ -10,6 +10,7 @@ mod collectives;
 mod completeness;
 mod differential;
 mod faults;
+mod gcc_c;
 mod generator;
 mod hangs;
 mod oracle;
