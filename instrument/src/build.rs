@@ -534,7 +534,7 @@ fn site_entry(site: &MpiCallSite<'_>, id: u32, source: &Path, base_dir: &Path) -
     };
     Site {
         id,
-        function: site.function.clone(),
+        function: mbh_trace::demangle(&site.function).into_owned(),
         call: site.callee.clone(),
         file: file.to_string_lossy().into_owned(),
         line,

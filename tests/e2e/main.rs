@@ -8,6 +8,7 @@ mod buffering;
 mod choices;
 mod collectives;
 mod completeness;
+mod cxx_names;
 mod differential;
 mod faults;
 mod gcc_c;

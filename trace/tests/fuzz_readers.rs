@@ -633,6 +633,7 @@ fn static_report() -> impl Strategy<Value = StaticReport> {
     )
         .prop_map(
             |(name, file, (line, mpi_calls), loops, flags)| FunctionInfo {
+                symbol: name.clone(),
                 name,
                 file,
                 line,
