@@ -12,7 +12,7 @@ pub struct SourcePos {
     pub line: u32,
     /// 1-based column, 0 when unknown.
     pub column: u32,
-    /// The function, when known.
+    /// The function, when known, demangled for C++ ([`mbh_trace::demangle`]).
     pub function: Option<String>,
 }
 
@@ -50,7 +50,15 @@ impl Symbolizer {
             .ok()
             .and_then(|mut frames| frames.next().ok().flatten())
             .and_then(|frame| frame.function)
-            .and_then(|name| name.raw_name().ok().map(|n| n.into_owned()));
+            // The raw (linkage) name through the one demangler the static
+            // report uses, so a finding names a C++ function exactly as
+            // `mbhybrid analyze` does; addr2line's own `demangle` would
+            // only demangle units whose DWARF language it knows.
+            .and_then(|name| {
+                name.raw_name()
+                    .ok()
+                    .map(|n| mbh_trace::demangle(&n).into_owned())
+            });
         Some(SourcePos {
             file: relative_to(Path::new(file), &self.base_dir),
             line,

@@ -9,6 +9,7 @@ use mbh_trace::{Site, SiteTable};
 use rayon::prelude::*;
 
 use crate::config::{apply_bounds, config_bounds, ZoneBound};
+use crate::gcc_compat;
 use crate::toolchain::{find_clang, Cmd};
 use crate::{insert_markers, insert_site_ids, BuildError, MarkerCounts, MpiFlags};
 
@@ -172,17 +173,7 @@ impl Frontend {
                     (SourceKind::Cxx, Some(mpi_cxx)) => (&self.link_driver, mpi_cxx),
                     _ => (&self.clang, &self.mpi_c),
                 };
-                // The user's flags first, as mpicc puts them, so that `-x`
-                // applies to the source; then `-g` so that every site has
-                // a line even under `-g0`.
-                let mut cmd = Cmd::new(driver);
-                cmd.args(cc_flags)
-                    .args(&mpi.compile)
-                    .args(["-g", "-Xclang", "-disable-llvm-passes"])
-                    .args(["-Qunused-arguments", "-emit-llvm", "-c"])
-                    .arg(source)
-                    .arg("-o")
-                    .arg(&bitcode);
+                let cmd = compile_command(driver, kind, cc_flags, &mpi.compile, source, &bitcode);
                 let ran = cmd.run()?;
                 if !ran.success {
                     return Err(BuildError::Compile {
@@ -231,6 +222,40 @@ impl Frontend {
             detail: e.to_string(),
         })
     }
+}
+
+/// The command that compiles C or C++ `source` to bitcode `bitcode`:
+///
+/// ```text
+/// DRIVER [C: -Wno-error=GROUP...] USER_FLAGS MPI_FLAGS -g -Xclang -disable-llvm-passes
+///        -Qunused-arguments -emit-llvm -c SOURCE -o BITCODE
+/// ```
+///
+/// For C, the flags that make clang 16 take what gcc 12 (`mpicc`) takes
+/// ([`gcc_compat::c_flags`]) come first, so that the user's own
+/// `-Werror=GROUP` after them wins. The user's flags come before the
+/// source, as mpicc puts them, so that `-x` applies to it; `-g` comes after
+/// them so that every site has a line even under `-g0`.
+fn compile_command(
+    driver: &Path,
+    kind: SourceKind,
+    user_flags: &[String],
+    mpi_flags: &[String],
+    source: &Path,
+    bitcode: &Path,
+) -> Cmd {
+    let mut cmd = Cmd::new(driver);
+    if kind == SourceKind::C {
+        cmd.args(gcc_compat::c_flags(user_flags));
+    }
+    cmd.args(user_flags)
+        .args(mpi_flags)
+        .args(["-g", "-Xclang", "-disable-llvm-passes"])
+        .args(["-Qunused-arguments", "-emit-llvm", "-c"])
+        .arg(source)
+        .arg("-o")
+        .arg(bitcode);
+    cmd
 }
 
 /// What to analyse, as `mbhybrid analyze FILES... [-- CC_FLAGS]` asks.
@@ -302,7 +327,10 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 /// 3. compiles each C/C++ source to bitcode with debug information
 ///    (`clang <cc_flags> <mpi compile flags> -g -Xclang -disable-llvm-passes
 ///    -emit-llvm -c SRC`), so the IR is the front end's, before any
-///    optimization; `.ll`/`.bc` sources are taken as they are;
+///    optimization; C sources get, ahead of `cc_flags`, the
+///    `-Wno-error=GROUP` flags that make clang 16 take the C gcc 12 takes
+///    with warnings (implicit declarations, int conversions, …; see the
+///    crate documentation); `.ll`/`.bc` sources are taken as they are;
 /// 4. analyses all modules together ([`mbh_static::analyze`]): loops,
 ///    wildcard sites, zones, the loop abstraction choice;
 /// 5. inserts the `MPI_Pcontrol` markers ([`insert_markers`]): on the
@@ -506,7 +534,7 @@ fn site_entry(site: &MpiCallSite<'_>, id: u32, source: &Path, base_dir: &Path) -
     };
     Site {
         id,
-        function: site.function.clone(),
+        function: mbh_trace::demangle(&site.function).into_owned(),
         call: site.callee.clone(),
         file: file.to_string_lossy().into_owned(),
         line,
@@ -517,6 +545,76 @@ fn site_entry(site: &MpiCallSite<'_>, id: u32, source: &Path, base_dir: &Path) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn words(cmd: &Cmd) -> Vec<String> {
+        shell_words::split(&cmd.display()).unwrap()
+    }
+
+    fn position(words: &[String], word: &str) -> usize {
+        words
+            .iter()
+            .position(|w| w == word)
+            .unwrap_or_else(|| panic!("no {word} in {words:?}"))
+    }
+
+    /// Issue 17: the gcc-compatibility flags precede the user's, so a
+    /// user's `-Werror=GROUP` comes later and wins (clang takes the last
+    /// word on a group).
+    #[test]
+    fn user_werror_flags_come_after_the_gcc_compatibility_flags() {
+        let user: Vec<String> = ["-O1", "-Werror=int-conversion", "-Wno-error=return-type"]
+            .map(String::from)
+            .into();
+        let mpi = vec!["-I/usr/include/mpich".to_string()];
+        let cmd = compile_command(
+            Path::new("clang-16"),
+            SourceKind::C,
+            &user,
+            &mpi,
+            Path::new("app.c"),
+            Path::new("app.bc"),
+        );
+        let words = words(&cmd);
+        let ours = position(&words, "-Wno-error=int-conversion");
+        let theirs = position(&words, "-Werror=int-conversion");
+        assert!(ours < theirs, "{words:?}");
+        for group in gcc_compat::GCC_WARNS_CLANG_REFUSES {
+            assert!(position(&words, &format!("-Wno-error={group}")) < position(&words, "-O1"));
+        }
+        // The user's flags stay before the source (`-x` applies to it) and
+        // `-g` after them.
+        assert!(position(&words, "-O1") < position(&words, "app.c"));
+        assert!(position(&words, "-Wno-error=return-type") < position(&words, "-g"));
+        assert_eq!(words.last().map(String::as_str), Some("app.bc"));
+    }
+
+    #[test]
+    fn cxx_and_werror_compiles_get_no_gcc_compatibility_flags() {
+        let compile = |kind, user: &[&str]| {
+            let user: Vec<String> = user.iter().map(|w| w.to_string()).collect();
+            words(&compile_command(
+                Path::new("clang-16"),
+                kind,
+                &user,
+                &[],
+                Path::new("app.cc"),
+                Path::new("app.bc"),
+            ))
+        };
+        let downgrades = |words: &[String]| {
+            words
+                .iter()
+                .filter(|w| w.starts_with("-Wno-error="))
+                .count()
+        };
+        assert_eq!(downgrades(&compile(SourceKind::Cxx, &["-O1"])), 0);
+        assert_eq!(downgrades(&compile(SourceKind::C, &["-Werror"])), 0);
+        assert_eq!(downgrades(&compile(SourceKind::C, &["-x", "c++"])), 0);
+        assert_eq!(
+            downgrades(&compile(SourceKind::C, &[])),
+            gcc_compat::GCC_WARNS_CLANG_REFUSES.len()
+        );
+    }
 
     #[test]
     fn source_kinds() {

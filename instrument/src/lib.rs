@@ -77,6 +77,17 @@
 //!   several threads at once an id may belong to another thread's call.
 //! * C++ sources are compiled with `clang++-16` and `mpicxx`'s flags, and
 //!   the program is then linked by `clang++-16` with `mpicxx`'s link flags.
+//! * C is compiled as gcc 12 (what `mpicc` runs) takes it: the diagnostics
+//!   clang 16 makes errors but gcc 12 only warns about (implicit function
+//!   declarations, implicit `int`, integer/pointer conversions,
+//!   incompatible function pointers, `return` with a value in a `void`
+//!   function or without one in another, members of atomic structs) get
+//!   `-Wno-error=GROUP` ahead of the user's flags, and clang prints them as
+//!   warnings. A user's `-Werror` keeps them all errors, as under gcc, and
+//!   a user's `-Werror=GROUP` its group. GNU extensions clang does not
+//!   implement (nested functions, variable-length arrays in structs, a
+//!   declaration right after a label) still fail, and C++ gets nothing:
+//!   g++ refuses these too.
 //! * A marker call runs on every traversal of its edge, also in loops that
 //!   turn out to receive nothing in a run; nested marked loops produce
 //!   nested markers, also across function calls.
@@ -94,6 +105,7 @@
 mod build;
 mod config;
 mod error;
+mod gcc_compat;
 mod markers;
 mod mpi_flags;
 mod site_ids;

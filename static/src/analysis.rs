@@ -206,7 +206,7 @@ pub fn analyze<'ctx>(
     let at = |f: &Function, i: InstId| -> String {
         let s = span(f, f.insts[i as usize].loc);
         if s.line == 0 {
-            format!("a line of `{}` without debug information", f.name)
+            format!("a line of `{}` without debug information", f.shown_name())
         } else {
             s.to_string()
         }
@@ -408,7 +408,7 @@ pub fn analyze<'ctx>(
                     Err(format!(
                         "`{}` contains wildcard receives and is recursive, which the analysis \
                          does not follow",
-                        f.name
+                        f.shown_name()
                     )),
                 );
                 continue;
@@ -434,7 +434,7 @@ pub fn analyze<'ctx>(
                 taint::Verdict::Contained { .. } => Ok(()),
                 taint::Verdict::Leaks(reason) => Err(format!(
                     "the outcome of a wildcard receive in `{}` leaves it: {reason}",
-                    f.name
+                    f.shown_name()
                 )),
             };
             summary.insert(g, result);
@@ -474,7 +474,7 @@ pub fn analyze<'ctx>(
                         .filter(|(k, g)| {
                             contains[*g] && l.body[f.insts[*k as usize].block as usize]
                         })
-                        .map(|(_, g)| fns[*g].name.clone())
+                        .map(|(_, g)| fns[*g].shown_name().into_owned())
                         .collect::<BTreeSet<_>>()
                         .into_iter()
                         .collect();
@@ -592,7 +592,9 @@ pub fn analyze<'ctx>(
                 .filter(|(_, name)| mpi::base_name(name) != Some("MPI_Finalize"))
                 .map(|(&inst, opened_by)| ZoneFact {
                     inst,
-                    opened_by: opened_by.clone(),
+                    // A user function that always calls a collective opens
+                    // zones too: its name is shown like any other.
+                    opened_by: mbh_trace::demangle(opened_by).into_owned(),
                     wildcards: zone_wildcards(f, &locals[fi].cfg, inst, &boundaries, &wildcard_at),
                 })
                 .collect()
@@ -626,7 +628,8 @@ pub fn analyze<'ctx>(
         let local = &locals[fi];
         let fspan = span(f, f.first_loc());
         report.functions.push(FunctionInfo {
-            name: f.name.clone(),
+            name: f.shown_name().into_owned(),
+            symbol: f.name.clone(),
             file: fspan.file.clone(),
             line: fspan.line,
             mpi_calls: counts[fi],
@@ -644,7 +647,7 @@ pub fn analyze<'ctx>(
                     "control flow in `{}` is irreducible here (a cycle entered at more than one \
                      place): no loop is claimed for it, so its wildcard receives are always \
                      explored",
-                    f.name
+                    f.shown_name()
                 ),
             });
         }
@@ -656,7 +659,7 @@ pub fn analyze<'ctx>(
             let end_line = loop_end_line(f, l);
             report.loops.push(LoopInfo {
                 id,
-                function: f.name.clone(),
+                function: f.shown_name().into_owned(),
                 span: span(f, loop_start(f, l)),
                 end_line,
                 depth: l.depth,
@@ -729,7 +732,7 @@ pub fn analyze<'ctx>(
                 report.wildcards.push(WildcardSite {
                     site: s.id,
                     call: s.name.clone(),
-                    function: f.name.clone(),
+                    function: f.shown_name().into_owned(),
                     span: sspan.clone(),
                     source: source.clone(),
                     tag: tag.clone(),
@@ -741,7 +744,7 @@ pub fn analyze<'ctx>(
                 report.unsupported.push(UnsupportedCall {
                     site: s.id,
                     call: s.name.clone(),
-                    function: f.name.clone(),
+                    function: f.shown_name().into_owned(),
                     span: sspan,
                     reason: reason.to_owned(),
                 });
@@ -753,7 +756,7 @@ pub fn analyze<'ctx>(
             report.zones.push(ZoneInfo {
                 id: next_zone,
                 name: zspan.to_string(),
-                function: f.name.clone(),
+                function: f.shown_name().into_owned(),
                 opened_by: z.opened_by.clone(),
                 span: zspan,
                 bound: None,

@@ -169,6 +169,12 @@ impl Function {
         self.insts.iter().find_map(|i| i.loc)
     }
 
+    /// Its name as the source spells it, demangled ([`mbh_trace::demangle`]):
+    /// what reports show. `name`, the symbol, is what calls resolve by.
+    pub fn shown_name(&self) -> std::borrow::Cow<'_, str> {
+        mbh_trace::demangle(&self.name)
+    }
+
     /// The callee name of instruction `i`, when it is a direct call.
     pub fn callee(&self, i: InstId) -> Option<&str> {
         match &self.insts[i as usize].op {

@@ -710,7 +710,14 @@ impl Run<'_, '_> {
             }
             Op::Ret => {
                 let l = inst.ops.first().map_or(0, |v| self.val(v));
-                (l != 0).then(|| format!("{} is returned from `{}` at {}", what(l), f.name, at(i)))
+                (l != 0).then(|| {
+                    format!(
+                        "{} is returned from `{}` at {}",
+                        what(l),
+                        f.shown_name(),
+                        at(i)
+                    )
+                })
             }
             Op::Store => {
                 // The address of a tainted object stored anywhere but in a
@@ -765,7 +772,7 @@ impl Run<'_, '_> {
                         let l = args.iter().fold(0, |l, a| l | self.arg_labels(a));
                         (l != 0).then(|| {
                             let callee = match name {
-                                Some(n) => format!("`{n}`"),
+                                Some(n) => format!("`{}`", mbh_trace::demangle(n)),
                                 None => "a function pointer".into(),
                             };
                             format!(

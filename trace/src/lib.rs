@@ -14,7 +14,9 @@
 //!   buffering, the matches a guided replay forces);
 //! * [`layout`]: where a run keeps its files (run directory, interleavings);
 //! * [`finding`] and [`report`]: what a verification found, as the JSON
-//!   object of DESIGN.md.
+//!   object of DESIGN.md;
+//! * [`symbol`]: how a function's name is shown ([`demangle`]), the same
+//!   in the static report, the site table and the findings.
 //!
 //! This crate must not depend on MPI, LLVM, or any other crate of the
 //! workspace: it is the vocabulary, not an actor. The runtime links it into
@@ -41,6 +43,7 @@ pub mod report;
 pub mod site;
 pub mod static_report;
 pub mod support;
+pub mod symbol;
 
 pub use envelope::{Envelope, RecvPattern, SendSide};
 pub use finding::{Finding, FindingKind, Location, Role, Severity};
@@ -48,3 +51,4 @@ pub use op::OpKind;
 pub use rank_trace::{RankTrace, TraceError};
 pub use report::Report;
 pub use site::{Site, SiteTable};
+pub use symbol::demangle;

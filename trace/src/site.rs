@@ -25,7 +25,8 @@ pub const SITE_TABLE_VERSION: u32 = 1;
 pub struct Site {
     /// Stable id, stored by the instrumented code before the call (1-based).
     pub id: u32,
-    /// The function containing the call.
+    /// The function containing the call, as the source spells it
+    /// (demangled for C++, [`demangle`](crate::demangle)).
     pub function: String,
     /// The MPI function called, as written (`MPI_Send`, `PMPI_Recv`).
     pub call: String,

@@ -12,7 +12,7 @@
 //!
 //! ```json
 //! {"analysis": {
-//!   "functions": [{"name": "main", "file": "app.c", "line": 5, "mpi_calls": 6,
+//!   "functions": [{"name": "main", "symbol": "main", "file": "app.c", "line": 5, "mpi_calls": 6,
 //!                  "loops": [1, 2], "always_collective": false,
 //!                  "contains_wildcards": true, "calls_unknown": false,
 //!                  "irreducible": false}],
@@ -33,6 +33,10 @@
 //!   "unsupported": [],
 //!   "notes": []}}
 //! ```
+//!
+//! Function names (`name`, `function`, `through_calls`, `opened_by`) are
+//! shown as the source spells them, demangled for C++
+//! ([`demangle`](crate::demangle)); `symbol` keeps the linkage name.
 //!
 //! Ids: `site` is the id of the site table ([`Site::id`](crate::site::Site::id));
 //! loop and zone ids are numbered from 1 in the order the sources were
@@ -97,8 +101,14 @@ impl std::fmt::Display for Span {
 /// One defined function.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FunctionInfo {
-    /// The IR symbol name (mangled for C++).
+    /// Its name as the source spells it: the symbol demangled for C++
+    /// ([`demangle`](crate::demangle): `ns::reduce<int>(int*, int)`), the
+    /// name every other `function` field of the report uses.
     pub name: String,
+    /// The IR symbol name, mangled for C++ (what `nm` lists); the same as
+    /// `name` for C. Empty in reports written before it was recorded.
+    #[serde(default)]
+    pub symbol: String,
     /// Where it is defined (its first located instruction).
     pub file: String,
     /// The line of its first located instruction; 0 when unknown.

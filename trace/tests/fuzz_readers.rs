@@ -634,6 +634,7 @@ fn static_report() -> impl Strategy<Value = StaticReport> {
     )
         .prop_map(
             |(name, file, (line, mpi_calls), loops, flags)| FunctionInfo {
+                symbol: name.clone(),
                 name,
                 file,
                 line,

@@ -1,0 +1,33 @@
+/* mbhybrid-test: np=3 exit=1 interleavings=2 */
+/* Issue 17: C++ functions are named as the source spells them. The
+ * wildcard receive is in a function template in a namespace, whose symbol
+ * is mangled (`_ZN2ns6reduceIiEET_PS1_i`); `mbhybrid analyze` and the
+ * finding must both say `ns::reduce<int>(int*, int)`. Rank 0 aborts when
+ * rank 2's message is the first it receives. */
+#include <cstdlib>
+#include <mpi.h>
+
+namespace ns {
+
+template <typename T> T reduce(T *values, MPI_Datatype type) {
+  MPI_Recv(&values[0], 1, type, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (values[0] == 2)
+    std::abort(); // expect: assertion rank=0
+  MPI_Recv(&values[1], 1, type, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return values[0] + values[1];
+}
+
+} // namespace ns
+
+int main(int argc, char **argv) {
+  int rank, values[2] = {0, 0};
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    ns::reduce<int>(values, MPI_INT);
+  } else {
+    MPI_Send(&rank, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+  }
+  MPI_Finalize();
+  return 0;
+}
