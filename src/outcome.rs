@@ -461,12 +461,14 @@ fn local_check_findings(
                 "created here, never freed".to_string(),
                 "free communicators, datatypes, groups and ops (`MPI_Comm_free`, `MPI_Type_free`, ...) before `MPI_Finalize`",
             ),
+            // Legal (MPI-4.1 §3.9: it returns at once with an empty
+            // status), so a warning: usually a missing `MPI_Start` (issue 18).
             LocalCheck::MissingStart => (
                 FindingKind::MissingStart,
-                Severity::Error,
+                Severity::Warning,
                 format!("{call} on rank {rank} waits on a persistent request that was never started"),
                 "this request is inactive: no `MPI_Start` since it was created or last completed".to_string(),
-                "call `MPI_Start` (or `MPI_Startall`) on the request before each wait",
+                "waiting on an inactive request is legal and returns at once with an empty status; if the program meant to communicate, call `MPI_Start` (or `MPI_Startall`) on the request before each wait",
             ),
             LocalCheck::AfterFinalize => (
                 FindingKind::AfterFinalize,

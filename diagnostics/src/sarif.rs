@@ -262,9 +262,10 @@ fn barrier_result(barrier: &BarrierVerdict, first_rule: usize) -> sarif::Result 
 /// How bad a kind usually is: what a viewer shows before any result says.
 fn default_severity(kind: FindingKind) -> Severity {
     match kind {
-        FindingKind::BufferingHazard | FindingKind::ResourceLeak | FindingKind::RequestLeak => {
-            Severity::Warning
-        }
+        FindingKind::BufferingHazard
+        | FindingKind::ResourceLeak
+        | FindingKind::RequestLeak
+        | FindingKind::MissingStart => Severity::Warning,
         _ => Severity::Error,
     }
 }

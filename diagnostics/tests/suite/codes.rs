@@ -100,8 +100,8 @@ fn examples_compile() {
         .map(Path::new)
         .find(|p| p.exists())
     else {
-        eprintln!("skipped: no mpicc here (install MPICH: scripts/install-deps.sh)");
-        return;
+        // A missing tool is a failure with its reason, never a pass.
+        panic!("no mpicc here: install MPICH (scripts/install-deps.sh)");
     };
     let dir = tempfile::tempdir().unwrap();
     for (code, page) in explain::pages() {

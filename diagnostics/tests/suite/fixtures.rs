@@ -282,7 +282,7 @@ pub fn finding(kind: FindingKind) -> Finding {
         .help("complete it with `MPI_Wait` (or `MPI_Test` until it succeeds) before reusing its buffer and before `MPI_Finalize`")
         .run(1, &[0]),
         K::MissingStart => b(
-            Error,
+            Warning,
             "`MPI_Wait` on rank 0 waits on a persistent request that was never started",
         )
         .primary(
@@ -298,7 +298,7 @@ pub fn finding(kind: FindingKind) -> Finding {
             "(1) the persistent request is created here",
         )
         .note("the wait returns at once and nothing is sent")
-        .help("call `MPI_Start` (or `MPI_Startall`) on the request before each wait")
+        .help("waiting on an inactive request is legal and returns at once with an empty status; if the program meant to communicate, call `MPI_Start` (or `MPI_Startall`) on the request before each wait")
         .run(1, &[0]),
         K::BufferReuse => b(
             Error,
