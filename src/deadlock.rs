@@ -42,6 +42,12 @@ impl DeadlockMonitor {
         if self.confirmed.is_some() {
             return Watch::Stop;
         }
+        // A process called MPI before `MPI_Init`: MPI aborts it, and the
+        // others wait in `MPI_Init` for it forever (issue 18). The note is
+        // the finding; the job has nothing more to show.
+        if !self.dir.calls_before_init().is_empty() {
+            return Watch::Stop;
+        }
         // Cheap first: headers only. A rank computing outside MPI, or not
         // started, means no deadlock now.
         if !(0..self.np as i32).all(|rank| self.header_blocked_or_ended(rank)) {

@@ -100,7 +100,12 @@ fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<S
 pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
     let (traces, warnings) = read_traces(ctx.dir, ctx.np);
     let launcher_stderr = std::fs::read_to_string(ctx.dir.launcher_stderr()).unwrap_or_default();
-    if traces.iter().all(Option::is_none) && !ctx.ended.timed_out && !ctx.ended.stopped_by_monitor {
+    let before_init = before_init_findings(ctx);
+    if traces.iter().all(Option::is_none)
+        && !ctx.ended.timed_out
+        && !ctx.ended.stopped_by_monitor
+        && before_init.is_empty()
+    {
         // Traces written but unreadable (a format version mismatch) are
         // not "no process reached MPI_Init" (issue 12).
         if let Some(first) = warnings.first() {
@@ -113,7 +118,7 @@ pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
         return Err(no_rank_started(ctx, &launcher_stderr));
     }
 
-    let mut findings = Vec::new();
+    let mut findings = before_init;
     let mut ranks = Vec::new();
     let mut tool_stops = Vec::new();
     for (rank, trace) in traces.iter().enumerate() {
@@ -260,6 +265,45 @@ fn no_rank_started(ctx: &RunContext<'_>, launcher_stderr: &str) -> UsageError {
         run: ctx.dir.path.display().to_string(),
         output,
     }
+}
+
+/// Calls the ranks made before `MPI_Init` (the runtime notes the first of
+/// each process, `runtime/src/before_init.rs`; MPI then aborts it).
+fn before_init_findings(ctx: &RunContext<'_>) -> Vec<Finding> {
+    ctx.dir
+        .calls_before_init()
+        .into_iter()
+        .map(|call| {
+            let who = if call.rank >= 0 {
+                format!("rank {}", call.rank)
+            } else {
+                "a process of the job".to_string()
+            };
+            let mut f = Finding::new(
+                FindingKind::BeforeInit,
+                Severity::Error,
+                format!("{who} called `{}` before `MPI_Init`", call.call),
+            );
+            f.interleaving = ctx.interleaving;
+            f.ranks = (call.rank >= 0).then_some(call.rank).into_iter().collect();
+            match ctx.sites.and_then(|s| s.get(call.site)) {
+                Some(site) => f.locations.push(site_location(
+                    site,
+                    call.rank,
+                    Role::Primary,
+                    "called before `MPI_Init`",
+                )),
+                None => f.notes.push(
+                    "the call's line is unknown (build with `mbhybrid build` to see it)".into(),
+                ),
+            }
+            f.help = Some(
+                "call `MPI_Init` (or `MPI_Init_thread`) first; before it only `MPI_Initialized`, `MPI_Finalized` and the version queries are allowed"
+                    .into(),
+            );
+            f
+        })
+        .collect()
 }
 
 /// The finding a rank's own end makes, if its end is a problem.

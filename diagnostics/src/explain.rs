@@ -37,6 +37,7 @@ const PAGES: &[(&str, &str)] = &[
     ("MBH0013", include_str!("../codes/MBH0013.md")),
     ("MBH0014", include_str!("../codes/MBH0014.md")),
     ("MBH0015", include_str!("../codes/MBH0015.md")),
+    ("MBH0016", include_str!("../codes/MBH0016.md")),
 ];
 
 /// Every code with its page, in code order.
@@ -245,14 +246,14 @@ mod tests {
         for form in ["MBH0001", "mbh0001", "Mbh0001", "0001", "1", " 1 ", "MBH1"] {
             assert_eq!(canonical(form), Some("MBH0001"), "{form:?}");
         }
-        assert_eq!(canonical("15"), Some("MBH0015"));
+        assert_eq!(canonical("16"), Some("MBH0016"));
         for bad in [
-            "", "MBH", "MBH00001", "E0001", "0", "16", "9999", "1a", "-1", "MBH-1",
+            "", "MBH", "MBH00001", "E0001", "0", "17", "9999", "1a", "-1", "MBH-1",
         ] {
             assert_eq!(canonical(bad), None, "{bad:?}");
         }
         assert!(page("mbh0015").unwrap().starts_with("# MBH0015: timeout\n"));
-        assert!(page("16").is_none());
+        assert!(page("17").is_none());
     }
 
     #[test]

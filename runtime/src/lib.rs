@@ -213,6 +213,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod before_init;
 mod checks;
 mod choice;
 mod comms;
@@ -274,6 +275,9 @@ macro_rules! exports {
                     checks::after_finalize();
                 }
                 let site = checks::before_call();
+                if !state::active() {
+                    before_init::note(stringify!($name), site);
+                }
                 // SAFETY: the caller upholds the MPI function's contract.
                 let rc = unsafe { $body };
                 #[allow(unused_variables)]

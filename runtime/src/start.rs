@@ -39,6 +39,9 @@ static STARTED: AtomicBool = AtomicBool::new(false);
 /// (`InitThread`, with the thread levels required and provided): starts the
 /// runtime when every rank has [`ENV_TRACE_DIR`] (see the module docs).
 pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
+    if rc == SUCCESS {
+        crate::before_init::initialized();
+    }
     if rc != SUCCESS || STARTED.swap(true, Ordering::AcqRel) {
         return;
     }

@@ -44,6 +44,7 @@ fn every_program_has_a_test() {
         "k2_many_records.c",
         "k3_double_free.c",
         "k4_fault_target.c",
+        "k5_call_before_init.c",
         "mpi_abort_rank2.c",
         "mpi_errors_returned.c",
         "n1_ibarrier_other_comm.c",
@@ -413,6 +414,20 @@ fn p1_persistent_halo_is_clean() {
             );
         }
     }
+}
+
+/// Issue 18: a call before `MPI_Init` is a finding at its line, within
+/// seconds (not "no process reached MPI_Init", nor the other rank waiting
+/// in `MPI_Init` until the timeout).
+#[test]
+fn k5_a_call_before_init_is_reported_at_its_line() {
+    let report = check_program("tests/programs/k5_call_before_init.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert!(
+        report.runs[0].seconds < 60.0,
+        "{:?}",
+        report.runs[0].seconds
+    );
 }
 
 #[test]

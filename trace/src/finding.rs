@@ -37,6 +37,8 @@ pub enum FindingKind {
     AfterFinalize,
     /// The run exceeded `--timeout` without being provably deadlocked.
     Timeout,
+    /// An MPI call before `MPI_Init`.
+    BeforeInit,
 }
 
 impl FindingKind {
@@ -57,6 +59,7 @@ impl FindingKind {
         FindingKind::BufferReuse,
         FindingKind::AfterFinalize,
         FindingKind::Timeout,
+        FindingKind::BeforeInit,
     ];
 
     /// The stable code (`MBH0001`). Append-only: never renumber.
@@ -77,6 +80,7 @@ impl FindingKind {
             FindingKind::BufferReuse => "MBH0013",
             FindingKind::AfterFinalize => "MBH0014",
             FindingKind::Timeout => "MBH0015",
+            FindingKind::BeforeInit => "MBH0016",
         }
     }
 
@@ -98,6 +102,7 @@ impl FindingKind {
             FindingKind::BufferReuse => "buffer-reuse",
             FindingKind::AfterFinalize => "after-finalize",
             FindingKind::Timeout => "timeout",
+            FindingKind::BeforeInit => "before-init",
         }
     }
 }

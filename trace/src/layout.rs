@@ -73,10 +73,62 @@ impl InterleavingDir {
         crate::config::RuntimeConfig::path(&self.path)
     }
 
+    /// Where process `pid` notes an MPI call it made before `MPI_Init`
+    /// ([`BeforeInitCall`]).
+    pub fn before_init(&self, pid: u32) -> PathBuf {
+        self.path.join(format!("before-init-{pid}.txt"))
+    }
+
+    /// Every call noted before `MPI_Init` ([`InterleavingDir::before_init`]).
+    pub fn calls_before_init(&self) -> Vec<BeforeInitCall> {
+        let Ok(entries) = std::fs::read_dir(&self.path) else {
+            return Vec::new();
+        };
+        let mut calls: Vec<BeforeInitCall> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("before-init-"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|text| BeforeInitCall::parse(&text))
+            .collect();
+        calls.sort_by_key(|c| c.rank);
+        calls
+    }
+
     /// The forced matches that replay this interleaving exactly: every
     /// wildcard event of the run, forced to the sender it took.
     pub fn replay_config(&self) -> PathBuf {
         self.path.join("replay.json")
+    }
+}
+
+/// An MPI call a process made before `MPI_Init`, which the runtime notes
+/// in the interleaving directory (there is no trace yet): one line, `RANK
+/// SITE CALL`, the rank as the launcher's environment gives it (-1 when it
+/// does not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BeforeInitCall {
+    /// The rank, -1 when unknown.
+    pub rank: i32,
+    /// The call's site id (0: unknown).
+    pub site: u32,
+    /// The MPI function.
+    pub call: String,
+}
+
+impl BeforeInitCall {
+    /// The file's one line.
+    pub fn to_line(&self) -> String {
+        format!("{} {} {}\n", self.rank, self.site, self.call)
+    }
+
+    /// Reads [`BeforeInitCall::to_line`]'s form.
+    pub fn parse(text: &str) -> Option<BeforeInitCall> {
+        let mut words = text.split_whitespace();
+        let rank = words.next()?.parse().ok()?;
+        let site = words.next()?.parse().ok()?;
+        let call = words.next()?.to_string();
+        call.starts_with("MPI_")
+            .then_some(BeforeInitCall { rank, site, call })
     }
 }
 
@@ -116,5 +168,22 @@ impl RunManifest {
     /// The manifest's path in run directory `run`.
     pub fn path(run: &Path) -> PathBuf {
         run.join("manifest.json")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_before_init_reads_back() {
+        let call = BeforeInitCall {
+            rank: 2,
+            site: 7,
+            call: "MPI_Send".into(),
+        };
+        assert_eq!(BeforeInitCall::parse(&call.to_line()), Some(call));
+        assert_eq!(BeforeInitCall::parse("2 7 free"), None);
+        assert_eq!(BeforeInitCall::parse(""), None);
     }
 }

@@ -340,6 +340,15 @@ pub fn finding(kind: FindingKind) -> Finding {
             .note("rank 0 was not in an MPI call (computing, or waiting outside MPI)")
             .help("if the program needs more time, raise `--timeout` (now 120 s); a hang in MPI calls is a deadlock the run could not confirm")
             .run(1, &[0, 1]),
+        K::BeforeInit => b(Error, "rank 0 called `MPI_Send` before `MPI_Init`")
+            .primary(
+                "MPI_Send(",
+                0,
+                Some("announce"),
+                "called before `MPI_Init`",
+            )
+            .help("call `MPI_Init` (or `MPI_Init_thread`) first; before it only `MPI_Initialized`, `MPI_Finalized` and the version queries are allowed")
+            .run(1, &[0, 1]),
     };
     built.finding
 }
