@@ -227,6 +227,6 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", kind.name()));
             assert!(codes.insert(kind.code()));
         }
-        assert_eq!(FindingKind::ALL.len(), 15);
+        assert_eq!(FindingKind::ALL.len(), 16);
     }
 }
