@@ -12,6 +12,7 @@ mod differential;
 mod faults;
 mod generator;
 mod hangs;
+mod mpicc_builds;
 mod oracle;
 mod programs;
 mod scenarios;

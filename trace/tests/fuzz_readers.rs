@@ -828,6 +828,7 @@ fn location() -> impl Strategy<Value = Location> {
             column,
             rank,
             call,
+            function: None,
             role,
             label,
         })
