@@ -68,7 +68,11 @@ pub struct Exploration {
 }
 
 /// Explores the program of `session`.
-pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Result<Exploration> {
+pub fn explore(
+    session: &mut Session,
+    settings: &Settings,
+    keep_traces: bool,
+) -> Result<Exploration> {
     let started = Instant::now();
     let mut found = Exploration {
         interleavings: 0,
@@ -122,12 +126,8 @@ pub fn explore(session: &Session, settings: &Settings, keep_traces: bool) -> Res
                 guidance: next.guidance.clone(),
                 ..RuntimeConfig::default()
             };
-            let run = interleaving::run(
-                session,
-                n,
-                InterleavingDir::new(&session.run_dir, n),
-                config,
-            )?;
+            let dir = InterleavingDir::new(&session.run_dir, n);
+            let run = interleaving::run(session, n, dir, config)?;
             found.interleavings = n;
             if !run.analysis.tool_stops.is_empty() {
                 // Every other interleaving would stop at the same call.
@@ -299,7 +299,7 @@ fn decision_notes(
                 return None;
             }
             let place = match session.sites.as_ref().and_then(|s| s.get(e.site)) {
-                Some(site) => format!("`{}` at {}:{}", site.call, site.file, site.line),
+                Some(site) => format!("`{}` at {}", site.call, crate::outcome::site_place(site)),
                 None => format!("`{}` (wildcard event {})", e.kind.mpi_name(), e.event),
             };
             if e.is_index_choice() {

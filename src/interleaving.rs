@@ -25,7 +25,7 @@ pub struct Interleaving {
 
 /// Runs interleaving `n` in `dir` under `config`.
 pub fn run(
-    session: &Session,
+    session: &mut Session,
     n: u32,
     dir: InterleavingDir,
     config: RuntimeConfig,
@@ -71,17 +71,26 @@ pub fn run(
         stderr: String::new(),
     })?;
 
-    let mut analysis = outcome::analyze(&RunContext {
-        program: &session.program_arg,
-        np: session.np,
-        interleaving: n,
-        dir: &dir,
-        ended: &ended,
-        sites: session.sites.as_ref(),
-        symbolizer: &session.symbolizer,
-        timeout_secs: session.timeout.as_secs(),
-        exit_order: &exit_order,
-    })?;
+    let (traces, warnings) = outcome::read_traces(&dir, session.np);
+    // Calls the program did not label: their sites, from the return
+    // addresses the runtime recorded, join the table before any finding
+    // looks one up.
+    session.learn_sites(&traces);
+    let session = &*session;
+    let mut analysis = outcome::analyze(
+        &RunContext {
+            program: &session.program_arg,
+            interleaving: n,
+            dir: &dir,
+            ended: &ended,
+            sites: session.sites.as_ref(),
+            symbolizer: &session.symbolizer,
+            timeout_secs: session.timeout.as_secs(),
+            exit_order: &exit_order,
+        },
+        traces,
+        warnings,
+    )?;
     let deadlocked = monitor.confirmed().is_some();
     if let Some(deadlock) = monitor.confirmed() {
         analysis
@@ -98,6 +107,7 @@ pub fn run(
             ));
         }
     }
+    session.note_missing_debug_info(&mut analysis.findings);
     let mut events: Vec<WildcardEvent> = analysis
         .traces
         .iter()

@@ -21,8 +21,6 @@ const STDERR_TAIL: usize = 4000;
 pub struct RunContext<'a> {
     /// The program as the user named it (for messages).
     pub program: &'a str,
-    /// Number of ranks launched.
-    pub np: u32,
     /// 1-based interleaving number.
     pub interleaving: u32,
     /// Its directory.
@@ -58,7 +56,7 @@ pub struct Analysis {
 
 /// Reads every rank's trace of `dir` (`None`: missing or unreadable), and
 /// the warnings about the unreadable ones and the ones cut short.
-fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<String>) {
+pub fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<String>) {
     let mut traces = Vec::new();
     let mut warnings = Vec::new();
     for rank in 0..np as i32 {
@@ -96,9 +94,13 @@ fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<S
     (traces, warnings)
 }
 
-/// Reads the traces of a finished run and tells what happened.
-pub fn analyze(ctx: &RunContext<'_>) -> Result<Analysis, UsageError> {
-    let (traces, warnings) = read_traces(ctx.dir, ctx.np);
+/// Tells what happened in a finished run from its traces ([`read_traces`]
+/// gives them and the `warnings` about them).
+pub fn analyze(
+    ctx: &RunContext<'_>,
+    traces: Vec<Option<RankTrace>>,
+    warnings: Vec<String>,
+) -> Result<Analysis, UsageError> {
     let launcher_stderr = std::fs::read_to_string(ctx.dir.launcher_stderr()).unwrap_or_default();
     let before_init = before_init_findings(ctx);
     if traces.iter().all(Option::is_none)
@@ -241,7 +243,7 @@ fn tool_stop_message(rank: i32, stderr: &str, site: Option<&mbh_trace::Site>) ->
         .find_map(|line| line.trim().strip_prefix("mbhybrid: "))
         .unwrap_or("the runtime stopped it (its message is not in the rank's standard error)");
     match site {
-        Some(site) => format!("{}:{}: rank {rank}: {said}", site.file, site.line),
+        Some(site) => format!("{}: rank {rank}: {said}", site_place(site)),
         None => format!("rank {rank}: {said}"),
     }
 }
@@ -321,10 +323,7 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
                     Severity::Error,
                     format!("rank {rank} crashed with {}", signal_name(signal)),
                 );
-                let pos = ctx
-                    .symbolizer
-                    .first_user_frame(&end.frames, end.exe_base, true);
-                push_pos(&mut f, pos, rank, "the rank crashed here");
+                push_frame(ctx, &mut f, end, true, rank, "the rank crashed here");
                 push_stack(&mut f, ctx, trace);
                 if signal == libc::SIGSEGV || signal == libc::SIGBUS {
                     f.notes
@@ -390,12 +389,7 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
                     Role::Primary,
                     "the program aborted here",
                 )),
-                None => {
-                    let pos = ctx
-                        .symbolizer
-                        .first_user_frame(&end.frames, end.exe_base, false);
-                    push_pos(&mut f, pos, rank, "the program aborted here");
-                }
+                None => push_frame(ctx, &mut f, end, false, rank, "the program aborted here"),
             }
             f
         }
@@ -751,7 +745,8 @@ fn abort_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Findi
                 line: assertion.line,
                 column,
                 rank,
-                call: Some(assertion.function),
+                call: Some(assertion.function.clone()),
+                function: Some(assertion.function),
                 role: Role::Primary,
                 label: "this assertion failed".into(),
             });
@@ -766,7 +761,14 @@ fn abort_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Findi
                     Severity::Error,
                     format!("rank {rank} was stopped by the C library: `{message}`"),
                 );
-                push_pos(&mut f, frame, rank, "the C library found the damage here");
+                push_frame(
+                    ctx,
+                    &mut f,
+                    end,
+                    true,
+                    rank,
+                    "the C library found the damage here",
+                );
                 push_stack(&mut f, ctx, trace);
                 f.help = Some(
                     "the program wrote memory it does not own earlier (a heap or stack overflow, a double free); rebuild with `-- -fsanitize=address -g` or run the rank under valgrind to find where"
@@ -780,7 +782,7 @@ fn abort_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Findi
                     Severity::Error,
                     format!("rank {rank} called `abort()`"),
                 );
-                push_pos(&mut f, frame, rank, "the rank aborted here");
+                push_frame(ctx, &mut f, end, true, rank, "the rank aborted here");
                 push_stack(&mut f, ctx, trace);
                 f
             }
@@ -1031,6 +1033,40 @@ fn rank_list(ranks: &[i32]) -> String {
     }
 }
 
+/// A location where the rank's recorded frames stopped in the program: the
+/// first with a source line; without debug information, the function and
+/// offset of the first in the executable's code (the location names the
+/// executable, line 0).
+fn push_frame(
+    ctx: &RunContext<'_>,
+    f: &mut Finding,
+    end: &mbh_trace::rank_trace::RankEnd,
+    first_is_ip: bool,
+    rank: i32,
+    label: &str,
+) {
+    let symbolizer = ctx.symbolizer;
+    let pos = symbolizer.first_user_frame(&end.frames, end.exe_base, first_is_ip);
+    if pos.is_none() {
+        if let Some((function, offset)) =
+            symbolizer.first_exe_function(&end.frames, end.exe_base, first_is_ip)
+        {
+            f.locations.push(Location {
+                file: symbolizer.exe().to_string(),
+                line: 0,
+                column: 0,
+                rank,
+                call: Some(function.clone()),
+                label: format!("{label} (in `{function}`, at offset {offset:#x})"),
+                function: Some(function),
+                role: Role::Primary,
+            });
+            return;
+        }
+    }
+    push_pos(f, pos, rank, label);
+}
+
 fn push_pos(f: &mut Finding, pos: Option<SourcePos>, rank: i32, label: &str) {
     match pos {
         Some(pos) => f.locations.push(Location {
@@ -1038,12 +1074,13 @@ fn push_pos(f: &mut Finding, pos: Option<SourcePos>, rank: i32, label: &str) {
             line: pos.line,
             column: pos.column,
             rank,
-            call: pos.function,
+            call: pos.function.clone(),
+            function: pos.function,
             role: Role::Primary,
             label: label.to_string(),
         }),
         None => f.notes.push(format!(
-            "no source line is known for rank {rank}: build the program with `mbhybrid build` (which compiles with `-g`)"
+            "no source line is known for rank {rank}: build the program with `-g` (as `mbhybrid build` does)"
         )),
     }
 }
@@ -1064,16 +1101,41 @@ fn push_last_call(ctx: &RunContext<'_>, f: &mut Finding, trace: &RankTrace, labe
     }
 }
 
-/// A location at call site `site` on `rank`.
+/// Where call site `site` is, in words: `app.c:12`; for a site without a
+/// line (code without debug information) `app (in `main`)`.
+pub fn site_place(site: &mbh_trace::Site) -> String {
+    match (site.line, site.function.as_str()) {
+        (0, "") => site.file.clone(),
+        (0, function) => format!("{} (in `{function}`)", site.file),
+        (line, _) => format!("{}:{line}", site.file),
+    }
+}
+
+/// A location at call site `site` on `rank`. A site the runtime made from
+/// a return address in code without debug information (line 0) has only
+/// its function and its return address's offset in the executable (the
+/// instruction after the call, as `objdump -d` shows it) to show: the
+/// label says them (renderers that show no `function` still do).
 pub fn site_location(site: &mbh_trace::Site, rank: i32, role: Role, label: &str) -> Location {
+    let label = match mbh_trace::site::offset_of_site(site.id) {
+        Some(offset) if site.line == 0 && !site.function.is_empty() => format!(
+            "{label} (in `{}`, the call returning to offset {offset:#x})",
+            site.function
+        ),
+        Some(offset) if site.line == 0 => {
+            format!("{label} (the call returning to offset {offset:#x})")
+        }
+        _ => label.to_string(),
+    };
     Location {
         file: site.file.clone(),
         line: site.line,
         column: site.column,
         rank,
         call: Some(site.call.clone()),
+        function: (!site.function.is_empty()).then(|| site.function.clone()),
         role,
-        label: label.to_string(),
+        label,
     }
 }
 
@@ -1166,7 +1228,6 @@ mod tests {
         let symbolizer = Symbolizer::new(std::path::Path::new("/nonexistent"), run.path());
         let ctx = RunContext {
             program: "./app",
-            np: 1,
             interleaving: 1,
             dir: &dir,
             ended: &ended,
@@ -1175,7 +1236,11 @@ mod tests {
             timeout_secs: 10,
             exit_order: &[],
         };
-        let error = analyze(&ctx).err().expect("an error").to_string();
+        let (traces, warnings) = read_traces(&dir, 1);
+        let error = analyze(&ctx, traces, warnings)
+            .err()
+            .expect("an error")
+            .to_string();
         assert!(error.contains("no rank's trace could be read"), "{error}");
         assert!(error.contains("another mbhybrid version"), "{error}");
     }

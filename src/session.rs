@@ -99,8 +99,15 @@ impl Session {
             path: run_dir.clone(),
             reason: e.to_string(),
         })?;
+        let symbolizer = Symbolizer::new(&program, &cwd);
+        if preload.is_some() && !symbolizer.has_debug_info() {
+            warnings.push(format!(
+                "`{}` has no debug information: findings name functions and offsets in the executable only; rebuild it with `-g` for source lines",
+                request.program.display()
+            ));
+        }
         Ok(Session {
-            symbolizer: Symbolizer::new(&program, &cwd),
+            symbolizer,
             cwd,
             program,
             program_arg: request.program.display().to_string(),
@@ -148,6 +155,76 @@ impl Session {
             progress,
             warnings,
         })
+    }
+
+    /// Adds to the site table every site of `traces` that the runtime made
+    /// from a return address (a call the program did not label) and the
+    /// table lacks, found through the executable's debug information: from
+    /// then on such a site is looked up like one `build` wrote, by every
+    /// finding. The MPI function comes from the traces' `CallSite` records
+    /// (else from a record of the call). Sites are the same in every rank
+    /// and run, so each is resolved once per session.
+    pub fn learn_sites(&mut self, traces: &[Option<mbh_trace::RankTrace>]) {
+        use mbh_trace::op::OpClass;
+        use mbh_trace::site::offset_of_site;
+        use std::collections::BTreeMap;
+        let known = |id: u32| self.sites.as_ref().is_some_and(|t| t.get(id).is_some());
+        // id -> the MPI function, when a record says
+        let mut new: BTreeMap<u32, Option<String>> = BTreeMap::new();
+        let mut note = |id: u32, call: Option<&str>| {
+            if offset_of_site(id).is_none() || known(id) {
+                return;
+            }
+            let entry = new.entry(id).or_default();
+            if entry.is_none() {
+                *entry = call.map(str::to_string);
+            }
+        };
+        for trace in traces.iter().flatten() {
+            for (id, name) in trace.call_sites() {
+                note(id, Some(&name));
+            }
+            for op in &trace.ops {
+                let call = match op.kind.class() {
+                    OpClass::Clock => None,
+                    _ => Some(op.kind.mpi_name()),
+                };
+                note(op.site, call);
+            }
+            if let Some((_, site)) = trace.end.abort {
+                note(site, None);
+            }
+        }
+        if new.is_empty() {
+            return;
+        }
+        let table = self
+            .sites
+            .get_or_insert_with(|| mbh_trace::SiteTable::new(self.symbolizer.exe(), Vec::new()));
+        for (id, call) in new {
+            let call = call.as_deref().unwrap_or("an MPI function");
+            if let Some(site) = self.symbolizer.return_site(id, call) {
+                table.add(site);
+            }
+        }
+    }
+
+    /// Adds to each finding with a location in code without debug
+    /// information (a site made from a return address that has no line) a
+    /// note saying how to get lines.
+    pub fn note_missing_debug_info(&self, findings: &mut [mbh_trace::Finding]) {
+        let exe = self.symbolizer.exe();
+        for finding in findings {
+            if finding
+                .locations
+                .iter()
+                .any(|l| l.line == 0 && l.file == exe)
+            {
+                finding.notes.push(format!(
+                    "`{exe}` has no debug information for this code: the location names the function and the offset in the executable; rebuild it with `-g` for source lines"
+                ));
+            }
+        }
     }
 
     /// The command that replays interleaving `n` of this run.

@@ -141,6 +141,7 @@ mod tests {
                     column: 5,
                     rank: 1,
                     call: None,
+                    function: None,
                     role: Role::Primary,
                     label: "wildcard receive".into(),
                 }],

@@ -195,6 +195,7 @@ mod tests {
             column: 3,
             rank: 1,
             call: None,
+            function: None,
             role: Role::Primary,
             label: "this assertion failed".into(),
         });
@@ -204,6 +205,7 @@ mod tests {
             column: 3,
             rank: 0,
             call: Some("MPI_Recv".into()),
+            function: None,
             role: Role::Secondary,
             label: "received here".into(),
         });
@@ -213,6 +215,7 @@ mod tests {
             column: 1,
             rank: 2,
             call: None,
+            function: None,
             role: Role::Secondary,
             label: "elsewhere".into(),
         });

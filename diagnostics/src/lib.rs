@@ -27,7 +27,7 @@
 //!
 //! let mut finding = Finding::new(FindingKind::Crash, Severity::Error, "rank 1 crashed with SIGSEGV");
 //! finding.locations.push(Location {
-//!     file: "app.c".into(), line: 14, column: 5, rank: 1, call: None,
+//!     file: "app.c".into(), line: 14, column: 5, rank: 1, call: None, function: None,
 //!     role: Role::Primary, label: "the rank crashed here".into(),
 //! });
 //! let report: Report = serde_json::from_value(serde_json::json!({

@@ -217,6 +217,7 @@ fn barrier_result(barrier: &BarrierVerdict, first_rule: usize) -> sarif::Result 
         column: 0,
         rank: 0,
         call: Some("MPI_Barrier".into()),
+        function: None,
         role: Role::Primary,
         label: format!("MPI_Barrier: {}", barrier.verdict),
     };
@@ -553,6 +554,7 @@ mod tests {
             column: 1,
             rank: 1,
             call: None,
+            function: None,
             role: Role::Primary,
             label: "here".into(),
         });

@@ -91,6 +91,7 @@ pub(crate) mod tests {
             column: 0,
             rank: 1,
             call: None,
+            function: None,
             role: Role::Primary,
             label: "here".into(),
         });

@@ -79,13 +79,21 @@
 //!     goes back to the program.
 //!
 //! [`mbhybrid_site`] is the word the instrumented program stores each call
-//! site's id into before the call. Every export is listed in this file and
-//! is a thin shim over a body in `wrap.rs` inside a panic boundary: a bug
-//! in the runtime stops the run with a message, it never unwinds into C.
-//! A point-to-point call the runtime does not handle stops the run with
-//! `mbhybrid: MPI_Xxx is not supported by this version of the runtime
-//! (called at site N)` (exit code 70), so a message without a header never
-//! reaches a receive that expects one.
+//! site's id into before the call. A call the program did not label (a
+//! program built by plain `mpicc -g`, which `verify` runs with this library
+//! preloaded, or a call through a function pointer) gets an id made from
+//! its return address (`callsite.rs`: the address's offset in the
+//! executable, top bit set, the same on every rank and in every run), and
+//! the first call from each address an `OpKind::CallSite` record naming
+//! the MPI function; the CLI finds the line in the executable's debug
+//! information. Every export is listed in this file and is a thin shim (a
+//! two-instruction trampoline that keeps the return address) over a body in
+//! `wrap.rs` inside a panic boundary: a bug in the runtime stops the run
+//! with a message, it never unwinds into C. A point-to-point call the
+//! runtime does not handle stops the run with `mbhybrid: MPI_Xxx is not
+//! supported by this version of the runtime (called at site N)` (exit code
+//! 70), so a message without a header never reaches a receive that expects
+//! one.
 //!
 //! The per-call path allocates nothing (scratch buffers, request slots and
 //! the event lists are allocated at `MPI_Init` and grow only past their
@@ -187,6 +195,13 @@
 //!   overflows are caught on the thread that called `MPI_Init` only (the
 //!   alternate signal stack is per thread).
 //! * Exit statuses need glibc's `on_exit`; `_exit` is not seen.
+//! * Sites of calls the program did not label come from return addresses
+//!   on x86-64 only (elsewhere they stay 0, "unknown"); an MPI call made
+//!   from a shared library (not the executable) gets none, and a call in
+//!   tail position (`return MPI_Send(...)` compiled to a jump) is placed at
+//!   its caller's call. At most 4096 such sites are remembered per rank
+//!   (16 per neighbourhood of the table); past that a call's `CallSite`
+//!   record is written again each time it moves to another site.
 //! * Local checks: the type check treats every named type as basic (so
 //!   `MPI_2INT` does not match two `MPI_INT`s), does not check
 //!   `MPI_PACKED` (on either side, so `MPI_Sendrecv_replace`'s send),
@@ -214,6 +229,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod before_init;
+mod callsite;
 mod checks;
 mod choice;
 mod comms;
@@ -248,45 +264,102 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::AtomicU32;
 
 /// The id of the MPI call site about to run, stored by the instrumented
-/// program before each MPI call (0: unknown). Every record takes its
-/// `site` from here.
+/// program before each MPI call, or by the runtime from the call's return
+/// address when the program stored none (`callsite::label`; 0: unknown).
+/// Every record takes its `site` from here.
 #[allow(non_upper_case_globals)]
 #[unsafe(no_mangle)]
 pub static mbhybrid_site: AtomicU32 = AtomicU32::new(0);
 
-/// Defines exports: each is a thin shim running its body in the panic
-/// boundary.
-/// Every export also makes the local checks that need no knowledge of the
-/// call (`checks`): a call after `MPI_Finalize` is recorded, and an error
-/// code is recorded and handled as the program's handler for the call's
-/// communicator (`@ comm`; `MPI_COMM_WORLD` when not given) says.
-macro_rules! exports {
-    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(@ $comm:expr)? => $body:expr; )*) => { $(
-        $(#[$doc])*
+/// Defines export `$name`: a trampoline that stores its return address
+/// (the instruction after the program's call) in `callsite::CALLER` and
+/// jumps to `$body`, an `extern "C"` function of the same signature, with
+/// every register and the stack as the program left them, so `$body` runs
+/// as if the program had called it and returns straight to the program.
+/// Two instructions and a jump: the address needs no frame pointer, no
+/// unwinding, nothing the program could notice. Where there is no
+/// trampoline (not x86-64) the export calls `$body` and calls keep the
+/// sites the program stored.
+macro_rules! trampoline {
+    ($(#[$attr:meta])* fn $name:ident($($arg:ident: $ty:ty),*) => $body:path) => {
+        $(#[$attr])*
         ///
         /// # Safety
         ///
         /// As for the MPI function of the same name.
+        #[cfg(target_arch = "x86_64")]
+        #[cfg_attr(not(test), unsafe(no_mangle))]
+        #[allow(non_snake_case)] // the MPI name
+        #[unsafe(naked)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            // r11 is free at any call (a scratch register no argument
+            // uses); `[rsp]` is the return address the `call` pushed.
+            core::arch::naked_asm!(
+                "mov r11, qword ptr [rsp]",
+                "mov qword ptr [rip + {caller}], r11",
+                "jmp {body}",
+                caller = sym crate::callsite::CALLER,
+                body = sym $body,
+            )
+        }
+        $(#[$attr])*
+        ///
+        /// # Safety
+        ///
+        /// As for the MPI function of the same name.
+        #[cfg(not(target_arch = "x86_64"))]
         #[cfg_attr(not(test), unsafe(no_mangle))]
         #[allow(non_snake_case)] // the MPI name
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
-            state::boundary(stringify!($name), || {
-                if checks::finalized() {
-                    checks::after_finalize();
-                }
-                let site = checks::before_call();
-                if !state::active() {
-                    before_init::note(stringify!($name), site);
-                }
-                // SAFETY: the caller upholds the MPI function's contract.
-                let rc = unsafe { $body };
-                #[allow(unused_variables)]
-                let comm = consts::comm_world();
-                $( let comm = $comm; )?
-                checks::on_error(stringify!($name), comm, site, rc)
-            })
+            // SAFETY: the caller upholds the MPI function's contract.
+            unsafe { $body($($arg),*) }
         }
-    )* };
+    };
+}
+
+/// Defines exports: each is a thin shim (a [`trampoline!`]) running its
+/// body in the panic boundary.
+/// Every export first labels a call the program did not label with its
+/// return address (`callsite::label`), then makes the local checks that
+/// need no knowledge of the call (`checks`): a call after `MPI_Finalize`
+/// is recorded, and an error code is recorded and handled as the
+/// program's handler for the call's communicator (`@ comm`;
+/// `MPI_COMM_WORLD` when not given) says.
+macro_rules! exports {
+    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(@ $comm:expr)? => $body:expr; )*) => {
+        /// The bodies of the exports, entered from their trampolines.
+        mod bodies {
+            #[allow(unused_imports)] // each body uses some
+            use super::*;
+            $(
+                #[allow(non_snake_case)] // the MPI name
+                pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+                    state::boundary(stringify!($name), || {
+                        callsite::label(stringify!($name));
+                        if checks::finalized() {
+                            checks::after_finalize();
+                        }
+                        let site = checks::before_call();
+                        if !state::active() {
+                            before_init::note(stringify!($name), site);
+                        }
+                        // SAFETY: the caller upholds the MPI function's contract.
+                        let rc = unsafe { $body };
+                        #[allow(unused_variables)]
+                        let comm = consts::comm_world();
+                        $( let comm = $comm; )?
+                        checks::on_error(stringify!($name), comm, site, rc)
+                    })
+                }
+            )*
+        }
+        $(
+            trampoline! {
+                $(#[$doc])*
+                fn $name($($arg: $ty),*) => bodies::$name
+            }
+        )*
+    };
 }
 
 /// Defines exports of calls the runtime does not handle: they forward
@@ -298,20 +371,27 @@ macro_rules! unsupported {
     /// must list (so `build` warns about them).
     #[cfg(test)]
     const STOPPED: &[&str] = &[$(stringify!($name)),*];
-    $(
-        #[doc = concat!("`", stringify!($name), "`: not supported by this version of the runtime; stops the run with a message naming it.")]
-        ///
-        /// # Safety
-        ///
-        /// As for the MPI function of the same name.
-        #[cfg_attr(not(test), unsafe(no_mangle))]
-        #[allow(non_snake_case)] // the MPI name
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
-            if !state::active() {
-                // SAFETY: the caller upholds the MPI function's contract.
-                return unsafe { mpi_sys::$pmpi($($arg),*) };
+    /// The bodies of the unsupported exports, entered from their
+    /// trampolines.
+    mod unsupported_bodies {
+        #[allow(unused_imports)] // each body uses some
+        use super::*;
+        $(
+            #[allow(non_snake_case)] // the MPI name
+            pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+                if !state::active() {
+                    // SAFETY: the caller upholds the MPI function's contract.
+                    return unsafe { mpi_sys::$pmpi($($arg),*) };
+                }
+                callsite::label(stringify!($name));
+                wrap::unsupported(stringify!($name))
             }
-            wrap::unsupported(stringify!($name))
+        )*
+    }
+    $(
+        trampoline! {
+            #[doc = concat!("`", stringify!($name), "`: not supported by this version of the runtime; stops the run with a message naming it.")]
+            fn $name($($arg: $ty),*) => unsupported_bodies::$name
         }
     )* };
 }
@@ -657,11 +737,14 @@ unsupported! {
 }
 
 /// Records an `MPI_Pcontrol` call; called by `MPI_Pcontrol` in
-/// `src/pcontrol.c` with the level and, for mbhybrid's marker levels
-/// 7301-7305, its one or two arguments (0 when absent). Not part of the
-/// MPI interface.
+/// `src/pcontrol.c` with the level, for mbhybrid's marker levels
+/// 7301-7305 its one or two arguments (0 when absent), and its return
+/// address (for a call the program did not label). Not part of the MPI
+/// interface.
 #[unsafe(no_mangle)]
-pub extern "C" fn mbhybrid_rt_pcontrol(level: c_int, a: c_int, b: c_int) {
+pub extern "C" fn mbhybrid_rt_pcontrol(level: c_int, a: c_int, b: c_int, caller: *const c_void) {
+    callsite::set_caller(caller);
+    callsite::label("MPI_Pcontrol");
     wrap::pcontrol(level, a, b);
 }
 

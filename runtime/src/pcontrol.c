@@ -21,7 +21,9 @@
 #include <stdarg.h>
 #include <mpi.h>
 
-void mbhybrid_rt_pcontrol(int level, int a, int b);
+/* The return address is MPI_Pcontrol's own: where the program called it
+ * (the Rust exports get theirs from a trampoline). */
+void mbhybrid_rt_pcontrol(int level, int a, int b, const void *caller);
 
 int MPI_Pcontrol(const int level, ...)
 {
@@ -34,10 +36,10 @@ int MPI_Pcontrol(const int level, ...)
         if (level == 7303)
             b = va_arg(ap, int);
         va_end(ap);
-        mbhybrid_rt_pcontrol(level, a, b);
+        mbhybrid_rt_pcontrol(level, a, b, __builtin_return_address(0));
         return MPI_SUCCESS;
     }
     int rc = PMPI_Pcontrol(level);
-    mbhybrid_rt_pcontrol(level, 0, 0);
+    mbhybrid_rt_pcontrol(level, 0, 0, __builtin_return_address(0));
     return rc;
 }

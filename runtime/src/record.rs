@@ -48,10 +48,10 @@ pub fn enable() {
     RECORDING.store(true, Ordering::Release);
 }
 
-/// The call site id the instrumented program stored before this call,
-/// consumed: an MPI call the build could not see (through a function
-/// pointer, from a library) then reads 0, "unknown", instead of the id of
-/// the previous call. Read it once per wrapper.
+/// The call site id the instrumented program stored before this call (or
+/// `callsite::label` made from its return address), consumed: a call
+/// nobody labelled (from a shared library) then reads 0, "unknown",
+/// instead of the id of the previous call. Read it once per wrapper.
 #[inline(always)]
 pub fn site() -> u32 {
     crate::mbhybrid_site.swap(0, Ordering::Relaxed)

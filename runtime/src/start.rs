@@ -25,7 +25,7 @@ use mbh_trace::OpKind;
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_int;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,6 +34,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const INITIAL_RECORDS: u64 = 16384;
 
 static STARTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether `MPI_Init` decided whether to trace (so before it, calls are
+/// labelled for the record `MPI_Init` writes; see `callsite::label`).
+#[inline(always)]
+pub fn started() -> bool {
+    STARTED.load(Ordering::Relaxed)
+}
 
 /// After a successful `MPI_Init` (`kind` `Init`) or `MPI_Init_thread`
 /// (`InitThread`, with the thread levels required and provided): starts the
@@ -128,7 +135,12 @@ fn start(dir: PathBuf, rank: c_int, size: c_int, kind: OpKind, required: c_int, 
     let Some(mut writer) = TRACE.writer() else {
         return;
     };
-    writer.init_header(rank, size, std::process::id(), exe_base());
+    writer.init_header(
+        rank,
+        size,
+        std::process::id(),
+        crate::callsite::image().base,
+    );
     let stderr = layout.stderr(rank);
     if let Err(error) = redirect_stderr(&stderr) {
         warn(format_args!("cannot write {}: {error}", stderr.display()));
@@ -140,10 +152,14 @@ fn start(dir: PathBuf, rank: c_int, size: c_int, kind: OpKind, required: c_int, 
         OpKind::InitThread => (required, u64::from(provided as u32)),
         _ => (0, 0),
     };
+    // `MPI_Init` was labelled before tracing began: its site is announced
+    // now.
+    let site = record::site();
+    crate::callsite::announce(site, kind.mpi_name());
     TRACE.append(RawOp {
         kind: kind as u16,
         flags: flags::RETURNED,
-        site: record::site(),
+        site,
         comm: comm_world().bits(),
         count,
         aux,
@@ -179,41 +195,4 @@ fn redirect_stderr(path: &Path) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
-}
-
-/// The load bias of the main executable (the first object
-/// `dl_iterate_phdr` reports), to symbolise recorded program counters.
-fn exe_base() -> u64 {
-    unsafe extern "C" fn first(
-        info: *mut libc::dl_phdr_info,
-        _size: libc::size_t,
-        data: *mut c_void,
-    ) -> c_int {
-        // SAFETY: `info` is valid during the callback.
-        let addr = unsafe { (*info).dlpi_addr };
-        #[allow(clippy::useless_conversion)] // Elf32_Addr on 32-bit targets
-        let addr = u64::from(addr);
-        // SAFETY: `data` is the `u64` passed below.
-        unsafe { *data.cast::<u64>() = addr };
-        1 // stop after the first object: the executable
-    }
-    let mut base: u64 = 0;
-    // SAFETY: the callback matches the expected signature and writes only
-    // to `base`, which outlives the call.
-    unsafe { libc::dl_iterate_phdr(Some(first), (&raw mut base).cast()) };
-    base
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exe_base_is_the_test_binarys_bias() {
-        // The test binary is a PIE: its bias is where it was loaded, which
-        // is at or below the address of its own code.
-        let here = exe_base_is_the_test_binarys_bias as *const () as usize as u64;
-        let base = exe_base();
-        assert!(base <= here, "{base:#x} > {here:#x}");
-    }
 }

@@ -154,9 +154,9 @@ pub(crate) fn pcontrol(level: c_int, a: c_int, b: c_int) {
 /// stops the run (a message without a header would corrupt the receiver's
 /// data instead).
 pub(crate) fn unsupported(name: &str) -> c_int {
-    let site = record::peek_site();
+    let site = crate::callsite::describe(record::peek_site());
     state::fatal(format_args!(
-        "{name} is not supported by this version of the runtime (called at site {site})"
+        "{name} is not supported by this version of the runtime (called at {site})"
     ))
 }
 

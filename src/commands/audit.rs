@@ -23,8 +23,8 @@ const NO_WILDCARDS: &str = "the program made no wildcard receive for this input,
 pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let verify = &args.verify;
-    let session = super::verify::prepare(verify)?;
-    let mut exploration = explore::explore(&session, &super::verify::settings(verify), true)?;
+    let mut session = super::verify::prepare(verify)?;
+    let mut exploration = explore::explore(&mut session, &super::verify::settings(verify), true)?;
     let runs = std::mem::take(&mut exploration.traces);
     let deadlock_free = !exploration.findings.iter().any(|f| {
         matches!(
@@ -224,7 +224,12 @@ fn write_patch(
 ) -> Result<()> {
     let mut by_file: BTreeMap<&str, Vec<(u32, u32)>> = BTreeMap::new();
     let sites = session.sites.as_ref();
-    for b in barriers.iter().filter(|b| b.verdict == "irrelevant") {
+    // A barrier without a line (in code without debug information) has no
+    // source to delete it from.
+    for b in barriers
+        .iter()
+        .filter(|b| b.verdict == "irrelevant" && b.line > 0)
+    {
         // Every call site on that line (the column tells the patch which call).
         for site in sites.into_iter().flat_map(|t| &t.sites) {
             if site.file == b.file && site.line == b.line && site.call.ends_with("MPI_Barrier") {

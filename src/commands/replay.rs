@@ -21,7 +21,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let run_dir = locate_run(args)?;
     let progress = args.format == Format::Human && std::io::stderr().is_terminal();
-    let session = Session::resume(&run_dir, progress)?;
+    let mut session = Session::resume(&run_dir, progress)?;
     let recorded = InterleavingDir::new(&run_dir, args.interleaving);
     let text = std::fs::read_to_string(recorded.replay_config()).map_err(|_| {
         UsageError::NoSuchInterleaving {
@@ -51,7 +51,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             args.interleaving, session.run_id
         );
     }
-    let replayed = interleaving::run(&session, args.interleaving, dir, config.clone())?;
+    let replayed = interleaving::run(&mut session, args.interleaving, dir, config.clone())?;
     let mut warnings = session.warnings.clone();
     let forced = config.guidance.as_ref().map_or(0, |g| g.forced.len());
     let diverged: Vec<String> = config

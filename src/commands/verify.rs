@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 /// Runs `mbhybrid verify`.
 pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let started = Instant::now();
-    let session = prepare(args)?;
-    let mut exploration = explore::explore(&session, &settings(args), false)?;
+    let mut session = prepare(args)?;
+    let mut exploration = explore::explore(&mut session, &settings(args), false)?;
     let timelines = std::mem::take(&mut exploration.timelines);
     let diverged = std::mem::take(&mut exploration.diverged);
     let tool_stops = std::mem::take(&mut exploration.tool_stops);

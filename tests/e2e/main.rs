@@ -15,6 +15,7 @@ mod faults;
 mod gcc_c;
 mod generator;
 mod hangs;
+mod mpicc_builds;
 mod oracle;
 mod programs;
 mod scenarios;

@@ -67,6 +67,8 @@ pub struct Location {
     pub column: u32,
     pub rank: i32,
     pub call: Option<String>,
+    #[serde(default)]
+    pub function: Option<String>,
     pub role: String,
     pub label: String,
 }

@@ -144,6 +144,11 @@ pub struct Location {
     /// The MPI call (or function) at the location, when there is one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub call: Option<String>,
+    /// The function of the program the location is in, when known (from
+    /// the site table, or from the executable's debug information or
+    /// symbol table).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub function: Option<String>,
     /// Primary or secondary.
     pub role: Role,
     /// What happened here, in a few words.

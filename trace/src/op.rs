@@ -314,6 +314,52 @@ op_kinds! {
     /// ([`OpKind::PotentialIndex`]); the matches-before oracle judges it
     /// from the whole run, where Lamport clocks cannot (seed 000 Fig 5.3).
     ChoiceCandidate = 250 => "mbhybrid:choice-candidate", Clock;
+    /// Not an MPI call: which MPI function the call of site `site` calls,
+    /// for a site the runtime made from a return address (top bit set,
+    /// [`crate::site::FROM_RETURN_ADDRESS`]): the site table of a program
+    /// `build` did not make cannot say. Written the first time the rank
+    /// makes a call from that address (again, rarely, when its table of
+    /// addresses seen is full there). `comm`, `request`, `aux` = the
+    /// function's name after `MPI_` ([`call_name`]).
+    CallSite = 251 => "mbhybrid:call-site", Clock;
+}
+
+/// The MPI function's name a [`OpKind::CallSite`] record carries in its
+/// `comm`, `request` and `aux` words: the bytes after `MPI_`, ASCII, in
+/// order, zero-padded to 24 (every MPI function's name fits).
+pub mod call_name {
+    /// Bytes of the name the three words hold.
+    pub const BYTES: usize = 24;
+
+    /// The words for `name` (`MPI_Send`); a name longer than the words
+    /// keeps its first [`BYTES`] bytes after `MPI_`.
+    pub fn encode(name: &str) -> [u64; 3] {
+        let short = name.strip_prefix("MPI_").unwrap_or(name).as_bytes();
+        let mut bytes = [0u8; BYTES];
+        let n = short.len().min(BYTES);
+        bytes[..n].copy_from_slice(&short[..n]);
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(w)
+        };
+        [word(0), word(1), word(2)]
+    }
+
+    /// The name the words hold (`MPI_Send`), `None` when they hold no
+    /// name an MPI function could have (a damaged record).
+    pub fn decode(words: [u64; 3]) -> Option<String> {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let len = bytes.iter().position(|&b| b == 0).unwrap_or(BYTES);
+        let name = &bytes[..len];
+        if name.is_empty()
+            || !name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            || bytes[len..].iter().any(|&b| b != 0)
+        {
+            return None;
+        }
+        Some(format!("MPI_{}", String::from_utf8_lossy(name)))
+    }
 }
 
 /// The exit code with which the runtime stops a job after every rank of a
@@ -647,5 +693,31 @@ mod tests {
         assert!(!OpKind::Send.is_nonblocking_send());
         assert!(OpKind::SendrecvReplace.is_sendrecv());
         assert!(OpKind::Testsome.is_test() && !OpKind::Waitsome.is_test());
+    }
+
+    #[test]
+    fn call_names_round_trip_through_their_words() {
+        for name in [
+            "MPI_Send",
+            "MPI_Ireduce_scatter_block",
+            "MPI_Isendrecv_replace_c",
+        ] {
+            assert_eq!(
+                call_name::decode(call_name::encode(name)).as_deref(),
+                Some(name)
+            );
+        }
+        // Longer than the words: cut, still a name.
+        let long = "MPI_Neighbor_allgatherv_init_c_extra";
+        assert_eq!(
+            call_name::decode(call_name::encode(long)).as_deref(),
+            Some("MPI_Neighbor_allgatherv_init")
+        );
+        assert_eq!(call_name::decode([0, 0, 0]), None);
+        assert_eq!(call_name::decode([u64::MAX, 0, 0]), None);
+        // A name, then garbage after its end.
+        let mut words = call_name::encode("MPI_Send");
+        words[2] = 0x41;
+        assert_eq!(call_name::decode(words), None);
     }
 }

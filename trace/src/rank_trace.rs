@@ -630,6 +630,18 @@ impl RankTrace {
         }
     }
 
+    /// The MPI function each site made from a return address calls, from
+    /// the trace's [`OpKind::CallSite`] records (a damaged one is skipped).
+    pub fn call_sites(&self) -> impl Iterator<Item = (u32, String)> + '_ {
+        self.ops
+            .iter()
+            .filter(|op| op.kind == OpKind::CallSite)
+            .filter_map(|op| {
+                let name = crate::op::call_name::decode([op.comm, op.request, op.aux])?;
+                Some((op.site, name))
+            })
+    }
+
     /// Reads a trace file, keeping the complete records of a file cut
     /// short (see [`RankTrace::read_decoded`] to learn that it was).
     pub fn read(path: &Path) -> Result<Self, TraceError> {
@@ -870,6 +882,38 @@ mod tests {
         assert_eq!(trace.ops[1].matched, Some((0, 7)));
         assert!(trace.ops[1].has(flags::ANY_SOURCE));
         assert_eq!(trace.end.exe_base, 0x5555_0000);
+    }
+
+    #[test]
+    fn call_site_records_name_the_function_of_their_site() {
+        let mut buf = mapping(3);
+        let len = buf.len() * 8;
+        // SAFETY: as above.
+        let mut w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) }.unwrap();
+        w.init_header(0, 2, 1, 0x5555_0000);
+        let id = crate::site::site_from_offset(0x1189).unwrap();
+        let [comm, request, aux] = crate::op::call_name::encode("MPI_Recv");
+        for (site, comm) in [(id, comm), (id + 1, u64::MAX)] {
+            w.append(RawOp {
+                kind: OpKind::CallSite as u16,
+                flags: flags::RETURNED,
+                site,
+                comm,
+                request,
+                aux,
+                ..Default::default()
+            });
+        }
+        w.append(RawOp {
+            kind: OpKind::Recv as u16,
+            site: id,
+            ..Default::default()
+        });
+        let trace = RankTrace::parse(bytes(&buf)).unwrap();
+        // The second record is damaged (not a name): skipped.
+        let sites: Vec<(u32, String)> = trace.call_sites().collect();
+        assert_eq!(sites, [(id, "MPI_Recv".to_string())]);
+        assert_eq!(trace.ops[2].site, id);
     }
 
     #[test]

@@ -11,6 +11,16 @@
 //!
 //! Ids start at 1; id 0 means "unknown site" in a trace record (a call
 //! from code that `build` did not instrument, such as a library).
+//!
+//! Ids with the top bit set ([`FROM_RETURN_ADDRESS`]) are never in the
+//! file: the runtime makes them for a call the program did not label (a
+//! program built by plain `mpicc`, a call through a function pointer) from
+//! the call's return address, as its offset in the executable
+//! ([`site_from_offset`]). The offset, unlike the address, is the same on
+//! every rank and in every run of one executable, so these ids compare
+//! across ranks and interleavings as `build`'s do; `verify` turns them into
+//! sites through the executable's debug information and adds them to its
+//! copy of the table ([`SiteTable::add`]).
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -19,6 +29,25 @@ use std::path::{Path, PathBuf};
 pub const SITE_TABLE_FORMAT: &str = "mbhybrid-sites";
 /// The version of the site table format this crate reads and writes.
 pub const SITE_TABLE_VERSION: u32 = 1;
+
+/// The top bit of a site id made from a return address (see the module
+/// docs); no id `build` writes has it.
+pub const FROM_RETURN_ADDRESS: u32 = 1 << 31;
+
+/// The site id of the call whose return address lies `offset` bytes into
+/// the executable's image (the address minus the executable's load bias),
+/// `None` when the offset does not fit in the 31 bits an id has for it (an
+/// executable of more than 2 GiB).
+pub fn site_from_offset(offset: u64) -> Option<u32> {
+    let offset = u32::try_from(offset).ok()?;
+    (offset & FROM_RETURN_ADDRESS == 0).then_some(FROM_RETURN_ADDRESS | offset)
+}
+
+/// The return address offset a site id was made from ([`site_from_offset`]),
+/// `None` for ids of the site table.
+pub fn offset_of_site(id: u32) -> Option<u64> {
+    (id & FROM_RETURN_ADDRESS != 0).then_some(u64::from(id & !FROM_RETURN_ADDRESS))
+}
 
 /// One MPI call in the program's source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,7 +61,9 @@ pub struct Site {
     pub call: String,
     /// Source file, relative to the directory `build` ran in when below it.
     pub file: String,
-    /// 1-based line, 0 when the IR carried no debug location.
+    /// 1-based line, 0 when the IR carried no debug location. For a site
+    /// made from a return address in code without debug information, 0,
+    /// with `file` naming the executable.
     pub line: u32,
     /// 1-based column, 0 when unknown.
     pub column: u32,
@@ -137,11 +168,24 @@ impl SiteTable {
         if id == 0 {
             return None;
         }
-        // Ids are dense and ordered when written by `build`; fall back to a
-        // search for hand-edited tables.
+        // Ids are dense and ordered when written by `build`, and the sites
+        // `add` puts after them keep the order; fall back to a search for
+        // hand-edited tables.
         match self.sites.get(id as usize - 1) {
             Some(site) if site.id == id => Some(site),
-            _ => self.sites.iter().find(|s| s.id == id),
+            _ => match self.sites.binary_search_by_key(&id, |s| s.id) {
+                Ok(at) => Some(&self.sites[at]),
+                Err(_) => self.sites.iter().find(|s| s.id == id),
+            },
+        }
+    }
+
+    /// Adds `site` (one made from a return address, whose id is above every
+    /// id `build` writes) in id order, replacing a site of the same id.
+    pub fn add(&mut self, site: Site) {
+        match self.sites.binary_search_by_key(&site.id, |s| s.id) {
+            Ok(at) => self.sites[at] = site,
+            Err(at) => self.sites.insert(at, site),
         }
     }
 
@@ -220,6 +264,44 @@ mod tests {
         let back = SiteTable::read(&path).unwrap();
         assert_eq!(back, table);
         assert!(back.analysis.is_some());
+    }
+
+    #[test]
+    fn ids_from_return_addresses_keep_their_offset_and_sort_after_builds() {
+        assert_eq!(site_from_offset(0x1189), Some(FROM_RETURN_ADDRESS | 0x1189));
+        assert_eq!(offset_of_site(FROM_RETURN_ADDRESS | 0x1189), Some(0x1189));
+        // A non-PIE executable's addresses are its offsets (bias 0).
+        assert_eq!(
+            site_from_offset(0x40_1136).and_then(offset_of_site),
+            Some(0x40_1136)
+        );
+        assert_eq!(site_from_offset(1 << 31), None);
+        assert_eq!(site_from_offset(u64::MAX), None);
+        assert_eq!(offset_of_site(7), None);
+
+        let mut table = SiteTable::new("app", vec![]);
+        let site = |id, line| Site {
+            id,
+            function: "main".into(),
+            call: "MPI_Recv".into(),
+            file: "app.c".into(),
+            line,
+            column: 0,
+        };
+        table.sites.push(site(1, 3));
+        let (far, near) = (
+            site_from_offset(0x2000).unwrap(),
+            site_from_offset(0x1000).unwrap(),
+        );
+        table.add(site(far, 20));
+        table.add(site(near, 10));
+        table.add(site(far, 21));
+        let ids: Vec<u32> = table.sites.iter().map(|s| s.id).collect();
+        assert_eq!(ids, [1, near, far]);
+        assert_eq!(table.get(far).map(|s| s.line), Some(21));
+        assert_eq!(table.get(near).map(|s| s.line), Some(10));
+        assert_eq!(table.get(1).map(|s| s.line), Some(3));
+        assert!(table.get(site_from_offset(0x3000).unwrap()).is_none());
     }
 
     #[test]

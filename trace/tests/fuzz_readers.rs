@@ -830,6 +830,7 @@ fn location() -> impl Strategy<Value = Location> {
             column,
             rank,
             call,
+            function: None,
             role,
             label,
         })

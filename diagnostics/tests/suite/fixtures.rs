@@ -69,6 +69,7 @@ impl Builder {
             column,
             rank,
             call: call.map(str::to_string),
+            function: None,
             role,
             label: label.into(),
         });

@@ -100,6 +100,7 @@ fn absolute_and_unreadable_files() {
         column: 0,
         rank: 1,
         call: Some("helper".into()),
+        function: None,
         role: Role::Secondary,
         label: "called from here".into(),
     });

@@ -67,6 +67,7 @@ fn everything() -> mbh_trace::Report {
             column,
             rank: 0,
             call: None,
+            function: None,
             role: Role::Secondary,
             label: "somewhere".into(),
         });
@@ -225,6 +226,7 @@ fn barrier_verdicts_are_results_of_their_own_rules() {
         column: 5,
         rank,
         call: None,
+        function: None,
         role: Role::Primary,
         label: label.into(),
     };
