@@ -33,8 +33,9 @@ struct Watched {
 /// The watch over one job's ranks.
 pub struct DeathWatch {
     stop: Arc<AtomicBool>,
-    /// Ranks in the order their processes exited.
-    exits: Arc<Mutex<Vec<i32>>>,
+    /// Ranks in the order their processes exited; `None` for a rank found
+    /// gone before it was watched.
+    exits: Arc<Mutex<Vec<Option<i32>>>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -57,17 +58,23 @@ impl DeathWatch {
         }
     }
 
-    /// Stops watching; the ranks whose processes exited, in order.
+    /// Stops watching; the ranks whose processes exited, in order. Empty
+    /// when a rank was gone before the watch saw it: its death may have
+    /// come first, so the order says nothing.
     pub fn finish(mut self) -> Vec<i32> {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
-        self.exits.lock().map(|e| e.clone()).unwrap_or_default()
+        let exits = self.exits.lock().map(|e| e.clone()).unwrap_or_default();
+        exits
+            .into_iter()
+            .collect::<Option<Vec<i32>>>()
+            .unwrap_or_default()
     }
 }
 
-fn watch(dir: &InterleavingDir, np: u32, stop: &AtomicBool, exits: &Mutex<Vec<i32>>) {
+fn watch(dir: &InterleavingDir, np: u32, stop: &AtomicBool, exits: &Mutex<Vec<Option<i32>>>) {
     let mut watched: Vec<Watched> = Vec::new();
     let mut known = vec![false; np as usize];
     while !stop.load(Ordering::Relaxed) {
@@ -81,22 +88,30 @@ fn watch(dir: &InterleavingDir, np: u32, stop: &AtomicBool, exits: &Mutex<Vec<i3
             known[rank as usize] = true;
             match pidfd_open(pid) {
                 Some(pidfd) => watched.push(Watched { rank, pidfd }),
-                // Gone already: it exited before any rank we watch.
-                None => push(exits, rank),
+                // Gone before it was watched: when it died is unknown, so
+                // no order can be claimed (`None` in the list).
+                None => push(exits, None),
             }
         }
         if watched.is_empty() {
             std::thread::sleep(WAIT);
             continue;
         }
-        for rank in wait_for_exits(&watched) {
-            push(exits, rank);
+        let exited = wait_for_exits(&watched);
+        // Several exits seen in one wake-up have no order among them:
+        // when they are the first, which came first is unknown.
+        let first_batch = exits.lock().map(|e| e.is_empty()).unwrap_or(false);
+        if first_batch && exited.len() > 1 {
+            push(exits, None);
+        }
+        for rank in exited {
+            push(exits, Some(rank));
             watched.retain(|w| w.rank != rank);
         }
     }
 }
 
-fn push(exits: &Mutex<Vec<i32>>, rank: i32) {
+fn push(exits: &Mutex<Vec<Option<i32>>>, rank: Option<i32>) {
     if let Ok(mut exits) = exits.lock() {
         exits.push(rank);
     }

@@ -972,19 +972,28 @@ fn killed_finding(
         .copied()
         .filter(|rank| killed.contains(rank));
     let culprit = first.or_else(|| banner.and_then(|(pid, _)| rank_of(pid)));
+    // The banner's signal is the culprit's when the watch saw that rank
+    // die first and the banner names its process.
     let banner_signal = banner.and_then(|(pid, signal)| {
-        let names_culprit = culprit.is_some_and(|rank| pid_of(rank) == Some(pid));
-        names_culprit.then_some(signal).flatten()
+        let names_first = first.is_some_and(|rank| pid_of(rank) == Some(pid));
+        names_first.then_some(signal).flatten()
     });
-    let message = match (culprit, banner_signal, banner) {
-        (Some(rank), Some(signal), _) => format!(
+    let message = match (first, culprit, banner_signal, banner) {
+        (_, Some(rank), Some(signal), _) => format!(
             "rank {rank} was killed by signal {signal} ({}) from outside the program (by the system, a user or a resource limit); the launcher then stopped the job",
             signal_name(signal)
         ),
-        (Some(rank), None, _) => format!(
+        (Some(rank), _, None, _) => format!(
             "rank {rank} was the first to end, killed from outside the program (by the system, a user or a resource limit); the launcher then stopped the job"
         ),
-        (None, _, Some((pid, Some(signal)))) => format!(
+        // The banner alone: it may name a process the launcher killed
+        // itself, so the report says so rather than blame that rank.
+        (None, Some(rank), None, Some((pid, Some(signal)))) => format!(
+            "{} ended without finishing: one was killed from outside the program (by the system, a user or a resource limit) and the launcher stopped the others; the launcher names rank {rank} (process {pid}, signal {signal}, {}), which mbhybrid could not confirm was the first",
+            rank_list(&killed),
+            signal_name(signal)
+        ),
+        (None, None, _, Some((pid, Some(signal)))) => format!(
             "process {pid} of the job was killed by signal {signal} ({}) from outside the program; the launcher then stopped the job",
             signal_name(signal)
         ),
@@ -998,7 +1007,7 @@ fn killed_finding(
     };
     let mut f = Finding::new(FindingKind::Crash, Severity::Error, message);
     f.interleaving = ctx.interleaving;
-    f.ranks = match culprit {
+    f.ranks = match first {
         Some(rank) => vec![rank],
         None => killed,
     };

@@ -125,12 +125,24 @@ int main(int argc, char **argv) {
     let (status, report, out) = crate::util::verify_json(&exe, 2, dir.path(), &[]);
     assert_eq!(status, 1, "{}", crate::util::describe(&out));
     let messages: Vec<&str> = report.findings.iter().map(|f| f.message.as_str()).collect();
-    assert!(
-        messages
-            .iter()
-            .any(|m| m.starts_with("rank 1 was killed by signal 9 (SIGKILL)")),
-        "{messages:?}"
-    );
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(blames_only(messages[0], 1), "{messages:?}");
+    assert!(messages[0].contains("killed"), "{messages:?}");
+}
+
+/// Whether a killed-rank `message` blames `rank` or no rank at all: when
+/// the order of deaths is known it names the rank that died first; when
+/// it is not (several exits at once on a loaded machine), it says so and
+/// never blames the process the launcher's banner names (which can be one
+/// the launcher killed itself).
+pub(crate) fn blames_only(message: &str, rank: i32) -> bool {
+    let confident =
+        message.contains(" was killed by signal") || message.contains(" was the first to end");
+    if confident {
+        message.starts_with(&format!("rank {rank} was"))
+    } else {
+        message.contains("could not confirm") || message.contains("ended without finishing")
+    }
 }
 
 /// Issue 12: a child the rank forks shares its trace mapping; the child's
