@@ -93,6 +93,8 @@
 
 mod build;
 mod config;
+mod driver;
+mod embed;
 mod error;
 mod markers;
 mod mpi_flags;
@@ -103,6 +105,8 @@ pub use build::{
     analyze, build, AnalyzeOutput, AnalyzeRequest, BuildOutput, BuildRequest, RUNTIME_LIB,
 };
 pub use config::{read_config, ZoneBound, CONFIG_FILE};
+pub use driver::{drive, Driven, DriverRequest};
+pub use embed::Language;
 pub use error::{BuildError, InstrumentError};
 pub use markers::{insert_markers, MarkerCounts, PCONTROL};
 pub use mpi_flags::MpiFlags;

@@ -19,3 +19,4 @@ mod static_report;
 mod transparency;
 mod util;
 mod wildcards;
+mod wrappers;
