@@ -72,7 +72,8 @@ pub enum Driven {
     Linked(Box<BuildOutput>),
 }
 
-/// Runs one compiler driver command; see the [module docs](self).
+/// Runs one compiler driver command: compile (`-c`), link, or pass the
+/// command to clang, as the [crate docs](crate) and `driver.rs` describe.
 ///
 /// A compile or link error of clang comes back as
 /// [`BuildError::Compile`] or [`BuildError::Link`], whose `stderr` and
@@ -92,6 +93,15 @@ pub fn drive(req: &DriverRequest) -> Result<Driven, BuildError> {
     let mode = Mode::of(&words);
     if let Some(what) = show {
         return show_info(req.language, &args, mode, what);
+    }
+    if matches!(mode, Mode::Compile | Mode::Link) {
+        if let Some(lto) = link_time_optimization(&words) {
+            return Err(BuildError::WrapperOption {
+                option: lto,
+                why: "its objects hold IR instead of machine code, where the driver keeps the IR \
+                      beside the code; drop it for the verification build",
+            });
+        }
     }
     match mode {
         Mode::Info => passthrough(req.language, &args, false, false),
@@ -145,7 +155,8 @@ fn wrapper_option(arg: &str) -> Result<Option<WrapperOption>, BuildError> {
         }
         _ if arg.starts_with("-cc=") || arg.starts_with("-cxx=") || arg.starts_with("-config=") => {
             return refuse(
-                "mbhybrid-cc always compiles with clang 16, whose IR mbhybrid reads; drop it",
+                "the mbhybrid compiler drivers always compile with clang 16, whose IR mbhybrid \
+                 reads; drop it",
             )
         }
         _ if arg.starts_with("-profile=") => {
@@ -155,6 +166,20 @@ fn wrapper_option(arg: &str) -> Result<Option<WrapperOption>, BuildError> {
         }
         _ => return Ok(None),
     }))
+}
+
+/// The `-flto…` flag in force, if any (a later `-fno-lto` cancels it).
+fn link_time_optimization(words: &[Word]) -> Option<String> {
+    words
+        .iter()
+        .rev()
+        .find_map(|word| match word {
+            Word::Flag(f) if f[0] == "-flto" || f[0].starts_with("-flto=") => Some(Some(&f[0])),
+            Word::Flag(f) if f[0] == "-fno-lto" => Some(None),
+            _ => None,
+        })
+        .flatten()
+        .cloned()
 }
 
 /// `-show` and its kin: what `mpicc` would print, with clang for the compiler.
@@ -311,7 +336,15 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
 
     let mut slots = Vec::new();
     let mut sources: Vec<(PathBuf, SourceKind, Vec<String>)> = Vec::new();
-    let compile_flags = codegen_flags(words);
+    let output = words
+        .iter()
+        .rev()
+        .find_map(|word| match word {
+            Word::Output { path, .. } => Some(PathBuf::from(path)),
+            _ => None,
+        })
+        .unwrap_or_else(|| PathBuf::from("a.out"));
+    let compile_flags = link_line_compile_flags(words, &output);
     for word in words {
         let holder = match word {
             Word::Input { path, lang } => {
@@ -414,14 +447,6 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
         }
     }
 
-    let output = words
-        .iter()
-        .rev()
-        .find_map(|word| match word {
-            Word::Output { path, .. } => Some(PathBuf::from(path)),
-            _ => None,
-        })
-        .unwrap_or_else(|| PathBuf::from("a.out"));
     let program = instrument_program(&frontend, &units, &[], &req.base_dir, &output)?;
     warnings.push_str(&program.warnings);
 
@@ -661,6 +686,41 @@ fn codegen_flags(words: &[Word]) -> Vec<String> {
         })
         .flatten()
         .collect()
+}
+
+/// The flags for compiling the sources on a link line: those of code
+/// generation, and the dependency flags, completed as clang completes them
+/// when it links (the file `OUTPUT.d`, naming `OUTPUT` as the target),
+/// because the front end here writes its IR to a file of its own.
+fn link_line_compile_flags(words: &[Word], output: &Path) -> Vec<String> {
+    let mut flags = codegen_flags(words);
+    let dependency: Vec<&Vec<String>> = words
+        .iter()
+        .filter_map(|word| match word {
+            Word::Flag(f)
+                if ["-MD", "-MMD", "-MP", "-MG", "-MF", "-MT", "-MQ"].contains(&f[0].as_str())
+                    || ["-MF", "-MT", "-MQ"].iter().any(|p| f[0].starts_with(p)) =>
+            {
+                Some(f)
+            }
+            _ => None,
+        })
+        .collect();
+    let has = |prefix: &str| dependency.iter().any(|f| f[0].starts_with(prefix));
+    if !dependency.iter().any(|f| f[0] == "-MD" || f[0] == "-MMD") {
+        return flags;
+    }
+    flags.extend(dependency.iter().flat_map(|f| f.iter().cloned()));
+    if !has("-MF") {
+        flags.extend([
+            "-MF".to_owned(),
+            output.with_extension("d").to_string_lossy().into_owned(),
+        ]);
+    }
+    if !has("-MT") && !has("-MQ") {
+        flags.extend(["-MT".to_owned(), output.to_string_lossy().into_owned()]);
+    }
+    flags
 }
 
 /// One element of a compiler command line.
@@ -1033,6 +1093,20 @@ mod tests {
     }
 
     #[test]
+    fn sources_on_a_link_line_write_dependencies_where_clang_would() {
+        let flags = |args: &[&str]| link_line_compile_flags(&parsed(args), Path::new("bin/app"));
+        assert_eq!(flags(&["-O1", "a.c", "-o", "bin/app"]), strings(&["-O1"]));
+        assert_eq!(
+            flags(&["-MMD", "-MP", "a.c", "-o", "bin/app"]),
+            strings(&["-MMD", "-MP", "-MF", "bin/app.d", "-MT", "bin/app"])
+        );
+        assert_eq!(
+            flags(&["-MD", "-MFdeps/app.d", "-MQ", "app", "a.c"]),
+            strings(&["-MD", "-MFdeps/app.d", "-MQ", "app"])
+        );
+    }
+
+    #[test]
     fn inputs_take_their_kind_from_x_or_the_extension() {
         assert_eq!(input_kind("a.c", None), Some(SourceKind::C));
         assert_eq!(input_kind("a.cpp", None), Some(SourceKind::Cxx));
@@ -1091,6 +1165,15 @@ mod tests {
         std::fs::write(dir.path().join("loop.rsp"), "@loop.rsp").unwrap();
         let err = expand_response_files(&strings(&["@loop.rsp"]), dir.path()).unwrap_err();
         assert!(err.to_string().contains("nest"), "{err}");
+    }
+
+    #[test]
+    fn link_time_optimization_is_seen_in_any_spelling() {
+        let lto = |args: &[&str]| link_time_optimization(&parsed(args));
+        assert_eq!(lto(&["-O2", "-flto", "-c", "a.c"]), Some("-flto".into()));
+        assert_eq!(lto(&["-flto=thin", "a.o"]), Some("-flto=thin".into()));
+        assert_eq!(lto(&["-flto", "-fno-lto", "a.o"]), None);
+        assert_eq!(lto(&["-O2", "a.o"]), None);
     }
 
     #[test]

@@ -265,8 +265,9 @@ pub enum BuildError {
         stderr: String,
     },
 
-    /// An option of MPI's compiler wrappers that mbhybrid-cc cannot honour.
-    #[error("`{option}` is an option of MPICH's mpicc that mbhybrid-cc does not take: {why}")]
+    /// An option (of the compiler, or of MPI's compiler wrappers) that
+    /// mbhybrid-cc cannot honour.
+    #[error("this compiler driver does not take `{option}`: {why}")]
     WrapperOption {
         /// The option as given.
         option: String,

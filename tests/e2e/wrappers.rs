@@ -447,6 +447,17 @@ fn other_modes_behave_as_the_compiler() {
     let deps = std::fs::read_to_string(dir.join("main.d")).unwrap();
     assert!(deps.starts_with("obj/main.c.o: main.c"), "{deps}");
 
+    // Sources compiled and linked in one command write their dependencies
+    // where clang would (OUTPUT.d, naming OUTPUT).
+    std::fs::write(
+        dir.join("one.c"),
+        "#include <mpi.h>\nint main(int c, char **v) { return MPI_Init(&c, &v); }\n",
+    )
+    .unwrap();
+    run_ok(&cc, &["-MMD", "one.c", "-o", "one"], dir);
+    let deps = std::fs::read_to_string(dir.join("one.d")).unwrap();
+    assert!(deps.starts_with("one: one.c"), "{deps}");
+
     // -S writes assembly, -shared a shared library (MPI linked, not
     // instrumented), a compiler check's `-o /dev/null` is fine.
     run_ok(&cc, &["-S", "main.c", "-o", "main.s"], dir);
@@ -469,7 +480,13 @@ fn other_modes_behave_as_the_compiler() {
     // mpicc options that would change what is built are refused.
     let refused = run(&cc, &["-cc=gcc", "-c", "main.c"], dir);
     assert_eq!(refused.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("mbhybrid-cc: error: `-cc=gcc`"));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("mbhybrid-cc: error: this compiler driver does not take `-cc=gcc`"),
+        "{stderr}"
+    );
+    let refused = run(&cc, &["-flto", "-c", "main.c"], dir);
+    assert_eq!(refused.status.code(), Some(2));
 }
 
 /// `mbhybrid-c++` compiles and links C++ with clang++ and mpicxx's flags.
