@@ -301,11 +301,13 @@ fn objects_and_archives_of_other_compilers_link_as_usual() {
     run_ok(&tool("ar"), &["rcs", "libarchived.a", "archived.o"], dir);
     run_ok(&cc, &["-O2", "-c", "main.c"], dir);
     std::fs::write(dir.join("objects.rsp"), "main.o plain.o\n").unwrap();
-    run_ok(
-        &cc,
-        &["-o", "app", "@objects.rsp", "-L.", "-larchived"],
-        dir,
-    );
+    // A Makefile written for a plain compiler names the MPI library itself;
+    // the runtime must still come first for its MPI_* to be the ones bound.
+    let mpi_link = run_ok(&tool("mpicc"), &["-show-link-info"], dir).stdout;
+    let mpi_link = String::from_utf8(mpi_link).unwrap();
+    let mut link = vec!["-o", "app", "@objects.rsp", "-L.", "-larchived"];
+    link.extend(mpi_link.split_whitespace());
+    run_ok(&cc, &link, dir);
 
     let sites = sites(&dir.join("app"));
     assert_eq!(
