@@ -25,8 +25,8 @@ pub struct BuildRequest {
     /// The executable to write; its site table goes beside it
     /// ([`SiteTable::path_for`]).
     pub output: PathBuf,
-    /// C (`.c`), C++ (`.cc`, `.cpp`, `.cxx`, `.C`) and LLVM IR (`.ll`,
-    /// `.bc`) files, compiled and numbered in this order.
+    /// C (`.c`, `.i`), C++ (`.cc`, `.cpp`, `.cxx`, `.C`, `.ii`) and LLVM IR
+    /// (`.ll`, `.bc`) files, compiled and numbered in this order.
     pub sources: Vec<PathBuf>,
     /// Flags for clang, given to every compile and to the link
     /// (`-O2`, `-DN=4`, `-lm`).
@@ -659,6 +659,9 @@ mod tests {
         assert_eq!(kind("a.cc"), Some(SourceKind::Cxx));
         assert_eq!(kind("a.ll"), Some(SourceKind::Ir));
         assert_eq!(kind("a.bc"), Some(SourceKind::Ir));
+        // Preprocessed sources, as `-save-temps` and `cc -E` leave them.
+        assert_eq!(kind("a.i"), Some(SourceKind::C));
+        assert_eq!(kind("a.ii"), Some(SourceKind::Cxx));
         assert_eq!(kind("a.o"), None);
         assert_eq!(kind("Makefile"), None);
     }

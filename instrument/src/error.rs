@@ -33,8 +33,10 @@ pub enum BuildError {
 
     /// A source file has an extension `build` does not know.
     #[error(
-        "{} is not a file mbhybrid build compiles: it takes C (.c), C++ (.cc, .cpp, .cxx, .C) and \
-         LLVM IR (.ll, .bc) files; give objects and libraries as compiler flags after `--`",
+        "{} is not a file mbhybrid build compiles: it takes C (.c, .i), C++ (.cc, .cpp, .cxx, .C, \
+         .ii) and LLVM IR (.ll, .bc) files; give objects and libraries as compiler flags after \
+         `--`, or build the project with its own make or CMake and mbhybrid-cc as the compiler \
+         (`make CC=mbhybrid-cc`), whose objects carry what mbhybrid needs",
         path.display()
     )]
     UnsupportedSource {
