@@ -11,6 +11,8 @@ packages=(
   libpolly-16-dev             # llvm-config-16 --libs names Polly; harmless with prefer-dynamic
   zlib1g-dev libzstd-dev libxml2-dev libffi-dev libtinfo-dev libncurses-dev  # llvm-sys link deps
   pkg-config build-essential bc
+  llvm-16                     # mbhybrid-cc: llvm-objcopy-16, llvm-ar-16 (llvm-16-dev pulls it in too)
+  cmake                       # the compiler-driver tests build a CMake project with mbhybrid-cc
   chromium                    # the HTML report's rendering test (headless)
 )
 

@@ -2,6 +2,9 @@
 //! library crates; everything else lives in them.
 //!
 //! Exit status: 0 nothing found, 1 findings, 2 usage error or tool failure.
+//!
+//! Run under the name `mbhybrid-cc` or `mbhybrid-c++` it is a compiler
+//! driver instead ([`wrapper`]).
 
 mod cli;
 mod commands;
@@ -15,11 +18,20 @@ mod outcome;
 mod session;
 mod symbolize;
 mod timeline;
+mod wrapper;
 
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Run as `mbhybrid-cc` or `mbhybrid-c++`, this is a compiler driver
+    // whose arguments are the compiler's, not mbhybrid's.
+    if let Some(language) = std::env::args_os()
+        .next()
+        .and_then(|argv0| wrapper::invoked_as(&argv0))
+    {
+        return wrapper::main(language);
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

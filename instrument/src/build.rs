@@ -1,5 +1,6 @@
 //! `mbhybrid build`: compile, instrument, link.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use inkwell::context::Context;
@@ -25,8 +26,8 @@ pub struct BuildRequest {
     /// The executable to write; its site table goes beside it
     /// ([`SiteTable::path_for`]).
     pub output: PathBuf,
-    /// C (`.c`), C++ (`.cc`, `.cpp`, `.cxx`, `.C`) and LLVM IR (`.ll`,
-    /// `.bc`) files, compiled and numbered in this order.
+    /// C (`.c`, `.i`), C++ (`.cc`, `.cpp`, `.cxx`, `.C`, `.ii`) and LLVM IR
+    /// (`.ll`, `.bc`) files, compiled and numbered in this order.
     pub sources: Vec<PathBuf>,
     /// Flags for clang, given to every compile and to the link
     /// (`-O2`, `-DN=4`, `-lm`).
@@ -65,16 +66,17 @@ pub struct BuildOutput {
 
 /// The kinds of input `build` takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SourceKind {
+pub(crate) enum SourceKind {
     C,
     Cxx,
     Ir,
 }
 
-fn source_kind(path: &Path) -> Option<SourceKind> {
+pub(crate) fn source_kind(path: &Path) -> Option<SourceKind> {
     match path.extension()?.to_str()? {
-        "c" => Some(SourceKind::C),
-        "cc" | "cpp" | "cxx" | "c++" | "C" => Some(SourceKind::Cxx),
+        // `.i`/`.ii`: preprocessed C/C++, as `cc -E` or `-save-temps` leave it.
+        "c" | "i" => Some(SourceKind::C),
+        "cc" | "cpp" | "cxx" | "c++" | "C" | "cp" | "CPP" | "ii" => Some(SourceKind::Cxx),
         "ll" | "bc" => Some(SourceKind::Ir),
         _ => None,
     }
@@ -98,34 +100,46 @@ fn check_source(path: &Path) -> Result<SourceKind, BuildError> {
     })
 }
 
-/// The front end both [`build`] and [`analyze`] share: checked sources,
-/// clang, the MPI flags and a temporary directory.
-struct Frontend {
-    kinds: Vec<SourceKind>,
+/// Checks every source ([`check_source`]); their kinds, in order.
+fn check_sources(sources: &[PathBuf]) -> Result<Vec<SourceKind>, BuildError> {
+    if sources.is_empty() {
+        return Err(BuildError::NoSources);
+    }
+    sources.iter().map(|source| check_source(source)).collect()
+}
+
+/// A source to compile to IR, with the flags of its compile.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SourceInput<'a> {
+    /// The file.
+    pub path: &'a Path,
+    /// Its kind.
+    pub kind: SourceKind,
+    /// The user's flags for it; they come first on clang's command line,
+    /// so a `-x` among them applies to the source.
+    pub cc_flags: &'a [String],
+}
+
+/// What [`build`], [`analyze`] and the compiler driver share: clang, the
+/// MPI flags and a temporary directory.
+pub(crate) struct Frontend {
     clang: PathBuf,
-    link_driver: PathBuf,
+    /// `clang++`, found when C++ is compiled or linked.
+    clangxx: Option<PathBuf>,
     mpi_c: MpiFlags,
+    /// `mpicxx`'s flags, asked for when C++ is compiled or linked.
     mpi_cxx: Option<MpiFlags>,
-    tmp: tempfile::TempDir,
+    pub tmp: tempfile::TempDir,
 }
 
 impl Frontend {
-    fn new(sources: &[PathBuf]) -> Result<Self, BuildError> {
-        if sources.is_empty() {
-            return Err(BuildError::NoSources);
-        }
-        let kinds = sources
-            .iter()
-            .map(|source| check_source(source))
-            .collect::<Result<Vec<_>, _>>()?;
+    /// Finds clang 16 and asks `mpicc` for the MPI flags; with `cxx`, also
+    /// `clang++` and `mpicxx`.
+    pub(crate) fn new(cxx: bool) -> Result<Self, BuildError> {
         let clang = find_clang(false)?;
-        let link_driver = if kinds.contains(&SourceKind::Cxx) {
-            find_clang(true)?
-        } else {
-            clang.clone()
-        };
+        let clangxx = if cxx { Some(find_clang(true)?) } else { None };
         let mpi_c = MpiFlags::probe()?;
-        let mpi_cxx = if kinds.contains(&SourceKind::Cxx) {
+        let mpi_cxx = if cxx {
             Some(MpiFlags::probe_cxx()?)
         } else {
             None
@@ -135,16 +149,24 @@ impl Frontend {
             .tempdir()
             .map_err(|source| BuildError::TempDir { source })?;
         Ok(Frontend {
-            kinds,
             clang,
-            link_driver,
+            clangxx,
             mpi_c,
             mpi_cxx,
             tmp,
         })
     }
 
-    fn temp(&self, index: usize, source: &Path, ext: &str) -> PathBuf {
+    /// The clang driver and MPI flags for `cxx` (C++) or C; C++ falls back
+    /// to C's when the front end was made without C++.
+    pub(crate) fn toolchain(&self, cxx: bool) -> (&Path, &MpiFlags) {
+        match (cxx, &self.clangxx, &self.mpi_cxx) {
+            (true, Some(clangxx), Some(mpi_cxx)) => (clangxx, mpi_cxx),
+            _ => (&self.clang, &self.mpi_c),
+        }
+    }
+
+    pub(crate) fn temp(&self, index: usize, source: &Path, ext: &str) -> PathBuf {
         let stem = source
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -155,31 +177,28 @@ impl Frontend {
     /// Compiles each C/C++ source to bitcode with debug information
     /// (`.ll`/`.bc` sources are taken as they are), two at a time; returns
     /// the IR files and what clang printed, in source order.
-    fn compile(
+    pub(crate) fn compile(
         &self,
-        sources: &[PathBuf],
-        cc_flags: &[String],
+        sources: &[SourceInput<'_>],
     ) -> Result<(Vec<PathBuf>, String), BuildError> {
         let results: Vec<Result<(PathBuf, String), BuildError>> = sources
             .par_iter()
             .enumerate()
-            .map(|(index, source)| {
-                let kind = self.kinds[index];
+            .map(|(index, input)| {
+                let (source, kind, cc_flags) = (input.path, input.kind, input.cc_flags);
                 if kind == SourceKind::Ir {
-                    return Ok((source.clone(), String::new()));
+                    return Ok((source.to_owned(), String::new()));
                 }
                 let bitcode = self.temp(index, source, "bc");
-                let (driver, mpi) = match (kind, &self.mpi_cxx) {
-                    (SourceKind::Cxx, Some(mpi_cxx)) => (&self.link_driver, mpi_cxx),
-                    _ => (&self.clang, &self.mpi_c),
-                };
+                let (driver, mpi) = self.toolchain(kind == SourceKind::Cxx);
                 let cmd = compile_command(driver, kind, cc_flags, &mpi.compile, source, &bitcode);
                 let ran = cmd.run()?;
                 if !ran.success {
                     return Err(BuildError::Compile {
-                        file: source.clone(),
+                        file: source.to_owned(),
                         command: cmd.display(),
                         stderr: ran.messages,
+                        status: ran.status,
                     });
                 }
                 Ok((bitcode, ran.messages))
@@ -197,7 +216,7 @@ impl Frontend {
 
     /// The installed MPI's constants: [`MpiConstants::PROBE_C`] compiled
     /// with the MPI compile flags, read back from its IR.
-    fn constants(&self) -> Result<MpiConstants, BuildError> {
+    pub(crate) fn constants(&self) -> Result<MpiConstants, BuildError> {
         let probe = self.tmp.path().join("mbh-mpi-constants.c");
         std::fs::write(&probe, MpiConstants::PROBE_C).map_err(|source| BuildError::Write {
             path: probe.clone(),
@@ -289,11 +308,13 @@ pub struct AnalyzeOutput {
 /// Compiles the sources as [`build`] does (without linking or writing
 /// anything), analyses them and returns the static report.
 pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
-    let frontend = Frontend::new(&req.sources)?;
+    let kinds = check_sources(&req.sources)?;
+    let frontend = Frontend::new(kinds.contains(&SourceKind::Cxx))?;
     let mut bounds = config_bounds(&req.sources)?;
     bounds.extend(req.zone_bounds.iter().cloned());
     let consts = frontend.constants()?;
-    let (irs, warnings) = frontend.compile(&req.sources, &req.cc_flags)?;
+    let inputs = source_inputs(&req.sources, &kinds, &req.cc_flags);
+    let (irs, warnings) = frontend.compile(&inputs)?;
     let context = Context::create();
     let modules = irs
         .iter()
@@ -352,20 +373,8 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 /// instrumentation: the added code stores constants into the runtime's
 /// register and calls `MPI_Pcontrol`, which only informs the runtime.
 pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
-    if req.sources.is_empty() {
-        return Err(BuildError::NoSources);
-    }
-    for source in &req.sources {
-        check_source(source)?;
-    }
-    // Absolute, because it becomes the executable's RUNPATH.
-    let runtime_dir =
-        std::path::absolute(&req.runtime_dir).unwrap_or_else(|_| req.runtime_dir.clone());
-    if !runtime_dir.join(RUNTIME_LIB).is_file() {
-        return Err(BuildError::RuntimeMissing {
-            path: runtime_dir.join(RUNTIME_LIB),
-        });
-    }
+    let kinds = check_sources(&req.sources)?;
+    let runtime_dir = runtime_dir(&req.runtime_dir)?;
     if let Some(dir) = req.output.parent() {
         if !dir.as_os_str().is_empty() && !dir.is_dir() {
             return Err(BuildError::OutputDir {
@@ -374,38 +383,171 @@ pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
             });
         }
     }
-    let mut bounds = config_bounds(&req.sources)?;
-    bounds.extend(req.zone_bounds.iter().cloned());
-    let frontend = Frontend::new(&req.sources)?;
-    let consts = frontend.constants()?;
-    let (irs, mut warnings) = frontend.compile(&req.sources, &req.cc_flags)?;
+    let cxx = kinds.contains(&SourceKind::Cxx);
+    let frontend = Frontend::new(cxx)?;
+    let inputs = source_inputs(&req.sources, &kinds, &req.cc_flags);
+    let (irs, mut warnings) = frontend.compile(&inputs)?;
+    let units: Vec<Unit> = irs
+        .into_iter()
+        .zip(&req.sources)
+        .map(|(bitcode, source)| Unit {
+            source: source.clone(),
+            display: source.to_string_lossy().into_owned(),
+            bitcode,
+            flags: req.cc_flags.clone(),
+            dir: None,
+        })
+        .collect();
+    let program = instrument_program(
+        &frontend,
+        &units,
+        &req.zone_bounds,
+        &req.base_dir,
+        &req.output,
+    )?;
+    warnings.push_str(&program.warnings);
 
+    let (link_driver, mpi) = frontend.toolchain(cxx);
+    let mut cmd = Cmd::new(link_driver);
+    cmd.args(&program.objects)
+        .arg("-o")
+        .arg(&req.output)
+        .args(runtime_link_flags(&runtime_dir))
+        .args(&mpi.link)
+        .args(&req.cc_flags)
+        .arg("-Qunused-arguments");
+    let ran = cmd.run()?;
+    if !ran.success {
+        return Err(BuildError::Link {
+            output: req.output.clone(),
+            command: cmd.display(),
+            stderr: ran.messages,
+            status: ran.status,
+        });
+    }
+    warnings.push_str(&ran.messages);
+    program.finish(&req.output, warnings)
+}
+
+/// The directory of [`RUNTIME_LIB`], absolute (it becomes the executable's
+/// `RUNPATH`), checked to hold the library.
+pub(crate) fn runtime_dir(given: &Path) -> Result<PathBuf, BuildError> {
+    let dir = std::path::absolute(given).unwrap_or_else(|_| given.to_owned());
+    if !dir.join(RUNTIME_LIB).is_file() {
+        return Err(BuildError::RuntimeMissing {
+            path: dir.join(RUNTIME_LIB),
+        });
+    }
+    Ok(dir)
+}
+
+/// The link flags that make an executable use the runtime in `runtime_dir`:
+/// found there at link time and, through the `RUNPATH`, at run time; kept
+/// even if a default `--as-needed` would drop it (the program does not
+/// name it, but it must be loaded for its `MPI_*` symbols to win).
+pub(crate) fn runtime_link_flags(runtime_dir: &Path) -> Vec<OsString> {
+    let mut flags: Vec<OsString> = vec!["-L".into(), runtime_dir.into()];
+    // -Xlinker, not -Wl, so that a comma in the path survives.
+    flags.extend(["-Xlinker", "-rpath", "-Xlinker"].map(OsString::from));
+    flags.push(runtime_dir.into());
+    flags.extend(
+        [
+            "-Wl,--push-state,--no-as-needed",
+            "-lmbhybrid_rt",
+            "-Wl,--pop-state",
+        ]
+        .map(OsString::from),
+    );
+    flags
+}
+
+/// The sources with their kinds, all compiled with `cc_flags`.
+fn source_inputs<'a>(
+    sources: &'a [PathBuf],
+    kinds: &[SourceKind],
+    cc_flags: &'a [String],
+) -> Vec<SourceInput<'a>> {
+    sources
+        .iter()
+        .zip(kinds)
+        .map(|(path, &kind)| SourceInput {
+            path,
+            kind,
+            cc_flags,
+        })
+        .collect()
+}
+
+/// A translation unit on its way into the instrumented program: its
+/// front-end IR and how to generate code from it.
+#[derive(Debug, Clone)]
+pub(crate) struct Unit {
+    /// The source file: what sites name when the IR records no file, and
+    /// where `mbhybrid.toml` is looked for.
+    pub source: PathBuf,
+    /// The source as the site table lists it.
+    pub display: String,
+    /// The front end's IR (bitcode or text).
+    pub bitcode: PathBuf,
+    /// The flags code generation gets (`-O2`, `-fPIC`, …).
+    pub flags: Vec<String>,
+    /// The directory code generation runs in (the compile's, so relative
+    /// paths among `flags` mean what they meant); `None`: this process's.
+    pub dir: Option<PathBuf>,
+}
+
+/// The units instrumented and compiled to objects, not yet linked.
+pub(crate) struct Program {
+    /// The site table to write beside the executable.
+    pub table: SiteTable,
+    /// One object per unit, in unit order, in the front end's temporary
+    /// directory.
+    pub objects: Vec<PathBuf>,
+    /// How many markers were inserted.
+    pub markers: MarkerCounts,
+    /// What clang printed while generating code.
+    pub warnings: String,
+}
+
+/// Steps 4 to 7 of [`build`] for `units`, whatever made them: reads the
+/// zone bounds of the `mbhybrid.toml` beside each unit's source (`bounds`
+/// override them), analyses all units together, inserts markers and site
+/// ids (numbered across all units, in order), and generates one object per
+/// unit with its own flags.
+pub(crate) fn instrument_program(
+    frontend: &Frontend,
+    units: &[Unit],
+    zone_bounds: &[ZoneBound],
+    base_dir: &Path,
+    output: &Path,
+) -> Result<Program, BuildError> {
+    let sources: Vec<PathBuf> = units.iter().map(|u| u.source.clone()).collect();
+    let mut bounds = config_bounds(&sources)?;
+    bounds.extend(zone_bounds.iter().cloned());
+    let consts = frontend.constants()?;
     let mut table = SiteTable::new(
-        req.output.to_string_lossy(),
-        req.sources
-            .iter()
-            .map(|s| s.to_string_lossy().into_owned())
-            .collect(),
+        output.to_string_lossy(),
+        units.iter().map(|u| u.display.clone()).collect(),
     );
     let mut markers = MarkerCounts::default();
     let mut instrumented = Vec::new();
     {
         let context = Context::create();
-        let modules = irs
+        let modules = units
             .iter()
-            .map(|ir| Module::load(&context, ir))
+            .map(|unit| Module::load(&context, &unit.bitcode))
             .collect::<Result<Vec<_>, _>>()?;
         let inputs: Vec<AnalysisInput<'_, '_>> = modules
             .iter()
-            .zip(&req.sources)
+            .zip(&sources)
             .map(|(module, source)| AnalysisInput { module, source })
             .collect();
-        let mut analysis = mbh_static::analyze(&inputs, &consts, &req.base_dir);
+        let mut analysis = mbh_static::analyze(&inputs, &consts, base_dir);
         let zone_bounds = apply_bounds(&mut analysis.report, &bounds);
         for (index, ((module, plan), source)) in modules
             .iter()
             .zip(&analysis.modules)
-            .zip(&req.sources)
+            .zip(&sources)
             .enumerate()
         {
             let instrument_error = |e| BuildError::Instrument {
@@ -419,9 +561,7 @@ pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
             let after = insert_site_ids(module, &plan.sites, plan.first_site_id)
                 .map_err(instrument_error)?;
             for (site, id) in plan.sites.iter().zip(plan.first_site_id..after) {
-                table
-                    .sites
-                    .push(site_entry(site, id, source, &req.base_dir));
+                table.sites.push(site_entry(site, id, source, base_dir));
             }
             let path = frontend.temp(index, source, "mbh.bc");
             if !module.llvm().write_bitcode_to_path(&path) {
@@ -437,21 +577,24 @@ pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
 
     let objects: Vec<Result<(PathBuf, String), BuildError>> = instrumented
         .par_iter()
-        .zip(&req.sources)
+        .zip(units)
         .enumerate()
-        .map(|(index, (bitcode, source))| {
-            let object = frontend.temp(index, source, "o");
+        .map(|(index, (bitcode, unit))| {
+            let object = frontend.temp(index, &unit.source, "o");
             let mut cmd = Cmd::new(&frontend.clang);
-            cmd.args(&req.cc_flags)
+            cmd.args(&unit.flags)
                 .args(["-c", "-x", "ir"])
                 .arg(bitcode)
                 .arg("-o")
                 .arg(&object)
                 .arg("-Qunused-arguments");
+            if let Some(dir) = unit.dir.as_deref().filter(|dir| dir.is_dir()) {
+                cmd.current_dir(dir);
+            }
             let ran = cmd.run()?;
             if !ran.success {
                 return Err(BuildError::Codegen {
-                    file: source.clone(),
+                    file: unit.source.clone(),
                     command: cmd.display(),
                     stderr: ran.messages,
                 });
@@ -460,61 +603,50 @@ pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
         })
         .collect();
     let mut object_paths = Vec::new();
+    let mut warnings = String::new();
     for object in objects {
         let (path, messages) = object?;
         warnings.push_str(&messages);
         object_paths.push(path);
     }
-
-    let mut cmd = Cmd::new(&frontend.link_driver);
-    cmd.args(&object_paths)
-        .arg("-o")
-        .arg(&req.output)
-        .arg("-L")
-        .arg(&runtime_dir)
-        // -Xlinker, not -Wl, so that a comma in the path survives.
-        .args(["-Xlinker", "-rpath", "-Xlinker"])
-        .arg(&runtime_dir)
-        // Kept even if a default --as-needed would drop it, and ahead of
-        // the MPI libraries so its MPI_* symbols are the ones bound.
-        .args([
-            "-Wl,--push-state,--no-as-needed",
-            "-lmbhybrid_rt",
-            "-Wl,--pop-state",
-        ])
-        .args(&frontend.mpi_cxx.as_ref().unwrap_or(&frontend.mpi_c).link)
-        .args(&req.cc_flags)
-        .arg("-Qunused-arguments");
-    let ran = cmd.run()?;
-    if !ran.success {
-        return Err(BuildError::Link {
-            output: req.output.clone(),
-            command: cmd.display(),
-            stderr: ran.messages,
-        });
-    }
-    warnings.push_str(&ran.messages);
-
-    let site_table_path = SiteTable::path_for(&req.output);
-    table
-        .write(&site_table_path)
-        .map_err(|source| BuildError::Write {
-            path: site_table_path.clone(),
-            source,
-        })?;
-    let preflight = table
-        .analysis
-        .as_ref()
-        .map(StaticReport::warnings)
-        .unwrap_or_default();
-    Ok(BuildOutput {
-        executable: req.output.clone(),
-        site_table_path,
-        sites: table,
-        warnings,
-        preflight,
+    Ok(Program {
+        table,
+        objects: object_paths,
         markers,
+        warnings,
     })
+}
+
+impl Program {
+    /// Step 9 of [`build`], once `executable` is linked: writes the site
+    /// table beside it.
+    pub(crate) fn finish(
+        self,
+        executable: &Path,
+        warnings: String,
+    ) -> Result<BuildOutput, BuildError> {
+        let site_table_path = SiteTable::path_for(executable);
+        self.table
+            .write(&site_table_path)
+            .map_err(|source| BuildError::Write {
+                path: site_table_path.clone(),
+                source,
+            })?;
+        let preflight = self
+            .table
+            .analysis
+            .as_ref()
+            .map(StaticReport::warnings)
+            .unwrap_or_default();
+        Ok(BuildOutput {
+            executable: executable.to_owned(),
+            site_table_path,
+            sites: self.table,
+            warnings,
+            preflight,
+            markers: self.markers,
+        })
+    }
 }
 
 /// The site table entry of `site`, numbered `id`, found in `source`.
@@ -625,6 +757,9 @@ mod tests {
         assert_eq!(kind("a.cc"), Some(SourceKind::Cxx));
         assert_eq!(kind("a.ll"), Some(SourceKind::Ir));
         assert_eq!(kind("a.bc"), Some(SourceKind::Ir));
+        // Preprocessed sources, as `-save-temps` and `cc -E` leave them.
+        assert_eq!(kind("a.i"), Some(SourceKind::C));
+        assert_eq!(kind("a.ii"), Some(SourceKind::Cxx));
         assert_eq!(kind("a.o"), None);
         assert_eq!(kind("Makefile"), None);
     }

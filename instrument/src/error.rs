@@ -33,8 +33,10 @@ pub enum BuildError {
 
     /// A source file has an extension `build` does not know.
     #[error(
-        "{} is not a file mbhybrid build compiles: it takes C (.c), C++ (.cc, .cpp, .cxx, .C) and \
-         LLVM IR (.ll, .bc) files; give objects and libraries as compiler flags after `--`",
+        "{} is not a file mbhybrid build compiles: it takes C (.c, .i), C++ (.cc, .cpp, .cxx, .C, \
+         .ii) and LLVM IR (.ll, .bc) files; give objects and libraries as compiler flags after \
+         `--`, or build the project with its own make or CMake and mbhybrid-cc as the compiler \
+         (`make CC=mbhybrid-cc`), whose objects carry what mbhybrid needs",
         path.display()
     )]
     UnsupportedSource {
@@ -141,6 +143,8 @@ pub enum BuildError {
         command: String,
         /// clang's standard error, verbatim.
         stderr: String,
+        /// clang's exit status, which a compiler driver passes on.
+        status: i32,
     },
 
     /// An IR file (given, or produced by clang) could not be loaded.
@@ -187,6 +191,8 @@ pub enum BuildError {
         command: String,
         /// The standard error of clang and the linker, verbatim.
         stderr: String,
+        /// clang's exit status, which a compiler driver passes on.
+        status: i32,
     },
 
     /// A file could not be written.
@@ -221,6 +227,64 @@ pub enum BuildError {
          `mpicc -show` works and names the directory of mpi.h"
     )]
     MpiConstants {
+        /// What went wrong.
+        detail: String,
+    },
+
+    /// An object or archive given to the link could not be read as one.
+    #[error(
+        "cannot read {} as an object file or archive: {detail}; if mbhybrid-cc built it, build \
+         it again (make clean) with this mbhybrid",
+        path.display()
+    )]
+    BadObject {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+
+    /// An LLVM tool (`llvm-objcopy`, `llvm-ar`) is not on the `PATH`.
+    #[error(
+        "no {tried} on the PATH: mbhybrid-cc needs the LLVM 16 tools to keep the IR in object \
+         files and archives; run scripts/install-deps.sh to install them (Debian package llvm-16)"
+    )]
+    ToolNotFound {
+        /// The names looked for, comma separated.
+        tried: String,
+    },
+
+    /// An LLVM tool failed.
+    #[error(
+        "the command {command} failed; this is a bug in mbhybrid unless the disk is full or the \
+         file is not writable, please report it\n{}",
+        stderr.trim_end()
+    )]
+    Tool {
+        /// The command, shell-quoted.
+        command: String,
+        /// What it printed.
+        stderr: String,
+    },
+
+    /// An option (of the compiler, or of MPI's compiler wrappers) that
+    /// mbhybrid-cc cannot honour.
+    #[error("this compiler driver does not take `{option}`: {why}")]
+    WrapperOption {
+        /// The option as given.
+        option: String,
+        /// Why not, and what to do instead.
+        why: &'static str,
+    },
+
+    /// A response file (`@FILE`) could not be read.
+    #[error(
+        "cannot read the response file {}: {detail}; check the path after `@`",
+        path.display()
+    )]
+    ResponseFile {
+        /// The file.
+        path: PathBuf,
         /// What went wrong.
         detail: String,
     },

@@ -16,6 +16,13 @@
 //! table (`OUT.mbh.json`, see [`mbh_trace::site`]) that maps the ids back
 //! to source lines, with the static report as its `analysis`.
 //!
+//! [`drive`] is the same pipeline behind a compiler's command line, for
+//! `mbhybrid-cc` and `mbhybrid-c++` (see its module): with `-c` it writes a
+//! real object that also carries the unit's front-end IR and code
+//! generation flags in an ELF section, and a link instruments every unit
+//! the inputs carry (sources, such objects, members of static archives)
+//! as one program; other modes go to clang with MPI's flags.
+//!
 //! [`analyze`] runs the same front end and analysis without instrumenting,
 //! linking or writing anything, for `mbhybrid analyze`. Both return the
 //! pre-flight warnings (MPI calls the runtime does not handle, by name and
@@ -99,11 +106,20 @@
 //!   `-Wl,--push-state,--no-as-needed`.
 //! * The flags after `--` go to every step (compile, code generation,
 //!   link); flags that change what clang produces (`-E`, `-S`, `-M`,
-//!   `-flto`) break the pipeline.
+//!   `-flto`) break the pipeline. The compiler drivers ([`drive`]) tell
+//!   those modes apart and pass them to clang; they refuse `-flto`.
+//! * A driver link analyses and numbers every member of a static archive
+//!   that carries IR, also those the linker then leaves out; it finds
+//!   archives named by `-l` in the `-L` directories only. Shared
+//!   libraries (`-shared`) are linked from the objects' own code, not
+//!   instrumented. A relocatable object (`-r`) made of the drivers'
+//!   objects and others loses the others' code at an instrumented link.
 #![deny(missing_docs)]
 
 mod build;
 mod config;
+mod driver;
+mod embed;
 mod error;
 mod gcc_compat;
 mod markers;
@@ -115,6 +131,8 @@ pub use build::{
     analyze, build, AnalyzeOutput, AnalyzeRequest, BuildOutput, BuildRequest, RUNTIME_LIB,
 };
 pub use config::{read_config, ZoneBound, CONFIG_FILE};
+pub use driver::{drive, Driven, DriverRequest};
+pub use embed::Language;
 pub use error::{BuildError, InstrumentError};
 pub use markers::{insert_markers, MarkerCounts, PCONTROL};
 pub use mpi_flags::MpiFlags;

@@ -47,6 +47,17 @@ pub(crate) fn find_clang(cxx: bool) -> Result<PathBuf, BuildError> {
     }
 }
 
+/// Finds LLVM tool `name` (`llvm-objcopy`, `llvm-ar`) of the same release
+/// as the clang mbhybrid uses: `NAME-16`, else an unversioned `NAME`.
+pub(crate) fn find_llvm_tool(name: &str) -> Result<PathBuf, BuildError> {
+    let versioned = format!("{name}-{LLVM_MAJOR}");
+    which::which(&versioned)
+        .or_else(|_| which::which(name))
+        .map_err(|_| BuildError::ToolNotFound {
+            tried: format!("{versioned}, {name}"),
+        })
+}
+
 /// The major version in `clang --version` output
 /// (`Debian clang version 16.0.6 (15~deb12u1)`).
 fn clang_major(version_output: &str) -> Option<u32> {
@@ -63,12 +74,16 @@ fn clang_major(version_output: &str) -> Option<u32> {
 pub(crate) struct Cmd {
     program: PathBuf,
     args: Vec<OsString>,
+    dir: Option<PathBuf>,
 }
 
 /// What a finished command printed.
 pub(crate) struct Ran {
     /// Whether it exited with status 0.
     pub success: bool,
+    /// Its exit status; 1 when a signal ended it, as a shell would not
+    /// report 0 for it either.
+    pub status: i32,
     /// Its standard output followed by its standard error, verbatim.
     pub messages: String,
 }
@@ -78,7 +93,14 @@ impl Cmd {
         Cmd {
             program: program.to_owned(),
             args: Vec::new(),
+            dir: None,
         }
+    }
+
+    /// Runs it in `dir` instead of the current directory.
+    pub fn current_dir(&mut self, dir: &Path) -> &mut Self {
+        self.dir = Some(dir.to_owned());
+        self
     }
 
     pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
@@ -103,19 +125,38 @@ impl Cmd {
 
     /// Runs it to completion, capturing its output.
     pub fn run(&self) -> Result<Ran, BuildError> {
-        let output = Command::new(&self.program)
-            .args(&self.args)
-            .output()
-            .map_err(|source| BuildError::Spawn {
-                program: self.program.clone(),
-                source,
-            })?;
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        if let Some(dir) = &self.dir {
+            command.current_dir(dir);
+        }
+        let output = command.output().map_err(|source| BuildError::Spawn {
+            program: self.program.clone(),
+            source,
+        })?;
         let mut messages = String::from_utf8_lossy(&output.stdout).into_owned();
         messages.push_str(&String::from_utf8_lossy(&output.stderr));
         Ok(Ran {
             success: output.status.success(),
+            status: output.status.code().unwrap_or(1),
             messages,
         })
+    }
+
+    /// Runs it to completion with the standard streams of this process, so
+    /// that what it prints reaches the user as it printed it (colours
+    /// included); returns its exit status (1 when a signal ended it).
+    pub fn run_inherited(&self) -> Result<i32, BuildError> {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        if let Some(dir) = &self.dir {
+            command.current_dir(dir);
+        }
+        let status = command.status().map_err(|source| BuildError::Spawn {
+            program: self.program.clone(),
+            source,
+        })?;
+        Ok(status.code().unwrap_or(1))
     }
 }
 

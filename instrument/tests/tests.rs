@@ -504,11 +504,14 @@ fn syntax_error_passes_clang_output_through() {
         file,
         command,
         stderr,
+        status,
     } = &err
     else {
         panic!("expected a compile error, got {err:?}");
     };
     assert_eq!(file, &bad);
+    // clang's own exit status, for compiler drivers to pass on.
+    assert_eq!(*status, 1);
     assert!(command.contains("-emit-llvm"), "{command}");
     assert!(
         stderr.contains("bad.c:2:11: error: expected ';' after return statement"),

@@ -23,3 +23,4 @@ mod static_report;
 mod transparency;
 mod util;
 mod wildcards;
+mod wrappers;

@@ -1,0 +1,120 @@
+//! `mbhybrid-cc`, `mbhybrid-c++` (also spelled `mbhybrid-cxx`): the same
+//! executable as `mbhybrid`, run under another name (as ccache is), acting
+//! as a compiler driver that takes what `mpicc`/`mpicxx` take. What it
+//! does is `mbh_instrument::drive`'s; this module only picks the language
+//! from the name, prints and chooses the exit status.
+//!
+//! The names reach this executable through the small `mbhybrid-cc` and
+//! `mbhybrid-cxx` programs cargo builds beside it (`src/bin/`), through
+//! the `mbhybrid-c++` link the build script makes there, or through any
+//! symbolic link to `mbhybrid` with one of the names.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::ExitCode;
+
+use mbh_instrument::{BuildError, Driven, DriverRequest, Language};
+
+/// The language of the compiler driver `argv0` names, if it names one.
+pub fn invoked_as(argv0: &OsStr) -> Option<Language> {
+    match Path::new(argv0).file_name()?.to_str()? {
+        "mbhybrid-cc" => Some(Language::C),
+        "mbhybrid-c++" | "mbhybrid-cxx" => Some(Language::Cxx),
+        _ => None,
+    }
+}
+
+/// Runs the compiler driver for `language` on this process's arguments.
+pub fn main(language: Language) -> ExitCode {
+    let name = match language {
+        Language::C => "mbhybrid-cc",
+        Language::Cxx => "mbhybrid-c++",
+    };
+    let mut args = Vec::new();
+    for arg in std::env::args_os().skip(1) {
+        match arg.into_string() {
+            Ok(arg) => args.push(arg),
+            Err(arg) => {
+                eprintln!(
+                    "{name}: error: the argument {arg:?} is not valid UTF-8; rename the file or \
+                     directory it names"
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if args.iter().any(|a| a == "-v") {
+        // As mpicc does before its compiler's own `-v` output: say what
+        // this driver is.
+        eprintln!(
+            "{name} for mbhybrid {}: clang 16 with the flags of {}; objects carry their IR, \
+             executables are instrumented",
+            env!("CARGO_PKG_VERSION"),
+            match language {
+                Language::C => "mpicc",
+                Language::Cxx => "mpicxx",
+            }
+        );
+    }
+    let base_dir = match std::env::current_dir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("{name}: error: cannot read the current directory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let request = DriverRequest {
+        language,
+        args,
+        runtime_dir: crate::commands::default_runtime_dir(),
+        base_dir,
+    };
+    match mbh_instrument::drive(&request) {
+        Ok(Driven::Exited(status)) => exit_status(status),
+        Ok(Driven::Printed(text)) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Ok(Driven::Linked(built)) => {
+            // A compiler is silent when all is well: only what clang and
+            // the linker printed, and what the runtime will not handle.
+            eprint!("{}", built.warnings);
+            for line in &built.preflight {
+                eprintln!("{line}");
+            }
+            ExitCode::SUCCESS
+        }
+        // The compiler's own words and status, as make and CMake expect
+        // from a compiler: no paragraph of mbhybrid's around them.
+        Err(BuildError::Compile { stderr, status, .. })
+        | Err(BuildError::Link { stderr, status, .. }) => {
+            eprint!("{stderr}");
+            exit_status(status.max(1))
+        }
+        Err(err) => {
+            eprintln!("{name}: error: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn exit_status(status: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(status).unwrap_or(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_pick_the_language() {
+        let lang = |s: &str| invoked_as(OsStr::new(s));
+        assert_eq!(lang("mbhybrid-cc"), Some(Language::C));
+        assert_eq!(lang("/opt/mbh/bin/mbhybrid-cc"), Some(Language::C));
+        assert_eq!(lang("mbhybrid-c++"), Some(Language::Cxx));
+        assert_eq!(lang("./mbhybrid-cxx"), Some(Language::Cxx));
+        assert_eq!(lang("mbhybrid"), None);
+        assert_eq!(lang("target/debug/mbhybrid"), None);
+        assert_eq!(lang("cc"), None);
+    }
+}
