@@ -17,6 +17,23 @@ pub(crate) fn sorted_lines(text: &str) -> Vec<String> {
     lines
 }
 
+/// Builds `source` with `mbhybrid build` and verifies it on `np` ranks
+/// under both clocks: clean, exit 0, and printing `expected` (sorted lines).
+fn verify_prints_as_plain_mpi(source: &str, np: u32, dir: &std::path::Path, expected: &[String]) {
+    let exe = build(std::path::Path::new(source), dir);
+    for clocks in ["lamport", "vector"] {
+        let (status, report, out) = verify_json(&exe, np, dir, &["--clocks", clocks]);
+        assert_eq!(status, 0, "{clocks}\n{}", describe(&out));
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+        assert_eq!(
+            sorted_lines(&report.runs[0].stdout),
+            expected,
+            "{clocks}\n{}",
+            describe(&out)
+        );
+    }
+}
+
 /// Builds `source` with plain `mpicc`, runs it on `np` ranks with plain
 /// `mpiexec`, and returns its sorted output lines.
 pub(crate) fn plain_mpi_output(source: &str, np: u32, dir: &std::path::Path) -> Vec<String> {
@@ -42,18 +59,7 @@ fn other_features_print_the_same_under_mpi_and_under_the_runtime() {
     let dir = tempfile::tempdir().unwrap();
     let expected = plain_mpi_output(source, 3, dir.path());
     assert_eq!(expected.len(), 3, "{expected:?}");
-    let exe = build(std::path::Path::new(source), dir.path());
-    for clocks in ["lamport", "vector"] {
-        let (status, report, out) = verify_json(&exe, 3, dir.path(), &["--clocks", clocks]);
-        assert_eq!(status, 0, "{clocks}\n{}", describe(&out));
-        assert!(report.findings.is_empty(), "{:?}", report.findings);
-        assert_eq!(
-            sorted_lines(&report.runs[0].stdout),
-            expected,
-            "{clocks}\n{}",
-            describe(&out)
-        );
-    }
+    verify_prints_as_plain_mpi(source, 3, dir.path(), &expected);
 }
 
 #[test]
@@ -110,18 +116,7 @@ fn buffered_sends_from_an_exactly_sized_buffer_run_as_under_mpi() {
             .all(|l| l.ends_with("same-buffer=1 same-size=1")),
         "{expected:?}"
     );
-    let exe = build(std::path::Path::new(source), dir.path());
-    for clocks in ["lamport", "vector"] {
-        let (status, report, out) = verify_json(&exe, 2, dir.path(), &["--clocks", clocks]);
-        assert_eq!(status, 0, "{clocks}\n{}", describe(&out));
-        assert!(report.findings.is_empty(), "{:?}", report.findings);
-        assert_eq!(
-            sorted_lines(&report.runs[0].stdout),
-            expected,
-            "{clocks}\n{}",
-            describe(&out)
-        );
-    }
+    verify_prints_as_plain_mpi(source, 2, dir.path(), &expected);
 }
 
 #[test]
@@ -143,16 +138,5 @@ fn what_a_program_asks_mpi_about_its_communicators_is_unchanged() {
         expected.iter().any(|l| l == "rank 3 deletes=2"),
         "{expected:?}"
     );
-    let exe = build(std::path::Path::new(source), dir.path());
-    for clocks in ["lamport", "vector"] {
-        let (status, report, out) = verify_json(&exe, 4, dir.path(), &["--clocks", clocks]);
-        assert_eq!(status, 0, "{clocks}\n{}", describe(&out));
-        assert!(report.findings.is_empty(), "{:?}", report.findings);
-        assert_eq!(
-            sorted_lines(&report.runs[0].stdout),
-            expected,
-            "{clocks}\n{}",
-            describe(&out)
-        );
-    }
+    verify_prints_as_plain_mpi(source, 4, dir.path(), &expected);
 }
