@@ -126,6 +126,21 @@ static void intercommunicator(int rank) {
   /* Each rank sends to its peer of the same local rank in the other group. */
   MPI_Sendrecv(&value, 1, MPI_INT, local_rank, 5, &got, 1, MPI_INT, local_rank, 5, inter, &status);
   printf("rank %d inter remote_size=%d got=%d source=%d\n", rank, remote_size, got, status.MPI_SOURCE);
+  /* Collectives across the intercommunicator: the even group's leader
+   * broadcasts to the odd group; an allreduce sums the other group's. */
+  int from_root = rank == 0 ? 77 : -1, sum = 0, mine = rank + 1;
+  int root = rank % 2 == 0 ? (local_rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+  MPI_Bcast(&from_root, 1, MPI_INT, root, inter);
+  MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, inter);
+  printf("rank %d inter bcast=%d allreduce=%d\n", rank, rank % 2 ? from_root : -1, sum);
+  /* Merged back into one intracommunicator, odds first. */
+  MPI_Comm merged;
+  int merged_rank;
+  MPI_Intercomm_merge(inter, rank % 2 == 0, &merged);
+  MPI_Comm_rank(merged, &merged_rank);
+  MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, merged);
+  printf("rank %d merged rank=%d allreduce=%d\n", rank, merged_rank, sum);
+  MPI_Comm_free(&merged);
   MPI_Comm_free(&inter);
   MPI_Comm_free(&half);
 }
