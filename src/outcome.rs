@@ -73,6 +73,12 @@ pub fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, V
                             cut.counted, cut.kept, cut.kept
                         ));
                     }
+                    if let Some(damage) = &decoded.damaged {
+                        warnings.push(format!(
+                            "rank {rank}'s trace is damaged ({damage}); the {} records before it are analysed, what follows is not",
+                            decoded.trace.ops.len()
+                        ));
+                    }
                     let lost = decoded.trace.end.lost_records;
                     if lost > 0 {
                         warnings.push(format!(
@@ -1217,6 +1223,23 @@ mod tests {
         }
         w.set_state(RankState::Finalized);
         buf.iter().flat_map(|word| word.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn a_damaged_record_keeps_the_records_before_it_and_says_so() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = InterleavingDir::new(run.path(), 1);
+        std::fs::create_dir_all(dir.trace(0).parent().unwrap()).unwrap();
+        let mut bytes = trace_bytes(3);
+        // Record 2's kind (after its 8-byte index) becomes one no runtime
+        // writes.
+        let record_2 = TraceWriter::file_len(2) as usize;
+        bytes[record_2 + 8..record_2 + 10].copy_from_slice(&0xfffeu16.to_le_bytes());
+        std::fs::write(dir.trace(0), &bytes).unwrap();
+        let (traces, warnings) = read_traces(&dir, 1);
+        assert_eq!(traces[0].as_ref().map(|t| t.ops.len()), Some(2));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("damaged"), "{warnings:?}");
     }
 
     #[test]

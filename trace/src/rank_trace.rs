@@ -23,12 +23,13 @@
 //! [`RankTrace::decode`] never panics and never allocates more than the
 //! file's size suggests, whatever the bytes. It rejects, with a
 //! [`FormatError`] that names the problem, a file that is not a trace of
-//! this version, a header it cannot understand, and a counted record that
-//! is damaged (an unknown kind, or an index that is not its position). A
-//! file cut short (the header counts more records than the file holds)
-//! keeps every complete record before the cut and reports the rest as
-//! [`Truncated`]; [`RankTrace::parse`] and [`RankTrace::read`] keep the
-//! complete records without the report.
+//! this version and a header it cannot understand. A counted record that
+//! is damaged (an unknown kind, or an index that is not its position) ends
+//! the trace there: the records before it are kept and the damage is
+//! reported ([`Decoded::damaged`]). A file cut short (the header counts
+//! more records than the file holds) keeps every complete record before
+//! the cut and reports the rest as [`Truncated`]; [`RankTrace::parse`] and
+//! [`RankTrace::read`] keep the records without the reports.
 
 use crate::envelope::RecvPattern;
 use crate::op::OpKind;
@@ -511,6 +512,9 @@ pub struct Decoded {
     pub trace: RankTrace,
     /// The records the header counts beyond the end of the file, if any.
     pub truncated: Option<Truncated>,
+    /// The first damaged record (an unknown kind, an index that is not its
+    /// position), if any: the trace holds the records before it.
+    pub damaged: Option<FormatError>,
 }
 
 /// A decoded operation.
@@ -710,17 +714,25 @@ impl RankTrace {
             partial_bytes: records.len() % RECORD_SIZE,
         });
         let mut ops = Vec::with_capacity(count as usize);
+        let mut damaged = None;
         for (i, chunk) in (0..count).zip(records.chunks_exact(RECORD_SIZE)) {
             let raw: RawOp = bytemuck::pod_read_unaligned(chunk);
-            let kind = OpKind::from_code(raw.kind).ok_or(FormatError::UnknownKind {
-                record: i,
-                kind: raw.kind,
-            })?;
+            // The records before a damaged one are kept (issue 12): what
+            // the rank did up to there is still worth analysing, and the
+            // caller learns where the trace stops being readable.
+            let Some(kind) = OpKind::from_code(raw.kind) else {
+                damaged = Some(FormatError::UnknownKind {
+                    record: i,
+                    kind: raw.kind,
+                });
+                break;
+            };
             if raw.index != i {
-                return Err(FormatError::Misnumbered {
+                damaged = Some(FormatError::Misnumbered {
                     record: i,
                     index: raw.index,
                 });
+                break;
             }
             ops.push(Op {
                 index: raw.index,
@@ -761,7 +773,11 @@ impl RankTrace {
             blocking: header.blocking_index.checked_sub(1),
             ops,
         };
-        Ok(Decoded { trace, truncated })
+        Ok(Decoded {
+            trace,
+            truncated,
+            damaged,
+        })
     }
 }
 

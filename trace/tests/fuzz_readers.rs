@@ -283,8 +283,22 @@ fn check_decoded(bytes: &[u8]) {
             assert_eq!(op.index, i as u64);
         }
         assert!(decoded.trace.end.frames.len() <= MAX_FRAMES);
+        // A damaged record ends the trace at its position.
+        let kept = decoded.trace.ops.len() as u64;
+        match &decoded.damaged {
+            Some(
+                FormatError::UnknownKind { record, .. } | FormatError::Misnumbered { record, .. },
+            ) => {
+                assert_eq!(*record, kept)
+            }
+            Some(other) => panic!("not a record's damage: {other:?}"),
+            None => {}
+        }
         if let Some(t) = decoded.truncated {
-            assert_eq!(t.kept as usize, decoded.trace.ops.len());
+            if decoded.damaged.is_none() {
+                assert_eq!(t.kept, kept);
+            }
+            assert!(t.kept >= kept);
             assert!(t.counted > t.kept);
             assert!(!t.to_string().is_empty());
         }
@@ -386,8 +400,10 @@ proptest! {
         let first: Vec<u8> = bytes[ri..ri + RECORD_SIZE].to_vec();
         bytes.copy_within(rj..rj + RECORD_SIZE, ri);
         bytes[rj..rj + RECORD_SIZE].copy_from_slice(&first);
-        let error = RankTrace::decode(&bytes).unwrap_err();
-        prop_assert_eq!(error, FormatError::Misnumbered { record: i as u64, index: j as u64 });
+        // The records before the first one out of place are kept.
+        let decoded = RankTrace::decode(&bytes).unwrap();
+        prop_assert_eq!(decoded.damaged, Some(FormatError::Misnumbered { record: i as u64, index: j as u64 }));
+        prop_assert_eq!(decoded.trace.ops.len(), i);
     }
 
     /// (c) What the writer writes, the reader reads.
@@ -485,10 +501,12 @@ fn trace_of_many_communicator_names_decodes_in_linear_time() {
 fn trace_with_huge_record_count_is_truncated_not_allocated() {
     let bytes = with_valid_header(&[0; RECORD_SIZE + 5], u64::MAX);
     // The one record present is all zeros: kind 0 is no operation.
+    let decoded = RankTrace::decode(&bytes).unwrap();
     assert_eq!(
-        RankTrace::decode(&bytes).unwrap_err(),
-        FormatError::UnknownKind { record: 0, kind: 0 }
+        decoded.damaged,
+        Some(FormatError::UnknownKind { record: 0, kind: 0 })
     );
+    assert!(decoded.trace.ops.is_empty());
     let bytes = with_valid_header(&[], u64::MAX);
     let decoded = RankTrace::decode(&bytes).unwrap();
     assert!(decoded.trace.ops.is_empty());
@@ -545,25 +563,19 @@ fn trace_errors_name_the_file_the_problem_and_the_fix() {
     let mut bytes = write(&spec);
     bytes[HEADER_SIZE + RECORD_SIZE] = 7; // record 1 says it is record 7
     std::fs::write(&path, &bytes).unwrap();
-    let error = RankTrace::read(&path).unwrap_err();
-    let text = error.to_string();
-    assert!(matches!(
-        error,
-        TraceError::Format {
-            reason: FormatError::Misnumbered {
-                record: 1,
-                index: 7
-            },
-            ..
+    // Record 0 is kept; the damage is named.
+    let decoded = RankTrace::read_decoded(&path).unwrap();
+    assert_eq!(decoded.trace.ops.len(), 1);
+    let damage = decoded.damaged.expect("the damage is reported");
+    assert_eq!(
+        damage,
+        FormatError::Misnumbered {
+            record: 1,
+            index: 7
         }
-    ));
-    for part in [
-        "rank-0.trace",
-        "record 1 says it is record 7",
-        "run `mbhybrid verify` again",
-    ] {
-        assert!(text.contains(part), "{text}");
-    }
+    );
+    let text = damage.to_string();
+    assert!(text.contains("record 1 says it is record 7"), "{text}");
 
     std::fs::write(&path, b"not a trace at all, but long enough?").unwrap();
     let text = RankTrace::read(&path).unwrap_err().to_string();
