@@ -16,8 +16,8 @@ use mbh_trace::finding::{Finding, FindingKind, Location, Role, Severity};
 use mbh_trace::layout::RunManifest;
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{
-    FormatError, Op, RankEnd, RankState, RankTrace, RawHeader, RawOp, TraceError, TraceWriter,
-    HEADER_SIZE, MAX_FRAMES, RECORD_SIZE,
+    FormatError, Op, RankEnd, RankState, RankTrace, RawHeader, RawOp, TraceWriter, HEADER_SIZE,
+    MAX_FRAMES, RECORD_SIZE,
 };
 use mbh_trace::report::{
     BarrierVerdict, ChoicePointStats, RankOutcome, Report, RunOutcome, WildcardReport,
