@@ -42,6 +42,9 @@ pub struct Exploration {
     pub complete: bool,
     /// Why it is not complete, when it is not.
     pub incomplete_because: Option<String>,
+    /// The error that stopped the exploration after some interleavings
+    /// ran: reported as an error after the report of what ran.
+    pub failure: Option<anyhow::Error>,
     /// Choice point counts.
     pub stats: ChoicePointStats,
     /// Findings, deduplicated, in order of discovery.
@@ -78,6 +81,7 @@ pub fn explore(
         interleavings: 0,
         complete: true,
         incomplete_because: None,
+        failure: None,
         stats: ChoicePointStats::default(),
         findings: Vec::new(),
         wildcards: Vec::new(),
@@ -127,7 +131,18 @@ pub fn explore(
                 ..RuntimeConfig::default()
             };
             let dir = InterleavingDir::new(&session.run_dir, n);
-            let run = interleaving::run(session, n, dir, config)?;
+            let run = match interleaving::run(session, n, dir, config) {
+                Ok(run) => run,
+                // What ran is still reported (issue 12): a run directory
+                // that became unwritable, a launcher that stopped working.
+                Err(error) if n > 1 => {
+                    found.incomplete_because =
+                        Some(format!("interleaving {n} could not run: {error:#}"));
+                    found.failure = Some(error);
+                    break 'passes;
+                }
+                Err(error) => return Err(error),
+            };
             found.interleavings = n;
             if !run.analysis.tool_stops.is_empty() {
                 // Every other interleaving would stop at the same call.

@@ -255,6 +255,19 @@ fn tool_stop_message(rank: i32, stderr: &str, site: Option<&mbh_trace::Site>) ->
 }
 
 fn no_rank_started(ctx: &RunContext<'_>, launcher_stderr: &str) -> UsageError {
+    // The runtime could not create its traces (a run directory that became
+    // read-only or full): that, not "no process reached MPI_Init".
+    let stdout = std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default();
+    if let Some(line) = launcher_stderr
+        .lines()
+        .chain(stdout.lines())
+        .find(|l| l.starts_with("mbhybrid runtime: cannot create "))
+    {
+        return UsageError::RunDirUnwritable {
+            path: ctx.dir.path.clone(),
+            reason: line.trim_start_matches("mbhybrid runtime: ").to_string(),
+        };
+    }
     if let Some(line) = launcher_stderr
         .lines()
         .find(|l| l.contains("error while loading shared libraries"))

@@ -50,6 +50,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     let timelines = std::mem::take(&mut exploration.timelines);
     let diverged = std::mem::take(&mut exploration.diverged);
     let tool_stops = std::mem::take(&mut exploration.tool_stops);
+    let failure = exploration.failure.take();
     let mut report = super::verify::report(verify, &session, exploration, started);
     // Without a wildcard receive nothing can change a match, so every
     // barrier is irrelevant by Fib's definition: say that, not that the
@@ -73,6 +74,12 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     // The report first: a patch or HTML page that cannot be written is an
     // error after it, never a lost report (issue 12).
     super::verify::print_report(&report, verify.format, &session.cwd)?;
+    if let Some(failure) = failure {
+        return Err(failure.context(format!(
+            "the exploration stopped after {} interleaving(s); the report above covers those",
+            report.interleavings
+        )));
+    }
     if verify.format == Format::Human {
         // What Fib costs on top of the exploration (BENCHMARKS.md's
         // "Fib share" is this line's ratio).

@@ -19,10 +19,17 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let timelines = std::mem::take(&mut exploration.timelines);
     let diverged = std::mem::take(&mut exploration.diverged);
     let tool_stops = std::mem::take(&mut exploration.tool_stops);
+    let failure = exploration.failure.take();
     let report = report(args, &session, exploration, started);
     // The report first: an extra output that fails (an unwritable
     // `--html` path) is an error after it, never a lost report (issue 12).
     print_report(&report, args.format, &session.cwd)?;
+    if let Some(failure) = failure {
+        return Err(failure.context(format!(
+            "the exploration stopped after {} interleaving(s); the report above covers those",
+            report.interleavings
+        )));
+    }
     let html = args
         .html
         .as_deref()

@@ -221,3 +221,51 @@ fn a_double_free_is_a_crash_with_the_user_s_stack() {
         "{crash:?}"
     );
 }
+
+/// Issue 12: the run directory becomes read-only in the middle of an
+/// exploration (a bind mount made read-only over it, in a user and mount
+/// namespace of the test's own). The interleavings that ran are still
+/// reported, never called complete, and the error says what happened
+/// (not "no process reached MPI_Init"), exit 2, nothing left running.
+#[test]
+fn a_run_directory_made_read_only_mid_run_keeps_the_report() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(Path::new("tests/programs/f3_testany_irecvs.c"), dir.path());
+    let runs = dir.path().join("runs");
+    let report = dir.path().join("report.json");
+    let errors = dir.path().join("stderr.txt");
+    let script = format!(
+        r#"{mbhybrid} verify --format json -n 3 --run-dir {runs} {exe} > {report} 2> {errors} &
+pid=$!
+until ls -d {runs}/*/i3 >/dev/null 2>&1; do sleep 0.05; done
+run=$(ls -d {runs}/*)
+mount --bind "$run" "$run" && mount -o remount,ro,bind "$run" || exit 99
+wait $pid"#,
+        mbhybrid = mbh_tests::mbhybrid().display(),
+        runs = runs.display(),
+        exe = exe.display(),
+        report = report.display(),
+        errors = errors.display(),
+    );
+    let out = Command::new("unshare")
+        .args(["-rm", "sh", "-c", &script])
+        .current_dir(mbh_tests::workspace_root())
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("unshare (util-linux) runs");
+    let stderr = std::fs::read_to_string(&errors).unwrap_or_default();
+    let context = format!("{}\n{stderr}", crate::util::describe(&out));
+    assert_eq!(out.status.code(), Some(2), "{context}");
+    let report: mbh_tests::json::Report =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap())
+            .unwrap_or_else(|e| panic!("no report ({e})\n{context}"));
+    assert!(report.interleavings >= 2 && !report.complete, "{context}");
+    assert!(
+        stderr.contains("the report above covers those"),
+        "{context}"
+    );
+    assert!(stderr.contains("Read-only file system"), "{context}");
+    assert!(!stderr.contains("no process reached"), "{context}");
+    assert!(processes_of(&exe).is_empty(), "{context}");
+}
