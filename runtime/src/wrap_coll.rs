@@ -19,14 +19,18 @@
 //! operation ([`reduction_word`]); for `Gather` what a
 //! non-root sends and what the root receives per rank (`Scatter`: the
 //! reverse); for `Allgather`/`Alltoall` one block received, or a value of
-//! its own when the rank's send block differs from it. The `v`/`w` forms
-//! are checked for kind and root only.
+//! its own when the rank's send block differs from it. `Alltoallv` and
+//! `Alltoallw` are checked pair by pair instead ([`pairs_v`], [`pairs_w`]:
+//! what each rank sends each peer against what that peer expects from it,
+//! `engine/coll.rs`). The other `v` forms (`Gatherv`, `Scatterv`,
+//! `Allgatherv`) are checked for kind and root only.
 
 #![allow(clippy::too_many_arguments)]
 
 use crate::consts::{in_place, SUCCESS};
-use crate::engine::{Coll, Rt};
+use crate::engine::{pair_term, Coll, Rt};
 use crate::state::{self, active};
+use crate::typesig::{Shape, Sig};
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use std::os::raw::{c_int, c_void};
@@ -108,6 +112,123 @@ fn total(recvcounts: *const c_int, comm: MPI_Comm) -> c_int {
     counts.iter().fold(0, |a: c_int, &c| a.wrapping_add(c))
 }
 
+/// This rank's rank in `comm` and its size, when `comm` is an
+/// intracommunicator MPI knows (the signature check skips the others, and
+/// their count arrays are sized by the remote group).
+fn intra_rank_size(comm: MPI_Comm) -> Option<(usize, usize)> {
+    let (mut inter, mut rank, mut size): (c_int, c_int, c_int) = (0, -1, 0);
+    // SAFETY: valid out-parameters; MPI judges the handle.
+    let ok = unsafe {
+        mpi_sys::PMPI_Comm_test_inter(comm, &mut inter) == SUCCESS
+            && inter == 0
+            && mpi_sys::PMPI_Comm_rank(comm, &mut rank) == SUCCESS
+            && mpi_sys::PMPI_Comm_size(comm, &mut size) == SUCCESS
+    };
+    if !ok {
+        return None;
+    }
+    Some((usize::try_from(rank).ok()?, usize::try_from(size).ok()?))
+}
+
+/// Adds to `share` the pairwise terms of this rank (`me`) sending `sent`
+/// to `peer` and expecting `expected` from it; `None` when either is not
+/// checked.
+fn add_pair(share: u64, me: usize, peer: usize, sent: Sig, expected: Sig) -> Option<u64> {
+    let word = |sig: Sig| match sig.shape {
+        Shape::Unchecked => None,
+        Shape::Empty => Some(0),
+        Shape::Homogeneous { .. } | Shape::Mixed => Some(sig.hash),
+    };
+    Some(
+        share
+            .wrapping_add(pair_term(me, peer, word(sent)?))
+            .wrapping_sub(pair_term(peer, me, word(expected)?)),
+    )
+}
+
+/// This rank's share of the pairwise check of an `Alltoallv` (see the
+/// module docs): `Some(0)` on an intercommunicator (not checked), `None`
+/// when a block is not checked or an array is missing (MPI then fails the
+/// call itself).
+fn pairs_v(
+    rt: &mut Rt,
+    sendbuf: *const c_void,
+    send: (*const c_int, MPI_Datatype),
+    recv: (*const c_int, MPI_Datatype),
+    comm: MPI_Comm,
+) -> Option<u64> {
+    let Some((me, n)) = intra_rank_size(comm) else {
+        return Some(0);
+    };
+    // With `MPI_IN_PLACE` each block sent is the one received in its place.
+    let send = if sendbuf.cast_mut() == in_place() {
+        recv
+    } else {
+        send
+    };
+    if send.0.is_null() || recv.0.is_null() {
+        return None;
+    }
+    // The datatypes are looked up once: only the counts vary per peer.
+    let (send_type, recv_type) = (rt.signature(send.1), rt.signature(recv.1));
+    // SAFETY: MPI requires one count per rank of the communicator.
+    let (sendcounts, recvcounts) = unsafe {
+        (
+            std::slice::from_raw_parts(send.0, n),
+            std::slice::from_raw_parts(recv.0, n),
+        )
+    };
+    let mut share = 0u64;
+    for (peer, (&s, &r)) in sendcounts.iter().zip(recvcounts).enumerate() {
+        let sent = send_type.repeat(i64::from(s));
+        let expected = recv_type.repeat(i64::from(r));
+        share = add_pair(share, me, peer, sent, expected)?;
+    }
+    Some(share)
+}
+
+/// [`pairs_v`] of an `Alltoallw` (a datatype per peer).
+fn pairs_w(
+    rt: &mut Rt,
+    sendbuf: *const c_void,
+    send: (*const c_int, *const MPI_Datatype),
+    recv: (*const c_int, *const MPI_Datatype),
+    comm: MPI_Comm,
+) -> Option<u64> {
+    let Some((me, n)) = intra_rank_size(comm) else {
+        return Some(0);
+    };
+    let send = if sendbuf.cast_mut() == in_place() {
+        recv
+    } else {
+        send
+    };
+    if send.0.is_null() || send.1.is_null() || recv.0.is_null() || recv.1.is_null() {
+        return None;
+    }
+    // SAFETY: MPI requires one count and one datatype per rank of the
+    // communicator.
+    let (sendcounts, sendtypes, recvcounts, recvtypes) = unsafe {
+        (
+            std::slice::from_raw_parts(send.0, n),
+            std::slice::from_raw_parts(send.1, n),
+            std::slice::from_raw_parts(recv.0, n),
+            std::slice::from_raw_parts(recv.1, n),
+        )
+    };
+    let mut share = 0u64;
+    for peer in 0..n {
+        let sent = rt
+            .signature(sendtypes[peer])
+            .repeat(i64::from(sendcounts[peer]));
+        let expected = rt
+            .signature(recvtypes[peer])
+            .repeat(i64::from(recvcounts[peer]));
+        share = add_pair(share, me, peer, sent, expected)?;
+    }
+    Some(share)
+}
+
 /// Defines the body of a blocking collective export and of its nonblocking
 /// form: each forwards to `PMPI_*` untouched while the runtime is off;
 /// otherwise it describes the call ([`Coll`]) and hands it to the engine,
@@ -123,7 +244,8 @@ macro_rules! collectives {
             root: $root:expr,
             count: $count:expr,
             datatype: $datatype:expr,
-            data: |$rt:ident| $data:expr $(,)?
+            data: |$rt:ident| $data:expr
+            $(, pairs: $pairs:expr)? $(,)?
         }
     )*) => { $(
         #[doc = concat!("The body of `", stringify!($kind), "`'s export.")]
@@ -140,6 +262,7 @@ macro_rules! collectives {
                     count: $count,
                     datatype: $datatype,
                     data: $data,
+                    pairs: pairs_or_none!($($pairs)?),
                 };
                 // SAFETY: the nonblocking form of the caller's call.
                 let start = |request| unsafe { mpi_sys::$ipmpi($($arg,)* request) };
@@ -162,6 +285,7 @@ macro_rules! collectives {
                     count: $count,
                     datatype: $datatype,
                     data: $data,
+                    pairs: pairs_or_none!($($pairs)?),
                 };
                 // SAFETY: the caller's call.
                 let start = || unsafe { mpi_sys::$ipmpi($($arg,)* request) };
@@ -170,6 +294,16 @@ macro_rules! collectives {
             })
         }
     )* };
+}
+
+/// A collective's share of the pairwise check: 0 unless it has one.
+macro_rules! pairs_or_none {
+    () => {
+        Some(0)
+    };
+    ($pairs:expr) => {
+        $pairs
+    };
 }
 
 collectives! {
@@ -423,6 +557,7 @@ collectives! {
         count: 0,
         datatype: sendtype,
         data: |rt| 0,
+        pairs: pairs_v(rt, sendbuf, (sendcounts, sendtype), (recvcounts, recvtype), comm),
     }
 
     alltoallw, ialltoallw => PMPI_Alltoallw, PMPI_Ialltoallw(
@@ -441,5 +576,6 @@ collectives! {
         count: 0,
         datatype: null_type(),
         data: |rt| 0,
+        pairs: pairs_w(rt, sendbuf, (sendcounts, sendtypes), (recvcounts, recvtypes), comm),
     }
 }

@@ -101,6 +101,25 @@ fn reductions_with_different_operations_are_a_mismatch() {
     check_program("tests/programs/e15_iallreduce_ops.c");
 }
 
+/// Issue 16: an `MPI_Alltoallv` whose ranks disagree on one pair's counts
+/// (MPI just delivers fewer ints) is reported on every rank, and the job
+/// stopped; the correct uneven `Alltoallv`/`Ialltoallv`/`Alltoallw` calls
+/// before it (in place, and with different counts of equal signatures)
+/// are not.
+#[test]
+fn alltoallv_with_pairwise_different_counts_is_a_mismatch() {
+    let report = check_program("tests/programs/e16_alltoallv_counts.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(finding.ranks, [0, 1, 2], "{finding:?}");
+    assert!(
+        finding.message.contains("rank 1 `MPI_Alltoallv`"),
+        "{finding:?}"
+    );
+    let ranks = &report.runs[0].ranks;
+    assert!(ranks.iter().all(|r| r.state == "aborted"), "{ranks:?}");
+}
+
 /// Issue 11: a hang in a wait on a nonblocking collective is confirmed on
 /// the wait-for graph as a `deadlock` (never a `timeout`, which the
 /// program's header puts at 60 s), within seconds, naming the waits and the

@@ -25,12 +25,32 @@
 //! # The collective signature check
 //!
 //! Before each collective (blocking or not) on an intracommunicator, the
-//! runtime starts `MPI_Iallreduce(MAX)` of `[h, !h]` on the communicator's
-//! *signature shadow*, a second duplicate that carries nothing else, so its
-//! operations match one for one whatever the program's collectives are. `h`
-//! hashes the collective's kind, its root (rooted ones) and the type
-//! signature of what the rank contributes where MPI requires equal
-//! signatures. All ranks agree exactly when the result is `[h, !h]`.
+//! runtime starts one `MPI_Iallreduce` of `[h, !h, p, u]` on the
+//! communicator's *signature shadow*, a second duplicate that carries
+//! nothing else, so its operations match one for one whatever the
+//! program's collectives are (the same call, count, datatype and operation
+//! for every collective: a rank calling `Alltoallv` where another calls
+//! `Bcast` must still meet it there). `h` hashes the collective's kind, its
+//! root (rooted ones) and the type signature of what the rank contributes
+//! where MPI requires equal signatures; the first two words are reduced
+//! with `MAX`, and all ranks agree exactly when they come back `[h, !h]`.
+//!
+//! `p` and `u` check what no single word per rank can: the pairwise counts
+//! of `Alltoallv`/`Alltoallw`, where rank `i`'s block for rank `j` must
+//! have the signature of what `j` expects from `i` (issue 16). Each rank
+//! adds [`pair_term`]`(me, j, sent)` for what it sends every `j` and
+//! subtracts `pair_term(i, me, expected)` for what it expects from every
+//! `i`; `p` is reduced by wrapping sum, which is 0 when every pair agrees
+//! (each term cancels its peer's) and, with 64-bit hashes, not 0 when one
+//! does not. `u` (reduced with `MAX`) is 1 when some rank could not describe
+//! one of its blocks (`MPI_PACKED`, say), and then `p` is ignored. Every
+//! other collective sends `p = u = 0`. Summing into the existing reduction
+//! costs no message and no synchronisation that the check did not already
+//! have; exchanging the words per pair (`MPI_Ialltoall`) before the call
+//! would have, and would not match the other ranks' reductions when the
+//! ranks disagree on the collective itself. The reduction is one element of
+//! a contiguous type of four words, so MPI never splits it between calls of
+//! the operation ([`combine`]).
 //!
 //! The check is completed lazily: polled while the rank blocks anywhere
 //! (`service`), at the next collective on the communicator, waited for at
@@ -57,9 +77,9 @@ use crate::typesig;
 use mbh_trace::op::{flags, LocalCheck};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request};
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use std::io::Write;
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// How many communicators this process named (`Rt::name`).
@@ -93,8 +113,8 @@ pub struct CollState {
 #[derive(Debug, Clone, Copy)]
 struct SigCheck {
     request: MPI_Request,
-    /// `[h, !h]` sent, then the maximum received.
-    words: [u64; 4],
+    /// `[h, !h, p, u]` sent, then their reduction received (module docs).
+    words: [u64; 2 * WORDS],
     /// The collective's number among this communicator's collectives.
     seq: u64,
     /// Its record, site and kind, for the report.
@@ -121,23 +141,94 @@ pub struct SigChecks {
     entries: Vec<SigShadow>,
     /// Outstanding checks over all communicators.
     pending: usize,
+    /// The checks' datatype: [`WORDS`] contiguous `u64`s.
+    word: MPI_Datatype,
+    /// Their operation ([`combine`]).
+    op: MPI_Op,
+}
+
+/// Words per rank of a signature check: `[h, !h, p, u]` (module docs).
+const WORDS: usize = 4;
+
+/// The operation of the signature checks: `MAX` of `h`, `!h` and `u`,
+/// wrapping sum of `p` (module docs), element by element.
+///
+/// # Safety
+///
+/// MPI calls it with `*len` elements of the checks' datatype ([`WORDS`]
+/// `u64`s each) at `invec` and `inoutvec`.
+unsafe extern "C" fn combine(
+    invec: *mut c_void,
+    inoutvec: *mut c_void,
+    len: *mut c_int,
+    _datatype: *mut MPI_Datatype,
+) {
+    if invec.is_null() || inoutvec.is_null() || len.is_null() {
+        return;
+    }
+    // SAFETY: MPI's contract above.
+    let n = usize::try_from(unsafe { *len }).unwrap_or(0) * WORDS;
+    // SAFETY: as above; MPI's two buffers do not overlap.
+    let (a, b) = unsafe {
+        (
+            std::slice::from_raw_parts(invec.cast::<u64>(), n),
+            std::slice::from_raw_parts_mut(inoutvec.cast::<u64>(), n),
+        )
+    };
+    for (a, b) in a.chunks_exact(WORDS).zip(b.chunks_exact_mut(WORDS)) {
+        b[0] = b[0].max(a[0]);
+        b[1] = b[1].max(a[1]);
+        b[2] = b[2].wrapping_add(a[2]);
+        b[3] = b[3].max(a[3]);
+    }
+}
+
+/// The term of the pairwise check (module docs) for `from`'s block to `to`
+/// whose signature word is `word` (0: empty).
+pub fn pair_term(from: usize, to: usize, word: u64) -> u64 {
+    let pair = ((from as u64) << 32) ^ (to as u64);
+    typesig::code(typesig::code(pair) ^ word)
 }
 
 impl SigChecks {
-    /// Knows `MPI_COMM_WORLD`, with its signature shadow `world_shadow`.
-    pub fn new(world_shadow: MPI_Comm) -> Self {
+    /// Knows `MPI_COMM_WORLD`, with its signature shadow `world_shadow`;
+    /// makes the checks' datatype and operation.
+    pub fn new(world_shadow: MPI_Comm) -> Result<Self, String> {
+        let mut word = uint64();
+        // SAFETY: MPI is initialised; valid out-parameters.
+        let rc = unsafe {
+            let rc = mpi_sys::PMPI_Type_contiguous(WORDS as c_int, uint64(), &mut word);
+            if rc == SUCCESS {
+                mpi_sys::PMPI_Type_commit(&mut word)
+            } else {
+                rc
+            }
+        };
+        if rc != SUCCESS {
+            return Err(format!("cannot make the signature checks' datatype ({rc})"));
+        }
+        let mut op = op_max();
+        // SAFETY: as above; `combine` is commutative and associative.
+        let rc = unsafe { mpi_sys::PMPI_Op_create(Some(combine), 1, &mut op) };
+        if rc != SUCCESS {
+            return Err(format!(
+                "cannot make the signature checks' operation ({rc})"
+            ));
+        }
         let mut checks = SigChecks {
             entries: Vec::with_capacity(8),
             pending: 0,
+            word,
+            op,
         };
         checks.add(comm_world(), world_shadow);
-        checks
+        Ok(checks)
     }
 
     fn add(&mut self, comm: MPI_Comm, shadow: MPI_Comm) {
         let blank = SigCheck {
             request: request_null(),
-            words: [0; 4],
+            words: [0; 2 * WORDS],
             seq: 0,
             record: None,
             site: 0,
@@ -190,6 +281,10 @@ pub struct Coll {
     pub datatype: MPI_Datatype,
     /// The signature word this rank contributes to the check (0: none).
     pub data: u64,
+    /// This rank's share of the pairwise check (`Alltoallv`/`Alltoallw`,
+    /// module docs; 0 for the others), `None` when one of its blocks is
+    /// not checked.
+    pub pairs: Option<u64>,
 }
 
 impl Rt {
@@ -658,6 +753,8 @@ impl Rt {
         }
         let rooted = c.kind.is_rooted().then_some(c.root);
         let h = signature_hash(c.kind, rooted, c.data);
+        let (p, u) = c.pairs.map_or((0, 1), |p| (p, 0));
+        let (word, op) = (self.sigs.word, self.sigs.op);
         let site = record::peek_site();
         let entry = &mut self.sigs.entries[at];
         let seq = entry.next;
@@ -666,7 +763,7 @@ impl Rt {
         let check = &mut entry.checks[slot];
         *check = SigCheck {
             request: request_null(),
-            words: [h, !h, 0, 0],
+            words: [h, !h, p, u, 0, 0, 0, 0],
             seq,
             record,
             site,
@@ -678,10 +775,10 @@ impl Rt {
         let rc = unsafe {
             mpi_sys::PMPI_Iallreduce(
                 input.cast(),
-                input.add(2).cast(),
-                2,
-                uint64(),
-                op_max(),
+                input.add(WORDS).cast(),
+                1,
+                word,
+                op,
                 entry.shadow,
                 &mut check.request,
             )
@@ -769,13 +866,19 @@ impl Rt {
         unsafe { mpi_sys::PMPI_Comm_free(&mut entry.shadow) };
     }
 
-    /// Frees every signature shadow (`MPI_Finalize`, after `sig_wait_all`).
+    /// Frees every signature shadow (`MPI_Finalize`, after `sig_wait_all`)
+    /// and the checks' datatype and operation.
     pub(super) fn sig_free_all(&mut self) {
         for entry in &mut self.sigs.entries {
             // SAFETY: shadows the runtime made, no check outstanding.
             unsafe { mpi_sys::PMPI_Comm_free(&mut entry.shadow) };
         }
         self.sigs.entries.clear();
+        // SAFETY: the runtime's own handles, no check outstanding.
+        unsafe {
+            mpi_sys::PMPI_Type_free(&mut self.sigs.word);
+            mpi_sys::PMPI_Op_free(&mut self.sigs.op);
+        }
     }
 
     /// The front check of communicator `at` completed: takes it off and
@@ -786,8 +889,8 @@ impl Rt {
         entry.head = (entry.head + 1) % RING;
         entry.len -= 1;
         self.sigs.pending -= 1;
-        let [h, not_h, max_h, max_not_h] = check.words;
-        if max_h != h || max_not_h != not_h {
+        let [h, not_h, _, _, max_h, max_not_h, pairs, unchecked] = check.words;
+        if max_h != h || max_not_h != not_h || (unchecked == 0 && pairs != 0) {
             let (comm, shadow) = (entry.comm, entry.shadow);
             self.collective_mismatch(check, comm, shadow);
         }
@@ -955,5 +1058,56 @@ mod tests {
             signature_hash(OpKind::Barrier, None, 0),
             signature_hash(OpKind::Ibarrier, None, 0)
         );
+    }
+
+    /// The wrapping sum of every rank's share for `sent[i][j]` (what `i`
+    /// sends `j`) and `expected[j][i]` (what `j` expects from `i`).
+    fn pair_sum(sent: &[[u64; 3]; 3], expected: &[[u64; 3]; 3]) -> u64 {
+        let mut sum = 0u64;
+        for me in 0..3 {
+            for peer in 0..3 {
+                sum = sum
+                    .wrapping_add(pair_term(me, peer, sent[me][peer]))
+                    .wrapping_sub(pair_term(peer, me, expected[me][peer]));
+            }
+        }
+        sum
+    }
+
+    #[test]
+    fn pair_terms_cancel_exactly_when_every_pair_agrees() {
+        // Uneven words (0: empty), one per ordered pair.
+        let sent = [[0, 11, 12], [13, 14, 0], [15, 16, 17]];
+        let mut expected = [[0; 3]; 3];
+        for i in 0..3 {
+            for j in 0..3 {
+                expected[j][i] = sent[i][j];
+            }
+        }
+        assert_eq!(pair_sum(&sent, &expected), 0);
+        let mut one_off = expected;
+        one_off[1][0] = 99;
+        assert_ne!(pair_sum(&sent, &one_off), 0);
+        // Two ranks swapping what they expect is no agreement either.
+        let mut swapped = expected;
+        swapped[2].swap(0, 1);
+        assert_ne!(pair_sum(&sent, &swapped), 0);
+    }
+
+    #[test]
+    fn combine_maxes_the_hashes_and_sums_the_pairs() {
+        let mut a = [5u64, 1, u64::MAX, 0, 1, 2, 3, 1];
+        let mut b = [3u64, 9, 2, 1, 0, 0, 0, 0];
+        let mut len: c_int = 2;
+        // SAFETY: two elements of four words each in both buffers.
+        unsafe {
+            combine(
+                a.as_mut_ptr().cast(),
+                b.as_mut_ptr().cast(),
+                &mut len,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(b, [5, 9, 1, 1, 1, 2, 3, 1]);
     }
 }

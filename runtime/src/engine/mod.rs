@@ -37,7 +37,7 @@ mod matched;
 mod p2p;
 mod persist;
 
-pub use coll::{Coll, CollState, Flow};
+pub use coll::{pair_term, Coll, CollState, Flow};
 pub use p2p::SendMode;
 pub(crate) use p2p::{pmpi_isend, pmpi_send};
 pub(crate) use persist::pmpi_init;
@@ -295,7 +295,7 @@ impl Rt {
             types: HandleMap::with_capacity_and_hasher(64, Default::default()),
             handlers: Handlers::new(),
             resources: Resources::new(),
-            sigs: coll::SigChecks::new(sig_shadow),
+            sigs: coll::SigChecks::new(sig_shadow)?,
             persistent: HashMap::with_capacity(64),
             swapped: Vec::with_capacity(64),
             cancels: false,
