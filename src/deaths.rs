@@ -98,10 +98,12 @@ fn watch(dir: &InterleavingDir, np: u32, stop: &AtomicBool, exits: &Mutex<Vec<Op
             continue;
         }
         let exited = wait_for_exits(&watched);
-        // Several exits seen in one wake-up have no order among them:
-        // when they are the first, which came first is unknown.
+        // Several exits seen in one wake-up have no order among them, and
+        // a rank not watched yet may have died unseen before the first
+        // exit seen: in both cases which came first is unknown.
         let first_batch = exits.lock().map(|e| e.is_empty()).unwrap_or(false);
-        if first_batch && exited.len() > 1 {
+        let all_watched = known.iter().all(|&k| k);
+        if first_batch && !exited.is_empty() && (exited.len() > 1 || !all_watched) {
             push(exits, None);
         }
         for rank in exited {

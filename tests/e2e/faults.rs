@@ -177,12 +177,7 @@ fn a_full_run_directory_is_never_a_complete_verdict() {
         mbhybrid = mbh_tests::mbhybrid().display(),
         exe = exe.display(),
     );
-    let out = Command::new("unshare")
-        .args(["-rm", "sh", "-c", &script])
-        .current_dir(mbh_tests::workspace_root())
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("unshare (util-linux) runs");
+    let out = in_own_namespace(&script);
     let report: mbh_tests::json::Report = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no JSON report ({e})\n{}", crate::util::describe(&out)));
     assert_eq!(
@@ -248,12 +243,7 @@ wait $pid"#,
         report = report.display(),
         errors = errors.display(),
     );
-    let out = Command::new("unshare")
-        .args(["-rm", "sh", "-c", &script])
-        .current_dir(mbh_tests::workspace_root())
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("unshare (util-linux) runs");
+    let out = in_own_namespace(&script);
     let stderr = std::fs::read_to_string(&errors).unwrap_or_default();
     let context = format!("{}\n{stderr}", crate::util::describe(&out));
     assert_eq!(out.status.code(), Some(2), "{context}");
@@ -268,4 +258,16 @@ wait $pid"#,
     assert!(stderr.contains("Read-only file system"), "{context}");
     assert!(!stderr.contains("no process reached"), "{context}");
     assert!(processes_of(&exe).is_empty(), "{context}");
+}
+
+/// Runs the shell `script` as root of a user and mount namespace of its
+/// own (`unshare -rm`: no privilege needed on Debian), so it can mount a
+/// tmpfs or a read-only bind over a run directory.
+fn in_own_namespace(script: &str) -> std::process::Output {
+    Command::new("unshare")
+        .args(["-rm", "sh", "-c", script])
+        .current_dir(mbh_tests::workspace_root())
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("unshare (util-linux) runs")
 }
