@@ -1,6 +1,9 @@
 //! Builds `src/pcontrol.c` (the variadic `MPI_Pcontrol`, which stable Rust
 //! cannot define) and makes the cdylib export it, and `src/mpi_consts.c`
-//! (MPI constants mpi-sys does not expose).
+//! (MPI constants mpi-sys does not expose), and sets `cfg(mpi4)` when the
+//! installed `mpi.h` is MPI 4's (MPICH 4 declares the MPI 4 calls, Open MPI
+//! 4 does not). `MPICC` chooses the MPI, as it does for `mpi-sys`; each MPI's
+//! runtime is built in its own target directory (`scripts/build-runtimes.sh`).
 
 use std::path::PathBuf;
 
@@ -8,6 +11,8 @@ fn main() {
     println!("cargo:rerun-if-changed=src/pcontrol.c");
     println!("cargo:rerun-if-changed=src/mpi_consts.c");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=MPICC");
+    println!("cargo::rustc-check-cfg=cfg(mpi4)");
 
     let mut build = cc::Build::new();
     build
@@ -16,17 +21,19 @@ fn main() {
         .warnings(true);
     // Compile against the installed `mpi.h`, so the definition is checked
     // against the library's own prototype of `MPI_Pcontrol`.
-    match build_probe_mpi::probe() {
-        Ok(lib) => {
-            for dir in &lib.include_paths {
-                build.include(dir);
-            }
-        }
+    let include_dirs = match build_probe_mpi::probe() {
+        Ok(lib) => lib.include_paths,
         Err(errors) => {
             for error in errors {
                 println!("cargo:warning=MPI probe: {error}");
             }
+            Vec::new()
         }
+    };
+    build.includes(&include_dirs);
+    let version = mpi_version(&include_dirs);
+    if version >= 4 {
+        println!("cargo:rustc-cfg=mpi4");
     }
     build.compile("mbhybrid_pcontrol");
 
@@ -45,4 +52,21 @@ fn main() {
             script.display()
         );
     }
+}
+
+/// `MPI_VERSION` of the `mpi.h` in `include_dirs`, read by running the
+/// preprocessor over two lines (3 when it cannot be read).
+fn mpi_version(include_dirs: &[PathBuf]) -> u32 {
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let probe = out.join("mpi_version.c");
+    std::fs::write(&probe, "#include <mpi.h>\nmbh_version MPI_VERSION\n")
+        .expect("write the MPI version probe");
+    let mut build = cc::Build::new();
+    build.file(&probe).includes(include_dirs);
+    let expanded = build.expand();
+    String::from_utf8_lossy(&expanded)
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("mbh_version"))
+        .and_then(|version| version.trim().parse().ok())
+        .unwrap_or(3)
 }

@@ -17,6 +17,23 @@ unsafe extern "C" {
     fn mbhybrid_rt_mpi_byte() -> MPI_Datatype;
     fn mbhybrid_rt_mpi_packed() -> MPI_Datatype;
     fn mbhybrid_rt_predefined_ops(out: *mut MPI_Op, len: c_int) -> c_int;
+    fn mbhybrid_rt_predefined_types(out: *mut MPI_Datatype, len: c_int) -> c_int;
+}
+
+/// Room for the predefined datatypes `mpi_consts.c` lists (50).
+const PREDEFINED_TYPES: usize = 64;
+
+/// The position of `datatype` among the predefined datatypes
+/// `mpi_consts.c` lists, the same in every process (unlike the handle, an
+/// address in Open MPI); `None` for any other.
+pub fn predefined_type_index(datatype: MPI_Datatype) -> Option<usize> {
+    use crate::handle::HandleBits;
+    let mut types: [MPI_Datatype; PREDEFINED_TYPES] = [datatype; PREDEFINED_TYPES];
+    // SAFETY: `types` holds PREDEFINED_TYPES handles; the shim writes at
+    // most that many.
+    let n = unsafe { mbhybrid_rt_predefined_types(types.as_mut_ptr(), PREDEFINED_TYPES as c_int) };
+    let n = usize::try_from(n).unwrap_or(0).min(PREDEFINED_TYPES);
+    types[..n].iter().position(|t| t.bits() == datatype.bits())
 }
 
 /// Room for the predefined reduction operations (MPI-4.1 has 14).

@@ -57,3 +57,31 @@ int mbhybrid_rt_predefined_ops(MPI_Op *out, int len)
         out[i] = ops[i];
     return n;
 }
+
+/* Every predefined datatype of MPI 3.1 that C can name, for the type
+ * signatures (typesig.rs): a named type's signature code is its index here,
+ * the same in every process. Its handle cannot serve: Open MPI's handles
+ * are addresses of library globals, which differ between processes.
+ * Fills `out` with up to `len` of them and returns how many there are. */
+int mbhybrid_rt_predefined_types(MPI_Datatype *out, int len)
+{
+    const MPI_Datatype types[] = {
+        MPI_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG_INT,
+        MPI_LONG_LONG, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT,
+        MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT,
+        MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_WCHAR, MPI_C_BOOL, MPI_INT8_T,
+        MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T,
+        MPI_UINT32_T, MPI_UINT64_T, MPI_AINT, MPI_COUNT, MPI_OFFSET,
+        MPI_C_COMPLEX, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+        MPI_C_LONG_DOUBLE_COMPLEX, MPI_BYTE, MPI_PACKED, MPI_FLOAT_INT,
+        MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
+        MPI_LONG_DOUBLE_INT,
+        MPI_CHARACTER, MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION,
+        MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_LOGICAL, MPI_2REAL,
+        MPI_2DOUBLE_PRECISION, MPI_2INTEGER,
+    };
+    int n = (int)(sizeof types / sizeof types[0]);
+    for (int i = 0; i < n && i < len; i++)
+        out[i] = types[i];
+    return n;
+}

@@ -309,7 +309,12 @@ fn describe_at(c: &Combiners, datatype: MPI_Datatype, depth: u32) -> Sig {
         if unsafe { mpi_sys::PMPI_Type_size(datatype, &mut size) } != SUCCESS {
             return Sig::UNCHECKED;
         }
-        return Sig::basic(code(datatype.bits()), u64::try_from(size).unwrap_or(0));
+        // By its place in a fixed list, not its handle: Open MPI's handles
+        // are addresses, different in every process.
+        let Some(index) = crate::consts::predefined_type_index(datatype) else {
+            return Sig::UNCHECKED;
+        };
+        return Sig::basic(code(index as u64), u64::try_from(size).unwrap_or(0));
     }
     let (Ok(ni), Ok(na), Ok(nd)) = (
         usize::try_from(ni),

@@ -781,19 +781,36 @@ impl RankTrace {
     }
 }
 
+/// The name every trace gives `MPI_COMM_WORLD` once read. Its handle is
+/// local: a constant `int` in MPICH, but in Open MPI the address of a
+/// library global, which address-space randomisation moves in every
+/// process. Bit 62 set, bit 63 clear: no MPICH handle (32 bits), no user
+/// space address (47 bits) and no [`OpKind::CommId`] name (bit 63) is this.
+pub const WORLD_COMM: u64 = 1 << 62;
+
 /// Renames the communicator of every MPI call recorded after a
 /// [`OpKind::CommId`] record of its handle to the id that record gives,
-/// which is the same in every member's trace. Handles are local: MPICH
-/// numbers a communicator by what its process made before, so two ranks can
-/// hold the same communicator under different bits (and reuse bits after
-/// `MPI_Comm_free`, hence the renaming follows the records in order).
-/// `MPI_COMM_WORLD` and communicators without a name keep their bits.
+/// which is the same in every member's trace, and `MPI_COMM_WORLD` (the
+/// communicator of the `MPI_Init` record) to [`WORLD_COMM`]. Handles are
+/// local: MPICH numbers a communicator by what its process made before,
+/// so two ranks can hold the same communicator under different bits (and
+/// reuse bits after `MPI_Comm_free`, hence the renaming follows the
+/// records in order), and Open MPI's handles are addresses. Communicators
+/// without a name (`MPI_COMM_SELF`) keep their bits. Besides MPI calls,
+/// the parent named by a [`OpKind::CommMade`] record is renamed: the
+/// oracle numbers constructors per parent across ranks.
 ///
 /// Linear in the records (a map, not a list: a damaged trace of many
 /// distinct handles must not take quadratic time).
 fn name_communicators(ops: &mut [Op]) {
     use crate::op::OpClass;
     let mut names: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    if let Some(init) = ops
+        .iter()
+        .find(|op| matches!(op.kind, OpKind::Init | OpKind::InitThread))
+    {
+        names.insert(init.comm, WORLD_COMM);
+    }
     for op in ops.iter_mut() {
         if op.kind == OpKind::CommId {
             names.insert(op.comm, op.aux);
@@ -801,7 +818,9 @@ fn name_communicators(ops: &mut [Op]) {
         }
         // Records of the runtime's own (clock, marker) use `comm` for
         // other things.
-        if names.is_empty() || matches!(op.kind.class(), OpClass::Clock | OpClass::Marker) {
+        let names_a_comm = op.kind == OpKind::CommMade
+            || !matches!(op.kind.class(), OpClass::Clock | OpClass::Marker);
+        if names.is_empty() || !names_a_comm {
             continue;
         }
         if let Some(&id) = names.get(&op.comm) {
@@ -834,6 +853,8 @@ mod tests {
             // The handle freed and made again: a new name.
             with(5, OpKind::CommId, 0xc400_0000, later),
             with(6, OpKind::Bcast, 0xc400_0000, 0),
+            // A constructor's parent is a communicator.
+            with(7, OpKind::CommMade, 0xc400_0000, 0),
         ];
         name_communicators(&mut ops);
         let comms: Vec<u64> = ops.iter().map(|o| o.comm).collect();
@@ -846,8 +867,34 @@ mod tests {
                 0xc400_0000,
                 0x4400_0000,
                 0xc400_0000,
+                later,
                 later
             ]
+        );
+    }
+
+    /// Open MPI's world is an address that differs in every process: each
+    /// trace's `MPI_Init` record says which, and every trace calls it the
+    /// same.
+    #[test]
+    fn world_is_renamed_from_the_init_record_on() {
+        let with = |index, kind, comm| Op {
+            comm,
+            ..Op::new(index, kind)
+        };
+        let world = 0x7f3a_51c0_2140;
+        let mut ops = vec![
+            with(0, OpKind::Init, world),
+            with(1, OpKind::Send, world),
+            with(2, OpKind::CommMade, world),
+            with(3, OpKind::Matched, world),
+            with(4, OpKind::Send, 0x7f3a_51c0_2500),
+        ];
+        name_communicators(&mut ops);
+        let comms: Vec<u64> = ops.iter().map(|o| o.comm).collect();
+        assert_eq!(
+            comms,
+            [WORLD_COMM, WORLD_COMM, WORLD_COMM, world, 0x7f3a_51c0_2500]
         );
     }
 

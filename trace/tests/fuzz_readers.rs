@@ -125,7 +125,8 @@ fn write(spec: &Spec) -> Vec<u8> {
 }
 
 /// What [`RankTrace::decode`] must give back for `spec` (valid when no
-/// record is a `CommId`, which renames communicators).
+/// record names a communicator: a `CommId`, or the `MPI_Init` whose
+/// communicator is world).
 fn expected_ops(spec: &Spec) -> Vec<Op> {
     spec.ops
         .iter()
@@ -239,14 +240,15 @@ fn end(records: usize) -> impl Strategy<Value = End> {
     ]
 }
 
-/// Every kind but `CommId` (whose records rename communicators).
+/// Every kind but those whose records rename communicators (`CommId`, and
+/// `Init`/`InitThread`, which name world).
 fn plain_kinds() -> &'static [OpKind] {
     static KINDS: std::sync::OnceLock<Vec<OpKind>> = std::sync::OnceLock::new();
     KINDS.get_or_init(|| {
         OpKind::ALL
             .iter()
             .copied()
-            .filter(|k| *k != OpKind::CommId)
+            .filter(|k| !matches!(k, OpKind::CommId | OpKind::Init | OpKind::InitThread))
             .collect()
     })
 }
