@@ -13,6 +13,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=MPICC");
     println!("cargo::rustc-check-cfg=cfg(mpi4)");
+    println!("cargo::rustc-check-cfg=cfg(mpi_pointer_handles)");
 
     let mut build = cc::Build::new();
     build
@@ -31,9 +32,14 @@ fn main() {
         }
     };
     build.includes(&include_dirs);
-    let version = mpi_version(&include_dirs);
-    if version >= 4 {
+    let header = probe_header(&include_dirs);
+    if header.version >= 4 {
         println!("cargo:rustc-cfg=mpi4");
+    }
+    if header.open_mpi {
+        // Open MPI's handles are pointers (MPICH's are `int`s): only tests
+        // that make handles from numbers care.
+        println!("cargo:rustc-cfg=mpi_pointer_handles");
     }
     build.compile("mbhybrid_pcontrol");
 
@@ -54,19 +60,36 @@ fn main() {
     }
 }
 
-/// `MPI_VERSION` of the `mpi.h` in `include_dirs`, read by running the
-/// preprocessor over two lines (3 when it cannot be read).
-fn mpi_version(include_dirs: &[PathBuf]) -> u32 {
+/// What the installed `mpi.h` says of its MPI.
+struct Header {
+    /// `MPI_VERSION` (3 when it cannot be read).
+    version: u32,
+    /// Whether it is Open MPI's (`OPEN_MPI` defined).
+    open_mpi: bool,
+}
+
+/// Reads [`Header`] from the `mpi.h` in `include_dirs` by running the
+/// preprocessor over a few lines.
+fn probe_header(include_dirs: &[PathBuf]) -> Header {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let probe = out.join("mpi_version.c");
-    std::fs::write(&probe, "#include <mpi.h>\nmbh_version MPI_VERSION\n")
-        .expect("write the MPI version probe");
+    let probe = out.join("mpi_probe.c");
+    std::fs::write(
+        &probe,
+        "#include <mpi.h>\nmbh_version MPI_VERSION\n\
+         #ifdef OPEN_MPI\nmbh_open_mpi\n#endif\n",
+    )
+    .expect("write the MPI header probe");
     let mut build = cc::Build::new();
     build.file(&probe).includes(include_dirs);
     let expanded = build.expand();
-    String::from_utf8_lossy(&expanded)
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("mbh_version"))
-        .and_then(|version| version.trim().parse().ok())
-        .unwrap_or(3)
+    let text = String::from_utf8_lossy(&expanded);
+    let mut lines = text.lines().map(str::trim);
+    Header {
+        version: lines
+            .clone()
+            .find_map(|line| line.strip_prefix("mbh_version"))
+            .and_then(|version| version.trim().parse().ok())
+            .unwrap_or(3),
+        open_mpi: lines.any(|line| line == "mbh_open_mpi"),
+    }
 }

@@ -364,14 +364,15 @@ mod tests {
     #[test]
     fn handlers_default_to_fatal_and_inherit() {
         let mut h = Handlers::new();
-        let (a, b, c) = (MPI_Comm(1), MPI_Comm(2), MPI_Comm(3));
+        let comm = |n| MPI_Comm(crate::handle::TestRepr::test_repr(n));
+        let (a, b, c) = (comm(1), comm(2), comm(3));
         assert!(!h.returns(a));
         h.set(a, true);
         h.set(a, true);
         assert!(h.returns(a));
         h.inherit(a, b);
-        h.inherit(c, MPI_Comm(4));
-        assert!(h.returns(b) && !h.returns(MPI_Comm(4)));
+        h.inherit(c, comm(4));
+        assert!(h.returns(b) && !h.returns(comm(4)));
         h.set(a, false);
         assert!(!h.returns(a) && h.returns(b));
     }

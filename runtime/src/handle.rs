@@ -64,10 +64,41 @@ handle_bits!(
     MPI_Request
 );
 
+/// Makes handle representations from small numbers, for tests that need
+/// distinct handles under either MPI.
+#[cfg(test)]
+pub(crate) trait TestRepr {
+    /// The representation of handle number `n`.
+    fn test_repr(n: usize) -> Self;
+}
+
+#[cfg(test)]
+impl TestRepr for c_int {
+    fn test_repr(n: usize) -> Self {
+        n as c_int
+    }
+}
+
+#[cfg(test)]
+impl<T> TestRepr for *mut T {
+    fn test_repr(n: usize) -> Self {
+        n as *mut T
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[test]
+    fn test_handles_keep_their_number() {
+        assert_eq!(
+            MPI_Comm(TestRepr::test_repr(0x4400_0000)).bits(),
+            0x4400_0000
+        );
+    }
+
+    #[cfg(not(mpi_pointer_handles))]
     #[test]
     fn int_handles_keep_their_bit_pattern() {
         assert_eq!(MPI_Comm(0x4400_0000).bits(), 0x4400_0000);
