@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Installs every system package mbhybrid needs on Debian 12 (bookworm):
-# MPICH 4 (runtime and headers), clang/LLVM 16 (the compiler `build` drives
-# and the libraries inkwell links), and the few tools the build scripts use.
-# Idempotent: when everything is present it checks and returns in a second.
+# MPICH 4 and Open MPI 4 (runtimes and headers), clang/LLVM 16 (the compiler
+# `build` drives and the libraries inkwell links), and the few tools the
+# build scripts use. Idempotent: when everything is present it checks and
+# returns in a second.
+#
+# Installing Open MPI makes Debian's alternatives point `mpicc`, `mpiexec`
+# and `mpi.h` at it (its priority is higher than MPICH's). This script puts
+# back what they pointed at before (MPICH on a fresh machine): which MPI the
+# user's `mpicc` is must not change because mbhybrid was installed.
 set -euo pipefail
 
 packages=(
   mpich libmpich-dev          # the MPI the runtime wraps and verify launches
+  openmpi-bin libopenmpi-dev  # the second supported MPI (--mpi openmpi)
   clang-16 llvm-16-dev libclang-16-dev  # build: C -> IR, inkwell, bindgen (mpi-sys)
   libpolly-16-dev             # llvm-config-16 --libs names Polly; harmless with prefer-dynamic
   zlib1g-dev libzstd-dev libxml2-dev libffi-dev libtinfo-dev libncurses-dev  # llvm-sys link deps
@@ -38,7 +45,33 @@ if [[ $(id -u) -ne 0 ]]; then
   fi
 fi
 
+# The MPI alternatives and what each points at now ("" when unset).
+mpi_groups=(mpi mpirun mpi-x86_64-linux-gnu)
+declare -A chosen_before
+for group in "${mpi_groups[@]}"; do
+  chosen_before[$group]=$(update-alternatives --query "$group" 2>/dev/null | sed -n 's/^Value: //p')
+done
+
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# MPICH first, so that on a fresh machine it is the MPI the alternatives
+# knew before Open MPI came.
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+  $(printf '%s\n' "${missing[@]}" | grep -v openmpi || true)
+for group in "${mpi_groups[@]}"; do
+  if [[ -z ${chosen_before[$group]} ]]; then
+    chosen_before[$group]=$(update-alternatives --query "$group" 2>/dev/null | sed -n 's/^Value: //p')
+  fi
+done
+if printf '%s\n' "${missing[@]}" | grep -q openmpi; then
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    $(printf '%s\n' "${missing[@]}" | grep openmpi)
+fi
+for group in "${mpi_groups[@]}"; do
+  before=${chosen_before[$group]}
+  now=$(update-alternatives --query "$group" 2>/dev/null | sed -n 's/^Value: //p')
+  if [[ -n $before && $now != "$before" ]]; then
+    "${sudo[@]}" update-alternatives --quiet --set "$group" "$before"
+  fi
+done

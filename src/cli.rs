@@ -84,6 +84,29 @@ pub struct AnalyzeArgs {
     /// A mixing bound for the zone opened by the collective at FILE:LINE.
     #[arg(long, value_name = "FILE:LINE=K", value_parser = parse_zone_bound)]
     pub zone_bound: Vec<mbh_instrument::ZoneBound>,
+    /// The MPI whose mpi.h to compile with (default: MBHYBRID_MPI, else the
+    /// MPI of the mpicc on PATH).
+    #[arg(long, value_enum, value_name = "MPI")]
+    pub mpi: Option<MpiArg>,
+}
+
+/// An MPI implementation (`--mpi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MpiArg {
+    /// MPICH (and MPIs that keep its ABI).
+    Mpich,
+    /// Open MPI.
+    Openmpi,
+}
+
+impl MpiArg {
+    /// The family it names.
+    pub fn family(self) -> mbh_instrument::MpiFamily {
+        match self {
+            MpiArg::Mpich => mbh_instrument::MpiFamily::Mpich,
+            MpiArg::Openmpi => mbh_instrument::MpiFamily::OpenMpi,
+        }
+    }
 }
 
 /// `mbhybrid explain`.
@@ -178,10 +201,14 @@ pub struct BuildArgs {
     /// Flags for clang, after `--` (for example `-O1 -DN=64 -lm`).
     #[arg(last = true, value_name = "CC_FLAGS", allow_hyphen_values = true)]
     pub cc_flags: Vec<String>,
-    /// The directory holding libmbhybrid_rt.so (default: beside the mbhybrid
-    /// executable).
+    /// The directory holding libmbhybrid_rt.so, or a subdirectory per MPI
+    /// holding it (default: beside the mbhybrid executable).
     #[arg(long, value_name = "DIR")]
     pub runtime_dir: Option<PathBuf>,
+    /// The MPI to build with (default: MBHYBRID_MPI, else the MPI of the
+    /// mpicc on PATH).
+    #[arg(long, value_enum, value_name = "MPI")]
+    pub mpi: Option<MpiArg>,
     /// A mixing bound for the zone opened by the collective at FILE:LINE
     /// (repeatable; overrides `mbhybrid.toml`'s `[zones]`). K < 0: unbounded.
     #[arg(long, value_name = "FILE:LINE=K", value_parser = parse_zone_bound)]
@@ -216,9 +243,15 @@ pub struct VerifyArgs {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Launcher command template; `{np}` is replaced by the number of
-    /// processes and the program and its arguments are appended.
-    #[arg(long, value_name = "TEMPLATE", default_value = "mpiexec -n {np}")]
-    pub launcher: String,
+    /// processes and the program and its arguments are appended (default:
+    /// the MPI's `mpiexec -n {np}`).
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launcher: Option<String>,
+    /// The MPI to run on (default: the one the program is linked against;
+    /// for a program that does not say, MBHYBRID_MPI, else the MPI of the
+    /// mpicc on PATH).
+    #[arg(long, value_enum, value_name = "MPI")]
+    pub mpi: Option<MpiArg>,
     /// Where run directories (traces, outputs) go.
     #[arg(long, value_name = "DIR", default_value = mbh_trace::layout::DEFAULT_RUN_ROOT)]
     pub run_dir: PathBuf,

@@ -26,6 +26,24 @@ pub enum UsageError {
     /// The launcher program is not installed.
     #[error("the launcher `{0}` was not found on PATH. Install MPICH (`scripts/install-deps.sh` does, or `apt-get install mpich libmpich-dev`), or name your launcher with `--launcher`.")]
     LauncherMissing(String),
+    /// The program is linked against another MPI than the one asked for.
+    #[error("`{}` is linked against {linked}, but --mpi asks for {asked}: it can only run on the MPI it was linked with. Drop --mpi, or rebuild the program with `mbhybrid build --mpi {}`.", program.display(), asked.key())]
+    ProgramOfOtherMpi {
+        /// The program.
+        program: PathBuf,
+        /// The MPI its executable needs.
+        linked: mbh_instrument::MpiFamily,
+        /// The MPI asked for.
+        asked: mbh_instrument::MpiFamily,
+    },
+    /// No launcher of the program's MPI is installed.
+    #[error("no launcher of {family} was found on PATH (tried {tried}). Install it (`scripts/install-deps.sh` installs MPICH and Open MPI), or name your launcher with `--launcher`.")]
+    NoLauncherFor {
+        /// The MPI.
+        family: mbh_instrument::MpiFamily,
+        /// The names looked for.
+        tried: String,
+    },
     /// The runtime library is missing.
     #[error("the mbhybrid runtime library was not found at `{0}`. Build the whole workspace (`cargo build --workspace`), or pass its location with `--runtime` / `--runtime-dir`.")]
     RuntimeMissing(PathBuf),

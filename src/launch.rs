@@ -16,6 +16,8 @@ pub struct Launcher {
     pub template: String,
     /// Its words after substitution.
     pub argv: Vec<String>,
+    /// Environment it needs besides mbhybrid's (`mpi_choice::launcher_env`).
+    pub env: Vec<(String, String)>,
 }
 
 impl Launcher {
@@ -43,7 +45,14 @@ impl Launcher {
         Ok(Launcher {
             template: template.to_string(),
             argv,
+            env: Vec::new(),
         })
+    }
+
+    /// The launcher with `env` in its environment.
+    pub fn with_env(mut self, env: Vec<(String, String)>) -> Self {
+        self.env = env;
+        self
     }
 
     /// The command line for `program args`, as one shell string (for
@@ -112,6 +121,7 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
         .args(&job.launcher.argv[1..])
         .arg(job.program)
         .args(job.args)
+        .envs(job.launcher.env.iter().map(|(k, v)| (k, v)))
         .envs(job.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(stdout)
@@ -269,6 +279,7 @@ mod tests {
         let launcher = Launcher {
             template: "sh {np}".into(),
             argv: vec!["sh".into()],
+            env: Vec::new(),
         };
         let job = Job {
             launcher: &launcher,
@@ -312,6 +323,7 @@ mod tests {
         let launcher = Launcher {
             template: "sh {np}".into(),
             argv: vec!["sh".into()],
+            env: Vec::new(),
         };
         let job = Job {
             launcher: &launcher,

@@ -14,6 +14,7 @@ mod error;
 mod explore;
 mod interleaving;
 mod launch;
+mod mpi_choice;
 mod outcome;
 mod session;
 mod symbolize;

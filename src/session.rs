@@ -52,8 +52,10 @@ pub struct SessionRequest<'a> {
     pub args: &'a [String],
     /// Number of processes.
     pub np: u32,
-    /// Launcher template.
-    pub launcher: &'a str,
+    /// Launcher template (`None`: the MPI's `mpiexec`).
+    pub launcher: Option<&'a str>,
+    /// `--mpi`.
+    pub mpi: Option<mbh_instrument::MpiFamily>,
     /// `--runtime`.
     pub runtime: Option<&'a Path>,
     /// The run root (`--run-dir`).
@@ -69,10 +71,27 @@ impl Session {
     pub fn prepare(request: &SessionRequest<'_>) -> Result<Session> {
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let program = check_program(request.program, &cwd)?;
-        let launcher = Launcher::new(request.launcher, request.np)?;
+        let family = crate::mpi_choice::family_for_program(request.mpi, &program)?;
+        let template = match request.launcher {
+            Some(template) => template.to_owned(),
+            None => crate::mpi_choice::default_launcher(family)?,
+        };
+        let launcher =
+            Launcher::new(&template, request.np)?.with_env(crate::mpi_choice::launcher_env(family));
         let mut warnings = Vec::new();
+        let runtime = match request.runtime {
+            Some(runtime) => runtime.to_owned(),
+            None => {
+                mbh_instrument::runtime_dir_for(&crate::commands::default_runtime_dir(), family)
+                    .map(|dir| dir.join(crate::commands::RUNTIME_LIBRARY))
+                    .unwrap_or_else(|_| {
+                        crate::commands::default_runtime_dir()
+                            .join(crate::commands::RUNTIME_LIBRARY)
+                    })
+            }
+        };
         let (sites, preload) =
-            sites_and_preload(&program, request.program, request.runtime, &mut warnings)?;
+            sites_and_preload(&program, request.program, Some(&runtime), &mut warnings)?;
 
         let run_id = new_run_id();
         let run_dir = request.run_root.join(&run_id);
@@ -86,7 +105,8 @@ impl Session {
             program: program.clone(),
             args: request.args.to_vec(),
             np: request.np,
-            launcher: request.launcher.to_string(),
+            launcher: template.clone(),
+            launcher_env: launcher.env.clone(),
             cwd: cwd.clone(),
             preload: preload.clone(),
             timeout: request.timeout,
@@ -136,7 +156,8 @@ impl Session {
             )
         })?;
         let program = check_program(&manifest.program, &manifest.cwd)?;
-        let launcher = Launcher::new(&manifest.launcher, manifest.np)?;
+        let launcher =
+            Launcher::new(&manifest.launcher, manifest.np)?.with_env(manifest.launcher_env);
         let mut warnings = Vec::new();
         let (sites, _) = sites_and_preload(&program, &manifest.program, None, &mut warnings)?;
         Ok(Session {

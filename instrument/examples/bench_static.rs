@@ -210,6 +210,7 @@ fn main() {
             cc_flags: Vec::new(),
             base_dir: dir.path().to_owned(),
             zone_bounds: Vec::new(),
+            mpi: None,
         })
         .unwrap();
         let end_to_end = start.elapsed();

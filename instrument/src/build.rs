@@ -12,7 +12,10 @@ use rayon::prelude::*;
 use crate::config::{apply_bounds, config_bounds, ZoneBound};
 use crate::gcc_compat;
 use crate::toolchain::{find_clang, Cmd};
-use crate::{insert_markers, insert_site_ids, BuildError, MarkerCounts, MpiFlags};
+use crate::{
+    insert_markers, insert_site_ids, runtime_dir_for, BuildError, MarkerCounts, MpiFamily,
+    MpiFlags, MpiInstall,
+};
 
 /// The file name of the runtime library every instrumented program links.
 pub const RUNTIME_LIB: &str = "libmbhybrid_rt.so";
@@ -32,9 +35,13 @@ pub struct BuildRequest {
     /// Flags for clang, given to every compile and to the link
     /// (`-O2`, `-DN=4`, `-lm`).
     pub cc_flags: Vec<String>,
-    /// The directory that holds [`RUNTIME_LIB`]; the executable finds it
-    /// there at run time (it is the executable's `RUNPATH`).
+    /// The directory that holds [`RUNTIME_LIB`], or a subdirectory per MPI
+    /// holding it ([`runtime_dir_for`]); the executable finds it there at
+    /// run time (it is the executable's `RUNPATH`).
     pub runtime_dir: PathBuf,
+    /// The MPI to build with (`None`: `MBHYBRID_MPI`, else the `mpicc` on
+    /// the `PATH`; see [`MpiInstall::find`]).
+    pub mpi: Option<MpiFamily>,
     /// The user's working directory: site file names are written relative
     /// to it when the file lies below it.
     pub base_dir: PathBuf,
@@ -133,17 +140,13 @@ pub(crate) struct Frontend {
 }
 
 impl Frontend {
-    /// Finds clang 16 and asks `mpicc` for the MPI flags; with `cxx`, also
-    /// `clang++` and `mpicxx`.
-    pub(crate) fn new(cxx: bool) -> Result<Self, BuildError> {
+    /// Finds clang 16 and takes `mpi`'s C flags; with `cxx`, also
+    /// `clang++` and the flags of `mpi`'s `mpicxx`.
+    pub(crate) fn new(cxx: bool, mpi: MpiInstall) -> Result<Self, BuildError> {
         let clang = find_clang(false)?;
         let clangxx = if cxx { Some(find_clang(true)?) } else { None };
-        let mpi_c = MpiFlags::probe()?;
-        let mpi_cxx = if cxx {
-            Some(MpiFlags::probe_cxx()?)
-        } else {
-            None
-        };
+        let mpi_cxx = if cxx { Some(mpi.cxx_flags()?) } else { None };
+        let mpi_c = mpi.c_flags;
         let tmp = tempfile::Builder::new()
             .prefix("mbhybrid-build-")
             .tempdir()
@@ -290,6 +293,9 @@ pub struct AnalyzeRequest {
     /// Zone bounds given by the caller (`--zone-bound`); they override
     /// those of `mbhybrid.toml` ([`CONFIG_FILE`](crate::CONFIG_FILE)) for the same zone.
     pub zone_bounds: Vec<ZoneBound>,
+    /// The MPI whose `mpi.h` the sources are compiled with, as for
+    /// [`BuildRequest::mpi`].
+    pub mpi: Option<MpiFamily>,
 }
 
 /// What [`analyze`] found.
@@ -309,7 +315,8 @@ pub struct AnalyzeOutput {
 /// anything), analyses them and returns the static report.
 pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
     let kinds = check_sources(&req.sources)?;
-    let frontend = Frontend::new(kinds.contains(&SourceKind::Cxx))?;
+    let mpi = MpiInstall::find(req.mpi)?;
+    let frontend = Frontend::new(kinds.contains(&SourceKind::Cxx), mpi)?;
     let mut bounds = config_bounds(&req.sources)?;
     bounds.extend(req.zone_bounds.iter().cloned());
     let consts = frontend.constants()?;
@@ -374,7 +381,8 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 /// register and calls `MPI_Pcontrol`, which only informs the runtime.
 pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
     let kinds = check_sources(&req.sources)?;
-    let runtime_dir = runtime_dir(&req.runtime_dir)?;
+    let mpi = MpiInstall::find(req.mpi)?;
+    let runtime_dir = runtime_dir_for(&req.runtime_dir, mpi.family)?;
     if let Some(dir) = req.output.parent() {
         if !dir.as_os_str().is_empty() && !dir.is_dir() {
             return Err(BuildError::OutputDir {
@@ -384,7 +392,7 @@ pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
         }
     }
     let cxx = kinds.contains(&SourceKind::Cxx);
-    let frontend = Frontend::new(cxx)?;
+    let frontend = Frontend::new(cxx, mpi)?;
     let inputs = source_inputs(&req.sources, &kinds, &req.cc_flags);
     let (irs, mut warnings) = frontend.compile(&inputs)?;
     let units: Vec<Unit> = irs
@@ -427,18 +435,6 @@ pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
     }
     warnings.push_str(&ran.messages);
     program.finish(&req.output, warnings)
-}
-
-/// The directory of [`RUNTIME_LIB`], absolute (it becomes the executable's
-/// `RUNPATH`), checked to hold the library.
-pub(crate) fn runtime_dir(given: &Path) -> Result<PathBuf, BuildError> {
-    let dir = std::path::absolute(given).unwrap_or_else(|_| given.to_owned());
-    if !dir.join(RUNTIME_LIB).is_file() {
-        return Err(BuildError::RuntimeMissing {
-            path: dir.join(RUNTIME_LIB),
-        });
-    }
-    Ok(dir)
 }
 
 /// The link flags that make an executable use the runtime in `runtime_dir`:

@@ -35,12 +35,11 @@ use std::path::{Path, PathBuf};
 use mbh_static::SourceLocation;
 
 use crate::build::{
-    instrument_program, runtime_dir, runtime_link_flags, source_kind, Frontend, SourceInput,
-    SourceKind, Unit,
+    instrument_program, runtime_link_flags, source_kind, Frontend, SourceInput, SourceKind, Unit,
 };
 use crate::embed::{attach_record, inspect, Inspected, Language, Member, Record, UnitMeta};
 use crate::toolchain::{find_clang, find_llvm_tool, Cmd};
-use crate::{BuildError, BuildOutput, MpiFlags};
+use crate::{runtime_dir_for, BuildError, BuildOutput, MpiFlags, MpiInstall};
 
 /// What a compiler driver was asked to do.
 #[derive(Debug, Clone)]
@@ -207,10 +206,13 @@ fn show_info(
     Ok(Driven::Printed(text + "\n"))
 }
 
+/// The flags of the MPI the drivers use (`MBHYBRID_MPI`, else the `mpicc`
+/// on the `PATH`) for `language`.
 fn mpi_flags(language: Language) -> Result<MpiFlags, BuildError> {
+    let mpi = MpiInstall::find(None)?;
     match language {
-        Language::C => MpiFlags::probe(),
-        Language::Cxx => MpiFlags::probe_cxx(),
+        Language::C => Ok(mpi.c_flags),
+        Language::Cxx => mpi.cxx_flags(),
     }
 }
 
@@ -251,7 +253,12 @@ fn compile(req: &DriverRequest, args: &[String], words: &[Word]) -> Result<Drive
         .iter()
         .any(|(_, kind)| matches!(kind, Some(SourceKind::C | SourceKind::Cxx)));
     let clang = find_clang(req.language == Language::Cxx)?;
-    let mpi = mpi_flags(req.language)?;
+    let install = MpiInstall::find(None)?;
+    let family = install.family;
+    let mpi = match req.language {
+        Language::C => install.c_flags,
+        Language::Cxx => install.cxx_flags()?,
+    };
     let mut cmd = Cmd::new(&clang);
     // `mbhybrid-cc` takes C as gcc's mpicc does (gcc_compat.rs), ahead of
     // the user's flags so that their `-Werror=GROUP` wins.
@@ -305,6 +312,7 @@ fn compile(req: &DriverRequest, args: &[String], words: &[Word]) -> Result<Drive
             source: req.base_dir.join(source),
             directory: req.base_dir.clone(),
             flags: flags.clone(),
+            mpi: Some(family),
         };
         if matches!(kind, SourceKind::C | SourceKind::Cxx) {
             attach_record(&object, meta)?;
@@ -333,7 +341,8 @@ enum Holder {
 
 /// Link: instrument every unit the inputs carry, link the result.
 fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driven, BuildError> {
-    let runtime_dir = runtime_dir(&req.runtime_dir)?;
+    let mpi = MpiInstall::find(None)?;
+    let runtime_dir = runtime_dir_for(&req.runtime_dir, mpi.family)?;
     let lib_dirs = library_dirs(words, &req.base_dir);
     let static_link = words
         .iter()
@@ -391,10 +400,19 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
             _ => Vec::new(),
         })
     };
+    // `mpi.h` differs between MPIs (handles are `int`s in MPICH, pointers
+    // in Open MPI): code compiled for one cannot run on the other.
+    if let Some(record) = records().find(|r| r.meta.mpi.is_some_and(|f| f != mpi.family)) {
+        return Err(BuildError::MixedMpi {
+            unit: record.meta.source.clone(),
+            compiled: record.meta.mpi.unwrap_or(mpi.family),
+            linking: mpi.family,
+        });
+    }
     let cxx = req.language == Language::Cxx
         || sources.iter().any(|(_, kind, _)| *kind == SourceKind::Cxx)
         || records().any(|r| r.meta.language == Language::Cxx);
-    let frontend = Frontend::new(cxx)?;
+    let frontend = Frontend::new(cxx, mpi)?;
     let inputs: Vec<SourceInput<'_>> = sources
         .iter()
         .map(|(path, kind, cc_flags)| SourceInput {

@@ -70,6 +70,10 @@ pub(crate) struct UnitMeta {
     /// optimization level, target and code model flags, …): the whole
     /// command less its inputs, output, mode and dependency flags.
     pub flags: Vec<String>,
+    /// The MPI whose `mpi.h` it was compiled with (absent in records made
+    /// before mbhybrid knew more than one MPI: MPICH's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<crate::MpiFamily>,
 }
 
 /// One record: a unit's metadata and IR.
@@ -294,6 +298,7 @@ mod tests {
                 source: PathBuf::from(source),
                 directory: PathBuf::from("/p"),
                 flags: vec!["-O2".into(), "-fPIC".into()],
+                mpi: Some(crate::MpiFamily::OpenMpi),
             },
             bitcode: bitcode.to_vec(),
         }

@@ -104,6 +104,60 @@ pub enum BuildError {
         tried: String,
     },
 
+    /// The MPI asked for has no compiler wrapper on the `PATH`.
+    #[error(
+        "{family} was asked for, but its compiler wrapper is not on the PATH (tried {tried}): \
+         install it (scripts/install-deps.sh installs MPICH and Open MPI from Debian), or choose \
+         the other MPI with --mpi (MBHYBRID_MPI for mbhybrid-cc)"
+    )]
+    MpiNotInstalled {
+        /// The family asked for.
+        family: crate::MpiFamily,
+        /// The names looked for, comma separated.
+        tried: String,
+    },
+
+    /// An object to link was compiled for another MPI than the link's.
+    #[error(
+        "{} was compiled with {compiled}'s mpi.h, but this link uses {linking}: MPI handles and \
+         constants differ between the two, so the program would not work. Build every object \
+         with one MPI: set MBHYBRID_MPI={} in the environment of the whole build (`export` it \
+         before `make`), or remove the objects (`make clean`) and build again",
+        unit.display(),
+        compiled.key()
+    )]
+    MixedMpi {
+        /// The source of the object compiled for the other MPI.
+        unit: PathBuf,
+        /// The MPI it was compiled for.
+        compiled: crate::MpiFamily,
+        /// The MPI of the link.
+        linking: crate::MpiFamily,
+    },
+
+    /// `MBHYBRID_MPI` names no supported MPI.
+    #[error("MBHYBRID_MPI is `{value}`, which names no MPI mbhybrid supports: use `mpich` or `openmpi`, or unset it to use the MPI of the mpicc on the PATH")]
+    UnknownMpi {
+        /// The variable's value.
+        value: String,
+    },
+
+    /// The runtime directory holds only a runtime built for another MPI.
+    #[error(
+        "the mbhybrid runtime for {family} ({}) does not exist; the one beside mbhybrid was built \
+         for {built}. Build the runtime for every installed MPI with `bash scripts/build-runtimes.sh` \
+         (add --release for a release build of mbhybrid)",
+        path.display()
+    )]
+    RuntimeForOtherMpi {
+        /// The MPI the program is built or run with.
+        family: crate::MpiFamily,
+        /// The MPI the runtime found was built for.
+        built: crate::MpiFamily,
+        /// Where the runtime for `family` was expected.
+        path: PathBuf,
+    },
+
     /// The MPI wrapper did not say which flags it uses.
     #[error(
         "cannot get the MPI compile and link flags from {}: {detail}; check that `mpicc -show` \

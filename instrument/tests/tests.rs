@@ -188,6 +188,7 @@ fn request(
         runtime_dir,
         base_dir: dir.to_owned(),
         zone_bounds: Vec::new(),
+        mpi: None,
     }
 }
 
@@ -955,6 +956,7 @@ int main(int argc, char **argv) {
         cc_flags: vec![],
         base_dir: dir.path().to_owned(),
         zone_bounds: vec![ZoneBound::parse("persist.c:99=1").unwrap()],
+        mpi: None,
     })
     .unwrap_or_else(|e| panic!("{e}"));
     // Persistent requests are supported: no pre-flight warning for them.

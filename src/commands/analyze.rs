@@ -15,6 +15,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         cc_flags: args.cc_flags.clone(),
         base_dir: std::env::current_dir()?,
         zone_bounds: args.zone_bound.clone(),
+        mpi: args.mpi.map(crate::cli::MpiArg::family),
     })?;
     eprint!("{}", out.warnings);
     match args.format {

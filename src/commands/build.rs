@@ -17,6 +17,7 @@ pub fn run(args: &BuildArgs) -> Result<ExitCode> {
             .unwrap_or_else(super::default_runtime_dir),
         base_dir,
         zone_bounds: args.zone_bound.clone(),
+        mpi: args.mpi.map(crate::cli::MpiArg::family),
     };
     let built = mbh_instrument::build(&request)?;
     // clang's warnings, exactly as clang printed them, then what the runtime

@@ -17,7 +17,7 @@ const LEAKS: &str = "tests/programs/mpicc/leaks.c";
 /// debug information names the source as the expectations do).
 fn mpicc(source: &str, name: &str, flags: &[&str], dir: &Path) -> PathBuf {
     let exe = dir.join(name);
-    let out = std::process::Command::new("mpicc")
+    let out = std::process::Command::new(mbh_tests::mpicc())
         .args(flags)
         .arg("-o")
         .arg(&exe)

@@ -228,7 +228,7 @@ fn packed_and_struct_messages_look_as_without_the_tool() {
     let dir = tempfile::tempdir().unwrap();
     let source = workspace_root().join("tests/programs/packed_messages.c");
     let plain = dir.path().join("plain");
-    let out = std::process::Command::new("mpicc")
+    let out = std::process::Command::new(mbh_tests::mpicc())
         .args([
             "-O1",
             "-o",
@@ -236,17 +236,15 @@ fn packed_and_struct_messages_look_as_without_the_tool() {
             source.to_str().unwrap(),
         ])
         .output()
-        .expect("mpicc runs");
+        .expect("the MPI's mpicc runs");
     assert!(out.status.success(), "{}", describe(&out));
     let traced = build(
         std::path::Path::new("tests/programs/packed_messages.c"),
         dir.path(),
     );
     let run = |exe: &std::path::Path, clocks: Option<&str>| {
-        let mut command = std::process::Command::new("mpiexec");
-        command
-            .args(["-n", "2", exe.to_str().unwrap()])
-            .env_remove("LD_LIBRARY_PATH");
+        let mut command = mbh_tests::mpiexec(2);
+        command.arg(exe).env_remove("LD_LIBRARY_PATH");
         if let Some(clocks) = clocks {
             let trace = dir.path().join(format!("trace-{clocks}"));
             std::fs::create_dir_all(&trace).unwrap();
@@ -293,7 +291,7 @@ fn a_program_built_without_mbhybrid_is_verified_through_preload() {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("plain");
     let source = workspace_root().join("tests/programs/segfault_rank1.c");
-    let out = std::process::Command::new("mpicc")
+    let out = std::process::Command::new(mbh_tests::mpicc())
         .args([
             "-g",
             "-O0",
@@ -302,7 +300,7 @@ fn a_program_built_without_mbhybrid_is_verified_through_preload() {
             source.to_str().unwrap(),
         ])
         .output()
-        .expect("mpicc runs");
+        .expect("the MPI's mpicc runs");
     assert!(out.status.success(), "{}", describe(&out));
     let (status, report, out) = verify_json(&exe, 2, dir.path(), &[]);
     assert_eq!(status, 1, "{}", describe(&out));

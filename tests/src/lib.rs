@@ -56,24 +56,68 @@ pub fn bin_dir() -> PathBuf {
     }
 }
 
-/// The `mbhybrid` binary, checked to exist (with the runtime library) and
-/// to be newer than the Rust sources each is built from, so a test never
-/// runs a stale build.
+/// The MPI the end-to-end tests build and run with: `MBHYBRID_MPI`
+/// (`mpich` or `openmpi`, which `mbhybrid` reads too), MPICH when unset.
+/// `scripts/test.sh` runs the suite on MPICH and a subset on Open MPI.
+pub fn mpi_under_test() -> &'static str {
+    static MPI: OnceLock<&'static str> = OnceLock::new();
+    MPI.get_or_init(|| match std::env::var("MBHYBRID_MPI").as_deref() {
+        Ok("openmpi") => "openmpi",
+        Ok("mpich") | Ok("") | Err(_) => "mpich",
+        Ok(other) => panic!("MBHYBRID_MPI={other}: the tests know `mpich` and `openmpi`"),
+    })
+}
+
+/// The C compiler wrapper of [`mpi_under_test`]: the `mpicc` on the
+/// `PATH` for MPICH (the MPI the install script leaves there), Debian's
+/// `mpicc.openmpi` for Open MPI.
+pub fn mpicc() -> &'static str {
+    match mpi_under_test() {
+        "openmpi" => "mpicc.openmpi",
+        _ => "mpicc",
+    }
+}
+
+/// The launcher of [`mpi_under_test`], as [`mpicc`], with the environment
+/// Open MPI needs to oversubscribe and to run as root (as `mbhybrid
+/// verify` gives it).
+pub fn mpiexec(np: u32) -> Command {
+    let mut command = match mpi_under_test() {
+        "openmpi" => {
+            let mut c = Command::new("mpiexec.openmpi");
+            c.env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+            c
+        }
+        _ => Command::new("mpiexec"),
+    };
+    command.args(["-n", &np.to_string()]);
+    command
+}
+
+/// The `mbhybrid` binary, checked to exist (with the runtime library of
+/// [`mpi_under_test`]) and to be newer than the Rust sources each is built
+/// from, so a test never runs a stale build.
 pub fn mbhybrid() -> PathBuf {
     static CHECKED: OnceLock<PathBuf> = OnceLock::new();
     CHECKED
         .get_or_init(|| {
             let bin = bin_dir().join("mbhybrid");
-            let runtime = bin_dir().join("libmbhybrid_rt.so");
+            let runtime = match mpi_under_test() {
+                "openmpi" => bin_dir().join("openmpi/libmbhybrid_rt.so"),
+                _ => bin_dir().join("libmbhybrid_rt.so"),
+            };
             let bin_sources: &[&str] = &["src", "trace/src", "static/src", "instrument/src", "diagnostics/src"];
             let runtime_sources: &[&str] = &["runtime/src", "trace/src"];
             for (artefact, sources) in [(&bin, bin_sources), (&runtime, runtime_sources)] {
+                let build = "`cargo build --workspace` and `bash scripts/build-runtimes.sh`";
                 let built = std::fs::metadata(artefact).and_then(|m| m.modified()).unwrap_or_else(|_| {
-                    panic!("{} is missing: run `cargo build --workspace` before the end-to-end tests (scripts/test.sh does)", artefact.display())
+                    panic!("{} is missing: run {build} before the end-to-end tests (scripts/test.sh does)", artefact.display())
                 });
                 if let Some(newer) = newest_source_after(&workspace_root(), sources, built) {
                     panic!(
-                        "{} is older than {}: run `cargo build --workspace` before the end-to-end tests (scripts/test.sh does)",
+                        "{} is older than {}: run {build} before the end-to-end tests (scripts/test.sh does)",
                         artefact.display(),
                         newer.display()
                     );

@@ -150,6 +150,10 @@ pub struct RunManifest {
     pub np: u32,
     /// The launcher template (with `{np}`).
     pub launcher: String,
+    /// Environment the launcher was given besides mbhybrid's own (Open
+    /// MPI's permission to oversubscribe, ...).
+    #[serde(default)]
+    pub launcher_env: Vec<(String, String)>,
     /// The working directory the job ran in.
     pub cwd: PathBuf,
     /// The runtime library preloaded, when the program was not built by

@@ -996,20 +996,23 @@ fn manifest() -> impl Strategy<Value = RunManifest> {
         text(),
         vec(text(), 0..3),
         any::<(u32, u64)>(),
-        text(),
+        (text(), vec((text(), text()), 0..3)),
         text(),
         proptest::option::of(text()),
     )
         .prop_map(
-            |(run_id, program, args, (np, timeout), launcher, cwd, preload)| RunManifest {
-                run_id,
-                program: program.into(),
-                args,
-                np,
-                launcher,
-                cwd: cwd.into(),
-                preload: preload.map(Into::into),
-                timeout,
+            |(run_id, program, args, (np, timeout), (launcher, launcher_env), cwd, preload)| {
+                RunManifest {
+                    run_id,
+                    program: program.into(),
+                    args,
+                    np,
+                    launcher,
+                    launcher_env,
+                    cwd: cwd.into(),
+                    preload: preload.map(Into::into),
+                    timeout,
+                }
             },
         )
 }
