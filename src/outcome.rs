@@ -662,7 +662,7 @@ fn is_collective_mismatch(op: &mbh_trace::rank_trace::Op) -> bool {
 
 /// One finding for a collective mismatch the runtime's signature check
 /// found, naming each rank's call (every rank of the communicator records
-/// its side: same collective number `tag`, same communicator `aux`). Made
+/// its side: same collective number `tag`, same communicator `comm`). Made
 /// by the lowest rank that recorded it; `None` for the others.
 fn collective_mismatch_finding(
     ctx: &RunContext<'_>,
@@ -671,7 +671,7 @@ fn collective_mismatch_finding(
     all: &[Option<RankTrace>],
 ) -> Option<Finding> {
     let same = |op: &&mbh_trace::rank_trace::Op| {
-        is_collective_mismatch(op) && op.tag == record.tag && op.aux == record.aux
+        is_collective_mismatch(op) && op.tag == record.tag && op.comm == record.comm
     };
     let sides: Vec<(i32, &mbh_trace::rank_trace::Op)> = all
         .iter()

@@ -113,6 +113,23 @@ pub fn report(check: LocalCheck, site: u32, request: u64, peer: i32, tag: i32, a
     });
 }
 
+/// Records that the ranks of communicator `comm` disagree on their
+/// collective number `seq` (a [`LocalCheck::CollectiveMismatch`]): this
+/// rank's call is of kind `kind`, at `site`, record `request`.
+pub fn report_collective_mismatch(site: u32, request: u64, kind: u16, seq: i32, comm: u64) {
+    record::append(|| RawOp {
+        kind: OpKind::LocalCheck as u16,
+        flags: flags::RETURNED,
+        site,
+        count: LocalCheck::CollectiveMismatch as i32,
+        request,
+        peer: i32::from(kind),
+        tag: seq,
+        comm,
+        ..RawOp::default()
+    });
+}
+
 /// A call after `MPI_Finalize` (from every export): records it with the
 /// call's site; the call then goes to MPI as the program made it.
 #[cold]

@@ -48,6 +48,18 @@ fn tool(name: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// What the wrapper of the MPI under test adds to compile (`link`: to
+/// link) lines, asked the way that MPI's wrapper understands.
+fn mpi_flags_of_wrapper(link: bool, dir: &Path) -> String {
+    let ask = match (mbh_tests::mpi_under_test(), link) {
+        ("openmpi", false) => "--showme:compile",
+        ("openmpi", true) => "--showme:link",
+        (_, false) => "-show-compile-info",
+        (_, true) => "-show-link-info",
+    };
+    String::from_utf8(run_ok(&tool(mbh_tests::mpicc()), &[ask], dir).stdout).unwrap()
+}
+
 /// `mbhybrid verify --format json -n NP EXE`, run in `cwd` (where a build
 /// tool linked it, so the site table's relative file names read as there).
 fn verify(exe: &str, np: u32, cwd: &Path, runs: &Path) -> (i32, Report, Output) {
@@ -303,8 +315,7 @@ fn objects_and_archives_of_other_compilers_link_as_usual() {
     std::fs::write(dir.join("objects.rsp"), "main.o plain.o\n").unwrap();
     // A Makefile written for a plain compiler names the MPI library itself;
     // the runtime must still come first for its MPI_* to be the ones bound.
-    let mpi_link = run_ok(&tool("mpicc"), &["-show-link-info"], dir).stdout;
-    let mpi_link = String::from_utf8(mpi_link).unwrap();
+    let mpi_link = mpi_flags_of_wrapper(true, dir);
     let mut link = vec!["-o", "app", "@objects.rsp", "-L.", "-larchived"];
     link.extend(mpi_link.split_whitespace());
     run_ok(&cc, &link, dir);
@@ -318,7 +329,7 @@ fn objects_and_archives_of_other_compilers_link_as_usual() {
 
     // The driver's object is a real one.
     run_ok(
-        &tool("mpicc"),
+        &tool(mbh_tests::mpicc()),
         &["main.o", "plain.o", "libarchived.a", "-o", "plain-app"],
         dir,
     );
@@ -347,8 +358,7 @@ fn compile_and_link_errors_are_the_compilers() {
         "#include <mpi.h>\nint main(void) {\n  return MPI_Init(0, 0) + oops;\n}\n",
     )
     .unwrap();
-    let mpi_include =
-        String::from_utf8(run_ok(&tool("mpicc"), &["-show-compile-info"], dir).stdout).unwrap();
+    let mpi_include = mpi_flags_of_wrapper(false, dir);
     let mut clang_args: Vec<&str> = vec!["-c", "bad.c", "-o", "bad.o"];
     clang_args.extend(mpi_include.split_whitespace());
     let clang = run(&tool("clang-16"), &clang_args, dir);
@@ -407,8 +417,7 @@ fn other_modes_behave_as_the_compiler() {
     std::fs::write(dir.join("main.c"), MPI_PROGRAM).unwrap();
     std::fs::write(dir.join("lib.c"), "#include <mpi.h>\nint lib_size(void) { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }\n").unwrap();
 
-    let mpi_include =
-        String::from_utf8(run_ok(&tool("mpicc"), &["-show-compile-info"], dir).stdout).unwrap();
+    let mpi_include = mpi_flags_of_wrapper(false, dir);
     let shown = run_ok(&cc, &["-show-compile-info"], dir);
     assert_eq!(
         String::from_utf8_lossy(&shown.stdout).trim(),

@@ -445,8 +445,9 @@ pub enum LocalCheck {
     /// The ranks of a communicator called different collectives at the
     /// same point (kind, root or datatype signature differ). `site`,
     /// `request` = this rank's collective, `tag` = its 0-based number
-    /// among the collectives on the communicator, `aux` = the
-    /// communicator, `peer` = the collective's kind code.
+    /// among the collectives on the communicator, `comm` = the
+    /// communicator (named across ranks by the decoder, as an MPI call's
+    /// is), `peer` = the collective's kind code.
     CollectiveMismatch = 8,
     /// A nonblocking send's buffer changed before the program completed
     /// it. `site`/`request` = the completing call's, `aux` = the send's

@@ -797,8 +797,10 @@ pub const WORLD_COMM: u64 = 1 << 62;
 /// reuse bits after `MPI_Comm_free`, hence the renaming follows the
 /// records in order), and Open MPI's handles are addresses. Communicators
 /// without a name (`MPI_COMM_SELF`) keep their bits. Besides MPI calls,
-/// the parent named by a [`OpKind::CommMade`] record is renamed: the
-/// oracle numbers constructors per parent across ranks.
+/// the parent named by a [`OpKind::CommMade`] record is renamed (the
+/// oracle numbers constructors per parent across ranks), and the
+/// communicator of a [`OpKind::LocalCheck`] (only a collective mismatch
+/// names one; the others leave `comm` 0, which no communicator is).
 ///
 /// Linear in the records (a map, not a list: a damaged trace of many
 /// distinct handles must not take quadratic time).
@@ -817,8 +819,8 @@ fn name_communicators(ops: &mut [Op]) {
             continue;
         }
         // Records of the runtime's own (clock, marker) use `comm` for
-        // other things.
-        let names_a_comm = op.kind == OpKind::CommMade
+        // other things, but for two.
+        let names_a_comm = matches!(op.kind, OpKind::CommMade | OpKind::LocalCheck)
             || !matches!(op.kind.class(), OpClass::Clock | OpClass::Marker);
         if names.is_empty() || !names_a_comm {
             continue;

@@ -74,7 +74,7 @@ use crate::record::{self, REQUESTS};
 use crate::slots::Kind;
 use crate::state::fatal;
 use crate::typesig;
-use mbh_trace::op::{flags, LocalCheck};
+use mbh_trace::op::flags;
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
@@ -902,11 +902,10 @@ impl Rt {
     #[cold]
     fn collective_mismatch(&mut self, check: SigCheck, comm: u64, shadow: MPI_Comm) -> ! {
         let site = check.record.map_or(check.site, checks::site_of);
-        checks::report(
-            LocalCheck::CollectiveMismatch,
+        checks::report_collective_mismatch(
             site,
             check.record.unwrap_or(u64::MAX),
-            i32::from(check.kind),
+            check.kind,
             i32::try_from(check.seq).unwrap_or(i32::MAX),
             comm,
         );
