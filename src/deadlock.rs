@@ -3,6 +3,15 @@
 //! their traces show no progress, the wait-for graph of `mbh-bounding`
 //! decides; only a deadlock it confirms stops the job. A slow run is never
 //! called a deadlock: it runs on until it ends or `--timeout`.
+//!
+//! A deadlock that only follows from a rank that failed (crashed, aborted,
+//! exited without `MPI_Finalize`) is the launcher's to end: every MPI
+//! launcher stops the rest of the job when a rank fails, and the ranks it
+//! kills are reported `killed`, not `deadlocked`. The monitor gives it
+//! [`LAUNCHER_GRACE`] to do so before stopping the job itself. MPICH's
+//! Hydra kills the others within milliseconds, Open MPI's `mpiexec` only
+//! about a second later (it sends `SIGCONT`, then `SIGTERM` a second
+//! after), which two snapshots [`crate::launch::POLL_INTERVAL`] apart beat.
 
 use crate::launch::Watch;
 use crate::outcome::site_location;
@@ -12,6 +21,14 @@ use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::{RankState, RankTrace, HEADER_SIZE};
 use mbh_trace::{Finding, FindingKind, Role, Severity};
 use std::io::Read;
+use std::time::{Duration, Instant};
+
+/// How long the launcher is given to stop a job whose deadlock follows
+/// from a failed rank. Open MPI 4.1's `mpiexec` sends `SIGTERM` to the
+/// other ranks a second after one failed, and `SIGKILL` a second later to
+/// those that survive it: three seconds cover both, and cost only a run
+/// whose launcher does not act.
+pub const LAUNCHER_GRACE: Duration = Duration::from_secs(3);
 
 /// Polled by the launcher loop while the job runs.
 pub struct DeadlockMonitor {
@@ -19,6 +36,9 @@ pub struct DeadlockMonitor {
     np: u32,
     previous: Option<Vec<Option<RankTrace>>>,
     confirmed: Option<Deadlock>,
+    /// When a deadlock that follows from a failed rank was first seen: the
+    /// launcher is expected to stop the job by [`LAUNCHER_GRACE`] after.
+    left_to_launcher: Option<Instant>,
 }
 
 impl DeadlockMonitor {
@@ -29,10 +49,13 @@ impl DeadlockMonitor {
             np,
             previous: None,
             confirmed: None,
+            left_to_launcher: None,
         }
     }
 
-    /// The deadlock that stopped the job, if one did.
+    /// The deadlock that stopped the job, if one did. `None` when the
+    /// launcher ended the job first, as it does after a rank fails: that
+    /// run crashed, and its ranks were killed, not deadlocked.
     pub fn confirmed(&self) -> Option<&Deadlock> {
         self.confirmed.as_ref()
     }
@@ -63,6 +86,13 @@ impl DeadlockMonitor {
             .is_some_and(|before| mbh_bounding::no_progress(before, &snapshot));
         if stable {
             if let Some(deadlock) = mbh_bounding::find_deadlock(&snapshot) {
+                if explained_by_failed_ranks(&deadlock) {
+                    let since = *self.left_to_launcher.get_or_insert_with(Instant::now);
+                    if since.elapsed() < LAUNCHER_GRACE {
+                        self.previous = Some(snapshot);
+                        return Watch::Continue;
+                    }
+                }
                 self.confirmed = Some(deadlock);
                 return Watch::Stop;
             }
@@ -93,8 +123,7 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
             .map(|m| mismatch_finding(m, session, n))
             .collect();
     }
-    let dead_ranks_failed = deadlock.dead_ranks.iter().any(|d| !d.finalized);
-    if deadlock.caused_by_dead_ranks && dead_ranks_failed {
+    if explained_by_failed_ranks(deadlock) {
         return Vec::new();
     }
     let ranks = deadlock.ranks();
@@ -192,6 +221,13 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
         .into(),
     );
     vec![finding]
+}
+
+/// Whether `deadlock` only follows from ranks that ended without
+/// finalizing: their own findings (crash, abort, exit) explain the run, and
+/// the launcher stops the job because of them.
+fn explained_by_failed_ranks(deadlock: &Deadlock) -> bool {
+    deadlock.caused_by_dead_ranks && deadlock.dead_ranks.iter().any(|d| !d.finalized)
 }
 
 /// The `buffering-hazard` finding of a run that completed only because MPI

@@ -187,6 +187,7 @@ pub fn analyze(
         && tool_stops.is_empty()
         && !ctx.ended.stopped_by_monitor
         && !ctx.ended.status.is_some_and(|s| s.success())
+        && !all_finished(&traces)
     {
         // Nothing inside the processes explains the failure: they were
         // killed from outside (the launcher, the OOM killer, a user).
@@ -214,6 +215,16 @@ pub fn analyze(
         traces,
         warnings,
         tool_stops,
+    })
+}
+
+/// Whether every rank finalized and exited with status 0: a launcher that
+/// still failed failed on its own (Debian's `mpiexec` of Open MPI 4.1.4
+/// can segfault in `PMIx_Finalize`), which says nothing about the program.
+fn all_finished(traces: &[Option<RankTrace>]) -> bool {
+    traces.iter().all(|t| {
+        t.as_ref()
+            .is_some_and(|t| t.end.state == RankState::Finalized && t.end.exit_status == Some(0))
     })
 }
 
@@ -412,6 +423,37 @@ fn rank_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option
             }
             f
         }
+        // Killed, and MPI said why: an error its own `MPI_ERRORS_ARE_FATAL`
+        // handler took (one the runtime does not see: on `MPI_COMM_SELF`,
+        // or of a call without a communicator) stopped the job.
+        RankState::Starting | RankState::Running
+            if !ctx.ended.timed_out && !ctx.ended.stopped_by_monitor =>
+        {
+            let (call, words) = open_mpi_fatal_message(stderr)?;
+            let mut f = Finding::new(
+                FindingKind::MpiError,
+                Severity::Error,
+                format!(
+                    "`{call}` failed on rank {rank} and MPI's fatal error handler stopped the job"
+                ),
+            );
+            push_last_call(
+                ctx,
+                &mut f,
+                trace,
+                "the last MPI call the rank made: this call failed",
+            );
+            f.notes.push(format!("MPI's message: {words}"));
+            f.notes.push(
+                "the error went to MPI's own `MPI_ERRORS_ARE_FATAL` handler (an error on `MPI_COMM_SELF`, or of a call without a communicator), which mbhybrid does not record: its class and arguments are not checked"
+                    .into(),
+            );
+            f.help = Some(
+                "check the arguments of the call; `MPI_Comm_set_errhandler` with `MPI_ERRORS_RETURN` lets the program handle the error"
+                    .into(),
+            );
+            f
+        }
         _ => return None,
     };
     finding.interleaving = ctx.interleaving;
@@ -443,10 +485,43 @@ fn aborted_by_mpi_error(trace: &RankTrace, code: i32) -> bool {
     })
 }
 
+/// The call and MPI's words of the report Open MPI's own
+/// `MPI_ERRORS_ARE_FATAL` handler prints (Open MPI 4.1.4's words; each line
+/// after the process's `[host:pid] `):
+///
+/// ```text
+/// *** An error occurred in MPI_Send
+/// *** reported by process [267911169,1]
+/// *** on communicator MPI_COMM_SELF
+/// *** MPI_ERR_RANK: invalid rank
+/// *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,
+/// ***    and potentially your MPI job)
+/// ```
+fn open_mpi_fatal_message(stderr: &str) -> Option<(String, String)> {
+    let mut said = stderr
+        .lines()
+        .filter_map(|line| line.split_once("*** ").map(|(_, said)| said.trim()));
+    let call = said.find_map(|l| l.strip_prefix("An error occurred in "))?;
+    let words = said.find(|l| {
+        ![
+            "reported by process",
+            "on communicator",
+            "on file",
+            "on win",
+            "before MPI",
+        ]
+        .iter()
+        .any(|context| l.starts_with(context))
+    })?;
+    (!words.is_empty() && !words.starts_with("MPI_ERRORS_ARE_FATAL"))
+        .then(|| (call.trim().to_string(), words.to_string()))
+}
+
 /// MPI's own words for the error that stopped the rank, from what the
 /// runtime printed under `MPI_ERRORS_ARE_FATAL` (`Fatal error in MPI_Xxx:
-/// ...`): MPICH's last, most specific line, without its function prefix
-/// and the code.
+/// ...`, MPI's error string after it): MPICH's last, most specific line,
+/// without its function prefix and the code; Open MPI's whole string
+/// (`MPI_ERR_RANK: invalid rank`).
 fn mpi_fatal_message(stderr: &str) -> Option<String> {
     let start = stderr.find("Fatal error in ")?;
     let text = &stderr[start..];
@@ -971,6 +1046,9 @@ fn killed_finding(
     // the death watch saw decides; the banner's signal is that rank's only
     // when the banner names its process.
     let banner = hydra_bad_termination(launcher_stdout);
+    // Open MPI's `mpiexec` names the rank and signal of the first process
+    // it saw end abnormally; the ones it kills itself it does not name.
+    let noticed = open_mpi_noticed(launcher_stderr).filter(|(rank, _)| killed.contains(rank));
     let pid_of = |rank: i32| {
         traces
             .iter()
@@ -990,13 +1068,23 @@ fn killed_finding(
         .first()
         .copied()
         .filter(|rank| killed.contains(rank));
+    // Without the watch's order, Open MPI's notice names the rank that
+    // ended first: it comes from the launcher that killed the others.
+    let first = first.or(noticed.map(|(rank, _)| rank));
     let culprit = first.or_else(|| banner.and_then(|(pid, _)| rank_of(pid)));
     // The banner's signal is the culprit's when the watch saw that rank
-    // die first and the banner names its process.
-    let banner_signal = banner.and_then(|(pid, signal)| {
-        let names_first = first.is_some_and(|rank| pid_of(rank) == Some(pid));
-        names_first.then_some(signal).flatten()
-    });
+    // die first and the banner names its process; Open MPI's notice gives
+    // the signal of the rank it names.
+    let banner_signal = banner
+        .and_then(|(pid, signal)| {
+            let names_first = first.is_some_and(|rank| pid_of(rank) == Some(pid));
+            names_first.then_some(signal).flatten()
+        })
+        .or_else(|| {
+            noticed
+                .filter(|&(rank, _)| first == Some(rank))
+                .map(|(_, signal)| signal)
+        });
     let message = match (first, culprit, banner_signal, banner) {
         (_, Some(rank), Some(signal), _) => format!(
             "rank {rank} was killed by signal {signal} ({}) from outside the program (by the system, a user or a resource limit); the launcher then stopped the job",
@@ -1030,10 +1118,27 @@ fn killed_finding(
         Some(rank) => vec![rank],
         None => killed,
     };
-    if let Some(last) = last_lines(launcher_stderr, 5) {
+    if let Some(last) = last_lines(&launcher_said(launcher_stderr), 5) {
         f.notes.push(format!("the launcher printed:\n{last}"));
     }
     f
+}
+
+/// The rank and signal of Open MPI's notice on the launcher's standard
+/// error: `mpiexec noticed that process rank 1 with PID 0 on node vm exited
+/// on signal 6 (Aborted).` (the launcher's name is its `argv[0]`).
+fn open_mpi_noticed(stderr: &str) -> Option<(i32, i32)> {
+    stderr.lines().find_map(|line| {
+        let rest = line.split(" noticed that process rank ").nth(1)?;
+        let rank = rest.split_whitespace().next()?.parse::<i32>().ok()?;
+        let signal = rest.split(" exited on signal ").nth(1)?;
+        let signal = signal
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse::<i32>()
+            .ok()?;
+        Some((rank, signal))
+    })
 }
 
 /// The pid and signal of MPICH's Hydra "BAD TERMINATION" banner.
@@ -1191,13 +1296,102 @@ fn last_lines(text: &str, n: usize) -> Option<String> {
     Some(lines[lines.len().saturating_sub(n)..].join("\n"))
 }
 
-/// Lines of the backtraces UCX and MPICH print when a rank dies.
+/// Lines of the backtraces UCX, MPICH and Open MPI print when a rank dies.
 fn is_library_backtrace(line: &str) -> bool {
     let t = line.trim();
     t.contains(" [0x")
         || t.chars().all(|c| c == '=')
         || t.contains("==== backtrace")
         || t.contains("Caught signal")
+        || is_open_mpi_report(t)
+}
+
+/// A line of the reports Open MPI 4.1.4 prints about a process, each after
+/// its `[host:pid] `: its `MPI_ERRORS_ARE_FATAL` handler's
+/// ([`open_mpi_fatal_message`]) and its signal handler's (MCA
+/// `opal_signal`), on a fatal signal:
+///
+/// ```text
+/// [vm:13385] *** Process received signal ***
+/// [vm:13385] Signal: Aborted (6)
+/// [vm:13385] Signal code:  (-6)
+/// [vm:16294] Failing at address: (nil)
+/// [vm:13385] [ 6] /tmp/prog(+0x1424)[0x560fc3dcc424]
+/// [vm:13385] *** End of error message ***
+/// ```
+///
+/// The runtime records the signal and the frames itself and then lets the
+/// handler that was there before run, Open MPI's included: the rank dies
+/// as it would without mbhybrid (the report's stack, symbolized, says more
+/// than these addresses).
+fn is_open_mpi_report(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix('[') else {
+        return false;
+    };
+    // `host:pid]`: the host may hold anything but `]`, the pid is digits.
+    let Some((process, said)) = rest.split_once("] ") else {
+        return false;
+    };
+    let pid_only = process
+        .rsplit_once(':')
+        .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+    if !pid_only {
+        return false;
+    }
+    let said = said.trim_start();
+    // `*** `: the signal report's first and last lines, and every line of
+    // the report of its `MPI_ERRORS_ARE_FATAL` handler (the finding has
+    // its words).
+    const HEADS: [&str; 5] = [
+        "*** ",
+        "Signal: ",
+        "Signal code:",
+        "Failing at address:",
+        "Associated errno:",
+    ];
+    if said.starts_with('[') {
+        open_mpi_frame(said)
+    } else {
+        HEADS.iter().any(|head| said.starts_with(head))
+    }
+}
+
+/// `[ 6] /tmp/prog(+0x1424)[0x560fc3dcc424]`: a frame of Open MPI's
+/// backtrace (its number, then the object, offset and address).
+fn open_mpi_frame(said: &str) -> bool {
+    said.strip_prefix('[')
+        .and_then(|rest| rest.split_once(']'))
+        .is_some_and(|(number, frame)| {
+            number.trim().bytes().all(|b| b.is_ascii_digit())
+                && !number.trim().is_empty()
+                && frame.trim_end().ends_with(']')
+                && frame.contains("[0x")
+        })
+}
+
+/// What the launcher printed, without what says nothing about the program:
+/// the rules around Open MPI's banners, its runtime's internal errors
+/// (`ORTE_ERROR_LOG`, as when a message it relays is cut by the abort), and
+/// the report of Open MPI's own signal handler when `mpiexec` itself
+/// crashes. Debian's `mpiexec` of Open
+/// MPI 4.1.4 sometimes segfaults in `PMIx_Finalize` while it aborts a job
+/// (once a rank failed, or when mbhybrid stops the job): that crash is the
+/// launcher's, after the ranks' ends were decided, and is never a finding.
+fn launcher_said(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|l| {
+            let t = l.trim();
+            let rule = t.len() > 3 && t.bytes().all(|b| b == b'-');
+            let noise = is_open_mpi_report(t)
+                || t.contains("ORTE_ERROR_LOG: ")
+                || t.ends_with(
+                    "abort is already in progress...hit ctrl-c again to forcibly terminate",
+                );
+            !rule && !noise
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `SIGSEGV (segmentation fault)`.
@@ -1386,6 +1580,128 @@ mod tests {
         assert_eq!(last_lines("\n \n", 2), None);
         let ucx = "bad input\n[host:1:0:1] Caught signal 11 (Segmentation fault)\n==== backtrace ====\n 0  /lib/libucs.so(+0x1) [0x7f00]\n=================\n";
         assert_eq!(last_lines(ucx, 3).as_deref(), Some("bad input"));
+    }
+
+    /// Open MPI 4.1.4's words (Debian 12), captured from real runs.
+    mod open_mpi {
+        pub const ASSERTION_STDERR: &str = "crooked_barrier: examples/crooked_barrier.c:45: int main(int, char **): Assertion `x != 33' failed.
+[vm:13385] *** Process received signal ***
+[vm:13385] Signal: Aborted (6)
+[vm:13385] Signal code:  (-6)
+[vm:13385] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x3c050)[0x7f17b065a050]
+[vm:13385] [ 1] /lib/x86_64-linux-gnu/libc.so.6(+0x8aeec)[0x7f17b06a8eec]
+[vm:13385] [ 2] /lib/x86_64-linux-gnu/libc.so.6(gsignal+0x12)[0x7f17b0659fb2]
+[vm:13385] [ 3] /lib/x86_64-linux-gnu/libc.so.6(abort+0xd3)[0x7f17b0644472]
+[vm:13385] [ 6] /tmp/hompi/crooked_barrier(+0x1424)[0x560fc3dcc424]
+[vm:13385] [ 9] /tmp/hompi/crooked_barrier(+0x1121)[0x560fc3dcc121]
+[vm:13385] *** End of error message ***
+";
+        pub const SEGFAULT_STDERR: &str = "bad input
+[vm:16294] *** Process received signal ***
+[vm:16294] Signal: Segmentation fault (11)
+[vm:16294] Signal code: Address not mapped (1)
+[vm:16294] Failing at address: (nil)
+[vm:16294] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x3c050)[0x7f0ec4c5a050]
+[vm:16294] [ 1] /tmp/hompi/cmp/ompi/segfault_rank1(+0x1264)[0x5635191d9264]
+[vm:16294] *** End of error message ***
+";
+        /// `mpiexec` segfaulting in `PMIx_Finalize` while it aborts a job.
+        pub const LAUNCHER_CRASH: &str = "--------------------------------------------------------------------------
+Primary job  terminated normally, but 1 process returned
+a non-zero exit code. Per user-direction, the job has been aborted.
+--------------------------------------------------------------------------
+mpiexec: abort is already in progress...hit ctrl-c again to forcibly terminate
+
+[vm:13377] *** Process received signal ***
+[vm:13377] Signal: Segmentation fault (11)
+[vm:13377] Signal code: Address not mapped (1)
+[vm:13377] Failing at address: (nil)
+[vm:13377] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x3c050)[0x7f1abd322050]
+[vm:13377] [ 1] /lib/x86_64-linux-gnu/libpmix.so.2(PMIx_Finalize+0x703)[0x7f1aba250e83]
+[vm:13377] [ 7] mpiexec(+0x13b9)[0x5585196083b9]
+[vm:13377] [10] mpiexec(+0x1131)[0x558519608131]
+[vm:13377] *** End of error message ***
+[vm:28409] [[519,0],0] ORTE_ERROR_LOG: Out of resource in file ../../../orte/util/show_help.c at line 507
+";
+        pub const NOTICED: &str =
+            "--------------------------------------------------------------------------
+Primary job  terminated normally, but 1 process returned
+a non-zero exit code. Per user-direction, the job has been aborted.
+--------------------------------------------------------------------------
+--------------------------------------------------------------------------
+mpiexec noticed that process rank 0 with PID 0 on node vm exited on signal 9 (Killed).
+--------------------------------------------------------------------------
+";
+        pub const FATAL_ERROR: &str = "[vm:25364] *** An error occurred in MPI_Send
+[vm:25364] *** reported by process [267911169,1]
+[vm:25364] *** on communicator MPI_COMM_SELF
+[vm:25364] *** MPI_ERR_RANK: invalid rank
+[vm:25364] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,
+[vm:25364] ***    and potentially your MPI job)
+";
+        /// What the runtime prints under `MPI_ERRORS_ARE_FATAL`, with Open
+        /// MPI's error string.
+        pub const RUNTIME_FATAL: &str =
+            "Fatal error in MPI_Send: MPI_ERR_RANK: invalid rank (error code 6; MPI_ERRORS_ARE_FATAL)\n";
+    }
+
+    #[test]
+    fn open_mpi_s_signal_report_is_not_what_the_rank_printed() {
+        let printed: String = open_mpi::ASSERTION_STDERR
+            .lines()
+            .filter(|l| parse_glibc_assertion(l).is_none())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(last_lines(&printed, 3), None);
+        assert_eq!(
+            last_lines(open_mpi::SEGFAULT_STDERR, 3).as_deref(),
+            Some("bad input")
+        );
+        // The program's own lines that merely look alike stay.
+        for kept in [
+            "[rank 1] Signal: 3 received",
+            "[vm:12x] Signal: Aborted (6)",
+            "[vm:1] [ 0] no address here",
+        ] {
+            assert!(!is_library_backtrace(kept), "{kept}");
+        }
+    }
+
+    #[test]
+    fn the_launcher_s_own_crash_and_rules_are_not_shown() {
+        assert_eq!(
+            last_lines(&launcher_said(open_mpi::LAUNCHER_CRASH), 5).as_deref(),
+            Some("Primary job  terminated normally, but 1 process returned\na non-zero exit code. Per user-direction, the job has been aborted.")
+        );
+    }
+
+    #[test]
+    fn open_mpi_names_the_rank_it_noticed() {
+        assert_eq!(open_mpi_noticed(open_mpi::NOTICED), Some((0, 9)));
+        assert_eq!(
+            open_mpi_noticed("mpirun noticed that process rank 12 with PID 4242 on node n3 exited on signal 15 (Terminated)."),
+            Some((12, 15))
+        );
+        assert_eq!(open_mpi_noticed(open_mpi::LAUNCHER_CRASH), None);
+    }
+
+    #[test]
+    fn open_mpi_fatal_messages_give_the_call_and_its_words() {
+        assert_eq!(
+            open_mpi_fatal_message(open_mpi::FATAL_ERROR),
+            Some((
+                "MPI_Send".to_string(),
+                "MPI_ERR_RANK: invalid rank".to_string()
+            ))
+        );
+        assert_eq!(open_mpi_fatal_message("nothing here"), None);
+        assert_eq!(
+            mpi_fatal_message(open_mpi::RUNTIME_FATAL).as_deref(),
+            Some("MPI_ERR_RANK: invalid rank")
+        );
+        // Its lines are left out of what the rank printed: the finding
+        // has the words.
+        assert_eq!(last_lines(open_mpi::FATAL_ERROR, 3), None);
     }
 
     #[test]
