@@ -161,9 +161,17 @@ pub fn on_error(name: &str, comm: MPI_Comm, site: u32, rc: c_int) -> c_int {
     handle_error(name, comm, site, rc)
 }
 
+/// How long a fatal MPI error waits for outstanding collective checks.
+const SETTLE_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+
 #[cold]
 fn handle_error(name: &str, comm: MPI_Comm, site: u32, rc: c_int) -> c_int {
     let call = CALL.load(Ordering::Relaxed);
+    let returns = crate::state::with(|rt| rt.handlers().returns(comm));
+    if !returns {
+        // A collective mismatch can be the error's cause: let it speak.
+        crate::state::with(|rt| rt.sig_settle(SETTLE_BUDGET));
+    }
     match blamed_argument(rc) {
         Some(argument) => report(
             LocalCheck::InvalidArgument,
@@ -175,7 +183,6 @@ fn handle_error(name: &str, comm: MPI_Comm, site: u32, rc: c_int) -> c_int {
         ),
         None => report(LocalCheck::MpiError, site, call, -1, rc, comm.bits()),
     }
-    let returns = crate::state::with(|rt| rt.handlers().returns(comm));
     if returns {
         return rc;
     }

@@ -424,6 +424,12 @@ impl Rt {
         flow: Flow,
         me: c_int,
     ) {
+        if flow == Flow::ToRoot && me != root {
+            // The slot keeps no exchange: nothing to wait for or merge.
+            // SAFETY: the caller's contract.
+            unsafe { self.root_flow_start(shadow, root) };
+            return;
+        }
         let width = self.width;
         let input = self.slots.header(id);
         let output = self.slots.ack(id);
@@ -711,6 +717,11 @@ impl Rt {
     /// `shadow` must be a valid intracommunicator every rank of which
     /// makes the same call.
     pub(super) unsafe fn exchange(&mut self, shadow: MPI_Comm, root: c_int, flow: Flow, me: c_int) {
+        if flow == Flow::ToRoot && me != root {
+            // SAFETY: the caller's contract.
+            unsafe { self.root_flow_start(shadow, root) };
+            return;
+        }
         self.coll_in.copy_from_slice(self.llcp.clock());
         let width = self.width as c_int;
         let input = self.coll_in.as_mut_ptr();
@@ -736,6 +747,56 @@ impl Rt {
             Flow::ToRoot if me == root => self.llcp.merge(&self.coll_out),
             Flow::ExclusivePrefix if me != 0 => self.llcp.merge(&self.coll_out),
             Flow::ToRoot | Flow::ExclusivePrefix => {}
+        }
+    }
+
+    /// Starts this non-root rank's clock reduction to `root` on `shadow`
+    /// and leaves it in flight (`root_flow.rs`: waiting would make the
+    /// collective synchronise where MPI does not).
+    ///
+    /// # Safety
+    ///
+    /// `shadow` must be a valid intracommunicator every rank of which
+    /// makes the same call.
+    unsafe fn root_flow_start(&mut self, shadow: MPI_Comm, root: c_int) {
+        let mut buffer = self.root_flows.buffer(self.llcp.clock());
+        let mut request = request_null();
+        // SAFETY: `buffer` holds `width` words and stays, boxed, in the
+        // list of flows until the request completes; the receive buffer is
+        // significant at the root only.
+        let rc = unsafe {
+            mpi_sys::PMPI_Ireduce(
+                buffer.as_mut_ptr().cast(),
+                std::ptr::null_mut(),
+                self.width as c_int,
+                uint64(),
+                op_max(),
+                root,
+                shadow,
+                &mut request,
+            )
+        };
+        if rc != SUCCESS {
+            fatal(format_args!(
+                "the clock exchange of a collective failed to start (MPI error {rc})"
+            ));
+        }
+        self.root_flows.push(request, buffer);
+    }
+
+    /// Completes every clock reduction this rank left in flight
+    /// (`MPI_Finalize`, `MPI_Comm_free`: every rank gets there after the
+    /// roots entered their collectives).
+    pub(super) fn root_flows_wait_all(&mut self) {
+        while let Some((mut request, buffer)) = self.root_flows.take_oldest() {
+            // SAFETY: a request this rank started and has not completed.
+            let rc = unsafe { self.block_on(&mut request, status_ignore(), None) };
+            if rc != SUCCESS {
+                fatal(format_args!(
+                    "the clock exchange of a collective failed (MPI error {rc})"
+                ));
+            }
+            self.root_flows.recycle(buffer);
         }
     }
 
@@ -838,6 +899,23 @@ impl Rt {
                 return;
             }
             // SAFETY: MPI is initialised; `service` polls the checks too.
+            unsafe { self.service(None) };
+            super::pause();
+        }
+    }
+
+    /// Before an MPI error stops the job: gives the outstanding checks up to
+    /// `budget` to complete, so that a collective mismatch is reported as
+    /// such (a mismatch diverges here) rather than as the error it caused.
+    /// Open MPI, unlike MPICH, lets mismatched nonblocking collectives run
+    /// and fails the wait with `MPI_ERR_TRUNCATE` before the check is
+    /// done. Bounded: a rank that never reaches its check must not turn
+    /// the error into a hang.
+    pub fn sig_settle(&mut self, budget: std::time::Duration) {
+        let start = std::time::Instant::now();
+        while self.sigs.any_pending() && start.elapsed() < budget {
+            self.sig_poll_all();
+            // SAFETY: MPI is initialised (an MPI call just returned).
             unsafe { self.service(None) };
             super::pause();
         }
@@ -984,6 +1062,7 @@ impl Rt {
             self.resources
                 .remove(crate::checks::ResourceKind::Comm, handle.bits());
             self.handlers.set(handle, false);
+            self.root_flows_wait_all();
             self.sig_forget(handle);
             if let Some(mut shadow) = self.comms.forget(handle) {
                 // SAFETY: a shadow the runtime made; every rank frees

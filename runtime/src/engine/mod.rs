@@ -36,6 +36,7 @@ mod complete;
 mod matched;
 mod p2p;
 mod persist;
+mod root_flow;
 
 pub use coll::{pair_term, Coll, CollState, Flow};
 pub use p2p::SendMode;
@@ -218,6 +219,9 @@ pub struct Rt {
     resources: Resources,
     /// The collective signature checks (`coll.rs`).
     sigs: coll::SigChecks,
+    /// Clock reductions of collectives this rank is not the root of, in
+    /// flight (`root_flow.rs`).
+    root_flows: root_flow::RootFlows,
     /// Persistent requests the program holds, by handle bits.
     persistent: HashMap<u64, persist::Persistent>,
     /// Program handles swapped out of an array for a completion call
@@ -296,6 +300,7 @@ impl Rt {
             handlers: Handlers::new(),
             resources: Resources::new(),
             sigs: coll::SigChecks::new(sig_shadow)?,
+            root_flows: root_flow::RootFlows::new(width),
             persistent: HashMap::with_capacity(64),
             swapped: Vec::with_capacity(64),
             cancels: false,
@@ -493,6 +498,7 @@ impl Rt {
     /// MPI must be initialised.
     pub unsafe fn service(&mut self, skip: Option<u32>) {
         self.sig_poll_all();
+        self.root_flows.poll();
         let mut i = 0;
         while let Some(&id) = self.slots.watched().get(i) {
             if Some(id) == skip {
@@ -1014,6 +1020,7 @@ impl Rt {
         // Every rank is here: the checks and clock exchanges every rank
         // started can complete (those of collectives the program never
         // completed too, so no runtime request outlives MPI).
+        self.root_flows_wait_all();
         self.sig_wait_all();
         let colls: Vec<u32> = self.slots.ids_in_use().collect();
         for id in colls {
