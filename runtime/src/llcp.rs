@@ -111,6 +111,8 @@ pub struct DoneEvent {
     pub start: u64,
     /// Final clock (own component).
     pub end: u64,
+    /// Its place in a Lamport order ([`Llcp::order`] when it completed).
+    pub order: u64,
     /// The message it matched, when known.
     pub matched: Option<Envelope>,
     /// Opaque id of the issuing call's record.
@@ -213,6 +215,21 @@ impl Llcp {
     /// The own component.
     pub fn now(&self) -> u64 {
         self.clock[self.me]
+    }
+
+    /// This rank's place in a Lamport order of events: the clock itself for
+    /// Lamport clocks, the sum of the components for vector clocks. An
+    /// event causally after another has a larger one (every step that
+    /// carries causality merges the clocks and a wildcard event ticks its
+    /// own component, rule R4), which the explorer's order of choice points
+    /// needs (`bounding/src/explore.rs`); the own component of a vector
+    /// clock does not give that across ranks (soak seed 3086: a receive
+    /// after a `MPI_Bcast` from the flipped rank kept own component 0 and
+    /// was taken to come before the flip).
+    pub fn order(&self) -> u64 {
+        self.clock
+            .iter()
+            .fold(0u64, |sum, c| sum.saturating_add(*c))
     }
 
     /// Element-wise maximum with `other` (collectives, acknowledgements;
@@ -356,6 +373,7 @@ impl Llcp {
         match receive {
             Receive::Blocking(None) | Receive::Nonblocking(None) => self.now(),
             Receive::Blocking(Some(b)) => {
+                let order = self.order();
                 let end = self.tick();
                 let done = DoneEvent {
                     event: b.event,
@@ -363,6 +381,7 @@ impl Llcp {
                     pattern: b.pattern,
                     start: b.start,
                     end,
+                    order,
                     matched: Some(envelope),
                     record: b.record,
                     ssend: false,
@@ -376,8 +395,9 @@ impl Llcp {
             Receive::Nonblocking(Some(event)) => {
                 if let Some(at) = self.pending.iter().position(|p| p.event == event) {
                     let p = self.pending.remove(at);
+                    let order = self.order();
                     let end = self.tick();
-                    let done = Self::finish(p, end, Some(envelope));
+                    let done = Self::finish(p, (end, order), Some(envelope));
                     sink.final_clock(&done);
                     self.done.push(done);
                     return end;
@@ -393,13 +413,15 @@ impl Llcp {
         }
     }
 
-    fn finish(p: PendingEvent, end: u64, matched: Option<Envelope>) -> DoneEvent {
+    /// `at`: the final clock and order.
+    fn finish(p: PendingEvent, at: (u64, u64), matched: Option<Envelope>) -> DoneEvent {
         DoneEvent {
             event: p.event,
             seq: p.seq,
             pattern: p.pattern,
             start: p.start,
-            end,
+            end: at.0,
+            order: at.1,
             matched,
             record: p.record,
             ssend: p.ssend,
@@ -470,8 +492,9 @@ impl Llcp {
         let mut old = std::mem::replace(&mut self.pending, std::mem::take(&mut self.spare));
         for (i, p) in old.drain(..).enumerate() {
             if self.chosen[i] {
+                let order = self.order();
                 let end = self.tick();
-                let done = Self::finish(p, end, self.resolved[i]);
+                let done = Self::finish(p, (end, order), self.resolved[i]);
                 sink.final_clock(&done);
                 self.done.push(done);
             } else {
@@ -541,7 +564,7 @@ impl Llcp {
             let eligible = d.seq < seq
                 && d.pattern.comm == comm
                 && d.pattern.tag.is_none_or(|t| t == envelope.tag)
-                && (d.pattern.source.is_none() || last_guided.is_none_or(|last| d.end > last))
+                && (d.pattern.source.is_none() || last_guided.is_none_or(|last| d.order > last))
                 && d.matched.is_none_or(|m| m.source != envelope.source)
                 && !(d.ssend && message > d.start);
             if eligible && d.first_report(envelope.source) {

@@ -84,6 +84,34 @@ fn f3_irecvs_completed_by_testany_run_every_assignment_in_every_order() {
     }
 }
 
+/// Soak seed 3086 (shrunk): a flip reaches a later wildcard receive of
+/// another rank through an `MPI_Bcast`. Under both clocks the search runs
+/// both outcomes of the first receive, with the later receive free in
+/// each (under vector clocks it was forced to a sender that no longer
+/// sent, and the search stopped with "forced match did not happen").
+#[test]
+fn f4_a_flip_frees_the_receives_it_reaches_through_a_collective() {
+    let source = "tests/programs/f4_flip_reaches_through_bcast.c";
+    for clocks in ["lamport", "vector"] {
+        let report = check_program_with(source, &["--clocks", clocks]);
+        let signatures: BTreeSet<&str> = report
+            .runs
+            .iter()
+            .filter_map(|run| run.stdout.lines().find(|l| l.starts_with("sig 1:")))
+            .collect();
+        assert!(
+            report.complete && report.warnings.is_empty(),
+            "{clocks}: {:?}",
+            report.warnings
+        );
+        assert_eq!(
+            signatures,
+            BTreeSet::from(["sig 1: took 0", "sig 1: took 2"]),
+            "{clocks}"
+        );
+    }
+}
+
 #[test]
 fn a_search_stopped_by_its_budget_still_counts_its_choice_points() {
     let _lock = mbh_tests::mpi_lock();

@@ -226,8 +226,10 @@ op_kinds! {
     /// Not an MPI call: a wildcard receive or probe reached its final clock
     /// (seed 000 §5.1.2, rules R2/R4). `count` = per-rank wildcard event
     /// number, `request` = index of the receive's (or probe's) record,
-    /// `comm` = clock when it was issued, `aux` = final clock (for LVCP the
-    /// rank's own component), `peer` = the sender it matched (-1 unknown),
+    /// `comm` = clock when it was issued (for vector clocks the rank's own
+    /// component), `aux` = final clock (for vector clocks the sum of the
+    /// components: a place in a Lamport order, which the own component is
+    /// not across ranks), `peer` = the sender it matched (-1 unknown),
     /// `tag` = the tag it matched.
     WildcardClock = 240 => "mbhybrid:wildcard-clock", Clock;
     /// Not an MPI call: a sender found as a potential match of a wildcard

@@ -121,6 +121,7 @@ impl Rt {
         } else {
             c.event
         };
+        let order = self.llcp.order();
         let end = self.llcp.choose();
         let at = at.unwrap_or(u64::MAX);
         record::append(|| RawOp {
@@ -129,7 +130,8 @@ impl Rt {
             count: event as i32,
             request: at,
             comm: c.start,
-            aux: end,
+            // The order, not the own component: see `Llcp::order`.
+            aux: order,
             peer: i32::try_from(chosen).unwrap_or(-1),
             tag: -1,
             ..RawOp::default()

@@ -154,7 +154,8 @@ impl Sink for Recorder {
             count: e.event as i32,
             request: e.record,
             comm: e.start,
-            aux: e.end,
+            // The order, not the own component: see `Llcp::order`.
+            aux: e.order,
             peer: e.matched.map_or(-1, |m| m.source),
             tag: e
                 .matched
