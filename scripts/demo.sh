@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 cargo build --workspace --release --locked
+bash scripts/build-runtimes.sh --release
 mkdir -p target/demo
 ./target/release/mbhybrid build -o target/demo/crooked examples/crooked_barrier.c
 set +e

@@ -15,8 +15,8 @@
 //!   blames an argument (`MPI_ERR_RANK`, `MPI_ERR_COUNT`, ...); handled as
 //!   an MPI error below, recorded as this check.
 //! * **mpi-error**: an `MPI_*` call returned an error code. The runtime
-//!   sets `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` at start (communicators
-//!   made from it inherit it), remembers the handler the program asks for
+//!   sets `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` and `MPI_COMM_SELF` at
+//!   start (communicators made from them inherit it), remembers the handler the program asks for
 //!   ([`Handlers`]), and after recording applies it: under
 //!   `MPI_ERRORS_ARE_FATAL` it prints MPI's message and aborts the job.
 
@@ -77,13 +77,18 @@ pub fn errors_are_fatal() -> MPI_Errhandler {
 }
 
 /// Sets `MPI_ERRORS_RETURN` on world (at start, after the runtime made
-/// its own shadow of world, which keeps `MPI_ERRORS_ARE_FATAL`).
+/// its own shadow of world, which keeps `MPI_ERRORS_ARE_FATAL`) and on
+/// `MPI_COMM_SELF`: an error there would otherwise end the process in
+/// MPI's own handler, which under Open MPI often says nothing the report
+/// can read (its message goes through the launcher, or nowhere).
 pub fn redirect_errors() {
     // SAFETY: MPI is initialised; a predefined handler.
     let rc = unsafe { mpi_sys::PMPI_Comm_set_errhandler(comm_world(), errors_return()) };
     if rc == SUCCESS {
         REDIRECTED.store(true, Ordering::Relaxed);
     }
+    // SAFETY: as above; an immutable C constant defined by mpi-sys's shim.
+    unsafe { mpi_sys::PMPI_Comm_set_errhandler(mpi_sys::RSMPI_COMM_SELF, errors_return()) };
 }
 
 /// Whether errors are redirected to the runtime.

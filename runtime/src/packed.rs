@@ -167,6 +167,7 @@ impl Wire {
         count: c_int,
         datatype: MPI_Datatype,
     ) -> Result<Message, c_int> {
+        negative_count(count)?;
         match self.packed_bytes(count, datatype) {
             Some(bytes) => {
                 let scratch = self.out.as_mut_ptr();
@@ -194,6 +195,7 @@ impl Wire {
         count: c_int,
         datatype: MPI_Datatype,
     ) -> Result<Message, c_int> {
+        negative_count(count)?;
         match self.packed_bytes(count, datatype) {
             Some(bytes) => Ok(Message {
                 buf: self.inn.as_mut_ptr().cast(),
@@ -358,6 +360,18 @@ fn element_size(datatype: MPI_Datatype) -> Option<usize> {
     (ok && size > 0 && size == extent && size == true_extent && true_lb == 0)
         .then(|| usize::try_from(size).ok())
         .flatten()
+}
+
+/// A negative count is refused with the class MPI gives it
+/// (`MPI_ERR_COUNT`), before the message is made: made into the runtime's
+/// struct type it came back as another class (`MPI_ERR_ARG` under Open
+/// MPI), which a program that checks the class would see.
+fn negative_count(count: c_int) -> Result<(), c_int> {
+    if count < 0 {
+        Err(mpi_sys::MPI_ERR_COUNT as c_int)
+    } else {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -40,12 +40,14 @@ fn every_program_has_a_test() {
         "f1_concurrent_flips.c",
         "f2_three_concurrent_flips.c",
         "f3_testany_irecvs.c",
+        "f4_flip_reaches_through_bcast.c",
         "invalid_rank_fatal.c",
         "k1_forked_child_exits.c",
         "k2_many_records.c",
         "k3_double_free.c",
         "k4_fault_target.c",
         "k5_call_before_init.c",
+        "k6_error_on_comm_self.c",
         "mpi_abort_rank2.c",
         "mpi_errors_returned.c",
         "n1_ibarrier_other_comm.c",
@@ -215,6 +217,14 @@ fn an_invalid_rank_is_an_invalid_argument() {
             .contains("MPI_PROC_NULL"),
         "{finding:?}"
     );
+}
+
+/// The same on `MPI_COMM_SELF`, whose errors the runtime redirects too.
+#[test]
+fn an_invalid_rank_on_comm_self_is_an_invalid_argument() {
+    let report = check_program("tests/programs/k6_error_on_comm_self.c");
+    let finding = &report.findings[0];
+    assert!(finding.message.contains("invalid rank"), "{finding:?}");
 }
 
 #[test]

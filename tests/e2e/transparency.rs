@@ -35,17 +35,18 @@ fn verify_prints_as_plain_mpi(source: &str, np: u32, dir: &std::path::Path, expe
 }
 
 /// Builds `source` with plain `mpicc`, runs it on `np` ranks with plain
-/// `mpiexec`, and returns its sorted output lines.
+/// `mpiexec` (those of the MPI under test), and returns its sorted output
+/// lines.
 pub(crate) fn plain_mpi_output(source: &str, np: u32, dir: &std::path::Path) -> Vec<String> {
     let plain = dir.join("plain");
-    let out = std::process::Command::new("mpicc")
+    let out = std::process::Command::new(mbh_tests::mpicc())
         .args(["-g", "-O0", "-o", plain.to_str().unwrap()])
         .arg(workspace_root().join(source))
         .output()
         .expect("mpicc runs");
     assert!(out.status.success(), "{}", describe(&out));
-    let out = std::process::Command::new("mpiexec")
-        .args(["-n", &np.to_string(), plain.to_str().unwrap()])
+    let out = mbh_tests::mpiexec(np)
+        .arg(&plain)
         .output()
         .expect("mpiexec runs");
     assert!(out.status.success(), "{}", describe(&out));

@@ -13,7 +13,10 @@ static void announce(int value) {
 int main(int argc, char **argv) {
   int started = 0;
   MPI_Initialized(&started);
+  /* The launcher's rank variable: MPICH's Hydra, then Open MPI's. */
   const char *rank = getenv("PMI_RANK");
+  if (!rank)
+    rank = getenv("OMPI_COMM_WORLD_RANK");
   if (!started && rank && atoi(rank) == 1)
     announce(1);
   MPI_Init(&argc, &argv);
