@@ -169,6 +169,29 @@ impl Frontend {
         }
     }
 
+    /// Drops from the report's list of wildcard sites those in the MPI's
+    /// own headers: Open MPI's C++ bindings (`MPI::Comm::Recv`, ...) are
+    /// inline functions its `mpi.h` gives every C++ program, emitted
+    /// through their vtables whether the program uses them or not, and
+    /// listing them (a dozen "source unknown" sites) buried the program's
+    /// own. Their calls keep their site ids, and the runtime sees their
+    /// wildcards when the program makes them.
+    pub(crate) fn unlist_mpi_header_wildcards(&self, report: &mut StaticReport, base_dir: &Path) {
+        let dirs: Vec<PathBuf> = [Some(&self.mpi_c), self.mpi_cxx.as_ref()]
+            .into_iter()
+            .flatten()
+            .flat_map(|flags| flags.compile.iter())
+            .filter_map(|flag| flag.strip_prefix("-I"))
+            .filter(|dir| !dir.is_empty())
+            .map(|dir| base_dir.join(dir))
+            .collect();
+        report.wildcards.retain(|w| {
+            !dirs
+                .iter()
+                .any(|dir| Path::new(&w.span.file).starts_with(dir))
+        });
+    }
+
     pub(crate) fn temp(&self, index: usize, source: &Path, ext: &str) -> PathBuf {
         let stem = source
             .file_stem()
@@ -334,6 +357,7 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
         .collect();
     let mut analysis = mbh_static::analyze(&inputs, &consts, &req.base_dir);
     apply_bounds(&mut analysis.report, &bounds);
+    frontend.unlist_mpi_header_wildcards(&mut analysis.report, &req.base_dir);
     Ok(AnalyzeOutput {
         preflight: analysis.report.warnings(),
         report: analysis.report,
@@ -568,6 +592,7 @@ pub(crate) fn instrument_program(
             }
             instrumented.push(path);
         }
+        frontend.unlist_mpi_header_wildcards(&mut analysis.report, base_dir);
         table.analysis = Some(analysis.report);
     }
 
