@@ -276,7 +276,16 @@ fn sites_and_preload(
     warnings: &mut Vec<String>,
 ) -> Result<(Option<SiteTable>, Option<PathBuf>)> {
     let site_path = SiteTable::path_for(program);
-    if site_path.exists() {
+    let stale = site_path.exists() && !mbh_instrument::links_runtime(program);
+    if stale {
+        // `make clean` removes objects and executables, not our sidecar:
+        // the table of an earlier mbhybrid build beside a plain one.
+        warnings.push(format!(
+            "{} was left by an earlier `mbhybrid build` of `{}`, which was since built without mbhybrid (it does not link the runtime): the table is ignored",
+            site_path.display(),
+            given.display()
+        ));
+    } else if site_path.exists() {
         match SiteTable::read(&site_path) {
             Ok(table) => return Ok((Some(table), None)),
             Err(e) => warnings.push(format!("{e}; reports will lack MPI call sites")),

@@ -136,6 +136,8 @@ pub use driver::{drive, Driven, DriverRequest};
 pub use embed::Language;
 pub use error::{BuildError, InstrumentError};
 pub use markers::{insert_markers, MarkerCounts, PCONTROL};
-pub use mpi_family::{family_from_env, runtime_dir_for, MpiFamily, MpiInstall, MPI_ENV};
+pub use mpi_family::{
+    family_from_env, links_runtime, runtime_dir_for, MpiFamily, MpiInstall, MPI_ENV,
+};
 pub use mpi_flags::MpiFlags;
 pub use site_ids::{insert_site_ids, SITE_GLOBAL};

@@ -235,6 +235,19 @@ pub fn runtime_dir_for(base: &Path, family: MpiFamily) -> Result<PathBuf, BuildE
     }
 }
 
+/// Whether the ELF executable at `path` may use mbhybrid's runtime library
+/// (`build` and the compiler drivers link it in): `false` only for a
+/// dynamically linked executable that does not need it, such as a plain
+/// `mpicc` build with a site table left beside it by an earlier build. A
+/// static executable, or a file that cannot be read, cannot tell: `true`.
+pub fn links_runtime(path: &Path) -> bool {
+    let Ok(data) = std::fs::read(path) else {
+        return true;
+    };
+    let needed = needed_libraries(&data);
+    needed.is_empty() || needed.iter().any(|name| name == RUNTIME_LIB)
+}
+
 /// The `DT_NEEDED` names of an ELF executable or shared library (empty
 /// when `data` is not one, or has no dynamic section).
 fn needed_libraries(data: &[u8]) -> Vec<String> {

@@ -106,6 +106,31 @@ fn issue17_deadlock_of_an_mpicc_build_is_at_its_lines_at_o0_and_o2() {
     }
 }
 
+/// `make clean` removes the executable, not the site table `mbhybrid
+/// build` wrote beside it: a plain build of the same name must still be
+/// verified (through the preloaded runtime), not taken for an
+/// instrumented one whose ranks never start the runtime.
+#[test]
+fn a_site_table_left_by_an_earlier_mbhybrid_build_is_ignored() {
+    let program = TestProgram::load(DEADLOCK);
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let instrumented = crate::util::build(Path::new(DEADLOCK), dir.path());
+    assert!(mbh_trace::SiteTable::path_for(&instrumented).exists());
+    let name = instrumented.file_name().unwrap().to_str().unwrap();
+    let plain = mpicc(DEADLOCK, name, &["-g", "-O0"], dir.path());
+    assert_eq!(plain, instrumented);
+    let (report, context) = verify(&program, &plain, &dir.path().join("runs"));
+    check_lines(&program, &report, "exchange", &context);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("the table is ignored")),
+        "{context}"
+    );
+}
+
 #[test]
 fn issue17_leaks_of_an_mpicc_build_name_the_call_that_made_them() {
     let program = TestProgram::load(LEAKS);
