@@ -44,7 +44,7 @@
 //! # Example
 //!
 //! ```no_run
-//! use mbh_instrument::{build, BuildRequest, ZoneBound};
+//! use mbh_instrument::{build, BuildRequest, MpiFamily, ZoneBound};
 //!
 //! let out = build(&BuildRequest {
 //!     output: "app".into(),
@@ -53,6 +53,8 @@
 //!     runtime_dir: "target/debug".into(),
 //!     base_dir: std::env::current_dir()?,
 //!     zone_bounds: vec![ZoneBound::parse("app.c:120=3")?],
+//!     // `None`: MBHYBRID_MPI, else the MPI of the `mpicc` on the PATH.
+//!     mpi: Some(MpiFamily::OpenMpi),
 //! })?;
 //! for site in &out.sites.sites {
 //!     println!("{} {}:{} {}", site.id, site.file, site.line, site.call);
