@@ -537,3 +537,33 @@ int main(int argc, char **argv) {
     let (status, _, out) = verify("./ring", 2, dir, &dir.join("runs"));
     assert_eq!(status, 0, "{}", describe(&out));
 }
+
+/// Objects compiled for one MPI and linked for the other would not work
+/// (handles are `int`s in MPICH, pointers in Open MPI): the link is
+/// refused, naming the object's source, and writes no executable.
+#[test]
+fn a_link_of_objects_of_two_mpis_is_refused_naming_the_file() {
+    let cc = driver("mbhybrid-cc");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("main.c"), MPI_PROGRAM).unwrap();
+    let with_mpi = |mpi: &str, args: &[&str]| {
+        Command::new(&cc)
+            .args(args)
+            .current_dir(dir)
+            .env_remove("LD_LIBRARY_PATH")
+            .env("MBHYBRID_MPI", mpi)
+            .output()
+            .unwrap()
+    };
+    let compiled = with_mpi("openmpi", &["-c", "main.c"]);
+    assert!(compiled.status.success(), "{}", describe(&compiled));
+    let linked = with_mpi("mpich", &["-o", "app", "main.o"]);
+    assert!(!linked.status.success(), "{}", describe(&linked));
+    let stderr = String::from_utf8_lossy(&linked.stderr);
+    assert!(
+        stderr.contains("main.c was compiled with Open MPI's mpi.h, but this link uses MPICH"),
+        "{stderr}"
+    );
+    assert!(!dir.join("app").exists());
+}
