@@ -370,6 +370,16 @@ pub mod call_name {
 pub const COLLECTIVE_MISMATCH_EXIT: i32 = 71;
 
 impl OpKind {
+    /// Whether a record of this kind holds a communicator in `comm`: every
+    /// MPI call, and of the runtime's own records a constructor's parent
+    /// ([`OpKind::CommMade`]) and a local check's communicator
+    /// ([`OpKind::LocalCheck`]; 0, which no communicator is, when the check
+    /// names none). The others use `comm` for clocks and the like.
+    pub fn comm_is_communicator(self) -> bool {
+        matches!(self, OpKind::CommMade | OpKind::LocalCheck)
+            || !matches!(self.class(), OpClass::Clock | OpClass::Marker)
+    }
+
     /// A receive completed later by a `Wait`/`Test` (`MPI_Irecv`, a started
     /// `MPI_Recv_init`).
     pub fn is_nonblocking_receive(self) -> bool {

@@ -796,16 +796,12 @@ pub const WORLD_COMM: u64 = 1 << 62;
 /// so two ranks can hold the same communicator under different bits (and
 /// reuse bits after `MPI_Comm_free`, hence the renaming follows the
 /// records in order), and Open MPI's handles are addresses. Communicators
-/// without a name (`MPI_COMM_SELF`) keep their bits. Besides MPI calls,
-/// the parent named by a [`OpKind::CommMade`] record is renamed (the
-/// oracle numbers constructors per parent across ranks), and the
-/// communicator of a [`OpKind::LocalCheck`] (only a collective mismatch
-/// names one; the others leave `comm` 0, which no communicator is).
+/// without a name (`MPI_COMM_SELF`) keep their bits. Which records hold a
+/// communicator is [`OpKind::comm_is_communicator`]'s to say.
 ///
 /// Linear in the records (a map, not a list: a damaged trace of many
 /// distinct handles must not take quadratic time).
 fn name_communicators(ops: &mut [Op]) {
-    use crate::op::OpClass;
     let mut names: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     if let Some(init) = ops
         .iter()
@@ -818,11 +814,7 @@ fn name_communicators(ops: &mut [Op]) {
             names.insert(op.comm, op.aux);
             continue;
         }
-        // Records of the runtime's own (clock, marker) use `comm` for
-        // other things, but for two.
-        let names_a_comm = matches!(op.kind, OpKind::CommMade | OpKind::LocalCheck)
-            || !matches!(op.kind.class(), OpClass::Clock | OpClass::Marker);
-        if names.is_empty() || !names_a_comm {
+        if names.is_empty() || !op.kind.comm_is_communicator() {
             continue;
         }
         if let Some(&id) = names.get(&op.comm) {
