@@ -374,20 +374,7 @@ fn builds_and_runs_cxx() {
     let source = write(
         dir.path(),
         "ring.cpp",
-        r#"#include <mpi.h>
-#include <vector>
-
-int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::vector<int> all(size);
-  MPI_Allgather(&rank, 1, MPI_INT, all.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return all.back() == size - 1 ? 0 : 1;
-}
-"#,
+        include_str!("../../tests/programs/cxx/ring.cpp"),
     );
     let runtime = runtime_dir(dir.path());
     let req = request(dir.path(), vec![source], runtime, &["-O1"]);
@@ -401,11 +388,11 @@ int main(int argc, char **argv) {
     assert_eq!(
         calls,
         [
-            ("MPI_Init", "ring.cpp", 5),
-            ("MPI_Comm_rank", "ring.cpp", 7),
-            ("MPI_Comm_size", "ring.cpp", 8),
-            ("MPI_Allgather", "ring.cpp", 10),
-            ("MPI_Finalize", "ring.cpp", 11),
+            ("MPI_Init", "ring.cpp", 8),
+            ("MPI_Comm_rank", "ring.cpp", 10),
+            ("MPI_Comm_size", "ring.cpp", 11),
+            ("MPI_Allgather", "ring.cpp", 13),
+            ("MPI_Finalize", "ring.cpp", 14),
         ]
     );
     let run = mpiexec(dir.path(), &out.executable);

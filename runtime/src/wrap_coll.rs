@@ -157,14 +157,8 @@ fn pairs_v(
     recv: (*const c_int, MPI_Datatype),
     comm: MPI_Comm,
 ) -> Option<u64> {
-    let Some((me, n)) = intra_rank_size(comm) else {
+    let Some((me, n, send)) = pairwise_sides(sendbuf, send, recv, comm) else {
         return Some(0);
-    };
-    // With `MPI_IN_PLACE` each block sent is the one received in its place.
-    let send = if sendbuf.cast_mut() == in_place() {
-        recv
-    } else {
-        send
     };
     if send.0.is_null() || recv.0.is_null() {
         return None;
@@ -187,6 +181,25 @@ fn pairs_v(
     Some(share)
 }
 
+/// What [`pairs_v`] and [`pairs_w`] compare on `comm`: this rank, the
+/// size, and the arrays of the blocks sent (with `MPI_IN_PLACE`, each block
+/// sent is the one received in its place, so `recv`'s). `None` on an
+/// intercommunicator, which is not checked.
+fn pairwise_sides<T: Copy>(
+    sendbuf: *const c_void,
+    send: T,
+    recv: T,
+    comm: MPI_Comm,
+) -> Option<(usize, usize, T)> {
+    let (me, n) = intra_rank_size(comm)?;
+    let sent = if sendbuf.cast_mut() == in_place() {
+        recv
+    } else {
+        send
+    };
+    Some((me, n, sent))
+}
+
 /// [`pairs_v`] of an `Alltoallw` (a datatype per peer).
 fn pairs_w(
     rt: &mut Rt,
@@ -195,13 +208,8 @@ fn pairs_w(
     recv: (*const c_int, *const MPI_Datatype),
     comm: MPI_Comm,
 ) -> Option<u64> {
-    let Some((me, n)) = intra_rank_size(comm) else {
+    let Some((me, n, send)) = pairwise_sides(sendbuf, send, recv, comm) else {
         return Some(0);
-    };
-    let send = if sendbuf.cast_mut() == in_place() {
-        recv
-    } else {
-        send
     };
     if send.0.is_null() || send.1.is_null() || recv.0.is_null() || recv.1.is_null() {
         return None;

@@ -506,22 +506,9 @@ fn cxx_driver_builds_cxx_programs() {
     let cxx = driver("mbhybrid-c++");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(
+    std::fs::copy(
+        workspace_root().join("tests/programs/cxx/ring.cpp"),
         dir.join("ring.cpp"),
-        r#"#include <mpi.h>
-#include <vector>
-
-int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::vector<int> all(size);
-  MPI_Allgather(&rank, 1, MPI_INT, all.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return all.back() == size - 1 ? 0 : 1;
-}
-"#,
     )
     .unwrap();
     run_ok(&cxx, &["-std=c++17", "-O1", "-c", "ring.cpp"], dir);
