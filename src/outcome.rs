@@ -265,18 +265,25 @@ fn tool_stop_message(rank: i32, stderr: &str, site: Option<&mbh_trace::Site>) ->
     }
 }
 
+/// The runtime's "cannot create <trace>: <why>" in a job's output, from
+/// "cannot". Searched anywhere in a line: a launcher that merges the
+/// ranks' standard error (Open MPI) may put another rank's text before it.
+fn trace_not_created(output: &str) -> Option<&str> {
+    const PREFIX: &str = "mbhybrid runtime: ";
+    output.lines().find_map(|line| {
+        let at = line.find("mbhybrid runtime: cannot create ")?;
+        Some(&line[at + PREFIX.len()..])
+    })
+}
+
 fn no_rank_started(ctx: &RunContext<'_>, launcher_stderr: &str) -> UsageError {
     // The runtime could not create its traces (a run directory that became
     // read-only or full): that, not "no process reached MPI_Init".
     let stdout = std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default();
-    if let Some(line) = launcher_stderr
-        .lines()
-        .chain(stdout.lines())
-        .find(|l| l.starts_with("mbhybrid runtime: cannot create "))
-    {
+    if let Some(reason) = trace_not_created(launcher_stderr).or(trace_not_created(&stdout)) {
         return UsageError::RunDirUnwritable {
             path: ctx.dir.path.clone(),
-            reason: line.trim_start_matches("mbhybrid runtime: ").to_string(),
+            reason: reason.to_string(),
         };
     }
     if let Some(line) = launcher_stderr
@@ -1708,5 +1715,20 @@ mpiexec noticed that process rank 0 with PID 0 on node vm exited on signal 9 (Ki
     fn signals_have_readable_names() {
         assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV (segmentation fault)");
         assert_eq!(signal_name(64), "signal 64");
+    }
+
+    /// Issue 12, as Open MPI's launcher printed it: two ranks' lines run
+    /// together, the first cut by the second.
+    #[test]
+    fn a_trace_not_created_is_found_inside_a_merged_line() {
+        let merged = "sig 1: 0<0\nmbhybrid runtime: mbhybrid runtime: cannot create /r/i3/rank-2.trace: Read-only file system (os error 30)\n";
+        assert_eq!(
+            trace_not_created(merged),
+            Some("cannot create /r/i3/rank-2.trace: Read-only file system (os error 30)")
+        );
+        assert_eq!(
+            trace_not_created("sig 1: 0<0\nmbhybrid runtime: stopped\n"),
+            None
+        );
     }
 }

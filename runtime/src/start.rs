@@ -169,7 +169,18 @@ fn start(dir: PathBuf, rank: c_int, size: c_int, kind: OpKind, required: c_int, 
 
 /// One line on standard error: the CLI also notices the missing trace.
 pub(crate) fn warn(what: std::fmt::Arguments<'_>) {
-    let _ = writeln!(io::stderr(), "mbhybrid runtime: {what}");
+    // One `write` per line: under Open MPI every rank's standard error
+    // reaches the launcher through one pipe, and a line written in pieces
+    // interleaves with the other ranks' (a write of at most PIPE_BUF bytes
+    // to a pipe is atomic). Formatted on the stack, cut at its size.
+    let mut line = [0u8; 512];
+    let mut cursor = io::Cursor::new(&mut line[..]);
+    let _ = writeln!(cursor, "mbhybrid runtime: {what}");
+    let written = cursor.position() as usize;
+    if written == line.len() {
+        line[written - 1] = b'\n';
+    }
+    let _ = io::stderr().write_all(&line[..written]);
 }
 
 fn world_rank_and_size() -> Option<(c_int, c_int)> {
