@@ -30,6 +30,14 @@ use std::time::{Duration, Instant};
 /// whose launcher does not act.
 pub const LAUNCHER_GRACE: Duration = Duration::from_secs(3);
 
+/// How long a deadlock that holds a polling rank must stay unchanged
+/// before it stops the job: a polling loop can only leave by itself (on a
+/// count or a clock), and the graph cannot see such an exit coming, so
+/// the series must outlast [`mbh_bounding::deadlock::POLLS_TO_BE_STUCK`]
+/// polls and this too. Loops that give up after a second or more, while
+/// every other rank is blocked, are the graph's one blind spot.
+pub const POLLING_GRACE: Duration = Duration::from_secs(1);
+
 /// Polled by the launcher loop while the job runs.
 pub struct DeadlockMonitor {
     dir: InterleavingDir,
@@ -39,6 +47,9 @@ pub struct DeadlockMonitor {
     /// When a deadlock that follows from a failed rank was first seen: the
     /// launcher is expected to stop the job by [`LAUNCHER_GRACE`] after.
     left_to_launcher: Option<Instant>,
+    /// When a deadlock that holds a polling rank was first seen, unchanged
+    /// since ([`POLLING_GRACE`]).
+    polling_since: Option<Instant>,
 }
 
 impl DeadlockMonitor {
@@ -50,6 +61,7 @@ impl DeadlockMonitor {
             previous: None,
             confirmed: None,
             left_to_launcher: None,
+            polling_since: None,
         }
     }
 
@@ -75,6 +87,7 @@ impl DeadlockMonitor {
         // started, means no deadlock now.
         if !(0..self.np as i32).all(|rank| self.header_blocked_or_ended(rank)) {
             self.previous = None;
+            self.polling_since = None;
             return Watch::Continue;
         }
         let snapshot: Vec<Option<RankTrace>> = (0..self.np as i32)
@@ -84,8 +97,18 @@ impl DeadlockMonitor {
             .previous
             .as_ref()
             .is_some_and(|before| mbh_bounding::no_progress(before, &snapshot));
+        if !stable {
+            self.polling_since = None;
+        }
         if stable {
             if let Some(deadlock) = mbh_bounding::find_deadlock(&snapshot) {
+                if deadlock.blocked.iter().any(|b| b.polled.is_some()) {
+                    let since = *self.polling_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() < POLLING_GRACE {
+                        self.previous = Some(snapshot);
+                        return Watch::Continue;
+                    }
+                }
                 if explained_by_failed_ranks(&deadlock) {
                     let since = *self.left_to_launcher.get_or_insert_with(Instant::now);
                     if since.elapsed() < LAUNCHER_GRACE {
@@ -105,7 +128,15 @@ impl DeadlockMonitor {
         let mut bytes = vec![0u8; HEADER_SIZE];
         let read = std::fs::File::open(self.dir.trace(rank)).and_then(|mut f| f.read(&mut bytes));
         match read.ok().and_then(|n| RankTrace::parse(&bytes[..n]).ok()) {
-            Some(trace) => trace.end.state != RankState::Running || trace.blocking.is_some(),
+            Some(trace) => {
+                // Only the header was read: a blocking mark, or a poll
+                // series long enough to count as blocked.
+                trace.end.state != RankState::Running
+                    || trace.blocking.is_some()
+                    || trace
+                        .polling
+                        .is_some_and(|p| p.polls >= mbh_bounding::deadlock::POLLS_TO_BE_STUCK)
+            }
             None => false,
         }
     }
@@ -157,11 +188,18 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
     let mut blocked: Vec<&BlockedRank> = deadlock.blocked.iter().collect();
     blocked.sort_by_key(|b| (!deadlock.cycle.contains(&b.rank), b.rank));
     for (i, rank) in blocked.iter().enumerate() {
-        let mut label = format!(
-            "blocked in `{}` {}",
-            rank.kind.mpi_name(),
-            describe_wait(&rank.waits_for)
-        );
+        let mut label = match rank.polled {
+            Some((polled, polls)) => format!(
+                "polling `{}` ({polls} times in a row without success, no other MPI call) {}",
+                polled.mpi_name(),
+                describe_wait(&rank.waits_for)
+            ),
+            None => format!(
+                "blocked in `{}` {}",
+                rank.kind.mpi_name(),
+                describe_wait(&rank.waits_for)
+            ),
+        };
         if let Some(pending) = &rank.collective {
             label.push_str(&format!(
                 ", which {} not posted {}",
@@ -206,6 +244,13 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
                 None => finding.notes.push(format!("rank {}: {label}", rank.rank)),
             }
         }
+    }
+    if blocked.iter().any(|b| b.polled.is_some()) {
+        finding.notes.push(format!(
+            "a polling rank counts as blocked in the call its poll stands for (`MPI_Test` as `MPI_Wait`, `MPI_Iprobe` as `MPI_Probe`) once it has polled {} times without success for {} s while every other rank is blocked; a loop that would give up by itself later is the one case this is not a deadlock",
+            mbh_bounding::deadlock::POLLS_TO_BE_STUCK,
+            POLLING_GRACE.as_secs()
+        ));
     }
     for dead in &deadlock.dead_ranks {
         finding.notes.push(

@@ -414,7 +414,8 @@ enum Engine {
 struct Recorded {
     /// Forced matches the clocks promised and the run did not make.
     unmatched: Vec<mbh_bounding::UnmatchedForce>,
-    /// False for a run of the reference whose forcing could not happen.
+    /// False for a run whose forcing could not happen: of the reference,
+    /// or of the guided search trying a sender a flip revealed.
     feasible: bool,
     /// The reference could not expand the run (too many events).
     too_big: bool,
@@ -442,7 +443,7 @@ impl Engine {
         match self {
             Engine::Guided(e) => Recorded {
                 unmatched: e.record_run(&run.events, end),
-                feasible: true,
+                feasible: !e.last_run_infeasible(),
                 too_big: false,
             },
             Engine::Exhaustive(e) => {

@@ -986,21 +986,39 @@ fn timeout_finding(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Findin
             continue;
         };
         f.ranks.push(trace.rank);
-        let RankVerdict::Blocked { kind, site, judged } = verdict else {
-            if verdict == RankVerdict::OutsideMpi {
+        let (label, site) = match verdict {
+            RankVerdict::Blocked { kind, site, judged } => (
+                format!(
+                    "rank {} was waiting in `{}`{}",
+                    trace.rank,
+                    kind.mpi_name(),
+                    why_undecided(judged)
+                ),
+                site,
+            ),
+            RankVerdict::Polling {
+                kind,
+                site,
+                polls,
+                judged,
+            } => (
+                format!(
+                    "rank {} was polling `{}` ({polls} times in a row without success){}",
+                    trace.rank,
+                    kind.mpi_name(),
+                    why_undecided(judged)
+                ),
+                site,
+            ),
+            RankVerdict::OutsideMpi => {
                 f.notes.push(format!(
-                    "rank {} was not in an MPI call (computing, or polling with `MPI_Test`/`MPI_Iprobe`, which the wait-for graph does not follow)",
+                    "rank {} was not in an MPI call (computing, or polling with calls other than one `MPI_Test*`/`MPI_Iprobe` repeated, which the wait-for graph does not follow)",
                     trace.rank
                 ));
+                continue;
             }
-            continue;
+            RankVerdict::NoTrace | RankVerdict::Ended => continue,
         };
-        let label = format!(
-            "rank {} was waiting in `{}`{}",
-            trace.rank,
-            kind.mpi_name(),
-            why_undecided(judged)
-        );
         match ctx.sites.and_then(|s| s.get(site)) {
             Some(site) => f
                 .locations

@@ -69,9 +69,18 @@
 //! calls on communicators the runtime did not name (`MPI_COMM_SELF`,
 //! intercommunicators, a naming that failed: their ranks and members
 //! are unknown), calls this analysis does not model (`Bsend`, which
-//! completes locally, `Test`, `Iprobe`, ...), a rank with no trace yet or running outside
-//! MPI (a `Test` loop included), and a `Wait` whose request is unknown. The caller also confirms a
+//! completes locally), a rank with no trace yet or running outside MPI,
+//! and a `Wait` whose request is unknown. The caller also confirms a
 //! deadlock only when two consecutive snapshots show [`no_progress`].
+//!
+//! # Polling loops
+//!
+//! A rank that repeats one poll (`MPI_Test*`, `MPI_Iprobe`, `MPI_Improbe`)
+//! that finds nothing, with no other recorded call, waits as the blocking
+//! call the poll stands for ([`RankTrace::polling`]), once the series is
+//! [`POLLS_TO_BE_STUCK`] long and still growing between snapshots
+//! ([`no_progress`]). A rank polling two things in turn is a rank outside
+//! MPI, as before.
 
 use crate::comm_ranks::CommRanks;
 use mbh_trace::envelope::{RecvPattern, SendSide};
@@ -120,6 +129,10 @@ pub struct BlockedRank {
     pub collective: Option<PendingCollective>,
     /// What the call waits for.
     pub waits_for: WaitFor,
+    /// When the rank is not blocked but polls (`kind` is then the call
+    /// its poll stands for): the call it polls and how many times in a
+    /// row it found nothing.
+    pub polled: Option<(OpKind, u64)>,
 }
 
 /// A collective a blocked rank waits on: its own call, blocking or not.
@@ -211,10 +224,24 @@ pub fn no_progress(before: &[Option<RankTrace>], after: &[Option<RankTrace>]) ->
         && before.iter().zip(after).all(|pair| match pair {
             (None, None) => true,
             (Some(a), Some(b)) => {
-                a.ops.len() == b.ops.len() && a.blocking == b.blocking && a.end.state == b.end.state
+                a.ops.len() == b.ops.len()
+                    && a.blocking == b.blocking
+                    && a.end.state == b.end.state
+                    && still_polling(a, b)
             }
             _ => false,
         })
+}
+
+/// Whether a rank that polls in the later snapshot `b` polled the same
+/// call in `a` and kept polling in between (a rank whose count stopped
+/// is computing, which is progress as far as the graph knows).
+fn still_polling(a: &RankTrace, b: &RankTrace) -> bool {
+    match (&a.polling, &b.polling) {
+        (_, None) => true,
+        (Some(a), Some(b)) => a.wait == b.wait && b.polls > a.polls,
+        (None, Some(_)) => false,
+    }
 }
 
 /// Decides whether the snapshot (rank `i`'s trace at index `i`; `None`:
@@ -235,11 +262,7 @@ pub fn find_deadlock(snapshot: &[Option<RankTrace>]) -> Option<Deadlock> {
         if trace.end.state != RankState::Running {
             return None;
         }
-        let op = trace.ops.get(trace.blocking? as usize)?;
-        if op.has(flags::RETURNED) {
-            return None;
-        }
-        blocked_ops.push((rank, op));
+        blocked_ops.push((rank, waiting_call(trace)?));
     }
     if blocked_ops.is_empty() {
         return None;
@@ -270,6 +293,7 @@ pub fn find_deadlock(snapshot: &[Option<RankTrace>]) -> Option<Deadlock> {
             origin,
             collective,
             waits_for,
+            polled: polled(traces[rank], op),
         });
     }
     Some(witness(
@@ -311,7 +335,8 @@ pub fn undecided(snapshot: &[Option<RankTrace>]) -> Vec<RankVerdict> {
             if is_dead(trace) {
                 return RankVerdict::Ended;
             }
-            let Some(op) = blocked_call(trace) else {
+            let polling = trace.polling.as_ref().filter(|_| trace.blocking.is_none());
+            let Some(op) = blocked_call(trace).or(polling.map(|p| &p.wait)) else {
                 return RankVerdict::OutsideMpi;
             };
             let judged = match facts.condition(rank, op).0 {
@@ -319,13 +344,50 @@ pub fn undecided(snapshot: &[Option<RankTrace>]) -> Vec<RankVerdict> {
                 Cond::Unknown(why) => Judged::Undecided(why),
                 _ => Judged::Waits,
             };
-            RankVerdict::Blocked {
-                kind: op.kind,
-                site: op.site,
-                judged,
+            match polling {
+                Some(p) => RankVerdict::Polling {
+                    kind: p.polled,
+                    site: op.site,
+                    polls: p.polls,
+                    judged,
+                },
+                None => RankVerdict::Blocked {
+                    kind: op.kind,
+                    site: op.site,
+                    judged,
+                },
             }
         })
         .collect()
+}
+
+/// Polls that must find nothing in a row, with no other recorded call,
+/// before a polling rank counts as blocked in the call its poll stands
+/// for (`MPI_Test` for `MPI_Wait` on its request, `MPI_Iprobe` for
+/// `MPI_Probe` of its pattern: a rank in `while (!flag) MPI_Test(...)`
+/// waits exactly as one in `MPI_Wait` does). A loop that gives up on its
+/// own after more polls than this, while every other rank is blocked, is
+/// the one case where the graph errs; the caller also wants the series to
+/// last (see `DeadlockMonitor`), and the finding says the rank polled.
+pub const POLLS_TO_BE_STUCK: u64 = 1000;
+
+/// The call `trace`'s rank waits in: the blocking call it is in, or else
+/// the call its poll series stands for, once that series is
+/// [`POLLS_TO_BE_STUCK`] long.
+pub fn waiting_call(trace: &RankTrace) -> Option<&Op> {
+    if trace.blocking.is_some() {
+        return blocked_call(trace);
+    }
+    let polling = trace.polling.as_ref()?;
+    (polling.polls >= POLLS_TO_BE_STUCK).then_some(&polling.wait)
+}
+
+/// The polled call and its count when `op` is `trace`'s poll, not a
+/// record.
+fn polled(trace: &RankTrace, op: &Op) -> Option<(OpKind, u64)> {
+    let polling = trace.polling.as_ref()?;
+    (trace.blocking.is_none() && std::ptr::eq(op, &polling.wait))
+        .then_some((polling.polled, polling.polls))
 }
 
 /// The call `trace`'s rank is blocked in, if any.
@@ -367,7 +429,7 @@ pub enum Undecidable {
 pub enum RankVerdict {
     /// No trace yet: the rank has not reached `MPI_Init`.
     NoTrace,
-    /// Not in an MPI call: computing, or polling (a `Test`/`Iprobe` loop).
+    /// Not in an MPI call, and not polling since its last one: computing.
     OutsideMpi,
     /// Ended (finalized, exited, died, aborted).
     Ended,
@@ -380,9 +442,24 @@ pub enum RankVerdict {
         /// What the graph says of it.
         judged: Judged,
     },
+    /// Repeating a poll (`MPI_Test`, `MPI_Iprobe`, ...) that finds nothing,
+    /// with no other MPI call since the series began.
+    Polling {
+        /// The call polled.
+        kind: OpKind,
+        /// Its site id (0: unknown).
+        site: u32,
+        /// How many times in a row it found nothing.
+        polls: u64,
+        /// What the graph says of the call the poll stands for.
+        judged: Judged,
+    },
 }
 
 /// What the graph says of a blocked call.
+///
+/// (A rank in a poll series, [`RankVerdict::Polling`], is judged by the
+/// call its poll stands for.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judged {
     /// It can complete (its message was sent, its receiver is there, ...).

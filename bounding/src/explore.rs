@@ -53,6 +53,17 @@
 //!    and one more than `R`; by induction on the forced events agreeing
 //!    with `T`, a run without a differing free event is reached: `T`.
 //!
+//! The step "`T`'s outcome for `e` is one of `e`'s potential outcomes"
+//! needs more than `e`'s causal past: the sender `T` gives `e` may send
+//! only because of a concurrent event ordered after `e` (soak seed 3111: a
+//! rank lives to send only when its own receive, later in key order, takes
+//! another message). Then the sender first shows up in the child `C` that
+//! flips that later event, where `e` is forced to `R`'s outcome; it is
+//! tried as a *revealed* choice of `C` ([`revealed_senders`]): `C`'s
+//! forcing with `e` changed and `e`'s rank's later events free. A revealed
+//! choice whose forcing turns out impossible is no execution
+//! ([`Explorer::last_run_infeasible`]), not a tool failure.
+//!
 //! The step "forces only events that agree with `T`" has one exception:
 //! an earlier receive forced only because it could take a forced
 //! receive's message (`force_thieves`) keeps `R`'s outcome. Leaving it
@@ -205,6 +216,9 @@ struct OpenPoint {
     unrecorded: u32,
     /// Mixing bound of a choice made here.
     bound: Option<u32>,
+    /// The point was forced in its run, and the flip that made the run
+    /// revealed these senders ([`revealed_senders`]).
+    dependent: bool,
 }
 
 /// A run with open choice points.
@@ -229,6 +243,8 @@ struct Recorded {
     pattern: Option<RecvPattern>,
     /// The run's guidance forced it.
     forced: bool,
+    /// The senders (or indices) it matched or could have.
+    senders: BTreeSet<i32>,
 }
 
 #[derive(Debug)]
@@ -266,6 +282,8 @@ pub struct Explorer<P = Dfs> {
     finished: Option<bool>,
     points: BTreeMap<(i32, u32), PointRecord>,
     unexpanded: u32,
+    /// The last run recorded tried a revealed sender that could not match.
+    last_infeasible: bool,
 }
 
 impl Explorer<Dfs> {
@@ -290,6 +308,7 @@ impl<P: Policy> Explorer<P> {
             finished: None,
             points: BTreeMap::new(),
             unexpanded: 0,
+            last_infeasible: false,
         }
     }
 
@@ -366,6 +385,7 @@ impl<P: Policy> Explorer<P> {
             .take()
             .expect("Explorer::record_run called without a run from Explorer::next_run");
         self.runs += 1;
+        self.last_infeasible = false;
         if end.died() {
             self.died += 1;
         }
@@ -375,10 +395,10 @@ impl<P: Policy> Explorer<P> {
             }
         }
         let (Some(choice), Some(guidance)) = (pending.choice, pending.guidance) else {
-            self.open_node(events, &HashSet::new(), None);
+            self.open_node(events, &HashSet::new(), None, &[]);
             return Vec::new();
         };
-        let unmatched = unmatched_forces(&guidance, events, end);
+        let mut unmatched = unmatched_forces(&guidance, events, end);
         let node = self
             .nodes
             .get_mut(&choice.node)
@@ -388,7 +408,14 @@ impl<P: Policy> Explorer<P> {
             .get_mut(&choice.key)
             .expect("[mbh-bounding internal bug] a choice of an unknown choice point");
         point.unrecorded = point.unrecorded.saturating_sub(1);
-        if unmatched.is_empty() {
+        let dependent = point.dependent;
+        if dependent && !unmatched.is_empty() {
+            // A revealed sender under forcings it may not agree with:
+            // not an execution of the program, and no tool failure.
+            unmatched.clear();
+            self.last_infeasible = true;
+        }
+        if unmatched.is_empty() && !self.last_infeasible {
             // Senders only the forced run lists are alternatives under the
             // same prefix: offer each once.
             let forced_event = events
@@ -409,17 +436,30 @@ impl<P: Policy> Explorer<P> {
                 .explored = true;
         }
         let budget = child_budget(node.budget, choice.position, point.bound);
+        let revealed = if dependent || self.last_infeasible {
+            Vec::new()
+        } else {
+            revealed_senders(node, &guidance, choice.key, events)
+        };
         if node.unissued == 0 {
             self.nodes.remove(&choice.node);
         }
-        if unmatched.is_empty() {
+        if unmatched.is_empty() && !self.last_infeasible {
             let forced: HashSet<(i32, u32)> =
                 guidance.forced.iter().map(|f| (f.rank, f.event)).collect();
-            self.open_node(events, &forced, budget);
+            self.open_node(events, &forced, budget, &revealed);
         } else {
             self.unexpanded += 1;
         }
         unmatched
+    }
+
+    /// Whether the last run recorded was no execution of the program: it
+    /// tried a sender a flip revealed for an event ordered before the flip
+    /// ([`revealed_senders`]) under forcings that ruled it out. Its
+    /// findings are not the program's; it is not expanded.
+    pub fn last_run_infeasible(&self) -> bool {
+        self.last_infeasible
     }
 
     /// Stops the search (a time budget ran out): [`Explorer::next_run`]
@@ -473,6 +513,7 @@ impl<P: Policy> Explorer<P> {
         events: &[WildcardEvent],
         forced: &HashSet<(i32, u32)>,
         budget: Option<u32>,
+        revealed: &[(Key, Vec<i32>)],
     ) {
         let mut sorted: Vec<&WildcardEvent> = events.iter().collect();
         sorted.sort_by_key(|e| Key::of(e));
@@ -505,6 +546,7 @@ impl<P: Policy> Explorer<P> {
                     senders,
                     unrecorded: alts.len() as u32,
                     bound: self.config.mixing_bound_for(e),
+                    dependent: false,
                 },
             );
             choices.extend(alts.into_iter().map(|sender| Choice {
@@ -512,6 +554,28 @@ impl<P: Policy> Explorer<P> {
                 key,
                 sender,
                 position,
+            }));
+        }
+        for (key, senders) in revealed {
+            let Some(e) = sorted.iter().find(|e| Key::of(e) == *key) else {
+                continue;
+            };
+            let mut known: BTreeSet<i32> = e.potential.iter().copied().collect();
+            known.insert(e.matched);
+            points.insert(
+                *key,
+                OpenPoint {
+                    senders: known,
+                    unrecorded: senders.len() as u32,
+                    bound: None,
+                    dependent: true,
+                },
+            );
+            choices.extend(senders.iter().map(|&sender| Choice {
+                node: id,
+                key: *key,
+                sender,
+                position: 0,
             }));
         }
         if choices.is_empty() {
@@ -528,6 +592,7 @@ impl<P: Policy> Explorer<P> {
                         matched: e.matched,
                         pattern: e.pattern,
                         forced: forced.contains(&(e.rank, e.event)),
+                        senders: e.potential.iter().copied().chain([e.matched]).collect(),
                     })
                     .collect(),
                 budget,
@@ -537,6 +602,50 @@ impl<P: Policy> Explorer<P> {
         );
         self.policy.open(id, choices);
     }
+}
+
+/// Senders that run `C` (the flip of choice point `flipped` of `parent`,
+/// forced by `guidance`) lists for events it forced only because they come
+/// before the flip in key order, and that `parent` never listed for them.
+///
+/// Such an event is concurrent with the flip or before it, and the key
+/// order assumes its outcomes were all tried under `parent`. But what a
+/// receive can match also depends on concurrent events ordered after it:
+/// a sender may send only when the flipped event takes another message
+/// (soak seed 3111: rank 3's flip makes it live to send to rank 0, whose
+/// receive ordered before the flip then has a sender it never had). Each
+/// such sender is tried as a choice of `C`: `C`'s forced matches with that
+/// event changed, and its rank's later events left free.
+fn revealed_senders(
+    parent: &Node,
+    guidance: &Guidance,
+    flipped: Key,
+    events: &[WildcardEvent],
+) -> Vec<(Key, Vec<i32>)> {
+    let forced: HashSet<(i32, u32)> = guidance.forced.iter().map(|f| (f.rank, f.event)).collect();
+    let mut revealed = Vec::new();
+    for e in events {
+        if (e.rank, e.event) == (flipped.rank, flipped.event)
+            || !forced.contains(&(e.rank, e.event))
+        {
+            continue;
+        }
+        let Some(before) = parent
+            .events
+            .iter()
+            .find(|r| (r.key.rank, r.key.event) == (e.rank, e.event) && !r.forced)
+        else {
+            continue;
+        };
+        let new: Vec<i32> = alternatives(e)
+            .into_iter()
+            .filter(|s| !before.senders.contains(s))
+            .collect();
+        if !new.is_empty() {
+            revealed.push((Key::of(e), new));
+        }
+    }
+    revealed
 }
 
 /// The senders an event could have matched besides the one it did.
@@ -570,10 +679,17 @@ fn child_budget(parent: Option<u32>, position: u32, bound: Option<u32>) -> Optio
 /// of the same rank that could take the message a forced receive waits
 /// for, whatever its final clock (`force_thieves`).
 fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
+    let dependent = node.points.get(&choice.key).is_some_and(|p| p.dependent);
     let mut forced: Vec<bool> = node
         .events
         .iter()
-        .map(|r| r.forced || r.key <= choice.key)
+        .map(|r| {
+            // A revealed sender changes an event the run forced: what its
+            // rank did after it is left free (it may not happen again).
+            let after_it =
+                dependent && r.key.rank == choice.key.rank && r.key.event > choice.key.event;
+            (r.forced || r.key <= choice.key) && !after_it
+        })
         .collect();
     force_thieves(&node.events, &mut forced);
     let mut forced: Vec<ForcedMatch> = node

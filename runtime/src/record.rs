@@ -180,6 +180,24 @@ pub fn append(op: impl FnOnce() -> RawOp) -> Option<u64> {
     guard(|| TRACE.append(op()))
 }
 
+/// Notes a poll that found nothing, as the blocking call `wait` it stands
+/// for, polled as `polled` (see `TraceWriter::note_poll`): the wait-for
+/// graph can then tell a rank stuck in a polling loop from one computing.
+#[inline]
+pub fn poll(polled: OpKind, wait: impl FnOnce() -> RawOp) {
+    if !recording() {
+        return;
+    }
+    guard(|| {
+        let writer = TRACE.writer()?;
+        writer.note_poll(RawOp {
+            matched_tag: polled as i32,
+            ..wait()
+        });
+        Some(())
+    });
+}
+
 /// Changes an earlier record (a completion fills in its request's status).
 #[inline]
 pub fn update(index: u64, change: impl FnOnce(&mut RawOp)) {

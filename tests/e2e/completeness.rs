@@ -112,6 +112,32 @@ fn f4_a_flip_frees_the_receives_it_reaches_through_a_collective() {
     }
 }
 
+/// Soak seed 3111 (shrunk): a flip makes a rank live to send to a
+/// receive ordered before the flip. Under both clocks, rank 0 is run
+/// taking each sender first, whatever the first run did.
+#[test]
+fn f5_a_sender_a_flip_reveals_for_an_earlier_receive_is_run() {
+    let source = "tests/programs/f5_flip_reveals_an_earlier_sender.c";
+    for clocks in ["lamport", "vector"] {
+        let report = check_program_with(source, &["--clocks", clocks]);
+        let signatures: BTreeSet<&str> = report
+            .runs
+            .iter()
+            .filter_map(|run| run.stdout.lines().find(|l| l.starts_with("sig 0:")))
+            .collect();
+        assert!(
+            report.complete && report.warnings.is_empty(),
+            "{clocks}: {:?}",
+            report.warnings
+        );
+        assert_eq!(
+            signatures,
+            BTreeSet::from(["sig 0: took 1 then 3", "sig 0: took 3 then 1"]),
+            "{clocks}"
+        );
+    }
+}
+
 #[test]
 fn a_search_stopped_by_its_budget_still_counts_its_choice_points() {
     let _lock = mbh_tests::mpi_lock();

@@ -1,6 +1,6 @@
 //! Issue 16: hangs the wait-for graph must confirm as deadlocks (never a
 //! `timeout`): point-to-point calls on split communicators, `MPI_Finalize`,
-//! `MPI_Sendrecv`.
+//! `MPI_Sendrecv`, polling loops (`MPI_Test`, `MPI_Iprobe`).
 
 use crate::util::check_program;
 
@@ -43,4 +43,43 @@ fn a_hang_the_graph_cannot_judge_says_why() {
             text.contains("rank 1") && (text.contains("polling") || text.contains("does not model"))
         });
     assert!(polling, "{timeout:?}");
+}
+
+/// Issue 16: a rank polling `MPI_Test` on a receive that only the rank
+/// waiting for it could send is blocked as in `MPI_Wait`: the graph
+/// confirms the deadlock, and the finding says the rank polled.
+#[test]
+fn a_test_loop_that_waits_for_a_blocked_rank_deadlocks() {
+    let report = check_program("tests/programs/d4_test_loop_deadlock.c");
+    let deadlock = &report.findings[0];
+    let polling = deadlock
+        .locations
+        .iter()
+        .find(|l| l.rank == 0)
+        .expect("rank 0's poll is located");
+    assert!(
+        polling.label.contains("polling `MPI_Test`") && polling.label.contains("rank 1"),
+        "{deadlock:?}"
+    );
+    assert!(
+        deadlock
+            .notes
+            .iter()
+            .any(|n| n.contains("give up by itself")),
+        "{deadlock:?}"
+    );
+}
+
+/// Issue 16: two ranks polling `MPI_Iprobe` (one from any source) for
+/// each other's message while the third waits in a barrier.
+#[test]
+fn iprobe_loops_waiting_for_each_other_deadlock() {
+    check_program("tests/programs/d5_iprobe_loop_deadlock.c");
+}
+
+/// Issue 16: a loop that gives up polling, and one that polls while its
+/// partner computes, are no deadlock.
+#[test]
+fn polling_that_ends_by_itself_is_clean() {
+    check_program("tests/programs/t3_polling_gives_up.c");
 }

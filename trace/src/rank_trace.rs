@@ -135,6 +135,14 @@ pub struct RawHeader {
     /// full disk, a failed mapping). Zero in traces of older runtimes,
     /// which had no such count (issue 12).
     pub lost_records: u64,
+    /// The poll this rank repeats without success (`MPI_Test*`,
+    /// `MPI_Iprobe`, `MPI_Improbe` finding nothing), written as the
+    /// blocking call it stands for ([`TraceWriter::note_poll`]); its
+    /// `index` is the record count when the series began, so it is current
+    /// only while no record follows. Zero in traces of older runtimes.
+    pub poll: RawOp,
+    /// How many polls of the series of `poll` found nothing.
+    pub polls: u64,
 }
 
 /// One recorded MPI operation, exactly as stored ([`RECORD_SIZE`] bytes).
@@ -311,6 +319,35 @@ impl TraceWriter {
             .store(value, Ordering::Release);
     }
 
+    /// Notes a poll that found nothing, as `wait`: the blocking call that
+    /// waits for what the poll looks for (`MPI_Test` as `MPI_Wait` on the
+    /// same request, `MPI_Iprobe` as `MPI_Probe` of the same pattern),
+    /// with the polled call's [`OpKind`] code in `matched_tag` (a poll that
+    /// found nothing has no status). The same poll again,
+    /// with no record between, counts one more in the series; another
+    /// starts a new one. The wait-for graph reads a long series of a rank
+    /// that does nothing else as that rank blocked in `wait`. Only stores
+    /// to the mapped header: a polling loop's calls stay cheap.
+    pub fn note_poll(&self, mut wait: RawOp) {
+        wait.index = self.len();
+        let header = self.header();
+        // SAFETY: the field lies inside the header, 8-aligned; only this
+        // writer stores to it.
+        let current = unsafe { (&raw const (*header).poll).read_volatile() };
+        // SAFETY: see `u64_field`.
+        let polls = self.u64_field(unsafe { &raw mut (*header).polls });
+        if same_poll(&current, &wait) {
+            polls.fetch_add(1, Ordering::Release);
+            return;
+        }
+        // Zero while the new poll is written: a reader in between sees no
+        // series rather than a torn one.
+        polls.store(0, Ordering::Release);
+        // SAFETY: as above.
+        unsafe { (&raw mut (*header).poll).write_volatile(wait) };
+        polls.store(1, Ordering::Release);
+    }
+
     /// Sets the rank's state. Async-signal-safe.
     pub fn set_state(&self, state: RankState) {
         // SAFETY: the field is inside the header, 4-aligned.
@@ -384,6 +421,16 @@ impl TraceWriter {
         }
         self.set_state(RankState::Aborted);
     }
+}
+
+/// Whether two polls are one series: the same call on the same request
+/// or pattern at the same record count (the site may differ: a loop can
+/// poll from two lines).
+fn same_poll(current: &RawOp, next: &RawOp) -> bool {
+    RawOp {
+        site: current.site,
+        ..*next
+    } == *current
 }
 
 /// Why a rank trace could not be read.
@@ -566,6 +613,25 @@ impl Op {
         }
     }
 
+    /// A stored record whose kind decoded as `kind`.
+    fn decoded(raw: &RawOp, kind: OpKind) -> Op {
+        Op {
+            index: raw.index,
+            kind,
+            flags: raw.flags,
+            site: raw.site,
+            peer: raw.peer,
+            tag: raw.tag,
+            comm: raw.comm,
+            count: raw.count,
+            matched: (raw.flags & crate::op::flags::HAS_STATUS != 0)
+                .then_some((raw.matched_source, raw.matched_tag)),
+            error: raw.error,
+            request: raw.request,
+            aux: raw.aux,
+        }
+    }
+
     /// Whether a flag of [`crate::op::flags`] is set.
     pub fn has(&self, flag: u16) -> bool {
         self.flags & flag != 0
@@ -594,6 +660,20 @@ pub struct RankEnd {
     pub lost_records: u64,
 }
 
+/// A poll a rank repeats without success and with no other recorded call
+/// since it began ([`TraceWriter::note_poll`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Polling {
+    /// The blocking call the poll stands for (`Wait`, `Waitany`,
+    /// `Waitall`, `Waitsome`, `Probe`, `Mprobe`); its index is the trace's
+    /// record count, one past the last record.
+    pub wait: Op,
+    /// The call polled (`Test`, `Testany`, ..., `Iprobe`, `Improbe`).
+    pub polled: OpKind,
+    /// How many times it found nothing.
+    pub polls: u64,
+}
+
 /// A whole rank trace, read from disk.
 #[derive(Debug, Clone, Serialize)]
 pub struct RankTrace {
@@ -607,6 +687,8 @@ pub struct RankTrace {
     pub end: RankEnd,
     /// Index of the blocking call in progress, if any.
     pub blocking: Option<u64>,
+    /// The poll the rank repeats since its last record, if it does.
+    pub polling: Option<Polling>,
     /// The operations, in issue order.
     pub ops: Vec<Op>,
 }
@@ -630,6 +712,7 @@ impl RankTrace {
                 lost_records: 0,
             },
             blocking: None,
+            polling: None,
             ops,
         }
     }
@@ -734,23 +817,18 @@ impl RankTrace {
                 });
                 break;
             }
-            ops.push(Op {
-                index: raw.index,
-                kind,
-                flags: raw.flags,
-                site: raw.site,
-                peer: raw.peer,
-                tag: raw.tag,
-                comm: raw.comm,
-                count: raw.count,
-                matched: (raw.flags & crate::op::flags::HAS_STATUS != 0)
-                    .then_some((raw.matched_source, raw.matched_tag)),
-                error: raw.error,
-                request: raw.request,
-                aux: raw.aux,
-            });
+            ops.push(Op::decoded(&raw, kind));
         }
-        name_communicators(&mut ops);
+        // The poll follows the records: its communicator is renamed as a
+        // record after them would be.
+        let mut polling = polling_of(&header);
+        if let Some(poll) = &mut polling {
+            ops.push(poll.wait.clone());
+            name_communicators(&mut ops);
+            poll.wait = ops.pop().unwrap_or_else(|| poll.wait.clone());
+        } else {
+            name_communicators(&mut ops);
+        }
         let frame_count = (header.frame_count as usize).min(MAX_FRAMES);
         let trace = RankTrace {
             rank: header.rank,
@@ -771,6 +849,7 @@ impl RankTrace {
                 lost_records: header.lost_records,
             },
             blocking: header.blocking_index.checked_sub(1),
+            polling,
             ops,
         };
         Ok(Decoded {
@@ -779,6 +858,22 @@ impl RankTrace {
             damaged,
         })
     }
+}
+
+/// The poll series of `header`, when it is current (it began after the
+/// last record) and its kinds decode.
+fn polling_of(header: &RawHeader) -> Option<Polling> {
+    let poll = &header.poll;
+    if header.polls == 0 || poll.index != header.record_count {
+        return None;
+    }
+    let wait = OpKind::from_code(poll.kind)?;
+    let polled = OpKind::from_code(u16::try_from(poll.matched_tag).ok()?)?;
+    Some(Polling {
+        wait: Op::decoded(poll, wait),
+        polled,
+        polls: header.polls,
+    })
 }
 
 /// The name every trace gives `MPI_COMM_WORLD` once read. Its handle is
@@ -939,6 +1034,54 @@ mod tests {
         assert_eq!(trace.ops[1].matched, Some((0, 7)));
         assert!(trace.ops[1].has(flags::ANY_SOURCE));
         assert_eq!(trace.end.exe_base, 0x5555_0000);
+    }
+
+    /// Issue 16: a poll series counts while the same poll repeats with no
+    /// record between; another poll starts a new one, a record ends it.
+    #[test]
+    fn poll_series_read_back_until_a_record_ends_them() {
+        let mut buf = mapping(4);
+        let len = buf.len() * 8;
+        // SAFETY: buf outlives the writer and is 8-aligned.
+        let mut w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) }.unwrap();
+        w.init_header(0, 2, 42, 0);
+        w.append(RawOp {
+            kind: OpKind::Irecv as u16,
+            request: 9,
+            ..Default::default()
+        });
+        let wait = |site| RawOp {
+            kind: OpKind::Wait as u16,
+            request: 9,
+            aux: 1,
+            site,
+            matched_tag: OpKind::Test as i32,
+            ..Default::default()
+        };
+        for site in [5, 6, 5] {
+            w.note_poll(wait(site));
+        }
+        let polling = RankTrace::parse(bytes(&buf)).unwrap().polling.unwrap();
+        assert_eq!(
+            (polling.wait.kind, polling.polled),
+            (OpKind::Wait, OpKind::Test)
+        );
+        assert_eq!(
+            (polling.polls, polling.wait.index, polling.wait.aux),
+            (3, 1, 1)
+        );
+        assert_eq!(polling.wait.site, 5, "the series keeps its first site");
+        w.note_poll(RawOp {
+            request: 8,
+            ..wait(5)
+        });
+        let polling = RankTrace::parse(bytes(&buf)).unwrap().polling.unwrap();
+        assert_eq!((polling.polls, polling.wait.request), (1, 8));
+        w.append(RawOp {
+            kind: OpKind::Send as u16,
+            ..Default::default()
+        });
+        assert_eq!(RankTrace::parse(bytes(&buf)).unwrap().polling, None);
     }
 
     #[test]

@@ -98,6 +98,7 @@ impl Rank {
                 lost_records: 0,
             },
             blocking,
+            polling: None,
             ops: self.ops,
         })
     }
@@ -119,6 +120,33 @@ impl Rank {
             aux: origin + 1,
             ..op(OpKind::Wait, 0, 0)
         })
+    }
+
+    /// Polling `polled` `polls` times, as the blocking `wait` (a `Wait`
+    /// on the request of record `origin` when given).
+    fn polling(self, polled: OpKind, wait: Op, polls: u64) -> Option<RankTrace> {
+        let mut wait = Op {
+            index: self.next(),
+            ..wait
+        };
+        wait.flags &= !flags::RETURNED;
+        let mut trace = self.trace(RankState::Running, None)?;
+        trace.polling = Some(mbh_trace::rank_trace::Polling {
+            wait,
+            polled,
+            polls,
+        });
+        Some(trace)
+    }
+
+    /// Polling `MPI_Test` on the request record `origin` made.
+    fn testing(self, origin: u64, polls: u64) -> Option<RankTrace> {
+        let wait = Op {
+            request: self.ops[origin as usize].request,
+            aux: origin + 1,
+            ..op(OpKind::Wait, 0, 0)
+        };
+        self.polling(OpKind::Test, wait, polls)
     }
 
     fn finalized(self) -> Option<RankTrace> {
@@ -993,4 +1021,84 @@ fn a_sendrecv_whose_send_half_nobody_can_take_waits_for_its_receiver() {
     assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
     assert_eq!(waits(&d, 1), &WaitFor::All(vec![2]));
     assert_eq!(d.cycle, vec![1, 2]);
+}
+
+/// Issue 16: `while (!flag) MPI_Test(&r, ...)` on an `Irecv` from rank 1,
+/// which waits in `Recv` for rank 0: a deadlock once the series is long,
+/// the polling rank blocked as in `Wait`, its poll named.
+#[test]
+fn a_long_test_loop_is_blocked_as_its_wait() {
+    let snapshot = [
+        Rank::new(0, 2).irecv(1, 0, 7).testing(1, POLLS_TO_BE_STUCK),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(d.cycle.len(), 2);
+    let polling = d.blocked.iter().find(|b| b.rank == 0).unwrap();
+    assert_eq!(polling.kind, OpKind::Wait);
+    assert_eq!(polling.polled, Some((OpKind::Test, POLLS_TO_BE_STUCK)));
+    assert_eq!(polling.waits_for, WaitFor::All(vec![1]));
+    let blocked = d.blocked.iter().find(|b| b.rank == 1).unwrap();
+    assert_eq!(blocked.polled, None);
+}
+
+/// A short series is a rank that may still leave its loop: no verdict.
+#[test]
+fn a_short_test_loop_is_no_deadlock() {
+    let snapshot = [
+        Rank::new(0, 2)
+            .irecv(1, 0, 7)
+            .testing(1, POLLS_TO_BE_STUCK - 1),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+/// Polling a receive whose message was sent is no deadlock however long.
+#[test]
+fn a_test_loop_whose_message_was_sent_can_complete() {
+    let snapshot = [
+        Rank::new(0, 2)
+            .irecv(1, 0, 7)
+            .testing(1, 10 * POLLS_TO_BE_STUCK),
+        Rank::new(1, 2).send(0, 0).blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+/// `MPI_Iprobe` from any source stands for `MPI_Probe` of it: an OR wait.
+#[test]
+fn an_iprobe_loop_is_blocked_as_its_probe() {
+    let mut probe = op(OpKind::Probe, ANY, 3);
+    probe.flags |= flags::ANY_SOURCE;
+    let snapshot = [
+        Rank::new(0, 2).polling(OpKind::Iprobe, probe, POLLS_TO_BE_STUCK),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    let d = deadlock(&snapshot);
+    let polling = d.blocked.iter().find(|b| b.rank == 0).unwrap();
+    assert_eq!(polling.polled, Some((OpKind::Iprobe, POLLS_TO_BE_STUCK)));
+    assert_eq!(polling.waits_for, WaitFor::Any(vec![1]));
+}
+
+/// Between two snapshots a polling rank must have polled the same call
+/// more: a count that stopped is a rank computing, a new call is a new
+/// series.
+#[test]
+fn progress_of_a_polling_rank_is_its_count() {
+    let at = |polls| {
+        vec![
+            Rank::new(0, 2).irecv(1, 0, 7).testing(1, polls),
+            Rank::new(1, 2).blocked(recv(0)),
+        ]
+    };
+    assert!(no_progress(&at(1000), &at(1500)));
+    assert!(!no_progress(&at(1500), &at(1500)));
+    let other_call = vec![
+        Rank::new(0, 2)
+            .irecv(1, 0, 7)
+            .polling(OpKind::Iprobe, recv(1), 2000),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    assert!(!no_progress(&at(1000), &other_call));
 }

@@ -225,6 +225,7 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
                     lost_records: 0,
                 },
                 blocking: None,
+                polling: None,
                 ops,
             }
         })

@@ -298,6 +298,7 @@ impl Rank {
                 lost_records: 0,
             },
             blocking: None,
+            polling: None,
             ops: self.ops,
         }
     }

@@ -173,6 +173,7 @@ impl Rt {
             if !self.ack_arrived(id) {
                 // SAFETY: non-null: the caller's flag.
                 unsafe { *flag = 0 };
+                self.polled_test(handle, Some(id));
                 // SAFETY: MPI is initialised.
                 unsafe { self.service(None) };
                 return SUCCESS;
@@ -198,10 +199,19 @@ impl Rt {
                 }
             }
         } else {
+            self.polled_test(handle, id);
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
         }
         rc
+    }
+
+    /// An `MPI_Test` of `handle` found it incomplete: in a polling loop it
+    /// stands for `MPI_Wait` on it.
+    fn polled_test(&self, handle: MPI_Request, id: Option<u32>) {
+        record::poll(OpKind::Test, || {
+            self.completion_op(OpKind::Wait, handle, id, 1)
+        });
     }
 
     /// Reads `count` requests into the scratch lists; `None` when the
@@ -473,6 +483,7 @@ impl Rt {
                 if !self.ack_arrived(id) {
                     // SAFETY: non-null: the caller's flag.
                     unsafe { *flag = 0 };
+                    record::poll(OpKind::Testall, || self.many_op(OpKind::Waitall, count));
                     // SAFETY: MPI is initialised.
                     unsafe { self.service(None) };
                     return SUCCESS;
@@ -499,6 +510,7 @@ impl Rt {
                 }
             }
         } else {
+            record::poll(OpKind::Testall, || self.many_op(OpKind::Waitall, count));
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
         }
@@ -699,6 +711,11 @@ impl Rt {
                 }
             }
         } else if chosen == undefined() {
+            // SAFETY: written by MPI (rc is SUCCESS here).
+            if unsafe { *flag } == 0 {
+                // Waitany's graph node is any outstanding request's.
+                record::poll(OpKind::Testany, || self.many_op(OpKind::Waitany, count));
+            }
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
         }
@@ -916,6 +933,9 @@ impl Rt {
                 }
             }
         } else {
+            if out == 0 {
+                record::poll(OpKind::Testsome, || self.many_op(OpKind::Waitsome, count));
+            }
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
         }

@@ -209,6 +209,19 @@ impl Rt {
                     op.error = rc;
                     op
                 });
+            } else {
+                // In a polling loop, an `MPI_Mprobe` of the same pattern.
+                record::poll(OpKind::Improbe, || {
+                    Self::p2p_record(
+                        OpKind::Mprobe,
+                        source,
+                        posting.source,
+                        tag,
+                        comm,
+                        0,
+                        no_type(),
+                    )
+                });
             }
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };

@@ -1077,6 +1077,19 @@ impl Rt {
                     op.error = rc;
                     op
                 });
+            } else {
+                // In a polling loop, an `MPI_Probe` of the same pattern.
+                record::poll(OpKind::Iprobe, || {
+                    Self::p2p_record(
+                        OpKind::Probe,
+                        source,
+                        posting.source,
+                        tag,
+                        comm,
+                        0,
+                        comm_type(),
+                    )
+                });
             }
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
