@@ -59,7 +59,7 @@
 //! rank lives to send only when its own receive, later in key order, takes
 //! another message). Then the sender first shows up in the child `C` that
 //! flips that later event, where `e` is forced to `R`'s outcome; it is
-//! tried as a *revealed* choice of `C` ([`revealed_senders`]): `C`'s
+//! tried as a *revealed* choice of `C` (`revealed_senders`): `C`'s
 //! forcing with `e` changed and `e`'s rank's later events free. A revealed
 //! choice whose forcing turns out impossible is no execution
 //! ([`Explorer::last_run_infeasible`]), not a tool failure.
@@ -217,7 +217,7 @@ struct OpenPoint {
     /// Mixing bound of a choice made here.
     bound: Option<u32>,
     /// The point was forced in its run, and the flip that made the run
-    /// revealed these senders ([`revealed_senders`]).
+    /// revealed these senders (`revealed_senders`).
     dependent: bool,
 }
 
@@ -456,7 +456,7 @@ impl<P: Policy> Explorer<P> {
 
     /// Whether the last run recorded was no execution of the program: it
     /// tried a sender a flip revealed for an event ordered before the flip
-    /// ([`revealed_senders`]) under forcings that ruled it out. Its
+    /// (`revealed_senders`) under forcings that ruled it out. Its
     /// findings are not the program's; it is not expanded.
     pub fn last_run_infeasible(&self) -> bool {
         self.last_infeasible
