@@ -92,12 +92,18 @@ fn f3_irecvs_completed_by_testany_run_every_assignment_in_every_order() {
 #[test]
 fn f4_a_flip_frees_the_receives_it_reaches_through_a_collective() {
     let source = "tests/programs/f4_flip_reaches_through_bcast.c";
+    every_clock_prints(source, "sig 1:", &["sig 1: took 0", "sig 1: took 2"]);
+}
+
+/// Verifies `source` under both clocks: complete, no warning, and the
+/// lines its runs print starting with `prefix` are exactly `expected`.
+fn every_clock_prints(source: &str, prefix: &str, expected: &[&str]) {
     for clocks in ["lamport", "vector"] {
         let report = check_program_with(source, &["--clocks", clocks]);
-        let signatures: BTreeSet<&str> = report
+        let printed: BTreeSet<&str> = report
             .runs
             .iter()
-            .filter_map(|run| run.stdout.lines().find(|l| l.starts_with("sig 1:")))
+            .filter_map(|run| run.stdout.lines().find(|l| l.starts_with(prefix)))
             .collect();
         assert!(
             report.complete && report.warnings.is_empty(),
@@ -105,8 +111,8 @@ fn f4_a_flip_frees_the_receives_it_reaches_through_a_collective() {
             report.warnings
         );
         assert_eq!(
-            signatures,
-            BTreeSet::from(["sig 1: took 0", "sig 1: took 2"]),
+            printed,
+            expected.iter().copied().collect::<BTreeSet<_>>(),
             "{clocks}"
         );
     }
@@ -118,24 +124,11 @@ fn f4_a_flip_frees_the_receives_it_reaches_through_a_collective() {
 #[test]
 fn f5_a_sender_a_flip_reveals_for_an_earlier_receive_is_run() {
     let source = "tests/programs/f5_flip_reveals_an_earlier_sender.c";
-    for clocks in ["lamport", "vector"] {
-        let report = check_program_with(source, &["--clocks", clocks]);
-        let signatures: BTreeSet<&str> = report
-            .runs
-            .iter()
-            .filter_map(|run| run.stdout.lines().find(|l| l.starts_with("sig 0:")))
-            .collect();
-        assert!(
-            report.complete && report.warnings.is_empty(),
-            "{clocks}: {:?}",
-            report.warnings
-        );
-        assert_eq!(
-            signatures,
-            BTreeSet::from(["sig 0: took 1 then 3", "sig 0: took 3 then 1"]),
-            "{clocks}"
-        );
-    }
+    every_clock_prints(
+        source,
+        "sig 0:",
+        &["sig 0: took 1 then 3", "sig 0: took 3 then 1"],
+    );
 }
 
 #[test]
