@@ -231,5 +231,10 @@ fn add_oracle_senders(
             }
         }
         event.potential.sort_unstable();
+        event.enablers = found
+            .enablers
+            .into_iter()
+            .filter(|(sender, _)| event.potential.contains(sender))
+            .collect();
     }
 }

@@ -245,6 +245,8 @@ struct Recorded {
     forced: bool,
     /// The senders (or indices) it matched or could have.
     senders: BTreeSet<i32>,
+    /// Per sender, the events its message needs ([`WildcardEvent::enablers`]).
+    enablers: Vec<(i32, Vec<(i32, u32)>)>,
 }
 
 #[derive(Debug)]
@@ -593,6 +595,7 @@ impl<P: Policy> Explorer<P> {
                         pattern: e.pattern,
                         forced: forced.contains(&(e.rank, e.event)),
                         senders: e.potential.iter().copied().chain([e.matched]).collect(),
+                        enablers: e.enablers.clone(),
                     })
                     .collect(),
                 budget,
@@ -691,6 +694,7 @@ fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
             (r.forced || r.key <= choice.key) && !after_it
         })
         .collect();
+    force_enablers(&node.events, choice, &mut forced);
     force_thieves(&node.events, &mut forced);
     let mut forced: Vec<ForcedMatch> = node
         .events
@@ -712,6 +716,31 @@ fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
     Guidance {
         last_guided_clock: choice.key.clock,
         forced,
+    }
+}
+
+/// Marks forced the events the message of `choice.sender` needs: those in
+/// its causal past, whatever their key ([`WildcardEvent::enablers`]). The
+/// key order forces only events ordered before the choice point, and a
+/// concurrent event ordered after it can be what lets the sender send at
+/// all (soak seed 3125: under `--buffering zero` rank 4 sends to rank 1
+/// only once rank 0 took its first message). They match in the child as
+/// they did here; any combination that gives the choice point this
+/// sender has them so (the message needs them), so nothing is lost.
+fn force_enablers(events: &[Recorded], choice: &Choice, forced: &mut [bool]) {
+    let Some(chosen) = events.iter().find(|r| r.key == choice.key) else {
+        return;
+    };
+    let Some((_, needed)) = chosen.enablers.iter().find(|(s, _)| *s == choice.sender) else {
+        return;
+    };
+    for (event, is_forced) in events.iter().zip(forced.iter_mut()) {
+        if needed
+            .binary_search(&(event.key.rank, event.key.event))
+            .is_ok()
+        {
+            *is_forced = true;
+        }
     }
 }
 

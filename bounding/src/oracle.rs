@@ -143,6 +143,10 @@ pub struct OracleMatch {
     pub senders: Vec<i32>,
     /// The subset of `senders` listed only for messages no receive took.
     pub unreceived: Vec<i32>,
+    /// For each of `senders`: the wildcard events `(rank, event)` in the
+    /// causal past of its first message the event could have taken (see
+    /// [`WildcardEvent::enablers`]), ascending; senders with none omitted.
+    pub enablers: Vec<(i32, Vec<(i32, u32)>)>,
 }
 
 /// A sender on which the runtime and the oracle disagree.
@@ -709,6 +713,7 @@ impl<'a> Oracle<'a> {
         let mut stamp = vec![0u32; self.graph.node_count()];
         let mut generation = 0u32;
         let mut out = Vec::new();
+        let wildcard_at = self.wildcard_nodes();
         for (t, trace) in self.traces.iter().enumerate() {
             for &(event, call, matched) in &self.events[t] {
                 let Some(op) = op_at(trace, call) else {
@@ -754,8 +759,18 @@ impl<'a> Oracle<'a> {
                 }
                 let mut senders = BTreeSet::new();
                 let mut received = BTreeSet::new();
+                let mut enablers = Vec::new();
                 for (s, _) in candidates.iter().zip(&ordered).filter(|(_, &o)| !o) {
-                    senders.insert(s.rank);
+                    // The first message of each sender (sends are listed
+                    // in program order) is the one MPI would deliver.
+                    if senders.insert(s.rank) {
+                        generation += 1;
+                        let past =
+                            self.wildcards_before(s.node, &wildcard_at, &mut stamp, generation);
+                        if !past.is_empty() {
+                            enablers.push((s.rank, past));
+                        }
+                    }
                     if self.taken_by.contains_key(&(rank_index[&s.rank], s.op)) {
                         received.insert(s.rank);
                     }
@@ -768,6 +783,7 @@ impl<'a> Oracle<'a> {
                     matched,
                     unreceived: senders.difference(&received).copied().collect(),
                     senders: senders.into_iter().collect(),
+                    enablers,
                 });
             }
         }
@@ -842,6 +858,7 @@ impl<'a> Oracle<'a> {
                     matched: -1,
                     senders: indices,
                     unreceived: Vec::new(),
+                    enablers: Vec::new(),
                 });
             }
         }
@@ -850,6 +867,47 @@ impl<'a> Oracle<'a> {
 
     /// Breadth-first search from `from` along `direction`, marking the
     /// candidates it reaches as ordered; stops once all are.
+    /// The node of each wildcard event's call, with its `(rank, event)`.
+    fn wildcard_nodes(&self) -> HashMap<NodeIndex, (i32, u32)> {
+        let mut at = HashMap::new();
+        for (t, trace) in self.traces.iter().enumerate() {
+            for &(event, call, _) in &self.events[t] {
+                if let Some(&node) = self.node[t].get(&call) {
+                    at.insert(node, (trace.rank, event));
+                }
+            }
+        }
+        at
+    }
+
+    /// The wildcard events that match before `send` (backward reachable
+    /// from its node), ascending: one breadth-first search over a
+    /// stamp-marked visit array.
+    fn wildcards_before(
+        &self,
+        send: NodeIndex,
+        wildcard_at: &HashMap<NodeIndex, (i32, u32)>,
+        stamp: &mut [u32],
+        generation: u32,
+    ) -> Vec<(i32, u32)> {
+        let mut past = Vec::new();
+        let mut queue = std::collections::VecDeque::from([send]);
+        stamp[send.index()] = generation;
+        while let Some(n) = queue.pop_front() {
+            if let Some(&event) = wildcard_at.get(&n).filter(|_| n != send) {
+                past.push(event);
+            }
+            for next in self.graph.neighbors_directed(n, Direction::Incoming) {
+                if stamp[next.index()] != generation {
+                    stamp[next.index()] = generation;
+                    queue.push_back(next);
+                }
+            }
+        }
+        past.sort_unstable();
+        past
+    }
+
     fn search(
         &self,
         from: NodeIndex,

@@ -18,6 +18,7 @@ fn event(rank: i32, number: u32, matched: i32, potential: &[i32]) -> WildcardEve
         loops: vec![],
         zone: None,
         pattern: None,
+        enablers: Vec::new(),
     }
 }
 

@@ -26,6 +26,7 @@ fn event(rank: i32, event: u32, clock: u64, matched: i32, potential: &[i32]) -> 
             source: None,
             tag: Some(0),
         }),
+        enablers: Vec::new(),
     }
 }
 
@@ -665,4 +666,111 @@ fn earlier_receives_of_other_tags_stay_free() {
         "the other tag's receive is free"
     );
     assert_eq!(explored.outcomes().len(), 4, "every combination of the two");
+}
+
+/// Soak seed 3125's shape, under `--buffering zero`: ranks 2, 3 and 4
+/// each send to rank 0, then (once rank 0 took that message) to rank 1.
+/// Rank 0 takes two messages (events at clocks 0 and 1), rank 1 takes the
+/// second messages of the two senders rank 0 took. Rank 1's first receive
+/// (clock 0) comes before rank 0's second (clock 1) in key order, yet its
+/// sender may send only because of it: flipping it must force that event
+/// too ([`WildcardEvent::enablers`]), or the forced match never happens.
+fn sync_fan_out(g: Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
+    let pick = |forced: Option<i32>, from: &[i32]| {
+        forced
+            .filter(|s| from.contains(s))
+            .or(from.first().copied())
+    };
+    let senders = [2, 3, 4];
+    let mut events = Vec::new();
+    let first = pick(forced(g, 0, 0), &senders).unwrap();
+    let rest: Vec<i32> = senders.iter().copied().filter(|&s| s != first).collect();
+    events.push(event(0, 0, 0, first, &rest));
+    let second = pick(forced(g, 0, 1), &rest).unwrap();
+    let left: Vec<i32> = rest.iter().copied().filter(|&s| s != second).collect();
+    events.push(event(0, 1, 1, second, &left));
+    // Rank 1 receives the second messages of `first` and `second` only.
+    let sent = [first, second];
+    let enabled_by = |s: i32| {
+        if s == first {
+            vec![(0, 0)]
+        } else {
+            vec![(0, 0), (0, 1)]
+        }
+    };
+    let wanted = forced(g, 1, 0);
+    if wanted.is_some_and(|s| !sent.contains(&s)) {
+        return (events, RunEnd::Deadlocked); // the forced sender never sends
+    }
+    let a = pick(wanted, &sent).unwrap();
+    let b = if a == first { second } else { first };
+    let mut take_a = event(1, 0, 0, a, &[b]);
+    take_a.enablers = vec![(b, enabled_by(b))];
+    events.push(take_a);
+    events.push(event(1, 1, 2, b, &[]));
+    (events, RunEnd::Complete)
+}
+
+#[test]
+fn a_flip_forces_the_events_its_sender_needs() {
+    let config = ExploreConfig::new()
+        .loop_abstraction(LoopAbstraction::Off)
+        .mixing_bound(None);
+    let explored = explore(config, sync_fan_out);
+    let outcomes: HashSet<_> = explored.outcomes().into_iter().collect();
+    // Rank 0: 6 ordered pairs of {2, 3, 4}; rank 1: both orders of each.
+    assert_eq!(outcomes.len(), 12, "{outcomes:?}");
+    assert!(explored.explorer.is_complete());
+}
+
+/// Soak seed 3111's shape: rank 3 takes two messages (ranks 0 and 2) and
+/// fails when rank 0's comes first; otherwise it sends to rank 0, whose
+/// first receive (key before rank 3's) then has a sender it never had in a
+/// first run where rank 3 failed. The revealed sender is run below the
+/// flip ([`revealed_senders`]).
+fn late_reveal(g: Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
+    let first3 = forced(g, 3, 0).unwrap_or(0);
+    let mut events = vec![
+        event(3, 0, 0, first3, &[2 - first3]),
+        event(3, 1, 1, 2 - first3, &[]),
+    ];
+    let lives = first3 == 2;
+    let senders: Vec<i32> = if lives { vec![1, 3] } else { vec![1] };
+    let wanted = forced(g, 0, 0);
+    if wanted.is_some_and(|s| !senders.contains(&s)) {
+        return (events, RunEnd::Deadlocked);
+    }
+    let a = wanted.unwrap_or(1);
+    let others: Vec<i32> = senders.iter().copied().filter(|&s| s != a).collect();
+    events.push(event(0, 0, 0, a, &others));
+    if lives {
+        events.push(event(0, 1, 1, others[0], &[]));
+    }
+    let end = if lives {
+        RunEnd::Complete
+    } else {
+        RunEnd::Crashed
+    };
+    (events, end)
+}
+
+#[test]
+fn a_sender_revealed_by_a_later_flip_is_run() {
+    let config = ExploreConfig::new()
+        .loop_abstraction(LoopAbstraction::Off)
+        .mixing_bound(None);
+    let explored = explore(config, late_reveal);
+    let rank0_first: HashSet<i32> = explored
+        .runs
+        .iter()
+        .filter(|(_, events)| {
+            events
+                .iter()
+                .any(|e| e.rank == 3 && e.event == 0 && e.matched == 2)
+        })
+        .filter_map(|(_, events)| events.iter().find(|e| e.rank == 0 && e.event == 0))
+        .map(|e| e.matched)
+        .collect();
+    assert_eq!(rank0_first, HashSet::from([1, 3]));
+    assert!(explored.explorer.is_complete());
 }

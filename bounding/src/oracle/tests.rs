@@ -255,6 +255,7 @@ fn s1_crooked_barrier() {
             matched: 0,
             senders: vec![2],
             unreceived: vec![],
+            enablers: vec![],
         }
     );
     // P0's message is taken by the Irecv, posted first.
@@ -599,6 +600,7 @@ fn event(rank: i32, event: u32, op_index: u64, matched: i32, potential: Vec<i32>
         loops: vec![],
         zone: None,
         pattern: None,
+        enablers: Vec::new(),
     }
 }
 
@@ -760,4 +762,32 @@ fn sends_on_a_made_communicator_are_kept_by_world_rank() {
         });
     }
     assert_eq!(job.senders(1, 0), vec![3]);
+}
+
+/// Soak seed 3125's shape, with `Ssend`: ranks 2 and 3 each send to rank
+/// 0, then to rank 1; rank 0 took 2 then 3, rank 1 took 2's message.
+/// Rank 1 could have taken 3's, which 3 sent only after rank 0's second
+/// receive took its first message: that receive, and rank 0's first
+/// (program order), are the enablers of sender 3.
+#[test]
+fn enablers_are_the_wildcard_events_before_the_message() {
+    let program: &[&[C]] = &[
+        &[recv(ANY), recv(ANY)],
+        &[recv(ANY), recv(ANY)],
+        &[Ssend(0, 0), Ssend(1, 0)],
+        &[Ssend(0, 0), Ssend(1, 0)],
+    ];
+    let job = run(
+        program,
+        &[
+            ((0, 0), (2, 0)),
+            ((0, 1), (3, 0)),
+            ((1, 0), (2, 1)),
+            ((1, 1), (3, 1)),
+        ],
+    );
+    let all = job.oracle();
+    let first = all.iter().find(|m| m.rank == 1 && m.event == 0).unwrap();
+    assert_eq!(first.senders, vec![3]);
+    assert_eq!(first.enablers, vec![(3, vec![(0, 0), (0, 1)])]);
 }
