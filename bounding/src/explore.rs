@@ -417,17 +417,26 @@ impl<P: Policy> Explorer<P> {
             unmatched.clear();
             self.last_infeasible = true;
         }
+        let forced_event = events
+            .iter()
+            .find(|e| e.rank == choice.key.rank && e.event == choice.key.event);
+        let mut new_for_flip = Vec::new();
         if unmatched.is_empty() && !self.last_infeasible {
-            // Senders only the forced run lists are alternatives under the
-            // same prefix: offer each once.
-            let forced_event = events
-                .iter()
-                .find(|e| e.rank == choice.key.rank && e.event == choice.key.event);
+            // Senders only the forced run lists: offer each once. Their
+            // messages may need what this run did past the parent's
+            // prefix (its enablers matched otherwise there: soak seed
+            // 3125), so each is tried below this run, as a revealed
+            // choice; under a revealed choice, as the parent's.
             for sender in forced_event.map(alternatives).unwrap_or_default() {
-                if point.senders.insert(sender) {
+                if !point.senders.insert(sender) {
+                    continue;
+                }
+                if dependent {
                     point.unrecorded += 1;
                     node.unissued += 1;
                     self.policy.extend(Choice { sender, ..choice });
+                } else {
+                    new_for_flip.push(sender);
                 }
             }
         }
@@ -438,11 +447,14 @@ impl<P: Policy> Explorer<P> {
                 .explored = true;
         }
         let budget = child_budget(node.budget, choice.position, point.bound);
-        let revealed = if dependent || self.last_infeasible {
+        let mut revealed = if dependent || self.last_infeasible {
             Vec::new()
         } else {
             revealed_senders(node, &guidance, choice.key, events)
         };
+        if let (Some(e), false) = (forced_event, new_for_flip.is_empty()) {
+            revealed.push((Key::of(e), new_for_flip));
+        }
         if node.unissued == 0 {
             self.nodes.remove(&choice.node);
         }
@@ -694,6 +706,7 @@ fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
             (r.forced || r.key <= choice.key) && !after_it
         })
         .collect();
+    free_what_the_flip_feeds(&node.events, choice, dependent, &mut forced);
     force_enablers(&node.events, choice, &mut forced);
     force_thieves(&node.events, &mut forced);
     let mut forced: Vec<ForcedMatch> = node
@@ -716,6 +729,53 @@ fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
     Guidance {
         last_guided_clock: choice.key.clock,
         forced,
+    }
+}
+
+/// Leaves free every event whose matched message needs the flipped event
+/// or an event left free (its [`WildcardEvent::enablers`] for the sender
+/// it matched): it is causally after the flip, whatever its key says.
+/// Lamport clocks can order it before the flip: under `--buffering zero`
+/// a sender's second message follows the receive that took its first,
+/// through an acknowledgement that carries no clock (soak seed 3125). Its
+/// message may not come at all once the flip changed what it needs.
+/// Repeated until nothing changes: freeing one may strand another. Events
+/// the parent's own guidance forced stay forced (the child forces all it
+/// did and one more, so the search ends), except under a revealed choice,
+/// which changes an event the parent forced and is never revealed again.
+fn free_what_the_flip_feeds(
+    events: &[Recorded],
+    choice: &Choice,
+    dependent: bool,
+    forced: &mut [bool],
+) {
+    let flipped = (choice.key.rank, choice.key.event);
+    loop {
+        let is_free = |needed: &(i32, u32)| {
+            *needed == flipped
+                || events
+                    .iter()
+                    .zip(forced.iter())
+                    .any(|(r, &f)| (r.key.rank, r.key.event) == *needed && !f)
+        };
+        let stranded: Vec<usize> = events
+            .iter()
+            .enumerate()
+            .filter(|&(i, r)| forced[i] && (dependent || !r.forced) && r.key != choice.key)
+            .filter(|(_, r)| {
+                r.enablers
+                    .iter()
+                    .find(|(s, _)| *s == r.matched)
+                    .is_some_and(|(_, needed)| needed.iter().any(is_free))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        if stranded.is_empty() {
+            return;
+        }
+        for i in stranded {
+            forced[i] = false;
+        }
     }
 }
 

@@ -145,7 +145,8 @@ pub struct OracleMatch {
     pub unreceived: Vec<i32>,
     /// For each of `senders`: the wildcard events `(rank, event)` in the
     /// causal past of its first message the event could have taken (see
-    /// [`WildcardEvent::enablers`]), ascending; senders with none omitted.
+    /// [`WildcardEvent::enablers`]), ascending; then `matched`'s, for the
+    /// message it took. Senders with none are omitted.
     pub enablers: Vec<(i32, Vec<(i32, u32)>)>,
 }
 
@@ -714,6 +715,12 @@ impl<'a> Oracle<'a> {
         let mut generation = 0u32;
         let mut out = Vec::new();
         let wildcard_at = self.wildcard_nodes();
+        let send_node: HashMap<At, NodeIndex> = self
+            .sends_to
+            .values()
+            .flatten()
+            .map(|s| ((rank_index[&s.rank], s.op), s.node))
+            .collect();
         for (t, trace) in self.traces.iter().enumerate() {
             for &(event, call, matched) in &self.events[t] {
                 let Some(op) = op_at(trace, call) else {
@@ -773,6 +780,14 @@ impl<'a> Oracle<'a> {
                     }
                     if self.taken_by.contains_key(&(rank_index[&s.rank], s.op)) {
                         received.insert(s.rank);
+                    }
+                }
+                // The message it took needs its own past as much.
+                if let Some(&node) = self.took.get(&(t, call)).and_then(|at| send_node.get(at)) {
+                    generation += 1;
+                    let past = self.wildcards_before(node, &wildcard_at, &mut stamp, generation);
+                    if !past.is_empty() {
+                        enablers.push((matched, past));
                     }
                 }
                 out.push(OracleMatch {

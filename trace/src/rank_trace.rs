@@ -1227,12 +1227,14 @@ pub struct WildcardEvent {
     /// for an index choice, or when the call's record is missing).
     pub pattern: Option<RecvPattern>,
     /// For potential senders whose message the matches-before oracle
-    /// found: the wildcard events `(rank, event)` of this run in that
-    /// message's causal past, ascending. The message exists only because
-    /// they matched as they did (under `--buffering zero` a rank sends its
-    /// second message only once its first was received), so a run forcing
-    /// this event to that sender forces them too. Filled by the caller
-    /// from the oracle; empty as read from the trace.
+    /// found, and for `matched` (the message taken): the wildcard events
+    /// `(rank, event)` of this run in that message's causal past,
+    /// ascending. The message exists only because they matched as they did
+    /// (under `--buffering zero` a rank sends its second message only once
+    /// its first was received), so a run forcing this event to that sender
+    /// forces them too, and a run that flips one of them cannot force this
+    /// event to `matched`. Filled by the caller from the oracle; empty as
+    /// read from the trace.
     pub enablers: Vec<(i32, Vec<(i32, u32)>)>,
 }
 
