@@ -245,7 +245,9 @@ struct Recorded {
     forced: bool,
     /// The senders (or indices) it matched or could have.
     senders: BTreeSet<i32>,
-    /// Per sender, the events its message needs ([`WildcardEvent::enablers`]).
+    /// Per sender, the wildcard events before its message
+    /// ([`WildcardEvent::enablers`]): for the matched sender, what a flip
+    /// must not leave this event forced against.
     enablers: Vec<(i32, Vec<(i32, u32)>)>,
 }
 
@@ -420,23 +422,14 @@ impl<P: Policy> Explorer<P> {
         let forced_event = events
             .iter()
             .find(|e| e.rank == choice.key.rank && e.event == choice.key.event);
-        let mut new_for_flip = Vec::new();
         if unmatched.is_empty() && !self.last_infeasible {
-            // Senders only the forced run lists: offer each once. Their
-            // messages may need what this run did past the parent's
-            // prefix (its enablers matched otherwise there: soak seed
-            // 3125), so each is tried below this run, as a revealed
-            // choice; under a revealed choice, as the parent's.
+            // Senders only the forced run lists are alternatives under the
+            // same prefix: offer each once.
             for sender in forced_event.map(alternatives).unwrap_or_default() {
-                if !point.senders.insert(sender) {
-                    continue;
-                }
-                if dependent {
+                if point.senders.insert(sender) {
                     point.unrecorded += 1;
                     node.unissued += 1;
                     self.policy.extend(Choice { sender, ..choice });
-                } else {
-                    new_for_flip.push(sender);
                 }
             }
         }
@@ -447,14 +440,11 @@ impl<P: Policy> Explorer<P> {
                 .explored = true;
         }
         let budget = child_budget(node.budget, choice.position, point.bound);
-        let mut revealed = if dependent || self.last_infeasible {
+        let revealed = if dependent || self.last_infeasible {
             Vec::new()
         } else {
             revealed_senders(node, &guidance, choice.key, events)
         };
-        if let (Some(e), false) = (forced_event, new_for_flip.is_empty()) {
-            revealed.push((Key::of(e), new_for_flip));
-        }
         if node.unissued == 0 {
             self.nodes.remove(&choice.node);
         }
@@ -707,7 +697,6 @@ fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
         })
         .collect();
     free_what_the_flip_feeds(&node.events, choice, dependent, &mut forced);
-    force_enablers(&node.events, choice, &mut forced);
     force_thieves(&node.events, &mut forced);
     let mut forced: Vec<ForcedMatch> = node
         .events
@@ -775,31 +764,6 @@ fn free_what_the_flip_feeds(
         }
         for i in stranded {
             forced[i] = false;
-        }
-    }
-}
-
-/// Marks forced the events the message of `choice.sender` needs: those in
-/// its causal past, whatever their key ([`WildcardEvent::enablers`]). The
-/// key order forces only events ordered before the choice point, and a
-/// concurrent event ordered after it can be what lets the sender send at
-/// all (soak seed 3125: under `--buffering zero` rank 4 sends to rank 1
-/// only once rank 0 took its first message). They match in the child as
-/// they did here; any combination that gives the choice point this
-/// sender has them so (the message needs them), so nothing is lost.
-fn force_enablers(events: &[Recorded], choice: &Choice, forced: &mut [bool]) {
-    let Some(chosen) = events.iter().find(|r| r.key == choice.key) else {
-        return;
-    };
-    let Some((_, needed)) = chosen.enablers.iter().find(|(s, _)| *s == choice.sender) else {
-        return;
-    };
-    for (event, is_forced) in events.iter().zip(forced.iter_mut()) {
-        if needed
-            .binary_search(&(event.key.rank, event.key.event))
-            .is_ok()
-        {
-            *is_forced = true;
         }
     }
 }

@@ -1229,12 +1229,13 @@ pub struct WildcardEvent {
     /// For potential senders whose message the matches-before oracle
     /// found, and for `matched` (the message taken): the wildcard events
     /// `(rank, event)` of this run in that message's causal past,
-    /// ascending. The message exists only because they matched as they did
-    /// (under `--buffering zero` a rank sends its second message only once
-    /// its first was received), so a run forcing this event to that sender
-    /// forces them too, and a run that flips one of them cannot force this
-    /// event to `matched`. Filled by the caller from the oracle; empty as
-    /// read from the trace.
+    /// ascending. The message may exist only because they matched as they
+    /// did (under `--buffering zero` a rank sends its second message only
+    /// once its first was received), so a run that flips one of them does
+    /// not force this event to `matched`. (Forcing them whenever this event
+    /// is forced to a sender loses combinations: the message usually needs
+    /// them to happen, not to match as they did; soak seed 3191.) Filled by
+    /// the caller from the oracle; empty as read from the trace.
     pub enablers: Vec<(i32, Vec<(i32, u32)>)>,
 }
 
