@@ -739,14 +739,14 @@ fn free_what_the_flip_feeds(
     forced: &mut [bool],
 ) {
     let flipped = (choice.key.rank, choice.key.event);
+    let at: HashMap<(i32, u32), usize> = events
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ((r.key.rank, r.key.event), i))
+        .collect();
     loop {
-        let is_free = |needed: &(i32, u32)| {
-            *needed == flipped
-                || events
-                    .iter()
-                    .zip(forced.iter())
-                    .any(|(r, &f)| (r.key.rank, r.key.event) == *needed && !f)
-        };
+        let is_free =
+            |needed: &(i32, u32)| *needed == flipped || at.get(needed).is_some_and(|&i| !forced[i]);
         let stranded: Vec<usize> = events
             .iter()
             .enumerate()
