@@ -5,36 +5,53 @@
 //! kills every other rank, usually with the same signal: the traces all
 //! end "running", and Hydra's "BAD TERMINATION" banner names whichever
 //! process it reaped first, not the one that died first (issue 12: a rank
-//! killed at its fourth call was reported as rank 0). So while the job
-//! runs, a thread watches each rank's process through a `pidfd` (Linux
-//! 5.3), which becomes readable the moment the process exits, and keeps the
-//! order of the exits. The launcher needs at least a round trip through
-//! its own event loop before it kills the others, so the first exit seen
-//! is the rank that died first.
+//! killed at its fourth call was reported as rank 0).
+//!
+//! So each rank's runtime connects, in `MPI_Init`, to a socket this watch
+//! listens on ([`ENV_DEATH_SOCKET`], runtime/src/watchdog.rs) and never
+//! writes to it. The kernel closes a process's sockets as it closes its
+//! files, in the same step that closes the pipes through which the
+//! launcher learns of the death. The launcher therefore kills the others
+//! only after the first rank's connection has closed, and the order in
+//! which connections close follows the order of the deaths: a rank killed
+//! by the launcher cannot close its connection before the rank whose death
+//! made the launcher act. (Watching the processes' exits instead, through
+//! pidfds, is racy: a killed process is marked exited only after its files
+//! are closed, and on a loaded machine the launcher's victims were seen to
+//! exit before it.)
+//!
+//! The first close is claimed only when it came alone, every rank was
+//! connected, and no connection was closed by a process that lived on (a
+//! program that closes every descriptor): otherwise the order is unknown.
 
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::RankTrace;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
+use std::os::fd::AsRawFd;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// How long one wait for an exit lasts before the watch looks for ranks
-/// that started since.
+pub use mbh_trace::layout::ENV_DEATH_SOCKET;
+
+/// How long one wait for a close lasts before the watch looks at its stop
+/// flag again.
 const WAIT: Duration = Duration::from_millis(20);
 
-/// A rank process being watched.
-struct Watched {
-    rank: i32,
-    pidfd: OwnedFd,
-}
+/// Watches of this process so far: each gets its own socket name.
+static WATCHES: AtomicU32 = AtomicU32::new(0);
 
 /// The watch over one job's ranks.
 pub struct DeathWatch {
+    /// The abstract socket's name, for [`ENV_DEATH_SOCKET`]; `None` when it
+    /// could not be made (the order of deaths is then unknown).
+    socket_name: Option<String>,
     stop: Arc<AtomicBool>,
-    /// Ranks in the order their processes exited; `None` for a rank found
-    /// gone before it was watched.
+    /// Ranks in the order their connections closed; `None` first when
+    /// that order cannot be trusted.
     exits: Arc<Mutex<Vec<Option<i32>>>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -44,23 +61,37 @@ impl DeathWatch {
     pub fn start(dir: &InterleavingDir, np: u32) -> DeathWatch {
         let stop = Arc::new(AtomicBool::new(false));
         let exits = Arc::new(Mutex::new(Vec::new()));
-        let thread = {
+        let name = format!(
+            "mbhybrid-deaths-{}-{}",
+            std::process::id(),
+            WATCHES.fetch_add(1, Ordering::Relaxed)
+        );
+        let listener = SocketAddr::from_abstract_name(name.as_bytes())
+            .and_then(|address| UnixListener::bind_addr(&address))
+            .and_then(|listener| listener.set_nonblocking(true).map(|()| listener));
+        let thread = listener.ok().and_then(|listener| {
             let (stop, exits, dir) = (stop.clone(), exits.clone(), dir.clone());
             std::thread::Builder::new()
                 .name("mbhybrid-deaths".into())
-                .spawn(move || watch(&dir, np, &stop, &exits))
+                .spawn(move || watch(listener, &dir, np, &stop, &exits))
                 .ok()
-        };
+        });
         DeathWatch {
+            socket_name: thread.is_some().then_some(name),
             stop,
             exits,
             thread,
         }
     }
 
-    /// Stops watching; the ranks whose processes exited, in order. Empty
-    /// when a rank was gone before the watch saw it: its death may have
-    /// come first, so the order says nothing.
+    /// The environment variable that tells the ranks where to connect.
+    pub fn env(&self) -> Option<(String, String)> {
+        let name = self.socket_name.clone()?;
+        Some((ENV_DEATH_SOCKET.to_string(), name))
+    }
+
+    /// Stops watching; the ranks whose connections closed, in order. Empty
+    /// when the order cannot be trusted (see the module docs).
     pub fn finish(mut self) -> Vec<i32> {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
@@ -74,42 +105,54 @@ impl DeathWatch {
     }
 }
 
-fn watch(dir: &InterleavingDir, np: u32, stop: &AtomicBool, exits: &Mutex<Vec<Option<i32>>>) {
-    let mut watched: Vec<Watched> = Vec::new();
-    let mut known = vec![false; np as usize];
+/// A rank's connection, with the process id the kernel gave for its peer.
+struct Connection {
+    stream: UnixStream,
+    pid: libc::pid_t,
+}
+
+fn watch(
+    listener: UnixListener,
+    dir: &InterleavingDir,
+    np: u32,
+    stop: &AtomicBool,
+    exits: &Mutex<Vec<Option<i32>>>,
+) {
+    let mut open: Vec<Connection> = Vec::new();
+    let mut connected_pids: Vec<libc::pid_t> = Vec::new();
+    let mut ranks = RankOfPid::default();
     while !stop.load(Ordering::Relaxed) {
-        for rank in 0..np as i32 {
-            if known[rank as usize] {
-                continue;
-            }
-            let Some(pid) = pid_of(dir, rank) else {
-                continue;
-            };
-            known[rank as usize] = true;
-            match pidfd_open(pid) {
-                Some(pidfd) => watched.push(Watched { rank, pidfd }),
-                // Gone before it was watched: when it died is unknown, so
-                // no order can be claimed (`None` in the list).
-                None => push(exits, None),
-            }
-        }
-        if watched.is_empty() {
-            std::thread::sleep(WAIT);
+        accept_all(&listener, &mut open, &mut connected_pids);
+        let closed = wait_for_closes(&listener, &open);
+        if closed.is_empty() {
             continue;
         }
-        let exited = wait_for_exits(&watched);
-        // Several exits seen in one wake-up have no order among them, and
-        // a rank not watched yet may have died unseen before the first
-        // exit seen: in both cases which came first is unknown.
         let first_batch = exits.lock().map(|e| e.is_empty()).unwrap_or(false);
-        let all_watched = known.iter().all(|&k| k);
-        if first_batch && !exited.is_empty() && (exited.len() > 1 || !all_watched) {
-            push(exits, None);
+        let mut ended = Vec::new();
+        let mut lived_on = false;
+        for pid in &closed {
+            // A process past closing its files is exiting or gone; one that
+            // is neither closed the connection itself.
+            if !already_dying(*pid) {
+                lived_on = true;
+            } else if let Some(rank) = ranks.lookup(dir, np, *pid) {
+                ended.push(rank);
+            }
         }
-        for rank in exited {
+        if first_batch {
+            let every_rank_connected = (0..np as i32).all(|rank| {
+                connected_pids
+                    .iter()
+                    .any(|&pid| ranks.lookup(dir, np, pid) == Some(rank))
+            });
+            if ended.len() != 1 || lived_on || !every_rank_connected {
+                push(exits, None);
+            }
+        }
+        for rank in ended {
             push(exits, Some(rank));
-            watched.retain(|w| w.rank != rank);
         }
+        open.retain(|c| !closed.contains(&c.pid));
     }
 }
 
@@ -119,40 +162,59 @@ fn push(exits: &Mutex<Vec<Option<i32>>>, rank: Option<i32>) {
     }
 }
 
-/// The process id a rank's trace header gives, once the rank started.
-fn pid_of(dir: &InterleavingDir, rank: i32) -> Option<libc::pid_t> {
-    use std::io::Read;
-    // The header alone: the records (a mapping of a megabyte or more) are
-    // not needed, and this runs every few milliseconds until the rank starts.
-    let mut header = vec![0u8; mbh_trace::rank_trace::HEADER_SIZE];
-    let read = std::fs::File::open(dir.trace(rank))
-        .and_then(|mut file| file.read(&mut header))
-        .ok()?;
-    let trace = RankTrace::parse(header.get(..read)?).ok()?;
-    libc::pid_t::try_from(trace.pid).ok().filter(|&pid| pid > 0)
+/// Accepts every connection waiting on `listener`.
+fn accept_all(
+    listener: &UnixListener,
+    open: &mut Vec<Connection>,
+    connected_pids: &mut Vec<libc::pid_t>,
+) {
+    while let Ok((stream, _)) = listener.accept() {
+        let Some(pid) = peer_pid(&stream) else {
+            continue;
+        };
+        connected_pids.push(pid);
+        open.push(Connection { stream, pid });
+    }
 }
 
-fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
-    // SAFETY: the pidfd_open system call with no flags; it returns a new
-    // descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let fd = RawFd::try_from(fd).ok().filter(|&fd| fd >= 0)?;
-    // SAFETY: a descriptor the kernel just gave us, owned by nobody else.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+/// The process id of the peer of a Unix socket (`SO_PEERCRED`).
+fn peer_pid(stream: &UnixStream) -> Option<libc::pid_t> {
+    let mut credentials = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut length = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `credentials` is a ucred and `length` its size, as
+    // SO_PEERCRED expects.
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut credentials as *mut libc::ucred).cast(),
+            &mut length,
+        )
+    };
+    (rc == 0 && credentials.pid > 0).then_some(credentials.pid)
 }
 
-/// Waits up to [`WAIT`] for watched processes to exit; the ranks that did,
-/// in the order poll lists them (all at once when several exit in one wait,
-/// which the ordering cannot split).
-fn wait_for_exits(watched: &[Watched]) -> Vec<i32> {
-    use std::os::fd::AsRawFd;
-    let mut fds: Vec<libc::pollfd> = watched
-        .iter()
-        .map(|w| libc::pollfd {
-            fd: w.pidfd.as_raw_fd(),
+/// Waits up to [`WAIT`] for a new connection or closed ones; the peers'
+/// pids of the connections that closed (all at once when several closed
+/// in one wait, which the order cannot split). The runtime never writes,
+/// so a readable connection is a closed one.
+fn wait_for_closes(listener: &UnixListener, open: &[Connection]) -> Vec<libc::pid_t> {
+    let listening = libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let mut fds: Vec<libc::pollfd> = std::iter::once(listening)
+        .chain(open.iter().map(|c| libc::pollfd {
+            fd: c.stream.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
-        })
+        }))
         .collect();
     // SAFETY: `fds` holds `fds.len()` valid pollfd entries.
     let ready = unsafe {
@@ -165,31 +227,135 @@ fn wait_for_exits(watched: &[Watched]) -> Vec<i32> {
     if ready <= 0 {
         return Vec::new();
     }
-    fds.iter()
-        .zip(watched)
+    fds[1..]
+        .iter()
+        .zip(open)
         .filter(|(fd, _)| fd.revents != 0)
-        .map(|(_, w)| w.rank)
+        .map(|(_, c)| c.pid)
         .collect()
+}
+
+/// Ranks by process id, from the trace headers (each rank writes its pid
+/// there in `MPI_Init`, after it connected).
+#[derive(Default)]
+struct RankOfPid {
+    known: HashMap<libc::pid_t, i32>,
+}
+
+impl RankOfPid {
+    fn lookup(&mut self, dir: &InterleavingDir, np: u32, pid: libc::pid_t) -> Option<i32> {
+        if !self.known.contains_key(&pid) {
+            for rank in 0..np as i32 {
+                if let Some(header_pid) = pid_of(dir, rank) {
+                    self.known.insert(header_pid, rank);
+                }
+            }
+        }
+        self.known.get(&pid).copied()
+    }
+}
+
+/// The process id a rank's trace header gives, once the rank started.
+fn pid_of(dir: &InterleavingDir, rank: i32) -> Option<libc::pid_t> {
+    use std::io::Read;
+    // The header alone: the records (a mapping of a megabyte or more) are
+    // not needed.
+    let mut header = vec![0u8; mbh_trace::rank_trace::HEADER_SIZE];
+    let read = std::fs::File::open(dir.trace(rank))
+        .and_then(|mut file| file.read(&mut header))
+        .ok()?;
+    let trace = RankTrace::parse(header.get(..read)?).ok()?;
+    libc::pid_t::try_from(trace.pid).ok().filter(|&pid| pid > 0)
+}
+
+/// `PF_EXITING` in `/proc/PID/stat`'s flags: set as the kernel begins a
+/// process's exit, before it closes the process's files.
+const PF_EXITING: u64 = 0x4;
+
+/// Whether process `pid` has begun to die: gone, a zombie or dead, or
+/// exiting.
+fn already_dying(pid: libc::pid_t) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat_says_exiting(&stat))
+        .unwrap_or(true)
+}
+
+/// From a `/proc/PID/stat` line: whether the state is zombie or dead, or
+/// the flags say exiting. `None` when the line cannot be read.
+fn stat_says_exiting(stat: &str) -> Option<bool> {
+    // The command name (field 2) is in parentheses and may hold spaces or
+    // parentheses itself: the fields after it start at the last ')'.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let state = *fields.first()?;
+    let flags: u64 = fields.get(6)?.parse().ok()?;
+    Some(matches!(state, "Z" | "X" | "x") || flags & PF_EXITING != 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A child that connects like a rank's runtime and then sleeps, so
+    /// the watch sees it connected and, once killed, its connection
+    /// closed.
+    fn connected_child(name: &str) -> std::process::Child {
+        let script = format!(
+            "import socket,time; s=socket.socket(socket.AF_UNIX); s.connect('\\0{name}'); time.sleep(30)"
+        );
+        std::process::Command::new("python3")
+            .args(["-c", &script])
+            .spawn()
+            .expect("python3 is installed (scripts/install-deps.sh)")
+    }
+
     #[test]
-    fn a_process_that_exits_makes_its_pidfd_readable() {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id() as libc::pid_t;
-        let pidfd = pidfd_open(pid).expect("pidfd_open works on this kernel");
-        let watched = [Watched { rank: 3, pidfd }];
-        let mut exited = Vec::new();
-        for _ in 0..250 {
-            exited = wait_for_exits(&watched);
-            if !exited.is_empty() {
-                break;
-            }
+    fn a_killed_peer_closes_its_connection_and_a_live_one_does_not() {
+        let name = format!("mbhybrid-deaths-test-{}", std::process::id());
+        let address = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let listener = UnixListener::bind_addr(&address).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let mut first = connected_child(&name);
+        let mut second = connected_child(&name);
+        let (mut open, mut pids) = (Vec::new(), Vec::new());
+        while open.len() < 2 {
+            wait_for_closes(&listener, &open);
+            accept_all(&listener, &mut open, &mut pids);
         }
-        assert_eq!(exited, vec![3]);
-        child.wait().unwrap();
+        pids.sort();
+        let mut expected = vec![first.id() as libc::pid_t, second.id() as libc::pid_t];
+        expected.sort();
+        assert_eq!(pids, expected, "the peers' pids come from SO_PEERCRED");
+        assert!(wait_for_closes(&listener, &open).is_empty());
+        first.kill().unwrap();
+        let mut closed = Vec::new();
+        while closed.is_empty() {
+            closed = wait_for_closes(&listener, &open);
+        }
+        assert_eq!(closed, vec![first.id() as libc::pid_t]);
+        assert!(
+            already_dying(first.id() as libc::pid_t),
+            "a zombie is dying"
+        );
+        assert!(!already_dying(second.id() as libc::pid_t));
+        first.wait().unwrap();
+        assert!(
+            already_dying(first.id() as libc::pid_t),
+            "a reaped one is gone"
+        );
+        second.kill().unwrap();
+        second.wait().unwrap();
+    }
+
+    #[test]
+    fn stat_lines_are_read_past_a_command_name_with_parentheses() {
+        let running = "12 (a (b) c) S 1 12 12 0 -1 4194560 100 0 0 0";
+        assert_eq!(stat_says_exiting(running), Some(false));
+        let exiting = "12 (prog) R 1 12 12 0 -1 4195596 100 0 0 0";
+        assert_eq!(stat_says_exiting(exiting), Some(true));
+        let zombie = "12 (prog) Z 1 12 12 0 -1 4194560 100 0 0 0";
+        assert_eq!(stat_says_exiting(zombie), Some(true));
+        assert_eq!(stat_says_exiting("12 (prog"), None);
     }
 }

@@ -37,10 +37,12 @@ pub fn run(
     std::fs::write(dir.runtime_config(), config.to_json())
         .with_context(|| format!("cannot write {}", dir.runtime_config().display()))?;
 
+    let deaths = crate::deaths::DeathWatch::start(&dir, session.np);
     let mut env = vec![
         (ENV_TRACE_DIR.to_string(), dir.path.display().to_string()),
         (ENV_WATCH_PID.to_string(), std::process::id().to_string()),
     ];
+    env.extend(deaths.env());
     if let Some(lib) = &session.preload {
         let existing = std::env::var("LD_PRELOAD").unwrap_or_default();
         let value = if existing.is_empty() {
@@ -60,7 +62,6 @@ pub fn run(
         timeout: session.timeout,
     };
     let mut monitor = DeadlockMonitor::new(&dir, session.np);
-    let deaths = crate::deaths::DeathWatch::start(&dir, session.np);
     let ended = launch::run(&job, &mut || monitor.poll());
     let exit_order = deaths.finish();
     let ended = ended.map_err(|e| crate::error::UsageError::LauncherFailed {

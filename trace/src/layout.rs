@@ -29,6 +29,13 @@ pub const ENV_TRACE_DIR: &str = "MBHYBRID_TRACE_DIR";
 /// gone, so a killed `verify` leaves no job behind (issue 12).
 pub const ENV_WATCH_PID: &str = "MBHYBRID_WATCH_PID";
 
+/// Environment variable naming the abstract Unix socket each rank's
+/// runtime connects to in `MPI_Init` and never writes to: the `mbhybrid`
+/// that launched the job learns the order in which ranks died from the
+/// order their connections close, and a rank learns that `mbhybrid` is
+/// gone when its connection does (issue 12).
+pub const ENV_DEATH_SOCKET: &str = "MBHYBRID_DEATH_SOCKET";
+
 /// The default run root, relative to the working directory.
 pub const DEFAULT_RUN_ROOT: &str = ".mbhybrid/runs";
 
