@@ -235,7 +235,7 @@ fn add_oracle_senders(
         event.enablers = found
             .enablers
             .into_iter()
-            .filter(|(sender, _)| *sender == event.matched)
+            .filter(|(sender, _)| *sender == event.matched || event.potential.contains(sender))
             .collect();
     }
 }

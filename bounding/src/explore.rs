@@ -94,6 +94,19 @@
 //! are what it recorded. A run whose forced matches did not all happen
 //! ([`unmatched_forces`]) is not expanded: its events do not belong to the
 //! path the search asked for.
+//!
+//! Under `--buffering zero` a forced match can fail for a reason the key
+//! order cannot see: the forced sender sends only once a receive of
+//! another rank, ordered after the choice point and so left free, took its
+//! earlier message (the acknowledgement of a synchronous send carries no
+//! clock; soak seeds 3125, 3213). Such a run is no execution of the
+//! program ([`Explorer::last_run_infeasible`]). It is tried once more with
+//! the events the forced messages needed in the parent forced as they
+//! matched there (`with_enablers`); those stay open choice points below
+//! the retry. When the flip itself took away what a forcing of the
+//! parent's own guidance needed (`flip_undid`), no execution has both and
+//! the run is dropped as infeasible. Any other failed force is an error of
+//! the search, reported as such.
 
 use crate::config::ExploreConfig;
 use crate::policy::{Choice, Dfs, Key, NodeId, Policy};
@@ -249,6 +262,10 @@ struct Recorded {
     /// ([`WildcardEvent::enablers`]): for the matched sender, what a flip
     /// must not leave this event forced against.
     enablers: Vec<(i32, Vec<(i32, u32)>)>,
+    /// Per sender, its enablers with what each matched in the run that
+    /// listed the sender (this run, or for a sender only a forced child
+    /// listed, that child): what a retry forces (`with_enablers`).
+    needs: Vec<(i32, Vec<ForcedMatch>)>,
 }
 
 #[derive(Debug)]
@@ -256,6 +273,10 @@ struct Pending {
     number: u32,
     choice: Option<Choice>,
     guidance: Option<Guidance>,
+    /// For a retry ([`with_enablers`]): the guidance the first try had,
+    /// which decides what the run opens (the forcings the retry added
+    /// stay open choice points below it).
+    first_try: Option<Guidance>,
 }
 
 /// The exploration engine: the search state that outlives each run.
@@ -350,6 +371,7 @@ impl<P: Policy> Explorer<P> {
                 number: 1,
                 choice: None,
                 guidance: None,
+                first_try: None,
             });
             return self.next_run();
         }
@@ -371,6 +393,7 @@ impl<P: Policy> Explorer<P> {
             number: self.runs + 1,
             choice: Some(choice),
             guidance: Some(guidance),
+            first_try: None,
         });
         self.next_run()
     }
@@ -398,24 +421,44 @@ impl<P: Policy> Explorer<P> {
                 self.points.entry((e.rank, e.event)).or_default().found = true;
             }
         }
-        let (Some(choice), Some(guidance)) = (pending.choice, pending.guidance) else {
+        let (Some(choice), Some(tried)) = (pending.choice, pending.guidance) else {
             self.open_node(events, &HashSet::new(), None, &[]);
             return Vec::new();
         };
-        let mut unmatched = unmatched_forces(&guidance, events, end);
+        let mut unmatched = unmatched_forces(&tried, events, end);
+        let retried = pending.first_try.is_some();
+        let guidance = pending.first_try.unwrap_or(tried);
         let node = self
             .nodes
             .get_mut(&choice.node)
             .expect("[mbh-bounding internal bug] a recorded run of a freed run");
+        let dependent = node.points.get(&choice.key).is_some_and(|p| p.dependent);
+        if !unmatched.is_empty() && !dependent && !retried {
+            if let Some(retry) = with_enablers(node, &choice, &guidance, &unmatched) {
+                // Not an execution of the program: the chosen sender's
+                // message needed receives the key order left free, and
+                // MPI matched them otherwise. Tried again with them forced.
+                self.last_infeasible = true;
+                self.pending = Some(Pending {
+                    number: self.runs + 1,
+                    choice: Some(choice),
+                    guidance: Some(retry),
+                    first_try: Some(guidance),
+                });
+                return Vec::new();
+            }
+        }
+        let undone = !unmatched.is_empty() && flip_undid(node, &choice, &unmatched);
         let point = node
             .points
             .get_mut(&choice.key)
             .expect("[mbh-bounding internal bug] a choice of an unknown choice point");
         point.unrecorded = point.unrecorded.saturating_sub(1);
-        let dependent = point.dependent;
-        if dependent && !unmatched.is_empty() {
-            // A revealed sender under forcings it may not agree with:
-            // not an execution of the program, and no tool failure.
+        if !unmatched.is_empty() && (dependent || undone) {
+            // A revealed sender under forcings it may not agree with, or
+            // forcings of the parent's own guidance whose messages needed
+            // what the flip changed: not an execution of the program, and
+            // no tool failure.
             unmatched.clear();
             self.last_infeasible = true;
         }
@@ -425,12 +468,20 @@ impl<P: Policy> Explorer<P> {
         if unmatched.is_empty() && !self.last_infeasible {
             // Senders only the forced run lists are alternatives under the
             // same prefix: offer each once.
+            let mut new_needs = Vec::new();
             for sender in forced_event.map(alternatives).unwrap_or_default() {
                 if point.senders.insert(sender) {
                     point.unrecorded += 1;
                     node.unissued += 1;
                     self.policy.extend(Choice { sender, ..choice });
+                    let listed = forced_event
+                        .map(|e| needs_of(e, &matched_by_event(events)))
+                        .unwrap_or_default();
+                    new_needs.extend(listed.into_iter().filter(|(s, _)| *s == sender));
                 }
+            }
+            if let Some(r) = node.events.iter_mut().find(|r| r.key == choice.key) {
+                r.needs.extend(new_needs);
             }
         }
         if point.unrecorded == 0 {
@@ -586,6 +637,7 @@ impl<P: Policy> Explorer<P> {
             return;
         }
         self.next_node += 1;
+        let matched_in_run = matched_by_event(events);
         self.nodes.insert(
             id,
             Node {
@@ -598,6 +650,7 @@ impl<P: Policy> Explorer<P> {
                         forced: forced.contains(&(e.rank, e.event)),
                         senders: e.potential.iter().copied().chain([e.matched]).collect(),
                         enablers: e.enablers.clone(),
+                        needs: needs_of(e, &matched_in_run),
                     })
                     .collect(),
                 budget,
@@ -719,6 +772,114 @@ fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
         last_guided_clock: choice.key.clock,
         forced,
     }
+}
+
+/// The guidance of a second try of `choice` when its first try (`first`)
+/// did not make the forced matches `unmatched`: `first` plus, for each of
+/// them, the events of `node` in the causal past of the forced sender's
+/// message there ([`WildcardEvent::enablers`]: of the chosen sender for
+/// the flipped event, of the matched one for the others), each forced to
+/// what it matched in `node`. `None` when that adds nothing.
+///
+/// The key order forces only the events before the choice point, and a
+/// forced sender may send only because a concurrent event ordered after
+/// it matched as it did in `node` (soak seeds 3125, 3213: under
+/// `--buffering zero` a rank sends its second message only once its first
+/// was received, through an acknowledgement that carries no clock).
+/// Forcing those events in every child loses combinations (seed 3191: a
+/// message usually needs them to happen, not to match as they did), so
+/// they are forced only on a retry, and stay open choice points below it:
+/// a flip of one frees what needed it (`free_what_the_flip_feeds`).
+fn with_enablers(
+    node: &Node,
+    choice: &Choice,
+    first: &Guidance,
+    unmatched: &[UnmatchedForce],
+) -> Option<Guidance> {
+    let flipped = (choice.key.rank, choice.key.event);
+    let mut retry = first.clone();
+    for u in unmatched {
+        let at = (u.forced.rank, u.forced.event);
+        let Some(r) = node.events.iter().find(|r| (r.key.rank, r.key.event) == at) else {
+            continue;
+        };
+        let sender = if at == flipped {
+            choice.sender
+        } else {
+            r.matched
+        };
+        let Some((_, needed)) = r.needs.iter().find(|(s, _)| *s == sender) else {
+            continue;
+        };
+        for need in needed {
+            let here = (need.rank, need.event);
+            let already = retry.forced.iter().any(|f| (f.rank, f.event) == here);
+            if here != flipped && !already {
+                retry.forced.push(*need);
+            }
+        }
+    }
+    if retry.forced.len() == first.forced.len() {
+        return None;
+    }
+    retry.forced.sort();
+    Some(retry)
+}
+
+/// What each wildcard event of a run matched, by (rank, event).
+fn matched_by_event(events: &[WildcardEvent]) -> HashMap<(i32, u32), i32> {
+    events
+        .iter()
+        .filter(|e| e.matched >= 0)
+        .map(|e| ((e.rank, e.event), e.matched))
+        .collect()
+}
+
+/// Per sender of `e`, its enablers ([`WildcardEvent::enablers`]) with what
+/// each matched in the run `e` is from (`matched`, [`matched_by_event`]).
+fn needs_of(e: &WildcardEvent, matched: &HashMap<(i32, u32), i32>) -> Vec<(i32, Vec<ForcedMatch>)> {
+    e.enablers
+        .iter()
+        .map(|(sender, past)| {
+            let matches = past
+                .iter()
+                .filter_map(|&(rank, event)| {
+                    let source = *matched.get(&(rank, event))?;
+                    Some(ForcedMatch {
+                        rank,
+                        event,
+                        source,
+                    })
+                })
+                .collect();
+            (*sender, matches)
+        })
+        .collect()
+}
+
+/// Whether the forced matches of `unmatched` that did not happen are
+/// explained by the flip: at least one was forced by the parent `node`'s
+/// own guidance for a message that in `node` needed the flipped event
+/// ([`WildcardEvent::enablers`]), and the others never completed (they
+/// wait behind it). The child must keep the parent's forcings (it forces
+/// all its parent did, so the search ends), and the flip took away what
+/// made one possible: no execution has both, which is no failure of the
+/// clocks (soak seed 3213: a run that forced rank 1 to take rank 2's
+/// message, which rank 2 sends only once rank 0 took its first, cannot
+/// also flip that receive of rank 0).
+fn flip_undid(node: &Node, choice: &Choice, unmatched: &[UnmatchedForce]) -> bool {
+    let flipped = (choice.key.rank, choice.key.event);
+    let undone = |u: &UnmatchedForce| {
+        node.events.iter().any(|r| {
+            (r.key.rank, r.key.event) == (u.forced.rank, u.forced.event)
+                && r.forced
+                && r.matched == u.forced.source
+                && r.enablers
+                    .iter()
+                    .any(|(s, needed)| *s == r.matched && needed.contains(&flipped))
+        })
+    };
+    unmatched.iter().any(undone) && unmatched.iter().all(|u| u.observed.is_none() || undone(u))
 }
 
 /// Leaves free every event whose matched message needs the flipped event

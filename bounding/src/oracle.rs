@@ -143,9 +143,10 @@ pub struct OracleMatch {
     pub senders: Vec<i32>,
     /// The subset of `senders` listed only for messages no receive took.
     pub unreceived: Vec<i32>,
-    /// `(matched, events)`: the wildcard events `(rank, event)` in the
-    /// causal past of the message it took, ascending (see
-    /// [`WildcardEvent::enablers`]); empty when there are none.
+    /// For each of `senders`: the wildcard events `(rank, event)` in the
+    /// causal past of its first message the event could have taken (see
+    /// [`WildcardEvent::enablers`]), ascending; then `matched`'s, for the
+    /// message it took. Senders with none are omitted.
     pub enablers: Vec<(i32, Vec<(i32, u32)>)>,
 }
 
@@ -767,7 +768,16 @@ impl<'a> Oracle<'a> {
                 let mut received = BTreeSet::new();
                 let mut enablers = Vec::new();
                 for (s, _) in candidates.iter().zip(&ordered).filter(|(_, &o)| !o) {
-                    senders.insert(s.rank);
+                    // The first message of each sender (sends are listed
+                    // in program order) is the one MPI would deliver.
+                    if senders.insert(s.rank) {
+                        generation += 1;
+                        let past =
+                            self.wildcards_before(s.node, &wildcard_at, &mut stamp, generation);
+                        if !past.is_empty() {
+                            enablers.push((s.rank, past));
+                        }
+                    }
                     if self.taken_by.contains_key(&(rank_index[&s.rank], s.op)) {
                         received.insert(s.rank);
                     }

@@ -1226,15 +1226,18 @@ pub struct WildcardEvent {
     /// What the receive or probe accepts as the program wrote it (`None`
     /// for an index choice, or when the call's record is missing).
     pub pattern: Option<RecvPattern>,
-    /// For `matched` (the message taken), when the matches-before oracle
-    /// found it: the wildcard events `(rank, event)` of this run in that
-    /// message's causal past, ascending. The message may exist only because they matched as they
+    /// For potential senders whose message the matches-before oracle
+    /// found, and for `matched` (the message taken): the wildcard events
+    /// `(rank, event)` of this run in that message's causal past,
+    /// ascending. The message may exist only because they matched as they
     /// did (under `--buffering zero` a rank sends its second message only
     /// once its first was received), so a run that flips one of them does
-    /// not force this event to `matched`. (Forcing them whenever this event
-    /// is forced to a sender loses combinations: the message usually needs
-    /// them to happen, not to match as they did; soak seed 3191.) Filled by
-    /// the caller from the oracle; empty as read from the trace.
+    /// not force this event to `matched`, and a run whose forced match of a
+    /// sender did not happen is tried again with that sender's forced as
+    /// they matched here. (Forcing them whenever this event is forced to a
+    /// sender loses combinations: the message usually needs them to
+    /// happen, not to match as they did; soak seed 3191.) Filled by the
+    /// caller from the oracle; empty as read from the trace.
     pub enablers: Vec<(i32, Vec<(i32, u32)>)>,
 }
 

@@ -750,3 +750,84 @@ fn a_sender_revealed_by_a_later_flip_is_run() {
     assert_eq!(rank0_first, HashSet::from([1, 3]));
     assert!(explored.explorer.is_complete());
 }
+
+/// Soak seed 3213's shape under `--buffering zero`: ranks 2, 3 and 4 each
+/// send to rank 0 and then to rank 1, synchronously; rank 0 takes two of
+/// the three, so only those two ever send to rank 1, which takes both.
+/// Rank 1's receives come first in key order (the acknowledgement that
+/// lets a sender go on carries no clock), so a flip of rank 1's first
+/// receive to a sender leaves free the receive of rank 0 its message
+/// needs, and MPI may match that one otherwise: the forced match cannot
+/// happen. The explorer tries such a flip again with the sender's enablers
+/// forced ([`with_enablers`]), and still runs every combination.
+fn needs_a_later_receive(g: Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
+    let mut left = vec![2, 3, 4];
+    let mut events = Vec::new();
+    let mut took = Vec::new();
+    for k in 0..2u32 {
+        let source = forced(g, 0, k).unwrap_or(left[0]);
+        left.retain(|&s| s != source);
+        let mut e = event(0, k, 2 + u64::from(k), source, &left);
+        e.potential = left.clone();
+        events.push(e);
+        took.push(source);
+    }
+    // The messages rank 1 can get, and the rank 0 event each needs.
+    let available: Vec<(i32, u32)> = took.iter().zip(0u32..).map(|(&s, k)| (s, k)).collect();
+    let needs = |s: i32| {
+        available
+            .iter()
+            .find(|(sender, _)| *sender == s)
+            .map(|&(_, k)| vec![(0, k)])
+    };
+    let wanted = forced(g, 1, 0);
+    if wanted.is_some_and(|s| needs(s).is_none()) {
+        return (events, RunEnd::Deadlocked);
+    }
+    let first = wanted.unwrap_or(available[0].0);
+    let second = available
+        .iter()
+        .map(|&(s, _)| s)
+        .find(|&s| s != first)
+        .unwrap_or(-1);
+    let mut e0 = event(1, 0, 0, first, &[second]);
+    e0.enablers = [first, second]
+        .iter()
+        .filter_map(|&s| Some((s, needs(s)?)))
+        .collect();
+    let mut e1 = event(1, 1, 1, second, &[]);
+    e1.enablers = needs(second).into_iter().map(|n| (second, n)).collect();
+    events.extend([e0, e1]);
+    (events, RunEnd::Deadlocked)
+}
+
+#[test]
+fn a_forced_match_whose_sender_needs_a_later_receive_is_retried_with_it() {
+    let config = ExploreConfig::new()
+        .loop_abstraction(LoopAbstraction::Off)
+        .mixing_bound(None);
+    let mut explorer = Explorer::new(config);
+    let (mut outcomes, mut retries) = (HashSet::new(), 0);
+    while let Some(run) = explorer.next_run() {
+        let (events, end) = needs_a_later_receive(run.guidance.as_ref());
+        let unmatched = explorer.record_run(&events, end);
+        assert!(unmatched.is_empty(), "{unmatched:?} in {:?}", run.guidance);
+        if explorer.last_run_infeasible() {
+            retries += 1;
+            continue;
+        }
+        let mut o: Vec<_> = events
+            .iter()
+            .map(|e| (e.rank, e.event, e.matched))
+            .collect();
+        o.sort();
+        // Runs may repeat a combination (the search has no sleep sets).
+        outcomes.insert(o);
+        assert!(explorer.runs() < 1000, "the search does not end");
+    }
+    // Rank 0 takes an ordered pair of distinct senders of 3 (6 ways) and
+    // rank 1 takes those two in either order.
+    assert_eq!(outcomes.len(), 12, "{outcomes:?}");
+    assert!(retries > 0, "the shape needs a retry");
+    assert!(explorer.is_complete());
+}

@@ -790,5 +790,8 @@ fn enablers_are_the_wildcard_events_before_the_message() {
     let first = all.iter().find(|m| m.rank == 1 && m.event == 0).unwrap();
     assert_eq!(first.senders, vec![3]);
     // The message it took, rank 2's second, needs rank 0's first receive.
-    assert_eq!(first.enablers, vec![(2, vec![(0, 0)])]);
+    assert_eq!(
+        first.enablers,
+        vec![(3, vec![(0, 0), (0, 1)]), (2, vec![(0, 0)])]
+    );
 }
