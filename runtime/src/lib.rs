@@ -141,10 +141,10 @@
 //!   signature-checked. A communicator the runtime did not see made gets
 //!   its shadows at its first collective (which then waits for every rank
 //!   of it).
-//! * The collective signature check compares `Gatherv`, `Scatterv` and
-//!   `Allgatherv` (and their nonblocking forms) by kind and root only;
-//!   `Alltoallv`/`Alltoallw` also pair by pair, unless a block on some
-//!   rank has a datatype the type check does not follow. Elsewhere such a
+//! * The collective signature check compares the `v` and `w` forms
+//!   (`Gatherv`, `Scatterv`, `Allgatherv`, `Alltoallv`, `Alltoallw` and
+//!   their nonblocking forms) pair by pair, unless a block on some rank
+//!   has a datatype the type check does not follow. Elsewhere such a
 //!   datatype counts as "not checked" on that rank. A rank that calls more collectives on
 //!   a communicator than the others waits for the extra checks at
 //!   `MPI_Comm_free`/`MPI_Finalize` (the wait-for graph or the timeout then

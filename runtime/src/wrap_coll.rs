@@ -22,8 +22,10 @@
 //! its own when the rank's send block differs from it. `Alltoallv` and
 //! `Alltoallw` are checked pair by pair instead ([`pairs_v`], [`pairs_w`]:
 //! what each rank sends each peer against what that peer expects from it,
-//! `engine/coll.rs`). The other `v` forms (`Gatherv`, `Scatterv`,
-//! `Allgatherv`) are checked for kind and root only.
+//! `engine/coll.rs`). So are the other `v` forms ([`pairs_gatherv`],
+//! [`pairs_scatterv`], [`pairs_allgatherv`]): each block the root gathers
+//! or scatters, and each block of an `Allgatherv`, against what its
+//! receiver expects.
 
 #![allow(clippy::too_many_arguments)]
 
@@ -134,16 +136,150 @@ fn intra_rank_size(comm: MPI_Comm) -> Option<(usize, usize)> {
 /// to `peer` and expecting `expected` from it; `None` when either is not
 /// checked.
 fn add_pair(share: u64, me: usize, peer: usize, sent: Sig, expected: Sig) -> Option<u64> {
-    let word = |sig: Sig| match sig.shape {
+    let share = add_sent(share, me, peer, sent)?;
+    add_expected(share, peer, me, expected)
+}
+
+/// The signature word of a block in the pairwise check (0: empty); `None`
+/// when the block is not checked.
+fn pair_word(sig: Sig) -> Option<u64> {
+    match sig.shape {
         Shape::Unchecked => None,
         Shape::Empty => Some(0),
         Shape::Homogeneous { .. } | Shape::Mixed => Some(sig.hash),
+    }
+}
+
+/// `share` plus the term of `from` sending `sent` to `to`.
+fn add_sent(share: u64, from: usize, to: usize, sent: Sig) -> Option<u64> {
+    Some(share.wrapping_add(pair_term(from, to, pair_word(sent)?)))
+}
+
+/// `share` minus the term of `to` expecting `expected` from `from`.
+fn add_expected(share: u64, from: usize, to: usize, expected: Sig) -> Option<u64> {
+    Some(share.wrapping_sub(pair_term(from, to, pair_word(expected)?)))
+}
+
+/// The root of a rooted `v` collective as an index into `0..n`; `None`
+/// for a root MPI will refuse (it then fails the call itself).
+fn root_index(root: c_int, n: usize) -> Option<usize> {
+    usize::try_from(root).ok().filter(|&r| r < n)
+}
+
+/// This rank's share of the pairwise check of a `Gatherv` (module docs):
+/// each rank's block to the root against what the root expects from it
+/// (`recvcounts` there). With `MPI_IN_PLACE` at the root, its own block
+/// is not sent. `Some(0)` on an intercommunicator.
+fn pairs_gatherv(
+    rt: &mut Rt,
+    sendbuf: *const c_void,
+    send: (c_int, MPI_Datatype),
+    recv: (*const c_int, MPI_Datatype),
+    root: c_int,
+    comm: MPI_Comm,
+) -> Option<u64> {
+    let Some((me, n)) = intra_rank_size(comm) else {
+        return Some(0);
     };
-    Some(
-        share
-            .wrapping_add(pair_term(me, peer, word(sent)?))
-            .wrapping_sub(pair_term(peer, me, word(expected)?)),
-    )
+    let root = root_index(root, n)?;
+    let in_place = me == root && sendbuf.cast_mut() == in_place();
+    let mut share = 0u64;
+    if !in_place {
+        share = add_sent(
+            share,
+            me,
+            root,
+            rt.signature(send.1).repeat(i64::from(send.0)),
+        )?;
+    }
+    if me == root {
+        if recv.0.is_null() {
+            return None;
+        }
+        let recv_type = rt.signature(recv.1);
+        // SAFETY: MPI requires one count per rank at the root.
+        let recvcounts = unsafe { std::slice::from_raw_parts(recv.0, n) };
+        for (from, &count) in recvcounts.iter().enumerate() {
+            if !(in_place && from == root) {
+                share = add_expected(share, from, root, recv_type.repeat(i64::from(count)))?;
+            }
+        }
+    }
+    Some(share)
+}
+
+/// This rank's share of the pairwise check of a `Scatterv`: the root's
+/// block for each rank (`sendcounts` there) against what that rank
+/// expects. With `MPI_IN_PLACE` as the root's receive buffer, the root
+/// sends itself nothing.
+fn pairs_scatterv(
+    rt: &mut Rt,
+    send: (*const c_int, MPI_Datatype),
+    recvbuf: *mut c_void,
+    recv: (c_int, MPI_Datatype),
+    root: c_int,
+    comm: MPI_Comm,
+) -> Option<u64> {
+    let Some((me, n)) = intra_rank_size(comm) else {
+        return Some(0);
+    };
+    let root = root_index(root, n)?;
+    let in_place = me == root && recvbuf == in_place();
+    let mut share = 0u64;
+    if !in_place {
+        share = add_expected(
+            share,
+            root,
+            me,
+            rt.signature(recv.1).repeat(i64::from(recv.0)),
+        )?;
+    }
+    if me == root {
+        if send.0.is_null() {
+            return None;
+        }
+        let send_type = rt.signature(send.1);
+        // SAFETY: MPI requires one count per rank at the root.
+        let sendcounts = unsafe { std::slice::from_raw_parts(send.0, n) };
+        for (to, &count) in sendcounts.iter().enumerate() {
+            if !(in_place && to == root) {
+                share = add_sent(share, root, to, send_type.repeat(i64::from(count)))?;
+            }
+        }
+    }
+    Some(share)
+}
+
+/// This rank's share of the pairwise check of an `Allgatherv`: its block,
+/// sent to every rank, against what each expects from it (`recvcounts`
+/// there). With `MPI_IN_PLACE`, its block is the one its `recvcounts`
+/// gives itself.
+fn pairs_allgatherv(
+    rt: &mut Rt,
+    sendbuf: *const c_void,
+    send: (c_int, MPI_Datatype),
+    recv: (*const c_int, MPI_Datatype),
+    comm: MPI_Comm,
+) -> Option<u64> {
+    let Some((me, n)) = intra_rank_size(comm) else {
+        return Some(0);
+    };
+    if recv.0.is_null() {
+        return None;
+    }
+    let recv_type = rt.signature(recv.1);
+    // SAFETY: MPI requires one count per rank of the communicator.
+    let recvcounts = unsafe { std::slice::from_raw_parts(recv.0, n) };
+    let sent = if sendbuf.cast_mut() == in_place() {
+        recv_type.repeat(i64::from(recvcounts[me]))
+    } else {
+        rt.signature(send.1).repeat(i64::from(send.0))
+    };
+    let mut share = 0u64;
+    for (peer, &count) in recvcounts.iter().enumerate() {
+        share = add_pair(share, me, peer, sent, recv_type.repeat(i64::from(count)))?;
+    }
+    Some(share)
 }
 
 /// This rank's share of the pairwise check of an `Alltoallv` (see the
@@ -512,6 +648,7 @@ collectives! {
         count: sendcount,
         datatype: sendtype,
         data: |rt| 0,
+        pairs: pairs_gatherv(rt, sendbuf, (sendcount, sendtype), (recvcounts, recvtype), root, comm),
     }
 
     scatterv, iscatterv => PMPI_Scatterv, PMPI_Iscatterv(
@@ -530,6 +667,7 @@ collectives! {
         count: recvcount,
         datatype: recvtype,
         data: |rt| 0,
+        pairs: pairs_scatterv(rt, (sendcounts, sendtype), recvbuf, (recvcount, recvtype), root, comm),
     }
 
     allgatherv, iallgatherv => PMPI_Allgatherv, PMPI_Iallgatherv(
@@ -547,6 +685,7 @@ collectives! {
         count: sendcount,
         datatype: sendtype,
         data: |rt| 0,
+        pairs: pairs_allgatherv(rt, sendbuf, (sendcount, sendtype), (recvcounts, recvtype), comm),
     }
 
     alltoallv, ialltoallv => PMPI_Alltoallv, PMPI_Ialltoallv(

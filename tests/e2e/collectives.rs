@@ -120,6 +120,28 @@ fn alltoallv_with_pairwise_different_counts_is_a_mismatch() {
     assert!(ranks.iter().all(|r| r.state == "aborted"), "{ranks:?}");
 }
 
+/// Issue 16: an `MPI_Gatherv` whose root expects more ints from rank 1
+/// than it sends (MPI just delivers fewer) is reported on every rank, and
+/// the job stopped; the correct uneven `Gatherv`/`Scatterv`/`Allgatherv`
+/// calls before it (nonblocking, in place, and with different counts of
+/// equal signatures) are not.
+#[test]
+fn gatherv_with_a_count_the_root_does_not_expect_is_a_mismatch() {
+    let report = check_program("tests/programs/e17_v_collective_counts.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(finding.ranks, [0, 1, 2], "{finding:?}");
+    assert!(
+        finding.message.contains("rank 1 `MPI_Gatherv`"),
+        "{finding:?}"
+    );
+    // The clean part ran on every rank, without a finding.
+    let stdout = &report.runs[0].stdout;
+    for rank in 0..3 {
+        assert!(stdout.contains(&format!("rank {rank}: ")), "{stdout:?}");
+    }
+}
+
 /// Issue 11: a hang in a wait on a nonblocking collective is confirmed on
 /// the wait-for graph as a `deadlock` (never a `timeout`, which the
 /// program's header puts at 60 s), within seconds, naming the waits and the

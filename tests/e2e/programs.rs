@@ -28,6 +28,7 @@ fn every_program_has_a_test() {
         "e14_exit_without_finalize.c",
         "e15_iallreduce_ops.c",
         "e16_alltoallv_counts.c",
+        "e17_v_collective_counts.c",
         "e1_recv_recv.c",
         "e2_head_to_head.c",
         "e3_collective_order.c",

@@ -36,7 +36,8 @@
 //! with `MAX`, and all ranks agree exactly when they come back `[h, !h]`.
 //!
 //! `p` and `u` check what no single word per rank can: the pairwise counts
-//! of `Alltoallv`/`Alltoallw`, where rank `i`'s block for rank `j` must
+//! of the `v` and `w` forms (`Gatherv`, `Scatterv`, `Allgatherv`,
+//! `Alltoallv`, `Alltoallw`), where rank `i`'s block for rank `j` must
 //! have the signature of what `j` expects from `i` (issue 16). Each rank
 //! adds [`pair_term`]`(me, j, sent)` for what it sends every `j` and
 //! subtracts `pair_term(i, me, expected)` for what it expects from every
