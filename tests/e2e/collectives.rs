@@ -142,6 +142,25 @@ fn gatherv_with_a_count_the_root_does_not_expect_is_a_mismatch() {
     }
 }
 
+/// Issue 16: the same blocking collective posted on two different
+/// communicators hangs under MPI; the wait-for graph confirms the
+/// deadlock, naming both calls, instead of the timeout.
+#[test]
+fn a_collective_posted_on_different_communicators_deadlocks() {
+    let report = check_program("tests/programs/e18_allreduce_other_comm.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(finding.kind, "deadlock", "{finding:?}");
+    let waiting = |rank: i32| {
+        finding.locations.iter().any(|l| {
+            l.label.contains("blocked in `MPI_Allreduce`")
+                && l.label.contains("which has not posted collective number 1")
+                && l.rank == rank
+        })
+    };
+    assert!(waiting(0) && waiting(1), "{finding:?}");
+}
+
 /// Issue 11: a hang in a wait on a nonblocking collective is confirmed on
 /// the wait-for graph as a `deadlock` (never a `timeout`, which the
 /// program's header puts at 60 s), within seconds, naming the waits and the

@@ -29,6 +29,7 @@ fn every_program_has_a_test() {
         "e15_iallreduce_ops.c",
         "e16_alltoallv_counts.c",
         "e17_v_collective_counts.c",
+        "e18_allreduce_other_comm.c",
         "e1_recv_recv.c",
         "e2_head_to_head.c",
         "e3_collective_order.c",
