@@ -774,7 +774,17 @@ fn collective_mismatch_finding(
         .map(|&(r, op)| format!("rank {r} `{}`", name(op)))
         .collect();
     let same_kind = sides.windows(2).all(|w| w[0].1.peer == w[1].1.peer);
-    let what = if same_kind {
+    let kind = u16::try_from(record.peer)
+        .ok()
+        .and_then(mbh_trace::OpKind::from_code);
+    let what = if same_kind && kind.is_some_and(has_per_rank_counts) {
+        // The pairwise check tells that some block differs from what its
+        // receiver expects, not which one (runtime/src/engine/coll.rs).
+        format!(
+            "ranks call `{}` with different roots or datatypes, or a rank sends a block that differs from what its receiver's counts expect, at the same point",
+            name(record)
+        )
+    } else if same_kind {
         format!(
             "ranks call `{}` with different roots or datatype signatures at the same point",
             name(record)
@@ -1051,6 +1061,25 @@ fn why_undecided(judged: Judged) -> &'static str {
             " (some rank has no trace, so the wait-for graph could not judge)"
         }
     }
+}
+
+/// The collectives whose blocks have counts per rank (the `v` and `w`
+/// forms), checked pair by pair.
+fn has_per_rank_counts(kind: mbh_trace::OpKind) -> bool {
+    use mbh_trace::OpKind::*;
+    matches!(
+        kind,
+        Gatherv
+            | Igatherv
+            | Scatterv
+            | Iscatterv
+            | Allgatherv
+            | Iallgatherv
+            | Alltoallv
+            | Ialltoallv
+            | Alltoallw
+            | Ialltoallw
+    )
 }
 
 fn killed_finding(
