@@ -208,7 +208,7 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
                 } else {
                     "have"
                 },
-                describe_collective(pending)
+                describe_collective(pending, session.sites.as_ref())
             ));
         }
         let role = if i == 0 {
@@ -229,7 +229,7 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
             let label = format!(
                 "`{}` posted here: {}",
                 pending.call.kind.mpi_name(),
-                describe_collective(&pending)
+                describe_collective(&pending, session.sites.as_ref())
             );
             match session
                 .sites
@@ -397,16 +397,28 @@ fn mismatch_finding(
     finding
 }
 
-/// `collective number 2 on `MPI_COMM_WORLD``, the instance a rank waits on.
-fn describe_collective(pending: &PendingCollective) -> String {
+/// `collective number 2 on `MPI_COMM_WORLD``, the instance a rank waits on;
+/// another communicator is named by the call that made it, where the
+/// runtime recorded it (its `CommId` record's site).
+fn describe_collective(
+    pending: &PendingCollective,
+    sites: Option<&mbh_trace::site::SiteTable>,
+) -> String {
+    let made = pending
+        .made_at
+        .and_then(|site| sites?.get(site))
+        .filter(|site| site.line > 0);
+    let communicator = match made {
+        _ if pending.world => "`MPI_COMM_WORLD`".to_string(),
+        Some(site) => format!(
+            "the communicator made by `{}` at {}:{}",
+            site.call, site.file, site.line
+        ),
+        None => "its communicator".to_string(),
+    };
     format!(
-        "collective number {} on {}",
-        pending.sequence + 1,
-        if pending.world {
-            "`MPI_COMM_WORLD`"
-        } else {
-            "its communicator"
-        }
+        "collective number {} on {communicator}",
+        pending.sequence + 1
     )
 }
 

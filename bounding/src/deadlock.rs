@@ -142,6 +142,9 @@ pub struct PendingCollective {
     pub call: CollectiveCall,
     /// Whether the communicator is `MPI_COMM_WORLD`.
     pub world: bool,
+    /// The call site of the constructor that made the communicator, when
+    /// the runtime named it (not for `MPI_COMM_WORLD`).
+    pub made_at: Option<u32>,
     /// 0-based sequence number on the communicator.
     pub sequence: usize,
 }
@@ -537,6 +540,9 @@ pub(crate) struct Facts<'a> {
     on_comm: Vec<HashMap<u64, Vec<&'a Op>>>,
     /// The members of each named communicator (from `CommId` records).
     members: HashMap<u64, BTreeSet<usize>>,
+    /// The call site of the constructor that made each named communicator
+    /// (from `CommId` records that name it).
+    made_at: HashMap<u64, u32>,
     /// Whether each rank called `MPI_Finalize`.
     finalizing: Vec<bool>,
 }
@@ -564,6 +570,7 @@ impl<'a> Facts<'a> {
             collectives: vec![Vec::new(); size],
             on_comm: vec![HashMap::new(); size],
             members: HashMap::new(),
+            made_at: HashMap::new(),
             finalizing: vec![false; size],
         };
         for (rank, trace) in traces.iter().enumerate() {
@@ -610,6 +617,9 @@ impl<'a> Facts<'a> {
                     }
                     OpClass::Clock if op.kind == OpKind::CommId => {
                         facts.members.entry(op.aux).or_default().insert(rank);
+                        if op.site != 0 {
+                            facts.made_at.entry(op.aux).or_insert(op.site);
+                        }
                     }
                     OpClass::Clock if op.kind == OpKind::Matched => {
                         let receiver = trace.ops.get(op.request as usize);
@@ -973,6 +983,7 @@ impl<'a> Facts<'a> {
                 PendingCollective {
                     call,
                     world: self.in_world(op.comm),
+                    made_at: self.made_at.get(&op.comm).copied(),
                     sequence,
                 },
             )

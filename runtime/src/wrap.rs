@@ -637,9 +637,9 @@ pub(crate) unsafe fn new_comm(
             // SAFETY: every rank of `parent` (of the group) made this call.
             unsafe {
                 match made {
-                    Made::OverParent => rt.constructed(parent, new, true, false),
-                    Made::Duplicate => rt.constructed(parent, new, true, true),
-                    Made::ByGroup => rt.constructed(parent, new, false, false),
+                    Made::OverParent => rt.constructed(parent, new, true, false, site),
+                    Made::Duplicate => rt.constructed(parent, new, true, true, site),
+                    Made::ByGroup => rt.constructed(parent, new, false, false, site),
                     Made::Later | Made::Inter => {}
                 }
             }

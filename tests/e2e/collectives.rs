@@ -162,6 +162,19 @@ fn a_collective_posted_on_different_communicators_deadlocks() {
         })
     };
     assert!(waiting(0) && waiting(1), "{finding:?}");
+    // Each communicator is named: the world, and the duplicate by the
+    // call that made it.
+    let label_of = |rank: i32| {
+        let location = finding.locations.iter().find(|l| l.rank == rank);
+        location.map_or("", |l| l.label.as_str())
+    };
+    assert!(label_of(0).contains("on `MPI_COMM_WORLD`"), "{finding:?}");
+    assert!(
+        label_of(1).contains(
+            "on the communicator made by `MPI_Comm_dup` at tests/programs/e18_allreduce_other_comm.c:15"
+        ),
+        "{finding:?}"
+    );
 }
 
 /// Issue 11: a hang in a wait on a nonblocking collective is confirmed on

@@ -260,6 +260,8 @@ op_kinds! {
     /// communicators across ranks. `aux` has its top bit set, which no
     /// handle has. `peer` = this rank's rank in the communicator (-1 when
     /// unknown), so analyses can name its ranks in `MPI_COMM_WORLD`.
+    /// `site` = the constructor's call (`MPI_Comm_split`, ...), so reports
+    /// can say which communicator they mean (0 in traces from before).
     CommId = 244 => "mbhybrid:comm-id", Clock;
     /// Not an MPI call: one request of the `MPI_Waitall`, `MPI_Waitany` or
     /// `MPI_Waitsome` whose record is at index `request`, that a

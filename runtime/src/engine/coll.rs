@@ -617,7 +617,9 @@ impl Rt {
     /// when this rank is not in it): clocks to the maximum over the ranks
     /// that made the call (`parent`, or `made` for `MPI_Comm_create_group`,
     /// whose parent's other ranks are not in the call), and the new
-    /// communicator's shadows, made while every rank of it is here.
+    /// communicator's shadows, made while every rank of it is here. `site`
+    /// is the constructor's call, named in the new communicator's
+    /// `CommId` record so reports can say which communicator they mean.
     ///
     /// # Safety
     ///
@@ -629,6 +631,7 @@ impl Rt {
         made: Option<MPI_Comm>,
         over_parent: bool,
         duplicate: bool,
+        site: u32,
     ) {
         let over = if over_parent { Some(parent) } else { made };
         if let Some(over) = over {
@@ -649,7 +652,7 @@ impl Rt {
         }
         if let Some(made) = made {
             // SAFETY: every rank of `made` is in this call.
-            unsafe { self.name(made, duplicate.then_some(parent)) };
+            unsafe { self.name(made, duplicate.then_some(parent), site) };
         }
     }
 
@@ -665,7 +668,7 @@ impl Rt {
     /// # Safety
     ///
     /// Every rank of `made` makes the same call.
-    unsafe fn name(&mut self, made: MPI_Comm, duplicate_of: Option<MPI_Comm>) {
+    unsafe fn name(&mut self, made: MPI_Comm, duplicate_of: Option<MPI_Comm>, site: u32) {
         // SAFETY: the caller's contract.
         let Some((shadow, _, _)) = (unsafe { self.shadows_of(made, duplicate_of) }) else {
             return;
@@ -704,6 +707,7 @@ impl Rt {
         record::append(|| RawOp {
             kind: OpKind::CommId as u16,
             flags: flags::RETURNED,
+            site,
             comm: made.bits(),
             aux: id,
             peer: my_rank,
