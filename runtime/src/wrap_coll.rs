@@ -22,10 +22,9 @@
 //! its own when the rank's send block differs from it. `Alltoallv` and
 //! `Alltoallw` are checked pair by pair instead ([`pairs_v`], [`pairs_w`]:
 //! what each rank sends each peer against what that peer expects from it,
-//! `engine/coll.rs`). So are the other `v` forms ([`pairs_gatherv`],
-//! [`pairs_scatterv`], [`pairs_allgatherv`]): each block the root gathers
-//! or scatters, and each block of an `Allgatherv`, against what its
-//! receiver expects.
+//! `engine/coll.rs`). So are the other `v` forms ([`pairs_rooted_v`],
+//! [`pairs_allgatherv`]): each block the root gathers or scatters, and
+//! each block of an `Allgatherv`, against what its receiver expects.
 
 #![allow(clippy::too_many_arguments)]
 
@@ -166,57 +165,27 @@ fn root_index(root: c_int, n: usize) -> Option<usize> {
     usize::try_from(root).ok().filter(|&r| r < n)
 }
 
-/// This rank's share of the pairwise check of a `Gatherv` (module docs):
-/// each rank's block to the root against what the root expects from it
-/// (`recvcounts` there). With `MPI_IN_PLACE` at the root, its own block
-/// is not sent. `Some(0)` on an intercommunicator.
-fn pairs_gatherv(
-    rt: &mut Rt,
-    sendbuf: *const c_void,
-    send: (c_int, MPI_Datatype),
-    recv: (*const c_int, MPI_Datatype),
-    root: c_int,
-    comm: MPI_Comm,
-) -> Option<u64> {
-    let Some((me, n)) = intra_rank_size(comm) else {
-        return Some(0);
-    };
-    let root = root_index(root, n)?;
-    let in_place = me == root && sendbuf.cast_mut() == in_place();
-    let mut share = 0u64;
-    if !in_place {
-        share = add_sent(
-            share,
-            me,
-            root,
-            rt.signature(send.1).repeat(i64::from(send.0)),
-        )?;
-    }
-    if me == root {
-        if recv.0.is_null() {
-            return None;
-        }
-        let recv_type = rt.signature(recv.1);
-        // SAFETY: MPI requires one count per rank at the root.
-        let recvcounts = unsafe { std::slice::from_raw_parts(recv.0, n) };
-        for (from, &count) in recvcounts.iter().enumerate() {
-            if !(in_place && from == root) {
-                share = add_expected(share, from, root, recv_type.repeat(i64::from(count)))?;
-            }
-        }
-    }
-    Some(share)
+/// Which way the blocks of a rooted `v` collective go.
+#[derive(Clone, Copy)]
+enum Towards {
+    /// `Gatherv`: every rank's block to the root.
+    Root,
+    /// `Scatterv`: the root's block to every rank.
+    FromRoot,
 }
 
-/// This rank's share of the pairwise check of a `Scatterv`: the root's
-/// block for each rank (`sendcounts` there) against what that rank
-/// expects. With `MPI_IN_PLACE` as the root's receive buffer, the root
-/// sends itself nothing.
-fn pairs_scatterv(
+/// This rank's share of the pairwise check of a `Gatherv` or `Scatterv`
+/// (module docs): each rank's own block (`own`: its count and datatype)
+/// against what the root gives for that rank (`per_rank`: the root's
+/// counts and datatype). With `MPI_IN_PLACE` at the root
+/// (`own_in_place`), the root's own block does not move. `Some(0)` on an
+/// intercommunicator.
+fn pairs_rooted_v(
     rt: &mut Rt,
-    send: (*const c_int, MPI_Datatype),
-    recvbuf: *mut c_void,
-    recv: (c_int, MPI_Datatype),
+    flow: Towards,
+    own: (c_int, MPI_Datatype),
+    per_rank: (*const c_int, MPI_Datatype),
+    own_in_place: bool,
     root: c_int,
     comm: MPI_Comm,
 ) -> Option<u64> {
@@ -224,26 +193,34 @@ fn pairs_scatterv(
         return Some(0);
     };
     let root = root_index(root, n)?;
-    let in_place = me == root && recvbuf == in_place();
+    let in_place = me == root && own_in_place;
+    // The term of the block between `rank` and the root, as the rank
+    // (`at_root` false) or the root (true) describes it.
+    let term = |share: u64, rank: usize, block: Sig, at_root: bool| match (flow, at_root) {
+        (Towards::Root, false) => add_sent(share, rank, root, block),
+        (Towards::Root, true) => add_expected(share, rank, root, block),
+        (Towards::FromRoot, false) => add_expected(share, root, rank, block),
+        (Towards::FromRoot, true) => add_sent(share, root, rank, block),
+    };
     let mut share = 0u64;
     if !in_place {
-        share = add_expected(
+        share = term(
             share,
-            root,
             me,
-            rt.signature(recv.1).repeat(i64::from(recv.0)),
+            rt.signature(own.1).repeat(i64::from(own.0)),
+            false,
         )?;
     }
     if me == root {
-        if send.0.is_null() {
+        if per_rank.0.is_null() {
             return None;
         }
-        let send_type = rt.signature(send.1);
+        let root_type = rt.signature(per_rank.1);
         // SAFETY: MPI requires one count per rank at the root.
-        let sendcounts = unsafe { std::slice::from_raw_parts(send.0, n) };
-        for (to, &count) in sendcounts.iter().enumerate() {
-            if !(in_place && to == root) {
-                share = add_sent(share, root, to, send_type.repeat(i64::from(count)))?;
+        let counts = unsafe { std::slice::from_raw_parts(per_rank.0, n) };
+        for (rank, &count) in counts.iter().enumerate() {
+            if !(in_place && rank == root) {
+                share = term(share, rank, root_type.repeat(i64::from(count)), true)?;
             }
         }
     }
@@ -648,7 +625,15 @@ collectives! {
         count: sendcount,
         datatype: sendtype,
         data: |rt| 0,
-        pairs: pairs_gatherv(rt, sendbuf, (sendcount, sendtype), (recvcounts, recvtype), root, comm),
+        pairs: pairs_rooted_v(
+            rt,
+            Towards::Root,
+            (sendcount, sendtype),
+            (recvcounts, recvtype),
+            sendbuf.cast_mut() == in_place(),
+            root,
+            comm,
+        ),
     }
 
     scatterv, iscatterv => PMPI_Scatterv, PMPI_Iscatterv(
@@ -667,7 +652,15 @@ collectives! {
         count: recvcount,
         datatype: recvtype,
         data: |rt| 0,
-        pairs: pairs_scatterv(rt, (sendcounts, sendtype), recvbuf, (recvcount, recvtype), root, comm),
+        pairs: pairs_rooted_v(
+            rt,
+            Towards::FromRoot,
+            (recvcount, recvtype),
+            (sendcounts, sendtype),
+            recvbuf == in_place(),
+            root,
+            comm,
+        ),
     }
 
     allgatherv, iallgatherv => PMPI_Allgatherv, PMPI_Iallgatherv(
