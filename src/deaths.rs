@@ -297,17 +297,61 @@ fn stat_says_exiting(stat: &str) -> Option<bool> {
 mod tests {
     use super::*;
 
-    /// A child that connects like a rank's runtime and then sleeps, so
-    /// the watch sees it connected and, once killed, its connection
-    /// closed.
-    fn connected_child(name: &str) -> std::process::Child {
-        let script = format!(
-            "import socket,time; s=socket.socket(socket.AF_UNIX); s.connect('\\0{name}'); time.sleep(30)"
-        );
-        std::process::Command::new("python3")
-            .args(["-c", &script])
-            .spawn()
-            .expect("python3 is installed (scripts/install-deps.sh)")
+    /// A forked child that connects like a rank's runtime and then waits
+    /// for a signal, so the watch sees it connected and, once killed, its
+    /// connection closed.
+    struct ConnectedChild {
+        pid: libc::pid_t,
+    }
+
+    impl ConnectedChild {
+        fn id(&self) -> u32 {
+            self.pid as u32
+        }
+
+        fn kill(&mut self) -> std::io::Result<()> {
+            // SAFETY: signals the child this test forked.
+            match unsafe { libc::kill(self.pid, libc::SIGKILL) } {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        }
+
+        fn wait(&mut self) -> std::io::Result<()> {
+            let mut status = 0;
+            // SAFETY: reaps the child this test forked.
+            match unsafe { libc::waitpid(self.pid, &mut status, 0) } {
+                -1 => Err(std::io::Error::last_os_error()),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    fn connected_child(name: &str) -> ConnectedChild {
+        // The address is made before the fork: the child only makes
+        // system calls (the test harness is multithreaded).
+        // SAFETY: sockaddr_un is plain data; all zeroes is valid.
+        let mut address: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+        address.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        for (slot, byte) in address.sun_path[1..].iter_mut().zip(name.as_bytes()) {
+            *slot = *byte as libc::c_char;
+        }
+        let length = (std::mem::size_of::<libc::sa_family_t>() + 1 + name.len()) as libc::socklen_t;
+        // SAFETY: fork; the child calls only async-signal-safe functions
+        // and never returns.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // SAFETY: socket, connect and pause on a valid address.
+            unsafe {
+                let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
+                libc::connect(fd, (&address as *const libc::sockaddr_un).cast(), length);
+                loop {
+                    libc::pause();
+                }
+            }
+        }
+        ConnectedChild { pid }
     }
 
     #[test]
