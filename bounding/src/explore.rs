@@ -469,15 +469,17 @@ impl<P: Policy> Explorer<P> {
             // Senders only the forced run lists are alternatives under the
             // same prefix: offer each once.
             let mut new_needs = Vec::new();
-            for sender in forced_event.map(alternatives).unwrap_or_default() {
+            let alternatives = forced_event.map(alternatives).unwrap_or_default();
+            let listed = match forced_event {
+                Some(e) if !alternatives.is_empty() => needs_of(e, &matched_by_event(events)),
+                _ => Vec::new(),
+            };
+            for sender in alternatives {
                 if point.senders.insert(sender) {
                     point.unrecorded += 1;
                     node.unissued += 1;
                     self.policy.extend(Choice { sender, ..choice });
-                    let listed = forced_event
-                        .map(|e| needs_of(e, &matched_by_event(events)))
-                        .unwrap_or_default();
-                    new_needs.extend(listed.into_iter().filter(|(s, _)| *s == sender));
+                    new_needs.extend(listed.iter().filter(|(s, _)| *s == sender).cloned());
                 }
             }
             if let Some(r) = node.events.iter_mut().find(|r| r.key == choice.key) {
