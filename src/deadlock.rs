@@ -12,6 +12,14 @@
 //! Hydra kills the others within milliseconds, Open MPI's `mpiexec` only
 //! about a second later (it sends `SIGCONT`, then `SIGTERM` a second
 //! after), which two snapshots [`crate::launch::POLL_INTERVAL`] apart beat.
+//!
+//! Before that, a rank that failed waits in the runtime
+//! ([`mbh_trace::layout::ENV_HOLD_FAILED`]) and the monitor releases it
+//! only when the others can do no more without it: every other rank ended,
+//! or blocked in a deadlock the graph confirms, or [`HOLD_LIMIT`] passed.
+//! The launcher's kill then takes nothing the run could still have
+//! recorded, so no send that does not need the failed rank is hidden from
+//! the search (issue 11).
 
 use crate::launch::Watch;
 use crate::outcome::site_location;
@@ -38,6 +46,13 @@ pub const LAUNCHER_GRACE: Duration = Duration::from_secs(3);
 /// every other rank is blocked, are the graph's one blind spot.
 pub const POLLING_GRACE: Duration = Duration::from_secs(1);
 
+/// The longest a failed rank is held while some other rank still runs
+/// outside a confirmed deadlock (computing, or waiting on something the
+/// graph cannot decide). Past it the rank is released and ends the job as
+/// it would have without the hold; a send a rank would have made later
+/// than this is then not recorded.
+pub const HOLD_LIMIT: Duration = Duration::from_secs(5);
+
 /// Polled by the launcher loop while the job runs.
 pub struct DeadlockMonitor {
     dir: InterleavingDir,
@@ -50,6 +65,8 @@ pub struct DeadlockMonitor {
     /// When a deadlock that holds a polling rank was first seen, unchanged
     /// since ([`POLLING_GRACE`]).
     polling_since: Option<Instant>,
+    /// When a held failed rank was first seen ([`HOLD_LIMIT`]).
+    held_since: Option<Instant>,
 }
 
 impl DeadlockMonitor {
@@ -62,6 +79,7 @@ impl DeadlockMonitor {
             confirmed: None,
             left_to_launcher: None,
             polling_since: None,
+            held_since: None,
         }
     }
 
@@ -85,7 +103,13 @@ impl DeadlockMonitor {
         }
         // Cheap first: headers only. A rank computing outside MPI, or not
         // started, means no deadlock now.
-        if !(0..self.np as i32).all(|rank| self.header_blocked_or_ended(rank)) {
+        let headers: Vec<Option<RankTrace>> =
+            (0..self.np as i32).map(|rank| self.header(rank)).collect();
+        let held = held_ranks(&headers);
+        if self.release_when_nothing_is_left(&held, &headers) {
+            return Watch::Continue;
+        }
+        if !headers.iter().all(|h| h.as_ref().is_some_and(blocked_or_ended)) {
             self.previous = None;
             self.polling_since = None;
             return Watch::Continue;
@@ -109,6 +133,12 @@ impl DeadlockMonitor {
                         return Watch::Continue;
                     }
                 }
+                // Every rank that lives is stuck: the held ones have
+                // nothing left to wait for.
+                if !held.is_empty() {
+                    self.release(&held);
+                    return Watch::Continue;
+                }
                 if explained_by_failed_ranks(&deadlock) {
                     let since = *self.left_to_launcher.get_or_insert_with(Instant::now);
                     if since.elapsed() < LAUNCHER_GRACE {
@@ -124,22 +154,69 @@ impl DeadlockMonitor {
         Watch::Continue
     }
 
-    fn header_blocked_or_ended(&self, rank: i32) -> bool {
-        let mut bytes = vec![0u8; HEADER_SIZE];
-        let read = std::fs::File::open(self.dir.trace(rank)).and_then(|mut f| f.read(&mut bytes));
-        match read.ok().and_then(|n| RankTrace::parse(&bytes[..n]).ok()) {
-            Some(trace) => {
-                // Only the header was read: a blocking mark, or a poll
-                // series long enough to count as blocked.
-                trace.end.state != RankState::Running
-                    || trace.blocking.is_some()
-                    || trace
-                        .polling
-                        .is_some_and(|p| p.polls >= mbh_bounding::deadlock::POLLS_TO_BE_STUCK)
-            }
-            None => false,
+    /// Releases the held ranks when no other rank can still record
+    /// anything (all ended), or when they were held [`HOLD_LIMIT`]; true
+    /// when it released them.
+    fn release_when_nothing_is_left(
+        &mut self,
+        held: &[i32],
+        headers: &[Option<RankTrace>],
+    ) -> bool {
+        if held.is_empty() {
+            self.held_since = None;
+            return false;
         }
+        let since = *self.held_since.get_or_insert_with(Instant::now);
+        let others_ended = headers
+            .iter()
+            .all(|h| h.as_ref().is_some_and(|t| t.end.state != RankState::Running));
+        if others_ended || since.elapsed() >= HOLD_LIMIT {
+            self.release(held);
+            return true;
+        }
+        false
     }
+
+    /// Lets the held ranks end; the snapshots taken while they were held
+    /// are stale once the launcher reacts.
+    fn release(&mut self, held: &[i32]) {
+        for &rank in held {
+            // A rank that cannot be released waits out its own limit.
+            let _ = mbh_trace::rank_trace::release_held(&self.dir.trace(rank));
+        }
+        self.previous = None;
+        self.polling_since = None;
+    }
+
+    /// The trace header of `rank` alone (no records), if it is readable.
+    fn header(&self, rank: i32) -> Option<RankTrace> {
+        let mut bytes = vec![0u8; HEADER_SIZE];
+        let n = std::fs::File::open(self.dir.trace(rank))
+            .and_then(|mut f| f.read(&mut bytes))
+            .ok()?;
+        RankTrace::parse(&bytes[..n]).ok()
+    }
+}
+
+/// Whether a rank's header shows it ended, in a blocking call, or in a
+/// poll series long enough to count as blocked.
+fn blocked_or_ended(header: &RankTrace) -> bool {
+    header.end.state != RankState::Running
+        || header.blocking.is_some()
+        || header
+            .polling
+            .as_ref()
+            .is_some_and(|p| p.polls >= mbh_bounding::deadlock::POLLS_TO_BE_STUCK)
+}
+
+/// The ranks that failed and wait to be released.
+fn held_ranks(headers: &[Option<RankTrace>]) -> Vec<i32> {
+    headers
+        .iter()
+        .flatten()
+        .filter(|h| h.held)
+        .map(|h| h.rank)
+        .collect()
 }
 
 /// The findings a confirmed deadlock makes in interleaving `n`: a

@@ -8,7 +8,7 @@ use crate::outcome::{self, Analysis, RunContext};
 use crate::session::Session;
 use anyhow::{Context, Result};
 use mbh_trace::config::{ForcedMatch, Guidance, RuntimeConfig};
-use mbh_trace::layout::{InterleavingDir, ENV_TRACE_DIR, ENV_WATCH_PID};
+use mbh_trace::layout::{InterleavingDir, ENV_HOLD_FAILED, ENV_TRACE_DIR, ENV_WATCH_PID};
 use mbh_trace::rank_trace::WildcardEvent;
 
 /// What one run showed.
@@ -41,6 +41,8 @@ pub fn run(
     let mut env = vec![
         (ENV_TRACE_DIR.to_string(), dir.path.display().to_string()),
         (ENV_WATCH_PID.to_string(), std::process::id().to_string()),
+        // The monitor below releases ranks that fail (src/deadlock.rs).
+        (ENV_HOLD_FAILED.to_string(), "1".to_string()),
     ];
     env.extend(deaths.env());
     if let Some(lib) = &session.preload {

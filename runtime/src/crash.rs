@@ -14,6 +14,16 @@
 //! * a glibc `on_exit` handler records the exit status (with return
 //!   addresses when it is nonzero, so the CLI can point at the `exit` call).
 //!
+//! When the `mbhybrid` that launched the job asks for it
+//! ([`ENV_HOLD_FAILED`]), a rank that fails (a fatal signal, an exit
+//! without `MPI_Finalize`, `MPI_Abort` through [`wait_to_be_released`])
+//! waits after recording its end and before it dies, until `verify`'s
+//! deadlock monitor sees every other rank blocked or ended and releases
+//! it. The launcher kills the whole job when one rank dies; without the
+//! wait, a rank slow to reach a send that does not need the failed rank was
+//! killed before the send was recorded, and the search never tried that
+//! sender (issue 11).
+//!
 //! Both record only in the process that started tracing: a child the rank
 //! `fork`s shares the trace's mapping, and its end is not the rank's.
 //!
@@ -23,10 +33,11 @@
 //! [`TraceWriter`]: mbh_trace::rank_trace::TraceWriter
 
 use crate::record::TRACE;
-use mbh_trace::rank_trace::MAX_FRAMES;
+use mbh_trace::layout::ENV_HOLD_FAILED;
+use mbh_trace::rank_trace::{TraceWriter, MAX_FRAMES};
 use std::os::raw::{c_int, c_void};
 use std::ptr;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
 
 /// The signals whose death the trace records.
@@ -55,6 +66,15 @@ fn is_owner() -> bool {
     // SAFETY: getpid has no preconditions.
     OWNER.load(Ordering::Relaxed) == unsafe { libc::getpid() }
 }
+
+/// Whether a failed rank waits to be released ([`ENV_HOLD_FAILED`]), read
+/// by [`install`]: a signal handler may not read the environment.
+static HOLD_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// The longest a failed rank waits when nobody releases it. `verify`
+/// releases it within its own, shorter limit; this only bounds a wait
+/// whose releaser is gone (the watchdog ends the rank then anyway).
+const HOLD_LIMIT_SECONDS: i64 = 30;
 
 /// Return addresses gathered before skipping the handler's own frames.
 const RAW_FRAMES: usize = MAX_FRAMES + 16;
@@ -95,6 +115,10 @@ fn backtrace(buffer: &mut [*mut c_void]) -> usize {
 pub fn install() {
     // SAFETY: getpid has no preconditions.
     OWNER.store(unsafe { libc::getpid() }, Ordering::Relaxed);
+    HOLD_FAILED.store(
+        std::env::var_os(ENV_HOLD_FAILED).is_some_and(|v| v == "1"),
+        Ordering::Relaxed,
+    );
     // Warm up: the first call of backtrace() loads libgcc_s and allocates.
     let mut warm = [ptr::null_mut(); 4];
     let _ = backtrace(&mut warm);
@@ -254,6 +278,37 @@ fn frames(ip: Option<u64>, out: &mut [u64; MAX_FRAMES]) -> usize {
     splice_frames(ip, pcs.get(..got).unwrap_or(&[]), out)
 }
 
+/// Waits, when the launching `mbhybrid` asked for it, until it releases
+/// this failed rank (see the module doc). Call after the rank's end is
+/// recorded. Async-signal-safe: a flag in the trace header, `nanosleep` and
+/// `clock_gettime`.
+pub fn wait_to_be_released(writer: &TraceWriter) {
+    if !HOLD_FAILED.load(Ordering::Relaxed) || !is_owner() {
+        return;
+    }
+    writer.hold();
+    let started = monotonic_seconds();
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 2_000_000,
+    };
+    while writer.is_held() && monotonic_seconds() - started < HOLD_LIMIT_SECONDS {
+        // SAFETY: a valid timespec; an interrupted sleep just loops.
+        unsafe { libc::nanosleep(&pause, ptr::null_mut()) };
+    }
+}
+
+/// Seconds on the monotonic clock (async-signal-safe).
+fn monotonic_seconds() -> i64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-parameter; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec
+}
+
 extern "C" fn on_signal(sig: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
     if let Some(writer) = TRACE.writer().filter(|_| is_owner()) {
         let ip = interrupted_ip(context);
@@ -262,6 +317,7 @@ extern "C" fn on_signal(sig: c_int, info: *mut libc::siginfo_t, context: *mut c_
         let fault = fault_address(sig, info).or(ip).unwrap_or(0);
         writer.set_frames(fault, pcs.get(..n).unwrap_or(&[]));
         writer.record_signal(sig);
+        wait_to_be_released(&writer);
     }
     let previous = PREVIOUS.get().and_then(|all| {
         let at = SIGNALS.iter().position(|&s| s == sig)?;
@@ -319,6 +375,9 @@ extern "C" fn on_exit(status: c_int, _arg: *mut c_void) {
         writer.set_frames(0, pcs.get(first..).unwrap_or(&[]));
     }
     writer.record_exit(status);
+    if !finalized {
+        wait_to_be_released(&writer);
+    }
 }
 
 /// The load address of the object (executable or library) holding `pc`.

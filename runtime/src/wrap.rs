@@ -113,7 +113,9 @@ pub(crate) unsafe fn abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
                 count: errorcode,
                 ..RawOp::default()
             });
-            TRACE.writer()?.record_abort(errorcode, site);
+            let writer = TRACE.writer()?;
+            writer.record_abort(errorcode, site);
+            crate::crash::wait_to_be_released(&writer);
             Some(())
         });
     }

@@ -131,6 +131,23 @@ fn f5_a_sender_a_flip_reveals_for_an_earlier_receive_is_run() {
     );
 }
 
+/// A run that ends in a crash must not hide a sender: rank 1 sends only
+/// after a second, rank 0 fails at once on rank 2's message, and the
+/// launcher kills the job when rank 0 dies. Rank 0 is held until rank 1
+/// has sent and blocked, so its receive lists both senders and rank 1's
+/// message is run too. Without the hold this was one run, "complete".
+#[test]
+fn f6_a_crash_waits_for_a_slow_sender_to_be_recorded() {
+    let source = "tests/programs/f6_crash_before_a_slow_sender.c";
+    for clocks in ["lamport", "vector"] {
+        let report = check_program_with(source, &["--clocks", clocks]);
+        assert!(report.complete, "{clocks}");
+        let firsts = first_senders(&report, &[0]);
+        let expected: BTreeSet<Vec<i32>> = [vec![1], vec![2]].into();
+        assert_eq!(firsts, expected, "{clocks}: rank 0 takes each sender");
+    }
+}
+
 #[test]
 fn a_search_stopped_by_its_budget_still_counts_its_choice_points() {
     let _lock = mbh_tests::mpi_lock();

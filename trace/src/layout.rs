@@ -36,6 +36,15 @@ pub const ENV_WATCH_PID: &str = "MBHYBRID_WATCH_PID";
 /// gone when its connection does (issue 12).
 pub const ENV_DEATH_SOCKET: &str = "MBHYBRID_DEATH_SOCKET";
 
+/// Environment variable set (to `1`) when the `mbhybrid` that launched
+/// the job watches it with a deadlock monitor that releases failed ranks:
+/// a rank that fails then waits in the runtime, marked in its trace header
+/// ([`crate::rank_trace::RawHeader::held`]), until the other ranks are
+/// blocked or ended, so the launcher does not kill them before they record
+/// the sends they make without the failed rank (issue 11: a crash hid a
+/// sender).
+pub const ENV_HOLD_FAILED: &str = "MBHYBRID_HOLD_FAILED";
+
 /// The default run root, relative to the working directory.
 pub const DEFAULT_RUN_ROOT: &str = ".mbhybrid/runs";
 

@@ -143,6 +143,27 @@ pub struct RawHeader {
     pub poll: RawOp,
     /// How many polls of the series of `poll` found nothing.
     pub polls: u64,
+    /// [`HELD`] while the rank, having failed (a fatal signal, `MPI_Abort`,
+    /// an exit without `MPI_Finalize`), waits in the runtime before it
+    /// ends; the `mbhybrid` that launched it releases it by writing 0
+    /// ([`release_held`]). Zero in traces of older runtimes.
+    pub held: u32,
+    /// Unused; keeps the header a multiple of 8 bytes.
+    pub reserved: u32,
+}
+
+/// The value of [`RawHeader::held`] while a failed rank waits.
+pub const HELD: u32 = 1;
+
+/// Lets a rank that waits in its failure ([`RawHeader::held`]) end: writes
+/// 0 into the `held` word of the trace at `path`. The runtime maps the
+/// file shared, so the write reaches the waiting process through the page
+/// cache.
+pub fn release_held(path: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let offset = std::mem::offset_of!(RawHeader, held) as u64;
+    let file = std::fs::OpenOptions::new().write(true).open(path)?;
+    file.write_all_at(&0u32.to_ne_bytes(), offset)
 }
 
 /// One recorded MPI operation, exactly as stored ([`RECORD_SIZE`] bytes).
@@ -401,6 +422,23 @@ impl TraceWriter {
     pub fn record_tool_stop(&self, code: i32, site: u32) {
         self.record_abort(code, site);
         self.set_state(RankState::ToolStopped);
+    }
+
+    /// Marks the rank as waiting in its failure ([`RawHeader::held`]).
+    /// Async-signal-safe.
+    pub fn hold(&self) {
+        self.held_word().store(HELD, Ordering::Release);
+    }
+
+    /// Whether the rank still waits: nobody wrote 0 since [`Self::hold`].
+    /// Async-signal-safe.
+    pub fn is_held(&self) -> bool {
+        self.held_word().load(Ordering::Acquire) == HELD
+    }
+
+    fn held_word(&self) -> &AtomicU32 {
+        // SAFETY: the field is inside the header, 4-aligned.
+        unsafe { AtomicU32::from_ptr(&raw mut (*self.header()).held) }
     }
 
     /// Counts a record that could not be written: the trace is then known
@@ -689,6 +727,9 @@ pub struct RankTrace {
     pub blocking: Option<u64>,
     /// The poll the rank repeats since its last record, if it does.
     pub polling: Option<Polling>,
+    /// Whether the rank failed and waits in the runtime to be released
+    /// ([`RawHeader::held`]).
+    pub held: bool,
     /// The operations, in issue order.
     pub ops: Vec<Op>,
 }
@@ -713,6 +754,7 @@ impl RankTrace {
             },
             blocking: None,
             polling: None,
+            held: false,
             ops,
         }
     }
@@ -850,6 +892,7 @@ impl RankTrace {
             },
             blocking: header.blocking_index.checked_sub(1),
             polling,
+            held: header.held == HELD,
             ops,
         };
         Ok(Decoded {
@@ -1155,6 +1198,28 @@ mod tests {
         assert_eq!(t.end.signal, Some(11));
         assert_eq!(t.end.frames, vec![1, 2, 3]);
         assert_eq!(t.end.fault_addr, 0xdead);
+    }
+
+    #[test]
+    fn a_held_rank_is_released_through_its_file() {
+        let mut buf = mapping(1);
+        let len = buf.len() * 8;
+        // SAFETY: as above.
+        let mut w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) }.unwrap();
+        w.init_header(0, 1, 1, 0);
+        assert!(!w.is_held());
+        w.record_signal(6);
+        w.hold();
+        assert!(w.is_held());
+        assert!(RankTrace::parse(bytes(&buf)).unwrap().held);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rank-0.trace");
+        std::fs::write(&path, bytes(&buf)).unwrap();
+        release_held(&path).unwrap();
+        let released = std::fs::read(&path).unwrap();
+        let t = RankTrace::parse(&released).unwrap();
+        assert!(!t.held);
+        assert_eq!(t.end.signal, Some(6), "nothing else was written");
     }
 
     #[test]

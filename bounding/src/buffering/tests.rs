@@ -263,6 +263,7 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
                 },
                 blocking: None,
                 polling: None,
+                held: false,
                 ops,
             }
         })

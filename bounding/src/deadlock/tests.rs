@@ -99,6 +99,7 @@ impl Rank {
             },
             blocking,
             polling: None,
+            held: false,
             ops: self.ops,
         })
     }

@@ -299,6 +299,7 @@ impl Rank {
             },
             blocking: None,
             polling: None,
+            held: false,
             ops: self.ops,
         }
     }
