@@ -77,6 +77,48 @@ pub struct StaticReport {
     /// Other things worth saying: irreducible control flow, calls through
     /// function pointers in loops, zone bounds that name no zone.
     pub notes: Vec<Note>,
+    /// Buffer arguments the analysis proves wrong for their datatype or
+    /// count (issue 18). Absent in the tables of older builds.
+    #[serde(default)]
+    pub buffer_errors: Vec<BufferError>,
+}
+
+/// What is wrong with a call's buffer argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferErrorKind {
+    /// The buffer's C type is not the MPI datatype's: `int x;
+    /// MPI_Send(&x, 1, MPI_DOUBLE, ...)`.
+    Type,
+    /// `count` elements of the datatype reach past the end of the
+    /// buffer's object: `int buf[1000]; MPI_Recv(buf, 2000, MPI_INT, ...)`.
+    Overflow,
+}
+
+/// A buffer argument proven wrong at one call site, before any run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BufferError {
+    /// The call's site id.
+    pub site: u32,
+    /// The MPI function (`MPI_Send`).
+    pub call: String,
+    /// The function the call is in.
+    pub function: String,
+    /// The call's location.
+    pub span: Span,
+    /// What is wrong.
+    pub kind: BufferErrorKind,
+    /// Which buffer: `send buffer`, `receive buffer`, `buffer`.
+    pub argument: String,
+    /// The buffer's object as the source names it (`x`, `buf`, `grid[2]`).
+    pub object: String,
+    /// Where that object is declared, when debug information says.
+    pub declared: Option<Span>,
+    /// The datatype argument as written (`MPI_DOUBLE`).
+    pub datatype: String,
+    /// One sentence: what is wrong, with the types or sizes
+    /// (`` `x` is a `int` (4 bytes) but the datatype is `MPI_DOUBLE` (8 bytes) ``).
+    pub message: String,
 }
 
 /// A place in the source.
@@ -307,9 +349,20 @@ pub struct Note {
 
 impl StaticReport {
     /// The pre-flight warnings, one line each in the compiler style
-    /// `file:line:col: warning: message`: unsupported MPI calls first, then
-    /// the notes.
+    /// `file:line:col: warning: message`: buffer errors first, then
+    /// unsupported MPI calls, then the notes.
     pub fn warnings(&self) -> Vec<String> {
+        let buffers = self.buffer_errors.iter().map(|b| {
+            let declared = b
+                .declared
+                .as_ref()
+                .map(|d| format!(" (`{}` is declared at {d})", b.object))
+                .unwrap_or_default();
+            format!(
+                "{}:{}:{}: warning: `{}` {}: {}{declared}",
+                b.span.file, b.span.line, b.span.column, b.call, b.argument, b.message
+            )
+        });
         let unsupported = self.unsupported.iter().map(|u| {
             format!(
                 "{}:{}:{}: warning: `{}` is {}",
@@ -322,7 +375,7 @@ impl StaticReport {
                 n.span.file, n.span.line, n.span.column, n.message
             )
         });
-        unsupported.chain(notes).collect()
+        buffers.chain(unsupported).chain(notes).collect()
     }
 
     /// The loop with id `id`.
