@@ -801,6 +801,7 @@ fn static_report() -> impl Strategy<Value = StaticReport> {
                 calls,
                 unsupported,
                 notes,
+                buffer_errors: Vec::new(),
             },
         )
 }
