@@ -6,6 +6,7 @@
 //! Run under the name `mbhybrid-cc` or `mbhybrid-c++` it is a compiler
 //! driver instead ([`wrapper`]).
 
+mod buffer_findings;
 mod cli;
 mod commands;
 mod deadlock;

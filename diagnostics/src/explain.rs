@@ -38,6 +38,8 @@ const PAGES: &[(&str, &str)] = &[
     ("MBH0014", include_str!("../codes/MBH0014.md")),
     ("MBH0015", include_str!("../codes/MBH0015.md")),
     ("MBH0016", include_str!("../codes/MBH0016.md")),
+    ("MBH0017", include_str!("../codes/MBH0017.md")),
+    ("MBH0018", include_str!("../codes/MBH0018.md")),
 ];
 
 /// Every code with its page, in code order.
@@ -248,12 +250,12 @@ mod tests {
         }
         assert_eq!(canonical("16"), Some("MBH0016"));
         for bad in [
-            "", "MBH", "MBH00001", "E0001", "0", "17", "9999", "1a", "-1", "MBH-1",
+            "", "MBH", "MBH00001", "E0001", "0", "19", "9999", "1a", "-1", "MBH-1",
         ] {
             assert_eq!(canonical(bad), None, "{bad:?}");
         }
         assert!(page("mbh0015").unwrap().starts_with("# MBH0015: timeout\n"));
-        assert!(page("17").is_none());
+        assert!(page("19").is_none());
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub enum FindingKind {
     Timeout,
     /// An MPI call before `MPI_Init`.
     BeforeInit,
+    /// A buffer whose C type is not the call's MPI datatype (issue 18).
+    BufferType,
+    /// A count of elements that reaches past the buffer's object (issue 18).
+    BufferOverflow,
 }
 
 impl FindingKind {
@@ -60,6 +64,8 @@ impl FindingKind {
         FindingKind::AfterFinalize,
         FindingKind::Timeout,
         FindingKind::BeforeInit,
+        FindingKind::BufferType,
+        FindingKind::BufferOverflow,
     ];
 
     /// The stable code (`MBH0001`). Append-only: never renumber.
@@ -81,6 +87,8 @@ impl FindingKind {
             FindingKind::AfterFinalize => "MBH0014",
             FindingKind::Timeout => "MBH0015",
             FindingKind::BeforeInit => "MBH0016",
+            FindingKind::BufferType => "MBH0017",
+            FindingKind::BufferOverflow => "MBH0018",
         }
     }
 
@@ -103,6 +111,8 @@ impl FindingKind {
             FindingKind::AfterFinalize => "after-finalize",
             FindingKind::Timeout => "timeout",
             FindingKind::BeforeInit => "before-init",
+            FindingKind::BufferType => "buffer-type",
+            FindingKind::BufferOverflow => "buffer-overflow",
         }
     }
 }
