@@ -53,9 +53,12 @@ fn finding(error: &BufferError, site: &mbh_trace::Site, rank: i32) -> Finding {
         format!("`{}` {}: {}", error.call, error.argument, error.message),
     );
     finding.ranks = vec![rank];
-    finding
-        .locations
-        .push(site_location(site, rank, Role::Primary, &format!("(1) {label}")));
+    finding.locations.push(site_location(
+        site,
+        rank,
+        Role::Primary,
+        &format!("(1) {label}"),
+    ));
     if let Some(declared) = &error.declared {
         finding.locations.push(Location {
             file: declared.file.clone(),
@@ -87,8 +90,8 @@ fn access(error: &BufferError) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mbh_trace::static_report::{Span, StaticReport};
     use mbh_trace::rank_trace::Op;
+    use mbh_trace::static_report::{Span, StaticReport};
     use mbh_trace::{OpKind, Site};
 
     fn table(errors: Vec<BufferError>) -> SiteTable {
@@ -154,7 +157,9 @@ mod tests {
         assert_eq!((f.locations[0].line, f.locations[0].rank), (12, 1));
         assert_eq!(f.locations[1].line, 4);
         assert!(f.locations[1].label.contains("`buf` is declared here"));
-        assert!(f.message.starts_with("`MPI_Recv` receive buffer: `buf` holds 4000 bytes"));
+        assert!(f
+            .message
+            .starts_with("`MPI_Recv` receive buffer: `buf` holds 4000 bytes"));
     }
 
     #[test]

@@ -109,7 +109,10 @@ impl DeadlockMonitor {
         if self.release_when_nothing_is_left(&held, &headers) {
             return Watch::Continue;
         }
-        if !headers.iter().all(|h| h.as_ref().is_some_and(blocked_or_ended)) {
+        if !headers
+            .iter()
+            .all(|h| h.as_ref().is_some_and(blocked_or_ended))
+        {
             self.previous = None;
             self.polling_since = None;
             return Watch::Continue;
@@ -167,9 +170,10 @@ impl DeadlockMonitor {
             return false;
         }
         let since = *self.held_since.get_or_insert_with(Instant::now);
-        let others_ended = headers
-            .iter()
-            .all(|h| h.as_ref().is_some_and(|t| t.end.state != RankState::Running));
+        let others_ended = headers.iter().all(|h| {
+            h.as_ref()
+                .is_some_and(|t| t.end.state != RankState::Running)
+        });
         if others_ended || since.elapsed() >= HOLD_LIMIT {
             self.release(held);
             return true;

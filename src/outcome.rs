@@ -610,6 +610,25 @@ fn local_check_findings(
                 "this request is inactive: no `MPI_Start` since it was created or last completed".to_string(),
                 "waiting on an inactive request is legal and returns at once with an empty status; if the program meant to communicate, call `MPI_Start` (or `MPI_Startall`) on the request before each wait",
             ),
+            // Issue 18: checked by the runtime against the heap block the
+            // buffer starts (runtime/src/heap.rs), before the call.
+            LocalCheck::HeapOverflow => {
+                let (buffer, verb) = match record.tag {
+                    0 => ("send buffer", "read"),
+                    1 => ("receive buffer", "written"),
+                    _ => ("buffer", "read and written"),
+                };
+                (
+                    FindingKind::BufferOverflow,
+                    Severity::Error,
+                    format!(
+                        "{call} {buffer} on rank {rank}: the heap block holds {} bytes but {} elements of the datatype need {}",
+                        record.request, record.peer, record.aux
+                    ),
+                    format!("the {buffer} is {verb} past the end of its `malloc`ed block"),
+                    "make the count at most the block's size in elements, or allocate the block as large as the count",
+                )
+            }
             LocalCheck::AfterFinalize => (
                 FindingKind::AfterFinalize,
                 Severity::Error,

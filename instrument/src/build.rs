@@ -391,6 +391,8 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 ///    after the call that opens each zone with a bound (7303);
 /// 6. numbers the MPI call sites of all files 1, 2, … in file order and
 ///    inserts each id's store before its call ([`insert_site_ids`]);
+///    tells the runtime the size of each heap block the program's own code
+///    allocates, and each free ([`insert_allocation_notes`], issue 18);
 /// 7. compiles each instrumented module to an object with the user's flags
 ///    (so `-O2` optimizes it exactly once, as a plain `clang -O2 -c` would);
 /// 8. links the objects with the runtime ahead of the MPI libraries, so
@@ -583,6 +585,7 @@ pub(crate) fn instrument_program(
             for (site, id) in plan.sites.iter().zip(plan.first_site_id..after) {
                 table.sites.push(site_entry(site, id, source, base_dir));
             }
+            crate::insert_allocation_notes(module).map_err(instrument_error)?;
             let path = frontend.temp(index, source, "mbh.bc");
             if !module.llvm().write_bitcode_to_path(&path) {
                 return Err(BuildError::Write {

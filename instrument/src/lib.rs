@@ -118,6 +118,7 @@
 //!   objects and others loses the others' code at an instrumented link.
 #![deny(missing_docs)]
 
+mod allocations;
 mod build;
 mod config;
 mod driver;
@@ -130,6 +131,7 @@ mod mpi_flags;
 mod site_ids;
 mod toolchain;
 
+pub use allocations::{insert_allocation_notes, NOTE_ALLOC, NOTE_FREE};
 pub use build::{
     analyze, build, AnalyzeOutput, AnalyzeRequest, BuildOutput, BuildRequest, RUNTIME_LIB,
 };

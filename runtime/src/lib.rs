@@ -240,6 +240,7 @@ mod crash;
 mod engine;
 mod fault;
 mod handle;
+mod heap;
 pub mod llcp;
 pub mod packed;
 pub mod piggyback;

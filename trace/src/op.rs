@@ -467,6 +467,12 @@ pub enum LocalCheck {
     /// it. `site`/`request` = the completing call's, `aux` = the send's
     /// record index.
     BufferReuse = 9,
+    /// A call's `count` elements of its datatype reach past the end of the
+    /// heap block its buffer starts (issue 18), checked before the call.
+    /// `site` = the call's, `request` = the block's size in bytes, `peer` =
+    /// the count, `tag` = 0 read (a send), 1 written (a receive), 2 both,
+    /// `aux` = the bytes the count covers.
+    HeapOverflow = 10,
 }
 
 /// Which argument an [`LocalCheck::InvalidArgument`] record blames (its
@@ -564,6 +570,7 @@ impl LocalCheck {
             7 => LocalCheck::InvalidArgument,
             8 => LocalCheck::CollectiveMismatch,
             9 => LocalCheck::BufferReuse,
+            10 => LocalCheck::HeapOverflow,
             _ => return None,
         })
     }

@@ -350,6 +350,34 @@ pub fn finding(kind: FindingKind) -> Finding {
             )
             .help("call `MPI_Init` (or `MPI_Init_thread`) first; before it only `MPI_Initialized`, `MPI_Finalized` and the version queries are allowed")
             .run(1, &[0, 1]),
+        K::BufferType => b(
+            Error,
+            "`MPI_Bcast` buffer: `steps` is an `int` (4 bytes) but the datatype is `MPI_DOUBLE` (8 bytes)",
+        )
+        .primary(
+            "MPI_Bcast(",
+            0,
+            Some("MPI_Bcast"),
+            "(1) the buffer is read and written as `MPI_DOUBLE`",
+        )
+        .secondary("int rank, steps", 0, None, "(2) `steps` is declared here")
+        .note("found by `mbhybrid build`'s static analysis of the call's arguments")
+        .help("use the MPI datatype of the buffer's C type (`MPI_INT` for `int`, `MPI_DOUBLE` for `double`, ...), or `MPI_BYTE` with a count in bytes for raw data")
+        .run(1, &[0, 1]),
+        K::BufferOverflow => b(
+            Error,
+            "`MPI_Recv` receive buffer: `buf` holds 4000 bytes but 2000 elements of `MPI_INT` need 8000",
+        )
+        .primary(
+            "MPI_Recv(",
+            1,
+            Some("MPI_Recv"),
+            "(1) the receive buffer is written past the end of `buf`",
+        )
+        .secondary("int rank, buf", 1, None, "(2) `buf` is declared here")
+        .note("found by `mbhybrid build`'s static analysis of the call's arguments")
+        .help("make the count at most the buffer's size in elements, or the buffer as large as the count")
+        .run(1, &[1]),
     };
     built.finding
 }

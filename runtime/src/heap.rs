@@ -1,0 +1,202 @@
+//! The sizes of the program's heap blocks, for the buffer check of issue
+//! 18: a call whose `count` elements of its datatype reach past the end of
+//! the `malloc`ed block its buffer starts is recorded
+//! ([`LocalCheck::HeapOverflow`]), before the call, even when the message
+//! that arrives is short.
+//!
+//! `mbhybrid build` inserts a call of [`mbhybrid_note_alloc`] after each
+//! `malloc`, `calloc`, `realloc`, `aligned_alloc` and C++ `new` in the
+//! program's own code, and of [`mbhybrid_note_free`] before each `free`
+//! (and `realloc`) and `delete`. Blocks made or freed in code mbhybrid did
+//! not compile (libraries) are not in the table, so their buffers are not
+//! checked. Only a buffer that starts a block is looked up: an interior
+//! pointer is not checked here (the static analysis checks constant
+//! offsets into objects it knows).
+//!
+//! The table is a fixed array probed linearly, with no lock: any thread
+//! may allocate, and a full table (or a long probe) drops the block,
+//! which only means fewer checks. A slot's size is written before its key
+//! is published, so a reader that sees the key reads that block's size.
+//! Nothing here allocates, and nothing changes what the program computes.
+
+use crate::checks;
+use crate::consts::SUCCESS;
+use mbh_trace::op::LocalCheck;
+use mpi_sys::{MPI_Count, MPI_Datatype};
+use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Slots in the table: live blocks beyond it are not followed.
+const SLOTS: usize = 1 << 15;
+/// Slots looked at before giving up on an insert or a lookup.
+const PROBES: usize = 32;
+/// A slot never used (ends a lookup).
+const EMPTY: usize = 0;
+/// A slot whose block was freed (a lookup goes on past it).
+const FREED: usize = 1;
+/// A slot being written.
+const CLAIMED: usize = 2;
+
+static KEYS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(EMPTY) }; SLOTS];
+static SIZES: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+/// Blocks noted, so a program that allocates nothing pays nothing.
+static NOTED: AtomicUsize = AtomicUsize::new(0);
+
+/// How a call uses its buffer ([`LocalCheck::HeapOverflow`]'s `tag`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Access {
+    /// A send: read.
+    Read = 0,
+    /// A receive: written.
+    Write = 1,
+    /// `MPI_Sendrecv_replace`, `MPI_Bcast`: both.
+    ReadWrite = 2,
+}
+
+fn first_slot(block: usize) -> usize {
+    // Blocks are 16-aligned: the low bits carry nothing.
+    (block >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) % SLOTS
+}
+
+fn slots_of(block: usize) -> impl Iterator<Item = usize> {
+    let first = first_slot(block);
+    (0..PROBES).map(move |i| (first + i) % SLOTS)
+}
+
+/// Called by the program's instrumented code after an allocation of
+/// `size` bytes returned `block`.
+#[no_mangle]
+pub extern "C" fn mbhybrid_note_alloc(block: *mut c_void, size: usize) {
+    let block = block as usize;
+    if block <= CLAIMED {
+        return; // a failed allocation
+    }
+    // A block still listed (its free was not seen) is replaced in place.
+    let slot = slots_of(block)
+        .find(|&s| KEYS[s].load(Ordering::Acquire) == block)
+        .or_else(|| {
+            slots_of(block).find(|&s| {
+                let key = KEYS[s].load(Ordering::Relaxed);
+                (key == EMPTY || key == FREED)
+                    && KEYS[s]
+                        .compare_exchange(key, CLAIMED, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+            })
+        });
+    let Some(slot) = slot else {
+        return; // the table is full around here: this block is not checked
+    };
+    KEYS[slot].store(CLAIMED, Ordering::Release);
+    SIZES[slot].store(size, Ordering::Relaxed);
+    KEYS[slot].store(block, Ordering::Release);
+    NOTED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Called by the program's instrumented code before `block` is freed.
+#[no_mangle]
+pub extern "C" fn mbhybrid_note_free(block: *mut c_void) {
+    let block = block as usize;
+    if block <= CLAIMED {
+        return;
+    }
+    if let Some(slot) = slots_of(block).find(|&s| KEYS[s].load(Ordering::Acquire) == block) {
+        KEYS[slot].store(FREED, Ordering::Release);
+    }
+}
+
+/// The size of the live block that starts at `buffer`, if it is listed.
+pub fn block_size(buffer: *const c_void) -> Option<usize> {
+    if NOTED.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let block = buffer as usize;
+    for slot in slots_of(block) {
+        match KEYS[slot].load(Ordering::Acquire) {
+            EMPTY => return None,
+            key if key == block => {
+                let size = SIZES[slot].load(Ordering::Relaxed);
+                // Still the same block after reading its size.
+                return (KEYS[slot].load(Ordering::Acquire) == block).then_some(size);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The bytes from a buffer's address that `count` elements of `datatype`
+/// cover (the last element's true end), or `None` when MPI cannot say.
+fn bytes_covered(count: c_int, datatype: MPI_Datatype) -> Option<usize> {
+    if count <= 0 {
+        return Some(0);
+    }
+    let (mut lb, mut extent, mut true_lb, mut true_extent): (
+        MPI_Count,
+        MPI_Count,
+        MPI_Count,
+        MPI_Count,
+    ) = (0, 0, 0, 0);
+    // SAFETY: valid out-parameters; an invalid datatype returns an error
+    // (the runtime sets MPI_ERRORS_RETURN), which is then not checked here.
+    let ok = unsafe {
+        mpi_sys::PMPI_Type_get_extent_x(datatype, &mut lb, &mut extent) == SUCCESS
+            && mpi_sys::PMPI_Type_get_true_extent_x(datatype, &mut true_lb, &mut true_extent)
+                == SUCCESS
+    };
+    if !ok {
+        return None;
+    }
+    let end =
+        i128::from(true_lb) + i128::from(count - 1) * i128::from(extent) + i128::from(true_extent);
+    usize::try_from(end).ok()
+}
+
+/// Records a [`LocalCheck::HeapOverflow`] at the current call when
+/// `count` elements of `datatype` from `buffer` reach past the end of the
+/// heap block `buffer` starts. Call before the call goes to MPI.
+pub fn check_fits(buffer: *const c_void, count: c_int, datatype: MPI_Datatype, access: Access) {
+    let Some(size) = block_size(buffer) else {
+        return;
+    };
+    let Some(covered) = bytes_covered(count, datatype) else {
+        return;
+    };
+    if covered > size {
+        checks::report(
+            LocalCheck::HeapOverflow,
+            crate::record::peek_site(),
+            size as u64,
+            count,
+            access as i32,
+            covered as u64,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_found_until_freed_and_replaced_when_reused() {
+        let a = 0x7000_0000_1000usize as *mut c_void;
+        let b = 0x7000_0000_2000usize as *mut c_void;
+        mbhybrid_note_alloc(a, 4000);
+        mbhybrid_note_alloc(b, 16);
+        assert_eq!(block_size(a), Some(4000));
+        assert_eq!(block_size(b), Some(16));
+        assert_eq!(block_size((a as usize + 16) as *const c_void), None);
+        mbhybrid_note_free(a);
+        assert_eq!(block_size(a), None);
+        assert_eq!(
+            block_size(b),
+            Some(16),
+            "a freed slot does not end the probe"
+        );
+        mbhybrid_note_alloc(b, 64);
+        assert_eq!(block_size(b), Some(64), "a block whose free was not seen");
+        mbhybrid_note_alloc(std::ptr::null_mut(), 10);
+        assert_eq!(block_size(std::ptr::null()), None);
+    }
+}
