@@ -30,6 +30,7 @@
 
 use crate::consts::{in_place, SUCCESS};
 use crate::engine::{pair_term, Coll, Rt};
+use crate::heap::{check_fits, Access};
 use crate::state::{self, active};
 use crate::typesig::{Shape, Sig};
 use mbh_trace::OpKind;
@@ -366,7 +367,8 @@ macro_rules! collectives {
             count: $count:expr,
             datatype: $datatype:expr,
             data: |$rt:ident| $data:expr
-            $(, pairs: $pairs:expr)? $(,)?
+            $(, pairs: $pairs:expr)?
+            $(, buffers: $buffers:expr)? $(,)?
         }
     )*) => { $(
         #[doc = concat!("The body of `", stringify!($kind), "`'s export.")]
@@ -375,6 +377,7 @@ macro_rules! collectives {
                 // SAFETY: the caller's arguments, passed on unchanged.
                 return unsafe { mpi_sys::$pmpi($($arg),*) };
             }
+            $($buffers;)?
             state::with(|$rt| {
                 let c = Coll {
                     kind: OpKind::$kind,
@@ -398,6 +401,7 @@ macro_rules! collectives {
                 // SAFETY: the caller's arguments, passed on unchanged.
                 return unsafe { mpi_sys::$ipmpi($($arg,)* request) };
             }
+            $($buffers;)?
             state::with(|$rt| {
                 let c = Coll {
                     kind: OpKind::$ikind,
@@ -450,6 +454,7 @@ collectives! {
         count: count,
         datatype: datatype,
         data: |rt| rt.data_word(count, datatype),
+        buffers: check_fits(buffer, count, datatype, Access::ReadWrite),
     }
 
     reduce, ireduce => PMPI_Reduce, PMPI_Ireduce(
@@ -481,6 +486,10 @@ collectives! {
         count: count,
         datatype: datatype,
         data: |rt| reduction_word(rt, count, datatype, op),
+        buffers: {
+            check_fits(sendbuf, count, datatype, Access::Read);
+            check_fits(recvbuf, count, datatype, Access::Write);
+        },
     }
 
     scan, iscan => PMPI_Scan, PMPI_Iscan(

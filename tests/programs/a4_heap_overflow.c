@@ -6,7 +6,8 @@
  * from the command line's default); the runtime learns it from the notes
  * `mbhybrid build` inserts after each allocation. The other calls use
  * their blocks correctly: a calloc'ed block, a realloc'ed one, a block
- * freed and made again with another size. A derived datatype is checked
+ * freed and made again with another size, an in-place Allreduce and a
+ * Bcast that fill their blocks exactly. A derived datatype is checked
  * by its extent: 11 pairs of doubles do not fit in 20 doubles. */
 #include <mpi.h>
 #include <stdio.h>
@@ -37,6 +38,8 @@ int main(int argc, char **argv) {
     MPI_Recv(grown, 11, pair, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // expect: buffer-overflow rank=1
     printf("got %d\n", buf[99]);
   }
+  MPI_Allreduce(MPI_IN_PLACE, d, 40, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Bcast(grown, 20, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   free(buf);
   free(d);
   free(grown);
