@@ -75,13 +75,21 @@ fn runtime_dir(dir: &Path) -> PathBuf {
         return built;
     }
     eprintln!("no {RUNTIME_LIB} in {}: using a stand-in", built.display());
-    shared_library(dir, "unsigned mbhybrid_site;\n")
+    shared_library(dir, STAND_IN)
 }
+
+/// What every stand-in runtime defines: the site register and the heap
+/// notes `build` inserts around allocations (issue 18), which do nothing.
+const STAND_IN: &str = "unsigned mbhybrid_site;\n\
+void mbhybrid_note_alloc(void *block, unsigned long size) { (void)block; (void)size; }\n\
+void mbhybrid_note_free(void *block) { (void)block; }\n";
 
 /// A runtime that prints, for a few calls, the site id it finds.
 const SPY: &str = r#"
 #include <mpi.h>
 #include <stdio.h>
+void mbhybrid_note_alloc(void *block, unsigned long size) { (void)block; (void)size; }
+void mbhybrid_note_free(void *block) { (void)block; }
 unsigned mbhybrid_site;
 static void note(const char *call) {
   fprintf(stderr, "spy %s %u\n", call, mbhybrid_site);
@@ -801,6 +809,8 @@ const PCONTROL_SPY: &str = r#"
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
+void mbhybrid_note_alloc(void *block, unsigned long size) { (void)block; (void)size; }
+void mbhybrid_note_free(void *block) { (void)block; }
 unsigned mbhybrid_site;
 int MPI_Pcontrol(const int level, ...) {
   va_list ap;
