@@ -134,6 +134,23 @@ pub struct RuntimeConfig {
     pub buffering: Buffering,
     /// Forced matches; `None` for a free run.
     pub guidance: Option<Guidance>,
+    /// The room each buffer has in its object at the calls the static
+    /// analysis could not check itself (issue 18), for the runtime's check;
+    /// ordered by site and access.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buffer_rooms: Vec<RoomAtCall>,
+}
+
+/// The room of one buffer of one call, as the runtime needs it: a
+/// [`crate::static_report::BufferRoom`] without the names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RoomAtCall {
+    /// The call's site id.
+    pub site: u32,
+    /// Which of its buffers.
+    pub access: crate::static_report::BufferAccess,
+    /// Bytes from the buffer's address to the end of its object.
+    pub bytes: u64,
 }
 
 impl Default for RuntimeConfig {
@@ -144,6 +161,7 @@ impl Default for RuntimeConfig {
             clocks: Clocks::default(),
             buffering: Buffering::default(),
             guidance: None,
+            buffer_rooms: Vec::new(),
         }
     }
 }

@@ -81,6 +81,40 @@ pub struct StaticReport {
     /// count (issue 18). Absent in the tables of older builds.
     #[serde(default)]
     pub buffer_errors: Vec<BufferError>,
+    /// Buffers whose object the analysis knows, at calls whose count or
+    /// datatype it cannot check (a derived datatype, a count computed at
+    /// run time): the runtime checks those calls against the room left in
+    /// the object (issue 18). Absent in the tables of older builds.
+    #[serde(default)]
+    pub buffer_rooms: Vec<BufferRoom>,
+}
+
+/// How a call uses a buffer: which of its buffers a [`BufferRoom`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferAccess {
+    /// A send buffer: read.
+    Read,
+    /// A receive buffer: written.
+    Write,
+    /// One buffer both sent and received (`MPI_Bcast`,
+    /// `MPI_Sendrecv_replace`).
+    ReadWrite,
+}
+
+/// The room a call's buffer has in its object, known statically.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BufferRoom {
+    /// The call's site id.
+    pub site: u32,
+    /// Which of the call's buffers.
+    pub access: BufferAccess,
+    /// Bytes from the buffer's address to the end of its object.
+    pub bytes: u64,
+    /// The object as the source names it (`p`, `grid`).
+    pub object: String,
+    /// Where the object is declared, when debug information says.
+    pub declared: Option<Span>,
 }
 
 /// What is wrong with a call's buffer argument.

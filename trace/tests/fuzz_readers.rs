@@ -802,6 +802,7 @@ fn static_report() -> impl Strategy<Value = StaticReport> {
                 unsupported,
                 notes,
                 buffer_errors: Vec::new(),
+                buffer_rooms: Vec::new(),
             },
         )
 }
