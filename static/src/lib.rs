@@ -100,6 +100,7 @@
 //!     status_size: 20,
 //!     status_source: 8,
 //!     status_tag: 12,
+//!     datatypes: Vec::new(),
 //! };
 //! let source = std::path::PathBuf::from("master.ll");
 //! let inputs = [AnalysisInput { module: &module, source: &source }];
@@ -185,7 +186,7 @@ mod taint;
 pub use analysis::{
     analyze, Analysis, AnalysisInput, EdgeMarkers, Marker, ModulePlan, Placement, ZoneStart,
 };
-pub use consts::{ConstValue, ConstantsError, MpiConstants};
+pub use consts::{ConstValue, ConstantsError, Datatype, DatatypeClass, MpiConstants};
 pub use error::LoadError;
 pub use module::Module;
 pub use sites::{indirect_calls, mpi_call_sites, IndirectCall, MpiCallSite, SourceLocation};

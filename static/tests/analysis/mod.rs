@@ -20,6 +20,7 @@ pub fn mpich() -> MpiConstants {
         status_size: 20,
         status_source: 8,
         status_tag: 12,
+        datatypes: Vec::new(),
     }
 }
 
@@ -364,7 +365,19 @@ fn constants_come_from_the_installed_mpi() {
     assert!(status.success());
     let context = Context::create();
     let consts = MpiConstants::from_probe(&Module::load(&context, &out).unwrap()).unwrap();
-    assert_eq!(consts, mpich());
+    // MPICH's datatype handles are integers (`MPI_INT` is 0x4c000405).
+    let int = consts
+        .datatypes
+        .iter()
+        .find(|d| d.name == "MPI_INT")
+        .unwrap();
+    assert_eq!((&int.value, int.size), (&ConstValue::Int(0x4c00_0405), 4));
+    assert_eq!(consts.datatypes.len(), 33, "every datatype of the probe");
+    let without_datatypes = MpiConstants {
+        datatypes: Vec::new(),
+        ..consts
+    };
+    assert_eq!(without_datatypes, mpich());
     // A module without the probe's globals is refused, naming the global.
     let empty = Module::parse(&context, "empty.ll", b"").unwrap();
     let err = MpiConstants::from_probe(&empty).unwrap_err();
