@@ -33,7 +33,6 @@
 //!     be `MPI_ANY_SOURCE` or whose tag is or may be `MPI_ANY_TAG`
 //!     (anything not resolved to a constant may be), and `MPI_Waitany`,
 //!     `MPI_Testany`, `MPI_Waitsome`, `MPI_Testsome`;
-//!
 //!   and, over the call graph (petgraph; calls through pointers marked
 //!   unknown):
 //!   - which functions contain wildcard sites, directly or through calls;
@@ -176,6 +175,7 @@ mod analysis;
 mod cfg;
 mod consts;
 mod debug_loc;
+mod dwarf;
 mod error;
 mod ir;
 mod module;
