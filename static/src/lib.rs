@@ -33,6 +33,15 @@
 //!     be `MPI_ANY_SOURCE` or whose tag is or may be `MPI_ANY_TAG`
 //!     (anything not resolved to a constant may be), and `MPI_Waitany`,
 //!     `MPI_Testany`, `MPI_Waitsome`, `MPI_Testsome`;
+//!   - every buffer argument against its datatype and count (issue 18,
+//!     [`StaticReport::buffer_errors`](mbh_trace::static_report::StaticReport::buffer_errors)):
+//!     the object the buffer points into is found through casts, offsets
+//!     and pointer variables, its C type read from debug information, and
+//!     a predefined datatype that clearly disagrees with it (`int` with
+//!     `MPI_DOUBLE`), or a constant count that reaches past its end, is
+//!     reported; anything uncertain is left silent (see the `buffers`
+//!     module);
+//!
 //!   and, over the call graph (petgraph; calls through pointers marked
 //!   unknown):
 //!   - which functions contain wildcard sites, directly or through calls;
@@ -131,6 +140,10 @@
 //!   does not model, or through side effects of the C library functions it
 //!   takes as harmless (`printf`, math). The runtime honours the markers
 //!   only under `--loop-abstraction auto|all`.
+//! * A buffer error is reported only where the object, the datatype and
+//!   (for overflows) the count are all known statically; the absence of
+//!   one says nothing about buffers reached through `void *`, structures,
+//!   derived datatypes, unknown counts or root-only collective buffers.
 //! * A zone is a syntactic region between boundary calls; bounded mixing
 //!   over zones is a search heuristic, and nothing here says zones are
 //!   independent.
@@ -172,6 +185,7 @@
 #![deny(missing_docs)]
 
 mod analysis;
+mod buffers;
 mod cfg;
 mod consts;
 mod debug_loc;

@@ -297,12 +297,18 @@ fn whole_program_across_modules() {
 
 /// Compiles C `code` with clang-16 and the installed MPI's flags, and
 /// analyses it with the installed MPI's constants.
-fn report_of_c(name: &str, code: &str) -> StaticReport {
+pub fn report_of_c(name: &str, code: &str) -> StaticReport {
+    report_of_c_with(name, code, &["mpicc", "-show-compile-info"])
+}
+
+/// [`report_of_c`] with the compile flags `flags_command` prints (the
+/// probe is compiled with them too).
+pub fn report_of_c_with(name: &str, code: &str, flags_command: &[&str]) -> StaticReport {
     let dir = tempfile::tempdir().unwrap();
     let c = dir.path().join(format!("{name}.c"));
     std::fs::write(&c, code).unwrap();
-    let flags = Command::new("mpicc")
-        .arg("-show-compile-info")
+    let flags = Command::new(flags_command[0])
+        .args(&flags_command[1..])
         .output()
         .expect("mpicc is installed (scripts/install-deps.sh)");
     let flags = String::from_utf8(flags.stdout).unwrap();
