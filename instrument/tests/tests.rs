@@ -572,6 +572,7 @@ fn mpich() -> mbh_static::MpiConstants {
         status_size: 20,
         status_source: 8,
         status_tag: 12,
+        datatypes: Vec::new(),
     }
 }
 

@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::InstructionValue;
 use mbh_trace::static_report::{
-    CallInfo, FunctionInfo, LoopDecision, LoopInfo, LoopMarker, Note, Span, StaticReport,
-    UnsupportedCall, WildcardKind, WildcardSite, ZoneInfo, PCONTROL_ABSTRACT_ENTER,
+    BufferError, CallInfo, FunctionInfo, LoopDecision, LoopInfo, LoopMarker, Note, Span,
+    StaticReport, UnsupportedCall, WildcardKind, WildcardSite, ZoneInfo, PCONTROL_ABSTRACT_ENTER,
     PCONTROL_ABSTRACT_EXIT, PCONTROL_LOOP_ENTER, PCONTROL_LOOP_EXIT,
 };
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 
+use crate::buffers;
 use crate::cfg::{Cfg, Loops};
 use crate::consts::{self, LocalVars, MpiConstants, Resolved};
 use crate::ir::{self, BlockId, Callee, Files, Function, FunctionRefs, InstId, Loc, Op, Term, Val};
@@ -163,12 +164,14 @@ pub fn analyze<'ctx>(
     let mut const_globals = Vec::new();
     let mut referenced: Vec<HashSet<String>> = Vec::new();
     let mut module_sites = Vec::new();
+    let mut globals = Vec::new();
     for (m, input) in inputs.iter().enumerate() {
         let read = ir::read_module(input.module, m, &mut files);
         fns.extend(read.functions);
         refs.extend(read.refs);
         const_globals.push(read.const_globals);
         referenced.push(read.referenced);
+        globals.push(read.globals);
         module_sites.push(mpi_call_sites(input.module));
     }
     let sources: Vec<PathBuf> = inputs
@@ -340,6 +343,24 @@ pub fn analyze<'ctx>(
                 id += 1;
             }
             out
+        })
+        .collect();
+
+    // 5b. Buffer arguments against their datatype and object.
+    let buffer_findings: Vec<Vec<(u32, InstId, buffers::Finding)>> = fns
+        .par_iter()
+        .enumerate()
+        .map(|(fi, f)| {
+            let vars = &locals[fi].vars;
+            sites[fi]
+                .iter()
+                .flat_map(|s| {
+                    let call = (s.inst, s.name.as_str(), &s.func);
+                    buffers::check(&prog, f, vars, &globals[f.module], consts, call)
+                        .into_iter()
+                        .map(|finding| (s.id, s.inst, finding))
+                })
+                .collect()
         })
         .collect();
 
@@ -749,6 +770,20 @@ pub fn analyze<'ctx>(
                     reason: reason.to_owned(),
                 });
             }
+        }
+        for (site, inst, b) in &buffer_findings[fi] {
+            report.buffer_errors.push(BufferError {
+                site: *site,
+                call: f.callee(*inst).unwrap_or_default().to_owned(),
+                function: f.shown_name().into_owned(),
+                span: span(f, f.insts[*inst as usize].loc),
+                kind: b.kind,
+                argument: b.argument.to_owned(),
+                object: b.object.clone(),
+                declared: b.declared.map(|d| span(f, Some(d))),
+                datatype: b.datatype.clone(),
+                message: b.message.clone(),
+            });
         }
         // Zones.
         for z in &zone_facts[fi] {

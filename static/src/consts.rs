@@ -51,7 +51,91 @@ pub struct MpiConstants {
     pub status_source: u64,
     /// `offsetof(MPI_Status, MPI_TAG)`.
     pub status_tag: u64,
+    /// The predefined datatypes the buffer check knows
+    /// ([`MpiConstants::datatype`]), with their handles and sizes from
+    /// the installed `mpi.h`; empty leaves buffers unchecked.
+    pub datatypes: Vec<Datatype>,
 }
+
+/// What C values a predefined datatype describes, as far as telling a
+/// clearly wrong buffer apart is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DatatypeClass {
+    /// Integers of either signedness (`MPI_INT`, `MPI_UNSIGNED_LONG`,
+    /// `MPI_INT64_T`, `MPI_AINT`, `MPI_WCHAR`).
+    Integer,
+    /// Characters (`MPI_CHAR`, `MPI_SIGNED_CHAR`, `MPI_UNSIGNED_CHAR`).
+    Char,
+    /// `MPI_C_BOOL`.
+    Bool,
+    /// Floating point (`MPI_FLOAT`, `MPI_DOUBLE`, `MPI_LONG_DOUBLE`).
+    Float,
+    /// Complex (`MPI_C_DOUBLE_COMPLEX`).
+    Complex,
+    /// Raw bytes (`MPI_BYTE`, `MPI_PACKED`): any object may be viewed so.
+    Untyped,
+}
+
+/// One predefined datatype of the installed MPI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Datatype {
+    /// Its handle as it appears in IR.
+    pub value: ConstValue,
+    /// Its name (`MPI_DOUBLE`).
+    pub name: String,
+    /// The size of one element in bytes (`sizeof` of its C type).
+    pub size: u64,
+    /// What it describes.
+    pub class: DatatypeClass,
+}
+
+/// The predefined datatypes the probe asks about: name, the probe's key
+/// (`mbh_dt_KEY`, `mbh_dt_KEY_size`), class. The names and classes are the
+/// MPI standard's; handles and sizes come from the installed `mpi.h`.
+/// Where two names share a handle (`MPI_LONG_LONG`, `MPI_LONG_LONG_INT`),
+/// the first is the one reports show.
+const DATATYPES: &[(&str, &str, DatatypeClass)] = {
+    use DatatypeClass::*;
+    &[
+        ("MPI_CHAR", "char", Char),
+        ("MPI_SIGNED_CHAR", "signed_char", Char),
+        ("MPI_UNSIGNED_CHAR", "unsigned_char", Char),
+        ("MPI_BYTE", "byte", Untyped),
+        ("MPI_PACKED", "packed", Untyped),
+        ("MPI_SHORT", "short", Integer),
+        ("MPI_UNSIGNED_SHORT", "unsigned_short", Integer),
+        ("MPI_INT", "int", Integer),
+        ("MPI_UNSIGNED", "unsigned", Integer),
+        ("MPI_LONG", "long", Integer),
+        ("MPI_UNSIGNED_LONG", "unsigned_long", Integer),
+        ("MPI_LONG_LONG", "long_long", Integer),
+        ("MPI_LONG_LONG_INT", "long_long_int", Integer),
+        ("MPI_UNSIGNED_LONG_LONG", "unsigned_long_long", Integer),
+        ("MPI_INT8_T", "int8", Integer),
+        ("MPI_INT16_T", "int16", Integer),
+        ("MPI_INT32_T", "int32", Integer),
+        ("MPI_INT64_T", "int64", Integer),
+        ("MPI_UINT8_T", "uint8", Integer),
+        ("MPI_UINT16_T", "uint16", Integer),
+        ("MPI_UINT32_T", "uint32", Integer),
+        ("MPI_UINT64_T", "uint64", Integer),
+        ("MPI_AINT", "aint", Integer),
+        ("MPI_OFFSET", "offset", Integer),
+        ("MPI_COUNT", "count", Integer),
+        ("MPI_WCHAR", "wchar", Integer),
+        ("MPI_C_BOOL", "c_bool", Bool),
+        ("MPI_FLOAT", "float", Float),
+        ("MPI_DOUBLE", "double", Float),
+        ("MPI_LONG_DOUBLE", "long_double", Float),
+        ("MPI_C_FLOAT_COMPLEX", "c_float_complex", Complex),
+        ("MPI_C_DOUBLE_COMPLEX", "c_double_complex", Complex),
+        (
+            "MPI_C_LONG_DOUBLE_COMPLEX",
+            "c_long_double_complex",
+            Complex,
+        ),
+    ]
+};
 
 /// Why [`MpiConstants::from_probe`] failed.
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +156,7 @@ impl MpiConstants {
     /// initializer, for [`MpiConstants::from_probe`].
     pub const PROBE_C: &'static str = r#"#include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 int mbh_any_source = MPI_ANY_SOURCE;
 int mbh_any_tag = MPI_ANY_TAG;
 int mbh_proc_null = MPI_PROC_NULL;
@@ -79,6 +164,72 @@ MPI_Comm mbh_comm_world = MPI_COMM_WORLD;
 unsigned long mbh_status_size = sizeof(MPI_Status);
 unsigned long mbh_status_source = offsetof(MPI_Status, MPI_SOURCE);
 unsigned long mbh_status_tag = offsetof(MPI_Status, MPI_TAG);
+MPI_Datatype mbh_dt_char = MPI_CHAR;
+unsigned long mbh_dt_char_size = sizeof(char);
+MPI_Datatype mbh_dt_signed_char = MPI_SIGNED_CHAR;
+unsigned long mbh_dt_signed_char_size = sizeof(signed char);
+MPI_Datatype mbh_dt_unsigned_char = MPI_UNSIGNED_CHAR;
+unsigned long mbh_dt_unsigned_char_size = sizeof(unsigned char);
+MPI_Datatype mbh_dt_byte = MPI_BYTE;
+unsigned long mbh_dt_byte_size = sizeof(unsigned char);
+MPI_Datatype mbh_dt_packed = MPI_PACKED;
+unsigned long mbh_dt_packed_size = sizeof(unsigned char);
+MPI_Datatype mbh_dt_short = MPI_SHORT;
+unsigned long mbh_dt_short_size = sizeof(short);
+MPI_Datatype mbh_dt_unsigned_short = MPI_UNSIGNED_SHORT;
+unsigned long mbh_dt_unsigned_short_size = sizeof(unsigned short);
+MPI_Datatype mbh_dt_int = MPI_INT;
+unsigned long mbh_dt_int_size = sizeof(int);
+MPI_Datatype mbh_dt_unsigned = MPI_UNSIGNED;
+unsigned long mbh_dt_unsigned_size = sizeof(unsigned);
+MPI_Datatype mbh_dt_long = MPI_LONG;
+unsigned long mbh_dt_long_size = sizeof(long);
+MPI_Datatype mbh_dt_unsigned_long = MPI_UNSIGNED_LONG;
+unsigned long mbh_dt_unsigned_long_size = sizeof(unsigned long);
+MPI_Datatype mbh_dt_long_long = MPI_LONG_LONG;
+unsigned long mbh_dt_long_long_size = sizeof(long long);
+MPI_Datatype mbh_dt_long_long_int = MPI_LONG_LONG_INT;
+unsigned long mbh_dt_long_long_int_size = sizeof(long long);
+MPI_Datatype mbh_dt_unsigned_long_long = MPI_UNSIGNED_LONG_LONG;
+unsigned long mbh_dt_unsigned_long_long_size = sizeof(unsigned long long);
+MPI_Datatype mbh_dt_int8 = MPI_INT8_T;
+unsigned long mbh_dt_int8_size = sizeof(int8_t);
+MPI_Datatype mbh_dt_int16 = MPI_INT16_T;
+unsigned long mbh_dt_int16_size = sizeof(int16_t);
+MPI_Datatype mbh_dt_int32 = MPI_INT32_T;
+unsigned long mbh_dt_int32_size = sizeof(int32_t);
+MPI_Datatype mbh_dt_int64 = MPI_INT64_T;
+unsigned long mbh_dt_int64_size = sizeof(int64_t);
+MPI_Datatype mbh_dt_uint8 = MPI_UINT8_T;
+unsigned long mbh_dt_uint8_size = sizeof(uint8_t);
+MPI_Datatype mbh_dt_uint16 = MPI_UINT16_T;
+unsigned long mbh_dt_uint16_size = sizeof(uint16_t);
+MPI_Datatype mbh_dt_uint32 = MPI_UINT32_T;
+unsigned long mbh_dt_uint32_size = sizeof(uint32_t);
+MPI_Datatype mbh_dt_uint64 = MPI_UINT64_T;
+unsigned long mbh_dt_uint64_size = sizeof(uint64_t);
+MPI_Datatype mbh_dt_aint = MPI_AINT;
+unsigned long mbh_dt_aint_size = sizeof(MPI_Aint);
+MPI_Datatype mbh_dt_offset = MPI_OFFSET;
+unsigned long mbh_dt_offset_size = sizeof(MPI_Offset);
+MPI_Datatype mbh_dt_count = MPI_COUNT;
+unsigned long mbh_dt_count_size = sizeof(MPI_Count);
+MPI_Datatype mbh_dt_wchar = MPI_WCHAR;
+unsigned long mbh_dt_wchar_size = sizeof(wchar_t);
+MPI_Datatype mbh_dt_c_bool = MPI_C_BOOL;
+unsigned long mbh_dt_c_bool_size = sizeof(_Bool);
+MPI_Datatype mbh_dt_float = MPI_FLOAT;
+unsigned long mbh_dt_float_size = sizeof(float);
+MPI_Datatype mbh_dt_double = MPI_DOUBLE;
+unsigned long mbh_dt_double_size = sizeof(double);
+MPI_Datatype mbh_dt_long_double = MPI_LONG_DOUBLE;
+unsigned long mbh_dt_long_double_size = sizeof(long double);
+MPI_Datatype mbh_dt_c_float_complex = MPI_C_FLOAT_COMPLEX;
+unsigned long mbh_dt_c_float_complex_size = sizeof(float _Complex);
+MPI_Datatype mbh_dt_c_double_complex = MPI_C_DOUBLE_COMPLEX;
+unsigned long mbh_dt_c_double_complex_size = sizeof(double _Complex);
+MPI_Datatype mbh_dt_c_long_double_complex = MPI_C_LONG_DOUBLE_COMPLEX;
+unsigned long mbh_dt_c_long_double_complex_size = sizeof(long double _Complex);
 "#;
 
     /// Reads the constants from the IR of [`MpiConstants::PROBE_C`].
@@ -126,7 +277,28 @@ unsigned long mbh_status_tag = offsetof(MPI_Status, MPI_TAG);
             status_size: size("mbh_status_size")?.max(1),
             status_source: size("mbh_status_source")?,
             status_tag: size("mbh_status_tag")?,
+            // A datatype the probe lacks is left out: its buffers go
+            // unchecked, which is never a false alarm.
+            datatypes: DATATYPES
+                .iter()
+                .filter_map(|&(name, key, class)| {
+                    let value = get(&format!("mbh_dt_{key}")).ok()?;
+                    let size = size(&format!("mbh_dt_{key}_size")).ok()?;
+                    Some(Datatype {
+                        value,
+                        name: name.to_owned(),
+                        size,
+                        class,
+                    })
+                })
+                .collect(),
         })
+    }
+
+    /// The predefined datatype whose handle is `value`, if the probe knew
+    /// it (the first name, when several share the handle).
+    pub fn datatype(&self, value: &ConstValue) -> Option<&Datatype> {
+        self.datatypes.iter().find(|d| d.value == *value)
     }
 
     /// How `value` reads as a source argument (`MPI_ANY_SOURCE`, `3`).
@@ -183,6 +355,14 @@ impl Resolved {
         match self {
             Resolved::OneOf(set) => set.contains(value),
             Resolved::Unknown => true,
+        }
+    }
+
+    /// The constant it surely is, if one.
+    pub fn single(&self) -> Option<&ConstValue> {
+        match self {
+            Resolved::OneOf(set) if set.len() == 1 => set.iter().next(),
+            _ => None,
         }
     }
 

@@ -20,6 +20,7 @@ use llvm_sys::prelude::{LLVMBasicBlockRef, LLVMMetadataRef, LLVMValueRef};
 use llvm_sys::target::{LLVMABISizeOfType, LLVMGetModuleDataLayout, LLVMOffsetOfElement};
 use llvm_sys::{LLVMLinkage, LLVMOpcode, LLVMTypeKind};
 
+use crate::dwarf::{CType, DebugInfo};
 use crate::Module;
 
 /// Index of an instruction in [`Function::insts`].
@@ -145,6 +146,15 @@ pub(crate) struct Block {
     pub loop_loc: Option<(Loc, Option<Loc>)>,
 }
 
+/// A source variable an `alloca` or a global holds, from debug info.
+#[derive(Debug, Clone)]
+pub(crate) struct VarInfo {
+    pub name: String,
+    /// Where it is declared (column 0).
+    pub decl: Option<Loc>,
+    pub ty: CType,
+}
+
 /// One defined function.
 #[derive(Debug, Clone)]
 pub(crate) struct Function {
@@ -155,6 +165,8 @@ pub(crate) struct Function {
     pub internal: bool,
     pub blocks: Vec<Block>,
     pub insts: Vec<Inst>,
+    /// The variables of its `alloca`s that `llvm.dbg.declare` describes.
+    pub vars: HashMap<InstId, VarInfo>,
 }
 
 impl Function {
@@ -219,6 +231,8 @@ pub(crate) struct ModuleIr<'ctx> {
     /// Functions whose address appears in a global's initializer (tables
     /// of function pointers): they may be called from anywhere.
     pub referenced: HashSet<String>,
+    /// Global variables described by debug info, by IR name.
+    pub globals: HashMap<String, VarInfo>,
 }
 
 /// Reads every defined function of `module` (module number `index`).
@@ -228,7 +242,9 @@ pub(crate) fn read_module<'ctx>(
     files: &mut Files,
 ) -> ModuleIr<'ctx> {
     let raw = module.llvm().as_mut_ptr();
+    let debug = DebugInfo::parse(&module.llvm().print_to_string().to_string_lossy());
     let mut reader = Reader {
+        debug: &debug,
         files,
         file_cache: HashMap::new(),
         // SAFETY: the module is live; its data layout is owned by it and
@@ -248,6 +264,7 @@ pub(crate) fn read_module<'ctx>(
     let mut refs = Vec::new();
     let mut const_globals = HashMap::new();
     let mut referenced = HashSet::new();
+    let mut globals = HashMap::new();
     // SAFETY: every LLVM reference below comes from walking this live
     // module's lists; values are only read.
     unsafe {
@@ -267,13 +284,17 @@ pub(crate) fn read_module<'ctx>(
                 if !init.is_null() {
                     functions_in(init, &mut referenced);
                 }
+                let name = value_name(g);
+                if let Some(var) = debug.global(&name).and_then(|n| reader.var_info(n)) {
+                    globals.insert(name, var);
+                }
             }
             g = LLVMGetNextGlobal(g);
         }
         let mut f = LLVMGetFirstFunction(raw);
         while !f.is_null() {
             if LLVMIsDeclaration(f) == 0 {
-                let (function, function_refs) = reader.function(f, index);
+                let (function, function_refs) = reader.function(f, index, functions.len());
                 functions.push(function);
                 refs.push(function_refs);
             }
@@ -285,6 +306,7 @@ pub(crate) fn read_module<'ctx>(
         refs,
         const_globals,
         referenced,
+        globals,
     }
 }
 
@@ -319,6 +341,7 @@ unsafe fn functions_in(c: LLVMValueRef, out: &mut HashSet<String>) {
 }
 
 struct Reader<'a> {
+    debug: &'a DebugInfo,
     files: &'a mut Files,
     file_cache: HashMap<LLVMMetadataRef, u32>,
     layout: llvm_sys::target::LLVMTargetDataRef,
@@ -327,12 +350,57 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// Variable node `node` of the module's debug info, its file interned.
+    fn var_info(&mut self, node: u32) -> Option<VarInfo> {
+        let var = self.debug.variable(node)?;
+        let decl = (var.line > 0).then(|| Loc {
+            file: self.files.intern(var.file),
+            line: var.line,
+            column: 0,
+        });
+        Some(VarInfo {
+            name: var.name,
+            decl,
+            ty: var.ty,
+        })
+    }
+
+    /// The variables of `declares` (each `llvm.dbg.declare` of defined
+    /// function number `ordinal`, in order: its alloca and variable name),
+    /// paired with the debug info's list for that function. Nothing when
+    /// the two disagree (a count or a name), rather than a wrong pairing.
+    fn declared_vars(
+        &mut self,
+        ordinal: usize,
+        declares: &[Option<(InstId, String)>],
+    ) -> HashMap<InstId, VarInfo> {
+        let nodes = self.debug.declares(ordinal).to_vec();
+        let mut vars = HashMap::new();
+        if nodes.len() != declares.len() {
+            return vars;
+        }
+        for (declare, node) in declares.iter().zip(nodes) {
+            let (Some((alloca, name)), Some(node)) = (declare, node) else {
+                continue;
+            };
+            match self.var_info(node) {
+                Some(var) if var.name == *name => {
+                    vars.insert(*alloca, var);
+                }
+                _ => return HashMap::new(),
+            }
+        }
+        vars
+    }
+
     /// # Safety
-    /// `f` must be a live function definition.
+    /// `f` must be a live function definition, defined function number
+    /// `ordinal` of its module.
     unsafe fn function<'ctx>(
         &mut self,
         f: LLVMValueRef,
         module: usize,
+        ordinal: usize,
     ) -> (Function, FunctionRefs<'ctx>) {
         // SAFETY: per this function's contract, and everything read is
         // reached from `f`.
@@ -375,7 +443,7 @@ impl Reader<'_> {
 
             let mut blocks = Vec::with_capacity(raw_blocks.len());
             let mut insts = Vec::with_capacity(raw_insts.len());
-            let mut var_names: Vec<(InstId, String)> = Vec::new();
+            let mut declares: Vec<Option<(InstId, String)>> = Vec::new();
             for (bi, &b) in raw_blocks.iter().enumerate() {
                 let first = insts.len() as InstId;
                 let mut i = LLVMGetFirstInstruction(b);
@@ -401,11 +469,9 @@ impl Reader<'_> {
                             let callee = callee(i);
                             if let Callee::Named(name) = &callee {
                                 if name == "llvm.dbg.declare" {
-                                    if let Some((alloca, var)) = dbg_declare(i) {
-                                        if let Some(&a) = inst_index.get(&alloca) {
-                                            var_names.push((a, var));
-                                        }
-                                    }
+                                    declares.push(dbg_declare(i).and_then(|(alloca, var)| {
+                                        Some((*inst_index.get(&alloca)?, var))
+                                    }));
                                 }
                             }
                             (Op::Call(callee), args)
@@ -483,11 +549,12 @@ impl Reader<'_> {
                     loop_loc,
                 });
             }
-            for (a, name) in var_names {
-                if let Op::Alloca(slot) = &mut insts[a as usize].op {
-                    slot.get_or_insert(name);
+            for (a, name) in declares.iter().flatten() {
+                if let Op::Alloca(slot) = &mut insts[*a as usize].op {
+                    slot.get_or_insert(name.clone());
                 }
             }
+            let vars = self.declared_vars(ordinal, &declares);
             // Value names (kept by `-fno-discard-value-names`) name allocas
             // that debug info does not.
             for (k, &raw) in raw_insts.iter().enumerate() {
@@ -504,6 +571,7 @@ impl Reader<'_> {
                 internal,
                 blocks,
                 insts,
+                vars,
             };
             let refs = FunctionRefs {
                 blocks: inkwell::values::FunctionValue::new(f)

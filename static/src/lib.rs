@@ -33,6 +33,14 @@
 //!     be `MPI_ANY_SOURCE` or whose tag is or may be `MPI_ANY_TAG`
 //!     (anything not resolved to a constant may be), and `MPI_Waitany`,
 //!     `MPI_Testany`, `MPI_Waitsome`, `MPI_Testsome`;
+//!   - every buffer argument against its datatype and count (issue 18,
+//!     [`StaticReport::buffer_errors`](mbh_trace::static_report::StaticReport::buffer_errors)):
+//!     the object the buffer points into is found through casts, offsets
+//!     and pointer variables, its C type read from debug information, and
+//!     a predefined datatype that clearly disagrees with it (`int` with
+//!     `MPI_DOUBLE`), or a constant count that reaches past its end, is
+//!     reported; anything uncertain is left silent (see the `buffers`
+//!     module);
 //!
 //!   and, over the call graph (petgraph; calls through pointers marked
 //!   unknown):
@@ -100,6 +108,7 @@
 //!     status_size: 20,
 //!     status_source: 8,
 //!     status_tag: 12,
+//!     datatypes: Vec::new(),
 //! };
 //! let source = std::path::PathBuf::from("master.ll");
 //! let inputs = [AnalysisInput { module: &module, source: &source }];
@@ -131,6 +140,10 @@
 //!   does not model, or through side effects of the C library functions it
 //!   takes as harmless (`printf`, math). The runtime honours the markers
 //!   only under `--loop-abstraction auto|all`.
+//! * A buffer error is reported only where the object, the datatype and
+//!   (for overflows) the count are all known statically; the absence of
+//!   one says nothing about buffers reached through `void *`, structures,
+//!   derived datatypes, unknown counts or root-only collective buffers.
 //! * A zone is a syntactic region between boundary calls; bounded mixing
 //!   over zones is a search heuristic, and nothing here says zones are
 //!   independent.
@@ -172,9 +185,11 @@
 #![deny(missing_docs)]
 
 mod analysis;
+mod buffers;
 mod cfg;
 mod consts;
 mod debug_loc;
+mod dwarf;
 mod error;
 mod ir;
 mod module;
@@ -185,7 +200,7 @@ mod taint;
 pub use analysis::{
     analyze, Analysis, AnalysisInput, EdgeMarkers, Marker, ModulePlan, Placement, ZoneStart,
 };
-pub use consts::{ConstValue, ConstantsError, MpiConstants};
+pub use consts::{ConstValue, ConstantsError, Datatype, DatatypeClass, MpiConstants};
 pub use error::LoadError;
 pub use module::Module;
 pub use sites::{indirect_calls, mpi_call_sites, IndirectCall, MpiCallSite, SourceLocation};

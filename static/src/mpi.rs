@@ -20,8 +20,12 @@ pub(crate) enum Role {
     Tag,
     /// Tag of a receive or probe.
     RecvTag,
-    /// Any other input: count, datatype, communicator, root, op, arrays of
-    /// counts.
+    /// The element count of the buffer before it.
+    Count,
+    /// The datatype of the buffer before it.
+    Datatype,
+    /// Any other input: communicator, root, op, arrays of counts or of
+    /// datatypes.
     In,
     /// A status read (`MPI_Get_count`).
     StatusIn,
@@ -52,6 +56,8 @@ impl Role {
                 | Role::Source
                 | Role::Tag
                 | Role::RecvTag
+                | Role::Count
+                | Role::Datatype
                 | Role::In
                 | Role::StatusIn
         )
@@ -109,10 +115,55 @@ impl MpiFunction {
         }
     }
 
+    /// The buffer arguments with their datatype argument and, when it is a
+    /// single number (not an array of counts), their count argument: the
+    /// first `Count` and the `Datatype` after the buffer (`MPI_Reduce`'s
+    /// two buffers share them).
+    pub fn buffers(&self) -> Vec<BufferArgs> {
+        let Some(roles) = &self.roles else {
+            return Vec::new();
+        };
+        let is_buf = |r: &Role| matches!(r, Role::SendBuf | Role::RecvBuf | Role::InOutBuf);
+        let mut out = Vec::new();
+        for (k, role) in roles.iter().enumerate().filter(|(_, r)| is_buf(r)) {
+            let mut count = None;
+            for (j, r) in roles.iter().enumerate().skip(k + 1) {
+                match r {
+                    Role::Count if count.is_none() => count = Some(j),
+                    Role::Datatype => {
+                        out.push(BufferArgs {
+                            role: *role,
+                            buffer: k,
+                            count,
+                            datatype: j,
+                        });
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
     /// The index of the first argument with role `role`.
     pub fn arg(&self, role: Role) -> Option<usize> {
         self.roles.as_ref()?.iter().position(|r| *r == role)
     }
+}
+
+/// One buffer argument of an MPI function, with the arguments that say
+/// what it holds ([`MpiFunction::buffers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BufferArgs {
+    /// `SendBuf`, `RecvBuf` or `InOutBuf`.
+    pub role: Role,
+    /// The buffer's argument index.
+    pub buffer: usize,
+    /// The count's, when it is one number.
+    pub count: Option<usize>,
+    /// The datatype's.
+    pub datatype: usize,
 }
 
 /// `MPI_Foo` for `MPI_Foo` and `PMPI_Foo`; `None` for other names.
@@ -127,38 +178,38 @@ pub(crate) fn is_mpi(name: &str) -> bool {
 }
 
 /// Signatures: class, zone boundary, roles (space separated codes:
-/// `sb rb ib d s t rt x si st ss rq ix is f o`).
+/// `sb rb ib c dt d s t rt x si st ss rq ix is f o`).
 const TABLE: &[(&str, CallClass, bool, &str)] = {
     use CallClass::*;
     &[
-        ("Send", Send, false, "sb x x d t x"),
-        ("Ssend", Send, false, "sb x x d t x"),
-        ("Bsend", Send, false, "sb x x d t x"),
-        ("Rsend", Send, false, "sb x x d t x"),
-        ("Isend", Send, false, "sb x x d t x rq"),
-        ("Issend", Send, false, "sb x x d t x rq"),
-        ("Ibsend", Send, false, "sb x x d t x rq"),
-        ("Irsend", Send, false, "sb x x d t x rq"),
-        ("Send_init", Send, false, "sb x x d t x rq"),
-        ("Ssend_init", Send, false, "sb x x d t x rq"),
-        ("Bsend_init", Send, false, "sb x x d t x rq"),
-        ("Rsend_init", Send, false, "sb x x d t x rq"),
-        ("Recv", Receive, false, "rb x x s rt x st"),
-        ("Irecv", Receive, false, "rb x x s rt x rq"),
-        ("Recv_init", Receive, false, "rb x x s rt x rq"),
-        ("Mrecv", Receive, false, "rb x x rq st"),
-        ("Imrecv", Receive, false, "rb x x rq rq"),
+        ("Send", Send, false, "sb c dt d t x"),
+        ("Ssend", Send, false, "sb c dt d t x"),
+        ("Bsend", Send, false, "sb c dt d t x"),
+        ("Rsend", Send, false, "sb c dt d t x"),
+        ("Isend", Send, false, "sb c dt d t x rq"),
+        ("Issend", Send, false, "sb c dt d t x rq"),
+        ("Ibsend", Send, false, "sb c dt d t x rq"),
+        ("Irsend", Send, false, "sb c dt d t x rq"),
+        ("Send_init", Send, false, "sb c dt d t x rq"),
+        ("Ssend_init", Send, false, "sb c dt d t x rq"),
+        ("Bsend_init", Send, false, "sb c dt d t x rq"),
+        ("Rsend_init", Send, false, "sb c dt d t x rq"),
+        ("Recv", Receive, false, "rb c dt s rt x st"),
+        ("Irecv", Receive, false, "rb c dt s rt x rq"),
+        ("Recv_init", Receive, false, "rb c dt s rt x rq"),
+        ("Mrecv", Receive, false, "rb c dt rq st"),
+        ("Imrecv", Receive, false, "rb c dt rq rq"),
         (
             "Sendrecv",
             SendReceive,
             false,
-            "sb x x d t rb x x s rt x st",
+            "sb c dt d t rb c dt s rt x st",
         ),
         (
             "Sendrecv_replace",
             SendReceive,
             false,
-            "ib x x d t s rt x st",
+            "ib c dt d t s rt x st",
         ),
         ("Probe", Probe, false, "s rt x st"),
         ("Iprobe", Probe, false, "s rt x f st"),
@@ -182,30 +233,35 @@ const TABLE: &[(&str, CallClass, bool, &str)] = {
         ("Get_elements_x", Other, false, "si x o"),
         ("Test_cancelled", Other, false, "si f"),
         ("Barrier", Collective, true, "x"),
-        ("Bcast", Collective, true, "ib x x x x"),
-        ("Reduce", Collective, true, "sb rb x x x x x"),
-        ("Allreduce", Collective, true, "sb rb x x x x"),
-        ("Scan", Collective, true, "sb rb x x x x"),
-        ("Exscan", Collective, true, "sb rb x x x x"),
-        ("Reduce_scatter", Collective, true, "sb rb x x x x"),
-        ("Reduce_scatter_block", Collective, true, "sb rb x x x x"),
-        ("Gather", Collective, true, "sb x x rb x x x x"),
-        ("Scatter", Collective, true, "sb x x rb x x x x"),
-        ("Allgather", Collective, true, "sb x x rb x x x"),
-        ("Alltoall", Collective, true, "sb x x rb x x x"),
-        ("Gatherv", Collective, true, "sb x x rb x x x x x"),
-        ("Scatterv", Collective, true, "sb x x x rb x x x x"),
-        ("Allgatherv", Collective, true, "sb x x rb x x x x"),
-        ("Alltoallv", Collective, true, "sb x x x rb x x x x"),
+        ("Bcast", Collective, true, "ib c dt x x"),
+        ("Reduce", Collective, true, "sb rb c dt x x x"),
+        ("Allreduce", Collective, true, "sb rb c dt x x"),
+        ("Scan", Collective, true, "sb rb c dt x x"),
+        ("Exscan", Collective, true, "sb rb c dt x x"),
+        ("Reduce_scatter", Collective, true, "sb rb x dt x x"),
+        ("Reduce_scatter_block", Collective, true, "sb rb c dt x x"),
+        ("Gather", Collective, true, "sb c dt rb c dt x x"),
+        ("Scatter", Collective, true, "sb c dt rb c dt x x"),
+        ("Allgather", Collective, true, "sb c dt rb c dt x"),
+        ("Alltoall", Collective, true, "sb c dt rb c dt x"),
+        ("Gatherv", Collective, true, "sb c dt rb x x dt x x"),
+        ("Scatterv", Collective, true, "sb x x dt rb c dt x x"),
+        ("Allgatherv", Collective, true, "sb c dt rb x x dt x"),
+        ("Alltoallv", Collective, true, "sb x x dt rb x x dt x"),
         ("Alltoallw", Collective, true, "sb x x x rb x x x x"),
-        ("Neighbor_allgather", Collective, true, "sb x x rb x x x"),
-        ("Neighbor_alltoall", Collective, true, "sb x x rb x x x"),
-        ("Neighbor_allgatherv", Collective, true, "sb x x rb x x x x"),
+        ("Neighbor_allgather", Collective, true, "sb c dt rb c dt x"),
+        ("Neighbor_alltoall", Collective, true, "sb c dt rb c dt x"),
+        (
+            "Neighbor_allgatherv",
+            Collective,
+            true,
+            "sb c dt rb x x dt x",
+        ),
         (
             "Neighbor_alltoallv",
             Collective,
             true,
-            "sb x x x rb x x x x",
+            "sb x x dt rb x x dt x",
         ),
         (
             "Neighbor_alltoallw",
@@ -255,6 +311,8 @@ fn parse_roles(sig: &str) -> Vec<Role> {
             "sb" => Role::SendBuf,
             "rb" => Role::RecvBuf,
             "ib" => Role::InOutBuf,
+            "c" => Role::Count,
+            "dt" => Role::Datatype,
             "d" => Role::Dest,
             "s" => Role::Source,
             "t" => Role::Tag,
@@ -374,5 +432,32 @@ mod tests {
         assert!(!is_any_completion("MPI_Waitall"));
         assert_eq!(base_name("PMPI_Send"), Some("MPI_Send"));
         assert_eq!(base_name("PMPIX_Send"), None);
+    }
+
+    /// `(buffer, count, datatype)` of each buffer argument.
+    fn buffers(name: &str) -> Vec<(usize, Option<usize>, usize)> {
+        lookup(name)
+            .unwrap()
+            .buffers()
+            .into_iter()
+            .map(|b| (b.buffer, b.count, b.datatype))
+            .collect()
+    }
+
+    #[test]
+    fn buffers_pair_with_their_count_and_datatype() {
+        assert_eq!(buffers("MPI_Send"), [(0, Some(1), 2)]);
+        assert_eq!(buffers("MPI_Sendrecv"), [(0, Some(1), 2), (5, Some(6), 7)]);
+        assert_eq!(buffers("MPI_Reduce"), [(0, Some(2), 3), (1, Some(2), 3)]);
+        assert_eq!(buffers("MPI_Igather"), [(0, Some(1), 2), (3, Some(4), 5)]);
+        // An array of counts is no count; the datatype still is one.
+        assert_eq!(buffers("MPI_Scatterv"), [(0, None, 3), (4, Some(5), 6)]);
+        assert_eq!(buffers("MPI_Allgatherv"), [(0, Some(1), 2), (3, None, 6)]);
+        // Arrays of datatypes: nothing to check.
+        assert_eq!(buffers("MPI_Alltoallw"), []);
+        assert_eq!(buffers("MPI_Win_fence"), []);
+        let bcast = lookup("MPI_Bcast").unwrap().buffers();
+        assert_eq!(bcast[0].role, Role::InOutBuf);
+        assert!(lookup("MPI_Send").unwrap().is_input(2));
     }
 }

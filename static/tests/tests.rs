@@ -8,6 +8,7 @@ use inkwell::context::Context;
 use mbh_static::{indirect_calls, mpi_call_sites, LoadError, Module, SourceLocation};
 
 mod analysis;
+mod buffers;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

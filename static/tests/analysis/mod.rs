@@ -20,6 +20,7 @@ pub fn mpich() -> MpiConstants {
         status_size: 20,
         status_source: 8,
         status_tag: 12,
+        datatypes: Vec::new(),
     }
 }
 
@@ -296,12 +297,18 @@ fn whole_program_across_modules() {
 
 /// Compiles C `code` with clang-16 and the installed MPI's flags, and
 /// analyses it with the installed MPI's constants.
-fn report_of_c(name: &str, code: &str) -> StaticReport {
+pub fn report_of_c(name: &str, code: &str) -> StaticReport {
+    report_of_c_with(name, code, &["mpicc", "-show-compile-info"])
+}
+
+/// [`report_of_c`] with the compile flags `flags_command` prints (the
+/// probe is compiled with them too).
+pub fn report_of_c_with(name: &str, code: &str, flags_command: &[&str]) -> StaticReport {
     let dir = tempfile::tempdir().unwrap();
     let c = dir.path().join(format!("{name}.c"));
     std::fs::write(&c, code).unwrap();
-    let flags = Command::new("mpicc")
-        .arg("-show-compile-info")
+    let flags = Command::new(flags_command[0])
+        .args(&flags_command[1..])
         .output()
         .expect("mpicc is installed (scripts/install-deps.sh)");
     let flags = String::from_utf8(flags.stdout).unwrap();
@@ -364,7 +371,19 @@ fn constants_come_from_the_installed_mpi() {
     assert!(status.success());
     let context = Context::create();
     let consts = MpiConstants::from_probe(&Module::load(&context, &out).unwrap()).unwrap();
-    assert_eq!(consts, mpich());
+    // MPICH's datatype handles are integers (`MPI_INT` is 0x4c000405).
+    let int = consts
+        .datatypes
+        .iter()
+        .find(|d| d.name == "MPI_INT")
+        .unwrap();
+    assert_eq!((&int.value, int.size), (&ConstValue::Int(0x4c00_0405), 4));
+    assert_eq!(consts.datatypes.len(), 33, "every datatype of the probe");
+    let without_datatypes = MpiConstants {
+        datatypes: Vec::new(),
+        ..consts
+    };
+    assert_eq!(without_datatypes, mpich());
     // A module without the probe's globals is refused, naming the global.
     let empty = Module::parse(&context, "empty.ll", b"").unwrap();
     let err = MpiConstants::from_probe(&empty).unwrap_err();
