@@ -8,7 +8,8 @@
 //! reports what the explored executions do.
 
 use crate::outcome::site_location;
-use mbh_trace::static_report::{BufferError, BufferErrorKind};
+use mbh_trace::rank_trace::Op;
+use mbh_trace::static_report::{BufferAccess, BufferError, BufferErrorKind, BufferRoom};
 use mbh_trace::{Finding, FindingKind, Location, RankTrace, Role, Severity, SiteTable};
 
 /// One finding per proven buffer error and rank whose trace made the call
@@ -85,6 +86,66 @@ fn access(error: &BufferError) -> &'static str {
         "receive buffer" => "written",
         _ => "read and written",
     }
+}
+
+/// The access of a runtime `BufferOverflow` record, from its `tag`'s low
+/// bits (mbh_trace::op::LocalCheck::BufferOverflow).
+pub fn overflow_access(tag: i32) -> BufferAccess {
+    match tag & 0xf {
+        0 => BufferAccess::Read,
+        1 => BufferAccess::Write,
+        _ => BufferAccess::ReadWrite,
+    }
+}
+
+/// What reports call the buffer of `access`.
+pub fn buffer_name(access: BufferAccess) -> &'static str {
+    match access {
+        BufferAccess::Read => "send buffer",
+        BufferAccess::Write => "receive buffer",
+        BufferAccess::ReadWrite => "buffer",
+    }
+}
+
+/// What the call does to the buffer of `access`.
+pub fn access_verb(access: BufferAccess) -> &'static str {
+    match access {
+        BufferAccess::Read => "read",
+        BufferAccess::Write => "written",
+        BufferAccess::ReadWrite => "read and written",
+    }
+}
+
+/// The static room a runtime `BufferOverflow` record was checked against,
+/// when its size came from the static analysis (the `tag`'s high bits).
+pub fn room_of<'a>(
+    sites: Option<&'a SiteTable>,
+    record: &Op,
+    access: BufferAccess,
+) -> Option<&'a BufferRoom> {
+    if record.tag >> 4 != 1 {
+        return None;
+    }
+    let analysis = sites?.analysis.as_ref()?;
+    analysis
+        .buffer_rooms
+        .iter()
+        .find(|room| room.site == record.site && room.access == access)
+}
+
+/// The declaration of a room's object, as a finding's second location.
+pub fn declaration(room: &BufferRoom, rank: i32) -> Option<Location> {
+    let declared = room.declared.as_ref()?;
+    Some(Location {
+        file: declared.file.clone(),
+        line: declared.line,
+        column: declared.column,
+        rank,
+        call: None,
+        function: None,
+        role: Role::Secondary,
+        label: format!("`{}` is declared here", room.object),
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use crate::launch::{self, Job};
 use crate::outcome::{self, Analysis, RunContext};
 use crate::session::Session;
 use anyhow::{Context, Result};
-use mbh_trace::config::{ForcedMatch, Guidance, RuntimeConfig};
+use mbh_trace::config::{ForcedMatch, Guidance, RoomAtCall, RuntimeConfig};
 use mbh_trace::layout::{InterleavingDir, ENV_HOLD_FAILED, ENV_TRACE_DIR, ENV_WATCH_PID};
 use mbh_trace::rank_trace::WildcardEvent;
 
@@ -23,13 +23,34 @@ pub struct Interleaving {
     pub deadlocked: bool,
 }
 
+/// The room of each buffer the static analysis knows at calls it could not
+/// check itself, for the runtime's check (issue 18), ordered as the
+/// runtime looks them up.
+fn buffer_rooms(session: &Session) -> Vec<RoomAtCall> {
+    let Some(analysis) = session.sites.as_ref().and_then(|s| s.analysis.as_ref()) else {
+        return Vec::new();
+    };
+    let mut rooms: Vec<RoomAtCall> = analysis
+        .buffer_rooms
+        .iter()
+        .map(|room| RoomAtCall {
+            site: room.site,
+            access: room.access,
+            bytes: room.bytes,
+        })
+        .collect();
+    rooms.sort();
+    rooms
+}
+
 /// Runs interleaving `n` in `dir` under `config`.
 pub fn run(
     session: &mut Session,
     n: u32,
     dir: InterleavingDir,
-    config: RuntimeConfig,
+    mut config: RuntimeConfig,
 ) -> Result<Interleaving> {
+    config.buffer_rooms = buffer_rooms(session);
     std::fs::create_dir_all(&dir.path).map_err(|e| crate::error::UsageError::RunDirUnwritable {
         path: dir.path.clone(),
         reason: e.to_string(),

@@ -623,28 +623,33 @@ fn local_check_findings(
                 "this request is inactive: no `MPI_Start` since it was created or last completed".to_string(),
                 "waiting on an inactive request is legal and returns at once with an empty status; if the program meant to communicate, call `MPI_Start` (or `MPI_Startall`) on the request before each wait",
             ),
-            // Issue 18: checked by the runtime against the heap block the
-            // buffer starts (runtime/src/heap.rs), before the call.
-            LocalCheck::HeapOverflow => {
-                let (buffer, verb) = match record.tag {
-                    0 => ("send buffer", "read"),
-                    1 => ("receive buffer", "written"),
-                    _ => ("buffer", "read and written"),
-                };
+            // Issue 18: checked by the runtime against the buffer's object
+            // (runtime/src/buffer_check.rs), before the call.
+            LocalCheck::BufferOverflow => {
+                let access = crate::buffer_findings::overflow_access(record.tag);
+                let buffer = crate::buffer_findings::buffer_name(access);
                 // The static analysis proved it already, with the object's
                 // name: that finding says it (src/buffer_findings.rs).
                 if proven_overflow(ctx.sites, record.site, buffer) {
                     continue;
                 }
+                let room = crate::buffer_findings::room_of(ctx.sites, record, access);
+                let object = room.map_or_else(
+                    || "the heap block".to_string(),
+                    |r| format!("`{}`", r.object),
+                );
                 (
                     FindingKind::BufferOverflow,
                     Severity::Error,
                     format!(
-                        "{call} {buffer} on rank {rank}: the heap block holds {} bytes but {} elements of the datatype need {}",
+                        "{call} {buffer} on rank {rank}: {object} holds {} bytes but {} elements of the datatype need {}",
                         record.request, record.peer, record.aux
                     ),
-                    format!("the {buffer} is {verb} past the end of its `malloc`ed block"),
-                    "make the count at most the block's size in elements, or allocate the block as large as the count",
+                    format!(
+                        "the {buffer} is {} past the end of {object}",
+                        crate::buffer_findings::access_verb(access)
+                    ),
+                    "make the count at most the buffer's size in elements, or the buffer as large as the count",
                 )
             }
             LocalCheck::AfterFinalize => (
@@ -748,6 +753,14 @@ fn local_check_findings(
             finding
                 .notes
                 .push("the receiver may get the old contents, the new ones, or a mix".to_string());
+        }
+        if check == LocalCheck::BufferOverflow {
+            let access = crate::buffer_findings::overflow_access(record.tag);
+            if let Some(declared) = crate::buffer_findings::room_of(ctx.sites, record, access)
+                .and_then(|room| crate::buffer_findings::declaration(room, rank))
+            {
+                finding.locations.push(declared);
+            }
         }
         if check == LocalCheck::MissingStart {
             // The `*_init` that made the request (`aux` = its record).

@@ -118,6 +118,23 @@ pub fn report(check: LocalCheck, site: u32, request: u64, peer: i32, tag: i32, a
     });
 }
 
+/// Records a [`LocalCheck::BufferOverflow`] at `site`: buffer `access`
+/// (0 read, 1 written, 2 both) of `count` elements covers `covered` bytes
+/// of an object of `size` (`origin` 0 a heap block, 1 a static object).
+pub fn report_overflow(site: u32, access: i32, count: i32, size: u64, covered: u64, origin: i32) {
+    record::append(|| RawOp {
+        kind: OpKind::LocalCheck as u16,
+        flags: flags::RETURNED,
+        site,
+        count: LocalCheck::BufferOverflow as i32,
+        request: size,
+        peer: count,
+        tag: access | (origin << 4),
+        aux: covered,
+        ..RawOp::default()
+    });
+}
+
 /// Records that the ranks of communicator `comm` disagree on their
 /// collective number `seq` (a [`LocalCheck::CollectiveMismatch`]): this
 /// rank's call is of kind `kind`, at `site`, record `request`.

@@ -1,8 +1,5 @@
 //! The sizes of the program's heap blocks, for the buffer check of issue
-//! 18: a call whose `count` elements of its datatype reach past the end of
-//! the `malloc`ed block its buffer starts is recorded
-//! ([`LocalCheck::HeapOverflow`]), before the call, even when the message
-//! that arrives is short.
+//! 18 ([`crate::buffer_check`]).
 //!
 //! `mbhybrid build` inserts a call of [`mbhybrid_note_alloc`] after each
 //! `malloc`, `calloc`, `realloc`, `aligned_alloc` and C++ `new` in the
@@ -19,11 +16,7 @@
 //! is published, so a reader that sees the key reads that block's size.
 //! Nothing here allocates, and nothing changes what the program computes.
 
-use crate::checks;
-use crate::consts::SUCCESS;
-use mbh_trace::op::LocalCheck;
-use mpi_sys::{MPI_Count, MPI_Datatype};
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Slots in the table: live blocks beyond it are not followed.
@@ -41,18 +34,6 @@ static KEYS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(EMPTY) }; SLOTS];
 static SIZES: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 /// Blocks noted, so a program that allocates nothing pays nothing.
 static NOTED: AtomicUsize = AtomicUsize::new(0);
-
-/// How a call uses its buffer ([`LocalCheck::HeapOverflow`]'s `tag`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i32)]
-pub enum Access {
-    /// A send: read.
-    Read = 0,
-    /// A receive: written.
-    Write = 1,
-    /// `MPI_Sendrecv_replace`, `MPI_Bcast`: both.
-    ReadWrite = 2,
-}
 
 fn first_slot(block: usize) -> usize {
     // Blocks are 16-aligned: the low bits carry nothing.
@@ -123,55 +104,6 @@ pub fn block_size(buffer: *const c_void) -> Option<usize> {
         }
     }
     None
-}
-
-/// The bytes from a buffer's address that `count` elements of `datatype`
-/// cover (the last element's true end), or `None` when MPI cannot say.
-fn bytes_covered(count: c_int, datatype: MPI_Datatype) -> Option<usize> {
-    if count <= 0 {
-        return Some(0);
-    }
-    let (mut lb, mut extent, mut true_lb, mut true_extent): (
-        MPI_Count,
-        MPI_Count,
-        MPI_Count,
-        MPI_Count,
-    ) = (0, 0, 0, 0);
-    // SAFETY: valid out-parameters; an invalid datatype returns an error
-    // (the runtime sets MPI_ERRORS_RETURN), which is then not checked here.
-    let ok = unsafe {
-        mpi_sys::PMPI_Type_get_extent_x(datatype, &mut lb, &mut extent) == SUCCESS
-            && mpi_sys::PMPI_Type_get_true_extent_x(datatype, &mut true_lb, &mut true_extent)
-                == SUCCESS
-    };
-    if !ok {
-        return None;
-    }
-    let end =
-        i128::from(true_lb) + i128::from(count - 1) * i128::from(extent) + i128::from(true_extent);
-    usize::try_from(end).ok()
-}
-
-/// Records a [`LocalCheck::HeapOverflow`] at the current call when
-/// `count` elements of `datatype` from `buffer` reach past the end of the
-/// heap block `buffer` starts. Call before the call goes to MPI.
-pub fn check_fits(buffer: *const c_void, count: c_int, datatype: MPI_Datatype, access: Access) {
-    let Some(size) = block_size(buffer) else {
-        return;
-    };
-    let Some(covered) = bytes_covered(count, datatype) else {
-        return;
-    };
-    if covered > size {
-        checks::report(
-            LocalCheck::HeapOverflow,
-            crate::record::peek_site(),
-            size as u64,
-            count,
-            access as i32,
-            covered as u64,
-        );
-    }
 }
 
 #[cfg(test)]

@@ -231,6 +231,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod before_init;
+mod buffer_check;
 mod callsite;
 mod checks;
 mod choice;

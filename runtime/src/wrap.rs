@@ -50,11 +50,11 @@ use crate::checks::{self, ResourceKind};
 use crate::consts::SUCCESS;
 use crate::engine::{PersistentOp, SendMode};
 use crate::handle::HandleBits;
-use crate::heap::Access;
 use crate::record::{self, TRACE};
 use crate::state::{self, active};
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{RankState, RawOp};
+use mbh_trace::static_report::BufferAccess as Access;
 use mbh_trace::OpKind;
 use mpi_sys::{
     MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Message, MPI_Op, MPI_Request, MPI_Status,
@@ -179,7 +179,7 @@ pub(crate) unsafe fn send(
         // SAFETY: the caller's arguments, passed on unchanged.
         return unsafe { crate::engine::pmpi_send(mode, buf, count, datatype, dest, tag, comm) };
     }
-    crate::heap::check_fits(buf, count, datatype, Access::Read);
+    crate::buffer_check::check_fits(buf, count, datatype, Access::Read);
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe { rt.send(mode, kind, buf, count, datatype, dest, tag, comm) })
 }
@@ -202,7 +202,7 @@ pub(crate) unsafe fn isend(
             crate::engine::pmpi_isend(mode, buf, count, datatype, dest, tag, comm, request)
         };
     }
-    crate::heap::check_fits(buf, count, datatype, Access::Read);
+    crate::buffer_check::check_fits(buf, count, datatype, Access::Read);
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe {
         rt.isend(mode, kind, buf, count, datatype, dest, tag, comm, request)
@@ -223,7 +223,7 @@ pub(crate) unsafe fn recv(
         // SAFETY: the caller's arguments, passed on unchanged.
         return unsafe { mpi_sys::PMPI_Recv(buf, count, datatype, source, tag, comm, status) };
     }
-    crate::heap::check_fits(buf, count, datatype, Access::Write);
+    crate::buffer_check::check_fits(buf, count, datatype, Access::Write);
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe { rt.recv(buf, count, datatype, source, tag, comm, status) })
 }
@@ -242,7 +242,7 @@ pub(crate) unsafe fn irecv(
         // SAFETY: the caller's arguments, passed on unchanged.
         return unsafe { mpi_sys::PMPI_Irecv(buf, count, datatype, source, tag, comm, request) };
     }
-    crate::heap::check_fits(buf, count, datatype, Access::Write);
+    crate::buffer_check::check_fits(buf, count, datatype, Access::Write);
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe { rt.irecv(buf, count, datatype, source, tag, comm, request) })
 }
@@ -271,8 +271,8 @@ pub(crate) unsafe fn sendrecv(
             )
         };
     }
-    crate::heap::check_fits(sendbuf, sendcount, sendtype, Access::Read);
-    crate::heap::check_fits(recvbuf, recvcount, recvtype, Access::Write);
+    crate::buffer_check::check_fits(sendbuf, sendcount, sendtype, Access::Read);
+    crate::buffer_check::check_fits(recvbuf, recvcount, recvtype, Access::Write);
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe {
         rt.sendrecv(
@@ -302,7 +302,7 @@ pub(crate) unsafe fn sendrecv_replace(
             )
         };
     }
-    crate::heap::check_fits(buf, count, datatype, Access::ReadWrite);
+    crate::buffer_check::check_fits(buf, count, datatype, Access::ReadWrite);
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe {
         rt.sendrecv_replace(
@@ -382,7 +382,7 @@ pub(crate) unsafe fn mrecv(
         // SAFETY: the caller's arguments, passed on unchanged.
         return unsafe { mpi_sys::PMPI_Mrecv(buf, count, datatype, message, status) };
     }
-    crate::heap::check_fits(buf, count, datatype, Access::Write);
+    crate::buffer_check::check_fits(buf, count, datatype, Access::Write);
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe { rt.mrecv(buf, count, datatype, message, status) })
 }
@@ -398,7 +398,7 @@ pub(crate) unsafe fn imrecv(
         // SAFETY: the caller's arguments, passed on unchanged.
         return unsafe { mpi_sys::PMPI_Imrecv(buf, count, datatype, message, request) };
     }
-    crate::heap::check_fits(buf, count, datatype, Access::Write);
+    crate::buffer_check::check_fits(buf, count, datatype, Access::Write);
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe { rt.imrecv(buf, count, datatype, message, request) })
 }
@@ -533,7 +533,7 @@ pub(crate) unsafe fn persistent_init(
         PersistentOp::Send(_) => Access::Read,
         PersistentOp::Recv => Access::Write,
     };
-    crate::heap::check_fits(buf, count, datatype, access);
+    crate::buffer_check::check_fits(buf, count, datatype, access);
     // SAFETY: the caller's contract.
     state::with(|rt| unsafe {
         rt.persistent_init(op, kind, buf, count, datatype, peer, tag, comm, request)

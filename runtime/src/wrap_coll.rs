@@ -28,11 +28,12 @@
 
 #![allow(clippy::too_many_arguments)]
 
+use crate::buffer_check::check_fits;
 use crate::consts::{in_place, SUCCESS};
 use crate::engine::{pair_term, Coll, Rt};
-use crate::heap::{check_fits, Access};
 use crate::state::{self, active};
 use crate::typesig::{Shape, Sig};
+use mbh_trace::static_report::BufferAccess as Access;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use std::os::raw::{c_int, c_void};

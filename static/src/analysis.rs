@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::InstructionValue;
 use mbh_trace::static_report::{
-    BufferError, CallInfo, FunctionInfo, LoopDecision, LoopInfo, LoopMarker, Note, Span,
-    StaticReport, UnsupportedCall, WildcardKind, WildcardSite, ZoneInfo, PCONTROL_ABSTRACT_ENTER,
-    PCONTROL_ABSTRACT_EXIT, PCONTROL_LOOP_ENTER, PCONTROL_LOOP_EXIT,
+    BufferError, BufferRoom, CallInfo, FunctionInfo, LoopDecision, LoopInfo, LoopMarker, Note,
+    Span, StaticReport, UnsupportedCall, WildcardKind, WildcardSite, ZoneInfo,
+    PCONTROL_ABSTRACT_ENTER, PCONTROL_ABSTRACT_EXIT, PCONTROL_LOOP_ENTER, PCONTROL_LOOP_EXIT,
 };
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
@@ -347,7 +347,7 @@ pub fn analyze<'ctx>(
         .collect();
 
     // 5b. Buffer arguments against their datatype and object.
-    let buffer_findings: Vec<Vec<(u32, InstId, buffers::Finding)>> = fns
+    let buffer_facts: Vec<Vec<(u32, InstId, buffers::Fact)>> = fns
         .par_iter()
         .enumerate()
         .map(|(fi, f)| {
@@ -358,7 +358,7 @@ pub fn analyze<'ctx>(
                     let call = (s.inst, s.name.as_str(), &s.func);
                     buffers::check(&prog, f, vars, &globals[f.module], consts, call)
                         .into_iter()
-                        .map(|finding| (s.id, s.inst, finding))
+                        .map(|fact| (s.id, s.inst, fact))
                 })
                 .collect()
         })
@@ -771,7 +771,20 @@ pub fn analyze<'ctx>(
                 });
             }
         }
-        for (site, inst, b) in &buffer_findings[fi] {
+        for (site, inst, fact) in &buffer_facts[fi] {
+            let b = match fact {
+                buffers::Fact::Error(b) => b,
+                buffers::Fact::Room(room) => {
+                    report.buffer_rooms.push(BufferRoom {
+                        site: *site,
+                        access: room.access,
+                        bytes: room.bytes,
+                        object: room.object.clone(),
+                        declared: room.declared.map(|d| span(f, Some(d))),
+                    });
+                    continue;
+                }
+            };
             report.buffer_errors.push(BufferError {
                 site: *site,
                 call: f.callee(*inst).unwrap_or_default().to_owned(),

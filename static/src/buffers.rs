@@ -60,6 +60,7 @@ use crate::consts::{self, Datatype, DatatypeClass, LocalVars, MpiConstants};
 use crate::dwarf::{CType, ScalarKind};
 use crate::ir::{Callee, Function, InstId, Loc, Op, Val, VarInfo};
 use crate::mpi::{self, BufferArgs, MpiFunction, Role};
+use mbh_trace::static_report::BufferAccess;
 
 /// One buffer argument proven wrong, before its call's span is known.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +90,27 @@ struct Target<'a> {
     through_pointer: bool,
 }
 
-/// The findings of MPI call `call` (instruction `inst` of `f`, calling
+/// The room a buffer has in its object, at a call whose datatype or count
+/// the analysis cannot check: the runtime checks it (issue 18).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Room {
+    pub access: BufferAccess,
+    pub object: String,
+    pub declared: Option<Loc>,
+    /// Bytes from the buffer's address to the object's end.
+    pub bytes: u64,
+}
+
+/// What the check learned about one buffer argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fact {
+    /// Proven wrong.
+    Error(Finding),
+    /// Not decidable here; its room, for the runtime.
+    Room(Room),
+}
+
+/// The facts of MPI call `call` (instruction `inst` of `f`, calling
 /// `name`), whose module's globals are `globals`.
 pub(crate) fn check(
     program: &dyn consts::Program,
@@ -98,14 +119,14 @@ pub(crate) fn check(
     globals: &HashMap<String, VarInfo>,
     consts: &MpiConstants,
     (inst, name, func): (InstId, &str, &MpiFunction),
-) -> Vec<Finding> {
+) -> Vec<Fact> {
     let args = &f.insts[inst as usize].ops;
     let mut out = Vec::new();
     for b in func.buffers() {
         if root_only(name, b.role) {
             continue;
         }
-        let Some(buffer) = args.get(b.buffer) else {
+        let Some(target) = args.get(b.buffer).and_then(|v| trace(f, vars, globals, v)) else {
             continue;
         };
         let Some(dt) = args
@@ -113,26 +134,57 @@ pub(crate) fn check(
             .map(|v| consts::resolve(program, f, vars, v, 0))
             .and_then(|r| r.single().and_then(|c| consts.datatype(c)).cloned())
         else {
-            continue;
-        };
-        let Some(target) = trace(f, vars, globals, buffer) else {
+            out.extend(room(b, &target).map(Fact::Room));
             continue;
         };
         if let Some(message) = type_mismatch(&target, &dt) {
-            out.push(finding(BufferErrorKind::Type, b, &target, &dt, message));
+            out.push(Fact::Error(finding(
+                BufferErrorKind::Type,
+                b,
+                &target,
+                &dt,
+                message,
+            )));
             continue;
         }
         let count = b
             .count
             .and_then(|k| args.get(k))
             .map(|v| consts::resolve(program, f, vars, v, 0));
-        if let Some(consts::ConstValue::Int(count)) = count.as_ref().and_then(|c| c.single()) {
-            if let Some(message) = overflow(&target, &dt, *count) {
-                out.push(finding(BufferErrorKind::Overflow, b, &target, &dt, message));
+        match count.as_ref().and_then(|c| c.single()) {
+            Some(consts::ConstValue::Int(count)) => {
+                if let Some(message) = overflow(&target, &dt, *count) {
+                    out.push(Fact::Error(finding(
+                        BufferErrorKind::Overflow,
+                        b,
+                        &target,
+                        &dt,
+                        message,
+                    )));
+                }
             }
+            // A count known only at run time: the runtime checks it.
+            _ if b.count.is_some() => out.extend(room(b, &target).map(Fact::Room)),
+            _ => {}
         }
     }
     out
+}
+
+/// The room of buffer `b` in `target`, when the object's size and the
+/// buffer's offset in it are known.
+fn room(b: BufferArgs, target: &Target<'_>) -> Option<Room> {
+    let offset = u64::try_from(target.offset?).ok()?;
+    Some(Room {
+        access: match b.role {
+            Role::SendBuf => BufferAccess::Read,
+            Role::RecvBuf => BufferAccess::Write,
+            _ => BufferAccess::ReadWrite,
+        },
+        object: target.var.name.clone(),
+        declared: target.var.decl,
+        bytes: target.bytes?.checked_sub(offset)?,
+    })
 }
 
 fn finding(

@@ -70,3 +70,28 @@ fn a4_heap_overflows_are_found_before_the_receive() {
         report.findings[0].message
     );
 }
+
+/// A derived datatype against a stack array: the static analysis gives the
+/// runtime the array's room, and the runtime, which knows the extent,
+/// finds the receive that cannot fit, with the array's declaration.
+#[test]
+fn a5_a_derived_datatype_is_checked_against_the_arrays_room() {
+    let report = check_program("tests/programs/a5_derived_type_room.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert!(
+        finding
+            .message
+            .contains("`p` holds 3200 bytes but 200 elements of the datatype need 6400"),
+        "{}",
+        finding.message
+    );
+    assert!(
+        finding
+            .locations
+            .iter()
+            .any(|l| l.line == 18 && l.label.contains("`p` is declared here")),
+        "{:?}",
+        finding.locations
+    );
+}

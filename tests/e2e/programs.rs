@@ -10,6 +10,7 @@ fn every_program_has_a_test() {
         "a2_buffer_overflow.c",
         "a3_buffers_clean.c",
         "a4_heap_overflow.c",
+        "a5_derived_type_room.c",
         "assert_rank1.c",
         "b1_ring_waitall.c",
         "b2_ring_waitany.c",

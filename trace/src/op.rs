@@ -467,12 +467,15 @@ pub enum LocalCheck {
     /// it. `site`/`request` = the completing call's, `aux` = the send's
     /// record index.
     BufferReuse = 9,
-    /// A call's `count` elements of its datatype reach past the end of the
-    /// heap block its buffer starts (issue 18), checked before the call.
-    /// `site` = the call's, `request` = the block's size in bytes, `peer` =
-    /// the count, `tag` = 0 read (a send), 1 written (a receive), 2 both,
-    /// `aux` = the bytes the count covers.
-    HeapOverflow = 10,
+    /// A call's `count` elements of its datatype reach past the end of its
+    /// buffer's object (issue 18), checked before the call. `site` = the
+    /// call's, `request` = the object's size in bytes (from the buffer's
+    /// address), `peer` = the count, `aux` = the bytes the count covers,
+    /// `tag` = the access in its low 4 bits (0 read: a send, 1 written: a
+    /// receive, 2 both) and above them where the size came from (0 the
+    /// heap block the buffer starts, 1 the static analysis's room for the
+    /// call, whose object the site table names).
+    BufferOverflow = 10,
 }
 
 /// Which argument an [`LocalCheck::InvalidArgument`] record blames (its
@@ -570,7 +573,7 @@ impl LocalCheck {
             7 => LocalCheck::InvalidArgument,
             8 => LocalCheck::CollectiveMismatch,
             9 => LocalCheck::BufferReuse,
-            10 => LocalCheck::HeapOverflow,
+            10 => LocalCheck::BufferOverflow,
             _ => return None,
         })
     }

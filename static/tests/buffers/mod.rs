@@ -1,7 +1,7 @@
 //! Tests of the buffer check (issue 18) on C compiled by clang-16 with the
 //! installed MPI's headers.
 
-use mbh_trace::static_report::{BufferError, BufferErrorKind, Span};
+use mbh_trace::static_report::{BufferAccess, BufferError, BufferErrorKind, Span};
 
 use super::analysis::{report_of_c, report_of_c_with};
 
@@ -282,4 +282,45 @@ void f(int rank, int n, MPI_Datatype runtime_type) {
 "#;
     let report = report_of_c("clean", code);
     assert_eq!(rows(&report.buffer_errors), []);
+}
+
+/// Where the datatype or the count is unknown before the run, the room the
+/// buffer has in its object is left for the runtime to check (issue 18):
+/// a derived datatype, and a count read from the command line.
+#[test]
+fn issue_18_unknown_datatypes_and_counts_leave_the_room_to_the_runtime() {
+    let code = r#"#include <mpi.h>
+#include <stdlib.h>
+struct cell { double v[3]; int id; };
+void f(int argc, char **argv, MPI_Datatype cell_type) {
+  struct cell cells[10];
+  double grid[64];
+  int n = atoi(argv[argc - 1]);
+  MPI_Send(cells, 10, cell_type, 1, 0, MPI_COMM_WORLD);
+  MPI_Recv(&grid[8], n, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Send(grid, 64, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+}
+"#;
+    let report = report_of_c("rooms", code);
+    assert!(
+        report.buffer_errors.is_empty(),
+        "{:?}",
+        report.buffer_errors
+    );
+    let rooms: Vec<(BufferAccess, u64, &str, u32)> = report
+        .buffer_rooms
+        .iter()
+        .map(|r| {
+            let line = r.declared.as_ref().map_or(0, |d| d.line);
+            (r.access, r.bytes, r.object.as_str(), line)
+        })
+        .collect();
+    assert_eq!(
+        rooms,
+        [
+            (BufferAccess::Read, 320, "cells", 5),
+            (BufferAccess::Write, 448, "grid", 6),
+        ],
+        "the constant, predefined send of `grid` is decided statically and needs no room"
+    );
 }

@@ -1,0 +1,112 @@
+//! The runtime half of issue 18's buffer check: before a call goes to MPI,
+//! whether its `count` elements of its datatype (by the datatype's true
+//! extent, so derived types too) reach past the end of the buffer's
+//! object. The object's size comes from the heap table ([`crate::heap`]:
+//! a buffer that starts a block the program's own code allocated) or from
+//! the static analysis ([`RoomAtCall`]: the room left in a local or global
+//! object at a call whose datatype or count `build` could not check).
+//! A call that does not fit is recorded as a
+//! [`LocalCheck::BufferOverflow`](mbh_trace::op::LocalCheck::BufferOverflow), even when the message that arrives is
+//! short. Nothing here changes what the call does.
+
+use crate::checks;
+use crate::consts::SUCCESS;
+use mbh_trace::config::RoomAtCall;
+use mbh_trace::static_report::BufferAccess;
+use mpi_sys::{MPI_Count, MPI_Datatype};
+use std::os::raw::{c_int, c_void};
+use std::sync::OnceLock;
+
+/// The rooms of the run's configuration, ordered by site and access.
+static ROOMS: OnceLock<Vec<RoomAtCall>> = OnceLock::new();
+
+/// Keeps the rooms `verify` computed (once, at start).
+pub fn set_rooms(mut rooms: Vec<RoomAtCall>) {
+    rooms.sort();
+    let _ = ROOMS.set(rooms);
+}
+
+/// The room the static analysis gave buffer `access` of the call at `site`.
+fn room(site: u32, access: BufferAccess) -> Option<u64> {
+    let rooms = ROOMS.get()?;
+    let at = rooms
+        .binary_search_by(|r| (r.site, r.access).cmp(&(site, access)))
+        .ok()?;
+    rooms.get(at).map(|r| r.bytes)
+}
+
+/// Where a buffer's size came from ([`LocalCheck::BufferOverflow`](mbh_trace::op::LocalCheck::BufferOverflow)'s `tag`
+/// above its low 4 bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Origin {
+    /// A heap block.
+    Heap = 0,
+    /// A local or global object, by the static analysis.
+    Object = 1,
+}
+
+/// The bytes from a buffer's address that `count` elements of `datatype`
+/// cover (the last element's true end), or `None` when MPI cannot say.
+fn bytes_covered(count: c_int, datatype: MPI_Datatype) -> Option<u64> {
+    if count <= 0 {
+        return Some(0);
+    }
+    let (mut lb, mut extent): (MPI_Count, MPI_Count) = (0, 0);
+    let (mut true_lb, mut true_extent): (MPI_Count, MPI_Count) = (0, 0);
+    // SAFETY: valid out-parameters; an invalid datatype returns an error
+    // (the runtime sets MPI_ERRORS_RETURN), and is then not checked here.
+    let ok = unsafe {
+        mpi_sys::PMPI_Type_get_extent_x(datatype, &mut lb, &mut extent) == SUCCESS
+            && mpi_sys::PMPI_Type_get_true_extent_x(datatype, &mut true_lb, &mut true_extent)
+                == SUCCESS
+    };
+    if !ok {
+        return None;
+    }
+    let end =
+        i128::from(true_lb) + i128::from(count - 1) * i128::from(extent) + i128::from(true_extent);
+    u64::try_from(end).ok()
+}
+
+/// Records a [`LocalCheck::BufferOverflow`](mbh_trace::op::LocalCheck::BufferOverflow) at the current call when
+/// `count` elements of `datatype` from `buffer` reach past the end of its
+/// object, as far as the runtime knows the object. Call before the call
+/// goes to MPI.
+pub fn check_fits(
+    buffer: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    access: BufferAccess,
+) {
+    let site = crate::record::peek_site();
+    let known = match crate::heap::block_size(buffer) {
+        Some(size) => Some((size as u64, Origin::Heap)),
+        None => room(site, access).map(|bytes| (bytes, Origin::Object)),
+    };
+    let Some((size, origin)) = known else {
+        return;
+    };
+    let Some(covered) = bytes_covered(count, datatype) else {
+        return;
+    };
+    if covered > size {
+        checks::report_overflow(
+            site,
+            access_code(access),
+            count,
+            size,
+            covered,
+            origin as i32,
+        );
+    }
+}
+
+/// The record's `tag` for `access`.
+fn access_code(access: BufferAccess) -> i32 {
+    match access {
+        BufferAccess::Read => 0,
+        BufferAccess::Write => 1,
+        BufferAccess::ReadWrite => 2,
+    }
+}
