@@ -17,7 +17,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 # Open MPI: every module whose subject depends on the MPI. Left to MPICH
 # alone: the search's differential and generator suites (the search reads
-# traces, whatever MPI wrote them), static_report, and gcc_c and
+# traces, whatever MPI wrote them), static_report, mpich_values (MPICH's
+# numeric constants), and gcc_c and
 # bad_input, which test MPICH's int handles and an MPI 4 call.
 MBHYBRID_MPI=openmpi cargo test --locked -p mbh-tests --test e2e -- \
   scenarios:: wildcards:: choices:: collectives:: buffering:: barriers:: \

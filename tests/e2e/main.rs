@@ -17,6 +17,7 @@ mod gcc_c;
 mod generator;
 mod hangs;
 mod mpicc_builds;
+mod mpich_values;
 mod oracle;
 mod programs;
 mod scenarios;
