@@ -87,6 +87,67 @@ pub struct StaticReport {
     /// the object (issue 18). Absent in the tables of older builds.
     #[serde(default)]
     pub buffer_rooms: Vec<BufferRoom>,
+    /// Collective calls that some ranks may reach and others not, because
+    /// a branch guarding them depends on the rank or on per-rank data
+    /// (issue 19). Absent in the tables of older builds.
+    #[serde(default)]
+    pub divergent_collectives: Vec<DivergentCollective>,
+    /// Branches that decide whether MPI calls run and that depend on the
+    /// program's input (`argv`, `getenv`, files, standard input, `rand`,
+    /// `time`): a verdict holds for the input it ran with (issue 19).
+    #[serde(default)]
+    pub input_branches: Vec<InputBranch>,
+}
+
+/// What a branch condition depends on (issue 19).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "what")]
+pub enum Dependence {
+    /// The rank (`MPI_Comm_rank`'s result), directly or through
+    /// arithmetic: ranks disagree.
+    Rank,
+    /// The program's input, named as the source says (`argv[1]`,
+    /// `getenv("N")`, `rand()`, `time()`, `fscanf`, `read`).
+    Input(String),
+    /// Data a point-to-point receive wrote (it may differ by rank).
+    Received,
+}
+
+/// A branch that decides whether a call runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardingBranch {
+    /// The branch's condition (its line).
+    pub span: Span,
+    /// What the condition depends on, at least one entry.
+    pub depends_on: Vec<Dependence>,
+}
+
+/// A collective whose execution ranks may disagree on (issue 19).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DivergentCollective {
+    /// The call's site id.
+    pub site: u32,
+    /// The MPI function (`MPI_Allreduce`).
+    pub call: String,
+    /// The function the call is in.
+    pub function: String,
+    /// The call's location.
+    pub span: Span,
+    /// The branches it is control-dependent on that depend on the rank or
+    /// on received data (uniform ones, such as the size or a broadcast
+    /// value, are left out).
+    pub branches: Vec<GuardingBranch>,
+}
+
+/// A branch on the program's input that decides whether MPI calls run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputBranch {
+    /// The branch's condition (its line).
+    pub span: Span,
+    /// The inputs it depends on (`argv[1]`), as in [`Dependence::Input`].
+    pub inputs: Vec<String>,
+    /// The function it is in.
+    pub function: String,
 }
 
 /// How a call uses a buffer: which of its buffers a [`BufferRoom`] is.

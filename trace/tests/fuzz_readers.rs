@@ -803,6 +803,8 @@ fn static_report() -> impl Strategy<Value = StaticReport> {
                 notes,
                 buffer_errors: Vec::new(),
                 buffer_rooms: Vec::new(),
+                divergent_collectives: Vec::new(),
+                input_branches: Vec::new(),
             },
         )
 }
