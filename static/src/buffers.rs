@@ -341,8 +341,10 @@ fn type_mismatch(target: &Target<'_>, dt: &Datatype) -> Option<String> {
     let CType::Scalar(scalar) = target.element else {
         return None;
     };
-    // Character arrays and `char *` are C's raw storage as much as text.
-    if scalar.kind == ScalarKind::Char {
+    // Character arrays and `char *` are C's raw storage as much as text,
+    // and the character datatypes are byte views as often as `MPI_BYTE`
+    // (a struct or an int array sent as `n * sizeof` `MPI_CHAR`s).
+    if scalar.kind == ScalarKind::Char || dt.class == DatatypeClass::Char {
         return None;
     }
     // Integers, characters and booleans are one family: only their size
@@ -392,8 +394,11 @@ fn type_mismatch(target: &Target<'_>, dt: &Datatype) -> Option<String> {
         format!("is {}", a_type(&scalar.name, &c_size))
     };
     Some(format!(
-        "`{}` {what} but the datatype is `{}` ({} bytes{dt_class})",
-        target.var.name, dt.name, dt.size
+        "`{}` {what} but the datatype is `{}` ({} byte{}{dt_class})",
+        target.var.name,
+        dt.name,
+        dt.size,
+        if dt.size == 1 { "" } else { "s" }
     ))
 }
 

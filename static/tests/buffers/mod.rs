@@ -267,6 +267,8 @@ void f(int rank, int n, MPI_Datatype runtime_type) {
   MPI_Send(g, 100, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
   MPI_Send(text, 16, MPI_INT, 1, 0, MPI_COMM_WORLD);
   MPI_Send(text, 64, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+  MPI_Send(a, 20 * sizeof(double), MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+  MPI_Send(&x, 4, MPI_UNSIGNED_CHAR, 1, 0, MPI_COMM_WORLD);
   MPI_Send(z, 8, MPI_FLOAT, 1, 0, MPI_COMM_WORLD);
   MPI_Send(z, 4, MPI_C_FLOAT_COMPLEX, 1, 0, MPI_COMM_WORLD);
   MPI_Send(a, 1, runtime_type, 1, 0, MPI_COMM_WORLD);
