@@ -395,6 +395,14 @@ struct Model<'a> {
     any_calls: Vec<Vec<u64>>,
     /// `handles[(rank, handle)]`: the requests made with a handle, in order.
     handles: HashMap<(usize, u64), Vec<u64>>,
+    /// `handle_span[(rank, handle)]`: the longest a request of `handles`
+    /// stayed open (its completing record's index minus its own), over
+    /// those completed; it bounds which of them can still be open at a
+    /// call (`open_twins`).
+    handle_span: HashMap<(usize, u64), u64>,
+    /// `never_completed[(rank, handle)]`: the requests of `handles` that
+    /// no call completed, in order.
+    never_completed: HashMap<(usize, u64), Vec<u64>>,
     /// `first_opaque[rank]`: the first nonblocking collective, whose
     /// request a `Waitany` may complete though the pool does not model it.
     first_opaque: Vec<Option<u64>>,
@@ -454,6 +462,8 @@ impl<'a> Model<'a> {
             any_calls: vec![Vec::new(); size],
             first_opaque: vec![None; size],
             handles: HashMap::new(),
+            handle_span: HashMap::new(),
+            never_completed: HashMap::new(),
             loose: vec![Vec::new(); size],
             finalize: traces
                 .iter()
@@ -572,7 +582,60 @@ impl<'a> Model<'a> {
         for calls in &mut self.any_calls {
             calls.sort_unstable();
         }
+        for (&key, made) in &self.handles {
+            let (rank, _) = key;
+            let mut span = 0;
+            let mut never = Vec::new();
+            for &request in made {
+                match self.completed_at.get(&(rank, request)) {
+                    Some(&call) => span = span.max(call.saturating_sub(request)),
+                    None => never.push(request),
+                }
+            }
+            self.handle_span.insert(key, span);
+            if !never.is_empty() {
+                self.never_completed.insert(key, never);
+            }
+        }
         paired
+    }
+
+    /// The requests of `rank` made with `handle` before record `call`,
+    /// other than `made`, that no call before or at `call` completed (in
+    /// record order): what a completion of `made` by `call` may stand for
+    /// (see [`Model::send_request_cond`]).
+    ///
+    /// The same as filtering all of `handles[(rank, handle)]`, without
+    /// reading every request the handle was ever recycled for (MPICH
+    /// recycles a handle for each step of a loop, which made this
+    /// quadratic in the trace, issue 13): a request completed at `c`
+    /// with `c - r <= span` and `r + span <= call` has `c <= call`, so
+    /// before the window `r + span > call` only requests never completed
+    /// can qualify.
+    fn open_twins(&self, rank: usize, handle: u64, made: u64, call: u64) -> Vec<u64> {
+        if handle == 0 {
+            return Vec::new();
+        }
+        let key = (rank, handle);
+        let list = self.handles.get(&key).map_or(&[][..], Vec::as_slice);
+        let span = self.handle_span.get(&key).copied().unwrap_or(0);
+        let window = list.partition_point(|&r| r.saturating_add(span) <= call);
+        let end = list.partition_point(|&r| r < call).max(window);
+        let qualifies = |&r: &u64| {
+            r != made && r < call && self.completed_at.get(&(rank, r)).is_none_or(|&c| c > call)
+        };
+        let bound = list.get(window).copied().unwrap_or(u64::MAX);
+        let never = self
+            .never_completed
+            .get(&key)
+            .map_or(&[][..], Vec::as_slice);
+        never
+            .iter()
+            .take_while(|&&r| r < bound)
+            .chain(&list[window..end])
+            .copied()
+            .filter(qualifies)
+            .collect()
     }
 
     /// Notes that record `call` of `rank` completed the request `made`.
@@ -674,19 +737,7 @@ impl<'a> Model<'a> {
     /// them, so any of them completing lets the call pass.
     fn send_request_cond(&self, rank: usize, call: u64, made: u64, cond: &mut Cond) {
         let handle = self.traces[rank].ops[made as usize].request;
-        let twins: Vec<u64> = self
-            .handles
-            .get(&(rank, handle))
-            .into_iter()
-            .flatten()
-            .copied()
-            .filter(|&r| {
-                handle != 0
-                    && r != made
-                    && r < call
-                    && self.completed_at.get(&(rank, r)).is_none_or(|&c| c > call)
-            })
-            .collect();
+        let twins = self.open_twins(rank, handle, made, call);
         if twins.is_empty() {
             self.request_needs(rank, made, &mut cond.all);
             return;

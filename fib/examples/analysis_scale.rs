@@ -1,0 +1,769 @@
+//! Post-run analysis at scale (issue 13): times what `verify` and
+//! `audit-barriers` compute from a finished run's traces, on synthetic
+//! traces of many ranks, phase by phase, with the peak memory of each.
+//!
+//! ```text
+//! cargo run --release -p mbh-fib --example analysis_scale -- [RANKS] [CALLS] [--dir DIR] [--skip PHASE,...]
+//! ```
+//!
+//! `RANKS` (default 1024) ranks make about `CALLS` (default 10000) MPI
+//! calls each. A child process (this program with `--generate-only`)
+//! writes the traces to `DIR` (default a directory under the system's
+//! temporary directory, removed at the end) in the runtime's binary format
+//! (`TraceWriter`), so the generator's memory is not counted; this process
+//! then reads them back (`RankTrace::read_decoded`, as `verify` does) and
+//! runs each analysis on them, printing a Markdown table. `--skip` leaves
+//! phases out (`oracle`, `fib`, ...).
+//!
+//! # The program the traces record
+//!
+//! The ranks form a 2-D torus (`px` x `py`, `px` the largest divisor of
+//! `RANKS` at most its square root; both must be at least 3, so that the
+//! four neighbours are distinct). Each step, every rank:
+//!
+//! 1. posts `MPI_Irecv` from its four neighbours (tag 1), then `MPI_Isend`
+//!    to them, then `MPI_Waitall` on the eight requests (receives first);
+//! 2. on every 10th step (the 5th of each ten), `FAN_IN` workers (rotating
+//!    over ranks 1.., 16 or fewer) `MPI_Send` a result to rank 0 (tag 2),
+//!    which takes them with as many `MPI_Recv(MPI_ANY_SOURCE, 2)`: the
+//!    wildcard receives;
+//! 3. calls `MPI_Allreduce` every 10th step and `MPI_Barrier` every 50th.
+//!
+//! The records are those the runtime writes (`runtime/src/wrap.rs`,
+//! `engine/complete.rs`, `engine/mod.rs`): a `Waitall` names its first
+//! request and is followed, per request, by a `Completed` record (sends
+//! first, then receives in the order they were posted) and, for a
+//! receive, a `Matched` record naming the send's record; the `Irecv`
+//! records get the status. A wildcard receive is followed by its
+//! `WildcardClock`, `Matched` and `PotentialMatch` records, with Lamport
+//! clocks computed by the runtime's LLCP rules (`runtime/src/llcp.rs`:
+//! only rank 0's wildcard receives tick; receives and collectives merge).
+//! Collectives carry `tag` = 1 + their sequence number.
+
+use mbh_bounding::{find_buffering_hazard, find_deadlock, potential_senders_and_indices};
+use mbh_fib::{audit, Coverage, Options, Verdict};
+use mbh_trace::op::flags;
+use mbh_trace::rank_trace::{RankState, RawOp, TraceWriter, WildcardEvent, WORLD_COMM};
+use mbh_trace::{OpKind, RankTrace};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// `MPI_COMM_WORLD` as MPICH spells it (renamed on reading).
+const WORLD: u64 = 0x4400_0000;
+/// `MPI_ANY_SOURCE` as MPICH spells it.
+const ANY_SOURCE: i32 = -2;
+/// `MPI_DOUBLE` as MPICH spells it.
+const DOUBLE: u64 = 0x4c00_080b;
+/// MPICH request handles, recycled every step as MPICH recycles them.
+const REQUEST: u64 = 0xac00_0000;
+/// Steps between master rounds (wildcard receives on rank 0).
+const MASTER_EVERY: usize = 10;
+/// Workers reporting to rank 0 per master round (at most).
+const FAN_IN: usize = 16;
+/// Steps between `MPI_Allreduce` calls.
+const ALLREDUCE_EVERY: usize = 10;
+/// Steps between `MPI_Barrier` calls.
+const BARRIER_EVERY: usize = 50;
+/// Halo calls per step: 4 `Irecv`, 4 `Isend`, a `Waitall`.
+const HALO_CALLS: usize = 9;
+
+/// Call sites.
+mod site {
+    pub const IRECV: u32 = 1;
+    pub const ISEND: u32 = 2;
+    pub const WAITALL: u32 = 3;
+    pub const ALLREDUCE: u32 = 4;
+    pub const BARRIER: u32 = 5;
+    pub const SEND: u32 = 6;
+    pub const RECV: u32 = 7;
+    pub const INIT: u32 = 8;
+    pub const FINALIZE: u32 = 9;
+}
+
+struct Args {
+    ranks: usize,
+    calls: usize,
+    dir: Option<PathBuf>,
+    skip: Vec<String>,
+    generate_only: bool,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        ranks: 1024,
+        calls: 10_000,
+        dir: None,
+        skip: Vec::new(),
+        generate_only: false,
+    };
+    let mut positional = 0;
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--dir" => args.dir = Some(it.next().ok_or("--dir needs a directory")?.into()),
+            "--skip" => {
+                let list = it.next().ok_or("--skip needs phases")?;
+                args.skip.extend(list.split(',').map(str::to_string));
+            }
+            "--generate-only" => args.generate_only = true,
+            _ => {
+                let n: usize = arg.parse().map_err(|_| format!("not a number: {arg}"))?;
+                match positional {
+                    0 => args.ranks = n,
+                    1 => args.calls = n,
+                    _ => return Err(format!("unexpected argument {arg}")),
+                }
+                positional += 1;
+            }
+        }
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("analysis_scale: {e}\nusage: analysis_scale [RANKS] [CALLS] [--dir DIR] [--skip PHASE,...]");
+            return ExitCode::from(2);
+        }
+    };
+    let (dir, temporary) = match &args.dir {
+        Some(d) => (d.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!(
+                "mbh-analysis-scale-{}-{}",
+                args.ranks,
+                std::process::id()
+            )),
+            true,
+        ),
+    };
+    if args.generate_only {
+        return match generate(args.ranks, args.calls, &dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("analysis_scale: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    let started = Instant::now();
+    let status = std::env::current_exe().and_then(|exe| {
+        std::process::Command::new(exe)
+            .arg(args.ranks.to_string())
+            .arg(args.calls.to_string())
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--generate-only")
+            .status()
+    });
+    match status {
+        Ok(s) if s.success() => {}
+        other => {
+            eprintln!("analysis_scale: the generator failed: {other:?}");
+            return ExitCode::from(2);
+        }
+    }
+    eprintln!(
+        "generated {} ranks' traces in {:.1} s in {}",
+        args.ranks,
+        started.elapsed().as_secs_f64(),
+        dir.display()
+    );
+    let ok = analyse(args.ranks, &dir, &args.skip);
+    if temporary {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+// ---------------------------------------------------------------------
+// Generation
+// ---------------------------------------------------------------------
+
+/// A wildcard event of rank 0 with its final clock (LLCP's `DoneEvent`).
+struct Done {
+    event: u32,
+    end: u64,
+    matched: i32,
+    /// Senders reported as potential matches (the runtime remembers 4).
+    reported: Vec<i32>,
+}
+
+/// One rank's trace being written, and its Lamport clock.
+struct Gen {
+    ops: Vec<RawOp>,
+    clock: u64,
+    collectives: i32,
+    events: u32,
+    done: Vec<Done>,
+}
+
+impl Gen {
+    fn push(&mut self, mut op: RawOp) -> u64 {
+        let index = self.ops.len() as u64;
+        op.index = index;
+        op.flags |= flags::RETURNED;
+        self.ops.push(op);
+        index
+    }
+}
+
+/// The torus' shape.
+fn torus(ranks: usize) -> Result<(usize, usize), String> {
+    let px = (1..=ranks)
+        .take_while(|d| d * d <= ranks)
+        .filter(|d| ranks.is_multiple_of(*d))
+        .max()
+        .unwrap_or(1);
+    let py = ranks / px;
+    if px < 3 || py < 3 {
+        return Err(format!(
+            "{ranks} ranks make a {px} x {py} torus: both sides must be at least 3"
+        ));
+    }
+    Ok((px, py))
+}
+
+/// Neighbours of `r`: left, right, up, down.
+fn neighbours(r: usize, (px, py): (usize, usize)) -> [usize; 4] {
+    let (x, y) = (r % px, r / px);
+    [
+        y * px + (x + px - 1) % px,
+        y * px + (x + 1) % px,
+        ((y + py - 1) % py) * px + x,
+        ((y + 1) % py) * px + x,
+    ]
+}
+
+/// Where `r` is in the neighbour list of its `j`-th neighbour.
+const OPPOSITE: [usize; 4] = [1, 0, 3, 2];
+
+fn steps_for(calls: usize) -> usize {
+    let per_step = HALO_CALLS as f64 + 1.0 / ALLREDUCE_EVERY as f64 + 1.0 / BARRIER_EVERY as f64;
+    ((calls.saturating_sub(2)) as f64 / per_step)
+        .round()
+        .max(1.0) as usize
+}
+
+fn generate(ranks: usize, calls: usize, dir: &Path) -> Result<(), String> {
+    let shape = torus(ranks)?;
+    let steps = steps_for(calls);
+    let mut g: Vec<Gen> = (0..ranks)
+        .map(|_| Gen {
+            ops: Vec::with_capacity(calls * 23 / 10),
+            clock: 0,
+            collectives: 0,
+            events: 0,
+            done: Vec::new(),
+        })
+        .collect();
+    for r in &mut g {
+        r.push(RawOp {
+            kind: OpKind::Init as u16,
+            site: site::INIT,
+            comm: WORLD,
+            ..RawOp::default()
+        });
+    }
+    let nbrs: Vec<[usize; 4]> = (0..ranks).map(|r| neighbours(r, shape)).collect();
+    let mut irecv = vec![[0u64; 4]; ranks];
+    let mut isend = vec![[0u64; 4]; ranks];
+    let mut round = 0;
+    for step in 0..steps {
+        let before: Vec<u64> = g.iter().map(|r| r.clock).collect();
+        // The halo exchange: receives posted, then sends.
+        for (r, gen) in g.iter_mut().enumerate() {
+            for (j, &q) in nbrs[r].iter().enumerate() {
+                irecv[r][j] = gen.push(RawOp {
+                    kind: OpKind::Irecv as u16,
+                    site: site::IRECV,
+                    peer: q as i32,
+                    tag: 1,
+                    comm: WORLD,
+                    count: 64,
+                    request: REQUEST + j as u64,
+                    aux: DOUBLE,
+                    ..RawOp::default()
+                });
+            }
+            for (j, &q) in nbrs[r].iter().enumerate() {
+                isend[r][j] = gen.push(RawOp {
+                    kind: OpKind::Isend as u16,
+                    site: site::ISEND,
+                    peer: q as i32,
+                    tag: 1,
+                    comm: WORLD,
+                    count: 64,
+                    request: REQUEST + 4 + j as u64,
+                    aux: DOUBLE,
+                    ..RawOp::default()
+                });
+            }
+        }
+        for (r, gen) in g.iter_mut().enumerate() {
+            let waitall = gen.push(RawOp {
+                kind: OpKind::Waitall as u16,
+                site: site::WAITALL,
+                count: 8,
+                request: REQUEST,
+                aux: irecv[r][0] + 1,
+                ..RawOp::default()
+            });
+            // Sends complete first (the runtime orders receives by their
+            // posting and puts the rest before them), then receives.
+            for &send in &isend[r] {
+                gen.push(RawOp {
+                    kind: OpKind::Completed as u16,
+                    site: site::WAITALL,
+                    request: waitall,
+                    aux: send,
+                    ..RawOp::default()
+                });
+            }
+            for (j, &q) in nbrs[r].iter().enumerate() {
+                gen.push(RawOp {
+                    kind: OpKind::Completed as u16,
+                    site: site::WAITALL,
+                    request: waitall,
+                    aux: irecv[r][j],
+                    ..RawOp::default()
+                });
+                gen.push(RawOp {
+                    kind: OpKind::Matched as u16,
+                    request: waitall,
+                    peer: q as i32,
+                    aux: isend[q][OPPOSITE[j]],
+                    comm: before[q],
+                    count: -1,
+                    ..RawOp::default()
+                });
+                let op = &mut gen.ops[irecv[r][j] as usize];
+                op.flags |= flags::HAS_STATUS;
+                op.matched_source = q as i32;
+                op.matched_tag = 1;
+                gen.clock = gen.clock.max(before[q]);
+            }
+        }
+        // A master round: a few workers report to rank 0, which takes
+        // them with wildcard receives.
+        if ranks > 1 && step % MASTER_EVERY == MASTER_EVERY / 2 {
+            let fan_in = FAN_IN.min(ranks - 1);
+            let mut senders: Vec<usize> = (0..fan_in)
+                .map(|j| 1 + (round * fan_in + j) % (ranks - 1))
+                .collect();
+            senders.sort_unstable();
+            senders.dedup();
+            round += 1;
+            let mut sent = Vec::new();
+            for &w in &senders {
+                let index = g[w].push(RawOp {
+                    kind: OpKind::Send as u16,
+                    site: site::SEND,
+                    peer: 0,
+                    tag: 2,
+                    comm: WORLD,
+                    count: 1,
+                    aux: DOUBLE,
+                    ..RawOp::default()
+                });
+                sent.push((w as i32, index, g[w].clock));
+            }
+            let master = &mut g[0];
+            for (w, index, message) in sent {
+                master_receive(master, w, index, message);
+            }
+        }
+        let collectives = [
+            (step % ALLREDUCE_EVERY == ALLREDUCE_EVERY - 1)
+                .then_some((OpKind::Allreduce, site::ALLREDUCE)),
+            (step % BARRIER_EVERY == BARRIER_EVERY - 1).then_some((OpKind::Barrier, site::BARRIER)),
+        ];
+        for (kind, at) in collectives.into_iter().flatten() {
+            // Every member's data reaches every member (rule R5).
+            let max = g.iter().map(|r| r.clock).max().unwrap_or(0);
+            for gen in &mut g {
+                gen.collectives += 1;
+                let tag = gen.collectives;
+                gen.push(RawOp {
+                    kind: kind as u16,
+                    site: at,
+                    tag,
+                    comm: WORLD,
+                    count: if kind == OpKind::Barrier { 0 } else { 1 },
+                    aux: if kind == OpKind::Barrier { 0 } else { DOUBLE },
+                    ..RawOp::default()
+                });
+                gen.clock = max;
+            }
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (rank, gen) in g.into_iter().enumerate() {
+        let mut gen = gen;
+        gen.push(RawOp {
+            kind: OpKind::Finalize as u16,
+            site: site::FINALIZE,
+            ..RawOp::default()
+        });
+        write_trace(dir, rank, ranks, &gen.ops)?;
+    }
+    Ok(())
+}
+
+/// Rank 0's `MPI_Recv(MPI_ANY_SOURCE, 2)` taking `w`'s send `index`, whose
+/// message carried clock `message`: the records the runtime writes, with
+/// LLCP's rules R4 (the event takes the clock and advances it) and
+/// `FindPotentialMatches` (Fig 5.20).
+fn master_receive(master: &mut Gen, w: i32, index: u64, message: u64) {
+    let recv = master.push(RawOp {
+        kind: OpKind::Recv as u16,
+        flags: flags::ANY_SOURCE | flags::HAS_STATUS,
+        site: site::RECV,
+        peer: ANY_SOURCE,
+        tag: 2,
+        comm: WORLD,
+        count: 1,
+        matched_source: w,
+        matched_tag: 2,
+        aux: DOUBLE,
+        ..RawOp::default()
+    });
+    let event = master.events;
+    master.events += 1;
+    let end = master.clock;
+    master.clock += 1;
+    master.push(RawOp {
+        kind: OpKind::WildcardClock as u16,
+        count: event as i32,
+        request: recv,
+        comm: end,
+        aux: end,
+        peer: w,
+        tag: 2,
+        ..RawOp::default()
+    });
+    master.done.push(Done {
+        event,
+        end,
+        matched: w,
+        reported: Vec::new(),
+    });
+    master.push(RawOp {
+        kind: OpKind::Matched as u16,
+        request: recv,
+        peer: w,
+        aux: index,
+        comm: message,
+        count: event as i32,
+        ..RawOp::default()
+    });
+    if master.clock > message {
+        let from = master.done.partition_point(|d| d.end < message);
+        let mut potential = Vec::new();
+        for d in &mut master.done[from..] {
+            if d.end >= end {
+                break;
+            }
+            // Same communicator and tag, a wildcard, another sender.
+            if d.matched == w {
+                continue;
+            }
+            let first = !d.reported.contains(&w);
+            if first && d.reported.len() < 4 {
+                d.reported.push(w);
+            }
+            if first {
+                potential.push((d.event, message));
+            }
+        }
+        for (event, clock) in potential {
+            master.push(RawOp {
+                kind: OpKind::PotentialMatch as u16,
+                count: event as i32,
+                peer: w,
+                aux: clock,
+                request: recv,
+                ..RawOp::default()
+            });
+        }
+    }
+    master.clock = master.clock.max(message);
+}
+
+fn write_trace(dir: &Path, rank: usize, size: usize, ops: &[RawOp]) -> Result<(), String> {
+    let len = TraceWriter::file_len(ops.len() as u64) as usize;
+    let mut words = vec![0u64; len.div_ceil(8)];
+    // SAFETY: `words` is 8-aligned, `len` bytes long, and outlives the
+    // writer; nothing else touches it meanwhile.
+    let mut writer = unsafe { TraceWriter::from_raw(words.as_mut_ptr().cast(), len) }
+        .ok_or("cannot wrap the buffer")?;
+    writer.init_header(rank as i32, size as i32, 10_000 + rank as u32, 0);
+    for op in ops {
+        writer
+            .append(*op)
+            .ok_or("the buffer is full (a bug of this program)")?;
+    }
+    writer.set_state(RankState::Finalized);
+    let bytes: &[u8] = bytemuck_bytes(&words, len);
+    let path = dir.join(format!("rank-{rank}.trace"));
+    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn bytemuck_bytes(words: &[u64], len: usize) -> &[u8] {
+    // SAFETY: any u64 is 8 initialised bytes; `len` <= 8 * words.len().
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len) }
+}
+
+// ---------------------------------------------------------------------
+// Analysis
+// ---------------------------------------------------------------------
+
+/// Peak resident memory (`VmHWM`) in MiB, and the current one (`VmRSS`).
+fn memory() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map_or(f64::NAN, |kb| kb / 1024.0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// Resets `VmHWM` to the current RSS (Linux 4.0+), so each phase's peak
+/// is its own.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// CPU time of this process so far (user + system, all threads), in
+/// seconds: on a machine shared with other work it says more than the
+/// wall clock.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces): state is
+    // field 3, utime and stime fields 14 and 15, in clock ticks (100 Hz).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (tick(11) + tick(12)) / 100.0
+}
+
+struct Table {
+    total: f64,
+    cpu: f64,
+    peak: f64,
+}
+
+/// A phase's wall-clock and CPU seconds.
+struct Took {
+    wall: f64,
+    cpu: f64,
+}
+
+impl Table {
+    fn row(&mut self, phase: &str, took: Took, result: &str) {
+        let (peak, rss) = memory();
+        self.total += took.wall;
+        self.cpu += took.cpu;
+        self.peak = self.peak.max(peak);
+        println!(
+            "| {phase} | {:.2} | {:.2} | {peak:.0} | {rss:.0} | {result} |",
+            took.wall, took.cpu
+        );
+        let _ = std::io::stdout().flush();
+    }
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Took) {
+    reset_peak();
+    let (t, cpu) = (Instant::now(), cpu_seconds());
+    let out = f();
+    let took = Took {
+        wall: t.elapsed().as_secs_f64(),
+        cpu: cpu_seconds() - cpu,
+    };
+    (out, took)
+}
+
+fn analyse(ranks: usize, dir: &Path, skip: &[String]) -> bool {
+    let run = |phase: &str| !skip.iter().any(|s| s == phase);
+    let mut table = Table {
+        total: 0.0,
+        cpu: 0.0,
+        peak: 0.0,
+    };
+    println!("| phase | wall (s) | CPU (s) | peak RSS in phase (MiB) | RSS after (MiB) | result |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    let (traces, took) = timed(|| {
+        (0..ranks)
+            .map(|rank| {
+                let path = dir.join(format!("rank-{rank}.trace"));
+                let decoded = RankTrace::read_decoded(&path).map_err(|e| e.to_string())?;
+                if decoded.truncated.is_some() || decoded.damaged.is_some() {
+                    return Err(format!("{} is damaged", path.display()));
+                }
+                Ok(decoded.trace)
+            })
+            .collect::<Result<Vec<RankTrace>, String>>()
+    });
+    let mut traces = match traces {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("analysis_scale: {e}");
+            return false;
+        }
+    };
+    let records: usize = traces.iter().map(|t| t.ops.len()).sum();
+    let calls: usize = traces
+        .iter()
+        .flat_map(|t| &t.ops)
+        .filter(|op| op.kind.class() != mbh_trace::op::OpClass::Clock)
+        .count();
+    table.row(
+        "read and decode the traces",
+        took,
+        &format!(
+            "{records} records, {calls} MPI calls ({:.0} per rank)",
+            calls as f64 / ranks as f64
+        ),
+    );
+    let mut ok = true;
+    if run("events") {
+        let (events, took) = timed(|| {
+            traces
+                .iter()
+                .flat_map(|t| t.wildcard_events())
+                .collect::<Vec<WildcardEvent>>()
+        });
+        table.row("wildcard events", took, &format!("{} events", events.len()));
+    }
+    if run("deadlock") {
+        // The final snapshot, as the monitor's last look sees it.
+        let mut snapshot: Vec<Option<RankTrace>> = traces.into_iter().map(Some).collect();
+        let (found, took) = timed(|| find_deadlock(&snapshot));
+        ok &= found.is_none();
+        table.row(
+            "deadlock check, final snapshot",
+            took,
+            if found.is_none() {
+                "no deadlock (every rank finalized)"
+            } else {
+                "DEADLOCK (wrong)"
+            },
+        );
+        // The worst case the monitor meets: every rank blocked, instead of
+        // finalizing, in a receive from the next rank that nobody sent.
+        let saved: Vec<_> = snapshot
+            .iter_mut()
+            .flatten()
+            .map(|t| {
+                let finalize = t.ops.pop();
+                let index = t.ops.len() as u64;
+                let mut recv = mbh_trace::rank_trace::Op::new(index, OpKind::Recv);
+                recv.peer = (t.rank + 1) % ranks as i32;
+                recv.tag = 99;
+                recv.comm = WORLD_COMM;
+                recv.count = 1;
+                recv.site = 10;
+                t.ops.push(recv);
+                t.blocking = Some(index);
+                t.end.state = RankState::Running;
+                finalize
+            })
+            .collect();
+        let (found, took) = timed(|| find_deadlock(&snapshot));
+        ok &= found.is_some();
+        table.row(
+            "deadlock check, all ranks blocked",
+            took,
+            &match &found {
+                Some(d) => format!("deadlock of {} ranks", d.ranks().len()),
+                None => "no deadlock (wrong)".to_string(),
+            },
+        );
+        drop(found);
+        for (t, finalize) in snapshot.iter_mut().flatten().zip(saved) {
+            t.ops.pop();
+            t.ops.extend(finalize);
+            t.blocking = None;
+            t.end.state = RankState::Finalized;
+        }
+        traces = snapshot.into_iter().flatten().collect();
+    }
+    if run("buffering") {
+        let (hazard, took) = timed(|| find_buffering_hazard(&traces));
+        ok &= hazard.is_none();
+        table.row(
+            "buffering analysis",
+            took,
+            if hazard.is_none() {
+                "no hazard"
+            } else {
+                "HAZARD (wrong)"
+            },
+        );
+    }
+    if run("fib") {
+        let runs = vec![traces];
+        let full = Coverage {
+            complete: true,
+            deadlock_free: true,
+        };
+        let (result, took) = timed(|| audit(&runs, full, &Options::default()));
+        let verdicts: Vec<String> = result
+            .barriers
+            .iter()
+            .map(|b| {
+                let v = match &b.verdict {
+                    Verdict::Relevant { .. } => "relevant".to_string(),
+                    Verdict::Irrelevant => "irrelevant".to_string(),
+                    Verdict::Unknown(why) => {
+                        let why = format!("{why:?}");
+                        format!("unknown: {}", why.chars().take(160).collect::<String>())
+                    }
+                };
+                format!("site {}: {}", b.site, v)
+            })
+            .collect();
+        table.row(
+            "Fib (barrier audit)",
+            took,
+            &format!(
+                "{} nodes, {} wildcard receives; {}",
+                result.stats.nodes,
+                result.stats.wildcard_receives,
+                verdicts.join("; ")
+            ),
+        );
+        traces = runs.into_iter().next().unwrap_or_default();
+    }
+    if run("oracle") {
+        let (found, took) = timed(|| potential_senders_and_indices(&traces, false));
+        let senders: usize = found.iter().map(|m| m.senders.len()).sum();
+        table.row(
+            "matches-before oracle",
+            took,
+            &format!("{} events, {senders} potential senders", found.len()),
+        );
+    }
+    println!(
+        "| **total** | **{:.2}** | **{:.2}** | **{:.0}** (largest phase peak) | | |",
+        table.total, table.cpu, table.peak
+    );
+    ok
+}
