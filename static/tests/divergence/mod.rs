@@ -282,3 +282,44 @@ fn issue_19_input_branches_name_their_inputs() {
         ]
     );
 }
+
+/// A program of the end-to-end suite, compiled as the other tests here.
+fn program(name: &str) -> StaticReport {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/programs")
+        .join(format!("{name}.c"));
+    let code = std::fs::read_to_string(&path).unwrap();
+    report(name, &code)
+}
+
+/// The end-to-end programs of issue 19 say what the static half finds:
+/// v1's collective under a rank-and-input condition, nothing in v2, and
+/// v3's two input branches without any divergence.
+#[test]
+fn issue_19_end_to_end_programs() {
+    let v1 = program("v1_rank_collective");
+    let mixed = [Dependence::Rank, input("argc"), input("argv[1]")];
+    assert_eq!(
+        rows(&v1.divergent_collectives),
+        [row("MPI_Allreduce", "main", 20, &[(19, &mixed)])]
+    );
+    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        inputs(&v1.input_branches),
+        [(19, names(&["argc", "argv[1]"]), "main".to_owned())]
+    );
+
+    let v2 = program("v2_uniform_collectives");
+    assert_eq!(rows(&v2.divergent_collectives), []);
+    assert!(v2.input_branches.is_empty());
+
+    let v3 = program("v3_input_branch");
+    assert_eq!(rows(&v3.divergent_collectives), []);
+    assert_eq!(
+        inputs(&v3.input_branches),
+        [
+            (17, names(&["argc", "argv[1]"]), "main".to_owned()),
+            (25, names(&["argc"]), "main".to_owned()),
+        ]
+    );
+}
