@@ -210,7 +210,11 @@ pub fn explore(
             let run_traces: Vec<mbh_trace::RankTrace> =
                 run.analysis.traces.iter().flatten().cloned().collect();
             for mut finding in merge_ranks(run.analysis.findings.clone()) {
-                if seen_findings.insert(finding.dedup_key()) {
+                if !seen_findings.insert(finding.dedup_key()) {
+                    confirm_divergence(&mut found.findings, &finding, n);
+                    continue;
+                }
+                {
                     finding.replay = Some(session.replay_command(n));
                     finding.notes.extend(decisions.iter().cloned());
                     if buffering == Buffering::Zero {
@@ -349,6 +353,31 @@ fn decision_notes(
             ))
         })
         .collect()
+}
+
+/// A collective divergence an earlier run only warned about, confirmed by
+/// run `n` (src/divergence.rs): the first report takes the confirmation,
+/// which a person needs more than the first sighting.
+fn confirm_divergence(findings: &mut [Finding], later: &Finding, n: u32) {
+    if later.kind != mbh_trace::FindingKind::CollectiveDivergence
+        || later.severity != mbh_trace::Severity::Error
+    {
+        return;
+    }
+    let key = later.dedup_key();
+    if let Some(first) = findings
+        .iter_mut()
+        .find(|f| f.dedup_key() == key && f.severity != mbh_trace::Severity::Error)
+    {
+        first.severity = mbh_trace::Severity::Error;
+        first.notes.extend(
+            later
+                .notes
+                .iter()
+                .filter(|note| note.starts_with("confirmed"))
+                .map(|note| format!("{note} (interleaving {n})")),
+        );
+    }
 }
 
 /// One finding per problem within a run: the same kind at the same lines

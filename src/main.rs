@@ -11,6 +11,7 @@ mod cli;
 mod commands;
 mod deadlock;
 mod deaths;
+mod divergence;
 mod error;
 mod explore;
 mod interleaving;

@@ -266,7 +266,8 @@ fn default_severity(kind: FindingKind) -> Severity {
         FindingKind::BufferingHazard
         | FindingKind::ResourceLeak
         | FindingKind::RequestLeak
-        | FindingKind::MissingStart => Severity::Warning,
+        | FindingKind::MissingStart
+        | FindingKind::CollectiveDivergence => Severity::Warning,
         _ => Severity::Error,
     }
 }

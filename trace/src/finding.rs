@@ -43,6 +43,9 @@ pub enum FindingKind {
     BufferType,
     /// A count of elements that reaches past the buffer's object (issue 18).
     BufferOverflow,
+    /// A collective that some ranks may skip: a branch guarding it depends
+    /// on the rank or on received data (issue 19).
+    CollectiveDivergence,
 }
 
 impl FindingKind {
@@ -66,6 +69,7 @@ impl FindingKind {
         FindingKind::BeforeInit,
         FindingKind::BufferType,
         FindingKind::BufferOverflow,
+        FindingKind::CollectiveDivergence,
     ];
 
     /// The stable code (`MBH0001`). Append-only: never renumber.
@@ -89,6 +93,7 @@ impl FindingKind {
             FindingKind::BeforeInit => "MBH0016",
             FindingKind::BufferType => "MBH0017",
             FindingKind::BufferOverflow => "MBH0018",
+            FindingKind::CollectiveDivergence => "MBH0019",
         }
     }
 
@@ -113,6 +118,7 @@ impl FindingKind {
             FindingKind::BeforeInit => "before-init",
             FindingKind::BufferType => "buffer-type",
             FindingKind::BufferOverflow => "buffer-overflow",
+            FindingKind::CollectiveDivergence => "collective-divergence",
         }
     }
 }

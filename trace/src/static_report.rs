@@ -122,6 +122,38 @@ pub struct GuardingBranch {
     pub depends_on: Vec<Dependence>,
 }
 
+impl GuardingBranch {
+    /// "the branch at app.c:10 depends on the rank and argv[1]".
+    pub fn reason(&self) -> String {
+        let what: Vec<String> = self
+            .depends_on
+            .iter()
+            .map(|d| match d {
+                Dependence::Rank => "the rank".to_string(),
+                Dependence::Input(name) => name.clone(),
+                Dependence::Received => "received data".to_string(),
+            })
+            .collect();
+        format!(
+            "the branch at {} depends on {}",
+            self.span,
+            what.join(" and ")
+        )
+    }
+}
+
+impl DivergentCollective {
+    /// One sentence: the call and every branch that decides it.
+    pub fn message(&self) -> String {
+        let reasons: Vec<String> = self.branches.iter().map(GuardingBranch::reason).collect();
+        format!(
+            "`{}` may be called by some ranks and not others: {}",
+            self.call,
+            reasons.join("; ")
+        )
+    }
+}
+
 /// A collective whose execution ranks may disagree on (issue 19).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DivergentCollective {
@@ -445,7 +477,7 @@ pub struct Note {
 impl StaticReport {
     /// The pre-flight warnings, one line each in the compiler style
     /// `file:line:col: warning: message`: buffer errors first, then
-    /// unsupported MPI calls, then the notes.
+    /// collectives some ranks may skip, unsupported MPI calls, the notes.
     pub fn warnings(&self) -> Vec<String> {
         let buffers = self.buffer_errors.iter().map(|b| {
             let declared = b
@@ -470,7 +502,20 @@ impl StaticReport {
                 n.span.file, n.span.line, n.span.column, n.message
             )
         });
-        buffers.chain(unsupported).chain(notes).collect()
+        let divergent = self.divergent_collectives.iter().map(|d| {
+            format!(
+                "{}:{}:{}: warning: {}",
+                d.span.file,
+                d.span.line,
+                d.span.column,
+                d.message()
+            )
+        });
+        buffers
+            .chain(divergent)
+            .chain(unsupported)
+            .chain(notes)
+            .collect()
     }
 
     /// The loop with id `id`.

@@ -378,6 +378,26 @@ pub fn finding(kind: FindingKind) -> Finding {
         .note("found by `mbhybrid build`'s static analysis of the call's arguments")
         .help("make the count at most the buffer's size in elements, or the buffer as large as the count")
         .run(1, &[1]),
+        K::CollectiveDivergence => b(
+            Error,
+            "`MPI_Barrier` may be called by some ranks and not others: the branch at app.c:10 depends on the rank",
+        )
+        .primary(
+            "MPI_Barrier(",
+            0,
+            Some("MPI_Barrier"),
+            "every rank of the communicator must make this call",
+        )
+        .secondary(
+            "if (work",
+            0,
+            None,
+            "this branch decides whether the call runs",
+        )
+        .note("confirmed in this run: the ranks made this call rank 0 1 time, rank 1 0 times")
+        .note("found by `mbhybrid build`'s analysis of the program's control flow")
+        .help("make every rank of the communicator reach the collective, and let the condition decide only the work around it")
+        .run(1, &[0]),
     };
     built.finding
 }

@@ -1,0 +1,243 @@
+//! Collectives some ranks may skip (issue 19): `build`'s static analysis
+//! lists the collectives a rank-dependent branch decides; a run that
+//! reaches one reports it, *confirmed* when the run shows the members of
+//! its communicator calling it a different number of times.
+//!
+//! A collective on a communicator only some ranks belong to is usually
+//! guarded by the same condition that made the communicator; when every
+//! member of it made the call alike, the run shows nothing wrong and the
+//! warning is left to `build`.
+
+use crate::outcome::site_location;
+use mbh_trace::rank_trace::WORLD_COMM;
+use mbh_trace::static_report::{DivergentCollective, GuardingBranch};
+use mbh_trace::{Finding, FindingKind, Location, RankTrace, Role, Severity, SiteTable};
+use std::collections::BTreeMap;
+
+/// The most input branches named before the rest are counted.
+const INPUT_BRANCHES_SHOWN: usize = 5;
+
+/// What a verdict depends on beyond the run (issue 19): one line per
+/// branch on the program's input that decides whether MPI calls run ("this
+/// verdict holds for the input it ran with: control flow at app.c:12
+/// depends on argv[1]"), so that "no errors" never reads as "correct for
+/// every input".
+pub fn input_dependence(sites: Option<&SiteTable>) -> Vec<String> {
+    let Some(analysis) = sites.and_then(|t| t.analysis.as_ref()) else {
+        return Vec::new();
+    };
+    let branches = &analysis.input_branches;
+    let mut lines: Vec<String> = branches
+        .iter()
+        .take(INPUT_BRANCHES_SHOWN)
+        .map(|b| {
+            format!(
+                "this verdict holds for the input it ran with: control flow at {} depends on {}",
+                b.span,
+                b.inputs.join(" and ")
+            )
+        })
+        .collect();
+    if branches.len() > INPUT_BRANCHES_SHOWN {
+        lines.push(format!(
+            "and {} more branches on the program's input decide MPI calls (`mbhybrid analyze` lists them)",
+            branches.len() - INPUT_BRANCHES_SHOWN
+        ));
+    }
+    lines
+}
+
+/// The findings of one run's traces.
+pub fn divergence_findings(
+    sites: Option<&SiteTable>,
+    traces: &[Option<RankTrace>],
+) -> Vec<Finding> {
+    let Some(table) = sites else {
+        return Vec::new();
+    };
+    let Some(analysis) = &table.analysis else {
+        return Vec::new();
+    };
+    analysis
+        .divergent_collectives
+        .iter()
+        .filter_map(|collective| {
+            let site = table.get(collective.site)?;
+            let (comm, calls) = calls_per_member(collective.site, traces)?;
+            finding(collective, site, comm == WORLD_COMM, &calls)
+        })
+        .collect()
+}
+
+/// The call's communicator and how many times each of its members made
+/// the call; `None` when no rank made it.
+fn calls_per_member(
+    site: u32,
+    traces: &[Option<RankTrace>],
+) -> Option<(u64, BTreeMap<i32, usize>)> {
+    let comm = traces
+        .iter()
+        .flatten()
+        .flat_map(|t| &t.ops)
+        .find(|op| op.site == site)?
+        .comm;
+    let members = traces
+        .iter()
+        .flatten()
+        .filter(|t| comm == WORLD_COMM || t.ops.iter().any(|op| op.comm == comm));
+    let calls = members
+        .map(|t| (t.rank, t.ops.iter().filter(|op| op.site == site).count()))
+        .collect();
+    Some((comm, calls))
+}
+
+fn finding(
+    collective: &DivergentCollective,
+    site: &mbh_trace::Site,
+    on_world: bool,
+    calls: &BTreeMap<i32, usize>,
+) -> Option<Finding> {
+    let confirmed = calls.values().min() != calls.values().max();
+    if !confirmed && !on_world {
+        return None;
+    }
+    let reached: Vec<i32> = calls
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(&r, _)| r)
+        .collect();
+    let first = *reached.first()?;
+    let mut finding = Finding::new(
+        FindingKind::CollectiveDivergence,
+        Severity::Warning,
+        collective.message(),
+    );
+    finding.ranks = reached;
+    finding.locations.push(site_location(
+        site,
+        first,
+        Role::Primary,
+        "every rank of the communicator must make this call",
+    ));
+    for branch in &collective.branches {
+        finding.locations.push(branch_location(branch, first));
+    }
+    if confirmed {
+        let counts: Vec<String> = calls
+            .iter()
+            .map(|(rank, n)| format!("rank {rank} {n} time{}", if *n == 1 { "" } else { "s" }))
+            .collect();
+        finding.severity = Severity::Error;
+        finding.notes.push(format!(
+            "confirmed in this run: the ranks made this call {}",
+            counts.join(", ")
+        ));
+    }
+    finding
+        .notes
+        .push("found by `mbhybrid build`'s analysis of the program's control flow".into());
+    finding.help = Some(
+        "make every rank of the communicator reach the collective, and let the condition decide only the work around it"
+            .into(),
+    );
+    Some(finding)
+}
+
+fn branch_location(branch: &GuardingBranch, rank: i32) -> Location {
+    Location {
+        file: branch.span.file.clone(),
+        line: branch.span.line,
+        column: branch.span.column,
+        rank,
+        call: None,
+        function: None,
+        role: Role::Secondary,
+        label: "this branch decides whether the call runs".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mbh_trace::rank_trace::Op;
+    use mbh_trace::static_report::{Dependence, Span, StaticReport};
+    use mbh_trace::{OpKind, Site};
+
+    fn table() -> SiteTable {
+        let site = Site {
+            id: 4,
+            file: "app.c".into(),
+            line: 11,
+            column: 9,
+            call: "MPI_Barrier".into(),
+            function: "main".into(),
+        };
+        let span = |line| Span {
+            file: "app.c".into(),
+            line,
+            column: 5,
+        };
+        SiteTable {
+            format: mbh_trace::site::SITE_TABLE_FORMAT.into(),
+            version: mbh_trace::site::SITE_TABLE_VERSION,
+            program: "app".into(),
+            sources: vec!["app.c".into()],
+            sites: vec![site],
+            analysis: Some(StaticReport {
+                divergent_collectives: vec![DivergentCollective {
+                    site: 4,
+                    call: "MPI_Barrier".into(),
+                    function: "main".into(),
+                    span: span(11),
+                    branches: vec![GuardingBranch {
+                        span: span(10),
+                        depends_on: vec![Dependence::Rank, Dependence::Input("argv[1]".into())],
+                    }],
+                }],
+                ..StaticReport::default()
+            }),
+        }
+    }
+
+    fn trace(rank: i32, barriers: usize) -> Option<RankTrace> {
+        let ops = (0..barriers)
+            .map(|i| {
+                let mut op = Op::new(i as u64, OpKind::Barrier);
+                op.site = 4;
+                op.comm = WORLD_COMM;
+                op
+            })
+            .collect();
+        Some(RankTrace::finalized(rank, 2, ops))
+    }
+
+    #[test]
+    fn a_collective_every_rank_made_is_a_warning_naming_its_branch() {
+        let findings = divergence_findings(Some(&table()), &[trace(0, 1), trace(1, 1)]);
+        assert_eq!(findings.len(), 1);
+        let f = &findings[0];
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(
+            f.message,
+            "`MPI_Barrier` may be called by some ranks and not others: the branch at app.c:10 depends on the rank and argv[1]"
+        );
+        assert_eq!(f.locations[1].line, 10);
+        assert_eq!(f.notes.len(), 1, "{:?}", f.notes);
+    }
+
+    #[test]
+    fn a_rank_that_skipped_it_confirms_it() {
+        let findings = divergence_findings(Some(&table()), &[trace(0, 1), trace(1, 0)]);
+        assert_eq!(findings[0].severity, Severity::Error);
+        assert_eq!(findings[0].ranks, [0]);
+        assert_eq!(
+            findings[0].notes[0],
+            "confirmed in this run: the ranks made this call rank 0 1 time, rank 1 0 times"
+        );
+    }
+
+    #[test]
+    fn a_collective_no_rank_reached_is_left_to_build() {
+        assert!(divergence_findings(Some(&table()), &[trace(0, 0), trace(1, 0)]).is_empty());
+    }
+}
