@@ -3,15 +3,26 @@
 //! reaches one reports it, *confirmed* when the run shows the members of
 //! its communicator calling it a different number of times.
 //!
-//! A collective on a communicator only some ranks belong to is usually
-//! guarded by the same condition that made the communicator; when every
-//! member of it made the call alike, the run shows nothing wrong and the
-//! warning is left to `build`.
+//! What a run shows decides what is said:
+//!
+//! * the members of the call's communicator made different sequences of
+//!   collectives on it: *confirmed*, an error;
+//! * they made the same sequence, and this call equally often: the branch
+//!   went the same way on every rank this time; a warning, since another
+//!   input or rank count may send it otherwise (on `MPI_COMM_WORLD` only: a
+//!   communicator only some ranks belong to is usually guarded by the very
+//!   condition that made it);
+//! * they made the same sequence but this call unequally (`if (rank == 0)
+//!   MPI_Reduce(..., buf, ...); else MPI_Reduce(..., NULL, ...)`): the
+//!   other ranks made the same collective elsewhere, as the program
+//!   intends; nothing is said (the run checks the path sensitivity the
+//!   static analysis lacks).
 
 use crate::outcome::site_location;
+use mbh_trace::op::OpClass;
 use mbh_trace::rank_trace::WORLD_COMM;
 use mbh_trace::static_report::{DivergentCollective, GuardingBranch};
-use mbh_trace::{Finding, FindingKind, Location, RankTrace, Role, Severity, SiteTable};
+use mbh_trace::{Finding, FindingKind, Location, OpKind, RankTrace, Role, Severity, SiteTable};
 use std::collections::BTreeMap;
 
 /// The most input branches named before the rest are counted.
@@ -63,42 +74,64 @@ pub fn divergence_findings(
         .iter()
         .filter_map(|collective| {
             let site = table.get(collective.site)?;
-            let (comm, calls) = calls_per_member(collective.site, traces)?;
-            finding(collective, site, comm == WORLD_COMM, &calls)
+            finding(collective, site, &members(collective.site, traces)?)
         })
         .collect()
 }
 
-/// The call's communicator and how many times each of its members made
-/// the call; `None` when no rank made it.
-fn calls_per_member(
-    site: u32,
-    traces: &[Option<RankTrace>],
-) -> Option<(u64, BTreeMap<i32, usize>)> {
+/// What one run shows of a collective's members.
+struct Members {
+    /// The call's communicator.
+    comm: u64,
+    /// How many times each member made this call.
+    calls: BTreeMap<i32, usize>,
+    /// Whether every member made the same collectives on the communicator,
+    /// in the same order.
+    same_sequence: bool,
+}
+
+/// The members of the communicator of the call at `site`, as the run
+/// shows them; `None` when no rank made the call.
+fn members(site: u32, traces: &[Option<RankTrace>]) -> Option<Members> {
     let comm = traces
         .iter()
         .flatten()
         .flat_map(|t| &t.ops)
         .find(|op| op.site == site)?
         .comm;
-    let members = traces
+    let members: Vec<&RankTrace> = traces
         .iter()
         .flatten()
-        .filter(|t| comm == WORLD_COMM || t.ops.iter().any(|op| op.comm == comm));
-    let calls = members
-        .map(|t| (t.rank, t.ops.iter().filter(|op| op.site == site).count()))
+        .filter(|t| comm == WORLD_COMM || t.ops.iter().any(|op| op.comm == comm))
         .collect();
-    Some((comm, calls))
+    let sequence = |t: &RankTrace| -> Vec<OpKind> {
+        t.ops
+            .iter()
+            .filter(|op| op.comm == comm)
+            .filter(|op| op.kind.class() == OpClass::Collective || op.kind == OpKind::CommMade)
+            .map(|op| op.kind)
+            .collect()
+    };
+    let first = members.first().map(|t| sequence(t));
+    Some(Members {
+        comm,
+        calls: members
+            .iter()
+            .map(|t| (t.rank, t.ops.iter().filter(|op| op.site == site).count()))
+            .collect(),
+        same_sequence: members.iter().all(|t| Some(sequence(t)) == first),
+    })
 }
 
 fn finding(
     collective: &DivergentCollective,
     site: &mbh_trace::Site,
-    on_world: bool,
-    calls: &BTreeMap<i32, usize>,
+    members: &Members,
 ) -> Option<Finding> {
-    let confirmed = calls.values().min() != calls.values().max();
-    if !confirmed && !on_world {
+    let calls = &members.calls;
+    let alike = calls.values().min() == calls.values().max();
+    let confirmed = !members.same_sequence;
+    if !confirmed && !(alike && members.comm == WORLD_COMM) {
         return None;
     }
     let reached: Vec<i32> = calls
@@ -161,7 +194,7 @@ mod tests {
     use super::*;
     use mbh_trace::rank_trace::Op;
     use mbh_trace::static_report::{Dependence, Span, StaticReport};
-    use mbh_trace::{OpKind, Site};
+    use mbh_trace::Site;
 
     fn table() -> SiteTable {
         let site = Site {
@@ -234,6 +267,15 @@ mod tests {
             findings[0].notes[0],
             "confirmed in this run: the ranks made this call rank 0 1 time, rank 1 0 times"
         );
+    }
+
+    #[test]
+    fn a_collective_the_other_ranks_made_elsewhere_is_not_reported() {
+        // `if (rank == 0) MPI_Barrier(...); else MPI_Barrier(...);`: rank 1
+        // made its barrier at another site.
+        let mut other = trace(1, 1).unwrap();
+        other.ops[0].site = 5;
+        assert!(divergence_findings(Some(&table()), &[trace(0, 1), Some(other)]).is_empty());
     }
 
     #[test]

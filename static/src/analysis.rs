@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use crate::buffers;
 use crate::cfg::{Cfg, Loops};
 use crate::consts::{self, LocalVars, MpiConstants, Resolved};
+use crate::divergence;
 use crate::ir::{self, BlockId, Callee, Files, Function, FunctionRefs, InstId, Loc, Op, Term, Val};
 use crate::mpi::{self, Role};
 use crate::taint;
@@ -165,6 +166,7 @@ pub fn analyze<'ctx>(
     let mut referenced: Vec<HashSet<String>> = Vec::new();
     let mut module_sites = Vec::new();
     let mut globals = Vec::new();
+    let mut strings = Vec::new();
     for (m, input) in inputs.iter().enumerate() {
         let read = ir::read_module(input.module, m, &mut files);
         fns.extend(read.functions);
@@ -172,6 +174,7 @@ pub fn analyze<'ctx>(
         const_globals.push(read.const_globals);
         referenced.push(read.referenced);
         globals.push(read.globals);
+        strings.push(read.strings);
         module_sites.push(mpi_call_sites(input.module));
     }
     let sources: Vec<PathBuf> = inputs
@@ -817,6 +820,26 @@ pub fn analyze<'ctx>(
             next_zone += 1;
         }
     }
+
+    // 13. Collectives ranks may disagree on, and branches on the program's
+    // input that decide MPI calls (issue 19).
+    let found = divergence::find(
+        &divergence::Program {
+            fns: &fns,
+            vars: locals.iter().map(|l| &l.vars).collect(),
+            cfgs: locals.iter().map(|l| &l.cfg).collect(),
+            sites: sites
+                .iter()
+                .map(|list| list.iter().map(|s| (s.id, s.inst)).collect())
+                .collect(),
+            calls: &calls,
+            address_taken: &address_taken,
+            strings: &strings,
+        },
+        &span,
+    );
+    report.divergent_collectives = found.collectives;
+    report.input_branches = found.input_branches;
     Analysis {
         report,
         modules: plans,

@@ -233,6 +233,9 @@ pub(crate) struct ModuleIr<'ctx> {
     pub referenced: HashSet<String>,
     /// Global variables described by debug info, by IR name.
     pub globals: HashMap<String, VarInfo>,
+    /// Constant C strings (`@.str = "DEBUG\0"`), by IR name, without the
+    /// terminating NUL: what `getenv("DEBUG")` names.
+    pub strings: HashMap<String, String>,
 }
 
 /// Reads every defined function of `module` (module number `index`).
@@ -265,6 +268,7 @@ pub(crate) fn read_module<'ctx>(
     let mut const_globals = HashMap::new();
     let mut referenced = HashSet::new();
     let mut globals = HashMap::new();
+    let mut strings = HashMap::new();
     // SAFETY: every LLVM reference below comes from walking this live
     // module's lists; values are only read.
     unsafe {
@@ -276,6 +280,9 @@ pub(crate) fn read_module<'ctx>(
                     let v = const_val(init);
                     if matches!(v, Val::Int(_) | Val::Global(_) | Val::Null) {
                         const_globals.insert(value_name(g), v);
+                    }
+                    if let Some(text) = c_string(init) {
+                        strings.insert(value_name(g), text);
                     }
                 }
             }
@@ -307,6 +314,30 @@ pub(crate) fn read_module<'ctx>(
         const_globals,
         referenced,
         globals,
+        strings,
+    }
+}
+
+/// The text of a constant C string (an `i8` array ending in NUL).
+///
+/// # Safety
+/// `c` must be a live constant.
+unsafe fn c_string(c: LLVMValueRef) -> Option<String> {
+    // SAFETY: per this function's contract; LLVMGetAsString is only called
+    // on a constant data sequential that LLVM says is a string, and the
+    // bytes are copied at once.
+    unsafe {
+        if LLVMIsAConstantDataSequential(c).is_null() || LLVMIsConstantString(c) == 0 {
+            return None;
+        }
+        let mut len = 0usize;
+        let ptr = LLVMGetAsString(c, &mut len);
+        if ptr.is_null() {
+            return None;
+        }
+        let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len);
+        let text = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+        Some(String::from_utf8_lossy(text).into_owned())
     }
 }
 

@@ -52,6 +52,16 @@
 //!   - zones: one per zone boundary call (`MPI_Finalize` ends a zone but
 //!     opens none), from just after it to the next boundary, named
 //!     `file:line` by that call;
+//!   - collectives some ranks may skip (issue 19,
+//!     [`StaticReport::divergent_collectives`](mbh_trace::static_report::StaticReport::divergent_collectives)):
+//!     every collective call site that is control-dependent (post-dominator
+//!     tree, Ferrante-Ottenstein-Warren), in its function or through all
+//!     of its function's callers, on a branch whose condition depends on
+//!     the rank or on received data (a value-dependence analysis over the
+//!     same memory objects as the taint analysis below; what `MPI_Bcast`
+//!     and `MPI_Allreduce` write is uniform), and the branches on program
+//!     input (`argv`, `getenv`, `rand`, reads) that decide MPI calls
+//!     ([`StaticReport::input_branches`](mbh_trace::static_report::StaticReport::input_branches));
 //!   - the loop abstraction choice: a loop with wildcard sites (directly or
 //!     through calls) is abstracted when the outcomes of those sites (the
 //!     data received, the status's source and tag, `Waitany`'s index)
@@ -144,6 +154,12 @@
 //!   (for overflows) the count are all known statically; the absence of
 //!   one says nothing about buffers reached through `void *`, structures,
 //!   derived datatypes, unknown counts or root-only collective buffers.
+//! * A divergent collective is one the analysis cannot show every rank
+//!   reaches, not a proven mismatch: a collective called on both sides of
+//!   a rank test is reported, and so is one under a rank test every rank
+//!   passes. Its absence says nothing about conditions reached through
+//!   memory the analysis does not follow, or stores that undo a
+//!   broadcast (see the `divergence` module).
 //! * A zone is a syntactic region between boundary calls; bounded mixing
 //!   over zones is a search heuristic, and nothing here says zones are
 //!   independent.
@@ -188,7 +204,9 @@ mod analysis;
 mod buffers;
 mod cfg;
 mod consts;
+mod control_dep;
 mod debug_loc;
+mod divergence;
 mod dwarf;
 mod error;
 mod ir;

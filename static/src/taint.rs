@@ -288,6 +288,109 @@ fn what(labels: u8) -> &'static str {
     }
 }
 
+/// Where pointer `v` of `f` points: through offsets, casts, allocations,
+/// `phi`/`select` of one object and loads of plain local pointer variables
+/// (every store into one resolved to the same object); `None` for values
+/// that are not pointers.
+pub(crate) fn address(f: &Function, vars: &LocalVars, v: &Val, depth: u32) -> Option<Addr> {
+    if depth > 16 {
+        return Some(Addr {
+            obj: Obj::Unknown,
+            offset: None,
+            scales: Vec::new(),
+        });
+    }
+    let unknown = || {
+        Some(Addr {
+            obj: Obj::Unknown,
+            offset: None,
+            scales: Vec::new(),
+        })
+    };
+    let at = |obj| {
+        Some(Addr {
+            obj,
+            offset: Some(0),
+            scales: Vec::new(),
+        })
+    };
+    match v {
+        Val::Arg(p) => at(Obj::Param(*p)),
+        Val::Global(g) => at(Obj::Global(g.clone())),
+        Val::Int(_) | Val::Null | Val::Other => None,
+        Val::Inst(i) => {
+            let inst = &f.insts[*i as usize];
+            if !inst.is_ptr {
+                return None;
+            }
+            match &inst.op {
+                Op::Alloca(_) => at(Obj::Local(*i)),
+                Op::Gep { offset, var } => {
+                    let mut base = address(f, vars, &inst.ops[0], depth + 1)?;
+                    base.offset = base.offset.map(|o| o.wrapping_add(*offset));
+                    base.scales.extend(var.iter().map(|(_, s)| *s));
+                    Some(base)
+                }
+                Op::Cast => address(f, vars, &inst.ops[0], depth + 1).or_else(unknown),
+                Op::Call(Callee::Named(n)) if ALLOC.contains(&n.as_str()) => at(Obj::Heap(*i)),
+                Op::Load => match &inst.ops[0] {
+                    Val::Inst(a) if vars.is_plain(f, *a) => {
+                        let Some(stores) = vars.stores.get(a) else {
+                            return unknown();
+                        };
+                        let addrs: Vec<Option<Addr>> = stores
+                            .iter()
+                            .map(|s| address(f, vars, s, depth + 1))
+                            .collect();
+                        let objs: BTreeSet<Option<Obj>> = addrs
+                            .iter()
+                            .map(|a| a.as_ref().map(|a| a.obj.clone()))
+                            .filter(|o| o.is_some())
+                            .collect();
+                        if objs.len() != 1 {
+                            return unknown();
+                        }
+                        let mut found = addrs.into_iter().flatten().collect::<Vec<_>>();
+                        if found.len() == 1 {
+                            found.pop()
+                        } else {
+                            let obj = found[0].obj.clone();
+                            Some(Addr {
+                                obj,
+                                offset: None,
+                                scales: Vec::new(),
+                            })
+                        }
+                    }
+                    _ => unknown(),
+                },
+                Op::Phi | Op::Select => {
+                    let choices = if matches!(inst.op, Op::Select) {
+                        &inst.ops[1..]
+                    } else {
+                        &inst.ops[..]
+                    };
+                    let objs: BTreeSet<Obj> = choices
+                        .iter()
+                        .filter_map(|c| address(f, vars, c, depth + 1))
+                        .map(|a| a.obj)
+                        .collect();
+                    if objs.len() == 1 {
+                        Some(Addr {
+                            obj: objs.into_iter().next().expect("one object"),
+                            offset: None,
+                            scales: Vec::new(),
+                        })
+                    } else {
+                        unknown()
+                    }
+                }
+                _ => unknown(),
+            }
+        }
+    }
+}
+
 impl Run<'_, '_> {
     fn f(&self) -> &Function {
         self.input.f
@@ -299,103 +402,7 @@ impl Run<'_, '_> {
     }
 
     fn compute_addr(&self, v: &Val, depth: u32) -> Option<Addr> {
-        if depth > 16 {
-            return Some(Addr {
-                obj: Obj::Unknown,
-                offset: None,
-                scales: Vec::new(),
-            });
-        }
-        let unknown = || {
-            Some(Addr {
-                obj: Obj::Unknown,
-                offset: None,
-                scales: Vec::new(),
-            })
-        };
-        let at = |obj| {
-            Some(Addr {
-                obj,
-                offset: Some(0),
-                scales: Vec::new(),
-            })
-        };
-        let f = self.f();
-        match v {
-            Val::Arg(p) => at(Obj::Param(*p)),
-            Val::Global(g) => at(Obj::Global(g.clone())),
-            Val::Int(_) | Val::Null | Val::Other => None,
-            Val::Inst(i) => {
-                let inst = &f.insts[*i as usize];
-                if !inst.is_ptr {
-                    return None;
-                }
-                match &inst.op {
-                    Op::Alloca(_) => at(Obj::Local(*i)),
-                    Op::Gep { offset, var } => {
-                        let mut base = self.compute_addr(&inst.ops[0], depth + 1)?;
-                        base.offset = base.offset.map(|o| o.wrapping_add(*offset));
-                        base.scales.extend(var.iter().map(|(_, s)| *s));
-                        Some(base)
-                    }
-                    Op::Cast => self.compute_addr(&inst.ops[0], depth + 1).or_else(unknown),
-                    Op::Call(Callee::Named(n)) if ALLOC.contains(&n.as_str()) => at(Obj::Heap(*i)),
-                    Op::Load => match &inst.ops[0] {
-                        Val::Inst(a) if self.input.vars.is_plain(f, *a) => {
-                            let Some(stores) = self.input.vars.stores.get(a) else {
-                                return unknown();
-                            };
-                            let addrs: Vec<Option<Addr>> = stores
-                                .iter()
-                                .map(|s| self.compute_addr(s, depth + 1))
-                                .collect();
-                            let objs: BTreeSet<Option<Obj>> = addrs
-                                .iter()
-                                .map(|a| a.as_ref().map(|a| a.obj.clone()))
-                                .filter(|o| o.is_some())
-                                .collect();
-                            if objs.len() != 1 {
-                                return unknown();
-                            }
-                            let mut found = addrs.into_iter().flatten().collect::<Vec<_>>();
-                            if found.len() == 1 {
-                                found.pop()
-                            } else {
-                                let obj = found[0].obj.clone();
-                                Some(Addr {
-                                    obj,
-                                    offset: None,
-                                    scales: Vec::new(),
-                                })
-                            }
-                        }
-                        _ => unknown(),
-                    },
-                    Op::Phi | Op::Select => {
-                        let choices = if matches!(inst.op, Op::Select) {
-                            &inst.ops[1..]
-                        } else {
-                            &inst.ops[..]
-                        };
-                        let objs: BTreeSet<Obj> = choices
-                            .iter()
-                            .filter_map(|c| self.compute_addr(c, depth + 1))
-                            .map(|a| a.obj)
-                            .collect();
-                        if objs.len() == 1 {
-                            Some(Addr {
-                                obj: objs.into_iter().next().expect("one object"),
-                                offset: None,
-                                scales: Vec::new(),
-                            })
-                        } else {
-                            unknown()
-                        }
-                    }
-                    _ => unknown(),
-                }
-            }
-        }
+        address(self.f(), self.input.vars, v, depth)
     }
 
     fn addr(&self, v: &Val) -> Option<Addr> {

@@ -9,6 +9,7 @@ use mbh_static::{indirect_calls, mpi_call_sites, LoadError, Module, SourceLocati
 
 mod analysis;
 mod buffers;
+mod divergence;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

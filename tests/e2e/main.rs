@@ -11,6 +11,7 @@ mod collectives;
 mod completeness;
 mod cxx_names;
 mod differential;
+mod divergence;
 mod fault_injection;
 mod faults;
 mod gcc_c;

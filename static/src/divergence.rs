@@ -1,0 +1,1108 @@
+//! Collectives that some ranks may skip, and branches on the program's
+//! input (issue 19).
+//!
+//! A collective must be called by every rank of its communicator. The
+//! classic way to break that is to call it under a condition that ranks
+//! evaluate differently: `if (rank == 0) MPI_Barrier(comm)`. Following
+//! PARCOACH (Saillard, Carribault and Barthou, *PARCOACH: Combining static
+//! and dynamic validation of MPI collective communications*, IJHPCA 2014:
+//! a collective is suspect when a conditional in its iterated
+//! post-dominance frontier may let ranks take different paths) and its
+//! refinement to rank-dependent ("multi-valued") conditions (Huchant,
+//! Saillard, Barthou and Carribault, *Multi-Valued Expression Analysis for
+//! Collective Checking*, Euro-Par 2019), this pass reports every collective
+//! call site that is control-dependent ([`crate::control_dep`], after
+//! Ferrante, Ottenstein and Warren) on a branch whose condition depends on
+//! the rank or on data a point-to-point receive wrote. The dissertation
+//! behind the dynamic verifier (seed 000, §7.1.1) names static analysis as
+//! the way to catch common errors before a run; this is one, and its
+//! by-product, the branches on program input that decide which MPI calls
+//! run, says which inputs a dynamic verdict holds for.
+//!
+//! What a condition depends on comes from a value-dependence (taint)
+//! analysis per function, flow-insensitive like [`crate::taint`] and over
+//! the same memory objects (locals, heap blocks, globals, parameters):
+//!
+//! * sources: the rank (what `MPI_Comm_rank`, `MPI_Group_rank`,
+//!   `MPI_Cart_rank`, `MPI_Cart_coords` and `MPI_Cart_shift` write, on any
+//!   communicator); data received (what point-to-point receives, probes
+//!   and completions write, and the outputs of collectives whose result
+//!   differs by rank: `Scatter`, `Gather`, `Reduce`, `Alltoall`, `Scan`);
+//!   and input: `argc`/`argv` of `main` (`argv[K]` for a constant index),
+//!   `getenv("X")`, `rand()`, `time()`, `clock()`, `gettimeofday()`,
+//!   `MPI_Wtime()`, and what `scanf`, `fscanf`, `fgets`, `fread`, `read`,
+//!   `getline` and friends read;
+//! * propagation: loads and stores, arithmetic, comparisons, casts, `phi`,
+//!   `select`, `memcpy`, `sscanf`, calls to library functions (the result
+//!   depends on the arguments: `atoi(argv[1])` stays `argv[1]`), and,
+//!   through the call graph, the return values and pointer parameters of
+//!   the program's own functions (summaries) and the arguments its
+//!   functions receive from their callers (when every caller is known);
+//! * control: a value stored, or chosen by a `phi`, under a branch takes
+//!   the branch's dependences too (`if (rank == 0) go = 1;` makes `go`
+//!   rank-dependent), as in Huchant et al.'s gated analysis;
+//! * agreement: what `MPI_Bcast`, `MPI_Allreduce` and `MPI_Allgather(v)`
+//!   (and their nonblocking forms) write is the same on every rank. The
+//!   analysis cannot clear an object's taint, so a load from such an
+//!   object that one of those calls dominates reads the collective's
+//!   result: only the input it carries, nothing per rank. This keeps
+//!   `MPI_Bcast(&n, ..); for (i < n) ..` and `MPI_Allreduce(&mine, &done,
+//!   ..); if (!done) ..` silent. `MPI_Comm_size` is not a source.
+//!
+//! Interprocedurally, a collective in a function all of whose calls are
+//! under rank-dependent branches (through any number of callers) is
+//! reported with its callers' branches, and an input branch counts when it
+//! decides a call to a function that reaches MPI calls.
+//!
+//! Branches are reported by source condition: clang splits `a && b` into
+//! one branch per operand, both on the `if`'s line, so the branches of one
+//! function on one line are one entry, with their dependences merged.
+//!
+//! What it does not do, and why:
+//!
+//! * It is a may-analysis with no path sensitivity: a collective called
+//!   on both sides of `if (rank == 0) .. else ..` is reported twice
+//!   (PARCOACH compares collective sequences to drop those; this pass does
+//!   not); so is a collective under a rank branch that every rank takes
+//!   for the sizes actually run.
+//! * `MPI_Init`, `MPI_Init_thread` and `MPI_Finalize` are not checked: the
+//!   rank is unknown before `MPI_Init`, and `MPI_Finalize` under a rank
+//!   test is almost always one of several exits that all finalize.
+//!   Collective communicator constructors (`MPI_Comm_split`,
+//!   `MPI_Comm_dup`, `MPI_Comm_idup`, `MPI_Cart_create`, ...) are.
+//! * Sizes are uniform: `MPI_Comm_size` on a split communicator differs
+//!   between groups, but every member of one communicator agrees on it.
+//!   Communicator handles carry no dependence either.
+//! * Inputs are assumed the same on every rank (`mpiexec` passes one
+//!   command line): a branch on `argv` alone is an input branch, not a
+//!   divergence. `time()` and `rand()` after different seeds may differ
+//!   between ranks; they are reported as inputs only.
+//! * Agreement is by dominance, not by path: a rank-dependent store
+//!   between the broadcast and the load is missed (silence).
+//! * Pointers stored in memory, function pointers and aliasing through
+//!   parameters are followed as in [`crate::taint`]; calls through
+//!   pointers return values that depend on their arguments. Contexts are
+//!   merged: a parameter takes what every caller passes.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use mbh_trace::static_report::{
+    CallClass, Dependence, DivergentCollective, GuardingBranch, InputBranch, Span,
+};
+use rayon::prelude::*;
+
+use crate::cfg::Cfg;
+use crate::consts::LocalVars;
+use crate::control_dep::ControlDeps;
+use crate::ir::{BlockId, Callee, Function, InstId, Loc, Op, Term, Val};
+use crate::mpi::{self, Role};
+use crate::taint::{self, Addr, CallKind, Obj};
+
+/// Rounds of the whole-program fixpoint (summaries and caller contexts);
+/// dependences only grow, so this is a safety bound, not a precision one.
+const PROGRAM_ROUNDS: usize = 16;
+/// Rounds of one function's fixpoint.
+const FUNCTION_ROUNDS: usize = 64;
+
+/// What a value may depend on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Deps {
+    rank: bool,
+    received: bool,
+    inputs: BTreeSet<String>,
+}
+
+impl Deps {
+    fn input(name: impl Into<String>) -> Self {
+        Deps {
+            inputs: [name.into()].into(),
+            ..Deps::default()
+        }
+    }
+
+    fn rank() -> Self {
+        Deps {
+            rank: true,
+            ..Deps::default()
+        }
+    }
+
+    fn received() -> Self {
+        Deps {
+            received: true,
+            ..Deps::default()
+        }
+    }
+
+    /// Adds `other`; whether anything was new.
+    fn join(&mut self, other: &Deps) -> bool {
+        let before = (self.rank, self.received, self.inputs.len());
+        self.rank |= other.rank;
+        self.received |= other.received;
+        self.inputs.extend(other.inputs.iter().cloned());
+        before != (self.rank, self.received, self.inputs.len())
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.rank && !self.received && self.inputs.is_empty()
+    }
+
+    /// Whether ranks may disagree on it.
+    fn per_rank(&self) -> bool {
+        self.rank || self.received
+    }
+
+    /// What is left once a collective made every rank agree on it.
+    fn agreed(&self) -> Deps {
+        Deps {
+            inputs: self.inputs.clone(),
+            ..Deps::default()
+        }
+    }
+
+    /// As the report lists them (`Dependence`'s order).
+    fn list(&self) -> Vec<Dependence> {
+        let mut out = Vec::new();
+        if self.rank {
+            out.push(Dependence::Rank);
+        }
+        out.extend(self.inputs.iter().cloned().map(Dependence::Input));
+        if self.received {
+            out.push(Dependence::Received);
+        }
+        out
+    }
+}
+
+/// What the pass needs from the rest of the analysis.
+pub(crate) struct Program<'a> {
+    pub fns: &'a [Function],
+    pub vars: Vec<&'a LocalVars>,
+    pub cfgs: Vec<&'a Cfg>,
+    /// Per function: its MPI call sites, `(site id, instruction)`.
+    pub sites: Vec<Vec<(u32, InstId)>>,
+    /// Per function: its direct calls to defined functions.
+    pub calls: &'a [Vec<(InstId, usize)>],
+    /// Functions that may be called through pointers.
+    pub address_taken: &'a HashSet<usize>,
+    /// Per module: constant C strings by global name.
+    pub strings: &'a [HashMap<String, String>],
+}
+
+/// What the pass found, for the report.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    pub collectives: Vec<DivergentCollective>,
+    pub input_branches: Vec<InputBranch>,
+}
+
+/// Runs the pass. `span` names locations as the rest of the report does.
+pub(crate) fn find(
+    p: &Program<'_>,
+    span: &(dyn Fn(&Function, Option<Loc>) -> Span + Sync),
+) -> Found {
+    let shapes: Vec<Shape> = (0..p.fns.len())
+        .into_par_iter()
+        .map(|fi| Shape::of(&p.fns[fi], &p.calls[fi]))
+        .collect();
+    let conds: Vec<Vec<Deps>> = flows(p, &shapes).into_iter().map(|o| o.conds).collect();
+    let view = View {
+        p,
+        shapes: &shapes,
+        conds: &conds,
+        span,
+    };
+    Found {
+        collectives: view.collectives(),
+        input_branches: view.input_branches(),
+    }
+}
+
+/// The control structure of one function.
+struct Shape {
+    /// Per block: the conditional branches (by block) it is
+    /// control-dependent on, directly or not, ascending.
+    guards: Vec<Vec<BlockId>>,
+    /// Per block ending in a conditional `br` or a `switch`: its condition.
+    cond: Vec<Option<Val>>,
+    /// Calls to defined functions, by instruction.
+    callee: HashMap<InstId, usize>,
+}
+
+impl Shape {
+    fn of(f: &Function, calls: &[(InstId, usize)]) -> Shape {
+        let succs: Vec<Vec<u32>> = f.blocks.iter().map(|b| b.succs.clone()).collect();
+        let cond: Vec<Option<Val>> = f
+            .blocks
+            .iter()
+            .map(|b| {
+                if !matches!(b.term, Term::Br | Term::Switch) || b.end <= b.first {
+                    return None;
+                }
+                f.insts[(b.end - 1) as usize].ops.first().cloned()
+            })
+            .collect();
+        let guards = ControlDeps::new(&succs)
+            .closure()
+            .into_iter()
+            .map(|all| {
+                all.into_iter()
+                    .filter(|a| cond[*a as usize].is_some())
+                    .collect()
+            })
+            .collect();
+        Shape {
+            guards,
+            cond,
+            callee: calls.iter().copied().collect(),
+        }
+    }
+}
+
+/// What one function tells its callers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Summary {
+    /// Its return value.
+    ret: Deps,
+    /// What it writes through each pointer parameter.
+    writes: BTreeMap<u32, Deps>,
+    /// Parameters an agreeing collective writes through on every path to
+    /// a return, with what the result carries.
+    agreed: BTreeMap<u32, Deps>,
+}
+
+/// What one function's callers pass it, merged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Context {
+    values: BTreeMap<u32, Deps>,
+    pointees: BTreeMap<u32, Deps>,
+}
+
+/// What the whole program knows at the start of a round.
+struct Shared<'a> {
+    summaries: &'a [Summary],
+    contexts: &'a [Context],
+    globals: &'a HashMap<String, Deps>,
+}
+
+/// What one function's analysis produced.
+#[derive(Debug, Default)]
+struct Outcome {
+    summary: Summary,
+    /// `(callee, argument, value, pointee)` of each call to a defined
+    /// function.
+    args: Vec<(usize, u32, Deps, Deps)>,
+    globals: HashMap<String, Deps>,
+    /// Per block: its condition's dependences (empty for other blocks).
+    conds: Vec<Deps>,
+}
+
+/// The whole-program fixpoint: each round analyses every function with
+/// the summaries and contexts of the previous one.
+fn flows(p: &Program<'_>, shapes: &[Shape]) -> Vec<Outcome> {
+    let n = p.fns.len();
+    let mut summaries = vec![Summary::default(); n];
+    let mut contexts = vec![Context::default(); n];
+    let mut globals: HashMap<String, Deps> = HashMap::new();
+    let mut outcomes = Vec::new();
+    for _ in 0..PROGRAM_ROUNDS {
+        let shared = Shared {
+            summaries: &summaries,
+            contexts: &contexts,
+            globals: &globals,
+        };
+        outcomes = (0..n)
+            .into_par_iter()
+            .map(|fi| Flow::new(p, fi, &shapes[fi], &shared).run())
+            .collect();
+        let next_summaries: Vec<Summary> = outcomes.iter().map(|o| o.summary.clone()).collect();
+        let mut next_contexts = vec![Context::default(); n];
+        let mut next_globals = globals.clone();
+        for o in &outcomes {
+            for (g, k, value, pointee) in &o.args {
+                if p.address_taken.contains(g) || p.fns[*g].name == "main" {
+                    continue;
+                }
+                let c = &mut next_contexts[*g];
+                c.values.entry(*k).or_default().join(value);
+                c.pointees.entry(*k).or_default().join(pointee);
+            }
+            for (name, d) in &o.globals {
+                next_globals.entry(name.clone()).or_default().join(d);
+            }
+        }
+        let stable =
+            next_summaries == summaries && next_contexts == contexts && next_globals == globals;
+        summaries = next_summaries;
+        contexts = next_contexts;
+        globals = next_globals;
+        if stable {
+            break;
+        }
+    }
+    outcomes
+}
+
+/// One function's value-dependence analysis.
+struct Flow<'a> {
+    p: &'a Program<'a>,
+    fi: usize,
+    f: &'a Function,
+    shape: &'a Shape,
+    shared: &'a Shared<'a>,
+    addrs: Vec<Option<Addr>>,
+    vals: Vec<Deps>,
+    objs: HashMap<Obj, Deps>,
+    param_writes: BTreeMap<u32, Deps>,
+    /// Objects written by agreeing collectives (or calls that do so), with
+    /// those calls and what their results carry.
+    agreed_by: HashMap<Obj, Vec<InstId>>,
+    agreed: HashMap<Obj, Deps>,
+}
+
+/// Where the rank is written: `(function, how many last arguments)` for
+/// functions the signature table does not describe.
+const RANK_OUTPUTS: &[(&str, usize)] = &[
+    ("MPI_Comm_rank", 1),
+    ("MPI_Group_rank", 1),
+    ("MPI_Cart_rank", 1),
+    ("MPI_Cart_coords", 1),
+    ("MPI_Cart_shift", 2),
+];
+
+/// Collectives whose outputs are the same on every rank.
+const AGREEING: &[&str] = &[
+    "MPI_Bcast",
+    "MPI_Allreduce",
+    "MPI_Allgather",
+    "MPI_Allgatherv",
+    "MPI_Ibcast",
+    "MPI_Iallreduce",
+    "MPI_Iallgather",
+    "MPI_Iallgatherv",
+];
+
+/// Functions whose result (and whatever they write) is input: named
+/// `name()`.
+const CLOCKS: &[&str] = &[
+    "rand",
+    "random",
+    "rand_r",
+    "lrand48",
+    "drand48",
+    "time",
+    "clock",
+    "gettimeofday",
+    "clock_gettime",
+];
+
+/// Functions that read files or standard input: named by their name.
+const READERS: &[&str] = &[
+    "scanf", "fscanf", "vscanf", "vfscanf", "fgets", "gets", "fread", "read", "pread", "getline",
+    "getdelim", "getchar", "fgetc", "getc",
+];
+
+impl<'a> Flow<'a> {
+    fn new(p: &'a Program<'a>, fi: usize, shape: &'a Shape, shared: &'a Shared<'a>) -> Self {
+        let f = &p.fns[fi];
+        let addrs = (0..f.insts.len())
+            .map(|i| {
+                let inst = &f.insts[i];
+                inst.is_ptr
+                    .then(|| taint::address(f, p.vars[fi], &Val::Inst(i as InstId), 0))
+                    .flatten()
+            })
+            .collect();
+        let mut flow = Flow {
+            p,
+            fi,
+            f,
+            shape,
+            shared,
+            addrs,
+            vals: vec![Deps::default(); f.insts.len()],
+            objs: HashMap::new(),
+            param_writes: BTreeMap::new(),
+            agreed_by: HashMap::new(),
+            agreed: HashMap::new(),
+        };
+        flow.find_agreeing_writes();
+        flow
+    }
+
+    /// Records the calls that make every rank agree on an object.
+    fn find_agreeing_writes(&mut self) {
+        let f = self.f;
+        for (k, inst) in f.insts.iter().enumerate() {
+            let i = k as InstId;
+            let Op::Call(Callee::Named(name)) = &inst.op else {
+                continue;
+            };
+            let params: Vec<u32> = match self.shape.callee.get(&i) {
+                Some(g) => self.shared.summaries[*g].agreed.keys().copied().collect(),
+                None if is_agreeing(name) => agreeing_outputs(name),
+                None => continue,
+            };
+            for k in params {
+                if let Some(a) = inst.ops.get(k as usize).and_then(|v| self.addr(v)) {
+                    self.agreed_by.entry(a.obj).or_default().push(i);
+                }
+            }
+        }
+    }
+
+    fn run(mut self) -> Outcome {
+        for _ in 0..FUNCTION_ROUNDS {
+            if !self.step() {
+                break;
+            }
+        }
+        self.outcome()
+    }
+
+    fn addr(&self, v: &Val) -> Option<Addr> {
+        match v {
+            Val::Inst(i) => self.addrs.get(*i as usize).cloned().flatten(),
+            _ => taint::address(self.f, self.p.vars[self.fi], v, 0),
+        }
+    }
+
+    fn val(&self, v: &Val) -> Deps {
+        match v {
+            Val::Inst(i) => self.vals.get(*i as usize).cloned().unwrap_or_default(),
+            Val::Arg(k) if self.f.name == "main" => match k {
+                0 => Deps::input("argc"),
+                1 => Deps::input("argv"),
+                _ => Deps::default(),
+            },
+            Val::Arg(k) => self.shared.contexts[self.fi]
+                .values
+                .get(k)
+                .cloned()
+                .unwrap_or_default(),
+            _ => Deps::default(),
+        }
+    }
+
+    fn union(&self, vals: &[Val]) -> Deps {
+        let mut d = Deps::default();
+        for v in vals {
+            d.join(&self.val(v));
+        }
+        d
+    }
+
+    /// What object `obj` holds before this function writes it.
+    fn initial(&self, obj: &Obj) -> Deps {
+        match obj {
+            Obj::Param(k) => self.shared.contexts[self.fi]
+                .pointees
+                .get(k)
+                .cloned()
+                .unwrap_or_default(),
+            Obj::Global(g) => self.shared.globals.get(g).cloned().unwrap_or_default(),
+            _ => Deps::default(),
+        }
+    }
+
+    /// What a read of `obj` at instruction `at` sees: what an agreeing
+    /// collective that dominates `at` wrote, else everything written.
+    fn read(&self, obj: &Obj, at: InstId) -> Deps {
+        if let Some(writers) = self.agreed_by.get(obj) {
+            if writers.iter().any(|w| self.dominates(*w, at)) {
+                return self.agreed.get(obj).cloned().unwrap_or_default();
+            }
+        }
+        match self.objs.get(obj) {
+            Some(d) => d.clone(),
+            None => self.initial(obj),
+        }
+    }
+
+    fn dominates(&self, a: InstId, b: InstId) -> bool {
+        let block = |i: InstId| self.f.insts.get(i as usize).map(|x| x.block);
+        match (block(a), block(b)) {
+            (Some(ba), Some(bb)) if ba == bb => a < b,
+            (Some(ba), Some(bb)) => self.p.cfgs[self.fi].dominates(ba, bb),
+            _ => false,
+        }
+    }
+
+    /// A value argument and, for a pointer, what it points to at `at`.
+    fn arg(&self, v: &Val, at: InstId) -> Deps {
+        let mut d = self.val(v);
+        if let Some(a) = self.addr(v) {
+            d.join(&self.read(&a.obj, at));
+        }
+        d
+    }
+
+    /// Instruction `at` writes `d` into `obj`, under the branches that
+    /// decide whether `at` runs (implicit flow, see [`Flow::control`]).
+    fn write(&mut self, at: InstId, obj: Obj, d: &Deps) -> bool {
+        let mut d = d.clone();
+        if let Some(inst) = self.f.insts.get(at as usize) {
+            d.join(&self.control(inst.block));
+        }
+        if d.is_empty() {
+            return false;
+        }
+        let d = &d;
+        if let Obj::Param(k) = obj {
+            self.param_writes.entry(k).or_default().join(d);
+        }
+        let initial = self.initial(&obj);
+        self.objs.entry(obj).or_insert(initial).join(d)
+    }
+
+    fn write_through(&mut self, at: InstId, ptr: Option<&Val>, d: &Deps) -> bool {
+        match ptr.and_then(|v| self.addr(v)) {
+            Some(a) => self.write(at, a.obj, d),
+            None => false,
+        }
+    }
+
+    /// What the branches deciding whether block `b` runs depend on
+    /// (implicit flow: a store under `if (rank == 0)` is rank-dependent).
+    fn control(&self, b: BlockId) -> Deps {
+        let mut d = Deps::default();
+        for a in &self.shape.guards[b as usize] {
+            if let Some(c) = &self.shape.cond[*a as usize] {
+                d.join(&self.val(c));
+            }
+        }
+        d
+    }
+
+    /// What decides which incoming value a `phi` in block `b` takes: the
+    /// branches its predecessors depend on and `b` does not.
+    fn gate(&self, b: BlockId) -> Deps {
+        let mut d = Deps::default();
+        let own = &self.shape.guards[b as usize];
+        for pred in &self.p.cfgs[self.fi].preds[b as usize] {
+            for a in &self.shape.guards[*pred as usize] {
+                if own.contains(a) {
+                    continue;
+                }
+                if let Some(c) = &self.shape.cond[*a as usize] {
+                    d.join(&self.val(c));
+                }
+            }
+        }
+        d
+    }
+
+    /// One pass over the function; whether anything changed.
+    fn step(&mut self) -> bool {
+        let f = self.f;
+        let mut changed = false;
+        for (k, inst) in f.insts.iter().enumerate() {
+            let i = k as InstId;
+            let d = match &inst.op {
+                Op::Load => match inst.ops.first() {
+                    Some(ptr) => self.arg(ptr, i),
+                    None => continue,
+                },
+                Op::Store => {
+                    let Some(value) = inst.ops.first() else {
+                        continue;
+                    };
+                    let mut d = self.val(value);
+                    d.join(&self.union(&inst.ops[1..]));
+                    changed |= self.write_through(i, inst.ops.get(1), &d);
+                    continue;
+                }
+                Op::Gep { offset, var } => self.gep(&inst.ops, *offset, var.is_empty()),
+                Op::Phi => {
+                    let mut d = self.union(&inst.ops);
+                    d.join(&self.gate(inst.block));
+                    d
+                }
+                Op::Select | Op::Cast | Op::Compute => self.union(&inst.ops),
+                Op::Call(callee) => {
+                    changed |= self.call(i, callee, &inst.ops);
+                    continue;
+                }
+                _ => continue,
+            };
+            changed |= self.vals[k].join(&d);
+        }
+        changed
+    }
+
+    /// An offset: `argv` at a constant index becomes `argv[K]`.
+    fn gep(&self, ops: &[Val], offset: i64, constant: bool) -> Deps {
+        let mut d = self.union(ops);
+        let base_is_argv = ops.first().is_some_and(|b| {
+            let b = self.val(b);
+            b.inputs.len() == 1 && b.inputs.contains("argv")
+        });
+        if constant && base_is_argv && offset >= 0 {
+            d.inputs.remove("argv");
+            // `argv` is an array of pointers, 8 bytes on the targets
+            // mbhybrid supports (x86-64, AArch64).
+            d.inputs.insert(format!("argv[{}]", offset / 8));
+        }
+        d
+    }
+
+    fn call(&mut self, i: InstId, callee: &Callee, args: &[Val]) -> bool {
+        if let Some(&g) = self.shape.callee.get(&i) {
+            return self.defined_call(i, g, args);
+        }
+        let name = match callee {
+            Callee::Named(n) => n.as_str(),
+            _ => "",
+        };
+        if mpi::is_mpi(name) {
+            return self.mpi_call(i, name, args);
+        }
+        let plain = name
+            .strip_prefix("__isoc99_")
+            .or_else(|| name.strip_prefix("__isoc23_"))
+            .unwrap_or(name);
+        if let Some(label) = self.source(plain, args) {
+            let d = Deps::input(label);
+            let mut changed = self.vals[i as usize].join(&d);
+            for a in args {
+                if !self.is_string(a) {
+                    changed |= self.write_through(i, Some(a), &d);
+                }
+            }
+            return changed;
+        }
+        self.library_call(i, plain, args)
+    }
+
+    /// A call to a function outside the program.
+    fn library_call(&mut self, i: InstId, name: &str, args: &[Val]) -> bool {
+        let all = |flow: &Self, from: usize| {
+            let mut d = Deps::default();
+            for a in args.iter().skip(from) {
+                d.join(&flow.arg(a, i));
+            }
+            d
+        };
+        if name == "sscanf" {
+            // Parses its first argument into the pointers after the format.
+            let d = all(self, 0);
+            let mut changed = self.vals[i as usize].join(&d);
+            for a in args.iter().skip(2) {
+                changed |= self.write_through(i, Some(a), &d);
+            }
+            return changed;
+        }
+        let kind = if name.is_empty() {
+            CallKind::Opaque
+        } else {
+            taint::call_kind(name)
+        };
+        match kind {
+            CallKind::Ignore | CallKind::Alloc => false,
+            CallKind::Copy => {
+                let d = args.get(1).map(|s| self.arg(s, i)).unwrap_or_default();
+                self.write_through(i, args.first(), &d)
+            }
+            CallKind::Set => {
+                let d = args.get(1).map(|v| self.val(v)).unwrap_or_default();
+                self.write_through(i, args.first(), &d)
+            }
+            CallKind::WritesFirst => {
+                let d = all(self, 1);
+                let changed = self.write_through(i, args.first(), &d);
+                self.vals[i as usize].join(&d) || changed
+            }
+            _ => {
+                let d = all(self, 0);
+                self.vals[i as usize].join(&d)
+            }
+        }
+    }
+
+    fn is_string(&self, v: &Val) -> bool {
+        matches!(v, Val::Global(g) if self.p.strings[self.f.module].contains_key(g))
+    }
+
+    /// The input a call to `name` reads, named as reports show it.
+    fn source(&self, name: &str, args: &[Val]) -> Option<String> {
+        if name == "getenv" || name == "secure_getenv" {
+            let text = match args.first() {
+                Some(Val::Global(g)) => self.p.strings[self.f.module].get(g),
+                _ => None,
+            };
+            return Some(match text {
+                Some(t) => format!("{name}(\"{t}\")"),
+                None => name.to_owned(),
+            });
+        }
+        if CLOCKS.contains(&name) {
+            return Some(format!("{name}()"));
+        }
+        READERS.contains(&name).then(|| name.to_owned())
+    }
+
+    /// A call to one of the program's functions: its summary.
+    fn defined_call(&mut self, i: InstId, g: usize, args: &[Val]) -> bool {
+        let summary = &self.shared.summaries[g];
+        let mut changed = self.vals[i as usize].join(&summary.ret);
+        for (k, a) in args.iter().enumerate() {
+            let k = k as u32;
+            let Some(addr) = self.addr(a) else { continue };
+            if let Some(w) = summary.writes.get(&k) {
+                changed |= self.write(i, addr.obj.clone(), w);
+            }
+            if let Some(u) = summary.agreed.get(&k) {
+                changed |= self.agreed.entry(addr.obj).or_default().join(u);
+            }
+        }
+        changed
+    }
+
+    fn mpi_call(&mut self, i: InstId, name: &str, args: &[Val]) -> bool {
+        let base = mpi::base_name(name).unwrap_or(name);
+        if let Some((_, last)) = RANK_OUTPUTS.iter().find(|(n, _)| *n == base) {
+            let mut changed = false;
+            for a in args.iter().skip(args.len().saturating_sub(*last)) {
+                changed |= self.write_through(i, Some(a), &Deps::rank());
+            }
+            return changed;
+        }
+        if base == "MPI_Wtime" {
+            return self.vals[i as usize].join(&Deps::input("MPI_Wtime()"));
+        }
+        let Some(func) = mpi::lookup(name) else {
+            return false;
+        };
+        if func.roles.is_none() {
+            return false;
+        }
+        let inputs = || {
+            let mut d = Deps::default();
+            for (k, a) in args.iter().enumerate() {
+                if func.is_input(k) {
+                    d.join(&self.arg(a, i));
+                }
+            }
+            d
+        };
+        let agreeing = is_agreeing(name);
+        let d = match func.class {
+            _ if agreeing => inputs().agreed(),
+            CallClass::Receive
+            | CallClass::SendReceive
+            | CallClass::Probe
+            | CallClass::Completion
+            | CallClass::Collective => Deps::received(),
+            // `MPI_Get_count` and friends: what the status says.
+            CallClass::Other => inputs(),
+            _ => return false,
+        };
+        let mut changed = false;
+        for (k, a) in args.iter().enumerate() {
+            if !func.role(k).is_some_and(Role::is_output) {
+                continue;
+            }
+            let Some(addr) = self.addr(a) else { continue };
+            if agreeing {
+                changed |= self.agreed.entry(addr.obj.clone()).or_default().join(&d);
+            }
+            changed |= self.write(i, addr.obj, &d);
+        }
+        changed
+    }
+
+    fn outcome(&self) -> Outcome {
+        let f = self.f;
+        let mut summary = Summary {
+            writes: self.param_writes.clone(),
+            ..Summary::default()
+        };
+        let mut args = Vec::new();
+        for (k, inst) in f.insts.iter().enumerate() {
+            let i = k as InstId;
+            match &inst.op {
+                Op::Ret => {
+                    if let Some(v) = inst.ops.first() {
+                        summary.ret.join(&self.val(v));
+                    }
+                }
+                Op::Call(_) => {
+                    let Some(&g) = self.shape.callee.get(&i) else {
+                        continue;
+                    };
+                    for (a, v) in inst.ops.iter().enumerate() {
+                        let pointee = match self.addr(v) {
+                            Some(addr) => self.read(&addr.obj, i),
+                            None => Deps::default(),
+                        };
+                        args.push((g, a as u32, self.val(v), pointee));
+                    }
+                }
+                _ => {}
+            }
+        }
+        summary.agreed = self.agreed_params();
+        let globals = self
+            .objs
+            .iter()
+            .filter_map(|(o, d)| match o {
+                Obj::Global(g) => Some((g.clone(), d.clone())),
+                _ => None,
+            })
+            .collect();
+        let conds = self
+            .shape
+            .cond
+            .iter()
+            .map(|c| c.as_ref().map(|c| self.val(c)).unwrap_or_default())
+            .collect();
+        Outcome {
+            summary,
+            args,
+            globals,
+            conds,
+        }
+    }
+
+    /// Parameters written by an agreeing collective that runs before every
+    /// return.
+    fn agreed_params(&self) -> BTreeMap<u32, Deps> {
+        let f = self.f;
+        let returns: Vec<InstId> = (0..f.insts.len() as InstId)
+            .filter(|i| matches!(f.insts[*i as usize].op, Op::Ret))
+            .filter(|i| self.p.cfgs[self.fi].reachable[f.insts[*i as usize].block as usize])
+            .collect();
+        let mut out = BTreeMap::new();
+        for (obj, writers) in &self.agreed_by {
+            let Obj::Param(k) = obj else { continue };
+            let before_all = !returns.is_empty()
+                && returns
+                    .iter()
+                    .all(|r| writers.iter().any(|w| self.dominates(*w, *r)));
+            if before_all {
+                out.insert(*k, self.agreed.get(obj).cloned().unwrap_or_default());
+            }
+        }
+        out
+    }
+}
+
+fn is_agreeing(name: &str) -> bool {
+    mpi::base_name(name).is_some_and(|b| AGREEING.contains(&b))
+}
+
+/// The arguments an agreeing collective writes.
+fn agreeing_outputs(name: &str) -> Vec<u32> {
+    let Some(func) = mpi::lookup(name) else {
+        return Vec::new();
+    };
+    (0..func.roles.as_ref().map_or(0, Vec::len))
+        .filter(|k| matches!(func.role(*k), Some(Role::RecvBuf | Role::InOutBuf)))
+        .map(|k| k as u32)
+        .collect()
+}
+
+/// Whether every rank of a communicator must make the call: collectives
+/// and collective communicator constructors, not `MPI_Init`/`Finalize`
+/// (see the module docs).
+fn is_collective(name: &str) -> bool {
+    let Some(func) = mpi::lookup(name) else {
+        return false;
+    };
+    match func.class {
+        CallClass::Collective => true,
+        CallClass::Communicator => {
+            func.zone_boundary || mpi::base_name(name) == Some("MPI_Comm_idup")
+        }
+        _ => false,
+    }
+}
+
+/// A conditional branch: `(function, block)`.
+type Branch = (usize, BlockId);
+
+/// The finished analysis, for building the report.
+struct View<'a> {
+    p: &'a Program<'a>,
+    shapes: &'a [Shape],
+    conds: &'a [Vec<Deps>],
+    span: &'a (dyn Fn(&Function, Option<Loc>) -> Span + Sync),
+}
+
+impl View<'_> {
+    fn cond(&self, (h, a): Branch) -> &Deps {
+        &self.conds[h][a as usize]
+    }
+
+    fn branch_span(&self, (h, a): Branch) -> Span {
+        let f = &self.p.fns[h];
+        let block = &f.blocks[a as usize];
+        let loc = (block.end > block.first)
+            .then(|| f.insts[(block.end - 1) as usize].loc)
+            .flatten();
+        (self.span)(f, loc)
+    }
+
+    /// Every guard of instruction `i` of function `h`.
+    fn guards_of(&self, h: usize, i: InstId) -> Vec<Branch> {
+        let b = self.p.fns[h].insts[i as usize].block;
+        self.shapes[h].guards[b as usize]
+            .iter()
+            .map(|a| (h, *a))
+            .collect()
+    }
+
+    /// Per function: the branches in its callers that decide whether it
+    /// runs, when every call to it is under a rank-dependent branch
+    /// (through any number of callers); empty otherwise.
+    fn entry_guards(&self) -> Vec<BTreeSet<Branch>> {
+        let n = self.p.fns.len();
+        let mut callers: Vec<Vec<(usize, InstId)>> = vec![Vec::new(); n];
+        for (h, list) in self.p.calls.iter().enumerate() {
+            for &(i, g) in list {
+                callers[g].push((h, i));
+            }
+        }
+        let mut entry: Vec<BTreeSet<Branch>> = vec![BTreeSet::new(); n];
+        // Guards only grow, each round adds one, so this settles.
+        for _ in 0..=n.min(PROGRAM_ROUNDS * 4) {
+            let mut changed = false;
+            for g in 0..n {
+                if self.p.address_taken.contains(&g) || self.p.fns[g].name == "main" {
+                    continue;
+                }
+                let mut all = BTreeSet::new();
+                let mut every = !callers[g].is_empty();
+                for &(h, i) in &callers[g] {
+                    let mut here: BTreeSet<Branch> = self.guards_of(h, i).into_iter().collect();
+                    here.extend(entry[h].iter().copied());
+                    if !here.iter().any(|b| self.cond(*b).per_rank()) {
+                        every = false;
+                        break;
+                    }
+                    all.extend(here);
+                }
+                if !every {
+                    all.clear();
+                }
+                if all != entry[g] {
+                    entry[g] = all;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        entry
+    }
+
+    /// Groups branches by source line (per function), the dependences of
+    /// each group merged; keeps groups `keep` accepts; in source order.
+    fn by_line(
+        &self,
+        branches: impl IntoIterator<Item = Branch>,
+        keep: impl Fn(&Deps) -> bool,
+    ) -> Vec<(usize, Span, Deps)> {
+        let mut groups: BTreeMap<(usize, String, u32), (Span, Deps)> = BTreeMap::new();
+        for b in branches {
+            let s = self.branch_span(b);
+            let d = self.cond(b);
+            let key = (b.0, s.file.clone(), s.line);
+            let slot = groups
+                .entry(key)
+                .or_insert_with(|| (s.clone(), Deps::default()));
+            if s.column < slot.0.column {
+                slot.0 = s;
+            }
+            slot.1.join(d);
+        }
+        let mut out: Vec<(usize, Span, Deps)> = groups
+            .into_iter()
+            .filter(|(_, (_, d))| keep(d))
+            .map(|((h, ..), (s, d))| (h, s, d))
+            .collect();
+        out.sort_by(|a, b| {
+            (&a.1.file, a.1.line, a.1.column).cmp(&(&b.1.file, b.1.line, b.1.column))
+        });
+        out
+    }
+
+    fn collectives(&self) -> Vec<DivergentCollective> {
+        let entry = self.entry_guards();
+        let mut out = Vec::new();
+        for (fi, f) in self.p.fns.iter().enumerate() {
+            for &(site, i) in &self.p.sites[fi] {
+                let Some(name) = f.callee(i) else { continue };
+                if !is_collective(name) {
+                    continue;
+                }
+                let mut all: BTreeSet<Branch> = self.guards_of(fi, i).into_iter().collect();
+                all.extend(entry[fi].iter().copied());
+                let branches: Vec<GuardingBranch> = self
+                    .by_line(all, Deps::per_rank)
+                    .into_iter()
+                    .map(|(_, span, d)| GuardingBranch {
+                        span,
+                        depends_on: d.list(),
+                    })
+                    .collect();
+                if branches.is_empty() {
+                    continue;
+                }
+                out.push(DivergentCollective {
+                    site,
+                    call: name.to_owned(),
+                    function: f.shown_name().into_owned(),
+                    span: (self.span)(f, f.insts[i as usize].loc),
+                    branches,
+                });
+            }
+        }
+        out
+    }
+
+    /// Per function: whether it makes MPI calls, directly or through the
+    /// functions it calls.
+    fn reaches_mpi(&self) -> Vec<bool> {
+        let n = self.p.fns.len();
+        let mut reaches: Vec<bool> = (0..n).map(|fi| !self.p.sites[fi].is_empty()).collect();
+        for _ in 0..n {
+            let mut changed = false;
+            for g in 0..n {
+                if !reaches[g] && self.p.calls[g].iter().any(|(_, h)| reaches[*h]) {
+                    reaches[g] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        reaches
+    }
+
+    fn input_branches(&self) -> Vec<InputBranch> {
+        let reaches = self.reaches_mpi();
+        let mut out = Vec::new();
+        for (fi, f) in self.p.fns.iter().enumerate() {
+            let mut deciding: BTreeSet<Branch> = BTreeSet::new();
+            let mpi_insts = self.p.sites[fi].iter().map(|(_, i)| *i);
+            let mpi_calls = self.p.calls[fi]
+                .iter()
+                .filter(|(_, g)| reaches[*g])
+                .map(|(i, _)| *i);
+            for i in mpi_insts.chain(mpi_calls) {
+                deciding.extend(self.guards_of(fi, i));
+            }
+            for (_, span, d) in self.by_line(deciding, |d| !d.inputs.is_empty()) {
+                out.push(InputBranch {
+                    span,
+                    inputs: d.inputs.into_iter().collect(),
+                    function: f.shown_name().into_owned(),
+                });
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,325 @@
+//! Tests of the collective-divergence and input-branch analysis (issue 19)
+//! on C compiled by clang-16 with the installed MPI's headers.
+
+use mbh_trace::static_report::{Dependence, DivergentCollective, InputBranch, StaticReport};
+
+use super::analysis::report_of_c;
+
+/// `(call, function, line, [(branch line, dependences)])`.
+type Row = (String, String, u32, Vec<(u32, Vec<Dependence>)>);
+
+fn rows(found: &[DivergentCollective]) -> Vec<Row> {
+    found
+        .iter()
+        .map(|d| {
+            (
+                d.call.clone(),
+                d.function.clone(),
+                d.span.line,
+                d.branches
+                    .iter()
+                    .map(|b| (b.span.line, b.depends_on.clone()))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn row(call: &str, function: &str, line: u32, branches: &[(u32, &[Dependence])]) -> Row {
+    (
+        call.into(),
+        function.into(),
+        line,
+        branches.iter().map(|(l, d)| (*l, d.to_vec())).collect(),
+    )
+}
+
+/// `(line, inputs, function)`.
+fn inputs(found: &[InputBranch]) -> Vec<(u32, Vec<String>, String)> {
+    found
+        .iter()
+        .map(|b| (b.span.line, b.inputs.clone(), b.function.clone()))
+        .collect()
+}
+
+fn input(name: &str) -> Dependence {
+    Dependence::Input(name.into())
+}
+
+fn report(name: &str, code: &str) -> StaticReport {
+    let report = report_of_c(name, code);
+    // Every span names the source, as the other entries do.
+    for d in &report.divergent_collectives {
+        assert_eq!(d.span.file, format!("{name}.c"));
+        assert!(d.branches.iter().all(|b| b.span.file == d.span.file));
+    }
+    report
+}
+
+const RANK_GUARDS: &str = r#"#include <mpi.h>
+#include <stdlib.h>
+static void sync_all(void) {
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+int main(int argc, char **argv) {
+  int rank, i, x = 1, y = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0)
+    MPI_Barrier(MPI_COMM_WORLD);
+  if (rank % 2)
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  for (i = 0; i < rank; i++)
+    MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank == 0)
+    sync_all();
+  if (atoi(argv[1]) > 3 && rank != 0)
+    MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// Issue 19: each collective under a rank test is reported with the test's
+/// line: a plain `if`, a parity test, a loop whose trip count is the rank
+/// (its exit test), a helper called only under a rank test (the caller's
+/// branch), and a condition that mixes input and rank (one source
+/// condition, both dependences). `MPI_Init`, `MPI_Comm_rank` and
+/// `MPI_Finalize` are not.
+#[test]
+fn issue_19_rank_dependent_collectives_are_reported() {
+    let report = report("rank_guards", RANK_GUARDS);
+    let rank: &[Dependence] = &[Dependence::Rank];
+    assert_eq!(
+        rows(&report.divergent_collectives),
+        [
+            row("MPI_Barrier", "main", 11, &[(10, rank)]),
+            row("MPI_Allreduce", "main", 13, &[(12, rank)]),
+            row("MPI_Bcast", "main", 15, &[(14, rank)]),
+            row(
+                "MPI_Barrier",
+                "main",
+                19,
+                &[(18, &[Dependence::Rank, input("argv[1]")])]
+            ),
+            row("MPI_Barrier", "sync_all", 4, &[(16, rank)]),
+        ]
+    );
+    // Site ids are the site table's: MPI_Init is 1, MPI_Comm_rank 2.
+    let sites: Vec<u32> = report
+        .divergent_collectives
+        .iter()
+        .map(|d| d.site)
+        .collect();
+    assert_eq!(sites, [3, 4, 5, 6, 8]);
+    for d in &report.divergent_collectives {
+        let call = report.calls.iter().find(|c| c.site == d.site).unwrap();
+        assert_eq!(call.class, mbh_trace::static_report::CallClass::Collective);
+    }
+    // The mixed condition is also an input branch; the rank-only ones are
+    // not.
+    assert_eq!(
+        inputs(&report.input_branches),
+        [(18, vec!["argv[1]".to_owned()], "main".to_owned())]
+    );
+}
+
+const RANK_THROUGH_DATA: &str = r#"#include <mpi.h>
+int my_rank;
+static void step(int r, MPI_Comm comm) {
+  if (r > 0)
+    MPI_Barrier(comm);
+}
+static int is_root(void) {
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r == 0;
+}
+int main(int argc, char **argv) {
+  int rank, go = 0, token = 0, sum;
+  MPI_Comm half;
+  MPI_Request req;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+  step(rank, MPI_COMM_WORLD);
+  if (is_root())
+    MPI_Comm_split(MPI_COMM_WORLD, 0, 0, &half);
+  if (rank == 1)
+    go = 1;
+  if (go)
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  if (my_rank == 0)
+    MPI_Recv(&token, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  else if (my_rank == 1)
+    MPI_Send(&token, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+  if (token > 0)
+    MPI_Reduce(&token, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// The rank reaches conditions through a parameter, a return value, a
+/// global, a store under a rank test (`go`), and a received value
+/// (`Received`); nonblocking collectives and communicator constructors
+/// count as collectives.
+#[test]
+fn issue_19_rank_through_calls_memory_and_messages() {
+    let report = report("rank_data", RANK_THROUGH_DATA);
+    let rank: &[Dependence] = &[Dependence::Rank];
+    assert_eq!(
+        rows(&report.divergent_collectives),
+        [
+            row("MPI_Comm_split", "main", 21, &[(20, rank)]),
+            row("MPI_Ibarrier", "main", 25, &[(24, rank)]),
+            row(
+                "MPI_Reduce",
+                "main",
+                31,
+                &[(30, &[Dependence::Rank, Dependence::Received])]
+            ),
+            row("MPI_Barrier", "step", 5, &[(4, rank)]),
+        ]
+    );
+    assert!(report.input_branches.is_empty());
+}
+
+const UNIFORM: &str = r#"#include <mpi.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  int rank, size, n = 0, i, local_done, done = 0;
+  double x = 1, sum;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (size > 1)
+    MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0)
+    n = 3 + rank;
+  MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  for (i = 0; i < n; i++)
+    MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  local_done = rank > 0;
+  MPI_Allreduce(&local_done, &done, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (!done)
+    MPI_Barrier(MPI_COMM_WORLD);
+  while (!done) {
+    local_done = rank >= 0;
+    MPI_Allreduce(&local_done, &done, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  }
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// Issue 19: uniform conditions say nothing: the size, a loop bound
+/// received by `MPI_Bcast` (set under a rank test on the root), a flag
+/// computed by `MPI_Allreduce` (tested after it, and as a loop condition
+/// before it), and unconditional collectives.
+#[test]
+fn issue_19_uniform_conditions_are_silent() {
+    let report = report("uniform", UNIFORM);
+    assert_eq!(rows(&report.divergent_collectives), []);
+    assert!(report.input_branches.is_empty());
+}
+
+const INPUTS: &str = r#"#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+static void maybe_sync(int on) {
+  if (on)
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+int main(int argc, char **argv) {
+  int rank, n = 0, i, x = 0, sum = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (argc > 2)
+    MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_SELF);
+  if (getenv("DEBUG"))
+    MPI_Barrier(MPI_COMM_WORLD);
+  if (rand() % 2)
+    MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0)
+    n = atoi(argv[1]);
+  MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  for (i = 0; i < n; i++)
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (scanf("%d", &x) == 1 && x > 0)
+    maybe_sync(1);
+  if (n > 10)
+    printf("big\n");
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// Issue 19: branches on the program's input that decide MPI calls are
+/// listed with the inputs they read, once per source condition; a
+/// broadcast input keeps its name; a branch that decides no MPI call is
+/// not listed; none of them is a divergence.
+#[test]
+fn issue_19_input_branches_name_their_inputs() {
+    let report = report("inputs", INPUTS);
+    assert_eq!(rows(&report.divergent_collectives), []);
+    let main = |line: u32, names: &[&str]| {
+        (
+            line,
+            names.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            "main".to_owned(),
+        )
+    };
+    assert_eq!(
+        inputs(&report.input_branches),
+        [
+            main(12, &["argc"]),
+            main(14, &["getenv(\"DEBUG\")"]),
+            main(16, &["rand()"]),
+            main(21, &["argv[1]"]),
+            main(23, &["scanf"]),
+        ]
+    );
+}
+
+/// A program of the end-to-end suite, compiled as the other tests here.
+fn program(name: &str) -> StaticReport {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/programs")
+        .join(format!("{name}.c"));
+    let code = std::fs::read_to_string(&path).unwrap();
+    report(name, &code)
+}
+
+/// The end-to-end programs of issue 19 say what the static half finds:
+/// v1's collective under a rank-and-input condition, nothing in v2, and
+/// v3's two input branches without any divergence.
+#[test]
+fn issue_19_end_to_end_programs() {
+    let v1 = program("v1_rank_collective");
+    let mixed = [Dependence::Rank, input("argc"), input("argv[1]")];
+    assert_eq!(
+        rows(&v1.divergent_collectives),
+        [row("MPI_Allreduce", "main", 20, &[(19, &mixed)])]
+    );
+    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        inputs(&v1.input_branches),
+        [(19, names(&["argc", "argv[1]"]), "main".to_owned())]
+    );
+
+    let v2 = program("v2_uniform_collectives");
+    assert_eq!(rows(&v2.divergent_collectives), []);
+    assert!(v2.input_branches.is_empty());
+
+    let v3 = program("v3_input_branch");
+    assert_eq!(rows(&v3.divergent_collectives), []);
+    assert_eq!(
+        inputs(&v3.input_branches),
+        [
+            (17, names(&["argc", "argv[1]"]), "main".to_owned()),
+            (25, names(&["argc"]), "main".to_owned()),
+        ]
+    );
+}

@@ -1,0 +1,99 @@
+//! Issue 19: collectives some ranks may skip, found by `build`'s static
+//! analysis, reported from a run that reaches them and confirmed by a run
+//! that shows ranks disagreeing; and the inputs a verdict depends on.
+
+use crate::util::{build, check_program, describe};
+use mbh_tests::json::Report;
+use mbh_tests::{run_mbhybrid, workspace_root};
+
+const V1: &str = "tests/programs/v1_rank_collective.c";
+
+/// `verify --format json -n NP EXE ARGS...`: the program's own arguments.
+fn verify_with_args(exe: &std::path::Path, np: u32, dir: &std::path::Path, args: &[&str]) -> (i32, Report) {
+    let runs = dir.join("runs");
+    let np = np.to_string();
+    let mut cli = vec!["verify", "--format", "json", "-n", &np, "--run-dir", runs.to_str().unwrap()];
+    cli.push(exe.to_str().unwrap());
+    cli.extend_from_slice(args);
+    let out = run_mbhybrid(&workspace_root(), &cli);
+    let report: Report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e})\n{}", describe(&out)));
+    (out.status.code().unwrap_or(-1), report)
+}
+
+/// The default input makes every rank call the collective: the run is
+/// clean, yet the collective is reported (a warning naming its branch), and
+/// the report says its verdict holds for this input only.
+#[test]
+fn v1_a_rank_dependent_collective_is_warned_about_from_a_clean_run() {
+    let report = check_program(V1);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(finding.kind, "collective-divergence");
+    assert_eq!(finding.severity, "warning");
+    assert!(
+        finding.message.contains("the branch at tests/programs/v1_rank_collective.c:19 depends on the rank"),
+        "{}",
+        finding.message
+    );
+    assert!(finding.locations.iter().any(|l| l.line == 19), "{:?}", finding.locations);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("this verdict holds for the input it ran with: control flow at tests/programs/v1_rank_collective.c:19 depends on")
+                && w.contains("argv[1]")),
+        "{:?}",
+        report.warnings
+    );
+}
+
+/// With the argument `1`, rank 1 skips the collective: the run deadlocks,
+/// and the same finding is now confirmed, an error.
+#[test]
+fn v1_the_run_that_skips_it_confirms_it() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(std::path::Path::new(V1), dir.path());
+    let (status, report) = verify_with_args(&exe, 2, dir.path(), &["1"]);
+    assert_eq!(status, 1);
+    let kinds: Vec<&str> = report.findings.iter().map(|f| f.kind.as_str()).collect();
+    assert!(kinds.contains(&"deadlock"), "{kinds:?}");
+    let divergence = report
+        .findings
+        .iter()
+        .find(|f| f.kind == "collective-divergence")
+        .unwrap_or_else(|| panic!("{kinds:?}"));
+    assert_eq!(divergence.severity, "error");
+    assert!(
+        divergence
+            .notes
+            .iter()
+            .any(|n| n == "confirmed in this run: the ranks made this call rank 0 1 time, rank 1 0 times"),
+        "{:?}",
+        divergence.notes
+    );
+}
+
+/// Conditions every rank computes alike (the size, a broadcast loop
+/// bound, a reduced flag) are not reported.
+#[test]
+fn v2_uniform_conditions_are_not_reported() {
+    let report = check_program("tests/programs/v2_uniform_collectives.c");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}
+
+/// A clean program whose MPI calls depend on its input: no finding, and
+/// the verdict names the branches on the input.
+#[test]
+fn v3_the_inputs_a_verdict_depends_on_are_named() {
+    let report = check_program("tests/programs/v3_input_branch.c");
+    let lines: Vec<&String> = report
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("this verdict holds for the input it ran with"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{:?}", report.warnings);
+    assert!(lines[0].ends_with("v3_input_branch.c:17 depends on argc and argv[1]"), "{lines:?}");
+    assert!(lines[1].ends_with("v3_input_branch.c:25 depends on argc"), "{lines:?}");
+}
