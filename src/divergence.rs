@@ -131,7 +131,7 @@ fn finding(
     let calls = &members.calls;
     let alike = calls.values().min() == calls.values().max();
     let confirmed = !members.same_sequence;
-    if !confirmed && !(alike && members.comm == WORLD_COMM) {
+    if !(confirmed || (alike && members.comm == WORLD_COMM)) {
         return None;
     }
     let reached: Vec<i32> = calls

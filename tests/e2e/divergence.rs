@@ -9,10 +9,23 @@ use mbh_tests::{run_mbhybrid, workspace_root};
 const V1: &str = "tests/programs/v1_rank_collective.c";
 
 /// `verify --format json -n NP EXE ARGS...`: the program's own arguments.
-fn verify_with_args(exe: &std::path::Path, np: u32, dir: &std::path::Path, args: &[&str]) -> (i32, Report) {
+fn verify_with_args(
+    exe: &std::path::Path,
+    np: u32,
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (i32, Report) {
     let runs = dir.join("runs");
     let np = np.to_string();
-    let mut cli = vec!["verify", "--format", "json", "-n", &np, "--run-dir", runs.to_str().unwrap()];
+    let mut cli = vec![
+        "verify",
+        "--format",
+        "json",
+        "-n",
+        &np,
+        "--run-dir",
+        runs.to_str().unwrap(),
+    ];
     cli.push(exe.to_str().unwrap());
     cli.extend_from_slice(args);
     let out = run_mbhybrid(&workspace_root(), &cli);
@@ -32,11 +45,17 @@ fn v1_a_rank_dependent_collective_is_warned_about_from_a_clean_run() {
     assert_eq!(finding.kind, "collective-divergence");
     assert_eq!(finding.severity, "warning");
     assert!(
-        finding.message.contains("the branch at tests/programs/v1_rank_collective.c:19 depends on the rank"),
+        finding
+            .message
+            .contains("the branch at tests/programs/v1_rank_collective.c:19 depends on the rank"),
         "{}",
         finding.message
     );
-    assert!(finding.locations.iter().any(|l| l.line == 19), "{:?}", finding.locations);
+    assert!(
+        finding.locations.iter().any(|l| l.line == 19),
+        "{:?}",
+        finding.locations
+    );
     assert!(
         report
             .warnings
@@ -66,10 +85,8 @@ fn v1_the_run_that_skips_it_confirms_it() {
         .unwrap_or_else(|| panic!("{kinds:?}"));
     assert_eq!(divergence.severity, "error");
     assert!(
-        divergence
-            .notes
-            .iter()
-            .any(|n| n == "confirmed in this run: the ranks made this call rank 0 1 time, rank 1 0 times"),
+        divergence.notes.iter().any(|n| n
+            == "confirmed in this run: the ranks made this call rank 0 1 time, rank 1 0 times"),
         "{:?}",
         divergence.notes
     );
@@ -94,6 +111,12 @@ fn v3_the_inputs_a_verdict_depends_on_are_named() {
         .filter(|w| w.starts_with("this verdict holds for the input it ran with"))
         .collect();
     assert_eq!(lines.len(), 2, "{:?}", report.warnings);
-    assert!(lines[0].ends_with("v3_input_branch.c:17 depends on argc and argv[1]"), "{lines:?}");
-    assert!(lines[1].ends_with("v3_input_branch.c:25 depends on argc"), "{lines:?}");
+    assert!(
+        lines[0].ends_with("v3_input_branch.c:17 depends on argc and argv[1]"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].ends_with("v3_input_branch.c:25 depends on argc"),
+        "{lines:?}"
+    );
 }

@@ -3,10 +3,9 @@
  * program's input. Without arguments `n_iters` is 2, every rank calls
  * MPI_Allreduce, and the run is clean. With the argument `1`, rank 1
  * skips it and goes on to MPI_Finalize while rank 0 waits in it: a
- * deadlock. `build`'s static analysis finds the collective (its branch on
- * line 19 depends on the rank, `argc` and `argv[1]`); the default run
- * reports it as a warning and says its verdict holds for this input, and
- * the run with `1` confirms it. */
+ * deadlock. `build` finds the collective (the branch on line 19 depends on
+ * the rank, `argc`, `argv[1]`): the default run warns of it and says its
+ * verdict holds for this input; the run with `1` confirms it. */
 #include <mpi.h>
 #include <stdlib.h>
 
