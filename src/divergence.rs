@@ -20,7 +20,7 @@
 
 use crate::outcome::site_location;
 use mbh_trace::op::OpClass;
-use mbh_trace::rank_trace::WORLD_COMM;
+use mbh_trace::rank_trace::{RankState, WORLD_COMM};
 use mbh_trace::static_report::{DivergentCollective, GuardingBranch};
 use mbh_trace::{Finding, FindingKind, Location, OpKind, RankTrace, Role, Severity, SiteTable};
 use std::collections::BTreeMap;
@@ -58,10 +58,12 @@ pub fn input_dependence(sites: Option<&SiteTable>) -> Vec<String> {
     lines
 }
 
-/// The findings of one run's traces.
+/// The findings of one run's traces; `deadlocked` when the deadlock
+/// monitor stopped the run (its blocked ranks ended there, not early).
 pub fn divergence_findings(
     sites: Option<&SiteTable>,
     traces: &[Option<RankTrace>],
+    deadlocked: bool,
 ) -> Vec<Finding> {
     let Some(table) = sites else {
         return Vec::new();
@@ -74,7 +76,11 @@ pub fn divergence_findings(
         .iter()
         .filter_map(|collective| {
             let site = table.get(collective.site)?;
-            finding(collective, site, &members(collective.site, traces)?)
+            finding(
+                collective,
+                site,
+                &members(collective.site, traces, deadlocked)?,
+            )
         })
         .collect()
 }
@@ -88,11 +94,16 @@ struct Members {
     /// Whether every member made the same collectives on the communicator,
     /// in the same order.
     same_sequence: bool,
+    /// Whether every member ran as far as it could: it finalized, or it
+    /// was blocked in the deadlock that stopped the run. A rank that
+    /// crashed, aborted, exited early or was killed made fewer calls for
+    /// that reason alone, which confirms nothing.
+    ran_to_the_end: bool,
 }
 
 /// The members of the communicator of the call at `site`, as the run
 /// shows them; `None` when no rank made the call.
-fn members(site: u32, traces: &[Option<RankTrace>]) -> Option<Members> {
+fn members(site: u32, traces: &[Option<RankTrace>], deadlocked: bool) -> Option<Members> {
     let comm = traces
         .iter()
         .flatten()
@@ -120,6 +131,11 @@ fn members(site: u32, traces: &[Option<RankTrace>]) -> Option<Members> {
             .map(|t| (t.rank, t.ops.iter().filter(|op| op.site == site).count()))
             .collect(),
         same_sequence: members.iter().all(|t| Some(sequence(t)) == first),
+        ran_to_the_end: members.iter().all(|t| match t.end.state {
+            RankState::Finalized => true,
+            RankState::Running | RankState::Starting => deadlocked,
+            _ => false,
+        }),
     })
 }
 
@@ -130,8 +146,8 @@ fn finding(
 ) -> Option<Finding> {
     let calls = &members.calls;
     let alike = calls.values().min() == calls.values().max();
-    let confirmed = !members.same_sequence;
-    if !(confirmed || (alike && members.comm == WORLD_COMM)) {
+    let confirmed = !members.same_sequence && members.ran_to_the_end;
+    if !(confirmed || (alike && members.same_sequence && members.comm == WORLD_COMM)) {
         return None;
     }
     let reached: Vec<i32> = calls
@@ -246,7 +262,7 @@ mod tests {
 
     #[test]
     fn a_collective_every_rank_made_is_a_warning_naming_its_branch() {
-        let findings = divergence_findings(Some(&table()), &[trace(0, 1), trace(1, 1)]);
+        let findings = divergence_findings(Some(&table()), &[trace(0, 1), trace(1, 1)], false);
         assert_eq!(findings.len(), 1);
         let f = &findings[0];
         assert_eq!(f.severity, Severity::Warning);
@@ -260,7 +276,7 @@ mod tests {
 
     #[test]
     fn a_rank_that_skipped_it_confirms_it() {
-        let findings = divergence_findings(Some(&table()), &[trace(0, 1), trace(1, 0)]);
+        let findings = divergence_findings(Some(&table()), &[trace(0, 1), trace(1, 0)], false);
         assert_eq!(findings[0].severity, Severity::Error);
         assert_eq!(findings[0].ranks, [0]);
         assert_eq!(
@@ -275,11 +291,32 @@ mod tests {
         // made its barrier at another site.
         let mut other = trace(1, 1).unwrap();
         other.ops[0].site = 5;
-        assert!(divergence_findings(Some(&table()), &[trace(0, 1), Some(other)]).is_empty());
+        assert!(divergence_findings(Some(&table()), &[trace(0, 1), Some(other)], false).is_empty());
+    }
+
+    #[test]
+    fn a_rank_that_crashed_before_it_confirms_nothing() {
+        let mut crashed = trace(1, 0).unwrap();
+        crashed.end.state = RankState::Signaled;
+        assert!(
+            divergence_findings(Some(&table()), &[trace(0, 1), Some(crashed)], false).is_empty()
+        );
+        let mut killed = trace(1, 0).unwrap();
+        killed.end.state = RankState::Running;
+        assert!(
+            divergence_findings(Some(&table()), &[trace(0, 1), Some(killed.clone())], false)
+                .is_empty()
+        );
+        let confirmed = divergence_findings(Some(&table()), &[trace(0, 1), Some(killed)], true);
+        assert_eq!(
+            confirmed[0].severity,
+            Severity::Error,
+            "blocked in the deadlock"
+        );
     }
 
     #[test]
     fn a_collective_no_rank_reached_is_left_to_build() {
-        assert!(divergence_findings(Some(&table()), &[trace(0, 0), trace(1, 0)]).is_empty());
+        assert!(divergence_findings(Some(&table()), &[trace(0, 0), trace(1, 0)], false).is_empty());
     }
 }

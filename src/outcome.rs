@@ -141,7 +141,11 @@ pub fn analyze(
 
     let mut findings = before_init;
     findings.extend(crate::buffer_findings::buffer_findings(ctx.sites, &traces));
-    findings.extend(crate::divergence::divergence_findings(ctx.sites, &traces));
+    findings.extend(crate::divergence::divergence_findings(
+        ctx.sites,
+        &traces,
+        ctx.ended.stopped_by_monitor,
+    ));
     let mut ranks = Vec::new();
     let mut tool_stops = Vec::new();
     for (rank, trace) in traces.iter().enumerate() {

@@ -229,9 +229,49 @@ struct Shape {
     callee: HashMap<InstId, usize>,
 }
 
+/// Each block's successors, without the blocks from which the program can
+/// only end (every path reaches an `unreachable`: after `abort`, `exit`, a
+/// failed `assert`). A rank that takes such a path stops; it does not skip
+/// the collectives after the branch, so the branch does not decide them
+/// (a failed assertion is a finding of its own).
+fn living_successors(f: &Function) -> Vec<Vec<u32>> {
+    let n = f.blocks.len();
+    let mut dies: Vec<bool> = f
+        .blocks
+        .iter()
+        .map(|b| b.term == Term::Unreachable)
+        .collect();
+    // A block all of whose successors die dies too (to a fixpoint).
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (i, block) in f.blocks.iter().enumerate() {
+            let all_die = !block.succs.is_empty()
+                && block
+                    .succs
+                    .iter()
+                    .all(|&s| dies.get(s as usize).copied().unwrap_or(false));
+            if !dies[i] && all_die {
+                dies[i] = true;
+                changed = true;
+            }
+        }
+    }
+    (0..n)
+        .map(|i| {
+            f.blocks[i]
+                .succs
+                .iter()
+                .copied()
+                .filter(|&s| !dies.get(s as usize).copied().unwrap_or(false))
+                .collect()
+        })
+        .collect()
+}
+
 impl Shape {
     fn of(f: &Function, calls: &[(InstId, usize)]) -> Shape {
-        let succs: Vec<Vec<u32>> = f.blocks.iter().map(|b| b.succs.clone()).collect();
+        let succs = living_successors(f);
         let cond: Vec<Option<Val>> = f
             .blocks
             .iter()

@@ -477,7 +477,7 @@ pub struct Note {
 impl StaticReport {
     /// The pre-flight warnings, one line each in the compiler style
     /// `file:line:col: warning: message`: buffer errors first, then
-    /// collectives some ranks may skip, unsupported MPI calls, the notes.
+    /// unsupported MPI calls, then the notes.
     pub fn warnings(&self) -> Vec<String> {
         let buffers = self.buffer_errors.iter().map(|b| {
             let declared = b
@@ -502,20 +502,12 @@ impl StaticReport {
                 n.span.file, n.span.line, n.span.column, n.message
             )
         });
-        let divergent = self.divergent_collectives.iter().map(|d| {
-            format!(
-                "{}:{}:{}: warning: {}",
-                d.span.file,
-                d.span.line,
-                d.span.column,
-                d.message()
-            )
-        });
-        buffers
-            .chain(divergent)
-            .chain(unsupported)
-            .chain(notes)
-            .collect()
+        // Collectives some ranks may skip are not pre-flight warnings: the
+        // analysis is not path-sensitive (`if (rank == 0) MPI_Barrier(c);
+        // else MPI_Barrier(c);` is two such calls), so `verify` reports them
+        // from a run, which shows whether the ranks' collectives agree
+        // (src/divergence.rs).
+        buffers.chain(unsupported).chain(notes).collect()
     }
 
     /// The loop with id `id`.

@@ -225,6 +225,32 @@ fn issue_19_uniform_conditions_are_silent() {
     assert!(report.input_branches.is_empty());
 }
 
+/// A rank that fails an assertion, exits or aborts stops: it does not skip
+/// the collectives after the branch, so they are not reported.
+#[test]
+fn issue_19_a_branch_to_the_programs_end_decides_no_collective() {
+    let code = r#"#include <assert.h>
+#include <mpi.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  int rank, v = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    assert(v < 2);
+  }
+  if (rank == 1 && v > 5)
+    exit(1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+    let report = report("ends", code);
+    assert_eq!(rows(&report.divergent_collectives), []);
+}
+
 const INPUTS: &str = r#"#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
