@@ -2,37 +2,9 @@
 //! analysis, reported from a run that reaches them and confirmed by a run
 //! that shows ranks disagreeing; and the inputs a verdict depends on.
 
-use crate::util::{build, check_program, describe};
-use mbh_tests::json::Report;
-use mbh_tests::{run_mbhybrid, workspace_root};
+use crate::util::{build, check_program, verify_json_with_args};
 
 const V1: &str = "tests/programs/v1_rank_collective.c";
-
-/// `verify --format json -n NP EXE ARGS...`: the program's own arguments.
-fn verify_with_args(
-    exe: &std::path::Path,
-    np: u32,
-    dir: &std::path::Path,
-    args: &[&str],
-) -> (i32, Report) {
-    let runs = dir.join("runs");
-    let np = np.to_string();
-    let mut cli = vec![
-        "verify",
-        "--format",
-        "json",
-        "-n",
-        &np,
-        "--run-dir",
-        runs.to_str().unwrap(),
-    ];
-    cli.push(exe.to_str().unwrap());
-    cli.extend_from_slice(args);
-    let out = run_mbhybrid(&workspace_root(), &cli);
-    let report: Report = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("no JSON report ({e})\n{}", describe(&out)));
-    (out.status.code().unwrap_or(-1), report)
-}
 
 /// The default input makes every rank call the collective: the run is
 /// clean, yet the collective is reported (a warning naming its branch), and
@@ -74,7 +46,7 @@ fn v1_the_run_that_skips_it_confirms_it() {
     let _lock = mbh_tests::mpi_lock();
     let dir = tempfile::tempdir().unwrap();
     let exe = build(std::path::Path::new(V1), dir.path());
-    let (status, report) = verify_with_args(&exe, 2, dir.path(), &["1"]);
+    let (status, report, _) = verify_json_with_args(&exe, 2, dir.path(), &[], &["1"]);
     assert_eq!(status, 1);
     let kinds: Vec<&str> = report.findings.iter().map(|f| f.kind.as_str()).collect();
     assert!(kinds.contains(&"deadlock"), "{kinds:?}");

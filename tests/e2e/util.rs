@@ -40,6 +40,17 @@ pub fn build(source: &Path, dir: &Path) -> PathBuf {
 /// `mbhybrid verify --format json -n NP EXE` from the workspace root; returns
 /// the exit status and the parsed report.
 pub fn verify_json(exe: &Path, np: u32, dir: &Path, extra: &[&str]) -> (i32, Report, Output) {
+    verify_json_with_args(exe, np, dir, extra, &[])
+}
+
+/// [`verify_json`] with the program's own arguments after it.
+pub fn verify_json_with_args(
+    exe: &Path,
+    np: u32,
+    dir: &Path,
+    extra: &[&str],
+    program_args: &[&str],
+) -> (i32, Report, Output) {
     let runs = dir.join("runs");
     let np = np.to_string();
     let mut args = vec![
@@ -53,6 +64,7 @@ pub fn verify_json(exe: &Path, np: u32, dir: &Path, extra: &[&str]) -> (i32, Rep
     ];
     args.extend_from_slice(extra);
     args.push(exe.to_str().unwrap());
+    args.extend_from_slice(program_args);
     let out = run_mbhybrid(&workspace_root(), &args);
     let report: Report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
