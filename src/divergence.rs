@@ -58,6 +58,52 @@ pub fn input_dependence(sites: Option<&SiteTable>) -> Vec<String> {
     lines
 }
 
+/// Folds each confirmed divergence into the deadlock or collective
+/// mismatch of the same run that already points at its call: one problem,
+/// one finding, which now also names the branch that decided it (as a
+/// location and a note).
+pub fn fold_into_hangs(findings: &mut Vec<Finding>) {
+    let mut kept = Vec::with_capacity(findings.len());
+    let mut divergences = Vec::new();
+    for finding in findings.drain(..) {
+        let confirmed = finding.kind == FindingKind::CollectiveDivergence
+            && finding.severity == Severity::Error;
+        if confirmed {
+            divergences.push(finding);
+        } else {
+            kept.push(finding);
+        }
+    }
+    for divergence in divergences {
+        let Some(call) = divergence.locations.first() else {
+            kept.push(divergence);
+            continue;
+        };
+        let hang = kept.iter_mut().find(|f| {
+            matches!(
+                f.kind,
+                FindingKind::Deadlock | FindingKind::CollectiveMismatch
+            ) && f
+                .locations
+                .iter()
+                .any(|l| l.file == call.file && l.line == call.line)
+        });
+        match hang {
+            Some(hang) => {
+                hang.notes.push(format!(
+                    "{} (collective-divergence, MBH0019; {})",
+                    divergence.message,
+                    divergence.notes.first().map_or("", String::as_str)
+                ));
+                hang.locations
+                    .extend(divergence.locations.iter().skip(1).cloned());
+            }
+            None => kept.push(divergence),
+        }
+    }
+    *findings = kept;
+}
+
 /// The findings of one run's traces; `deadlocked` when the deadlock
 /// monitor stopped the run (its blocked ranks ended there, not early).
 pub fn divergence_findings(
@@ -313,6 +359,21 @@ mod tests {
             Severity::Error,
             "blocked in the deadlock"
         );
+    }
+
+    #[test]
+    fn a_confirmed_divergence_joins_the_deadlock_at_its_call() {
+        let mut findings = divergence_findings(Some(&table()), &[trace(0, 1), trace(1, 0)], false);
+        let mut deadlock = Finding::new(FindingKind::Deadlock, Severity::Error, "deadlock");
+        deadlock.locations.push(findings[0].locations[0].clone());
+        findings.insert(0, deadlock);
+        fold_into_hangs(&mut findings);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].kind, FindingKind::Deadlock);
+        assert!(
+            findings[0].notes[0].contains("(collective-divergence, MBH0019; confirmed in this run")
+        );
+        assert_eq!(findings[0].locations[1].line, 10, "the branch");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use mbh_trace::config::{ForcedMatch, Guidance, RoomAtCall, RuntimeConfig};
 use mbh_trace::layout::{InterleavingDir, ENV_HOLD_FAILED, ENV_TRACE_DIR, ENV_WATCH_PID};
 use mbh_trace::rank_trace::WildcardEvent;
+use mbh_trace::FindingKind;
 
 /// What one run showed.
 pub struct Interleaving {
@@ -121,9 +122,20 @@ pub fn run(
             .findings
             .extend(crate::deadlock::findings(deadlock, session, n));
     }
+    crate::divergence::fold_into_hangs(&mut analysis.findings);
     // A run that completed may still have needed MPI's buffering (seed 003
-    // §3): replay its trace with standard sends as synchronous.
-    if analysis.findings.is_empty() && analysis.traces.iter().all(Option::is_some) {
+    // §3): replay its trace with standard sends as synchronous. What
+    // `build` found in the code (buffer arguments, a collective some rank
+    // may skip) says nothing of how this run ended.
+    let ended_cleanly = analysis.findings.iter().all(|f| {
+        matches!(
+            f.kind,
+            FindingKind::BufferType
+                | FindingKind::BufferOverflow
+                | FindingKind::CollectiveDivergence
+        )
+    });
+    if ended_cleanly && analysis.traces.iter().all(Option::is_some) {
         let traces: Vec<_> = analysis.traces.iter().flatten().cloned().collect();
         if let Some(hazard) = mbh_bounding::find_buffering_hazard(&traces) {
             analysis.findings.push(crate::deadlock::buffering_finding(

@@ -40,7 +40,9 @@ fn v1_a_rank_dependent_collective_is_warned_about_from_a_clean_run() {
 }
 
 /// With the argument `1`, rank 1 skips the collective: the run deadlocks,
-/// and the same finding is now confirmed, an error.
+/// and the deadlock, which points at the collective, is also where the
+/// confirmation goes, with the branch that decided it: one problem, one
+/// finding.
 #[test]
 fn v1_the_run_that_skips_it_confirms_it() {
     let _lock = mbh_tests::mpi_lock();
@@ -49,18 +51,22 @@ fn v1_the_run_that_skips_it_confirms_it() {
     let (status, report, _) = verify_json_with_args(&exe, 2, dir.path(), &[], &["1"]);
     assert_eq!(status, 1);
     let kinds: Vec<&str> = report.findings.iter().map(|f| f.kind.as_str()).collect();
-    assert!(kinds.contains(&"deadlock"), "{kinds:?}");
-    let divergence = report
-        .findings
-        .iter()
-        .find(|f| f.kind == "collective-divergence")
-        .unwrap_or_else(|| panic!("{kinds:?}"));
-    assert_eq!(divergence.severity, "error");
+    assert_eq!(kinds, ["deadlock"]);
+    let deadlock = &report.findings[0];
     assert!(
-        divergence.notes.iter().any(|n| n
-            == "confirmed in this run: the ranks made this call rank 0 1 time, rank 1 0 times"),
+        deadlock.notes.iter().any(|n| n.contains(
+            "(collective-divergence, MBH0019; confirmed in this run: the ranks made this call rank 0 1 time, rank 1 0 times)"
+        )),
         "{:?}",
-        divergence.notes
+        deadlock.notes
+    );
+    assert!(
+        deadlock
+            .locations
+            .iter()
+            .any(|l| l.line == 19 && l.label.contains("branch")),
+        "{:?}",
+        deadlock.locations
     );
 }
 
