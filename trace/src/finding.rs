@@ -248,6 +248,6 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", kind.name()));
             assert!(codes.insert(kind.code()));
         }
-        assert_eq!(FindingKind::ALL.len(), 16);
+        assert_eq!(FindingKind::ALL.len(), 19);
     }
 }
