@@ -164,17 +164,13 @@ mod tests {
             call: "MPI_Recv".into(),
             function: "main".into(),
         };
-        SiteTable {
-            format: mbh_trace::site::SITE_TABLE_FORMAT.into(),
-            version: mbh_trace::site::SITE_TABLE_VERSION,
-            program: "app".into(),
-            sources: vec!["app.c".into()],
-            sites: vec![site],
-            analysis: Some(StaticReport {
-                buffer_errors: errors,
-                ..StaticReport::default()
-            }),
-        }
+        let mut table = SiteTable::new("app", vec!["app.c".into()]);
+        table.sites.push(site);
+        table.analysis = Some(StaticReport {
+            buffer_errors: errors,
+            ..StaticReport::default()
+        });
+        table
     }
 
     fn overflow() -> BufferError {

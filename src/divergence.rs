@@ -272,26 +272,22 @@ mod tests {
             line,
             column: 5,
         };
-        SiteTable {
-            format: mbh_trace::site::SITE_TABLE_FORMAT.into(),
-            version: mbh_trace::site::SITE_TABLE_VERSION,
-            program: "app".into(),
-            sources: vec!["app.c".into()],
-            sites: vec![site],
-            analysis: Some(StaticReport {
-                divergent_collectives: vec![DivergentCollective {
-                    site: 4,
-                    call: "MPI_Barrier".into(),
-                    function: "main".into(),
-                    span: span(11),
-                    branches: vec![GuardingBranch {
-                        span: span(10),
-                        depends_on: vec![Dependence::Rank, Dependence::Input("argv[1]".into())],
-                    }],
+        let mut table = SiteTable::new("app", vec!["app.c".into()]);
+        table.sites.push(site);
+        table.analysis = Some(StaticReport {
+            divergent_collectives: vec![DivergentCollective {
+                site: 4,
+                call: "MPI_Barrier".into(),
+                function: "main".into(),
+                span: span(11),
+                branches: vec![GuardingBranch {
+                    span: span(10),
+                    depends_on: vec![Dependence::Rank, Dependence::Input("argv[1]".into())],
                 }],
-                ..StaticReport::default()
-            }),
-        }
+            }],
+            ..StaticReport::default()
+        });
+        table
     }
 
     fn trace(rank: i32, barriers: usize) -> Option<RankTrace> {
