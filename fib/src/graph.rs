@@ -125,9 +125,11 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
             };
             let receive = record(trace, m.request).and_then(|at| match at.kind.class() {
                 _ if has_receive_half(at) => Some(at),
-                OpClass::Completion => at
-                    .aux
-                    .checked_sub(1)
+                // A call on several requests names only its first one: the
+                // `Completed` record before this one says which it was.
+                OpClass::Completion => trace
+                    .completed_request_of(m)
+                    .or_else(|| at.aux.checked_sub(1))
                     .and_then(|i| record(trace, i))
                     .filter(|op| has_receive_half(op)),
                 _ => None,

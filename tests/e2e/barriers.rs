@@ -118,6 +118,16 @@ fn f2_irrelevant() {
     assert_all(&report, &source, "irrelevant");
 }
 
+/// A `Waitall` over several receives: each `Matched` record is tied to the
+/// receive its `Completed` record names, so the run is judged (it was
+/// "unknown": every receive read as the call's first request).
+#[test]
+fn f10_a_waitall_halo_is_judged() {
+    let (status, report, source) = audit("f10_waitall_halo.c", 3, &[]);
+    assert_eq!(status, 0, "{:?}", report.findings);
+    assert_all(&report, &source, "irrelevant");
+}
+
 #[test]
 fn f3_irrelevant() {
     let (status, report, source) = audit("f3.c", 2, &[]);

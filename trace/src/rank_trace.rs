@@ -735,6 +735,23 @@ pub struct RankTrace {
 }
 
 impl RankTrace {
+    /// The record that made the request a receive's `Matched` record
+    /// belongs to, when a call on several requests (`MPI_Waitall`, ...)
+    /// completed it: the runtime writes each request's
+    /// [`OpKind::Completed`] record just before it processes the request,
+    /// so before that request's `Matched` record. `None` for a `Matched`
+    /// record of a single-request call (whose completion names its request
+    /// itself) and in traces written before `Completed` records existed.
+    pub fn completed_request_of(&self, matched: &Op) -> Option<u64> {
+        let at = self.ops.iter().position(|op| op.index == matched.index)?;
+        self.ops[..at]
+            .iter()
+            .rev()
+            .take_while(|op| op.index > matched.request)
+            .find(|op| op.kind == OpKind::Completed && op.request == matched.request)
+            .map(|op| op.aux)
+    }
+
     /// The trace of a rank that finalized after `ops`, built by hand
     /// (tests, tools), like [`Op::new`].
     pub fn finalized(rank: i32, size: i32, ops: Vec<Op>) -> RankTrace {
@@ -1198,6 +1215,38 @@ mod tests {
         assert_eq!(t.end.signal, Some(11));
         assert_eq!(t.end.frames, vec![1, 2, 3]);
         assert_eq!(t.end.fault_addr, 0xdead);
+    }
+
+    #[test]
+    fn a_matched_record_of_a_waitall_names_its_request_through_completed() {
+        let op = |index: u64, kind: OpKind, request: u64, aux: u64| {
+            let mut op = Op::new(index, kind);
+            op.request = request;
+            op.aux = aux;
+            op
+        };
+        let trace = RankTrace::finalized(
+            0,
+            2,
+            vec![
+                op(0, OpKind::Irecv, 0, 0),
+                op(1, OpKind::Irecv, 0, 0),
+                op(2, OpKind::Waitall, 0, 1),
+                op(3, OpKind::Completed, 2, 0),
+                op(4, OpKind::Matched, 2, 7),
+                op(5, OpKind::Completed, 2, 1),
+                op(6, OpKind::Matched, 2, 9),
+                op(7, OpKind::Wait, 0, 1),
+                op(8, OpKind::Matched, 7, 3),
+            ],
+        );
+        assert_eq!(trace.completed_request_of(&trace.ops[4]), Some(0));
+        assert_eq!(trace.completed_request_of(&trace.ops[6]), Some(1));
+        assert_eq!(
+            trace.completed_request_of(&trace.ops[8]),
+            None,
+            "a single Wait"
+        );
     }
 
     #[test]
