@@ -382,10 +382,16 @@ impl<'a> Oracle<'a> {
                 };
                 let call = if receiver.kind.class() == OpClass::Completion {
                     let by_event = event_call.get(&m.count).copied().filter(|_| m.count >= 0);
+                    // A call on several requests names only its first: the
+                    // `Completed` record before this one says which request
+                    // this message completed.
+                    let by_completed = trace
+                        .completed_request_of(m)
+                        .filter(|&i| get(i).is_some_and(|c| c.kind.is_nonblocking_receive()));
                     let by_aux = (receiver.aux > 0)
                         .then(|| receiver.aux - 1)
                         .filter(|&i| get(i).is_some_and(|c| c.kind.is_nonblocking_receive()));
-                    let found = by_event.or(by_aux).or_else(|| {
+                    let found = by_event.or(by_completed).or(by_aux).or_else(|| {
                         // The earliest Irecv before it, not yet linked to a
                         // message, whose status names this sender.
                         ops.iter()
