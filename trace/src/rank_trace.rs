@@ -743,7 +743,13 @@ impl RankTrace {
     /// record of a single-request call (whose completion names its request
     /// itself) and in traces written before `Completed` records existed.
     pub fn completed_request_of(&self, matched: &Op) -> Option<u64> {
-        let at = self.ops.iter().position(|op| op.index == matched.index)?;
+        // Records are dense (index = position) in every trace the runtime
+        // writes: look there first, so a reader calling this per record
+        // stays linear; search only a trace built otherwise.
+        let at = usize::try_from(matched.index)
+            .ok()
+            .filter(|&i| self.ops.get(i).is_some_and(|op| op.index == matched.index))
+            .or_else(|| self.ops.iter().position(|op| op.index == matched.index))?;
         self.ops[..at]
             .iter()
             .rev()
