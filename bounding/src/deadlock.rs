@@ -43,7 +43,7 @@
 //!
 //! Point-to-point records name ranks of their communicator; the graph's
 //! nodes are world ranks. Each member of a named communicator records its
-//! rank there, so [`CommRanks`] translates both ways for every named
+//! rank there, so `CommRanks` translates both ways for every named
 //! communicator, split or duplicated (a receive on a split from its rank
 //! 2 may wait for world rank 0), and sends are kept by world destination
 //! with the sender's rank in their communicator (what a receive's source

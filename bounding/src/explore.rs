@@ -60,9 +60,18 @@
 //! another message). Then the sender first shows up in the child `C` that
 //! flips that later event, where `e` is forced to `R`'s outcome; it is
 //! tried as a *revealed* choice of `C` (`revealed_senders`): `C`'s
-//! forcing with `e` changed and `e`'s rank's later events free. A revealed
-//! choice whose forcing turns out impossible is no execution
-//! ([`Explorer::last_run_infeasible`]), not a tool failure.
+//! forcing with `e` changed and `e`'s rank's later events free. "New" is
+//! judged against every sender a run of the path from the root listed for
+//! `e` (`Recorded::known`), not the parent's alone: `e` may have been
+//! forced several flips up, by runs that all died before the sender sent
+//! (soak seed 3402). A revealed choice whose forcing turns out impossible
+//! is no execution ([`Explorer::last_run_infeasible`]), not a tool
+//! failure.
+//!
+//! Step 1 needs a child to force *every* forcing of its parent, also those
+//! the parent's run died before reaching (it recorded no such event, so
+//! its node keeps them aside, `Node::unrecorded`): left free, such a
+//! receive takes the message a later forced receive waits for (seed 3402).
 //!
 //! The step "forces only events that agree with `T`" has one exception:
 //! an earlier receive forced only because it could take a forced
@@ -239,6 +248,9 @@ struct OpenPoint {
 struct Node {
     /// Its events, ascending by key: forced prefixes.
     events: Vec<Recorded>,
+    /// Forcings of its guidance whose events it did not record (it died
+    /// before them), with what was known of each ([`Recorded::known`]).
+    unrecorded: Vec<(ForcedMatch, BTreeSet<i32>)>,
     /// Mixing budget of its children (`None`: unbounded).
     budget: Option<u32>,
     points: HashMap<Key, OpenPoint>,
@@ -256,8 +268,12 @@ struct Recorded {
     pattern: Option<RecvPattern>,
     /// The run's guidance forced it.
     forced: bool,
-    /// The senders (or indices) it matched or could have.
-    senders: BTreeSet<i32>,
+    /// The senders (or indices) the search knows for it on the path to
+    /// this run: what it matched or could have here, and, when the
+    /// guidance forced it, what was known where it was forced
+    /// ([`known_senders`]). A sender outside it is *revealed*
+    /// ([`revealed_senders`]).
+    known: BTreeSet<i32>,
     /// Per sender, the wildcard events before its message
     /// ([`WildcardEvent::enablers`]): for the matched sender, what a flip
     /// must not leave this event forced against.
@@ -266,6 +282,43 @@ struct Recorded {
     /// listed the sender (this run, or for a sender only a forced child
     /// listed, that child): what a retry forces (`with_enablers`).
     needs: Vec<(i32, Vec<ForcedMatch>)>,
+}
+
+/// What the path from the first run to a run fixed, for its node.
+#[derive(Debug, Default)]
+struct PathFacts {
+    /// The events the run's guidance forced.
+    forced: HashSet<(i32, u32)>,
+    /// Forcings of that guidance whose events the run did not record.
+    unrecorded: Vec<(ForcedMatch, BTreeSet<i32>)>,
+    /// What the search knew each event could match ([`known_senders`]).
+    known: HashMap<(i32, u32), BTreeSet<i32>>,
+}
+
+impl PathFacts {
+    /// The facts of a run forced by `guidance` that recorded `events`,
+    /// with `known` from its parent.
+    fn of(
+        guidance: &Guidance,
+        events: &[WildcardEvent],
+        known: HashMap<(i32, u32), BTreeSet<i32>>,
+    ) -> Self {
+        let recorded: HashSet<(i32, u32)> = events.iter().map(|e| (e.rank, e.event)).collect();
+        let unrecorded = guidance
+            .forced
+            .iter()
+            .filter(|f| !recorded.contains(&(f.rank, f.event)))
+            .map(|f| {
+                let was_known = known.get(&(f.rank, f.event)).cloned().unwrap_or_default();
+                (*f, was_known)
+            })
+            .collect();
+        PathFacts {
+            forced: guidance.forced.iter().map(|f| (f.rank, f.event)).collect(),
+            unrecorded,
+            known,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -422,7 +475,7 @@ impl<P: Policy> Explorer<P> {
             }
         }
         let (Some(choice), Some(tried)) = (pending.choice, pending.guidance) else {
-            self.open_node(events, &HashSet::new(), None, &[]);
+            self.open_node(events, &PathFacts::default(), None, &[]);
             return Vec::new();
         };
         let mut unmatched = unmatched_forces(&tried, events, end);
@@ -493,18 +546,18 @@ impl<P: Policy> Explorer<P> {
                 .explored = true;
         }
         let budget = child_budget(node.budget, choice.position, point.bound);
+        let known = known_senders(node, choice.key);
         let revealed = if dependent || self.last_infeasible {
             Vec::new()
         } else {
-            revealed_senders(node, &guidance, choice.key, events)
+            revealed_senders(&known, &guidance, choice.key, events)
         };
         if node.unissued == 0 {
             self.nodes.remove(&choice.node);
         }
         if unmatched.is_empty() && !self.last_infeasible {
-            let forced: HashSet<(i32, u32)> =
-                guidance.forced.iter().map(|f| (f.rank, f.event)).collect();
-            self.open_node(events, &forced, budget, &revealed);
+            let path = PathFacts::of(&guidance, events, known);
+            self.open_node(events, &path, budget, &revealed);
         } else {
             self.unexpanded += 1;
         }
@@ -568,10 +621,11 @@ impl<P: Policy> Explorer<P> {
     fn open_node(
         &mut self,
         events: &[WildcardEvent],
-        forced: &HashSet<(i32, u32)>,
+        path: &PathFacts,
         budget: Option<u32>,
         revealed: &[(Key, Vec<i32>)],
     ) {
+        let forced = &path.forced;
         let mut sorted: Vec<&WildcardEvent> = events.iter().collect();
         sorted.sort_by_key(|e| Key::of(e));
         let id = NodeId(self.next_node);
@@ -645,16 +699,27 @@ impl<P: Policy> Explorer<P> {
             Node {
                 events: sorted
                     .iter()
-                    .map(|e| Recorded {
-                        key: Key::of(e),
-                        matched: e.matched,
-                        pattern: e.pattern,
-                        forced: forced.contains(&(e.rank, e.event)),
-                        senders: e.potential.iter().copied().chain([e.matched]).collect(),
-                        enablers: e.enablers.clone(),
-                        needs: needs_of(e, &matched_in_run),
+                    .map(|e| {
+                        let is_forced = forced.contains(&(e.rank, e.event));
+                        let mut known: BTreeSet<i32> =
+                            e.potential.iter().copied().chain([e.matched]).collect();
+                        if is_forced {
+                            if let Some(before) = path.known.get(&(e.rank, e.event)) {
+                                known.extend(before);
+                            }
+                        }
+                        Recorded {
+                            key: Key::of(e),
+                            matched: e.matched,
+                            pattern: e.pattern,
+                            forced: is_forced,
+                            known,
+                            enablers: e.enablers.clone(),
+                            needs: needs_of(e, &matched_in_run),
+                        }
                     })
                     .collect(),
+                unrecorded: path.unrecorded.clone(),
                 budget,
                 points,
                 unissued: choices.len() as u32,
@@ -664,20 +729,49 @@ impl<P: Policy> Explorer<P> {
     }
 }
 
-/// Senders that run `C` (the flip of choice point `flipped` of `parent`,
-/// forced by `guidance`) lists for events it forced only because they come
-/// before the flip in key order, and that `parent` never listed for them.
+/// What the search knows each event of `parent` could match on the path
+/// to the child that flips `flipped` ([`Recorded::known`]): for the
+/// flipped event, also every alternative its point offers (the child's
+/// siblings run those).
+fn known_senders(parent: &Node, flipped: Key) -> HashMap<(i32, u32), BTreeSet<i32>> {
+    let mut known: HashMap<(i32, u32), BTreeSet<i32>> = parent
+        .events
+        .iter()
+        .map(|r| ((r.key.rank, r.key.event), r.known.clone()))
+        .chain(
+            parent
+                .unrecorded
+                .iter()
+                .map(|(f, known)| ((f.rank, f.event), known.clone())),
+        )
+        .collect();
+    if let Some(point) = parent.points.get(&flipped) {
+        known
+            .entry((flipped.rank, flipped.event))
+            .or_default()
+            .extend(&point.senders);
+    }
+    known
+}
+
+/// Senders that run `C` (the flip of choice point `flipped`, forced by
+/// `guidance`) lists for events it forced, and that no run of the path
+/// to `C` listed for them (`known`, from [`known_senders`]).
 ///
 /// Such an event is concurrent with the flip or before it, and the key
-/// order assumes its outcomes were all tried under `parent`. But what a
-/// receive can match also depends on concurrent events ordered after it:
-/// a sender may send only when the flipped event takes another message
-/// (soak seed 3111: rank 3's flip makes it live to send to rank 0, whose
-/// receive ordered before the flip then has a sender it never had). Each
-/// such sender is tried as a choice of `C`: `C`'s forced matches with that
-/// event changed, and its rank's later events left free.
+/// order assumes its outcomes were all tried where it was still free. But
+/// what a receive can match also depends on concurrent events ordered
+/// after it: a sender may send only when the flipped event takes another
+/// message (soak seed 3111: rank 3's flip makes it live to send to rank 0,
+/// whose receive ordered before the flip then has a sender it never had).
+/// The event may have been forced several flips up the path, by runs that
+/// all died before that sender sent (soak seed 3402: rank 2 lives to send
+/// to rank 1 only after two flips, and rank 1's receive was forced since
+/// the first): comparing with the parent alone, where it was forced too,
+/// missed it. Each such sender is tried as a choice of `C`: `C`'s forced
+/// matches with that event changed, and its rank's later events left free.
 fn revealed_senders(
-    parent: &Node,
+    known: &HashMap<(i32, u32), BTreeSet<i32>>,
     guidance: &Guidance,
     flipped: Key,
     events: &[WildcardEvent],
@@ -690,16 +784,12 @@ fn revealed_senders(
         {
             continue;
         }
-        let Some(before) = parent
-            .events
-            .iter()
-            .find(|r| (r.key.rank, r.key.event) == (e.rank, e.event) && !r.forced)
-        else {
+        let Some(before) = known.get(&(e.rank, e.event)) else {
             continue;
         };
         let new: Vec<i32> = alternatives(e)
             .into_iter()
-            .filter(|s| !before.senders.contains(s))
+            .filter(|s| !before.contains(s))
             .collect();
         if !new.is_empty() {
             revealed.push((Key::of(e), new));
@@ -735,7 +825,7 @@ fn child_budget(parent: Option<u32>, position: u32, bound: Option<u32>) -> Optio
 /// The guidance of the run that tries `choice.sender` at `choice` below
 /// `node`: every event ordered before the choice point keeps the match it
 /// had in `node` (seed 000 Fig 5.23, `outputToDecisionDatabase`), and so
-/// does every event its own guidance forced, and every earlier receive
+/// does every event its own guidance forced (recorded or not), and every earlier receive
 /// of the same rank that could take the message a forced receive waits
 /// for, whatever its final clock (`force_thieves`).
 fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
@@ -764,6 +854,15 @@ fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
             source: r.matched,
         })
         .collect();
+    // A forcing its run died before reaching binds the child too: left
+    // free, that receive could take what a later forced one waits for
+    // (soak seed 3402: a run killed by rank 2's assertion before rank 1's
+    // first receive, forced to rank 2, completed; its child forced rank
+    // 1's second receive to rank 0 and left the first free to take it).
+    forced.extend(node.unrecorded.iter().map(|(f, _)| *f).filter(|f| {
+        let after_it = dependent && f.rank == choice.key.rank && f.event > choice.key.event;
+        !after_it && (f.rank, f.event) != (choice.key.rank, choice.key.event)
+    }));
     forced.push(ForcedMatch {
         rank: choice.key.rank,
         event: choice.key.event,

@@ -61,6 +61,11 @@ const SHRUNK: &[(&str, u32)] = &[
     // rank 2 sends only once rank 0 took its first: retried with that
     // receive forced (bounding/src/explore.rs, `with_enablers`).
     ("tests/programs/soak/seed_3125.c", 5),
+    // Rank 2 lives to send to rank 1 only after two flips, and the runs
+    // of the path to it died: a sender revealed for a receive forced two
+    // flips up (`revealed_senders`, known senders of the path), and a
+    // forcing a dying run never reached that binds its children.
+    ("tests/programs/soak/seed_3402.c", 3),
 ];
 
 #[test]

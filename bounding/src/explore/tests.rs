@@ -751,6 +751,102 @@ fn a_sender_revealed_by_a_later_flip_is_run() {
     assert!(explored.explorer.is_complete());
 }
 
+/// Soak seed 3402's shape: like [`late_reveal`], but rank 3 lives to send
+/// to rank 0 only after two flips (its first receive takes rank 2, then
+/// its `Testany` returns index 0), and the run of the first flip dies too.
+/// Rank 0's first receive is forced by key order from that run on, so the
+/// grandchild that lives reveals a sender for an event its parent had
+/// forced, not left free: the sender is new to every run of the path.
+fn deep_reveal(g: Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
+    let first3 = forced(g, 3, 0).unwrap_or(1);
+    // The choice's own order depends on the first match (timing, in the
+    // soak program): the first flip's run dies as the free run did.
+    let index = forced(g, 3, 1).unwrap_or(if first3 == 2 { 1 } else { 0 });
+    let mut events = vec![
+        event(3, 0, 0, first3, &[3 - first3]),
+        event(3, 1, 1, index, &[1 - index]),
+    ];
+    let lives = first3 == 2 && index == 0;
+    let senders: Vec<i32> = if lives { vec![1, 3] } else { vec![1] };
+    let wanted = forced(g, 0, 0);
+    if wanted.is_some_and(|s| !senders.contains(&s)) {
+        return (events, RunEnd::Deadlocked);
+    }
+    let a = wanted.unwrap_or(1);
+    let others: Vec<i32> = senders.iter().copied().filter(|&s| s != a).collect();
+    events.push(event(0, 0, 0, a, &others));
+    if lives {
+        events.push(event(0, 1, 1, others[0], &[]));
+    }
+    let end = if lives {
+        RunEnd::Complete
+    } else {
+        RunEnd::Crashed
+    };
+    (events, end)
+}
+
+#[test]
+fn a_sender_revealed_two_flips_below_its_forcing_is_run() {
+    let config = ExploreConfig::new()
+        .loop_abstraction(LoopAbstraction::Off)
+        .mixing_bound(None);
+    let explored = explore(config, deep_reveal);
+    let rank0_first: HashSet<i32> = explored
+        .runs
+        .iter()
+        .filter(|(_, events)| {
+            let matched = |rank, event| {
+                events
+                    .iter()
+                    .find(|e| e.rank == rank && e.event == event)
+                    .map(|e| e.matched)
+            };
+            matched(3, 0) == Some(2) && matched(3, 1) == Some(0)
+        })
+        .filter_map(|(_, events)| events.iter().find(|e| e.rank == 0 && e.event == 0))
+        .map(|e| e.matched)
+        .collect();
+    assert_eq!(rank0_first, HashSet::from([1, 3]));
+    assert!(explored.explorer.is_complete());
+    explored.assert_distinct();
+}
+
+/// Soak seed 3402's second shape: forcing rank 1's receive to rank 2 makes
+/// a run that dies (rank 2 fails) before that receive completes, so the run
+/// never records it. Its child, which flips rank 2's choice so that rank 2
+/// lives, must still force it.
+fn dies_before_its_forcing(g: Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
+    let first1 = forced(g, 1, 0).unwrap_or(0);
+    let index = forced(g, 2, 0).unwrap_or(0);
+    let mut events = vec![event(2, 0, 1, index, &[1 - index])];
+    let lives = index == 1;
+    if first1 == 0 || lives {
+        events.push(event(1, 0, 0, first1, &[2 - first1]));
+    }
+    let end = if lives {
+        RunEnd::Complete
+    } else {
+        RunEnd::Crashed
+    };
+    (events, end)
+}
+
+#[test]
+fn a_forcing_its_run_never_reached_binds_the_children() {
+    let config = ExploreConfig::new()
+        .loop_abstraction(LoopAbstraction::Off)
+        .mixing_bound(None);
+    let explored = explore(config, dies_before_its_forcing);
+    explored.assert_distinct();
+    let outcomes: HashSet<Vec<(i32, u32, i32)>> = explored.outcomes().into_iter().collect();
+    assert!(
+        outcomes.contains(&vec![(1, 0, 2), (2, 0, 1)]),
+        "{outcomes:?}"
+    );
+    assert!(explored.explorer.is_complete());
+}
+
 /// Soak seed 3213's shape under `--buffering zero`: ranks 2, 3 and 4 each
 /// send to rank 0 and then to rank 1, synchronously; rank 0 takes two of
 /// the three, so only those two ever send to rank 1, which takes both.
