@@ -78,9 +78,9 @@ pub struct AnalyzeArgs {
     /// Flags for clang, after `--`.
     #[arg(last = true, value_name = "CC_FLAGS", allow_hyphen_values = true)]
     pub cc_flags: Vec<String>,
-    /// Output format (`human` or `json`).
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = AnalyzeFormat::Human)]
+    pub format: AnalyzeFormat,
     /// A mixing bound for the zone opened by the collective at FILE:LINE.
     #[arg(long, value_name = "FILE:LINE=K", value_parser = parse_zone_bound)]
     pub zone_bound: Vec<mbh_instrument::ZoneBound>,
@@ -232,6 +232,17 @@ pub enum Format {
     Sarif,
 }
 
+/// How to print the static report: it holds no findings, so the
+/// findings' `short` and `sarif` forms do not apply (and are refused,
+/// rather than silently printed as `human`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AnalyzeFormat {
+    /// For people: a summary, then wildcard sites, loops and zones.
+    Human,
+    /// The `StaticReport` object (docs/formats.md).
+    Json,
+}
+
 /// `mbhybrid verify`.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -374,6 +385,19 @@ mod tests {
         assert_eq!(v.mixing_bound, Some(2));
         assert_eq!(v.loop_abstraction, LoopAbstractionArg::Auto);
         assert_eq!((v.max_interleavings, v.time_budget), (5, Some(60)));
+    }
+
+    #[test]
+    fn analyze_refuses_the_finding_formats() {
+        for format in ["short", "sarif"] {
+            let parsed = Cli::try_parse_from(["mbhybrid", "analyze", "--format", format, "a.c"]);
+            assert!(parsed.is_err(), "analyze accepted --format {format}");
+        }
+        let cli = Cli::try_parse_from(["mbhybrid", "analyze", "--format", "json", "a.c"]).unwrap();
+        let Command::Analyze(a) = cli.command else {
+            panic!("not analyze")
+        };
+        assert_eq!(a.format, AnalyzeFormat::Json);
     }
 
     #[test]

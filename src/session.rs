@@ -83,10 +83,9 @@ impl Session {
             Some(runtime) => runtime.to_owned(),
             None => {
                 mbh_instrument::runtime_dir_for(&crate::commands::default_runtime_dir(), family)
-                    .map(|dir| dir.join(crate::commands::RUNTIME_LIBRARY))
+                    .map(|dir| dir.join(mbh_instrument::RUNTIME_LIB))
                     .unwrap_or_else(|_| {
-                        crate::commands::default_runtime_dir()
-                            .join(crate::commands::RUNTIME_LIBRARY)
+                        crate::commands::default_runtime_dir().join(mbh_instrument::RUNTIME_LIB)
                     })
             }
         };
@@ -292,7 +291,7 @@ fn sites_and_preload(
         }
     }
     let runtime = runtime.map(Path::to_owned).unwrap_or_else(|| {
-        crate::commands::default_runtime_dir().join(crate::commands::RUNTIME_LIBRARY)
+        crate::commands::default_runtime_dir().join(mbh_instrument::RUNTIME_LIB)
     });
     if !runtime.is_file() {
         return Err(UsageError::RuntimeMissing(runtime).into());

@@ -6,9 +6,9 @@ use std::fmt;
 use std::str::FromStr;
 
 /// `MPI_Pcontrol` level opening a loop chosen for abstraction.
-pub const LOOP_ABSTRACTED: u32 = 7301;
+pub const LOOP_ABSTRACTED: u32 = mbh_trace::static_report::PCONTROL_ABSTRACT_ENTER as u32;
 /// `MPI_Pcontrol` level opening any other loop that contains wildcard sites.
-pub const LOOP_OTHER: u32 = 7304;
+pub const LOOP_OTHER: u32 = mbh_trace::static_report::PCONTROL_LOOP_ENTER as u32;
 
 /// Loop-iteration abstraction (seed 000 §5.3.5.1): which loops keep the
 /// outcome of their first run instead of being explored.

@@ -8,7 +8,7 @@
 //! call), `relevant` a `pass` (the barrier orders a wildcard receive before
 //! a send), `unknown` a `review` (the exploration did not settle it).
 
-use mbh_trace::report::BarrierVerdict;
+use mbh_trace::report::{AuditCost, BarrierVerdict, Report};
 use std::fmt::Write;
 
 /// What an irrelevant barrier means, in the words every format uses.
@@ -55,13 +55,19 @@ pub fn rule_index(verdict: &str) -> usize {
 ///     app.c:35: a send it could take if the barrier were gone (rank 2)
 /// ```
 ///
-/// Nothing when the report has no verdicts (a `verify` report).
-pub fn human(barriers: &[BarrierVerdict]) -> String {
+/// then what the audit cost:
+///
+/// ```text
+/// barrier audit: 2 barrier sites judged over 3 interleavings in 0.004 s (exploration 1.250 s)
+/// ```
+///
+/// Nothing for a `verify` report (no verdicts, no audit cost).
+pub fn human(report: &Report) -> String {
     let mut out = String::new();
-    if barriers.is_empty() {
-        return out;
+    let barriers = &report.barriers;
+    if !barriers.is_empty() {
+        let _ = writeln!(out, "barriers:");
     }
-    let _ = writeln!(out, "barriers:");
     for b in barriers {
         let _ = writeln!(out, "  {}:{}: {}: {}", b.file, b.line, b.verdict, reason(b));
         for l in &b.evidence {
@@ -74,7 +80,21 @@ pub fn human(barriers: &[BarrierVerdict]) -> String {
             );
         }
     }
+    if let Some(cost) = &report.barrier_audit {
+        out.push_str(&cost_line(barriers.len(), report.interleavings, cost));
+    }
     out
+}
+
+/// `barrier audit: N barrier sites judged over M interleavings in F s
+/// (exploration E s)`: `scripts/bench.sh` reads this line.
+fn cost_line(sites: usize, interleavings: u32, cost: &AuditCost) -> String {
+    format!(
+        "barrier audit: {sites} barrier sites judged over {interleavings} interleaving{} in {:.3} s (exploration {:.3} s)\n",
+        if interleavings == 1 { "" } else { "s" },
+        cost.fib_seconds,
+        cost.exploration_seconds
+    )
 }
 
 /// One `file:line:1: note: [barrier] VERDICT: reason` line per verdict,
@@ -150,15 +170,22 @@ mod tests {
     }
 
     #[test]
-    fn human_lists_each_line_with_its_evidence() {
-        let text = human(&verdicts());
+    fn human_lists_each_line_with_its_evidence_then_the_cost() {
+        let mut report = crate::short::tests::report_with(Vec::new());
+        report.barriers = verdicts();
+        report.interleavings = 3;
+        report.barrier_audit = Some(AuditCost {
+            fib_seconds: 0.004,
+            exploration_seconds: 1.25,
+        });
         assert_eq!(
-            text,
+            human(&report),
             format!(
-                "barriers:\n  app.c:20: irrelevant: {IRRELEVANT}\n  app.c:31: relevant: it orders rank 1's wildcard receive before rank 2's send\n    app.c:28: wildcard receive (rank 1)\n"
+                "barriers:\n  app.c:20: irrelevant: {IRRELEVANT}\n  app.c:31: relevant: it orders rank 1's wildcard receive before rank 2's send\n    app.c:28: wildcard receive (rank 1)\n\
+                 barrier audit: 2 barrier sites judged over 3 interleavings in 0.004 s (exploration 1.250 s)\n"
             )
         );
-        assert_eq!(human(&[]), "");
+        assert_eq!(human(&crate::short::tests::report_with(Vec::new())), "");
     }
 
     #[test]

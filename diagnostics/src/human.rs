@@ -32,7 +32,7 @@ pub fn render(report: &Report, base_dir: &std::path::Path, color: bool) -> Resul
         buffer_line(&mut buffer, "");
     }
     let mut text = String::from_utf8_lossy(buffer.as_slice()).into_owned();
-    text.push_str(&crate::barriers::human(&report.barriers));
+    text.push_str(&crate::barriers::human(report));
     text.push_str(&outcome_lines(report));
     text.push_str(&summary(report));
     Ok(text)

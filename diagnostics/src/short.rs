@@ -70,6 +70,7 @@ pub(crate) mod tests {
             findings,
             wildcards: vec![],
             barriers: vec![],
+            barrier_audit: None,
             run_id: "r".into(),
             run_dir: "/tmp/r".into(),
             runs: vec![],

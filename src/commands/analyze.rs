@@ -2,7 +2,7 @@
 //! (functions, loops and their abstraction decisions, zones, wildcard
 //! sites, calls the runtime does not handle), without linking anything.
 
-use crate::cli::{AnalyzeArgs, Format};
+use crate::cli::{AnalyzeArgs, AnalyzeFormat};
 use anyhow::Result;
 use mbh_trace::static_report::{LoopDecision, StaticReport};
 use std::fmt::Write;
@@ -19,8 +19,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     })?;
     eprint!("{}", out.warnings);
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
-        _ => {
+        AnalyzeFormat::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
+        AnalyzeFormat::Human => {
             for line in &out.preflight {
                 eprintln!("{line}");
             }

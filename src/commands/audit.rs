@@ -3,13 +3,13 @@
 //! otherwise have matched it (seed 004, Fib), and optionally write a patch
 //! deleting the irrelevant ones.
 
-use crate::cli::{AuditArgs, BufferingArg, Format};
+use crate::cli::{AuditArgs, BufferingArg};
 use crate::explore;
 use crate::outcome::site_location;
 use crate::session::Session;
 use anyhow::{Context, Result};
 use mbh_fib::{Coverage, Options, SendBuffering, UnknownReason, Verdict};
-use mbh_trace::report::BarrierVerdict;
+use mbh_trace::report::{AuditCost, BarrierVerdict};
 use mbh_trace::{FindingKind, Role};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -70,6 +70,10 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     report
         .barriers
         .dedup_by(|a, b| a.file == b.file && a.line == b.line);
+    report.barrier_audit = Some(AuditCost {
+        fib_seconds: fib.as_secs_f64(),
+        exploration_seconds: explored.as_secs_f64(),
+    });
     // Every format shows the verdicts (diagnostics' `barriers` module).
     // The report first: a patch or HTML page that cannot be written is an
     // error after it, never a lost report (issue 12).
@@ -79,18 +83,6 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
             "the exploration stopped after {} interleaving(s); the report above covers those",
             report.interleavings
         )));
-    }
-    if verify.format == Format::Human {
-        // What Fib costs on top of the exploration (BENCHMARKS.md's
-        // "Fib share" is this line's ratio).
-        println!(
-            "barrier audit: {} barrier sites judged over {} interleaving{} in {:.3} s (exploration {:.3} s)",
-            report.barriers.len(),
-            runs.len(),
-            if runs.len() == 1 { "" } else { "s" },
-            fib.as_secs_f64(),
-            explored.as_secs_f64()
-        );
     }
     let exit = super::verify::tool_stop_exit(&tool_stops)
         .or_else(|| super::verify::divergence_exit(&diverged))

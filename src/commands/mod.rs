@@ -10,9 +10,6 @@ pub mod verify;
 
 use std::path::PathBuf;
 
-/// The file name of the runtime library.
-pub const RUNTIME_LIBRARY: &str = "libmbhybrid_rt.so";
-
 /// Where the runtime library is installed: beside the mbhybrid executable
 /// (cargo puts both in `target/<profile>/`).
 pub fn default_runtime_dir() -> PathBuf {

@@ -100,6 +100,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         findings,
         wildcards: Vec::new(),
         barriers: Vec::new(),
+        barrier_audit: None,
         run_id: session.run_id.clone(),
         run_dir: session.run_dir.display().to_string(),
         runs: vec![replayed.analysis.outcome],

@@ -159,6 +159,7 @@ pub fn report(
         findings: exploration.findings,
         wildcards: exploration.wildcards,
         barriers: Vec::new(),
+        barrier_audit: None,
         run_id: session.run_id.clone(),
         run_dir: session.run_dir.display().to_string(),
         runs: exploration.runs,

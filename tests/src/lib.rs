@@ -108,7 +108,16 @@ pub fn mbhybrid() -> PathBuf {
                 "openmpi" => bin_dir().join("openmpi/libmbhybrid_rt.so"),
                 _ => bin_dir().join("libmbhybrid_rt.so"),
             };
-            let bin_sources: &[&str] = &["src", "trace/src", "static/src", "instrument/src", "diagnostics/src"];
+            // Every crate the binary links (Cargo.toml's `[dependencies]`).
+            let bin_sources: &[&str] = &[
+                "src",
+                "trace/src",
+                "static/src",
+                "instrument/src",
+                "bounding/src",
+                "fib/src",
+                "diagnostics/src",
+            ];
             let runtime_sources: &[&str] = &["runtime/src", "trace/src"];
             for (artefact, sources) in [(&bin, bin_sources), (&runtime, runtime_sources)] {
                 let build = "`cargo build --workspace` and `bash scripts/build-runtimes.sh`";

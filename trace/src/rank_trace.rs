@@ -33,6 +33,10 @@
 
 use crate::envelope::RecvPattern;
 use crate::op::OpKind;
+use crate::static_report::{
+    PCONTROL_ABSTRACT_ENTER, PCONTROL_ABSTRACT_EXIT, PCONTROL_LOOP_ENTER, PCONTROL_LOOP_EXIT,
+    PCONTROL_ZONE,
+};
 use bytemuck::{Pod, Zeroable};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -209,6 +213,13 @@ pub struct RawOp {
     /// * `MPI_Abort`: unused (`count` holds the error code).
     pub aux: u64,
 }
+
+// The `MPI_Pcontrol` levels as a record's `aux` carries them (`level << 32`).
+const ABSTRACT_ENTER: u32 = PCONTROL_ABSTRACT_ENTER as u32;
+const ABSTRACT_EXIT: u32 = PCONTROL_ABSTRACT_EXIT as u32;
+const LOOP_ENTER: u32 = PCONTROL_LOOP_ENTER as u32;
+const LOOP_EXIT: u32 = PCONTROL_LOOP_EXIT as u32;
+const ZONE: u32 = PCONTROL_ZONE as u32;
 
 const _: () = assert!(std::mem::size_of::<RawOp>() == 64);
 const _: () = assert!(std::mem::size_of::<RawHeader>() <= HEADER_SIZE);
@@ -1395,9 +1406,15 @@ impl RankTrace {
                     let level = (op.aux >> 32) as u32;
                     let id = op.aux as u32 as i32;
                     match level {
-                        7301 | 7304 => open_loops.push(LoopMarker { level, loop_id: id }),
-                        7302 | 7305 => {
-                            let opening = level - 1;
+                        ABSTRACT_ENTER | LOOP_ENTER => {
+                            open_loops.push(LoopMarker { level, loop_id: id })
+                        }
+                        ABSTRACT_EXIT | LOOP_EXIT => {
+                            let opening = if level == ABSTRACT_EXIT {
+                                ABSTRACT_ENTER
+                            } else {
+                                LOOP_ENTER
+                            };
                             if let Some(at) = open_loops
                                 .iter()
                                 .rposition(|m| m.level == opening && m.loop_id == id)
@@ -1405,7 +1422,7 @@ impl RankTrace {
                                 open_loops.truncate(at);
                             }
                         }
-                        7303 => zone = Some((id, op.peer)),
+                        ZONE => zone = Some((id, op.peer)),
                         _ => {}
                     }
                 }

@@ -108,6 +108,16 @@ pub struct RunOutcome {
     pub infeasible: bool,
 }
 
+/// The time `audit-barriers` spent: Fib's share of a run is what
+/// BENCHMARKS.md's "Fib share" measures (`scripts/bench.sh`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AuditCost {
+    /// Fib's judgement of every barrier site, seconds.
+    pub fib_seconds: f64,
+    /// The exploration before it, seconds.
+    pub exploration_seconds: f64,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -137,6 +147,9 @@ pub struct Report {
     pub wildcards: Vec<WildcardReport>,
     /// Barrier verdicts (`audit-barriers` only).
     pub barriers: Vec<BarrierVerdict>,
+    /// What the barrier audit cost (`audit-barriers` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub barrier_audit: Option<AuditCost>,
     /// The run id (`mbhybrid replay RUN_ID`).
     pub run_id: String,
     /// The run directory.

@@ -20,7 +20,7 @@ use mbh_trace::rank_trace::{
     MAX_FRAMES, RECORD_SIZE,
 };
 use mbh_trace::report::{
-    BarrierVerdict, ChoicePointStats, RankOutcome, Report, RunOutcome, WildcardReport,
+    AuditCost, BarrierVerdict, ChoicePointStats, RankOutcome, Report, RunOutcome, WildcardReport,
 };
 use mbh_trace::site::{Site, SiteFormatError, SiteTable, SiteTableError};
 use mbh_trace::static_report::{
@@ -29,6 +29,7 @@ use mbh_trace::static_report::{
 };
 use mbh_trace::OpKind;
 use proptest::collection::vec;
+use proptest::option;
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::{Config, RngSeed};
@@ -955,7 +956,12 @@ fn report() -> impl Strategy<Value = Report> {
         vec(wildcard, 0..2),
         vec(barrier, 0..2),
         vec(run, 0..2),
-        (vec(text(), 0..2), seconds(), text()),
+        (
+            vec(text(), 0..2),
+            seconds(),
+            text(),
+            option::of((seconds(), seconds())),
+        ),
     )
         .prop_map(
             |(
@@ -965,7 +971,7 @@ fn report() -> impl Strategy<Value = Report> {
                 wildcards,
                 barriers,
                 runs,
-                (warnings, seconds, run_id),
+                (warnings, seconds, run_id, audit),
             )| Report {
                 tool: "mbhybrid".into(),
                 version: "0.1.0".into(),
@@ -985,6 +991,10 @@ fn report() -> impl Strategy<Value = Report> {
                 findings,
                 wildcards,
                 barriers,
+                barrier_audit: audit.map(|(fib_seconds, exploration_seconds)| AuditCost {
+                    fib_seconds,
+                    exploration_seconds,
+                }),
                 run_dir: format!(".mbhybrid/runs/{run_id}"),
                 run_id,
                 runs,
