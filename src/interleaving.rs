@@ -2,7 +2,7 @@
 //! deadlock monitor watching, read what the ranks recorded, and keep what a
 //! later `replay` needs.
 
-use crate::deadlock::DeadlockMonitor;
+use crate::hang_monitor::DeadlockMonitor;
 use crate::launch::{self, Job};
 use crate::outcome::{self, Analysis, RunContext};
 use crate::session::Session;
@@ -63,7 +63,7 @@ pub fn run(
     let mut env = vec![
         (ENV_TRACE_DIR.to_string(), dir.path.display().to_string()),
         (ENV_WATCH_PID.to_string(), std::process::id().to_string()),
-        // The monitor below releases ranks that fail (src/deadlock.rs).
+        // The monitor below releases ranks that fail (src/hang_monitor.rs).
         (ENV_HOLD_FAILED.to_string(), "1".to_string()),
     ];
     env.extend(deaths.env());
@@ -120,7 +120,7 @@ pub fn run(
     if let Some(deadlock) = monitor.confirmed() {
         analysis
             .findings
-            .extend(crate::deadlock::findings(deadlock, session, n));
+            .extend(crate::deadlock_findings::findings(deadlock, session, n));
     }
     crate::divergence::fold_into_hangs(&mut analysis.findings);
     // A run that completed may still have needed MPI's buffering (seed 003
@@ -138,9 +138,11 @@ pub fn run(
     if ended_cleanly && analysis.traces.iter().all(Option::is_some) {
         let traces: Vec<_> = analysis.traces.iter().flatten().cloned().collect();
         if let Some(hazard) = mbh_bounding::find_buffering_hazard(&traces) {
-            analysis.findings.push(crate::deadlock::buffering_finding(
-                &hazard, &traces, session, n,
-            ));
+            analysis
+                .findings
+                .push(crate::deadlock_findings::buffering_finding(
+                    &hazard, &traces, session, n,
+                ));
         }
     }
     session.note_missing_debug_info(&mut analysis.findings);

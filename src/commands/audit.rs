@@ -4,8 +4,8 @@
 //! deleting the irrelevant ones.
 
 use crate::cli::{AuditArgs, BufferingArg};
-use crate::explore;
 use crate::outcome::site_location;
+use crate::search_loop;
 use crate::session::Session;
 use anyhow::{Context, Result};
 use mbh_fib::{Coverage, Options, SendBuffering, UnknownReason, Verdict};
@@ -24,7 +24,8 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let verify = &args.verify;
     let mut session = super::verify::prepare(verify)?;
-    let mut exploration = explore::explore(&mut session, &super::verify::settings(verify), true)?;
+    let mut exploration =
+        search_loop::explore(&mut session, &super::verify::settings(verify), true)?;
     let runs = std::mem::take(&mut exploration.traces);
     let deadlock_free = !exploration.findings.iter().any(|f| {
         matches!(

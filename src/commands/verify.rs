@@ -1,7 +1,7 @@
 //! `mbhybrid verify`: explore the program's wildcard outcomes and report.
 
 use crate::cli::{BufferingArg, ClocksArg, Format, LoopAbstractionArg, SearchArg, VerifyArgs};
-use crate::explore::{self, Exploration, Settings};
+use crate::search_loop::{self, Exploration, Settings};
 use crate::session::{Session, SessionRequest};
 use anyhow::Result;
 use is_terminal::IsTerminal;
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let mut session = prepare(args)?;
-    let mut exploration = explore::explore(&mut session, &settings(args), false)?;
+    let mut exploration = search_loop::explore(&mut session, &settings(args), false)?;
     let timelines = std::mem::take(&mut exploration.timelines);
     let diverged = std::mem::take(&mut exploration.diverged);
     let tool_stops = std::mem::take(&mut exploration.tool_stops);

@@ -10,6 +10,14 @@ fn audit(name: &str, np: u32, extra: &[&str]) -> (i32, Report, String) {
     let (out, source) = audit_as(name, np, "json", extra);
     let report: Report =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", describe(&out)));
+    let cost = report
+        .barrier_audit
+        .as_ref()
+        .unwrap_or_else(|| panic!("an audit report without its cost\n{}", describe(&out)));
+    assert!(
+        cost.exploration_seconds > 0.0 && cost.fib_seconds >= 0.0,
+        "{cost:?}"
+    );
     (out.status.code().unwrap_or(-1), report, source)
 }
 

@@ -72,6 +72,11 @@ pub fn verify_json_with_args(
             describe(&out)
         )
     });
+    assert!(
+        report.barrier_audit.is_none(),
+        "a verify report with an audit's cost\n{}",
+        describe(&out)
+    );
     (out.status.code().unwrap_or(-1), report, out)
 }
 

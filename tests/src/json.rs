@@ -22,11 +22,23 @@ pub struct Report {
     pub findings: Vec<Finding>,
     pub wildcards: Vec<Wildcard>,
     pub barriers: Vec<serde_json::Value>,
+    /// `audit-barriers` only.
+    #[serde(default)]
+    pub barrier_audit: Option<AuditCost>,
     pub run_id: String,
     pub run_dir: String,
     pub runs: Vec<Run>,
     pub warnings: Vec<String>,
     pub seconds: f64,
+}
+
+/// What `audit-barriers` spent.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct AuditCost {
+    pub fib_seconds: f64,
+    pub exploration_seconds: f64,
 }
 
 /// Choice point counts.

@@ -1,4 +1,4 @@
-//! The exploration driver (seed 000 §5.3.2.4): run the job, hand its
+//! The search loop (seed 000 §5.3.2.4): run the job, hand its
 //! wildcard events to the engine of `mbh-bounding`, run again with the
 //! matches it forces, until the engine says the space is covered or a
 //! budget is spent. Findings are deduplicated across interleavings by kind
