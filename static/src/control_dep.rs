@@ -37,6 +37,8 @@ use petgraph::graph::{DiGraph, NodeIndex};
 pub(crate) struct ControlDeps {
     /// Per node, the nodes it is directly control-dependent on, ascending.
     direct: Vec<Vec<u32>>,
+    /// Per node, its immediate post-dominator (`None`: the virtual exit).
+    joins: Vec<Option<u32>>,
 }
 
 impl ControlDeps {
@@ -96,7 +98,17 @@ impl ControlDeps {
         for deps in &mut direct {
             deps.sort_unstable();
         }
-        ControlDeps { direct }
+        let joins = ipdom[..n]
+            .iter()
+            .map(|d| d.filter(|&v| v != exit))
+            .collect();
+        ControlDeps { direct, joins }
+    }
+
+    /// Per node, its immediate post-dominator: where the paths from it
+    /// meet again (`None`: only at the function's end).
+    pub fn joins(&self) -> &[Option<u32>] {
+        &self.joins
     }
 
     /// The nodes `node` is directly control-dependent on, ascending.

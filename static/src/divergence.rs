@@ -91,6 +91,7 @@ use mbh_trace::static_report::{
 };
 use rayon::prelude::*;
 
+use crate::balance::{balanced, Token};
 use crate::cfg::Cfg;
 use crate::consts::LocalVars;
 use crate::control_dep::ControlDeps;
@@ -227,6 +228,10 @@ struct Shape {
     cond: Vec<Option<Val>>,
     /// Calls to defined functions, by instruction.
     callee: HashMap<InstId, usize>,
+    /// Per block, its living successors ([`living_successors`]).
+    succs: Vec<Vec<u32>>,
+    /// Per block, its immediate post-dominator over those.
+    joins: Vec<Option<u32>>,
 }
 
 /// Each block's successors, without the blocks from which the program can
@@ -282,7 +287,9 @@ impl Shape {
                 f.insts[(b.end - 1) as usize].ops.first().cloned()
             })
             .collect();
-        let guards = ControlDeps::new(&succs)
+        let deps = ControlDeps::new(&succs);
+        let joins = deps.joins().to_vec();
+        let guards = deps
             .closure()
             .into_iter()
             .map(|all| {
@@ -295,6 +302,8 @@ impl Shape {
             guards,
             cond,
             callee: calls.iter().copied().collect(),
+            succs,
+            joins,
         }
     }
 }
@@ -1068,8 +1077,39 @@ impl View<'_> {
         out
     }
 
+    /// Whether every path of branch `(h, a)` to where they meet makes the
+    /// same collectives ([`crate::balance`]): then the branch decides
+    /// nothing about them, whatever its condition.
+    fn balanced(&self, (h, a): Branch, reaches_mpi: &[bool]) -> bool {
+        let f = &self.p.fns[h];
+        let shape = &self.shapes[h];
+        let tokens = |b: BlockId| -> Option<Vec<Token>> {
+            let block = &f.blocks[b as usize];
+            let mut out = Vec::new();
+            for i in block.first..block.end {
+                match &f.insts[i as usize].op {
+                    Op::Call(Callee::Named(name)) if is_collective(name) => {
+                        out.push(Token::Collective(name.clone()))
+                    }
+                    Op::Call(Callee::Indirect) => return None,
+                    Op::Call(_) => {
+                        if let Some(&g) = shape.callee.get(&i) {
+                            if reaches_mpi[g] {
+                                out.push(Token::Call(g));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Some(out)
+        };
+        balanced(&shape.succs, a, shape.joins[a as usize], &tokens)
+    }
+
     fn collectives(&self) -> Vec<DivergentCollective> {
         let entry = self.entry_guards();
+        let reaches_mpi = self.reaches_mpi();
         let mut out = Vec::new();
         for (fi, f) in self.p.fns.iter().enumerate() {
             for &(site, i) in &self.p.sites[fi] {
@@ -1079,6 +1119,7 @@ impl View<'_> {
                 }
                 let mut all: BTreeSet<Branch> = self.guards_of(fi, i).into_iter().collect();
                 all.extend(entry[fi].iter().copied());
+                all.retain(|b| !self.balanced(*b, &reaches_mpi));
                 let branches: Vec<GuardingBranch> = self
                     .by_line(all, Deps::per_rank)
                     .into_iter()

@@ -201,6 +201,7 @@
 #![deny(missing_docs)]
 
 mod analysis;
+mod balance;
 mod buffers;
 mod cfg;
 mod consts;

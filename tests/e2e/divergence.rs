@@ -2,7 +2,8 @@
 //! analysis, reported from a run that reaches them and confirmed by a run
 //! that shows ranks disagreeing; and the inputs a verdict depends on.
 
-use crate::util::{build, check_program, verify_json_with_args};
+use crate::util::{build, check_program, describe, verify_json_with_args};
+use mbh_tests::{run_mbhybrid, workspace_root};
 
 const V1: &str = "tests/programs/v1_rank_collective.c";
 
@@ -97,4 +98,37 @@ fn v3_the_inputs_a_verdict_depends_on_are_named() {
         lines[1].ends_with("v3_input_branch.c:25 depends on argc"),
         "{lines:?}"
     );
+}
+
+/// `build` warns about a collective behind a branch whose paths make
+/// different collectives, with the branch and the code; a branch whose
+/// paths all make the same ones (SCENARIOS.md S3: `MPI_Barrier` on every
+/// side of `if (rank == 1) ... else if (rank == 2) ... else`) is not
+/// warned about (PARCOACH's sequence comparison, `static/src/balance.rs`).
+#[test]
+fn build_warns_only_where_the_paths_make_different_collectives() {
+    let dir = tempfile::tempdir().unwrap();
+    let build_stderr = |source: &str| {
+        let exe = dir.path().join("prog");
+        let out = run_mbhybrid(
+            &workspace_root(),
+            &["build", "-o", exe.to_str().unwrap(), source],
+        );
+        assert!(out.status.success(), "{}", describe(&out));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let warned = build_stderr(V1);
+    assert!(
+        warned.lines().any(|l| l
+            .contains("warning: `MPI_Allreduce` may not be made alike by every rank")
+            && l.contains(
+                "the branch at tests/programs/v1_rank_collective.c:19 depends on the rank"
+            )
+            && l.ends_with("[MBH0019]")),
+        "{warned}"
+    );
+    let balanced = build_stderr("tests/programs/s3_nonovertaking.c");
+    assert!(!balanced.contains("MBH0019"), "{balanced}");
+    let reordered = build_stderr("tests/programs/e3_collective_order.c");
+    assert_eq!(reordered.matches("[MBH0019]").count(), 4, "{reordered}");
 }

@@ -147,7 +147,7 @@ impl DivergentCollective {
     pub fn message(&self) -> String {
         let reasons: Vec<String> = self.branches.iter().map(GuardingBranch::reason).collect();
         format!(
-            "`{}` may be called by some ranks and not others: {}",
+            "`{}` may not be made alike by every rank (some may skip it, or make it in another order): {}",
             self.call,
             reasons.join("; ")
         )
@@ -502,12 +502,25 @@ impl StaticReport {
                 n.span.file, n.span.line, n.span.column, n.message
             )
         });
-        // Collectives some ranks may skip are not pre-flight warnings: the
-        // analysis is not path-sensitive (`if (rank == 0) MPI_Barrier(c);
-        // else MPI_Barrier(c);` is two such calls), so `verify` reports them
-        // from a run, which shows whether the ranks' collectives agree
-        // (src/divergence.rs).
-        buffers.chain(unsupported).chain(notes).collect()
+        // Collectives some ranks may skip (issue 19): only those behind a
+        // branch whose paths make different collectives (`mbh-static`'s
+        // balance check, after PARCOACH), so `if (rank == 0)
+        // MPI_Barrier(c); else MPI_Barrier(c);` says nothing. `verify`
+        // confirms or clears each from a run (src/divergence.rs).
+        let divergent = self.divergent_collectives.iter().map(|d| {
+            format!(
+                "{}:{}:{}: warning: {} [MBH0019]",
+                d.span.file,
+                d.span.line,
+                d.span.column,
+                d.message()
+            )
+        });
+        buffers
+            .chain(unsupported)
+            .chain(notes)
+            .chain(divergent)
+            .collect()
     }
 
     /// The loop with id `id`.
@@ -577,5 +590,31 @@ mod tests {
         assert_eq!(span.to_string(), "app.c:12");
         assert_eq!(report.loop_by_id(1).unwrap().end_line, 17);
         assert!(report.zone_by_id(1).is_none());
+    }
+
+    #[test]
+    fn a_divergent_collective_is_a_build_warning_with_its_code() {
+        let at = |line| Span {
+            file: "app.c".into(),
+            line,
+            column: 5,
+        };
+        let report = StaticReport {
+            divergent_collectives: vec![DivergentCollective {
+                site: 3,
+                call: "MPI_Barrier".into(),
+                function: "main".into(),
+                span: at(14),
+                branches: vec![GuardingBranch {
+                    span: at(12),
+                    depends_on: vec![Dependence::Rank, Dependence::Input("argv[1]".into())],
+                }],
+            }],
+            ..StaticReport::default()
+        };
+        assert_eq!(
+            report.warnings(),
+            ["app.c:14:5: warning: `MPI_Barrier` may not be made alike by every rank (some may skip it, or make it in another order): the branch at app.c:12 depends on the rank and argv[1] [MBH0019]"]
+        );
     }
 }
