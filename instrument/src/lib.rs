@@ -118,6 +118,7 @@
 //!   objects and others loses the others' code at an instrumented link.
 #![deny(missing_docs)]
 
+mod accesses;
 mod allocations;
 mod build;
 mod config;
@@ -131,6 +132,7 @@ mod mpi_flags;
 mod site_ids;
 mod toolchain;
 
+pub use accesses::{insert_access_checks, CHECK_ACCESS, PENDING};
 pub use allocations::{insert_allocation_notes, NOTE_ALLOC, NOTE_FREE};
 pub use build::{
     analyze, build, AnalyzeOutput, AnalyzeRequest, BuildOutput, BuildRequest, RUNTIME_LIB,

@@ -230,6 +230,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod access;
 mod before_init;
 mod buffer_check;
 mod callsite;
@@ -244,6 +245,7 @@ mod handle;
 mod heap;
 pub mod llcp;
 pub mod packed;
+mod pending;
 pub mod piggyback;
 mod record;
 mod requests;

@@ -971,6 +971,10 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Request_free(request) };
         }
         REQUESTS.remove(handle.bits());
+        // The program can no longer tell when the operation ends, so its
+        // buffer is no longer watched (no false `buffer-reuse` after a
+        // completion the program learnt of by other means).
+        crate::access::forget(id);
         if let Some(slot) = self.slots.get_mut(id) {
             slot.orphan = true;
         }
