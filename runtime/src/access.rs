@@ -70,6 +70,7 @@ pub fn forget(slot: u32) {
 
 /// The check's body: `size` bytes at `address` are read (`kind` 0) or
 /// written (1) by the instruction before `return_address`.
+#[cfg_attr(test, allow(dead_code))] // reached from the export only
 extern "C" fn check_access(address: *const c_void, size: u64, kind: u32, return_address: usize) {
     if !record::recording() {
         return;
@@ -106,6 +107,7 @@ extern "C" fn check_access(address: *const c_void, size: u64, kind: u32, return_
 /// Called with the three arguments above; `address` is not dereferenced.
 #[cfg(target_arch = "x86_64")]
 #[cfg_attr(not(test), unsafe(no_mangle))]
+#[cfg_attr(test, allow(dead_code))] // unit tests do not export it
 #[unsafe(naked)]
 pub unsafe extern "C" fn mbhybrid_check_access(address: *const c_void, size: u64, kind: u32) {
     // rcx is the fourth argument register; `[rsp]` is the return address
@@ -125,6 +127,7 @@ pub unsafe extern "C" fn mbhybrid_check_access(address: *const c_void, size: u64
 /// Called with the three arguments above; `address` is not dereferenced.
 #[cfg(not(target_arch = "x86_64"))]
 #[cfg_attr(not(test), unsafe(no_mangle))]
+#[cfg_attr(test, allow(dead_code))] // unit tests do not export it
 pub unsafe extern "C" fn mbhybrid_check_access(address: *const c_void, size: u64, kind: u32) {
     check_access(address, size, kind, 0)
 }

@@ -62,11 +62,17 @@
 //!     communicator's collectives, `peer` = its kind, `aux` = the
 //!     communicator. Every rank records its side, then the job stops
 //!     (`MPI_Abort`, code 71).
-//!   - `BufferReuse`: a packed nonblocking send (`packed.rs`) completed
-//!     by the program's `Wait`/`Test` whose buffer no longer holds what
-//!     was copied into the message. `site`, `request` = the completing
-//!     call's, `aux` = the send's record. Not checked for freed requests
-//!     (the runtime completes them when the buffer may be gone).
+//!   - `BufferReuse` (seed 000 §2.3.6.3): `tag` 0, a packed nonblocking
+//!     send (`packed.rs`) completed by the program's `Wait`/`Test` whose
+//!     buffer no longer holds what was copied into the message; `site`,
+//!     `request` = the completing call's, `aux` = the send's record. Not
+//!     checked for freed requests (the runtime completes them when the
+//!     buffer may be gone). `tag` 1-3 (`mbh_trace::op::ReuseFound`): an
+//!     instrumented store into a pending send's buffer, or load or store
+//!     of a pending receive's (`access.rs`, `pending.rs`: the program's
+//!     `mbhybrid_check_access` calls, guarded by the exported counter
+//!     `mbhybrid_pending`); `site` = the access's, from the check's return
+//!     address, `aux` = the record of the call that started the operation.
 //!   - `AfterFinalize`: any export called after `MPI_Finalize` returned,
 //!     with its site; the call then goes to MPI.
 //!   - `MpiError`: an export returned an error code (`tag`; `request` =

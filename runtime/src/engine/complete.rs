@@ -1010,6 +1010,9 @@ impl Rt {
                 // The program may read a packed receive's buffer now.
                 // SAFETY: MPI filled `target` for the completed request.
                 unsafe { self.unpack_slot(id, target) };
+                // The operation is over (MPI defines the buffer now), though
+                // the request lives until a `Wait`/`Test`.
+                crate::access::forget(id);
             }
         }
         if done && !status.is_null() && status != status_ignore() {
