@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int peer = rank ^ 1 < size ? rank ^ 1 : rank;
+  int peer = (rank ^ 1) < size ? (rank ^ 1) : rank;
   for (int i = 0; i < N; i++) a[i] = i % 7;
   double t0 = MPI_Wtime();
   for (int it = 0; it < iters; it++) {

@@ -76,8 +76,9 @@ extern "C" fn check_access(address: *const c_void, size: u64, kind: u32, return_
         return;
     }
     let write = kind != 0;
-    let site = callsite::image().site_of(return_address as u64);
     let size = usize::try_from(size).unwrap_or(usize::MAX);
+    // The site only for a hit: most checks find nothing.
+    let site = || callsite::image().site_of(return_address as u64);
     let Some(hit) = PENDING.hit(address as usize, size, write, site) else {
         return;
     };
@@ -88,7 +89,7 @@ extern "C" fn check_access(address: *const c_void, size: u64, kind: u32, return_
     };
     checks::report(
         LocalCheck::BufferReuse,
-        site,
+        hit.site,
         u64::MAX,
         -1,
         found as i32,

@@ -68,6 +68,8 @@ pub struct Hit {
     pub what: Pending,
     /// The record of the call that started it.
     pub record: u64,
+    /// The access's site.
+    pub site: u32,
 }
 
 /// A fixed table of `N` pending buffers.
@@ -148,9 +150,18 @@ impl<const N: usize> Table<N> {
 
     /// The pending buffer that `size` bytes from `address` touch the wrong
     /// way (`write`: a store, else a load), if any, and not yet reported
-    /// for `site`: then it is marked reported for `site`. At most
-    /// [`SITES_PER_REQUEST`] sites are reported per request.
-    pub fn hit(&self, address: usize, size: usize, write: bool, site: u32) -> Option<Hit> {
+    /// for the access's site (`site()`, asked only then): then it is
+    /// marked reported for that site. At most [`SITES_PER_REQUEST`] sites
+    /// are reported per request.
+    pub fn hit(
+        &self,
+        address: usize,
+        size: usize,
+        write: bool,
+        site: impl FnOnce() -> u32,
+    ) -> Option<Hit> {
+        let mut site = Some(site);
+        let mut known = 0;
         let end = address.saturating_add(size.max(1));
         let high = self.high.load(Ordering::Acquire).min(N);
         for entry in &self.entries[..high] {
@@ -166,10 +177,17 @@ impl<const N: usize> Table<N> {
                 continue; // reading a send buffer is allowed (MPI-3)
             }
             let record = entry.record.load(Ordering::Relaxed);
-            if entry.start.load(Ordering::Acquire) != start || !Self::first_report(entry, site) {
+            if let Some(site) = site.take() {
+                known = site();
+            }
+            if entry.start.load(Ordering::Acquire) != start || !Self::first_report(entry, known) {
                 continue;
             }
-            return Some(Hit { what, record });
+            return Some(Hit {
+                what,
+                record,
+                site: known,
+            });
         }
         None
     }
@@ -213,27 +231,32 @@ mod tests {
         assert!(table.watch(4, RECV, Pending::Recv, 11));
         assert_eq!(table.live(), 2);
         assert_eq!(
-            table.hit(0x1000 + 100, 4, false, 1),
+            table.hit(0x1000 + 100, 4, false, || 1),
             None,
             "a read of a send buffer"
         );
-        let hit = table.hit(0x1000 + 100, 4, true, 1);
+        let hit = table.hit(0x1000 + 100, 4, true, || 1);
         assert_eq!(
             hit,
             Some(Hit {
                 what: Pending::Send,
-                record: 10
+                record: 10,
+                site: 1,
             })
         );
         assert_eq!(
-            table.hit(0x9_0000 + 60, 8, false, 2).map(|h| h.record),
+            table.hit(0x9_0000 + 60, 8, false, || 2).map(|h| h.record),
             Some(11)
         );
         // Overlap at the edges only.
-        assert_eq!(table.hit(0x9_0040, 8, true, 3), None, "just past the end");
-        assert_eq!(table.hit(0x9_0000 - 8, 8, true, 3), None, "just before");
         assert_eq!(
-            table.hit(0x9_0000 - 4, 8, true, 3).map(|h| h.record),
+            table.hit(0x9_0040, 8, true, || 3),
+            None,
+            "just past the end"
+        );
+        assert_eq!(table.hit(0x9_0000 - 8, 8, true, || 3), None, "just before");
+        assert_eq!(
+            table.hit(0x9_0000 - 4, 8, true, || 3).map(|h| h.record),
             Some(11)
         );
     }
@@ -242,19 +265,22 @@ mod tests {
     fn each_site_is_reported_once_per_request() {
         let table: Table<8> = Table::new();
         table.watch(1, SEND, Pending::Send, 5);
-        assert!(table.hit(0x1000, 4, true, 7).is_some());
-        assert!(table.hit(0x1004, 4, true, 7).is_none(), "same site again");
+        assert!(table.hit(0x1000, 4, true, || 7).is_some());
+        assert!(
+            table.hit(0x1004, 4, true, || 7).is_none(),
+            "same site again"
+        );
         for site in 8..11 {
-            assert!(table.hit(0x1000, 4, true, site).is_some());
+            assert!(table.hit(0x1000, 4, true, || site).is_some());
         }
         assert!(
-            table.hit(0x1000, 4, true, 11).is_none(),
+            table.hit(0x1000, 4, true, || 11).is_none(),
             "past the sites kept"
         );
         // A new request in the same slot starts afresh.
         table.forget(1);
         table.watch(1, SEND, Pending::Send, 6);
-        assert_eq!(table.hit(0x1000, 4, true, 7).map(|h| h.record), Some(6));
+        assert_eq!(table.hit(0x1000, 4, true, || 7).map(|h| h.record), Some(6));
     }
 
     #[test]
@@ -264,12 +290,12 @@ mod tests {
         table.watch(2, RECV, Pending::Recv, 6);
         table.forget(1);
         assert_eq!(table.live(), 1);
-        assert_eq!(table.hit(0x1000, 4, true, 1), None);
+        assert_eq!(table.hit(0x1000, 4, true, || 1), None);
         table.forget(1);
         assert_eq!(table.live(), 1, "forgetting twice");
         table.forget(2);
         assert_eq!(table.live(), 0);
-        assert_eq!(table.hit(0x9_0000, 4, true, 1), None);
+        assert_eq!(table.hit(0x9_0000, 4, true, || 1), None);
     }
 
     #[test]
@@ -279,7 +305,7 @@ mod tests {
         assert!(table.watch(2, RECV, Pending::Recv, 2));
         assert!(!table.watch(3, (0x50_0000, 0x50_0010), Pending::Recv, 3));
         assert_eq!(table.live(), 2);
-        assert_eq!(table.hit(0x50_0000, 4, true, 1), None);
+        assert_eq!(table.hit(0x50_0000, 4, true, || 1), None);
         table.forget(3); // never watched: nothing happens
         assert_eq!(table.live(), 2);
         table.forget(1);
