@@ -7,9 +7,13 @@
 //! Before each access that may touch such a buffer this pass inserts
 //!
 //! ```text
-//!   %n = load i64, ptr @mbhybrid_pending
-//!   %c = icmp ne i64 %n, 0
-//!   br i1 %c, label %mbh.check, label %mbh.cont      ; rarely taken
+//!   %hi = load i64, ptr @mbhybrid_pending_hi        ; 0: nothing pending
+//!   %below = icmp ult i64 ADDR, %hi
+//!   br i1 %below, label %mbh.range, label %mbh.cont   ; rarely taken
+//! mbh.range:
+//!   %lo = load i64, ptr @mbhybrid_pending_lo
+//!   %above = icmp ugt i64 ADDR + SIZE, %lo
+//!   br i1 %above, label %mbh.check, label %mbh.cont
 //! mbh.check:
 //!   call void @mbhybrid_check_access(ptr ADDR, i64 SIZE, i32 KIND), !dbg ACCESS
 //!   br label %mbh.cont
@@ -17,8 +21,10 @@
 //!   ACCESS ...
 //! ```
 //!
-//! so a program with nothing pending pays one load and one predictable
-//! branch per access. The call carries the access's debug location, so the
+//! (`lo..hi` is the hull of the pending buffers, kept by the runtime), so a
+//! program with nothing pending pays one load and one predictable branch
+//! per access, and one with requests pending calls the runtime only for
+//! accesses inside the hull. The call carries the access's debug location, so the
 //! runtime's return address maps back to the access's line (as call sites
 //! do, `runtime/src/callsite.rs`). `KIND` is [`READ`] or [`WRITE`].
 //!
@@ -61,8 +67,11 @@ use crate::InstrumentError;
 
 /// The runtime's check of one access.
 pub const CHECK_ACCESS: &str = "mbhybrid_check_access";
-/// The runtime's count of pending watched buffers (`usize`).
-pub const PENDING: &str = "mbhybrid_pending";
+/// One past the highest byte of the pending buffers (`usize`; 0 when
+/// nothing is pending).
+pub const PENDING: &str = "mbhybrid_pending_hi";
+/// The lowest byte of the pending buffers (`usize`).
+pub const PENDING_LO: &str = "mbhybrid_pending_lo";
 /// `KIND` of a load (a read).
 pub const READ: u64 = 0;
 /// `KIND` of a store (a write).
@@ -284,7 +293,8 @@ unsafe fn value_name(value: LLVMValueRef) -> String {
 /// The runtime's check function and counter, declared in one module.
 struct Checks<'ctx> {
     check: FunctionValue<'ctx>,
-    pending: GlobalValue<'ctx>,
+    pending_hi: GlobalValue<'ctx>,
+    pending_lo: GlobalValue<'ctx>,
     builder: Builder<'ctx>,
     i64_type: IntType<'ctx>,
     i32_type: IntType<'ctx>,
@@ -315,16 +325,15 @@ impl<'ctx> Checks<'ctx> {
                 Some(Linkage::External),
             ),
         };
-        let pending = match llvm.get_global(PENDING) {
-            Some(existing) => existing,
-            None if llvm.get_function(PENDING).is_some() => {
-                return Err(InstrumentError::NameClash {
-                    name: PENDING,
-                    what: "a function",
-                })
-            }
-            None => llvm.add_global(i64_type, Some(AddressSpace::default()), PENDING),
+        let global = |name: &'static str| match llvm.get_global(name) {
+            Some(existing) => Ok(existing),
+            None if llvm.get_function(name).is_some() => Err(InstrumentError::NameClash {
+                name,
+                what: "a function",
+            }),
+            None => Ok(llvm.add_global(i64_type, Some(AddressSpace::default()), name)),
         };
+        let (pending_hi, pending_lo) = (global(PENDING)?, global(PENDING_LO)?);
         let weights = [
             context.metadata_string("branch_weights").into(),
             i32_type.const_int(1, false).into(),
@@ -332,7 +341,8 @@ impl<'ctx> Checks<'ctx> {
         ];
         Ok(Checks {
             check,
-            pending,
+            pending_hi,
+            pending_lo,
             builder: context.create_builder(),
             i64_type,
             i32_type,
@@ -347,7 +357,8 @@ impl<'ctx> Checks<'ctx> {
             return Ok(());
         };
         let context = block.get_context();
-        let check = context.insert_basic_block_after(block, "mbh.check");
+        let range = context.insert_basic_block_after(block, "mbh.range");
+        let check = context.insert_basic_block_after(range, "mbh.check");
         let cont = context.insert_basic_block_after(check, "mbh.cont");
         self.move_tail(access.at, block, cont);
 
@@ -360,33 +371,35 @@ impl<'ctx> Checks<'ctx> {
                 .ok(),
         }
         .ok_or_else(|| InstrumentError::Builder("an access of unsized type".to_string()))?;
-        let pending = self
+        let address = self
             .builder
-            .build_load(
-                self.i64_type,
-                self.pending.as_pointer_value(),
-                "mbh.pending",
-            )
+            .build_ptr_to_int(access.address, self.i64_type, "mbh.addr")
             .map_err(builder_error)?;
-        if let Some(load) = pending.as_instruction_value() {
-            let _ = load.set_alignment(8); // a `usize` in the runtime
-        }
-        let pending = pending.into_int_value();
-        let any = self
+        let hi = self.load(self.pending_hi, "mbh.hi")?;
+        let below = self
             .builder
-            .build_int_compare(
-                inkwell::IntPredicate::NE,
-                pending,
-                self.i64_type.const_zero(),
-                "mbh.any",
-            )
+            .build_int_compare(inkwell::IntPredicate::ULT, address, hi, "mbh.below")
             .map_err(builder_error)?;
         let branch = self
             .builder
-            .build_conditional_branch(any, check, cont)
+            .build_conditional_branch(below, range, cont)
             .map_err(builder_error)?;
         // Not fatal when refused: the weights only help the optimizer.
         let _ = branch.set_metadata(self.unlikely, self.prof_kind);
+
+        self.builder.position_at_end(range);
+        let lo = self.load(self.pending_lo, "mbh.lo")?;
+        let end = self
+            .builder
+            .build_int_add(address, size, "mbh.end")
+            .map_err(builder_error)?;
+        let above = self
+            .builder
+            .build_int_compare(inkwell::IntPredicate::UGT, end, lo, "mbh.above")
+            .map_err(builder_error)?;
+        self.builder
+            .build_conditional_branch(above, check, cont)
+            .map_err(builder_error)?;
 
         self.builder.position_at_end(check);
         let kind = self
@@ -407,6 +420,22 @@ impl<'ctx> Checks<'ctx> {
             .build_unconditional_branch(cont)
             .map_err(builder_error)?;
         Ok(())
+    }
+
+    /// A load of the runtime's `usize` `global`.
+    fn load(
+        &self,
+        global: GlobalValue<'ctx>,
+        name: &str,
+    ) -> Result<IntValue<'ctx>, InstrumentError> {
+        let value = self
+            .builder
+            .build_load(self.i64_type, global.as_pointer_value(), name)
+            .map_err(builder_error)?;
+        if let Some(load) = value.as_instruction_value() {
+            let _ = load.set_alignment(8);
+        }
+        Ok(value.into_int_value())
     }
 
     /// Moves `first` and every instruction after it in `block` to the

@@ -1,8 +1,9 @@
 //! The access check of issue 19 (seed 000 §2.3.6.3, Fig 2.9; SCENARIOS.md
 //! E9): `mbhybrid build` puts a call of [`mbhybrid_check_access`] before
 //! every load and store of the program's own code that may touch an MPI
-//! buffer, guarded by [`mbhybrid_pending`] being nonzero
-//! (`instrument/src/accesses.rs`). A store into the buffer of a pending
+//! buffer, guarded by the access being inside the hull of the pending
+//! buffers ([`mbhybrid_pending_lo`]..[`mbhybrid_pending_hi`],
+//! `instrument/src/accesses.rs`). A store into the buffer of a pending
 //! send, or a load or store of the buffer of a pending receive, is recorded
 //! as a [`LocalCheck::BufferReuse`] whose `site` is the access's (from the
 //! check's return address, as `callsite.rs` makes sites of unlabelled
@@ -32,12 +33,23 @@ use mpi_sys::MPI_Datatype;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Pending buffers watched: the instrumented program calls
-/// [`mbhybrid_check_access`] only while this is nonzero, so a program with
-/// nothing pending pays one load and a branch per access.
+/// Pending buffers watched (0: the hull below is empty).
+static WATCHED: AtomicUsize = AtomicUsize::new(0);
+
+/// One past the highest byte of the buffers watched since the table was
+/// last empty, 0 when it is: the instrumented program calls
+/// [`mbhybrid_check_access`] only for an access below it (and ending
+/// above [`mbhybrid_pending_lo`]), so a program with nothing pending pays
+/// one load and a branch per access. The hull only grows while anything
+/// is pending: a superset, never a missed buffer.
 #[allow(non_upper_case_globals)]
 #[unsafe(no_mangle)]
-pub static mbhybrid_pending: AtomicUsize = AtomicUsize::new(0);
+pub static mbhybrid_pending_hi: AtomicUsize = AtomicUsize::new(0);
+
+/// The lowest byte of the buffers watched (`usize::MAX` when none).
+#[allow(non_upper_case_globals)]
+#[unsafe(no_mangle)]
+pub static mbhybrid_pending_lo: AtomicUsize = AtomicUsize::new(usize::MAX);
 
 /// Watches the buffer of a nonblocking operation started by record
 /// `record`, now in request slot `slot`: `count` elements of `datatype`
@@ -55,17 +67,25 @@ pub fn watch(
         return;
     };
     if PENDING.watch(slot, range, what, record.unwrap_or(u64::MAX)) {
-        mbhybrid_pending.store(PENDING.live(), Ordering::Release);
+        WATCHED.store(PENDING.live(), Ordering::Relaxed);
+        mbhybrid_pending_lo.fetch_min(range.0, Ordering::Release);
+        mbhybrid_pending_hi.fetch_max(range.1, Ordering::Release);
     }
 }
 
 /// Stops watching the buffer of the request in `slot`, if any.
 pub fn forget(slot: u32) {
-    if mbhybrid_pending.load(Ordering::Relaxed) == 0 {
+    if WATCHED.load(Ordering::Relaxed) == 0 {
         return;
     }
     PENDING.forget(slot);
-    mbhybrid_pending.store(PENDING.live(), Ordering::Release);
+    let live = PENDING.live();
+    WATCHED.store(live, Ordering::Relaxed);
+    if live == 0 {
+        // Empty: no access passes `address < 0`.
+        mbhybrid_pending_hi.store(0, Ordering::Release);
+        mbhybrid_pending_lo.store(usize::MAX, Ordering::Release);
+    }
 }
 
 /// The check's body: `size` bytes at `address` are read (`kind` 0) or
@@ -98,8 +118,8 @@ extern "C" fn check_access(address: *const c_void, size: u64, kind: u32, return_
 }
 
 /// `mbhybrid_check_access(address, size, kind)`: called by the
-/// instrumented program before an access while [`mbhybrid_pending`] is
-/// nonzero. A trampoline like the MPI exports' (`lib.rs`): it passes its
+/// instrumented program before an access inside the pending buffers'
+/// hull. A trampoline like the MPI exports' (`lib.rs`): it passes its
 /// return address, the instruction after the program's call, as the
 /// body's fourth argument.
 ///

@@ -70,8 +70,8 @@
 //!     buffer may be gone). `tag` 1-3 (`mbh_trace::op::ReuseFound`): an
 //!     instrumented store into a pending send's buffer, or load or store
 //!     of a pending receive's (`access.rs`, `pending.rs`: the program's
-//!     `mbhybrid_check_access` calls, guarded by the exported counter
-//!     `mbhybrid_pending`); `site` = the access's, from the check's return
+//!     `mbhybrid_check_access` calls, guarded by the exported hull of the
+//!     pending buffers, `mbhybrid_pending_lo`..`mbhybrid_pending_hi`); `site` = the access's, from the check's return
 //!     address, `aux` = the record of the call that started the operation.
 //!   - `AfterFinalize`: any export called after `MPI_Finalize` returned,
 //!     with its site; the call then goes to MPI.
