@@ -38,8 +38,9 @@
 //! [`MpiConstants::PROBE_C`](mbh_static::MpiConstants::PROBE_C) to IR.
 //!
 //! It must not analyse IR (that is `mbh-static`'s), must not know the
-//! runtime's internals beyond the register's name and the library's file
-//! name, must not hard-code any MPI implementation's paths or constants,
+//! runtime's internals beyond the names of what the inserted code calls
+//! or reads (the site register, the allocation notes, the access check
+//! and its bounds) and the library's file name, must not hard-code any MPI implementation's paths or constants,
 //! and must not print: warnings from clang come back in
 //! [`BuildOutput::warnings`], failures as [`BuildError`]s whose messages
 //! say what to do.
