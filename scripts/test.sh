@@ -23,4 +23,5 @@ cargo test --workspace --locked
 MBHYBRID_MPI=openmpi cargo test --locked -p mbh-tests --test e2e -- \
   scenarios:: wildcards:: choices:: collectives:: buffering:: barriers:: \
   hangs:: faults:: fault_injection:: programs:: transparency:: oracle:: \
-  completeness:: wrappers:: mpicc_builds:: cxx_names:: arguments:: divergence::
+  completeness:: wrappers:: mpicc_builds:: cxx_names:: arguments:: divergence:: \
+  reuse::

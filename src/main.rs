@@ -18,6 +18,7 @@ mod interleaving;
 mod launch;
 mod mpi_choice;
 mod outcome;
+mod reuse_findings;
 mod search_loop;
 mod session;
 mod symbolize;

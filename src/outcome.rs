@@ -664,6 +664,20 @@ fn local_check_findings(
                 "called after `MPI_Finalize`".to_string(),
                 "move the call before `MPI_Finalize`; only a few query functions are allowed after it",
             ),
+            LocalCheck::BufferReuse
+                if mbh_trace::op::ReuseFound::from_code(record.tag).is_access() =>
+            {
+                findings.push(crate::reuse_findings::access_finding(
+                    ctx.sites,
+                    trace,
+                    record,
+                    ctx.interleaving,
+                ));
+                continue;
+            }
+            // The access check named the write's line: the completion's
+            // comparison would report the same send again.
+            LocalCheck::BufferReuse if crate::reuse_findings::superseded(trace, record) => continue,
             LocalCheck::BufferReuse => {
                 // The send's call, from its record (`aux`).
                 let send_call = trace

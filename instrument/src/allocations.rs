@@ -49,7 +49,7 @@ fn heap_call(name: &str) -> Option<HeapCall> {
 }
 
 /// The name of the function `call` calls directly, if it is a `call`.
-fn direct_callee(call: InstructionValue<'_>) -> Option<String> {
+pub(crate) fn direct_callee(call: InstructionValue<'_>) -> Option<String> {
     if call.get_opcode() != InstructionOpcode::Call {
         return None;
     }

@@ -393,6 +393,10 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 ///    inserts each id's store before its call ([`insert_site_ids`]);
 ///    tells the runtime the size of each heap block the program's own code
 ///    allocates, and each free ([`insert_allocation_notes`], issue 18);
+///    puts a check of every load and store that may touch the buffer of
+///    a pending nonblocking request before it ([`crate::insert_access_checks`],
+///    issue 19: one load and a rarely taken branch while nothing is
+///    pending);
 /// 7. compiles each instrumented module to an object with the user's flags
 ///    (so `-O2` optimizes it exactly once, as a plain `clang -O2 -c` would);
 /// 8. links the objects with the runtime ahead of the MPI libraries, so
@@ -586,6 +590,8 @@ pub(crate) fn instrument_program(
                 table.sites.push(site_entry(site, id, source, base_dir));
             }
             crate::insert_allocation_notes(module).map_err(instrument_error)?;
+            // Last: it splits blocks the passes above planned on.
+            crate::insert_access_checks(module).map_err(instrument_error)?;
             let path = frontend.temp(index, source, "mbh.bc");
             if !module.llvm().write_bitcode_to_path(&path) {
                 return Err(BuildError::Write {

@@ -9,7 +9,10 @@
 //! sites, 7303 at the start of each zone given a mixing bound, from
 //! [`CONFIG_FILE`] beside the sources or [`BuildRequest::zone_bounds`]),
 //! stores each site's id into the runtime's register ([`SITE_GLOBAL`])
-//! right before its call ([`insert_site_ids`]), compiles the result with
+//! right before its call ([`insert_site_ids`]), tells the runtime about
+//! heap blocks ([`insert_allocation_notes`]), checks every load and store
+//! that may touch an MPI buffer against the runtime's pending nonblocking
+//! buffers ([`insert_access_checks`], issue 19), compiles the result with
 //! the user's flags and links it against the runtime library
 //! ([`RUNTIME_LIB`]) ahead of the MPI library, with the flags the
 //! installed `mpicc` (`mpicxx`) uses ([`MpiFlags`]). It writes the site
@@ -35,8 +38,9 @@
 //! [`MpiConstants::PROBE_C`](mbh_static::MpiConstants::PROBE_C) to IR.
 //!
 //! It must not analyse IR (that is `mbh-static`'s), must not know the
-//! runtime's internals beyond the register's name and the library's file
-//! name, must not hard-code any MPI implementation's paths or constants,
+//! runtime's internals beyond the names of what the inserted code calls
+//! or reads (the site register, the allocation notes, the access check
+//! and its bounds) and the library's file name, must not hard-code any MPI implementation's paths or constants,
 //! and must not print: warnings from clang come back in
 //! [`BuildOutput::warnings`], failures as [`BuildError`]s whose messages
 //! say what to do.
@@ -82,6 +86,11 @@
 //!   function pointer, or from a library or object linked in) carry no
 //!   site id of their own: the register still holds the previous site's
 //!   id unless the runtime clears it after reading.
+//! * Access checks cover the loads, stores and memory intrinsics of the
+//!   given sources only: code not compiled by mbhybrid (libraries, libc
+//!   calls, inline assembly) is not instrumented. Each checked access
+//!   costs a load and a branch, and the inserted calls keep LLVM from
+//!   vectorizing the loops they are in (BENCHMARKS.md, "Access checks").
 //! * The register is a plain global, so in a program that calls MPI from
 //!   several threads at once an id may belong to another thread's call.
 //! * C++ sources are compiled with `clang++-16` and `mpicxx`'s flags, and
@@ -118,6 +127,7 @@
 //!   objects and others loses the others' code at an instrumented link.
 #![deny(missing_docs)]
 
+mod accesses;
 mod allocations;
 mod build;
 mod config;
@@ -131,6 +141,7 @@ mod mpi_flags;
 mod site_ids;
 mod toolchain;
 
+pub use accesses::{insert_access_checks, CHECK_ACCESS, PENDING, PENDING_LO};
 pub use allocations::{insert_allocation_notes, NOTE_ALLOC, NOTE_FREE};
 pub use build::{
     analyze, build, AnalyzeOutput, AnalyzeRequest, BuildOutput, BuildRequest, RUNTIME_LIB,

@@ -52,6 +52,15 @@ fn bytes_covered(count: c_int, datatype: MPI_Datatype) -> Option<u64> {
     if count <= 0 {
         return Some(0);
     }
+    let (_, end) = true_span(count, datatype)?;
+    u64::try_from(end).ok()
+}
+
+/// The bytes, as offsets from a buffer's address, that `count` (> 0)
+/// elements of `datatype` touch: from the first element's true lower
+/// bound to the last element's true end (`MPI_Type_get_true_extent`), or
+/// `None` when MPI cannot say.
+fn true_span(count: c_int, datatype: MPI_Datatype) -> Option<(i128, i128)> {
     let (mut lb, mut extent): (MPI_Count, MPI_Count) = (0, 0);
     let (mut true_lb, mut true_extent): (MPI_Count, MPI_Count) = (0, 0);
     // SAFETY: valid out-parameters; an invalid datatype returns an error
@@ -66,7 +75,25 @@ fn bytes_covered(count: c_int, datatype: MPI_Datatype) -> Option<u64> {
     }
     let end =
         i128::from(true_lb) + i128::from(count - 1) * i128::from(extent) + i128::from(true_extent);
-    u64::try_from(end).ok()
+    Some((i128::from(true_lb).min(end), end))
+}
+
+/// The address range `count` elements of `datatype` at `buffer` touch
+/// (for a derived datatype with holes, its whole true extent), or `None`
+/// when it is empty or MPI cannot say.
+pub fn address_range(
+    buffer: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+) -> Option<(usize, usize)> {
+    if count <= 0 {
+        return None;
+    }
+    let (first, end) = true_span(count, datatype)?;
+    let base = buffer as usize as i128;
+    let start = usize::try_from(base + first).ok()?;
+    let end = usize::try_from(base + end).ok()?;
+    (end > start).then_some((start, end))
 }
 
 /// Records a [`LocalCheck::BufferOverflow`](mbh_trace::op::LocalCheck::BufferOverflow) at the current call when

@@ -62,11 +62,17 @@
 //!     communicator's collectives, `peer` = its kind, `aux` = the
 //!     communicator. Every rank records its side, then the job stops
 //!     (`MPI_Abort`, code 71).
-//!   - `BufferReuse`: a packed nonblocking send (`packed.rs`) completed
-//!     by the program's `Wait`/`Test` whose buffer no longer holds what
-//!     was copied into the message. `site`, `request` = the completing
-//!     call's, `aux` = the send's record. Not checked for freed requests
-//!     (the runtime completes them when the buffer may be gone).
+//!   - `BufferReuse` (seed 000 §2.3.6.3): `tag` 0, a packed nonblocking
+//!     send (`packed.rs`) completed by the program's `Wait`/`Test` whose
+//!     buffer no longer holds what was copied into the message; `site`,
+//!     `request` = the completing call's, `aux` = the send's record. Not
+//!     checked for freed requests (the runtime completes them when the
+//!     buffer may be gone). `tag` 1-3 (`mbh_trace::op::ReuseFound`): an
+//!     instrumented store into a pending send's buffer, or load or store
+//!     of a pending receive's (`access.rs`, `pending.rs`: the program's
+//!     `mbhybrid_check_access` calls, guarded by the exported hull of the
+//!     pending buffers, `mbhybrid_pending_lo`..`mbhybrid_pending_hi`); `site` = the access's, from the check's return
+//!     address, `aux` = the record of the call that started the operation.
 //!   - `AfterFinalize`: any export called after `MPI_Finalize` returned,
 //!     with its site; the call then goes to MPI.
 //!   - `MpiError`: an export returned an error code (`tag`; `request` =
@@ -230,6 +236,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod access;
 mod before_init;
 mod buffer_check;
 mod callsite;
@@ -244,6 +251,7 @@ mod handle;
 mod heap;
 pub mod llcp;
 pub mod packed;
+mod pending;
 pub mod piggyback;
 mod record;
 mod requests;

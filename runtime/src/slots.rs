@@ -189,6 +189,8 @@ impl Slots {
     /// Frees slot `id` (and takes it off the watch list).
     pub fn release(&mut self, id: u32) {
         self.unwatch(id);
+        // The operation is over: its buffer is the program's again.
+        crate::access::forget(id);
         if let Some(room) = self.rooms.get_mut(id as usize).and_then(Option::take) {
             self.pool.push(room);
         }

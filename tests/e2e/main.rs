@@ -21,6 +21,7 @@ mod mpicc_builds;
 mod mpich_values;
 mod oracle;
 mod programs;
+mod reuse;
 mod scenarios;
 mod static_report;
 mod transparency;

@@ -88,6 +88,9 @@ fn every_program_has_a_test() {
         "t1_bsend_exact.c",
         "t2_visible_state.c",
         "t3_polling_gives_up.c",
+        "u1_send_written.c",
+        "u2_recv_read.c",
+        "u3_reuse_clean.c",
         "unchanged_features.c",
         "v1_rank_collective.c",
         "v2_uniform_collectives.c",
@@ -108,7 +111,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in buffering.rs, fault_injection.rs, faults.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here"
+        "add a #[test] below (or in buffering.rs, reuse.rs, fault_injection.rs, faults.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here"
     );
 }
 

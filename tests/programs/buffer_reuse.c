@@ -1,8 +1,9 @@
 /* mbhybrid-test: np=2 exit=1 */
 /* DESIGN.md "Local checks", buffer-reuse: rank 0 writes to the buffer of a
- * nonblocking send before the wait that completes it. Reported at the wait
- * with the send's line; the writes after a completed MPI_Wait or a
- * successful MPI_Test (legal reuse) are not. */
+ * nonblocking send before the wait that completes it. Reported at the write
+ * (issue 19; the comparison at the wait finds it too, reported once) with
+ * the send's line; the writes after a completed MPI_Wait or a successful
+ * MPI_Test (legal reuse) are not. */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -19,8 +20,8 @@ int main(int argc, char **argv) {
     while (!flag) MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
     buf[0] = 4; /* after a successful test: fine */
     MPI_Isend(buf, 2, MPI_INT, 1, 0, MPI_COMM_WORLD, &request);
-    buf[0] = 5; /* while the send may still read it */
-    MPI_Wait(&request, MPI_STATUS_IGNORE); // expect: buffer-reuse rank=0
+    buf[0] = 5; /* while the send may still read it */ // expect: buffer-reuse rank=0
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
   } else if (rank == 1) {
     for (int i = 0; i < 3; i++) {
       MPI_Recv(buf, 2, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

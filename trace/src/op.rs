@@ -463,9 +463,16 @@ pub enum LocalCheck {
     /// communicator (named across ranks by the decoder, as an MPI call's
     /// is), `peer` = the collective's kind code.
     CollectiveMismatch = 8,
-    /// A nonblocking send's buffer changed before the program completed
-    /// it. `site`/`request` = the completing call's, `aux` = the send's
-    /// record index.
+    /// A nonblocking operation's buffer was used while it was pending
+    /// (seed 000 §2.3.6.3). `tag` says how it was found ([`ReuseFound`]):
+    /// `Changed` (0): a packed send's buffer differed, when the program
+    /// completed it, from the copy that went; `site`/`request` = the
+    /// completing call's, `aux` = the send's record index. The others
+    /// (1-3): an instrumented load or store touched the buffer; `site` =
+    /// the access's (made from the check's return address, as for calls
+    /// the program did not label: `mbh_trace::site::site_from_offset`),
+    /// `request` = `u64::MAX`, `aux` = the record index of the call that
+    /// started the operation (`MPI_Isend`, `MPI_Irecv`, `MPI_Start`).
     BufferReuse = 9,
     /// A call's `count` elements of its datatype reach past the end of its
     /// buffer's object (issue 18), checked before the call. `site` = the
@@ -476,6 +483,37 @@ pub enum LocalCheck {
     /// heap block the buffer starts, 1 the static analysis's room for the
     /// call, whose object the site table names).
     BufferOverflow = 10,
+}
+
+/// How a [`LocalCheck::BufferReuse`] record was found (its `tag`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(i32)]
+pub enum ReuseFound {
+    /// A packed send's buffer changed, seen when it completed.
+    Changed = 0,
+    /// A store into a pending send's buffer.
+    SendWritten = 1,
+    /// A load from a pending receive's buffer.
+    RecvRead = 2,
+    /// A store into a pending receive's buffer.
+    RecvWritten = 3,
+}
+
+impl ReuseFound {
+    /// The kind with code `code` (`Changed` for unknown codes).
+    pub fn from_code(code: i32) -> ReuseFound {
+        match code {
+            1 => ReuseFound::SendWritten,
+            2 => ReuseFound::RecvRead,
+            3 => ReuseFound::RecvWritten,
+            _ => ReuseFound::Changed,
+        }
+    }
+
+    /// Whether an instrumented access found it (so `site` is the access).
+    pub fn is_access(self) -> bool {
+        self != ReuseFound::Changed
+    }
 }
 
 /// Which argument an [`LocalCheck::InvalidArgument`] record blames (its

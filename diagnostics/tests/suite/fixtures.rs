@@ -303,15 +303,15 @@ pub fn finding(kind: FindingKind) -> Finding {
         .run(1, &[0]),
         K::BufferReuse => b(
             Error,
-            "rank 0 changed the buffer of `MPI_Isend` before the send completed",
+            "rank 0 wrote to the buffer of `MPI_Isend` before the send completed",
         )
-        .primary(
-            "MPI_Wait(",
+        .primary("= 3;", 0, None, "(2) written here")
+        .secondary(
+            "MPI_Isend(",
             0,
-            Some("MPI_Wait"),
-            "(2) when the send completed here, its buffer had changed",
+            Some("MPI_Isend"),
+            "(1) `MPI_Isend` started here",
         )
-        .secondary("MPI_Isend(", 0, Some("MPI_Isend"), "(1) the send started here")
         .note("the receiver may get the old contents, the new ones, or a mix")
         .help("write to a send buffer only after `MPI_Wait` or a successful `MPI_Test` completes its request")
         .run(1, &[0]),

@@ -392,6 +392,7 @@ impl Rt {
             // completed: the runtime completes its slot itself, as `track`
             // does for sends.
             if let Some(older) = REQUESTS.get(handle.bits()).filter(|&older| older != id) {
+                crate::access::forget(older);
                 if let Some(slot) = self.slots.get_mut(older) {
                     slot.orphan = true;
                 }

@@ -971,6 +971,10 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Request_free(request) };
         }
         REQUESTS.remove(handle.bits());
+        // The program can no longer tell when the operation ends, so its
+        // buffer is no longer watched (no false `buffer-reuse` after a
+        // completion the program learnt of by other means).
+        crate::access::forget(id);
         if let Some(slot) = self.slots.get_mut(id) {
             slot.orphan = true;
         }
@@ -1006,6 +1010,9 @@ impl Rt {
                 // The program may read a packed receive's buffer now.
                 // SAFETY: MPI filled `target` for the completed request.
                 unsafe { self.unpack_slot(id, target) };
+                // The operation is over (MPI defines the buffer now), though
+                // the request lives until a `Wait`/`Test`.
+                crate::access::forget(id);
             }
         }
         if done && !status.is_null() && status != status_ignore() {

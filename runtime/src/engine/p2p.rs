@@ -14,6 +14,7 @@ use crate::consts::{
 use crate::handle::HandleBits;
 use crate::llcp::BlockingEvent;
 use crate::packed;
+use crate::pending::Pending;
 use crate::piggyback;
 use crate::record::{self, set_status, REQUESTS};
 use crate::slots::{Kind, RecvState, SendState, INLINE_BYTES};
@@ -116,6 +117,7 @@ impl Rt {
             if let Some(slot) = self.slots.get_mut(older) {
                 slot.orphan = true;
             }
+            crate::access::forget(older);
             self.slots.watch(older);
         }
         if !REQUESTS.insert(request.bits(), id) {
@@ -389,6 +391,9 @@ impl Rt {
             }
             // SAFETY: non-null, just written by MPI.
             self.track(id, unsafe { *request });
+            // The program may not write `buf` until the send completes
+            // (seed 000 §2.3.6.3).
+            crate::access::watch(id, index, Pending::Send, (buf, count, datatype));
         } else {
             Self::cancel(&mut ack);
             self.slots.release(id);
@@ -620,6 +625,14 @@ impl Rt {
             bits = handle.bits();
             self.track(id, handle);
             self.slots.watch(id);
+            // The program may not touch `buf` until the receive completes
+            // (seed 000 §2.3.6.3).
+            crate::access::watch(
+                id,
+                index,
+                Pending::Recv,
+                (buf.cast_const(), count, datatype),
+            );
             if let Some(event) = posting.event {
                 let pattern = Self::pattern(comm, posting, tag);
                 self.llcp

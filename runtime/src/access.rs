@@ -1,0 +1,154 @@
+//! The access check of issue 19 (seed 000 §2.3.6.3, Fig 2.9; SCENARIOS.md
+//! E9): `mbhybrid build` puts a call of [`mbhybrid_check_access`] before
+//! every load and store of the program's own code that may touch an MPI
+//! buffer, guarded by the access being inside the hull of the pending
+//! buffers ([`mbhybrid_pending_lo`]..[`mbhybrid_pending_hi`],
+//! `instrument/src/accesses.rs`). A store into the buffer of a pending
+//! send, or a load or store of the buffer of a pending receive, is recorded
+//! as a [`LocalCheck::BufferReuse`] whose `site` is the access's (from the
+//! check's return address, as `callsite.rs` makes sites of unlabelled
+//! calls) and whose `aux` is the record of the call that started the
+//! operation.
+//!
+//! The buffers are kept in [`crate::pending`]: the engine calls [`watch`]
+//! when a nonblocking send or receive is under way and [`forget`] when its
+//! slot is released or the program frees it.
+//!
+//! # Limitations
+//!
+//! * Only code compiled by `mbhybrid build` is checked: accesses made by
+//!   libraries (and by the MPI library itself) are not.
+//! * Nonblocking collectives, `MPI_Imrecv` and one-sided buffers are not
+//!   watched; a derived datatype is watched over its whole true extent,
+//!   holes included (an access to a hole is reported).
+//! * At most 256 pending buffers per rank and 4 access sites per request
+//!   are followed. The record is written by the accessing thread: an
+//!   access on another thread while the MPI thread records is not
+//!   synchronised with it (the runtime's single-caller rule, `record.rs`).
+
+use crate::pending::{Pending, PENDING};
+use crate::{callsite, checks, record};
+use mbh_trace::op::{LocalCheck, ReuseFound};
+use mpi_sys::MPI_Datatype;
+use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Pending buffers watched (0: the hull below is empty).
+static WATCHED: AtomicUsize = AtomicUsize::new(0);
+
+/// One past the highest byte of the buffers watched since the table was
+/// last empty, 0 when it is: the instrumented program calls
+/// [`mbhybrid_check_access`] only for an access below it (and ending
+/// above [`mbhybrid_pending_lo`]), so a program with nothing pending pays
+/// one load and a branch per access. The hull only grows while anything
+/// is pending: a superset, never a missed buffer.
+#[allow(non_upper_case_globals)]
+#[unsafe(no_mangle)]
+pub static mbhybrid_pending_hi: AtomicUsize = AtomicUsize::new(0);
+
+/// The lowest byte of the buffers watched (`usize::MAX` when none).
+#[allow(non_upper_case_globals)]
+#[unsafe(no_mangle)]
+pub static mbhybrid_pending_lo: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// Watches the buffer of a nonblocking operation started by record
+/// `record`, now in request slot `slot`: `count` elements of `datatype`
+/// at `buffer`. Called by the thread calling MPI.
+pub fn watch(
+    slot: u32,
+    record: Option<u64>,
+    what: Pending,
+    (buffer, count, datatype): (*const c_void, c_int, MPI_Datatype),
+) {
+    if !record::recording() {
+        return;
+    }
+    let Some(range) = crate::buffer_check::address_range(buffer, count, datatype) else {
+        return;
+    };
+    if PENDING.watch(slot, range, what, record.unwrap_or(u64::MAX)) {
+        WATCHED.store(PENDING.live(), Ordering::Relaxed);
+        mbhybrid_pending_lo.fetch_min(range.0, Ordering::Release);
+        mbhybrid_pending_hi.fetch_max(range.1, Ordering::Release);
+    }
+}
+
+/// Stops watching the buffer of the request in `slot`, if any.
+pub fn forget(slot: u32) {
+    if WATCHED.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    PENDING.forget(slot);
+    let live = PENDING.live();
+    WATCHED.store(live, Ordering::Relaxed);
+    if live == 0 {
+        // Empty: no access passes `address < 0`.
+        mbhybrid_pending_hi.store(0, Ordering::Release);
+        mbhybrid_pending_lo.store(usize::MAX, Ordering::Release);
+    }
+}
+
+/// The check's body: `size` bytes at `address` are read (`kind` 0) or
+/// written (1) by the instruction before `return_address`.
+#[cfg_attr(test, allow(dead_code))] // reached from the export only
+extern "C" fn check_access(address: *const c_void, size: u64, kind: u32, return_address: usize) {
+    if !record::recording() {
+        return;
+    }
+    let write = kind != 0;
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    // The site only for a hit: most checks find nothing.
+    let site = || callsite::image().site_of(return_address as u64);
+    let Some(hit) = PENDING.hit(address as usize, size, write, site) else {
+        return;
+    };
+    let found = match (hit.what, write) {
+        (Pending::Send, _) => ReuseFound::SendWritten,
+        (Pending::Recv, false) => ReuseFound::RecvRead,
+        (Pending::Recv, true) => ReuseFound::RecvWritten,
+    };
+    checks::report(
+        LocalCheck::BufferReuse,
+        hit.site,
+        u64::MAX,
+        -1,
+        found as i32,
+        hit.record,
+    );
+}
+
+/// `mbhybrid_check_access(address, size, kind)`: called by the
+/// instrumented program before an access inside the pending buffers'
+/// hull. A trampoline like the MPI exports' (`lib.rs`): it passes its
+/// return address, the instruction after the program's call, as the
+/// body's fourth argument.
+///
+/// # Safety
+///
+/// Called with the three arguments above; `address` is not dereferenced.
+#[cfg(target_arch = "x86_64")]
+#[cfg_attr(not(test), unsafe(no_mangle))]
+#[cfg_attr(test, allow(dead_code))] // unit tests do not export it
+#[unsafe(naked)]
+pub unsafe extern "C" fn mbhybrid_check_access(address: *const c_void, size: u64, kind: u32) {
+    // rcx is the fourth argument register; `[rsp]` is the return address
+    // the `call` pushed.
+    core::arch::naked_asm!(
+        "mov rcx, qword ptr [rsp]",
+        "jmp {body}",
+        body = sym check_access,
+    )
+}
+
+/// `mbhybrid_check_access(address, size, kind)` where there is no
+/// trampoline: the access's site is unknown (0).
+///
+/// # Safety
+///
+/// Called with the three arguments above; `address` is not dereferenced.
+#[cfg(not(target_arch = "x86_64"))]
+#[cfg_attr(not(test), unsafe(no_mangle))]
+#[cfg_attr(test, allow(dead_code))] // unit tests do not export it
+pub unsafe extern "C" fn mbhybrid_check_access(address: *const c_void, size: u64, kind: u32) {
+    check_access(address, size, kind, 0)
+}

@@ -1,0 +1,319 @@
+//! The buffers of pending nonblocking sends and receives, for the access
+//! check of issue 19 ([`crate::access`]; seed 000 §2.3.6.3, Fig 2.9).
+//!
+//! An entry is made when an `MPI_Isend` (`Ibsend`, `Issend`, `Irsend`, a
+//! started persistent send) or `MPI_Irecv` (a started persistent receive)
+//! is under way, keyed by its request slot (`slots.rs`), and dropped when
+//! the slot is released (the program's `Wait`/`Test` completed it, or the
+//! runtime did) or the program frees the request.
+//!
+//! # Threads
+//!
+//! Entries are made and dropped by the thread calling MPI (one at a time,
+//! `record.rs`); any thread may look them up, from instrumented code. An
+//! entry's words are written before its `start` is published (Release),
+//! and a reader checks `start` again after reading them, as `heap.rs`
+//! does. Nothing here allocates or blocks; a full table leaves the buffer
+//! unwatched (fewer checks, never a crash).
+
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// Pending buffers followed per rank; more are not watched.
+pub const ENTRIES: usize = 256;
+
+/// Access sites reported per pending request; further ones are not.
+pub const SITES_PER_REQUEST: usize = 4;
+
+/// What the program may not do to a pending buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pending {
+    /// A send's: writing it.
+    Send,
+    /// A receive's: reading or writing it.
+    Recv,
+}
+
+/// One pending buffer: bytes `start..end`, `start` 0 when the entry is
+/// free.
+struct Entry {
+    start: AtomicUsize,
+    end: AtomicUsize,
+    /// The request's slot id.
+    slot: AtomicU32,
+    /// 1 send, 2 receive.
+    what: AtomicU32,
+    /// The record of the call that started it (`u64::MAX`: none).
+    record: AtomicU64,
+    /// Access sites already reported against this request (0: none).
+    reported: [AtomicU32; SITES_PER_REQUEST],
+}
+
+impl Entry {
+    const fn new() -> Self {
+        Entry {
+            start: AtomicUsize::new(0),
+            end: AtomicUsize::new(0),
+            slot: AtomicU32::new(0),
+            what: AtomicU32::new(0),
+            record: AtomicU64::new(u64::MAX),
+            reported: [const { AtomicU32::new(0) }; SITES_PER_REQUEST],
+        }
+    }
+}
+
+/// An access that touched a pending buffer the wrong way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// The buffer's request.
+    pub what: Pending,
+    /// The record of the call that started it.
+    pub record: u64,
+    /// The access's site.
+    pub site: u32,
+}
+
+/// A fixed table of `N` pending buffers.
+pub struct Table<const N: usize> {
+    entries: [Entry; N],
+    /// One past the highest entry ever used: lookups stop there.
+    high: AtomicUsize,
+    /// Entries in use: the instrumented program's fast path reads it.
+    live: AtomicUsize,
+}
+
+impl<const N: usize> Table<N> {
+    /// An empty table.
+    pub const fn new() -> Self {
+        Table {
+            entries: [const { Entry::new() }; N],
+            high: AtomicUsize::new(0),
+            live: AtomicUsize::new(0),
+        }
+    }
+
+    /// Entries in use.
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// Watches `start..end` for the request in `slot`, started by record
+    /// `record`. Returns false (not watched) when the range is empty or
+    /// the table is full. Only the thread calling MPI calls this.
+    pub fn watch(
+        &self,
+        slot: u32,
+        (start, end): (usize, usize),
+        what: Pending,
+        record: u64,
+    ) -> bool {
+        if start == 0 || end <= start {
+            return false;
+        }
+        let Some((index, entry)) = self
+            .entries
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.start.load(Ordering::Relaxed) == 0)
+        else {
+            return false;
+        };
+        entry.end.store(end, Ordering::Relaxed);
+        entry.slot.store(slot, Ordering::Relaxed);
+        entry.what.store(what as u32 + 1, Ordering::Relaxed);
+        entry.record.store(record, Ordering::Relaxed);
+        for site in &entry.reported {
+            site.store(0, Ordering::Relaxed);
+        }
+        entry.start.store(start, Ordering::Release);
+        self.high.fetch_max(index + 1, Ordering::Relaxed);
+        self.live.fetch_add(1, Ordering::Release);
+        true
+    }
+
+    /// Stops watching the buffer of the request in `slot` (if watched).
+    /// Only the thread calling MPI calls this.
+    pub fn forget(&self, slot: u32) {
+        if self.live.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let high = self.high.load(Ordering::Relaxed).min(N);
+        for entry in &self.entries[..high] {
+            if entry.start.load(Ordering::Relaxed) != 0
+                && entry.slot.load(Ordering::Relaxed) == slot
+            {
+                entry.start.store(0, Ordering::Release);
+                self.live.fetch_sub(1, Ordering::Release);
+                return;
+            }
+        }
+    }
+
+    /// The pending buffer that `size` bytes from `address` touch the wrong
+    /// way (`write`: a store, else a load), if any, and not yet reported
+    /// for the access's site (`site()`, asked only then): then it is
+    /// marked reported for that site. At most [`SITES_PER_REQUEST`] sites
+    /// are reported per request.
+    pub fn hit(
+        &self,
+        address: usize,
+        size: usize,
+        write: bool,
+        site: impl FnOnce() -> u32,
+    ) -> Option<Hit> {
+        let mut site = Some(site);
+        let mut known = 0;
+        let end = address.saturating_add(size.max(1));
+        let high = self.high.load(Ordering::Acquire).min(N);
+        for entry in &self.entries[..high] {
+            let start = entry.start.load(Ordering::Acquire);
+            if start == 0 || end <= start || address >= entry.end.load(Ordering::Relaxed) {
+                continue;
+            }
+            let what = match entry.what.load(Ordering::Relaxed) {
+                1 => Pending::Send,
+                _ => Pending::Recv,
+            };
+            if what == Pending::Send && !write {
+                continue; // reading a send buffer is allowed (MPI-3)
+            }
+            let record = entry.record.load(Ordering::Relaxed);
+            if let Some(site) = site.take() {
+                known = site();
+            }
+            if entry.start.load(Ordering::Acquire) != start || !Self::first_report(entry, known) {
+                continue;
+            }
+            return Some(Hit {
+                what,
+                record,
+                site: known,
+            });
+        }
+        None
+    }
+
+    /// Claims `site` in `entry`'s reported sites; false when it is there
+    /// already or there is no room.
+    fn first_report(entry: &Entry, site: u32) -> bool {
+        // 0 marks a free place: site 0 ("unknown") is kept as 1's place.
+        let site = site.max(1);
+        for place in &entry.reported {
+            match place.compare_exchange(0, site, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return true,
+                Err(seen) if seen == site => return false,
+                Err(_) => {}
+            }
+        }
+        false
+    }
+}
+
+impl<const N: usize> Default for Table<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// This rank's pending buffers.
+pub static PENDING: Table<ENTRIES> = Table::new();
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEND: (usize, usize) = (0x1000, 0x1000 + 65536);
+    const RECV: (usize, usize) = (0x9_0000, 0x9_0040);
+
+    #[test]
+    fn a_send_buffer_is_only_hit_by_writes_and_a_receive_by_both() {
+        let table: Table<8> = Table::new();
+        assert!(table.watch(3, SEND, Pending::Send, 10));
+        assert!(table.watch(4, RECV, Pending::Recv, 11));
+        assert_eq!(table.live(), 2);
+        assert_eq!(
+            table.hit(0x1000 + 100, 4, false, || 1),
+            None,
+            "a read of a send buffer"
+        );
+        let hit = table.hit(0x1000 + 100, 4, true, || 1);
+        assert_eq!(
+            hit,
+            Some(Hit {
+                what: Pending::Send,
+                record: 10,
+                site: 1,
+            })
+        );
+        assert_eq!(
+            table.hit(0x9_0000 + 60, 8, false, || 2).map(|h| h.record),
+            Some(11)
+        );
+        // Overlap at the edges only.
+        assert_eq!(
+            table.hit(0x9_0040, 8, true, || 3),
+            None,
+            "just past the end"
+        );
+        assert_eq!(table.hit(0x9_0000 - 8, 8, true, || 3), None, "just before");
+        assert_eq!(
+            table.hit(0x9_0000 - 4, 8, true, || 3).map(|h| h.record),
+            Some(11)
+        );
+    }
+
+    #[test]
+    fn each_site_is_reported_once_per_request() {
+        let table: Table<8> = Table::new();
+        table.watch(1, SEND, Pending::Send, 5);
+        assert!(table.hit(0x1000, 4, true, || 7).is_some());
+        assert!(
+            table.hit(0x1004, 4, true, || 7).is_none(),
+            "same site again"
+        );
+        for site in 8..11 {
+            assert!(table.hit(0x1000, 4, true, || site).is_some());
+        }
+        assert!(
+            table.hit(0x1000, 4, true, || 11).is_none(),
+            "past the sites kept"
+        );
+        // A new request in the same slot starts afresh.
+        table.forget(1);
+        table.watch(1, SEND, Pending::Send, 6);
+        assert_eq!(table.hit(0x1000, 4, true, || 7).map(|h| h.record), Some(6));
+    }
+
+    #[test]
+    fn forgotten_buffers_are_not_hit_and_the_count_follows() {
+        let table: Table<8> = Table::new();
+        table.watch(1, SEND, Pending::Send, 5);
+        table.watch(2, RECV, Pending::Recv, 6);
+        table.forget(1);
+        assert_eq!(table.live(), 1);
+        assert_eq!(table.hit(0x1000, 4, true, || 1), None);
+        table.forget(1);
+        assert_eq!(table.live(), 1, "forgetting twice");
+        table.forget(2);
+        assert_eq!(table.live(), 0);
+        assert_eq!(table.hit(0x9_0000, 4, true, || 1), None);
+    }
+
+    #[test]
+    fn a_full_table_leaves_buffers_unwatched() {
+        let table: Table<2> = Table::new();
+        assert!(table.watch(1, SEND, Pending::Send, 1));
+        assert!(table.watch(2, RECV, Pending::Recv, 2));
+        assert!(!table.watch(3, (0x50_0000, 0x50_0010), Pending::Recv, 3));
+        assert_eq!(table.live(), 2);
+        assert_eq!(table.hit(0x50_0000, 4, true, || 1), None);
+        table.forget(3); // never watched: nothing happens
+        assert_eq!(table.live(), 2);
+        table.forget(1);
+        assert!(
+            table.watch(3, (0x50_0000, 0x50_0010), Pending::Recv, 3),
+            "room again"
+        );
+        assert!(!table.watch(4, (0, 16), Pending::Send, 4), "null start");
+        assert!(!table.watch(4, (64, 64), Pending::Send, 4), "empty range");
+    }
+}

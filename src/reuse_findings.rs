@@ -1,0 +1,118 @@
+//! `buffer-reuse` findings of the access check (issue 19; seed 000
+//! §2.3.6.3, Fig 2.9; SCENARIOS.md E9): an instrumented load or store
+//! touched the buffer of a pending nonblocking operation. The runtime's
+//! record ([`mbh_trace::op::LocalCheck::BufferReuse`] with an access
+//! [`ReuseFound`]) names the access by its site (a return address the
+//! session turned into a line) and the operation by its record.
+//!
+//! The same bug can also be seen by the packed-send comparison at the
+//! completion: [`superseded`] says when that record adds nothing.
+
+use crate::outcome::site_location;
+use mbh_trace::op::{LocalCheck, ReuseFound};
+use mbh_trace::rank_trace::Op;
+use mbh_trace::{Finding, FindingKind, RankTrace, Role, Severity, SiteTable};
+
+/// The finding of access record `record` of `trace` (run `interleaving`).
+pub fn access_finding(
+    sites: Option<&SiteTable>,
+    trace: &RankTrace,
+    record: &Op,
+    interleaving: u32,
+) -> Finding {
+    let rank = trace.rank;
+    let site_of = |id: u32| sites.and_then(|s| s.get(id));
+    let found = ReuseFound::from_code(record.tag);
+    let start = trace
+        .ops
+        .get(record.aux as usize)
+        .filter(|op| op.index == record.aux);
+    let call = start.map_or("the nonblocking call".to_string(), |op| {
+        let name = site_of(op.site).map_or(op.kind.mpi_name(), |s| s.call.as_str());
+        format!("`{name}`")
+    });
+    let words = Words::of(found);
+    let mut finding = Finding::new(
+        FindingKind::BufferReuse,
+        Severity::Error,
+        format!(
+            "rank {rank} {} the buffer of {call} before the {} completed",
+            words.verb, words.operation
+        ),
+    );
+    finding.interleaving = interleaving;
+    finding.ranks = vec![rank];
+    let label = format!("(2) {} here", words.participle);
+    match site_of(record.site) {
+        Some(site) => {
+            let mut location = site_location(site, rank, Role::Primary, &label);
+            // The site is an access, not an MPI call.
+            location.call = None;
+            finding.locations.push(location);
+        }
+        None => finding.notes.push(format!(
+            "rank {rank}: {label} (the access's line is unknown)"
+        )),
+    }
+    if let Some(site) = start.and_then(|op| site_of(op.site)) {
+        let label = format!("(1) {call} started here");
+        finding
+            .locations
+            .push(site_location(site, rank, Role::Secondary, &label));
+    }
+    finding.notes.push(words.note.to_string());
+    finding.help = Some(words.help.to_string());
+    finding
+}
+
+/// Whether `record`, a packed send's [`ReuseFound::Changed`], reports a
+/// send an access record of the same trace already reported (the access
+/// names the line of the write; the completion adds nothing).
+pub fn superseded(trace: &RankTrace, record: &Op) -> bool {
+    ReuseFound::from_code(record.tag) == ReuseFound::Changed
+        && trace.ops.iter().any(|op| {
+            op.kind == mbh_trace::OpKind::LocalCheck
+                && LocalCheck::from_code(op.count) == Some(LocalCheck::BufferReuse)
+                && ReuseFound::from_code(op.tag).is_access()
+                && op.aux == record.aux
+        })
+}
+
+/// The words of a finding, by what the access did to what.
+struct Words {
+    verb: &'static str,
+    participle: &'static str,
+    operation: &'static str,
+    note: &'static str,
+    help: &'static str,
+}
+
+impl Words {
+    fn of(found: ReuseFound) -> Words {
+        const SEND_HELP: &str = "write to a send buffer only after `MPI_Wait` or a successful `MPI_Test` completes its request";
+        const RECV_HELP: &str = "use a receive buffer only after `MPI_Wait` or a successful `MPI_Test` completes its request";
+        match found {
+            ReuseFound::SendWritten | ReuseFound::Changed => Words {
+                verb: "wrote to",
+                participle: "written",
+                operation: "send",
+                note: "the receiver may get the old contents, the new ones, or a mix",
+                help: SEND_HELP,
+            },
+            ReuseFound::RecvRead => Words {
+                verb: "read",
+                participle: "read",
+                operation: "receive",
+                note: "the message may not have arrived yet: the read may see the old contents, the message's, or a mix",
+                help: RECV_HELP,
+            },
+            ReuseFound::RecvWritten => Words {
+                verb: "wrote to",
+                participle: "written",
+                operation: "receive",
+                note: "the message may overwrite the write, or the write part of the message",
+                help: RECV_HELP,
+            },
+        }
+    }
+}
