@@ -78,11 +78,14 @@ fn runtime_dir(dir: &Path) -> PathBuf {
     shared_library(dir, STAND_IN)
 }
 
-/// What every stand-in runtime defines: the site register and the heap
-/// notes `build` inserts around allocations (issue 18), which do nothing.
+/// What every stand-in runtime defines: the site register, the heap
+/// notes `build` inserts around allocations (issue 18) and the access
+/// checks' bounds and check (issue 19), which do nothing.
 const STAND_IN: &str = "unsigned mbhybrid_site;\n\
 void mbhybrid_note_alloc(void *block, unsigned long size) { (void)block; (void)size; }\n\
-void mbhybrid_note_free(void *block) { (void)block; }\n";
+void mbhybrid_note_free(void *block) { (void)block; }\n\
+unsigned long mbhybrid_pending_hi = 0, mbhybrid_pending_lo = ~0UL;\n\
+void mbhybrid_check_access(const void *a, unsigned long n, unsigned k) { (void)a; (void)n; (void)k; }\n";
 
 /// A runtime that prints, for a few calls, the site id it finds.
 const SPY: &str = r#"
@@ -90,6 +93,8 @@ const SPY: &str = r#"
 #include <stdio.h>
 void mbhybrid_note_alloc(void *block, unsigned long size) { (void)block; (void)size; }
 void mbhybrid_note_free(void *block) { (void)block; }
+unsigned long mbhybrid_pending_hi = 0, mbhybrid_pending_lo = ~0UL;
+void mbhybrid_check_access(const void *a, unsigned long n, unsigned k) { (void)a; (void)n; (void)k; }
 unsigned mbhybrid_site;
 static void note(const char *call) {
   fprintf(stderr, "spy %s %u\n", call, mbhybrid_site);
@@ -812,6 +817,8 @@ const PCONTROL_SPY: &str = r#"
 #include <stdio.h>
 void mbhybrid_note_alloc(void *block, unsigned long size) { (void)block; (void)size; }
 void mbhybrid_note_free(void *block) { (void)block; }
+unsigned long mbhybrid_pending_hi = 0, mbhybrid_pending_lo = ~0UL;
+void mbhybrid_check_access(const void *a, unsigned long n, unsigned k) { (void)a; (void)n; (void)k; }
 unsigned mbhybrid_site;
 int MPI_Pcontrol(const int level, ...) {
   va_list ap;
