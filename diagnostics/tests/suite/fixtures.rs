@@ -380,7 +380,7 @@ pub fn finding(kind: FindingKind) -> Finding {
         .run(1, &[1]),
         K::CollectiveDivergence => b(
             Error,
-            "`MPI_Barrier` may be called by some ranks and not others: the branch at app.c:10 depends on the rank",
+            "`MPI_Barrier` may not be made alike by every rank (some may skip it, or make it in another order): the branch at app.c:10 depends on the rank",
         )
         .primary(
             "MPI_Barrier(",
