@@ -706,11 +706,21 @@ fn a_flip_to_a_late_sender_leaves_its_past_free() {
 /// flip ([`revealed_senders`]).
 fn late_reveal(g: Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
     let first3 = forced(g, 3, 0).unwrap_or(0);
-    let mut events = vec![
+    let events = vec![
         event(3, 0, 0, first3, &[2 - first3]),
         event(3, 1, 1, 2 - first3, &[]),
     ];
-    let lives = first3 == 2;
+    rank0_takes_rank3_if_it_lives(g, events, first3 == 2)
+}
+
+/// The rest of [`late_reveal`] and [`deep_reveal`]: rank 0 takes rank 1's
+/// message and, when rank 3 `lives`, rank 3's too, in either order; a
+/// run where rank 3 dies is `Crashed`.
+fn rank0_takes_rank3_if_it_lives(
+    g: Option<&Guidance>,
+    mut events: Vec<WildcardEvent>,
+    lives: bool,
+) -> (Vec<WildcardEvent>, RunEnd) {
     let senders: Vec<i32> = if lives { vec![1, 3] } else { vec![1] };
     let wanted = forced(g, 0, 0);
     if wanted.is_some_and(|s| !senders.contains(&s)) {
@@ -762,28 +772,11 @@ fn deep_reveal(g: Option<&Guidance>) -> (Vec<WildcardEvent>, RunEnd) {
     // The choice's own order depends on the first match (timing, in the
     // soak program): the first flip's run dies as the free run did.
     let index = forced(g, 3, 1).unwrap_or(if first3 == 2 { 1 } else { 0 });
-    let mut events = vec![
+    let events = vec![
         event(3, 0, 0, first3, &[3 - first3]),
         event(3, 1, 1, index, &[1 - index]),
     ];
-    let lives = first3 == 2 && index == 0;
-    let senders: Vec<i32> = if lives { vec![1, 3] } else { vec![1] };
-    let wanted = forced(g, 0, 0);
-    if wanted.is_some_and(|s| !senders.contains(&s)) {
-        return (events, RunEnd::Deadlocked);
-    }
-    let a = wanted.unwrap_or(1);
-    let others: Vec<i32> = senders.iter().copied().filter(|&s| s != a).collect();
-    events.push(event(0, 0, 0, a, &others));
-    if lives {
-        events.push(event(0, 1, 1, others[0], &[]));
-    }
-    let end = if lives {
-        RunEnd::Complete
-    } else {
-        RunEnd::Crashed
-    };
-    (events, end)
+    rank0_takes_rank3_if_it_lives(g, events, first3 == 2 && index == 0)
 }
 
 #[test]
