@@ -10,6 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
+# A clean checkout gains nothing from incremental compilation, which
+# would write a second copy of every crate of the workspace to disk.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+df -h . | sed "s/^/disk: /"
 cargo build --workspace --locked
 bash scripts/build-runtimes.sh
 cargo fmt --all -- --check
