@@ -213,6 +213,12 @@ pub struct BuildArgs {
     /// (repeatable; overrides `mbhybrid.toml`'s `[zones]`). K < 0: unbounded.
     #[arg(long, value_name = "FILE:LINE=K", value_parser = parse_zone_bound)]
     pub zone_bound: Vec<mbh_instrument::ZoneBound>,
+    /// Do not check loads and stores against the buffers of pending
+    /// nonblocking calls: a buffer written or read before its `MPI_Wait`
+    /// goes unseen (but for small packed sends), and compute loops run at
+    /// full speed. `mbhybrid-cc` takes MBHYBRID_ACCESS_CHECKS=off instead.
+    #[arg(long)]
+    pub no_access_checks: bool,
 }
 
 fn parse_zone_bound(spec: &str) -> Result<mbh_instrument::ZoneBound, String> {

@@ -52,6 +52,7 @@ pub fn run(
     mut config: RuntimeConfig,
 ) -> Result<Interleaving> {
     config.buffer_rooms = buffer_rooms(session);
+    config.watch_buffers = session.sites.as_ref().is_some_and(|t| t.access_checks);
     std::fs::create_dir_all(&dir.path).map_err(|e| crate::error::UsageError::RunDirUnwritable {
         path: dir.path.clone(),
         reason: e.to_string(),

@@ -116,3 +116,79 @@ impl Words {
         }
     }
 }
+
+/// The calls whose buffers the access check watches: the program's own
+/// nonblocking point-to-point calls (`runtime/src/access.rs`).
+const WATCHED_CALLS: [&str; 8] = [
+    "MPI_Isend",
+    "MPI_Ibsend",
+    "MPI_Issend",
+    "MPI_Irsend",
+    "MPI_Irecv",
+    "MPI_Imrecv",
+    "MPI_Start",
+    "MPI_Startall",
+];
+
+/// What a report must say the buffer-reuse check did not cover, for a
+/// program whose site table is `sites` (issue 19: "code not compiled by
+/// mbhybrid is not instrumented: say so in the report's limits"). Nothing
+/// for a program that makes no nonblocking point-to-point call, or that
+/// `build` did not make (the session says so already).
+pub fn limits(sites: Option<&SiteTable>) -> Option<String> {
+    let table = sites?;
+    let watched = |call: &str| WATCHED_CALLS.contains(&call.strip_prefix('P').unwrap_or(call));
+    let nonblocking = table.sites.iter().any(|site| watched(&site.call));
+    if !nonblocking {
+        return None;
+    }
+    Some(if table.access_checks {
+        "buffer reuse is checked in code `mbhybrid build` compiled only: a library (or a libc \
+         function the compiler did not inline) that writes a pending send's buffer or reads a \
+         pending receive's before its `MPI_Wait` is not seen, nor is the buffer of a nonblocking \
+         collective"
+            .to_string()
+    } else {
+        "the program was built with the access checks off (`--no-access-checks` or \
+         MBHYBRID_ACCESS_CHECKS=off): a buffer written or read before its `MPI_Wait` is found \
+         only for sends of up to 8 KiB of a predefined type"
+            .to_string()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mbh_trace::Site;
+
+    fn table(calls: &[&str], access_checks: bool) -> SiteTable {
+        let mut table = SiteTable::new("app", vec!["app.c".into()]);
+        table.access_checks = access_checks;
+        for (id, call) in (1..).zip(calls) {
+            table.sites.push(Site {
+                id,
+                function: "main".into(),
+                call: (*call).into(),
+                file: "app.c".into(),
+                line: id,
+                column: 1,
+            });
+        }
+        table
+    }
+
+    #[test]
+    fn limits_name_what_the_check_does_not_see() {
+        assert_eq!(
+            limits(None),
+            None,
+            "not built by mbhybrid: the session says so"
+        );
+        let blocking = table(&["MPI_Send", "MPI_Recv", "MPI_Ibarrier"], true);
+        assert_eq!(limits(Some(&blocking)), None);
+        let checked = limits(Some(&table(&["MPI_Send", "PMPI_Irecv"], true))).unwrap();
+        assert!(checked.contains("library"), "{checked}");
+        let unchecked = limits(Some(&table(&["MPI_Startall"], false))).unwrap();
+        assert!(unchecked.contains("access checks off"), "{unchecked}");
+    }
+}

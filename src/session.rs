@@ -297,7 +297,7 @@ fn sites_and_preload(
         return Err(UsageError::RuntimeMissing(runtime).into());
     }
     warnings.push(format!(
-        "`{}` was not built by `mbhybrid build` (no {}); the runtime is preloaded and locations come from debug information only",
+        "`{}` was not built by `mbhybrid build` (no {}); the runtime is preloaded, locations come from debug information only, and a buffer used before its `MPI_Wait` is found only for small sends",
         given.display(),
         site_path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
     ));

@@ -63,11 +63,20 @@ pub fn main(language: Language) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let checks = std::env::var(mbh_instrument::ENV_ACCESS_CHECKS).ok();
+    let access_checks = match mbh_instrument::access_checks_from_env(checks.as_deref()) {
+        Ok(on) => on,
+        Err(e) => {
+            eprintln!("{name}: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let request = DriverRequest {
         language,
         args,
         runtime_dir: crate::commands::default_runtime_dir(),
         base_dir,
+        access_checks,
     };
     match mbh_instrument::drive(&request) {
         Ok(Driven::Exited(status)) => exit_status(status),

@@ -49,6 +49,11 @@ pub struct BuildRequest {
     /// override those of the `mbhybrid.toml` files beside the sources
     /// ([`CONFIG_FILE`](crate::CONFIG_FILE)) for the same zone.
     pub zone_bounds: Vec<ZoneBound>,
+    /// Whether to check the program's loads and stores against the
+    /// buffers of its pending nonblocking calls ([`crate::insert_access_checks`],
+    /// issue 19). `mbhybrid build --no-access-checks` turns it off for a
+    /// compute-bound program that pays for the checks.
+    pub access_checks: bool,
 }
 
 /// What [`build`] produced.
@@ -439,7 +444,10 @@ pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
     let program = instrument_program(
         &frontend,
         &units,
-        &req.zone_bounds,
+        Options {
+            zone_bounds: &req.zone_bounds,
+            access_checks: req.access_checks,
+        },
         &req.base_dir,
         &req.output,
     )?;
@@ -535,26 +543,36 @@ pub(crate) struct Program {
     pub warnings: String,
 }
 
+/// What the caller asks of [`instrument_program`] beyond the units.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Options<'a> {
+    /// Bounds that override those of `mbhybrid.toml`.
+    pub zone_bounds: &'a [ZoneBound],
+    /// Whether to insert the access checks.
+    pub access_checks: bool,
+}
+
 /// Steps 4 to 7 of [`build`] for `units`, whatever made them: reads the
-/// zone bounds of the `mbhybrid.toml` beside each unit's source (`bounds`
-/// override them), analyses all units together, inserts markers and site
-/// ids (numbered across all units, in order), and generates one object per
-/// unit with its own flags.
+/// zone bounds of the `mbhybrid.toml` beside each unit's source (the
+/// options' bounds override them), analyses all units together, inserts
+/// markers and site ids (numbered across all units, in order), and
+/// generates one object per unit with its own flags.
 pub(crate) fn instrument_program(
     frontend: &Frontend,
     units: &[Unit],
-    zone_bounds: &[ZoneBound],
+    options: Options<'_>,
     base_dir: &Path,
     output: &Path,
 ) -> Result<Program, BuildError> {
     let sources: Vec<PathBuf> = units.iter().map(|u| u.source.clone()).collect();
     let mut bounds = config_bounds(&sources)?;
-    bounds.extend(zone_bounds.iter().cloned());
+    bounds.extend(options.zone_bounds.iter().cloned());
     let consts = frontend.constants()?;
     let mut table = SiteTable::new(
         output.to_string_lossy(),
         units.iter().map(|u| u.display.clone()).collect(),
     );
+    table.access_checks = options.access_checks;
     let mut markers = MarkerCounts::default();
     let mut instrumented = Vec::new();
     {
@@ -590,8 +608,10 @@ pub(crate) fn instrument_program(
                 table.sites.push(site_entry(site, id, source, base_dir));
             }
             crate::insert_allocation_notes(module).map_err(instrument_error)?;
-            // Last: it splits blocks the passes above planned on.
-            crate::insert_access_checks(module).map_err(instrument_error)?;
+            if options.access_checks {
+                // Last: it splits blocks the passes above planned on.
+                crate::insert_access_checks(module).map_err(instrument_error)?;
+            }
             let path = frontend.temp(index, source, "mbh.bc");
             if !module.llvm().write_bitcode_to_path(&path) {
                 return Err(BuildError::Write {

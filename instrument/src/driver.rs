@@ -54,6 +54,29 @@ pub struct DriverRequest {
     /// The current directory: site file names are relative to it when
     /// the file lies below it.
     pub base_dir: PathBuf,
+    /// Whether linked executables check their accesses against pending
+    /// nonblocking buffers (issue 19); see [`access_checks_from_env`].
+    pub access_checks: bool,
+}
+
+/// The environment variable that turns the access checks off for
+/// `mbhybrid-cc` and `mbhybrid-c++`, whose command line is the build
+/// system's: `MBHYBRID_ACCESS_CHECKS=off make`.
+pub const ENV_ACCESS_CHECKS: &str = "MBHYBRID_ACCESS_CHECKS";
+
+/// The access checks as `value` of [`ENV_ACCESS_CHECKS`] asks: on when
+/// unset; off for `off`, `0`, `no` or `false`; any other value is an
+/// error that says what is accepted.
+pub fn access_checks_from_env(value: Option<&str>) -> Result<bool, BuildError> {
+    match value.map(str::trim) {
+        None | Some("") | Some("on" | "1" | "yes" | "true") => Ok(true),
+        Some("off" | "0" | "no" | "false") => Ok(false),
+        Some(other) => Err(BuildError::BadEnv {
+            variable: ENV_ACCESS_CHECKS,
+            value: other.to_owned(),
+            expected: "`on` or `off`",
+        }),
+    }
 }
 
 /// What [`drive`] did.
@@ -470,7 +493,11 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
         }
     }
 
-    let program = instrument_program(&frontend, &units, &[], &req.base_dir, &output)?;
+    let options = crate::build::Options {
+        zone_bounds: &[],
+        access_checks: req.access_checks,
+    };
+    let program = instrument_program(&frontend, &units, options, &req.base_dir, &output)?;
     warnings.push_str(&program.warnings);
 
     // The command line with every input that carried units replaced by

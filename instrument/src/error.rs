@@ -274,6 +274,18 @@ pub enum BuildError {
         message: String,
     },
 
+    /// An environment variable mbhybrid reads has a value it does not
+    /// accept.
+    #[error("{variable}={value:?} is not understood: set it to {expected}, or unset it")]
+    BadEnv {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// What it may be.
+        expected: &'static str,
+    },
+
     /// The installed MPI's constants could not be read.
     #[error(
         "cannot read the installed MPI's constants (MPI_ANY_SOURCE, MPI_ANY_TAG, the layout of \

@@ -59,6 +59,7 @@
 //!     zone_bounds: vec![ZoneBound::parse("app.c:120=3")?],
 //!     // `None`: MBHYBRID_MPI, else the MPI of the `mpicc` on the PATH.
 //!     mpi: Some(MpiFamily::OpenMpi),
+//!     access_checks: true,
 //! })?;
 //! for site in &out.sites.sites {
 //!     println!("{} {}:{} {}", site.id, site.file, site.line, site.call);
@@ -147,7 +148,7 @@ pub use build::{
     analyze, build, AnalyzeOutput, AnalyzeRequest, BuildOutput, BuildRequest, RUNTIME_LIB,
 };
 pub use config::{read_config, ZoneBound, CONFIG_FILE};
-pub use driver::{drive, Driven, DriverRequest};
+pub use driver::{access_checks_from_env, drive, Driven, DriverRequest, ENV_ACCESS_CHECKS};
 pub use embed::Language;
 pub use error::{BuildError, InstrumentError};
 pub use markers::{insert_markers, MarkerCounts, PCONTROL};

@@ -202,6 +202,7 @@ fn request(
         base_dir: dir.to_owned(),
         zone_bounds: Vec::new(),
         mpi: None,
+        access_checks: true,
     }
 }
 

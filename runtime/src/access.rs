@@ -12,14 +12,16 @@
 //!
 //! The buffers are kept in [`crate::pending`]: the engine calls [`watch`]
 //! when a nonblocking send or receive is under way and [`forget`] when its
-//! slot is released or the program frees it.
+//! slot is released or the program frees it. Only when the program was
+//! built with the checks ([`set_watching`], from the run's configuration):
+//! a program built without them pays one relaxed load per nonblocking
+//! call, not the buffer's extent and a table entry.
 //!
 //! # Limitations
 //!
 //! * Only code compiled by `mbhybrid build` is checked: accesses made by
 //!   libraries (and by the MPI library itself) are not.
-//! * Nonblocking collectives, `MPI_Imrecv` and one-sided buffers are not
-//!   watched; a derived datatype is watched over its whole true extent,
+//! * Nonblocking collectives' and one-sided buffers are not watched; a derived datatype is watched over its whole true extent,
 //!   holes included (an access to a hole is reported).
 //! * At most 256 pending buffers per rank and 4 access sites per request
 //!   are followed. The record is written by the accessing thread: an
@@ -31,10 +33,20 @@ use crate::{callsite, checks, record};
 use mbh_trace::op::{LocalCheck, ReuseFound};
 use mpi_sys::MPI_Datatype;
 use std::os::raw::{c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Pending buffers watched (0: the hull below is empty).
 static WATCHED: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether the program checks its accesses, so that buffers are worth
+/// watching (`RuntimeConfig::watch_buffers`). Set once, before the first
+/// MPI call the runtime follows.
+static WATCHING: AtomicBool = AtomicBool::new(false);
+
+/// Tells whether the program was built with the access checks.
+pub fn set_watching(on: bool) {
+    WATCHING.store(on, Ordering::Relaxed);
+}
 
 /// One past the highest byte of the buffers watched since the table was
 /// last empty, 0 when it is: the instrumented program calls
@@ -60,7 +72,7 @@ pub fn watch(
     what: Pending,
     (buffer, count, datatype): (*const c_void, c_int, MPI_Datatype),
 ) {
-    if !record::recording() {
+    if !WATCHING.load(Ordering::Relaxed) || !record::recording() {
         return;
     }
     let Some(range) = crate::buffer_check::address_range(buffer, count, datatype) else {

@@ -70,6 +70,7 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
         Err(message) => state::fatal(format_args!("{message}")),
     };
     crate::buffer_check::set_rooms(config.buffer_rooms.clone());
+    crate::access::set_watching(config.watch_buffers);
     let Some((rank, size)) = world_rank_and_size() else {
         state::fatal(format_args!("cannot get the rank in MPI_COMM_WORLD"));
     };

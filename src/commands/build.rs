@@ -18,6 +18,7 @@ pub fn run(args: &BuildArgs) -> Result<ExitCode> {
         base_dir,
         zone_bounds: args.zone_bound.clone(),
         mpi: args.mpi.map(crate::cli::MpiArg::family),
+        access_checks: !args.no_access_checks,
     };
     let built = mbh_instrument::build(&request)?;
     // clang's warnings, exactly as clang printed them, then what the runtime

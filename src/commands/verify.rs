@@ -133,6 +133,7 @@ pub fn report(
     let mut warnings = session.warnings.clone();
     warnings.extend(exploration.warnings);
     warnings.extend(crate::divergence::input_dependence(session.sites.as_ref()));
+    warnings.extend(crate::reuse_findings::limits(session.sites.as_ref()));
     if let Some(why) = exploration.incomplete_because {
         warnings.push(format!("coverage is partial: {why}"));
     }

@@ -2,11 +2,17 @@
 //! the load and store checks `build` inserts (seed 000 §2.3.6.3, Fig 2.9;
 //! SCENARIOS.md E9).
 
-use crate::util::{check_program, line_of};
+use crate::util::{build_with, check_program, describe, line_of, verify_json};
 use mbh_tests::json::Finding;
+use mbh_tests::{bin_dir, mbhybrid, workspace_root, TestProgram};
+use std::path::Path;
+use std::process::Command;
+
+/// A finding's primary (the access) and secondary (the call) lines.
+type Lines = (Vec<u32>, Vec<u32>);
 
 /// The one finding's primary (the access) and secondary (the call) lines.
-fn lines(finding: &Finding) -> (Vec<u32>, Vec<u32>) {
+fn lines(finding: &Finding) -> Lines {
     let of = |role: &str| {
         finding
             .locations
@@ -37,6 +43,11 @@ fn u1_a_send_buffer_written_before_its_wait_is_found_at_the_write() {
     let labels: Vec<&str> = finding.locations.iter().map(|l| l.label.as_str()).collect();
     assert_eq!(labels, ["(2) written here", "(1) `MPI_Isend` started here"]);
     assert_eq!(finding.locations[0].call, None, "the access is not a call");
+    assert!(
+        report.warnings.iter().any(|w| w.contains("a library")),
+        "the report names what the check cannot see: {:?}",
+        report.warnings
+    );
 }
 
 /// A receive buffer read before its `MPI_Wait`: reported at the read.
@@ -72,4 +83,105 @@ fn a_packed_send_written_early_is_reported_once_at_the_write() {
     assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
     let write = line_of(source, "buf[0] = 5;");
     assert_eq!(lines(&report.findings[0]), (vec![write], vec![write - 1]));
+}
+
+/// A send of a derived datatype (every other element) written inside its
+/// extent, and a receive made by `MPI_Imrecv` read before its wait: each
+/// at the access's line, with its call's.
+#[test]
+fn u4_derived_type_send_and_imrecv_buffers_used_early_are_found() {
+    let source = "tests/programs/u4_derived_and_mrecv.c";
+    let report = check_program(source);
+    let mut found: Vec<(String, Lines)> = report
+        .findings
+        .iter()
+        .map(|f| (f.message.clone(), lines(f)))
+        .collect();
+    found.sort();
+    let write = line_of(source, "grid[2 * 10] = -1.0;");
+    let send = line_of(source, "MPI_Isend(grid");
+    let read = line_of(source, "double early = column[N - 1];");
+    let recv = line_of(source, "MPI_Imrecv(column");
+    assert_eq!(
+        found,
+        [
+            (
+                "rank 0 wrote to the buffer of `MPI_Isend` before the send completed".to_string(),
+                (vec![write], vec![send])
+            ),
+            (
+                "rank 1 read the buffer of `MPI_Imrecv` before the receive completed".to_string(),
+                (vec![read], vec![recv])
+            ),
+        ]
+    );
+}
+
+/// `build --no-access-checks` leaves the checks out: the 64 KiB send
+/// written early goes unseen, and the report says why rather than
+/// reading as clean.
+#[test]
+fn built_without_access_checks_the_report_says_what_goes_unseen() {
+    let program = TestProgram::load("tests/programs/u1_send_written.c");
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_with(&program.source, dir.path(), &["--no-access-checks"]);
+    assert_eq!(access_checks_of(&exe), Some(false));
+    let (status, report, out) = verify_json(&exe, program.np, dir.path(), &[]);
+    assert_eq!(status, 0, "{}", describe(&out));
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("access checks off")),
+        "{:?}",
+        report.warnings
+    );
+}
+
+/// `mbhybrid-cc` takes the switch from `MBHYBRID_ACCESS_CHECKS`, as a
+/// build system's compiler cannot take a flag of ours, and refuses a
+/// value it does not know, saying which it knows.
+#[test]
+fn the_compiler_driver_takes_access_checks_off_from_the_environment() {
+    mbhybrid();
+    let cc = bin_dir().join("mbhybrid-cc");
+    let dir = tempfile::tempdir().unwrap();
+    let source = workspace_root().join("tests/programs/u1_send_written.c");
+    let exe = dir.path().join("u1");
+    let cc_with = |value: &str| {
+        Command::new(&cc)
+            .args(["-g", "-o"])
+            .arg(&exe)
+            .arg(&source)
+            .env("MBHYBRID_ACCESS_CHECKS", value)
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .unwrap()
+    };
+    let out = cc_with("off");
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(access_checks_of(&exe), Some(false));
+    let out = cc_with("on");
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(access_checks_of(&exe), Some(true));
+    let out = cc_with("sometimes");
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "MBHYBRID_ACCESS_CHECKS=\"sometimes\" is not understood: set it to `on` or `off`"
+        ),
+        "{stderr}"
+    );
+}
+
+/// The site table's `access_checks` of executable `exe`.
+fn access_checks_of(exe: &Path) -> Option<bool> {
+    let mut name = exe.as_os_str().to_owned();
+    name.push(".mbh.json");
+    let text = std::fs::read_to_string(&name).ok()?;
+    let table: serde_json::Value = serde_json::from_str(&text).ok()?;
+    table["access_checks"].as_bool()
 }

@@ -18,16 +18,16 @@ pub fn describe(output: &Output) -> String {
 /// `mbhybrid build -o DIR/STEM SOURCE` from the workspace root; returns the
 /// executable.
 pub fn build(source: &Path, dir: &Path) -> PathBuf {
+    build_with(source, dir, &[])
+}
+
+/// [`build`] with `build` options before the source.
+pub fn build_with(source: &Path, dir: &Path, options: &[&str]) -> PathBuf {
     let exe = dir.join(source.file_stem().expect("source has a name"));
-    let out = run_mbhybrid(
-        &workspace_root(),
-        &[
-            "build",
-            "-o",
-            exe.to_str().unwrap(),
-            source.to_str().unwrap(),
-        ],
-    );
+    let mut args = vec!["build", "-o", exe.to_str().unwrap()];
+    args.extend_from_slice(options);
+    args.push(source.to_str().unwrap());
+    let out = run_mbhybrid(&workspace_root(), &args);
     assert!(
         out.status.success(),
         "build of {} failed\n{}",

@@ -139,6 +139,13 @@ pub struct RuntimeConfig {
     /// ordered by site and access.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub buffer_rooms: Vec<RoomAtCall>,
+    /// Whether the program checks its loads and stores against the
+    /// buffers of pending nonblocking calls (its site table's
+    /// `access_checks`): only then does the runtime keep those buffers
+    /// (issue 19), so a program built without the checks pays nothing
+    /// per nonblocking call.
+    #[serde(default)]
+    pub watch_buffers: bool,
 }
 
 /// The room of one buffer of one call, as the runtime needs it: a
@@ -162,6 +169,7 @@ impl Default for RuntimeConfig {
             buffering: Buffering::default(),
             guidance: None,
             buffer_rooms: Vec::new(),
+            watch_buffers: false,
         }
     }
 }

@@ -86,6 +86,12 @@ pub struct SiteTable {
     /// when `build` made one; absent in tables written before it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis: Option<crate::static_report::StaticReport>,
+    /// Whether `build` put the access checks of issue 19 into the program
+    /// (loads and stores checked against pending nonblocking buffers);
+    /// false when it was built with `--no-access-checks` or
+    /// `MBHYBRID_ACCESS_CHECKS=off`, and in tables written before it could.
+    #[serde(default)]
+    pub access_checks: bool,
 }
 
 /// Why a site table could not be read.
@@ -153,6 +159,7 @@ impl SiteTable {
             sources,
             sites: Vec::new(),
             analysis: None,
+            access_checks: false,
         }
     }
 

@@ -16,6 +16,7 @@ use super::{finish_received, read_status, status_target, HeaderAt, Posting, Rt};
 use crate::consts::{bottom, proc_null, request_null, SUCCESS};
 use crate::handle::HandleBits;
 use crate::llcp::{BlockingEvent, Receive};
+use crate::pending::Pending;
 use crate::piggyback;
 use crate::record::{self, set_status};
 use crate::slots::{Kind, RecvState};
@@ -401,6 +402,13 @@ impl Rt {
                 let handle = unsafe { *request };
                 bits = handle.bits();
                 self.track(id, handle);
+                // As after `MPI_Irecv` (seed 000 §2.3.6.3).
+                crate::access::watch(
+                    id,
+                    index,
+                    Pending::Recv,
+                    (buf.cast_const(), count, datatype),
+                );
             }
             record::finish(index, rc, false, |op| op.request = bits);
             return rc;
@@ -440,6 +448,14 @@ impl Rt {
             bits = handle.bits();
             self.track(id, handle);
             self.slots.watch(id);
+            // The program may not touch `buf` until the receive completes
+            // (seed 000 §2.3.6.3), as after `MPI_Irecv`.
+            crate::access::watch(
+                id,
+                index,
+                Pending::Recv,
+                (buf.cast_const(), count, datatype),
+            );
         } else {
             self.slots.release(id);
             if !message.is_null() {
