@@ -178,6 +178,17 @@ fn header(out: &mut String, report: &Report) {
         }
         out.push_str("</ul>\n");
     }
+    if !report.limits.is_empty() {
+        out.push_str("<ul class=\"limits\">\n");
+        for limit in &report.limits {
+            let _ = writeln!(
+                out,
+                "<li><b>note:</b> <span class=\"pre\">{}</span></li>",
+                inline(limit)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
     if !report.findings.is_empty() {
         out.push_str("<nav>\n<ol>\n");
         for (index, finding) in report.findings.iter().enumerate() {
@@ -939,6 +950,7 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0 12px; m
 dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; }
 nav ol { margin: 4px 0; padding-left: 22px; } nav a { color: inherit; text-decoration: none; } nav a:hover { text-decoration: underline; }
 ul.warnings { color: var(--warning); padding-left: 18px; }
+ul.limits { padding-left: 18px; }
 .sev { font-weight: 700; margin-right: 4px; }
 .sev.error { color: var(--error); } .sev.warning { color: var(--warning); } .sev.note { color: var(--note); }
 a.code { color: inherit; margin-right: 6px; }

@@ -31,6 +31,11 @@ pub fn render(report: &Report, base_dir: &std::path::Path, color: bool) -> Resul
         term::emit_to_write_style(&mut buffer, &config, sources.files(), &diagnostic)?;
         buffer_line(&mut buffer, "");
     }
+    // What the verdict does not cover, beside the verdict.
+    for limit in &report.limits {
+        let diagnostic = Diagnostic::<usize>::note().with_message(limit.clone());
+        term::emit_to_write_style(&mut buffer, &config, sources.files(), &diagnostic)?;
+    }
     let mut text = String::from_utf8_lossy(buffer.as_slice()).into_owned();
     text.push_str(&crate::barriers::human(report));
     text.push_str(&outcome_lines(report));
@@ -247,6 +252,21 @@ mod tests {
         let text = render(&report, std::path::Path::new("/"), false).unwrap();
         assert!(
             text.contains("no errors found in 1 interleaving (partial)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn limits_are_notes_before_the_summary() {
+        let mut report = crate::short::tests::report_with(vec![]);
+        report.warnings = vec!["rank 1's trace is unreadable".into()];
+        report.limits = vec!["this verdict holds for the input it ran with".into()];
+        let text = render(&report, std::path::Path::new("/"), false).unwrap();
+        let warning = text.find("warning: rank 1's trace is unreadable");
+        let note = text.find("note: this verdict holds for the input it ran with");
+        let summary = text.find("no errors found");
+        assert!(
+            warning < note && note < summary && warning.is_some(),
             "{text}"
         );
     }

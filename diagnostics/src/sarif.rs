@@ -31,7 +31,8 @@
 //! barrier's line with the evidence as related locations.
 //!
 //! `run.properties` carries the verification's parameters and coverage, and
-//! the report's warnings become `toolExecutionNotifications`.
+//! the report's warnings become `toolExecutionNotifications` of level
+//! `warning`, its limits (what the verdict does not cover) of level `note`.
 
 use crate::explain;
 use mbh_trace::report::BarrierVerdict;
@@ -94,15 +95,17 @@ fn log(report: &Report, root: Option<&Path>) -> sarif::Sarif {
             .iter()
             .map(|barrier| barrier_result(barrier, kinds.len())),
     );
+    let notify = |message: &String, level: &str| {
+        sarif::Notification::builder()
+            .message(text(message))
+            .level(json!(level))
+            .build()
+    };
     let notifications: Vec<sarif::Notification> = report
         .warnings
         .iter()
-        .map(|warning| {
-            sarif::Notification::builder()
-                .message(text(warning))
-                .level(json!("warning"))
-                .build()
-        })
+        .map(|warning| notify(warning, "warning"))
+        .chain(report.limits.iter().map(|limit| notify(limit, "note")))
         .collect();
     let mut invocation = sarif::Invocation::builder()
         .execution_successful(true)

@@ -75,6 +75,7 @@ pub(crate) mod tests {
             run_dir: "/tmp/r".into(),
             runs: vec![],
             warnings: vec![],
+            limits: vec![],
             seconds: 0.5,
         }
     }

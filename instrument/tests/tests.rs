@@ -575,6 +575,7 @@ fn mpich() -> mbh_static::MpiConstants {
         any_tag: mbh_static::ConstValue::Int(-1),
         proc_null: mbh_static::ConstValue::Int(-1),
         comm_world: mbh_static::ConstValue::Int(0x4400_0000),
+        comm_self: mbh_static::ConstValue::Int(0x4400_0001),
         status_size: 20,
         status_source: 8,
         status_tag: 12,

@@ -105,6 +105,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         run_dir: session.run_dir.display().to_string(),
         runs: vec![replayed.analysis.outcome],
         warnings,
+        limits: super::verify::limits(&session),
         seconds: started.elapsed().as_secs_f64(),
     };
     super::verify::print_report(&report, args.format, &session.cwd)?;

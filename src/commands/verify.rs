@@ -132,8 +132,6 @@ pub fn report(
 ) -> Report {
     let mut warnings = session.warnings.clone();
     warnings.extend(exploration.warnings);
-    warnings.extend(crate::divergence::input_dependence(session.sites.as_ref()));
-    warnings.extend(crate::reuse_findings::limits(session.sites.as_ref()));
     if let Some(why) = exploration.incomplete_because {
         warnings.push(format!("coverage is partial: {why}"));
     }
@@ -165,8 +163,18 @@ pub fn report(
         run_dir: session.run_dir.display().to_string(),
         runs: exploration.runs,
         warnings,
+        limits: limits(session),
         seconds: started.elapsed().as_secs_f64(),
     }
+}
+
+/// What any verdict on `session`'s program does not cover
+/// ([`Report::limits`]).
+pub fn limits(session: &Session) -> Vec<String> {
+    let sites = session.sites.as_ref();
+    let mut limits = crate::divergence::input_dependence(sites);
+    limits.extend(crate::reuse_findings::limits(sites));
+    limits
 }
 
 /// 0 nothing found, 1 findings.

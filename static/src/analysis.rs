@@ -121,6 +121,9 @@ struct SiteFact {
     name: String,
     func: mpi::MpiFunction,
     wildcard: Option<(WildcardKind, String, String)>,
+    /// A collective on `MPI_COMM_SELF`: its only member cannot disagree
+    /// with itself about it.
+    on_comm_self: bool,
 }
 
 struct Prog<'p> {
@@ -336,12 +339,19 @@ pub fn analyze<'ctx>(
                     continue;
                 };
                 let wildcard = wildcard(&prog, f, vars, consts, name, &func, &inst.ops);
+                let on_comm_self = func
+                    .communicator_arg()
+                    .and_then(|k| inst.ops.get(k))
+                    .is_some_and(|comm| {
+                        consts::resolve(&prog, f, vars, comm, 0).is(&consts.comm_self)
+                    });
                 out.push(SiteFact {
                     id,
                     inst: k as InstId,
                     name: name.clone(),
                     func,
                     wildcard,
+                    on_comm_self,
                 });
                 id += 1;
             }
@@ -835,6 +845,12 @@ pub fn analyze<'ctx>(
             calls: &calls,
             address_taken: &address_taken,
             strings: &strings,
+            single_member: sites
+                .iter()
+                .flatten()
+                .filter(|s| s.on_comm_self)
+                .map(|s| s.id)
+                .collect(),
         },
         &span,
     );

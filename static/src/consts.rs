@@ -45,6 +45,9 @@ pub struct MpiConstants {
     pub proc_null: ConstValue,
     /// `MPI_COMM_WORLD`.
     pub comm_world: ConstValue,
+    /// `MPI_COMM_SELF`: a collective on it has one member, so no branch
+    /// can make its ranks disagree about it.
+    pub comm_self: ConstValue,
     /// `sizeof(MPI_Status)`.
     pub status_size: u64,
     /// `offsetof(MPI_Status, MPI_SOURCE)`.
@@ -161,6 +164,7 @@ int mbh_any_source = MPI_ANY_SOURCE;
 int mbh_any_tag = MPI_ANY_TAG;
 int mbh_proc_null = MPI_PROC_NULL;
 MPI_Comm mbh_comm_world = MPI_COMM_WORLD;
+MPI_Comm mbh_comm_self = MPI_COMM_SELF;
 unsigned long mbh_status_size = sizeof(MPI_Status);
 unsigned long mbh_status_source = offsetof(MPI_Status, MPI_SOURCE);
 unsigned long mbh_status_tag = offsetof(MPI_Status, MPI_TAG);
@@ -274,6 +278,7 @@ unsigned long mbh_dt_c_long_double_complex_size = sizeof(long double _Complex);
             any_tag: get("mbh_any_tag")?,
             proc_null: get("mbh_proc_null")?,
             comm_world: get("mbh_comm_world")?,
+            comm_self: get("mbh_comm_self")?,
             status_size: size("mbh_status_size")?.max(1),
             status_source: size("mbh_status_source")?,
             status_tag: size("mbh_status_tag")?,

@@ -73,6 +73,12 @@
 //! * Sizes are uniform: `MPI_Comm_size` on a split communicator differs
 //!   between groups, but every member of one communicator agrees on it.
 //!   Communicator handles carry no dependence either.
+//! * A collective on `MPI_COMM_SELF` (resolved as wildcard sources are,
+//!   [`crate::consts::resolve`]) is never reported: its one member cannot
+//!   disagree with itself. One on a communicator split by the same test
+//!   that guards it (`MPI_Comm_split(world, rank < 3, ..)` then `if (rank
+//!   < 3) MPI_Allreduce(.., split)`) is: the analysis does not relate a
+//!   split's colour to a branch, a false alarm a run never confirms.
 //! * Inputs are assumed the same on every rank (`mpiexec` passes one
 //!   command line): a branch on `argv` alone is an input branch, not a
 //!   divergence. `time()` and `rand()` after different seeds may differ
@@ -188,6 +194,9 @@ pub(crate) struct Program<'a> {
     pub address_taken: &'a HashSet<usize>,
     /// Per module: constant C strings by global name.
     pub strings: &'a [HashMap<String, String>],
+    /// The sites of collectives on a communicator of one member
+    /// (`MPI_COMM_SELF`): never divergent.
+    pub single_member: HashSet<u32>,
 }
 
 /// What the pass found, for the report.
@@ -1114,7 +1123,7 @@ impl View<'_> {
         for (fi, f) in self.p.fns.iter().enumerate() {
             for &(site, i) in &self.p.sites[fi] {
                 let Some(name) = f.callee(i) else { continue };
-                if !is_collective(name) {
+                if !is_collective(name) || self.p.single_member.contains(&site) {
                     continue;
                 }
                 let mut all: BTreeSet<Branch> = self.guards_of(fi, i).into_iter().collect();

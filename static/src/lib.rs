@@ -115,6 +115,7 @@
 //!     any_tag: ConstValue::Int(-1),
 //!     proc_null: ConstValue::Int(-1),
 //!     comm_world: ConstValue::Int(1),
+//!     comm_self: ConstValue::Int(2),
 //!     status_size: 20,
 //!     status_source: 8,
 //!     status_tag: 12,

@@ -150,6 +150,23 @@ impl MpiFunction {
     pub fn arg(&self, role: Role) -> Option<usize> {
         self.roles.as_ref()?.iter().position(|r| *r == role)
     }
+
+    /// The communicator argument of a collective or of a communicator
+    /// constructor: by the standard's convention, the last argument of a
+    /// blocking collective, the one before the request of a nonblocking
+    /// one, and the first of a constructor (`MPI_Comm_split(comm, ..)`,
+    /// `MPI_Intercomm_create(local_comm, ..)`).
+    pub fn communicator_arg(&self) -> Option<usize> {
+        let roles = self.roles.as_ref()?;
+        match self.class {
+            CallClass::Communicator => (!roles.is_empty()).then_some(0),
+            CallClass::Collective => {
+                let request = usize::from(roles.last() == Some(&Role::Request));
+                roles.len().checked_sub(1 + request)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// One buffer argument of an MPI function, with the arguments that say

@@ -31,12 +31,12 @@ fn v1_a_rank_dependent_collective_is_warned_about_from_a_clean_run() {
     );
     assert!(
         report
-            .warnings
+            .limits
             .iter()
             .any(|w| w.starts_with("this verdict holds for the input it ran with: control flow at tests/programs/v1_rank_collective.c:19 depends on")
                 && w.contains("argv[1]")),
         "{:?}",
-        report.warnings
+        report.limits
     );
 }
 
@@ -85,11 +85,11 @@ fn v2_uniform_conditions_are_not_reported() {
 fn v3_the_inputs_a_verdict_depends_on_are_named() {
     let report = check_program("tests/programs/v3_input_branch.c");
     let lines: Vec<&String> = report
-        .warnings
+        .limits
         .iter()
         .filter(|w| w.starts_with("this verdict holds for the input it ran with"))
         .collect();
-    assert_eq!(lines.len(), 2, "{:?}", report.warnings);
+    assert_eq!(lines.len(), 2, "{:?}", report.limits);
     assert!(
         lines[0].ends_with("v3_input_branch.c:17 depends on argc and argv[1]"),
         "{lines:?}"

@@ -91,6 +91,7 @@ fn every_program_has_a_test() {
         "u1_send_written.c",
         "u2_recv_read.c",
         "u3_reuse_clean.c",
+        "u4_derived_and_mrecv.c",
         "unchanged_features.c",
         "v1_rank_collective.c",
         "v2_uniform_collectives.c",

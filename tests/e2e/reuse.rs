@@ -44,9 +44,9 @@ fn u1_a_send_buffer_written_before_its_wait_is_found_at_the_write() {
     assert_eq!(labels, ["(2) written here", "(1) `MPI_Isend` started here"]);
     assert_eq!(finding.locations[0].call, None, "the access is not a call");
     assert!(
-        report.warnings.iter().any(|w| w.contains("a library")),
+        report.limits.iter().any(|w| w.contains("a library")),
         "the report names what the check cannot see: {:?}",
-        report.warnings
+        report.limits
     );
 }
 
@@ -132,11 +132,11 @@ fn built_without_access_checks_the_report_says_what_goes_unseen() {
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     assert!(
         report
-            .warnings
+            .limits
             .iter()
             .any(|w| w.contains("access checks off")),
         "{:?}",
-        report.warnings
+        report.limits
     );
 }
 

@@ -29,6 +29,9 @@ pub struct Report {
     pub run_dir: String,
     pub runs: Vec<Run>,
     pub warnings: Vec<String>,
+    /// Absent when empty.
+    #[serde(default)]
+    pub limits: Vec<String>,
     pub seconds: f64,
 }
 

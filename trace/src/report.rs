@@ -159,6 +159,12 @@ pub struct Report {
     /// Tool warnings (unsupported calls, soundness warnings).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// What the verdict does not cover, whatever this run did (issue 19):
+    /// the branches on the program's input that decide MPI calls, code
+    /// the access checks do not see. Not problems of the run: warnings
+    /// are those.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<String>,
     /// Wall time of the whole verification, seconds.
     pub seconds: f64,
 }

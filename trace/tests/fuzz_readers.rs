@@ -998,6 +998,9 @@ fn report() -> impl Strategy<Value = Report> {
                 run_dir: format!(".mbhybrid/runs/{run_id}"),
                 run_id,
                 runs,
+                // Limits are strings like warnings: the same ones, in
+                // another order, exercise both fields (and an absent one).
+                limits: warnings.iter().rev().cloned().collect(),
                 warnings,
                 seconds,
             },

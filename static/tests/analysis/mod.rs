@@ -17,6 +17,7 @@ pub fn mpich() -> MpiConstants {
         any_tag: ConstValue::Int(-1),
         proc_null: ConstValue::Int(-1),
         comm_world: ConstValue::Int(0x4400_0000),
+        comm_self: ConstValue::Int(0x4400_0001),
         status_size: 20,
         status_source: 8,
         status_tag: 12,

@@ -349,3 +349,37 @@ fn issue_19_end_to_end_programs() {
         ]
     );
 }
+
+const SELF_GUARDS: &str = r#"#include <mpi.h>
+int main(int argc, char **argv) {
+  int rank, x = 1, y = 0;
+  MPI_Request request;
+  MPI_Comm alone = MPI_COMM_SELF;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 1) {
+    MPI_Barrier(MPI_COMM_SELF);
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, alone);
+    MPI_Ibarrier(MPI_COMM_SELF, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// A collective on `MPI_COMM_SELF` (named, or through a local holding
+/// it; blocking or not) has one member, which cannot disagree with itself:
+/// a rank test around it decides nothing. The same test around a
+/// collective on `MPI_COMM_WORLD` still does (SCENARIOS.md E14 made the
+/// first a false alarm).
+#[test]
+fn issue_19_collectives_on_comm_self_are_never_divergent() {
+    let report = report("self_guards", SELF_GUARDS);
+    let rank: &[Dependence] = &[Dependence::Rank];
+    assert_eq!(
+        rows(&report.divergent_collectives),
+        [row("MPI_Barrier", "main", 13, &[(8, rank)])]
+    );
+}
