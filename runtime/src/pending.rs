@@ -16,13 +16,17 @@
 //! does. Nothing here allocates or blocks; a full table leaves the buffer
 //! unwatched (fewer checks, never a crash).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Pending buffers followed per rank; more are not watched.
 pub const ENTRIES: usize = 256;
 
 /// Access sites reported per pending request; further ones are not.
 pub const SITES_PER_REQUEST: usize = 4;
+
+/// Request slots below this find their entry without a scan (a program
+/// with more requests in flight than this pays a scan to forget one).
+const DIRECT_SLOTS: usize = 4096;
 
 /// What the program may not do to a pending buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +83,13 @@ pub struct Table<const N: usize> {
     high: AtomicUsize,
     /// Entries in use: the instrumented program's fast path reads it.
     live: AtomicUsize,
+    /// Where the search for a free entry starts: one past the entry last
+    /// taken, or the one last freed. With many requests in flight, a
+    /// watch then costs a step or two instead of a scan.
+    free_hint: AtomicUsize,
+    /// Per request slot below [`DIRECT_SLOTS`]: its entry's index + 1
+    /// (0: none), so that forgetting costs no scan.
+    entry_of_slot: [AtomicU16; DIRECT_SLOTS],
 }
 
 impl<const N: usize> Table<N> {
@@ -88,6 +99,8 @@ impl<const N: usize> Table<N> {
             entries: [const { Entry::new() }; N],
             high: AtomicUsize::new(0),
             live: AtomicUsize::new(0),
+            free_hint: AtomicUsize::new(0),
+            entry_of_slot: [const { AtomicU16::new(0) }; DIRECT_SLOTS],
         }
     }
 
@@ -109,14 +122,19 @@ impl<const N: usize> Table<N> {
         if start == 0 || end <= start {
             return false;
         }
-        let Some((index, entry)) = self
-            .entries
-            .iter()
-            .enumerate()
-            .find(|(_, e)| e.start.load(Ordering::Relaxed) == 0)
+        let hint = self.free_hint.load(Ordering::Relaxed).min(N);
+        let Some(index) = (hint..N)
+            .chain(0..hint)
+            .find(|&i| self.entries[i].start.load(Ordering::Relaxed) == 0)
         else {
             return false;
         };
+        let entry = &self.entries[index];
+        self.free_hint.store(index + 1, Ordering::Relaxed);
+        if let Some(direct) = self.entry_of_slot.get(slot as usize) {
+            // N is at most a few hundred: the index fits.
+            direct.store(index as u16 + 1, Ordering::Relaxed);
+        }
         entry.end.store(end, Ordering::Relaxed);
         entry.slot.store(slot, Ordering::Relaxed);
         entry.what.store(what as u32 + 1, Ordering::Relaxed);
@@ -136,15 +154,27 @@ impl<const N: usize> Table<N> {
         if self.live.load(Ordering::Relaxed) == 0 {
             return;
         }
-        let high = self.high.load(Ordering::Relaxed).min(N);
-        for entry in &self.entries[..high] {
-            if entry.start.load(Ordering::Relaxed) != 0
-                && entry.slot.load(Ordering::Relaxed) == slot
-            {
-                entry.start.store(0, Ordering::Release);
-                self.live.fetch_sub(1, Ordering::Release);
-                return;
+        let index = match self.entry_of_slot.get(slot as usize) {
+            Some(direct) => match direct.swap(0, Ordering::Relaxed) {
+                0 => return, // not watched
+                known => Some(usize::from(known) - 1),
+            },
+            None => {
+                let high = self.high.load(Ordering::Relaxed).min(N);
+                (0..high).find(|&i| {
+                    let entry = &self.entries[i];
+                    entry.start.load(Ordering::Relaxed) != 0
+                        && entry.slot.load(Ordering::Relaxed) == slot
+                })
             }
+        };
+        let Some(entry) = index.and_then(|i| self.entries.get(i)) else {
+            return;
+        };
+        if entry.start.load(Ordering::Relaxed) != 0 && entry.slot.load(Ordering::Relaxed) == slot {
+            entry.start.store(0, Ordering::Release);
+            self.live.fetch_sub(1, Ordering::Release);
+            self.free_hint.store(index.unwrap_or(0), Ordering::Relaxed);
         }
     }
 
@@ -296,6 +326,29 @@ mod tests {
         table.forget(2);
         assert_eq!(table.live(), 0);
         assert_eq!(table.hit(0x9_0000, 4, true, || 1), None);
+    }
+
+    #[test]
+    fn slots_past_the_direct_map_are_found_by_a_scan() {
+        let table: Table<4> = Table::new();
+        let far = DIRECT_SLOTS as u32 + 7;
+        assert!(table.watch(far, SEND, Pending::Send, 1));
+        assert!(table.watch(2, RECV, Pending::Recv, 2));
+        table.forget(far);
+        assert_eq!(table.live(), 1);
+        assert_eq!(table.hit(0x1000, 4, true, || 1), None);
+        assert!(table.hit(0x9_0000, 4, true, || 1).is_some());
+        // The freed entry is taken again, whatever the hint said.
+        for slot in 10..13 {
+            assert!(table.watch(slot, (0x50_0000, 0x50_0010), Pending::Recv, 3));
+        }
+        assert!(
+            !table.watch(13, (0x60_0000, 0x60_0010), Pending::Recv, 4),
+            "full"
+        );
+        table.forget(11);
+        assert!(table.watch(13, (0x60_0000, 0x60_0010), Pending::Recv, 4));
+        assert_eq!(table.live(), 4);
     }
 
     #[test]
