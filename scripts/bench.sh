@@ -25,14 +25,16 @@ trap 'rm -rf "$work"' EXIT
 mpicc -O2 -o "$work/plain" bench/pingpong.c
 "$mbh" build -o "$work/traced" bench/pingpong.c -- -O2 2>/dev/null
 
-# run NP CONFIG: CONFIG is plain, lamport or vector
+# run NP CONFIG: CONFIG is plain, lamport or vector. The traced binary was
+# built with the access checks, so its runtime keeps the pending buffers
+# as under `verify` (`watch_buffers`).
 run() {
   local np=$1 config=$2 dir="$work/t-$1-$2"
   rm -rf "$dir"; mkdir -p "$dir"
   case $config in
     plain) env -u LD_LIBRARY_PATH mpiexec -n "$np" "$work/plain" "$scale" ;;
     *)
-      printf '{"format":"mbhybrid-runtime","version":1,"clocks":"%s","buffering":"infinite","guidance":null}\n' \
+      printf '{"format":"mbhybrid-runtime","version":1,"clocks":"%s","buffering":"infinite","guidance":null,"watch_buffers":true}\n' \
         "$config" > "$dir/runtime.json"
       env -u LD_LIBRARY_PATH MBHYBRID_TRACE_DIR="$dir" mpiexec -n "$np" "$work/traced" "$scale" ;;
   esac
