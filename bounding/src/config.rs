@@ -99,9 +99,6 @@ pub struct ExploreConfig {
     /// zone's `k` instead (`k < 0`: unbounded); a window inherited from a
     /// choice made further up is never widened by a zone.
     pub mixing_bound: Option<u32>,
-    /// Stop after this many runs, the first (free) one included
-    /// (`--max-interleavings`). `None`: no limit.
-    pub max_interleavings: Option<u32>,
 }
 
 impl ExploreConfig {
@@ -119,12 +116,6 @@ impl ExploreConfig {
     /// Sets [`ExploreConfig::mixing_bound`].
     pub fn mixing_bound(mut self, k: Option<u32>) -> Self {
         self.mixing_bound = k;
-        self
-    }
-
-    /// Sets [`ExploreConfig::max_interleavings`].
-    pub fn max_interleavings(mut self, n: Option<u32>) -> Self {
-        self.max_interleavings = n;
         self
     }
 

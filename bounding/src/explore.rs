@@ -213,8 +213,7 @@ pub struct Stats {
     /// * `mixing_bounded`: left to the MPI library by the mixing bound in
     ///   at least one run (it may have been explored under others).
     ///
-    /// Choice points cut off by `max_interleavings` or [`Explorer::stop`]
-    /// count in `found` only.
+    /// Choice points cut off by [`Explorer::stop`] count in `found` only.
     pub choice_points: ChoicePointStats,
     /// Runs not expanded because a forced match did not happen.
     pub unexpanded: u32,
@@ -396,8 +395,10 @@ impl<P: Policy> Explorer<P> {
     }
 
     /// The next run to make, or `None` when the space (within the bounds)
-    /// is covered, `max_interleavings` runs were made, or [`Explorer::stop`]
-    /// was called. The first run is free (`guidance: None`).
+    /// is covered or [`Explorer::stop`] was called. The first run is free
+    /// (`guidance: None`). Budgets (`--max-interleavings`,
+    /// `--time-budget`) are the caller's, kept in one place for both
+    /// searches (`src/search_loop.rs`).
     ///
     /// Called again before [`Explorer::record_run`], it returns the same run.
     pub fn next_run(&mut self) -> Option<NextRun> {
@@ -410,11 +411,7 @@ impl<P: Policy> Explorer<P> {
         if self.finished.is_some() {
             return None;
         }
-        let limit_hit = self.stopped
-            || self
-                .config
-                .max_interleavings
-                .is_some_and(|max| self.runs >= max);
+        let limit_hit = self.stopped;
         if self.runs == 0 {
             if limit_hit {
                 self.finished = Some(false);

@@ -66,8 +66,7 @@
 //!
 //! let config = ExploreConfig::new()
 //!     .loop_abstraction(LoopAbstraction::Off)
-//!     .mixing_bound(None)
-//!     .max_interleavings(Some(100));
+//!     .mixing_bound(None);
 //! let mut explorer = Explorer::new(config);
 //! let mut runs = 0;
 //! while let Some(run) = explorer.next_run() {
