@@ -13,7 +13,12 @@
 //! mbh.range:
 //!   %lo = load i64, ptr @mbhybrid_pending_lo
 //!   %above = icmp ugt i64 ADDR + SIZE, %lo
-//!   br i1 %above, label %mbh.check, label %mbh.cont
+//!   br i1 %above, label %mbh.gap, label %mbh.cont
+//! mbh.gap:                                            ; inside the hull
+//!   %glo = load i64, ptr @mbhybrid_pending_gap_lo
+//!   %ghi = load i64, ptr @mbhybrid_pending_gap_hi      ; 0: no gap
+//!   %in = and (icmp uge ADDR, %glo), (icmp ule ADDR + SIZE, %ghi)
+//!   br i1 %in, label %mbh.cont, label %mbh.check
 //! mbh.check:
 //!   call void @mbhybrid_check_access(ptr ADDR, i64 SIZE, i32 KIND), !dbg ACCESS
 //!   br label %mbh.cont
@@ -21,10 +26,12 @@
 //!   ACCESS ...
 //! ```
 //!
-//! (`lo..hi` is the hull of the pending buffers, kept by the runtime), so a
+//! (`lo..hi` is the hull of the pending buffers, kept by the runtime, and
+//! `gap_lo..gap_hi` the widest stretch inside it no buffer touches), so a
 //! program with nothing pending pays one load and one predictable branch
 //! per access, and one with requests pending calls the runtime only for
-//! accesses inside the hull. The call carries the access's debug location, so the
+//! accesses inside the hull and outside its gap: the interior of an array
+//! whose ghost cells are being received calls nothing. The call carries the access's debug location, so the
 //! runtime's return address maps back to the access's line (as call sites
 //! do, `runtime/src/callsite.rs`). `KIND` is [`READ`] or [`WRITE`].
 //!
@@ -72,6 +79,10 @@ pub const CHECK_ACCESS: &str = "mbhybrid_check_access";
 pub const PENDING: &str = "mbhybrid_pending_hi";
 /// The lowest byte of the pending buffers (`usize`).
 pub const PENDING_LO: &str = "mbhybrid_pending_lo";
+/// The first byte of the widest gap between pending buffers (`usize`).
+pub const PENDING_GAP_LO: &str = "mbhybrid_pending_gap_lo";
+/// One past the gap's last byte (`usize`; 0 when there is no gap).
+pub const PENDING_GAP_HI: &str = "mbhybrid_pending_gap_hi";
 /// `KIND` of a load (a read).
 pub const READ: u64 = 0;
 /// `KIND` of a store (a write).
@@ -295,6 +306,8 @@ struct Checks<'ctx> {
     check: FunctionValue<'ctx>,
     pending_hi: GlobalValue<'ctx>,
     pending_lo: GlobalValue<'ctx>,
+    gap_lo: GlobalValue<'ctx>,
+    gap_hi: GlobalValue<'ctx>,
     builder: Builder<'ctx>,
     i64_type: IntType<'ctx>,
     i32_type: IntType<'ctx>,
@@ -334,6 +347,7 @@ impl<'ctx> Checks<'ctx> {
             None => Ok(llvm.add_global(i64_type, Some(AddressSpace::default()), name)),
         };
         let (pending_hi, pending_lo) = (global(PENDING)?, global(PENDING_LO)?);
+        let (gap_lo, gap_hi) = (global(PENDING_GAP_LO)?, global(PENDING_GAP_HI)?);
         let weights = [
             context.metadata_string("branch_weights").into(),
             i32_type.const_int(1, false).into(),
@@ -343,6 +357,8 @@ impl<'ctx> Checks<'ctx> {
             check,
             pending_hi,
             pending_lo,
+            gap_lo,
+            gap_hi,
             builder: context.create_builder(),
             i64_type,
             i32_type,
@@ -358,7 +374,8 @@ impl<'ctx> Checks<'ctx> {
         };
         let context = block.get_context();
         let range = context.insert_basic_block_after(block, "mbh.range");
-        let check = context.insert_basic_block_after(range, "mbh.check");
+        let gap = context.insert_basic_block_after(range, "mbh.gap");
+        let check = context.insert_basic_block_after(gap, "mbh.check");
         let cont = context.insert_basic_block_after(check, "mbh.cont");
         self.move_tail(access.at, block, cont);
 
@@ -398,7 +415,13 @@ impl<'ctx> Checks<'ctx> {
             .build_int_compare(inkwell::IntPredicate::UGT, end, lo, "mbh.above")
             .map_err(builder_error)?;
         self.builder
-            .build_conditional_branch(above, check, cont)
+            .build_conditional_branch(above, gap, cont)
+            .map_err(builder_error)?;
+
+        self.builder.position_at_end(gap);
+        let in_gap = self.within_gap(address, end)?;
+        self.builder
+            .build_conditional_branch(in_gap, cont, check)
             .map_err(builder_error)?;
 
         self.builder.position_at_end(check);
@@ -420,6 +443,27 @@ impl<'ctx> Checks<'ctx> {
             .build_unconditional_branch(cont)
             .map_err(builder_error)?;
         Ok(())
+    }
+
+    /// Whether `address..end` lies wholly in the gap between the pending
+    /// buffers (false when there is none: `gap_hi` is 0).
+    fn within_gap(
+        &self,
+        address: IntValue<'ctx>,
+        end: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, InstrumentError> {
+        let gap_lo = self.load(self.gap_lo, "mbh.glo")?;
+        let gap_hi = self.load(self.gap_hi, "mbh.ghi")?;
+        let compare = |predicate, a, b, name| {
+            self.builder
+                .build_int_compare(predicate, a, b, name)
+                .map_err(builder_error)
+        };
+        let from = compare(inkwell::IntPredicate::UGE, address, gap_lo, "mbh.gfrom")?;
+        let to = compare(inkwell::IntPredicate::ULE, end, gap_hi, "mbh.gto")?;
+        self.builder
+            .build_and(from, to, "mbh.ingap")
+            .map_err(builder_error)
     }
 
     /// A load of the runtime's `usize` `global`.
@@ -581,5 +625,13 @@ b:
         // The phi now takes the value from the block the branch moved to.
         assert!(text.contains("phi i32 [ %v, %mbh.cont"), "{text}");
         assert!(text.contains("!prof"), "{text}");
+        // Each check is skipped for an access inside the gap between the
+        // pending buffers.
+        assert_eq!(
+            text.matches("load i64, ptr @mbhybrid_pending_gap_hi")
+                .count(),
+            3,
+            "{text}"
+        );
     }
 }

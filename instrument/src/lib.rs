@@ -142,7 +142,9 @@ mod mpi_flags;
 mod site_ids;
 mod toolchain;
 
-pub use accesses::{insert_access_checks, CHECK_ACCESS, PENDING, PENDING_LO};
+pub use accesses::{
+    insert_access_checks, CHECK_ACCESS, PENDING, PENDING_GAP_HI, PENDING_GAP_LO, PENDING_LO,
+};
 pub use allocations::{insert_allocation_notes, NOTE_ALLOC, NOTE_FREE};
 pub use build::{
     analyze, build, AnalyzeOutput, AnalyzeRequest, BuildOutput, BuildRequest, RUNTIME_LIB,

@@ -84,7 +84,7 @@ fn runtime_dir(dir: &Path) -> PathBuf {
 const STAND_IN: &str = "unsigned mbhybrid_site;\n\
 void mbhybrid_note_alloc(void *block, unsigned long size) { (void)block; (void)size; }\n\
 void mbhybrid_note_free(void *block) { (void)block; }\n\
-unsigned long mbhybrid_pending_hi = 0, mbhybrid_pending_lo = ~0UL;\n\
+unsigned long mbhybrid_pending_hi = 0, mbhybrid_pending_lo = ~0UL, mbhybrid_pending_gap_lo = 0, mbhybrid_pending_gap_hi = 0;\n\
 void mbhybrid_check_access(const void *a, unsigned long n, unsigned k) { (void)a; (void)n; (void)k; }\n";
 
 /// A runtime that prints, for a few calls, the site id it finds.
@@ -93,7 +93,7 @@ const SPY: &str = r#"
 #include <stdio.h>
 void mbhybrid_note_alloc(void *block, unsigned long size) { (void)block; (void)size; }
 void mbhybrid_note_free(void *block) { (void)block; }
-unsigned long mbhybrid_pending_hi = 0, mbhybrid_pending_lo = ~0UL;
+unsigned long mbhybrid_pending_hi = 0, mbhybrid_pending_lo = ~0UL, mbhybrid_pending_gap_lo = 0, mbhybrid_pending_gap_hi = 0;
 void mbhybrid_check_access(const void *a, unsigned long n, unsigned k) { (void)a; (void)n; (void)k; }
 unsigned mbhybrid_site;
 static void note(const char *call) {
@@ -819,7 +819,7 @@ const PCONTROL_SPY: &str = r#"
 #include <stdio.h>
 void mbhybrid_note_alloc(void *block, unsigned long size) { (void)block; (void)size; }
 void mbhybrid_note_free(void *block) { (void)block; }
-unsigned long mbhybrid_pending_hi = 0, mbhybrid_pending_lo = ~0UL;
+unsigned long mbhybrid_pending_hi = 0, mbhybrid_pending_lo = ~0UL, mbhybrid_pending_gap_lo = 0, mbhybrid_pending_gap_hi = 0;
 void mbhybrid_check_access(const void *a, unsigned long n, unsigned k) { (void)a; (void)n; (void)k; }
 unsigned mbhybrid_site;
 int MPI_Pcontrol(const int level, ...) {

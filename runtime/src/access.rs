@@ -63,6 +63,19 @@ pub static mbhybrid_pending_hi: AtomicUsize = AtomicUsize::new(0);
 #[unsafe(no_mangle)]
 pub static mbhybrid_pending_lo: AtomicUsize = AtomicUsize::new(usize::MAX);
 
+/// The widest stretch inside the hull that no watched buffer touches
+/// (`gap_lo..gap_hi`, `gap_hi` 0 when there is none): an access wholly
+/// inside it calls nothing ([`crate::pending::Layout`]). Kept while at
+/// most [`crate::pending::LAYOUT_BUFFERS`] buffers are watched.
+#[allow(non_upper_case_globals)]
+#[unsafe(no_mangle)]
+pub static mbhybrid_pending_gap_lo: AtomicUsize = AtomicUsize::new(0);
+
+/// One past the gap's last byte (0: no gap).
+#[allow(non_upper_case_globals)]
+#[unsafe(no_mangle)]
+pub static mbhybrid_pending_gap_hi: AtomicUsize = AtomicUsize::new(0);
+
 /// Watches the buffer of a nonblocking operation started by record
 /// `record`, now in request slot `slot`: `count` elements of `datatype`
 /// at `buffer`. Called by the thread calling MPI.
@@ -80,9 +93,26 @@ pub fn watch(
     };
     if PENDING.watch(slot, range, what, record.unwrap_or(u64::MAX)) {
         WATCHED.store(PENDING.live(), Ordering::Relaxed);
+        // The new buffer may lie in the old gap: close it before the hull
+        // grows, then publish the new one.
+        mbhybrid_pending_gap_hi.store(0, Ordering::Release);
         mbhybrid_pending_lo.fetch_min(range.0, Ordering::Release);
         mbhybrid_pending_hi.fetch_max(range.1, Ordering::Release);
+        publish_layout();
     }
+}
+
+/// Narrows the published hull to the live buffers and opens its widest
+/// gap, when few enough buffers are live to sort them; else leaves the
+/// (wider) hull as it is, with no gap.
+fn publish_layout() {
+    let Some(layout) = PENDING.layout() else {
+        return;
+    };
+    mbhybrid_pending_lo.store(layout.lo, Ordering::Release);
+    mbhybrid_pending_hi.store(layout.hi, Ordering::Release);
+    mbhybrid_pending_gap_lo.store(layout.gap.0, Ordering::Release);
+    mbhybrid_pending_gap_hi.store(layout.gap.1, Ordering::Release);
 }
 
 /// Stops watching the buffer of the request in `slot`, if any.
@@ -97,6 +127,9 @@ pub fn forget(slot: u32) {
         // Empty: no access passes `address < 0`.
         mbhybrid_pending_hi.store(0, Ordering::Release);
         mbhybrid_pending_lo.store(usize::MAX, Ordering::Release);
+        mbhybrid_pending_gap_hi.store(0, Ordering::Release);
+    } else {
+        publish_layout();
     }
 }
 

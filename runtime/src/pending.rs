@@ -65,6 +65,25 @@ impl Entry {
     }
 }
 
+/// Where the pending buffers lie, for the instrumented program's inline
+/// test: their hull `lo..hi`, and the widest stretch inside it that no
+/// buffer touches, `gap.0..gap.1` (empty when there is none). Ghost cells
+/// received at both ends of an array leave its interior in the gap, so
+/// the interior's accesses during the exchange call nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// The lowest byte of any buffer.
+    pub lo: usize,
+    /// One past the highest.
+    pub hi: usize,
+    /// The widest gap between buffers, `(0, 0)` when none.
+    pub gap: (usize, usize),
+}
+
+/// Buffers beyond this many are followed by the hull alone (the gap costs
+/// a sort of the live buffers at each start and completion).
+pub const LAYOUT_BUFFERS: usize = 16;
+
 /// An access that touched a pending buffer the wrong way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hit {
@@ -176,6 +195,34 @@ impl<const N: usize> Table<N> {
             self.live.fetch_sub(1, Ordering::Release);
             self.free_hint.store(index.unwrap_or(0), Ordering::Relaxed);
         }
+    }
+
+    /// The layout of the live buffers ([`Layout`]), `None` when there are
+    /// none or more than [`LAYOUT_BUFFERS`]. Only the thread calling MPI
+    /// calls this (it alone changes the table).
+    pub fn layout(&self) -> Option<Layout> {
+        let mut ranges = [(0usize, 0usize); LAYOUT_BUFFERS];
+        let mut count = 0;
+        let high = self.high.load(Ordering::Relaxed).min(N);
+        for entry in &self.entries[..high] {
+            let start = entry.start.load(Ordering::Relaxed);
+            if start == 0 {
+                continue;
+            }
+            *ranges.get_mut(count)? = (start, entry.end.load(Ordering::Relaxed));
+            count += 1;
+        }
+        let ranges = &mut ranges[..count];
+        ranges.sort_unstable();
+        let (&(lo, first_end), rest) = ranges.split_first()?;
+        let (mut reach, mut gap) = (first_end, (0, 0));
+        for &(start, end) in rest {
+            if start > reach && start - reach > gap.1 - gap.0 {
+                gap = (reach, start);
+            }
+            reach = reach.max(end);
+        }
+        Some(Layout { lo, hi: reach, gap })
     }
 
     /// The pending buffer that `size` bytes from `address` touch the wrong
@@ -326,6 +373,41 @@ mod tests {
         table.forget(2);
         assert_eq!(table.live(), 0);
         assert_eq!(table.hit(0x9_0000, 4, true, || 1), None);
+    }
+
+    #[test]
+    fn the_layout_is_the_hull_and_its_widest_gap() {
+        let table: Table<32> = Table::new();
+        assert_eq!(table.layout(), None, "nothing pending");
+        // Ghost cells at both ends of an array, and the edges sent.
+        table.watch(1, (0x1000, 0x1008), Pending::Recv, 1);
+        table.watch(2, (0x9000, 0x9008), Pending::Recv, 2);
+        table.watch(3, (0x1008, 0x1010), Pending::Send, 3);
+        table.watch(4, (0x8ff8, 0x9000), Pending::Send, 4);
+        let layout = table.layout().unwrap();
+        assert_eq!((layout.lo, layout.hi), (0x1000, 0x9008));
+        assert_eq!(layout.gap, (0x1010, 0x8ff8), "the interior");
+        // Overlapping buffers leave no gap between them.
+        table.forget(2);
+        table.forget(4);
+        table.watch(5, (0x1004, 0x100c), Pending::Send, 5);
+        assert_eq!(
+            table.layout(),
+            Some(Layout {
+                lo: 0x1000,
+                hi: 0x1010,
+                gap: (0, 0)
+            })
+        );
+        for slot in 10..(10 + LAYOUT_BUFFERS as u32) {
+            table.watch(
+                slot,
+                (0x4_0000 + slot as usize * 64, 0x4_0008 + slot as usize * 64),
+                Pending::Recv,
+                9,
+            );
+        }
+        assert_eq!(table.layout(), None, "too many to sort at each call");
     }
 
     #[test]
