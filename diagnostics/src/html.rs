@@ -167,28 +167,8 @@ fn header(out: &mut String, report: &Report) {
         let _ = writeln!(out, "<dt>{name}</dt><dd>{}</dd>", escape(&value));
     }
     out.push_str("</dl>\n");
-    if !report.warnings.is_empty() {
-        out.push_str("<ul class=\"warnings\">\n");
-        for warning in &report.warnings {
-            let _ = writeln!(
-                out,
-                "<li><b>warning:</b> <span class=\"pre\">{}</span></li>",
-                inline(warning)
-            );
-        }
-        out.push_str("</ul>\n");
-    }
-    if !report.limits.is_empty() {
-        out.push_str("<ul class=\"limits\">\n");
-        for limit in &report.limits {
-            let _ = writeln!(
-                out,
-                "<li><b>note:</b> <span class=\"pre\">{}</span></li>",
-                inline(limit)
-            );
-        }
-        out.push_str("</ul>\n");
-    }
+    notes(out, "warnings", "warning", &report.warnings);
+    notes(out, "limits", "note", &report.limits);
     if !report.findings.is_empty() {
         out.push_str("<nav>\n<ol>\n");
         for (index, finding) in report.findings.iter().enumerate() {
@@ -204,6 +184,23 @@ fn header(out: &mut String, report: &Report) {
         out.push_str("</ol>\n</nav>\n");
     }
     out.push_str("</header>\n");
+}
+
+/// A list of the report's `lines` (warnings, limits), each led by `label`,
+/// in a `<ul>` of `class`; nothing when there are none.
+fn notes(out: &mut String, class: &str, label: &str, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "<ul class=\"{class}\">");
+    for line in lines {
+        let _ = writeln!(
+            out,
+            "<li><b>{label}:</b> <span class=\"pre\">{}</span></li>",
+            inline(line)
+        );
+    }
+    out.push_str("</ul>\n");
 }
 
 fn severity_word(severity: Severity) -> &'static str {

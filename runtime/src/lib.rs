@@ -153,8 +153,8 @@
 //!   has a datatype the type check does not follow. Elsewhere such a
 //!   datatype counts as "not checked" on that rank. A rank that calls more collectives on
 //!   a communicator than the others waits for the extra checks at
-//!   `MPI_Comm_free`/`MPI_Finalize` (the wait-for graph or the timeout then
-//!   reports it). At most 64 checks per communicator are outstanding: the
+//!   `MPI_Finalize` (the wait-for graph then reports it); `MPI_Comm_free`
+//!   never waits for them, it leaves them to `MPI_Finalize`. At most 64 checks per communicator are outstanding: the
 //!   65th waits for the oldest.
 //! * Synchronous sends wait for an acknowledgement the receiver sends when
 //!   it sees the receive complete, not when the receive starts as MPI

@@ -14,6 +14,19 @@ fn a_receive_on_a_split_communicator_from_a_finalizing_rank_deadlocks() {
     );
 }
 
+/// A rank that left a gather early (it is not the root) and freed the
+/// communicator while the gather's root waits for a rank that never comes:
+/// the runtime used to finish the gather's clock exchange and signature
+/// check inside `MPI_Comm_free`, where the graph saw the rank as running,
+/// so the hang timed out (soak seed 3460, every run 60 s). The rank now
+/// waits in `MPI_Finalize`, and the deadlock is confirmed.
+#[test]
+fn a_rank_that_freed_the_communicator_of_an_unfinished_gather_deadlocks() {
+    let report = check_program("tests/programs/h1_comm_free_after_gather.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert_eq!(report.findings[0].kind, "deadlock");
+}
+
 #[test]
 fn sendrecvs_whose_tags_disagree_deadlock() {
     check_program("tests/programs/d2_sendrecv_tags.c");

@@ -127,6 +127,10 @@ struct SigCheck {
 /// The signature checks of one communicator.
 struct SigShadow {
     comm: u64,
+    /// The program freed the communicator with checks outstanding
+    /// ([`Rt::sig_forget`]): its handle may name a new one, so lookups
+    /// skip the entry, and `MPI_Finalize` completes its checks.
+    retired: bool,
     shadow: MPI_Comm,
     /// Collectives started on the communicator.
     next: u64,
@@ -237,6 +241,7 @@ impl SigChecks {
         };
         self.entries.push(SigShadow {
             comm: comm.bits(),
+            retired: false,
             shadow,
             next: 0,
             checks: Box::new([blank; RING]),
@@ -247,7 +252,9 @@ impl SigChecks {
 
     fn find(&self, comm: MPI_Comm) -> Option<usize> {
         let bits = comm.bits();
-        self.entries.iter().position(|e| e.comm == bits)
+        self.entries
+            .iter()
+            .position(|e| e.comm == bits && !e.retired)
     }
 
     /// Whether any check is outstanding (blocking calls then poll).
@@ -791,8 +798,7 @@ impl Rt {
     }
 
     /// Completes every clock reduction this rank left in flight
-    /// (`MPI_Finalize`, `MPI_Comm_free`: every rank gets there after the
-    /// roots entered their collectives).
+    /// (`MPI_Finalize`, where the wait-for graph follows the rank).
     pub(super) fn root_flows_wait_all(&mut self) {
         while let Some((mut request, buffer)) = self.root_flows.take_oldest() {
             // SAFETY: a request this rank started and has not completed.
@@ -934,8 +940,16 @@ impl Rt {
         }
     }
 
-    /// `MPI_Comm_free` of `comm`: waits for its checks and frees its
-    /// signature shadow.
+    /// `MPI_Comm_free` of `comm`: frees its signature shadow, or, while a
+    /// check is outstanding, retires it to `MPI_Finalize`.
+    ///
+    /// A check is outstanding when some member has not made the
+    /// collective yet, and it may never (it is blocked elsewhere). Waiting
+    /// here would block the rank in a call the wait-for graph does not
+    /// follow, so the hang could only time out (soak seed 3460). MPI lets a
+    /// communicator be freed with operations pending, which then complete
+    /// normally; the entry stays, under a handle no communicator has, and
+    /// `MPI_Finalize` waits for its checks, where the graph sees the rank.
     fn sig_forget(&mut self, comm: MPI_Comm) {
         let Some(at) = self.sigs.find(comm) else {
             return;
@@ -943,7 +957,11 @@ impl Rt {
         if at == 0 {
             return;
         }
-        self.sig_wait(at, u64::MAX);
+        self.sig_poll(at);
+        if self.sigs.entries[at].len > 0 {
+            self.sigs.entries[at].retired = true;
+            return;
+        }
         let mut entry = self.sigs.entries.swap_remove(at);
         // SAFETY: a shadow the runtime made; every rank frees `comm` (a
         // collective call) and so its shadow.
@@ -1068,7 +1086,10 @@ impl Rt {
             self.resources
                 .remove(crate::checks::ResourceKind::Comm, handle.bits());
             self.handlers.set(handle, false);
-            self.root_flows_wait_all();
+            // Not a wait: a root may never enter its collective, and a wait
+            // here is one the wait-for graph cannot see. What is still in
+            // flight completes at MPI_Finalize (`root_flow.rs`).
+            self.root_flows.poll();
             self.sig_forget(handle);
             if let Some(mut shadow) = self.comms.forget(handle) {
                 // SAFETY: a shadow the runtime made; every rank frees

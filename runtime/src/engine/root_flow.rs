@@ -14,9 +14,11 @@
 //! collective synchronise: the forced match could not happen, or the
 //! program would deadlock only under mbhybrid. So a non-root starts the
 //! reduction and goes on; the request is completed later, when the rank
-//! polls ([`RootFlows::poll`], from `service`) or at the latest at
-//! `MPI_Comm_free` and `MPI_Finalize`, which every rank reaches after the
-//! root entered the collective.
+//! polls ([`RootFlows::poll`], from `service` and `MPI_Comm_free`) or at
+//! the latest at `MPI_Finalize`. Not at `MPI_Comm_free`: the root may never
+//! enter the collective (it is blocked elsewhere), and a rank waiting
+//! inside `MPI_Comm_free` is one the wait-for graph cannot see; in
+//! `MPI_Finalize` it can.
 //!
 //! [`Flow::ToRoot`]: super::coll::Flow::ToRoot
 
