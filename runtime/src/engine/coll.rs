@@ -82,6 +82,7 @@ use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use std::io::Write;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 /// How many communicators this process named (`Rt::name`).
 static NAMED: AtomicU32 = AtomicU32::new(0);
@@ -146,11 +147,20 @@ pub struct SigChecks {
     entries: Vec<SigShadow>,
     /// Outstanding checks over all communicators.
     pending: usize,
+    /// Entries of freed communicators still held for their checks
+    /// ([`Rt::sig_forget`]).
+    retired: usize,
     /// The checks' datatype: [`WORDS`] contiguous `u64`s.
     word: MPI_Datatype,
     /// Their operation ([`combine`]).
     op: MPI_Op,
 }
+
+/// How long `MPI_Comm_free` waits for the communicator's signature checks
+/// before leaving them to `MPI_Finalize` ([`Rt::sig_forget`]): long enough
+/// for checks every member has started, short beside the hang monitor's
+/// patience.
+const COMM_FREE_WAIT: Duration = Duration::from_millis(100);
 
 /// Words per rank of a signature check: `[h, !h, p, u]` (module docs).
 const WORDS: usize = 4;
@@ -223,6 +233,7 @@ impl SigChecks {
         let mut checks = SigChecks {
             entries: Vec::with_capacity(8),
             pending: 0,
+            retired: 0,
             word,
             op,
         };
@@ -899,16 +910,44 @@ impl Rt {
         for at in 0..self.sigs.entries.len() {
             self.sig_poll(at);
         }
+        if self.sigs.retired > 0 {
+            self.sig_sweep_retired();
+        }
+    }
+
+    /// Frees the entries of freed communicators whose checks all
+    /// completed, so that a program that frees communicators with checks
+    /// in flight holds neither their shadows nor a longer list to poll.
+    fn sig_sweep_retired(&mut self) {
+        // Backwards: `swap_remove` moves an entry already visited.
+        for at in (1..self.sigs.entries.len()).rev() {
+            let entry = &self.sigs.entries[at];
+            if entry.retired && entry.len == 0 {
+                let mut entry = self.sigs.entries.swap_remove(at);
+                self.sigs.retired -= 1;
+                // SAFETY: a shadow the runtime made, no check outstanding.
+                unsafe { mpi_sys::PMPI_Comm_free(&mut entry.shadow) };
+            }
+        }
     }
 
     /// Waits until check `seq` of communicator `at` (and those before it)
     /// completed, serving the rank's own requests meanwhile.
     fn sig_wait(&mut self, at: usize, seq: u64) {
+        self.sig_wait_until(at, seq, None);
+    }
+
+    /// [`Rt::sig_wait`] that gives up at `deadline`: whether the checks
+    /// completed.
+    fn sig_wait_until(&mut self, at: usize, seq: u64, deadline: Option<Instant>) -> bool {
         loop {
             self.sig_poll(at);
             let entry = &self.sigs.entries[at];
             if entry.len == 0 || entry.checks[entry.head].seq > seq {
-                return;
+                return true;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return false;
             }
             // SAFETY: MPI is initialised; `service` polls the checks too.
             unsafe { self.service(None) };
@@ -924,7 +963,7 @@ impl Rt {
     /// done. Bounded: a rank that never reaches its check must not turn
     /// the error into a hang.
     pub fn sig_settle(&mut self, budget: std::time::Duration) {
-        let start = std::time::Instant::now();
+        let start = Instant::now();
         while self.sigs.any_pending() && start.elapsed() < budget {
             self.sig_poll_all();
             // SAFETY: MPI is initialised (an MPI call just returned).
@@ -957,9 +996,12 @@ impl Rt {
         if at == 0 {
             return;
         }
-        self.sig_poll(at);
-        if self.sigs.entries[at].len > 0 {
+        // Checks normally complete at once (every member made the
+        // collective); only one a member has not reached is left behind.
+        let deadline = Instant::now() + COMM_FREE_WAIT;
+        if !self.sig_wait_until(at, u64::MAX, Some(deadline)) {
             self.sigs.entries[at].retired = true;
+            self.sigs.retired += 1;
             return;
         }
         let mut entry = self.sigs.entries.swap_remove(at);
