@@ -47,9 +47,14 @@ fi
 
 # The MPI alternatives and what each points at now ("" when unset).
 mpi_groups=(mpi mpirun mpi-x86_64-linux-gnu)
+# update-alternatives exits 2 for a group that does not exist yet (no MPI
+# installed: a fresh machine), which pipefail would turn into our exit.
+chosen() {
+  { update-alternatives --query "$1" 2>/dev/null || true; } | sed -n 's/^Value: //p'
+}
 declare -A chosen_before
 for group in "${mpi_groups[@]}"; do
-  chosen_before[$group]=$(update-alternatives --query "$group" 2>/dev/null | sed -n 's/^Value: //p')
+  chosen_before[$group]=$(chosen "$group")
 done
 
 echo "install-deps: installing ${missing[*]}"
@@ -61,7 +66,7 @@ export DEBIAN_FRONTEND=noninteractive
   $(printf '%s\n' "${missing[@]}" | grep -v openmpi || true)
 for group in "${mpi_groups[@]}"; do
   if [[ -z ${chosen_before[$group]} ]]; then
-    chosen_before[$group]=$(update-alternatives --query "$group" 2>/dev/null | sed -n 's/^Value: //p')
+    chosen_before[$group]=$(chosen "$group")
   fi
 done
 if printf '%s\n' "${missing[@]}" | grep -q openmpi; then
@@ -70,7 +75,7 @@ if printf '%s\n' "${missing[@]}" | grep -q openmpi; then
 fi
 for group in "${mpi_groups[@]}"; do
   before=${chosen_before[$group]}
-  now=$(update-alternatives --query "$group" 2>/dev/null | sed -n 's/^Value: //p')
+  now=$(chosen "$group")
   if [[ -n $before && $now != "$before" ]]; then
     "${sudo[@]}" update-alternatives --quiet --set "$group" "$before"
   fi
