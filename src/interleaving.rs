@@ -136,27 +136,39 @@ pub fn run(
                 | FindingKind::CollectiveDivergence
         )
     });
-    if ended_cleanly && analysis.traces.iter().all(Option::is_some) {
-        let traces: Vec<_> = analysis.traces.iter().flatten().cloned().collect();
-        if let Some(hazard) = mbh_bounding::find_buffering_hazard(&traces) {
+    // The analyses below read every rank's trace; they borrow them, taken
+    // out of the analysis and put back, never copied (at 1,024 ranks a
+    // copy was 1.6 GiB: BENCHMARKS.md, "Post-run analysis at scale").
+    let complete: Option<Vec<mbh_trace::RankTrace>> =
+        analysis.traces.iter().all(Option::is_some).then(|| {
+            std::mem::take(&mut analysis.traces)
+                .into_iter()
+                .flatten()
+                .collect()
+        });
+    if let Some(traces) = complete.as_ref().filter(|_| ended_cleanly) {
+        if let Some(hazard) = mbh_bounding::find_buffering_hazard(traces) {
             analysis
                 .findings
                 .push(crate::deadlock_findings::buffering_finding(
-                    &hazard, &traces, session, n,
+                    &hazard, traces, session, n,
                 ));
         }
     }
     session.note_missing_debug_info(&mut analysis.findings);
-    let mut events: Vec<WildcardEvent> = analysis
-        .traces
-        .iter()
-        .flatten()
-        .flat_map(|trace| trace.wildcard_events())
-        .collect();
-    if analysis.traces.iter().all(Option::is_some) {
-        let traces: Vec<_> = analysis.traces.iter().flatten().cloned().collect();
+    let mut events: Vec<WildcardEvent> = match &complete {
+        Some(traces) => traces.iter().flat_map(|t| t.wildcard_events()).collect(),
+        None => analysis
+            .traces
+            .iter()
+            .flatten()
+            .flat_map(|trace| trace.wildcard_events())
+            .collect(),
+    };
+    if let Some(traces) = complete {
         let zero = config.buffering == mbh_trace::config::Buffering::Zero;
         add_oracle_senders(&mut events, &traces, deadlocked, zero);
+        analysis.traces = traces.into_iter().map(Some).collect();
     }
 
     // Everything a replay needs: every wildcard match of this run, forced.

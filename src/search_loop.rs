@@ -207,8 +207,8 @@ pub fn explore(
                 .extend(found.diverged[diverged_before..].iter().cloned());
             let decisions = decision_notes(session, &run.events, next.guidance.as_ref());
             let mut new_finding = false;
-            let run_traces: Vec<mbh_trace::RankTrace> =
-                run.analysis.traces.iter().flatten().cloned().collect();
+            // Copied only for a run that shows something new.
+            let mut run_traces: Option<Vec<mbh_trace::RankTrace>> = None;
             for mut finding in merge_ranks(run.analysis.findings.clone()) {
                 if !seen_findings.insert(finding.dedup_key()) {
                     confirm_divergence(&mut found.findings, &finding, n);
@@ -225,7 +225,9 @@ pub fn explore(
                     found.timelines.push((
                         found.findings.len(),
                         crate::timeline::build(
-                            &run_traces,
+                            run_traces.get_or_insert_with(|| {
+                                run.analysis.traces.iter().flatten().cloned().collect()
+                            }),
                             session.sites.as_ref(),
                             next.guidance.as_ref(),
                         ),

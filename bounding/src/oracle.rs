@@ -104,10 +104,13 @@
 //!
 //! Building the graph is linear in the trace (C3 arcs chain consecutive
 //! sends; C4 arcs come only from the receives still open, which is bounded
-//! by the outstanding requests). Each wildcard event costs one forward and
-//! one backward breadth-first search from `R` over a stamp-marked visit
-//! array (no allocation per search), each stopping as soon as every
-//! candidate send is decided: no transitive closure, no recursion.
+//! by the outstanding requests). The graph is then condensed and ordered
+//! once, and each batch of 256 wildcard events costs two sweeps over its
+//! arcs (one forward, one backward) with a bit per event, which answer
+//! every candidate's concurrency at once, and one more sweep for the
+//! enablers ([`reach`]): linear in the graph times events / 256, where a
+//! search per event and per sender was quadratic in the run. Choices among
+//! requests keep a breadth-first search each. No recursion anywhere.
 //!
 //! # Limitations
 //!
@@ -262,6 +265,20 @@ type Member = (usize, NodeIndex, u64, OpKind, i32);
 
 /// A call's position: (trace index, record index).
 type At = (usize, u64);
+
+/// One wildcard event the oracle answers for.
+struct Question {
+    /// Its trace's position.
+    t: usize,
+    event: u32,
+    /// Its call's record index.
+    call: u64,
+    /// The rank it matched.
+    matched: i32,
+    kind: OpKind,
+    /// Its call's node.
+    node: NodeIndex,
+}
 
 /// The potential senders of every wildcard receive and probe of a run,
 /// from all ranks' complete traces (any order), sorted by rank and event.
@@ -717,99 +734,169 @@ impl<'a> Oracle<'a> {
             .enumerate()
             .map(|(i, t)| (t.rank, i))
             .collect();
-        let mut stamp = vec![0u32; self.graph.node_count()];
-        let mut generation = 0u32;
-        let mut out = Vec::new();
-        let wildcard_at = self.wildcard_nodes();
         let send_node: HashMap<At, NodeIndex> = self
             .sends_to
             .values()
             .flatten()
             .map(|s| ((rank_index[&s.rank], s.op), s.node))
             .collect();
-        for (t, trace) in self.traces.iter().enumerate() {
-            for &(event, call, matched) in &self.events[t] {
-                let Some(op) = op_at(trace, call) else {
-                    continue;
-                };
-                let Some(&r) = self.node[t].get(&call) else {
-                    continue;
-                };
-                // The program's pattern, any source: which other senders
-                // the program's wildcard could have taken.
-                let pattern = RecvPattern {
-                    source: None,
-                    ..RecvPattern::as_written(op)
-                };
-                // Candidate messages: unclaimed, compatible, not from the
-                // matched rank.
-                let candidates: Vec<&SendInfo> = self
-                    .sends_to
-                    .get(&trace.rank)
-                    .into_iter()
-                    .flatten()
-                    .filter(|s| s.rank != matched && pattern.accepts(&s.side.envelope(s.rank)))
-                    .filter(|s| {
-                        let at = (rank_index[&s.rank], s.op);
-                        self.took.get(&(t, call)) != Some(&at)
-                            && self
-                                .taken_by
-                                .get(&at)
-                                .is_none_or(|&(rt, ri)| rt != t || ri > call)
+        let questions: Vec<Question> = self
+            .traces
+            .iter()
+            .enumerate()
+            .flat_map(|(t, trace)| {
+                self.events[t]
+                    .iter()
+                    .filter_map(move |&(event, call, matched)| {
+                        let op = op_at(trace, call)?;
+                        let node = *self.node[t].get(&call)?;
+                        Some(Question {
+                            t,
+                            event,
+                            call,
+                            matched,
+                            kind: op.kind,
+                            node,
+                        })
                     })
-                    .collect();
-                let mut ordered = vec![false; candidates.len()];
-                for direction in [Direction::Outgoing, Direction::Incoming] {
-                    generation += 1;
-                    self.search(
-                        r,
-                        direction,
-                        &mut stamp,
-                        generation,
-                        &candidates,
-                        &mut ordered,
-                    );
+            })
+            .collect();
+        let condensed = reach::Condensed::new(&self.graph);
+        let mut labels = Vec::new();
+        let mut out = Vec::with_capacity(questions.len());
+        // Per answer, in order: the sender whose message's past is asked
+        // for, and that message's node.
+        let mut past_wanted: Vec<Vec<(i32, NodeIndex)>> = Vec::with_capacity(questions.len());
+        for batch in questions.chunks(reach::BATCH) {
+            let candidates: Vec<Vec<&SendInfo>> = batch
+                .iter()
+                .map(|q| self.candidates(q, &rank_index))
+                .collect();
+            let mut ordered: Vec<Vec<bool>> =
+                candidates.iter().map(|c| vec![false; c.len()]).collect();
+            let sources: Vec<NodeIndex> = batch.iter().map(|q| q.node).collect();
+            // Ordered after the event (it reaches them) or before it (they
+            // reach it): Definition 3.2's two ways not to be concurrent.
+            for direction in [reach::Sweep::Forward, reach::Sweep::Backward] {
+                condensed.sweep(&sources, direction, &mut labels);
+                for (i, sends) in candidates.iter().enumerate() {
+                    for (k, send) in sends.iter().enumerate() {
+                        ordered[i][k] |= condensed.has(&labels, send.node, i);
+                    }
                 }
+            }
+            for ((q, sends), ordered) in batch.iter().zip(&candidates).zip(&ordered) {
                 let mut senders = BTreeSet::new();
                 let mut received = BTreeSet::new();
-                let mut enablers = Vec::new();
-                for (s, _) in candidates.iter().zip(&ordered).filter(|(_, &o)| !o) {
+                let mut wanted = Vec::new();
+                for (s, _) in sends.iter().zip(ordered).filter(|(_, &o)| !o) {
                     // The first message of each sender (sends are listed
                     // in program order) is the one MPI would deliver.
                     if senders.insert(s.rank) {
-                        generation += 1;
-                        let past =
-                            self.wildcards_before(s.node, &wildcard_at, &mut stamp, generation);
-                        if !past.is_empty() {
-                            enablers.push((s.rank, past));
-                        }
+                        wanted.push((s.rank, s.node));
                     }
                     if self.taken_by.contains_key(&(rank_index[&s.rank], s.op)) {
                         received.insert(s.rank);
                     }
                 }
                 // The message it took needs its own past as much.
-                if let Some(&node) = self.took.get(&(t, call)).and_then(|at| send_node.get(at)) {
-                    generation += 1;
-                    let past = self.wildcards_before(node, &wildcard_at, &mut stamp, generation);
-                    if !past.is_empty() {
-                        enablers.push((matched, past));
-                    }
+                if let Some(&node) = self
+                    .took
+                    .get(&(q.t, q.call))
+                    .and_then(|at| send_node.get(at))
+                {
+                    wanted.push((q.matched, node));
                 }
+                past_wanted.push(wanted);
                 out.push(OracleMatch {
-                    rank: trace.rank,
-                    event,
-                    op_index: call,
-                    kind: op.kind,
-                    matched,
+                    rank: self.traces[q.t].rank,
+                    event: q.event,
+                    op_index: q.call,
+                    kind: q.kind,
+                    matched: q.matched,
                     unreceived: senders.difference(&received).copied().collect(),
                     senders: senders.into_iter().collect(),
-                    enablers,
+                    enablers: Vec::new(),
                 });
             }
         }
+        let pasts = self.wildcard_pasts(&condensed, &past_wanted);
+        for (answer, wanted) in out.iter_mut().zip(&past_wanted) {
+            answer.enablers = wanted
+                .iter()
+                .filter_map(|&(sender, node)| {
+                    let past = &pasts[&node];
+                    (!past.is_empty()).then(|| (sender, past.clone()))
+                })
+                .collect();
+        }
         out.sort_by_key(|m| (m.rank, m.event));
         out
+    }
+
+    /// The messages wildcard event `q` could take besides the one it did:
+    /// unclaimed, compatible with its pattern (any source), not from the
+    /// matched rank.
+    fn candidates(&self, q: &Question, rank_index: &HashMap<i32, usize>) -> Vec<&SendInfo> {
+        let trace = &self.traces[q.t];
+        let Some(op) = op_at(trace, q.call) else {
+            return Vec::new();
+        };
+        // The program's pattern, any source: which other senders the
+        // program's wildcard could have taken.
+        let pattern = RecvPattern {
+            source: None,
+            ..RecvPattern::as_written(op)
+        };
+        self.sends_to
+            .get(&trace.rank)
+            .into_iter()
+            .flatten()
+            .filter(|s| s.rank != q.matched && pattern.accepts(&s.side.envelope(s.rank)))
+            .filter(|s| {
+                let at = (rank_index[&s.rank], s.op);
+                self.took.get(&(q.t, q.call)) != Some(&at)
+                    && self
+                        .taken_by
+                        .get(&at)
+                        .is_none_or(|&(rt, ri)| rt != q.t || ri > q.call)
+            })
+            .collect()
+    }
+
+    /// For every node in `wanted`: the wildcard events that match before
+    /// it (reach it), ascending. One forward sweep per batch of events.
+    fn wildcard_pasts(
+        &self,
+        condensed: &reach::Condensed,
+        wanted: &[Vec<(i32, NodeIndex)>],
+    ) -> HashMap<NodeIndex, Vec<(i32, u32)>> {
+        let mut pasts: HashMap<NodeIndex, Vec<(i32, u32)>> = wanted
+            .iter()
+            .flatten()
+            .map(|&(_, node)| (node, Vec::new()))
+            .collect();
+        if pasts.is_empty() {
+            return pasts;
+        }
+        let mut events: Vec<(NodeIndex, (i32, u32))> = self.wildcard_nodes().into_iter().collect();
+        events.sort_unstable_by_key(|&(node, event)| (event, node));
+        let mut labels = Vec::new();
+        for batch in events.chunks(reach::BATCH) {
+            let sources: Vec<NodeIndex> = batch.iter().map(|&(node, _)| node).collect();
+            condensed.sweep(&sources, reach::Sweep::Forward, &mut labels);
+            for (&node, past) in pasts.iter_mut() {
+                for (i, &(wildcard, event)) in batch.iter().enumerate() {
+                    if wildcard != node && condensed.has(&labels, node, i) {
+                        past.push(event);
+                    }
+                }
+            }
+        }
+        for past in pasts.values_mut() {
+            past.sort_unstable();
+        }
+        pasts
     }
 
     /// The potential indices of each choice with candidates (see
@@ -886,8 +973,6 @@ impl<'a> Oracle<'a> {
         out
     }
 
-    /// Breadth-first search from `from` along `direction`, marking the
-    /// candidates it reaches as ordered; stops once all are.
     /// The node of each wildcard event's call, with its `(rank, event)`.
     fn wildcard_nodes(&self) -> HashMap<NodeIndex, (i32, u32)> {
         let mut at = HashMap::new();
@@ -901,34 +986,9 @@ impl<'a> Oracle<'a> {
         at
     }
 
-    /// The wildcard events that match before `send` (backward reachable
-    /// from its node), ascending: one breadth-first search over a
-    /// stamp-marked visit array.
-    fn wildcards_before(
-        &self,
-        send: NodeIndex,
-        wildcard_at: &HashMap<NodeIndex, (i32, u32)>,
-        stamp: &mut [u32],
-        generation: u32,
-    ) -> Vec<(i32, u32)> {
-        let mut past = Vec::new();
-        let mut queue = std::collections::VecDeque::from([send]);
-        stamp[send.index()] = generation;
-        while let Some(n) = queue.pop_front() {
-            if let Some(&event) = wildcard_at.get(&n).filter(|_| n != send) {
-                past.push(event);
-            }
-            for next in self.graph.neighbors_directed(n, Direction::Incoming) {
-                if stamp[next.index()] != generation {
-                    stamp[next.index()] = generation;
-                    queue.push_back(next);
-                }
-            }
-        }
-        past.sort_unstable();
-        past
-    }
-
+    /// Breadth-first search from `from` along `direction`, marking the
+    /// candidates it reaches as ordered; stops once all are. (Choices
+    /// among requests are few; wildcard events use [`reach`] instead.)
     fn search(
         &self,
         from: NodeIndex,
@@ -973,6 +1033,8 @@ impl<'a> Oracle<'a> {
         }
     }
 }
+
+mod reach;
 
 #[cfg(test)]
 mod tests;

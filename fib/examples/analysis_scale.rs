@@ -758,7 +758,11 @@ fn analyse(ranks: usize, dir: &Path, skip: &[String]) -> bool {
         table.row(
             "matches-before oracle",
             took,
-            &format!("{} events, {senders} potential senders", found.len()),
+            &format!(
+                "{} events, {senders} potential senders, answer digest {:016x}",
+                found.len(),
+                digest(&found)
+            ),
         );
     }
     println!(
@@ -766,4 +770,21 @@ fn analyse(ranks: usize, dir: &Path, skip: &[String]) -> bool {
         table.total, table.cpu, table.peak
     );
     ok
+}
+
+/// A hash of a value's `Debug` text: two builds of the oracle give the
+/// same answer on the same traces when their digests agree (an A/B check
+/// of a change to it, without keeping the answers).
+fn digest(value: &impl std::fmt::Debug) -> u64 {
+    use std::hash::Hasher;
+    struct Digest(std::collections::hash_map::DefaultHasher);
+    impl std::fmt::Write for Digest {
+        fn write_str(&mut self, text: &str) -> std::fmt::Result {
+            self.0.write(text.as_bytes());
+            Ok(())
+        }
+    }
+    let mut out = Digest(std::collections::hash_map::DefaultHasher::new());
+    let _ = std::fmt::Write::write_fmt(&mut out, format_args!("{value:?}"));
+    out.0.finish()
 }
