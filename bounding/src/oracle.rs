@@ -127,7 +127,8 @@ use mbh_trace::rank_trace::{Op, RankTrace, WildcardEvent};
 use mbh_trace::OpKind;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::Direction;
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 
 /// The potential senders of one wildcard receive or probe.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -362,20 +363,26 @@ impl<'a> Oracle<'a> {
             .flat_map(|t| t.ops.iter())
             .find(|op| matches!(op.kind, OpKind::Init | OpKind::InitThread))
             .map(|op| op.comm);
+        // Reserved up front: growing a graph of 10^7 nodes by doubling
+        // copies it and faults its pages in again (BENCHMARKS.md).
+        let calls = traces.iter().map(|t| t.ops.len() / 2).sum::<usize>();
         let mut o = Oracle {
             traces,
-            graph: DiGraph::new(),
-            node: vec![HashMap::new(); traces.len()],
-            sends_to: HashMap::new(),
-            taken_by: HashMap::new(),
-            took: HashMap::new(),
+            graph: DiGraph::with_capacity(calls, 2 * calls),
+            node: traces
+                .iter()
+                .map(|t| HashMap::with_capacity_and_hasher(t.ops.len() / 2, Default::default()))
+                .collect(),
+            sends_to: HashMap::default(),
+            taken_by: HashMap::default(),
+            took: HashMap::default(),
             events: vec![Vec::new(); traces.len()],
         };
         // Pass 1: wildcard events, completions of Irecvs, and matches.
-        let mut completes: Vec<HashMap<u64, Vec<u64>>> = vec![HashMap::new(); traces.len()];
+        let mut completes: Vec<HashMap<u64, Vec<u64>>> = vec![HashMap::default(); traces.len()];
         for (t, trace) in traces.iter().enumerate() {
             let ops = &trace.ops;
-            let mut event_call: HashMap<i32, u64> = HashMap::new();
+            let mut event_call: HashMap<i32, u64> = HashMap::default();
             for op in ops.iter().filter(|op| op.kind == OpKind::WildcardClock) {
                 event_call.insert(op.count, op.request);
                 o.events[t].push((op.count as u32, op.request, op.peer));
@@ -447,20 +454,20 @@ impl<'a> Oracle<'a> {
             })
             .collect();
         // Pass 2: nodes and intra-rank arcs.
-        let mut collectives: HashMap<(u64, usize), Vec<Member>> = HashMap::new();
-        let mut constructors: HashMap<(u64, usize), Vec<NodeIndex>> = HashMap::new();
-        let mut send_node: HashMap<At, NodeIndex> = HashMap::new();
+        let mut collectives: HashMap<(u64, usize), Vec<Member>> = HashMap::default();
+        let mut constructors: HashMap<(u64, usize), Vec<NodeIndex>> = HashMap::default();
+        let mut send_node: HashMap<At, NodeIndex> = HashMap::default();
         // Where a synchronous send returns: an `Ssend`'s own completion
         // node, an `Issend`'s `Wait`. Its receive precedes that, not the
         // send's match (see the match sets below).
-        let mut sync_return: HashMap<At, NodeIndex> = HashMap::new();
+        let mut sync_return: HashMap<At, NodeIndex> = HashMap::default();
         for (t, trace) in traces.iter().enumerate() {
             let mut last_fence: Option<NodeIndex> = None;
             let mut open: Vec<(u64, RecvPattern, NodeIndex)> = Vec::new();
-            let mut channel: HashMap<(i32, u64, i32), NodeIndex> = HashMap::new();
-            let mut collective_seq: HashMap<u64, usize> = HashMap::new();
-            let mut constructor_seq: HashMap<u64, usize> = HashMap::new();
-            let mut issend: HashMap<u64, NodeIndex> = HashMap::new();
+            let mut channel: HashMap<(i32, u64, i32), NodeIndex> = HashMap::default();
+            let mut collective_seq: HashMap<u64, usize> = HashMap::default();
+            let mut constructor_seq: HashMap<u64, usize> = HashMap::default();
+            let mut issend: HashMap<u64, NodeIndex> = HashMap::default();
             for op in &trace.ops {
                 let class = op.kind.class();
                 if op.has(flags::CANCELLED) {
@@ -975,7 +982,7 @@ impl<'a> Oracle<'a> {
 
     /// The node of each wildcard event's call, with its `(rank, event)`.
     fn wildcard_nodes(&self) -> HashMap<NodeIndex, (i32, u32)> {
-        let mut at = HashMap::new();
+        let mut at = HashMap::default();
         for (t, trace) in self.traces.iter().enumerate() {
             for &(event, call, _) in &self.events[t] {
                 if let Some(&node) = self.node[t].get(&call) {
@@ -1006,7 +1013,7 @@ impl<'a> Oracle<'a> {
             candidates
                 .iter()
                 .enumerate()
-                .fold(HashMap::new(), |mut m, (i, s)| {
+                .fold(HashMap::default(), |mut m, (i, s)| {
                     m.entry(s.node).or_insert_with(Vec::new).push(i);
                     m
                 });

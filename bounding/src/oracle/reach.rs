@@ -20,9 +20,7 @@
 //! predecessors (forward) or successors (backward), so its bits are final
 //! when they are read. The unit tests compare it with breadth-first search.
 
-use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::VecDeque;
 
 /// Sources per sweep: one bit each in a [`Bits`] word group.
 pub(super) const BATCH: usize = 256;
@@ -39,8 +37,10 @@ pub(super) enum Sweep {
     Backward,
 }
 
-/// The condensation of a graph, its arcs as flat successor lists, its
-/// components in topological order.
+/// The condensation of a graph, its arcs as flat successor lists. Components
+/// are numbered in reverse topological order (Tarjan emits a component after
+/// every component it reaches), so every arc goes from a larger number to a
+/// smaller one.
 pub(super) struct Condensed {
     /// The component of each node.
     component_of: Vec<u32>,
@@ -48,49 +48,46 @@ pub(super) struct Condensed {
     /// `successors[first_successor[c]..first_successor[c + 1]]`.
     first_successor: Vec<u32>,
     successors: Vec<u32>,
-    /// Every component, each after all its predecessors.
-    topological: Vec<u32>,
 }
 
 impl Condensed {
     pub(super) fn new(graph: &DiGraph<(), ()>) -> Condensed {
-        let components = kosaraju_scc(graph);
-        let mut component_of = vec![0u32; graph.node_count()];
-        for (c, nodes) in components.iter().enumerate() {
-            for node in nodes {
-                component_of[node.index()] = c as u32;
-            }
-        }
-        let count = components.len();
-        drop(components);
-        let mut arcs: Vec<(u32, u32)> = graph
-            .raw_edges()
-            .iter()
-            .map(|e| {
-                (
-                    component_of[e.source().index()],
-                    component_of[e.target().index()],
-                )
-            })
-            .filter(|(from, to)| from != to)
-            .collect();
-        arcs.sort_unstable();
-        arcs.dedup();
+        let nodes = Successors::from_graph(graph);
+        let (component_of, count) = tarjan(&nodes);
+        // Arcs between components, grouped by their source (a counting
+        // sort); duplicates are left in, they only cost a repeated `or`.
         let mut first_successor = vec![0u32; count + 1];
-        for &(from, _) in &arcs {
-            first_successor[from as usize + 1] += 1;
+        for (node, &c) in component_of.iter().enumerate() {
+            let outside = nodes
+                .after(node as u32)
+                .iter()
+                .filter(|&&next| component_of[next as usize] != c)
+                .count();
+            first_successor[c as usize + 1] += outside as u32;
         }
         for c in 0..count {
             first_successor[c + 1] += first_successor[c];
         }
-        let successors: Vec<u32> = arcs.iter().map(|&(_, to)| to).collect();
-        let topological = kahn_order(&first_successor, &successors);
+        let mut filled = first_successor.clone();
+        let mut successors = vec![0u32; first_successor[count] as usize];
+        for (node, &c) in component_of.iter().enumerate() {
+            for &next in nodes.after(node as u32) {
+                let to = component_of[next as usize];
+                if to != c {
+                    successors[filled[c as usize] as usize] = to;
+                    filled[c as usize] += 1;
+                }
+            }
+        }
         Condensed {
             component_of,
             first_successor,
             successors,
-            topological,
         }
+    }
+
+    fn component_count(&self) -> u32 {
+        (self.first_successor.len() - 1) as u32
     }
 
     fn successors_of(&self, c: u32) -> &[u32] {
@@ -109,13 +106,13 @@ impl Condensed {
             "a sweep takes at most {BATCH} sources"
         );
         labels.clear();
-        labels.resize(self.first_successor.len() - 1, [0; BATCH / 64]);
+        labels.resize(self.component_count() as usize, [0; BATCH / 64]);
         for (i, node) in sources.iter().enumerate() {
             labels[self.component_of[node.index()] as usize][i / 64] |= 1 << (i % 64);
         }
         match direction {
             Sweep::Forward => {
-                for &c in &self.topological {
+                for c in (0..self.component_count()).rev() {
                     let bits = labels[c as usize];
                     if bits == [0; BATCH / 64] {
                         continue;
@@ -126,7 +123,7 @@ impl Condensed {
                 }
             }
             Sweep::Backward => {
-                for &c in self.topological.iter().rev() {
+                for c in 0..self.component_count() {
                     let mut bits = labels[c as usize];
                     for &next in self.successors_of(c) {
                         or_into(&mut bits, &labels[next as usize]);
@@ -149,30 +146,111 @@ fn or_into(into: &mut Bits, from: &Bits) {
     }
 }
 
-/// Kahn's algorithm over the condensed arcs (a DAG by construction).
-fn kahn_order(first_successor: &[u32], successors: &[u32]) -> Vec<u32> {
-    let count = first_successor.len() - 1;
-    let mut waiting_for = vec![0u32; count];
-    for &to in successors {
-        waiting_for[to as usize] += 1;
+/// A graph's arcs as flat successor lists.
+struct Successors {
+    first: Vec<u32>,
+    next: Vec<u32>,
+}
+
+impl Successors {
+    fn from_graph(graph: &DiGraph<(), ()>) -> Successors {
+        let count = graph.node_count();
+        let mut first = vec![0u32; count + 1];
+        for edge in graph.raw_edges() {
+            first[edge.source().index() + 1] += 1;
+        }
+        for n in 0..count {
+            first[n + 1] += first[n];
+        }
+        let mut filled = first.clone();
+        let mut next = vec![0u32; graph.edge_count()];
+        for edge in graph.raw_edges() {
+            let from = edge.source().index();
+            next[filled[from] as usize] = edge.target().index() as u32;
+            filled[from] += 1;
+        }
+        Successors { first, next }
     }
-    let mut ready: VecDeque<u32> = (0..count as u32)
-        .filter(|&c| waiting_for[c as usize] == 0)
-        .collect();
-    let mut order = Vec::with_capacity(count);
-    while let Some(c) = ready.pop_front() {
-        order.push(c);
-        let from = first_successor[c as usize] as usize;
-        let to = first_successor[c as usize + 1] as usize;
-        for &next in &successors[from..to] {
-            waiting_for[next as usize] -= 1;
-            if waiting_for[next as usize] == 0 {
-                ready.push_back(next);
+
+    fn count(&self) -> usize {
+        self.first.len() - 1
+    }
+
+    fn after(&self, node: u32) -> &[u32] {
+        &self.next[self.first[node as usize] as usize..self.first[node as usize + 1] as usize]
+    }
+}
+
+const UNSET: u32 = u32::MAX;
+
+/// Tarjan's strongly connected components, with an explicit stack (a
+/// program-order chain of 10^7 calls would overflow a recursive one):
+/// the component of each node, numbered in the order they complete, which
+/// is reverse topological; and how many there are.
+fn tarjan(graph: &Successors) -> (Vec<u32>, usize) {
+    let mut walk = Walk {
+        index: vec![UNSET; graph.count()],
+        low: vec![0; graph.count()],
+        next_index: 0,
+        open: Vec::new(),
+        path: Vec::new(),
+    };
+    // UNSET while a visited node is still open (in no component yet).
+    let mut component = vec![UNSET; graph.count()];
+    let mut components = 0u32;
+    for root in 0..graph.count() as u32 {
+        if walk.index[root as usize] != UNSET {
+            continue;
+        }
+        walk.enter(root, graph);
+        while let Some(&(v, arc)) = walk.path.last() {
+            if arc < graph.first[v as usize + 1] {
+                walk.path.last_mut().expect("path is not empty").1 += 1;
+                let w = graph.next[arc as usize];
+                if walk.index[w as usize] == UNSET {
+                    walk.enter(w, graph);
+                } else if component[w as usize] == UNSET {
+                    walk.low[v as usize] = walk.low[v as usize].min(walk.index[w as usize]);
+                }
+                continue;
+            }
+            walk.path.pop();
+            if let Some(&(parent, _)) = walk.path.last() {
+                walk.low[parent as usize] = walk.low[parent as usize].min(walk.low[v as usize]);
+            }
+            if walk.low[v as usize] == walk.index[v as usize] {
+                while let Some(w) = walk.open.pop() {
+                    component[w as usize] = components;
+                    if w == v {
+                        break;
+                    }
+                }
+                components += 1;
             }
         }
     }
-    debug_assert_eq!(order.len(), count, "the condensation has a cycle");
-    order
+    (component, components as usize)
+}
+
+/// Tarjan's depth-first walk: discovery index and low link of each node,
+/// the nodes not yet in a component, and the path with each node's next
+/// arc.
+struct Walk {
+    index: Vec<u32>,
+    low: Vec<u32>,
+    next_index: u32,
+    open: Vec<u32>,
+    path: Vec<(u32, u32)>,
+}
+
+impl Walk {
+    fn enter(&mut self, v: u32, graph: &Successors) {
+        self.index[v as usize] = self.next_index;
+        self.low[v as usize] = self.next_index;
+        self.next_index += 1;
+        self.open.push(v);
+        self.path.push((v, graph.first[v as usize]));
+    }
 }
 
 #[cfg(test)]
@@ -240,6 +318,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn components_are_numbered_against_the_arcs_and_join_cycles() {
+        for seed in 0..40 {
+            let g = graph(seed, 150, 260);
+            let condensed = Condensed::new(&g);
+            for c in 0..condensed.component_count() {
+                assert!(condensed.successors_of(c).iter().all(|&to| to < c));
+            }
+            for edge in g.raw_edges() {
+                let (from, to) = (edge.source(), edge.target());
+                let back = petgraph::algo::has_path_connecting(&g, to, from, None);
+                let same =
+                    condensed.component_of[from.index()] == condensed.component_of[to.index()];
+                assert_eq!(back, same, "seed {seed}: {from:?} -> {to:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_chain_of_a_million_calls_needs_no_recursion() {
+        let mut g = DiGraph::with_capacity(1_000_000, 1_000_000);
+        let chain: Vec<NodeIndex> = (0..1_000_000).map(|_| g.add_node(())).collect();
+        for pair in chain.windows(2) {
+            g.add_edge(pair[0], pair[1], ());
+        }
+        g.add_edge(chain[999_999], chain[500_000], ());
+        let condensed = Condensed::new(&g);
+        assert_eq!(condensed.component_count(), 500_001);
+        let mut labels = Vec::new();
+        condensed.sweep(&[chain[0]], Sweep::Forward, &mut labels);
+        assert!(condensed.has(&labels, chain[999_999], 0));
     }
 
     #[test]
