@@ -306,6 +306,12 @@ pub struct VerifyArgs {
     /// Stop starting new interleavings after this many seconds.
     #[arg(long, value_name = "SECS")]
     pub time_budget: Option<u64>,
+    /// Run up to N interleavings at once, each its own MPI job: the search
+    /// launches ahead of time the runs it will ask for next. It gains only
+    /// where the machine has N times the ranks in free cores.
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub jobs: u32,
     /// Keep every interleaving's traces in the run directory (by default
     /// only those of interleavings that showed a new finding are kept).
     #[arg(long)]

@@ -44,15 +44,86 @@ fn buffer_rooms(session: &Session) -> Vec<RoomAtCall> {
     rooms
 }
 
+/// What launching a run needs, owned: `verify --jobs` launches runs ahead
+/// from other threads while the session analyses the run before them.
+#[derive(Clone)]
+pub struct LaunchSpec {
+    launcher: crate::launch::Launcher,
+    program: std::path::PathBuf,
+    args: Vec<String>,
+    np: u32,
+    timeout: std::time::Duration,
+    preload: Option<std::path::PathBuf>,
+    buffer_rooms: Vec<RoomAtCall>,
+    watch_buffers: bool,
+}
+
+impl LaunchSpec {
+    /// The launch of `session`'s program.
+    pub fn of(session: &Session) -> LaunchSpec {
+        LaunchSpec {
+            launcher: session.launcher.clone(),
+            program: session.program.clone(),
+            args: session.args.clone(),
+            np: session.np,
+            timeout: session.timeout,
+            preload: session.preload.clone(),
+            buffer_rooms: buffer_rooms(session),
+            watch_buffers: session.sites.as_ref().is_some_and(|t| t.access_checks),
+        }
+    }
+}
+
+/// A job that ran and has not been analysed yet.
+pub struct Launched {
+    dir: InterleavingDir,
+    config: RuntimeConfig,
+    ended: launch::Ended,
+    exit_order: Vec<i32>,
+    monitor: DeadlockMonitor,
+}
+
+impl Launched {
+    /// Its directory.
+    pub fn dir(&self) -> &InterleavingDir {
+        &self.dir
+    }
+
+    /// Moves its directory to `dir` (a run launched ahead gets its number
+    /// when the search takes it). Nothing of the job holds the old path.
+    pub fn move_to(&mut self, dir: InterleavingDir) -> Result<()> {
+        std::fs::rename(&self.dir.path, &dir.path).with_context(|| {
+            format!(
+                "cannot move {} to {}",
+                self.dir.path.display(),
+                dir.path.display()
+            )
+        })?;
+        self.dir = dir;
+        Ok(())
+    }
+}
+
 /// Runs interleaving `n` in `dir` under `config`.
 pub fn run(
     session: &mut Session,
     n: u32,
     dir: InterleavingDir,
-    mut config: RuntimeConfig,
+    config: RuntimeConfig,
 ) -> Result<Interleaving> {
-    config.buffer_rooms = buffer_rooms(session);
-    config.watch_buffers = session.sites.as_ref().is_some_and(|t| t.access_checks);
+    let launched = launch(&LaunchSpec::of(session), dir, config)?;
+    analyze(session, n, launched)
+}
+
+/// Launches a job in `dir` under `config` with the deadlock monitor
+/// watching, and waits for it to end.
+pub fn launch(
+    spec: &LaunchSpec,
+    dir: InterleavingDir,
+    mut config: RuntimeConfig,
+) -> Result<Launched> {
+    config.buffer_rooms = spec.buffer_rooms.clone();
+    config.watch_buffers = spec.watch_buffers;
     std::fs::create_dir_all(&dir.path).map_err(|e| crate::error::UsageError::RunDirUnwritable {
         path: dir.path.clone(),
         reason: e.to_string(),
@@ -60,7 +131,7 @@ pub fn run(
     std::fs::write(dir.runtime_config(), config.to_json())
         .with_context(|| format!("cannot write {}", dir.runtime_config().display()))?;
 
-    let deaths = crate::deaths::DeathWatch::start(&dir, session.np);
+    let deaths = crate::deaths::DeathWatch::start(&dir, spec.np);
     let mut env = vec![
         (ENV_TRACE_DIR.to_string(), dir.path.display().to_string()),
         (ENV_WATCH_PID.to_string(), std::process::id().to_string()),
@@ -68,7 +139,7 @@ pub fn run(
         (ENV_HOLD_FAILED.to_string(), "1".to_string()),
     ];
     env.extend(deaths.env());
-    if let Some(lib) = &session.preload {
+    if let Some(lib) = &spec.preload {
         let existing = std::env::var("LD_PRELOAD").unwrap_or_default();
         let value = if existing.is_empty() {
             lib.display().to_string()
@@ -78,25 +149,41 @@ pub fn run(
         env.push(("LD_PRELOAD".into(), value));
     }
     let job = Job {
-        launcher: &session.launcher,
-        program: &session.program,
-        args: &session.args,
+        launcher: &spec.launcher,
+        program: &spec.program,
+        args: &spec.args,
         env,
         stdout: dir.launcher_stdout(),
         stderr: dir.launcher_stderr(),
-        timeout: session.timeout,
+        timeout: spec.timeout,
     };
-    let mut monitor = DeadlockMonitor::new(&dir, session.np);
+    let mut monitor = DeadlockMonitor::new(&dir, spec.np);
     let ended = launch::run(&job, &mut || monitor.poll());
     let exit_order = deaths.finish();
     let ended = ended.map_err(|e| crate::error::UsageError::LauncherFailed {
-        command: session
-            .launcher
-            .command_line(&session.program, &session.args),
+        command: spec.launcher.command_line(&spec.program, &spec.args),
         status: e.to_string(),
         stderr: String::new(),
     })?;
+    Ok(Launched {
+        dir,
+        config,
+        ended,
+        exit_order,
+        monitor,
+    })
+}
 
+/// Reads what the ranks of a launched job recorded and analyses it as
+/// interleaving `n`.
+pub fn analyze(session: &mut Session, n: u32, launched: Launched) -> Result<Interleaving> {
+    let Launched {
+        dir,
+        config,
+        ended,
+        exit_order,
+        monitor,
+    } = launched;
     let (traces, warnings) = outcome::read_traces(&dir, session.np);
     // Calls the program did not label: their sites, from the return
     // addresses the runtime recorded, join the table before any finding

@@ -19,6 +19,7 @@ mod launch;
 mod mpi_choice;
 mod outcome;
 mod reuse_findings;
+mod run_ahead;
 mod search_loop;
 mod session;
 mod symbolize;

@@ -4,14 +4,15 @@
 //! budget is spent. Findings are deduplicated across interleavings by kind
 //! and sites, each keeping the first interleaving that showed it.
 
-use crate::interleaving;
+use crate::interleaving::{self, LaunchSpec};
+use crate::run_ahead::RunAhead;
 use crate::session::Session;
 use anyhow::Result;
 use mbh_bounding::RunEnd;
 use mbh_trace::config::{Buffering, Clocks, Guidance, RuntimeConfig};
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::WildcardEvent;
-use mbh_trace::report::{ChoicePointStats, RunOutcome, WildcardReport};
+use mbh_trace::report::{ChoicePointStats, RunAheadStats, RunOutcome, WildcardReport};
 use mbh_trace::{Finding, FindingKind};
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -32,6 +33,9 @@ pub struct Settings {
     pub time_budget: Option<Duration>,
     /// Keep the traces of interleavings that showed nothing new.
     pub keep_traces: bool,
+    /// MPI jobs at once: the search's own run and up to `jobs - 1` runs it
+    /// will ask for next (src/run_ahead.rs).
+    pub jobs: usize,
 }
 
 /// What an exploration found.
@@ -65,6 +69,8 @@ pub struct Exploration {
     pub tool_stops: Vec<String>,
     /// The traces of every interleaving, kept only when a caller asks (Fib).
     pub traces: Vec<Vec<mbh_trace::RankTrace>>,
+    /// How the runs made ahead were used (`--jobs`, more than one).
+    pub run_ahead: Option<RunAheadStats>,
     /// The space-time diagram of each finding's interleaving, by finding
     /// index.
     pub timelines: Vec<(usize, mbh_diagnostics::html::Timeline)>,
@@ -90,6 +96,7 @@ pub fn explore(
         diverged: Vec::new(),
         tool_stops: Vec::new(),
         traces: Vec::new(),
+        run_ahead: None,
         timelines: Vec::new(),
     };
     let mut seen_findings = HashSet::new();
@@ -97,6 +104,13 @@ pub fn explore(
 
     'passes: for &buffering in &settings.bufferings {
         let mut engine = Engine::new(settings, buffering);
+        let mut ahead = (settings.jobs > 1 && !settings.exhaustive).then(|| {
+            RunAhead::new(
+                LaunchSpec::of(session),
+                session.run_dir.clone(),
+                settings.jobs,
+            )
+        });
         while let Some(next) = engine.next_run() {
             if found.interleavings >= settings.max_interleavings {
                 found.incomplete_because = Some(format!(
@@ -117,8 +131,11 @@ pub fn explore(
             }
             let n = found.interleavings + 1;
             if session.progress {
+                let running_ahead = ahead
+                    .as_ref()
+                    .map_or(String::new(), |a| format!(", {} more running", a.running()));
                 eprint!(
-                    "\rmbhybrid: interleaving {n} ({} choice points known, {} findings, {:.1} s)   ",
+                    "\rmbhybrid: interleaving {n} ({} choice points known, {} findings, {:.1} s{running_ahead})   ",
                     engine.stats().found,
                     found.findings.len(),
                     started.elapsed().as_secs_f64()
@@ -131,7 +148,7 @@ pub fn explore(
                 ..RuntimeConfig::default()
             };
             let dir = InterleavingDir::new(&session.run_dir, n);
-            let run = match interleaving::run(session, n, dir, config) {
+            let run = match run_interleaving(session, ahead.as_mut(), &engine, n, dir, config) {
                 Ok(run) => run,
                 // What ran is still reported (issue 12): a run directory
                 // that became unwritable, a launcher that stopped working.
@@ -273,6 +290,15 @@ pub fn explore(
                 interleaving::prune(&run.dir);
             }
         }
+        if let Some(mut ahead) = ahead.take() {
+            ahead.finish();
+            let used = found.run_ahead.get_or_insert(RunAheadStats {
+                jobs: settings.jobs as u32,
+                ..RunAheadStats::default()
+            });
+            used.taken += ahead.taken;
+            used.unused += ahead.wasted;
+        }
         let stats = engine.stats();
         found.stats.found += stats.found;
         found.stats.explored += stats.explored;
@@ -297,6 +323,32 @@ pub fn explore(
     // Findings stay in order of discovery: the timelines refer to them by
     // index.
     Ok(found)
+}
+
+/// Runs interleaving `n`: launched by the search itself, or taken from the
+/// jobs running ahead (`--jobs`), which it first tops up with the runs the
+/// engine will ask for next.
+fn run_interleaving(
+    session: &mut Session,
+    ahead: Option<&mut RunAhead>,
+    engine: &Engine,
+    n: u32,
+    dir: InterleavingDir,
+    config: RuntimeConfig,
+) -> Result<interleaving::Interleaving> {
+    let Some(ahead) = ahead else {
+        return interleaving::run(session, n, dir, config);
+    };
+    ahead.start(engine.upcoming(ahead.jobs()), &config);
+    let launched = match ahead.take(&config.guidance) {
+        Some(made) => {
+            let mut made = made?;
+            made.move_to(dir)?;
+            made
+        }
+        None => ahead.launch(dir, config)?,
+    };
+    interleaving::analyze(session, n, launched)
 }
 
 /// "rank 1's `MPI_Irecv` at crooked.c:25 took rank 2's message (rank 0
@@ -487,6 +539,15 @@ impl Engine {
                     unmatched: Vec::new(),
                 }
             }
+        }
+    }
+
+    /// Up to `n` guidances the engine will ask for after the pending run
+    /// (the reference search gives none: it is for testing).
+    fn upcoming(&self, n: usize) -> Vec<Guidance> {
+        match self {
+            Engine::Guided(e) => e.upcoming(n),
+            Engine::Exhaustive(_) => Vec::new(),
         }
     }
 

@@ -448,6 +448,27 @@ impl<P: Policy> Explorer<P> {
         self.next_run()
     }
 
+    /// The guidances of up to `n` runs after the pending one, in the order
+    /// [`Explorer::next_run`] would give them if no run before them opened
+    /// new choice points: what a caller may launch ahead of time (`verify
+    /// --jobs`). The search asks for each of them later unless a budget
+    /// stops it first, or a run before it reveals a sender of its choice
+    /// point or changes its parent's forcing (then the search asks for
+    /// another guidance, and the run made ahead is not used).
+    pub fn upcoming(&self, n: usize) -> Vec<Guidance> {
+        if self.finished.is_some() || self.stopped || self.runs == 0 {
+            return Vec::new();
+        }
+        self.policy
+            .upcoming(n)
+            .iter()
+            .filter_map(|choice| {
+                let node = self.nodes.get(&choice.node)?;
+                Some(guidance_for(node, choice))
+            })
+            .collect()
+    }
+
     /// Records the run [`Explorer::next_run`] gave: the wildcard events of
     /// all ranks (as [`mbh_trace::RankTrace::wildcard_events`] gives them)
     /// and how it ended. Returns the forced matches that did not happen

@@ -74,6 +74,13 @@ pub trait Policy {
     fn extend(&mut self, choice: Choice);
     /// The next alternative to run, or `None` when none is left.
     fn next_choice(&mut self) -> Option<Choice>;
+
+    /// The next `n` choices [`Policy::next_choice`] would give if no run
+    /// opened or extended anything in between (what `verify --jobs` runs
+    /// ahead). A policy that cannot tell gives none.
+    fn upcoming(&self, _n: usize) -> Vec<Choice> {
+        Vec::new()
+    }
 }
 
 /// Depth-first search, seed 000 Fig 5.23: the alternatives of the most
@@ -120,6 +127,16 @@ impl Policy for Dfs {
         }
     }
 
+    fn upcoming(&self, n: usize) -> Vec<Choice> {
+        self.frames
+            .iter()
+            .rev()
+            .flat_map(|(_, choices)| choices.iter().rev())
+            .take(n)
+            .copied()
+            .collect()
+    }
+
     fn next_choice(&mut self) -> Option<Choice> {
         loop {
             let (_, choices) = self.frames.last_mut()?;
@@ -155,8 +172,13 @@ mod tests {
             NodeId(0),
             vec![choice(0, 1, 2), choice(0, 1, 3), choice(0, 5, 2)],
         );
+        assert_eq!(dfs.upcoming(2), vec![choice(0, 5, 2), choice(0, 1, 2)]);
         assert_eq!(dfs.next_choice(), Some(choice(0, 5, 2)));
         dfs.open(NodeId(1), vec![choice(1, 7, 1)]);
+        assert_eq!(
+            dfs.upcoming(9),
+            vec![choice(1, 7, 1), choice(0, 1, 2), choice(0, 1, 3)]
+        );
         assert_eq!(dfs.next_choice(), Some(choice(1, 7, 1)));
         assert_eq!(dfs.next_choice(), Some(choice(0, 1, 2)));
         dfs.extend(choice(0, 1, 4));

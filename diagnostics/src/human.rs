@@ -142,7 +142,20 @@ fn outcome_lines(report: &Report) -> String {
 }
 
 fn summary(report: &Report) -> String {
-    format!("{}\nrun directory: {}\n", verdict(report), report.run_dir)
+    let ahead = report.run_ahead.map_or(String::new(), |a| {
+        format!(
+            "--jobs {}: {} of the interleavings ran ahead of the search ({} run{} ahead not used)\n",
+            a.jobs,
+            a.taken,
+            a.unused,
+            if a.unused == 1 { "" } else { "s" }
+        )
+    });
+    format!(
+        "{}\n{ahead}run directory: {}\n",
+        verdict(report),
+        report.run_dir
+    )
 }
 
 /// The one-line verdict: `2 findings (1 error) in 7 interleavings

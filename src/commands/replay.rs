@@ -106,6 +106,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         runs: vec![replayed.analysis.outcome],
         warnings,
         limits: super::verify::limits(&session),
+        run_ahead: None,
         seconds: started.elapsed().as_secs_f64(),
     };
     super::verify::print_report(&report, args.format, &session.cwd)?;

@@ -113,6 +113,7 @@ pub fn settings(args: &VerifyArgs) -> Settings {
         max_interleavings: args.max_interleavings,
         time_budget: args.time_budget.map(Duration::from_secs),
         keep_traces: args.keep_traces,
+        jobs: args.jobs as usize,
     }
 }
 
@@ -164,6 +165,7 @@ pub fn report(
         runs: exploration.runs,
         warnings,
         limits: limits(session),
+        run_ahead: exploration.run_ahead,
         seconds: started.elapsed().as_secs_f64(),
     }
 }

@@ -17,6 +17,7 @@ mod faults;
 mod gcc_c;
 mod generator;
 mod hangs;
+mod jobs;
 mod mpicc_builds;
 mod mpich_values;
 mod oracle;

@@ -32,7 +32,22 @@ pub struct Report {
     /// Absent when empty.
     #[serde(default)]
     pub limits: Vec<String>,
+    /// Absent without `--jobs N`, N > 1.
+    #[serde(default)]
+    pub run_ahead: Option<RunAhead>,
     pub seconds: f64,
+}
+
+/// `run_ahead`: how `verify --jobs N` used its runs made ahead.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RunAhead {
+    /// `N`.
+    pub jobs: u32,
+    /// Interleavings taken from runs made ahead.
+    pub taken: u32,
+    /// Runs made ahead and never asked for.
+    pub unused: u32,
 }
 
 /// What `audit-barriers` spent.

@@ -118,6 +118,17 @@ pub struct AuditCost {
     pub exploration_seconds: f64,
 }
 
+/// How `verify --jobs N` used the runs it launched ahead of the search.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunAheadStats {
+    /// `N`: MPI jobs at once.
+    pub jobs: u32,
+    /// Interleavings the search took from runs made ahead.
+    pub taken: u32,
+    /// Runs made ahead the search never asked for (deleted).
+    pub unused: u32,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -165,6 +176,9 @@ pub struct Report {
     /// are those.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<String>,
+    /// `verify --jobs N` with `N > 1`: how the runs made ahead were used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_ahead: Option<RunAheadStats>,
     /// Wall time of the whole verification, seconds.
     pub seconds: f64,
 }

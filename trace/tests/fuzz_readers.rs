@@ -20,7 +20,8 @@ use mbh_trace::rank_trace::{
     MAX_FRAMES, RECORD_SIZE,
 };
 use mbh_trace::report::{
-    AuditCost, BarrierVerdict, ChoicePointStats, RankOutcome, Report, RunOutcome, WildcardReport,
+    AuditCost, BarrierVerdict, ChoicePointStats, RankOutcome, Report, RunAheadStats, RunOutcome,
+    WildcardReport,
 };
 use mbh_trace::site::{Site, SiteFormatError, SiteTable, SiteTableError};
 use mbh_trace::static_report::{
@@ -1001,6 +1002,11 @@ fn report() -> impl Strategy<Value = Report> {
                 // Limits are strings like warnings: the same ones, in
                 // another order, exercise both fields (and an absent one).
                 limits: warnings.iter().rev().cloned().collect(),
+                run_ahead: (interleavings % 3 == 1).then_some(RunAheadStats {
+                    jobs: np,
+                    taken: interleavings / 2,
+                    unused: np / 2,
+                }),
                 warnings,
                 seconds,
             },
