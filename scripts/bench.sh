@@ -2,7 +2,7 @@
 # Benchmarks for BENCHMARKS.md (not tests: numbers, not verdicts).
 #
 #   scripts/bench.sh [SCALE [PARTS]]   SCALE 10 = full size (default), 1 = a smoke run;
-#                                      PARTS: any of overhead,interleaving,fib (default all)
+#                                      PARTS: any of overhead,interleaving,fib,jobs (default all)
 #
 # 1. Runtime overhead: bench/pingpong.c built once with plain `mpicc` and once
 #    with `mbhybrid build`, run under mpiexec on 2, 4 and 8 ranks: plain MPICH,
@@ -11,11 +11,13 @@
 #    the same run of this script on the same (shared, noisy) machine.
 # 2. Exploration cost: time per interleaving of `mbhybrid verify` against one
 #    plain `mpiexec` launch of the same program, for 3, 4 and 8 ranks.
+# 3. Fib's share of audit-barriers.
+# 4. verify --jobs 1, 2, 4 on the same programs, alternating, median of 3.
 # Prints Markdown tables on standard output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scale=${1:-10}
-parts=${2:-overhead,interleaving,fib}
+parts=${2:-overhead,interleaving,fib,jobs}
 want() { [[ ",$parts," == *",$1,"* ]]; }
 cargo build -q --release --workspace
 mbh=$PWD/target/release/mbhybrid
@@ -97,5 +99,38 @@ for steps in ${FIB_STEPS:-125 1250 12500}; do
   read -r sites fib explored < <(echo "$line" | sed -E 's/.*: ([0-9]+) barrier sites .* in ([0-9.]+) s \(exploration ([0-9.]+) s\)/\1 \2 \3/')
   printf "| %s | %s | %s | %.2f | %.3f | %.1f%% |\n" "$steps" "$((steps * 8))" "$sites" "$explored" "$fib" \
     "$(echo "$fib / $explored * 100" | bc -l)"
+done
+fi
+
+if want jobs; then
+echo
+echo "## verify --jobs ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the start)"
+echo
+echo "Wall time of a whole verify, median of 3 rounds; each round runs --jobs 1, 2, 4 in turn."
+echo
+echo "| program | ranks | interleavings | --jobs 1 (s) | --jobs 2 (s) | --jobs 4 (s) | 2: speedup | 4: speedup | 4: runs taken / unused |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+for spec in "tests/programs/f3_testany_irecvs.c:3" "tests/programs/r1_output_order.c:4"; do
+  src=${spec%%:*}; np=${spec##*:}
+  name=$(basename "$src" .c)
+  "$mbh" build -o "$work/$name" "$src" -- -O2 2>/dev/null
+  for round in 1 2 3; do
+    for jobs in 1 2 4; do
+      start=$(date +%s.%N)
+      env -u LD_LIBRARY_PATH "$mbh" verify -n "$np" --jobs "$jobs" --run-dir "$work/runs" --format json "$work/$name" \
+        > "$work/jobs-$name-$jobs-$round.json" || true
+      echo "$(date +%s.%N) - $start" | bc -l > "$work/jobs-$name-$jobs-$round.time"
+    done
+  done
+  python3 - "$work" "$name" "$np" <<'PY'
+import json, statistics, sys
+work, name, np = sys.argv[1:]
+def median(jobs):
+    return statistics.median(float(open(f"{work}/jobs-{name}-{jobs}-{r}.time").read()) for r in (1, 2, 3))
+report = json.load(open(f"{work}/jobs-{name}-4-3.json"))
+ahead = report.get("run_ahead") or {}
+t1, t2, t4 = median(1), median(2), median(4)
+print(f"| {name} | {np} | {report['interleavings']} | {t1:.2f} | {t2:.2f} | {t4:.2f} | {t1/t2:.2f} | {t1/t4:.2f} | {ahead.get('taken')} / {ahead.get('unused')} |")
+PY
 done
 fi

@@ -156,8 +156,9 @@ use mbh_trace::rank_trace::{Op, RankState, RankTrace};
 use mbh_trace::OpKind;
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::BinaryHeap;
 
 /// A record another rank must reach for a stuck record to pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -418,7 +419,7 @@ impl<'a> Model<'a> {
         let mut matches: Vec<(usize, &Op, usize, &Op)> = Vec::new();
         // The index of each match's `Matched` record.
         let mut matched_at: Vec<u64> = Vec::new();
-        let mut covered = HashSet::new();
+        let mut covered = HashSet::default();
         for (rank, trace) in traces.iter().enumerate() {
             for record in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
                 let Some(receiver) = trace.ops.get(record.request as usize) else {
@@ -453,17 +454,17 @@ impl<'a> Model<'a> {
         let mut model = Model {
             traces,
             facts,
-            sources: HashMap::new(),
-            receipts: HashMap::new(),
-            irecv_source: HashMap::new(),
-            completes: HashMap::new(),
-            completed_at: HashMap::new(),
+            sources: HashMap::default(),
+            receipts: HashMap::default(),
+            irecv_source: HashMap::default(),
+            completes: HashMap::default(),
+            completed_at: HashMap::default(),
             requests: vec![Vec::new(); size],
             any_calls: vec![Vec::new(); size],
             first_opaque: vec![None; size],
-            handles: HashMap::new(),
-            handle_span: HashMap::new(),
-            never_completed: HashMap::new(),
+            handles: HashMap::default(),
+            handle_span: HashMap::default(),
+            never_completed: HashMap::default(),
             loose: vec![Vec::new(); size],
             finalize: traces
                 .iter()
@@ -531,9 +532,9 @@ impl<'a> Model<'a> {
     /// completed: the runtime writes a request's `Completed` record just
     /// before processing it, and so before its `Matched` record.
     fn read_completions(&mut self) -> HashMap<(usize, u64), u64> {
-        let mut paired = HashMap::new();
+        let mut paired = HashMap::default();
         for (rank, trace) in self.traces.iter().enumerate() {
-            let mut last: HashMap<u64, u64> = HashMap::new();
+            let mut last: HashMap<u64, u64> = HashMap::default();
             for op in &trace.ops {
                 match op.kind {
                     OpKind::Completed => {
@@ -652,7 +653,7 @@ impl<'a> Model<'a> {
             .iter()
             .enumerate()
             .map(|(rank, trace)| {
-                let mut earliest = HashMap::new();
+                let mut earliest = HashMap::default();
                 for op in trace.ops.iter().filter(|op| {
                     op.kind.is_nonblocking_receive()
                         && !op.has(flags::FAILED)
@@ -966,8 +967,8 @@ impl<'a> Model<'a> {
         // The posted wildcard receives waiting for their message: per rank,
         // the earliest posted for each (on MPI_COMM_WORLD, tag or None for
         // MPI_ANY_TAG); and over all ranks, for other communicators.
-        let mut open: Vec<HashMap<(bool, Option<i32>), u64>> = vec![HashMap::new(); size];
-        let mut open_elsewhere: HashMap<(bool, Option<i32>), u64> = HashMap::new();
+        let mut open: Vec<HashMap<(bool, Option<i32>), u64>> = vec![HashMap::default(); size];
+        let mut open_elsewhere: HashMap<(bool, Option<i32>), u64> = HashMap::default();
         for (rank, trace) in self.traces.iter().enumerate() {
             let here = at[rank];
             let end = (here as usize + 1).min(trace.ops.len());
@@ -1053,7 +1054,7 @@ impl<'a> Model<'a> {
         self.loose
             .iter()
             .map(|taken| {
-                let mut sent = HashMap::new();
+                let mut sent = HashMap::default();
                 for &(record, sender, send) in taken {
                     let Some(SendSide { tag, .. }) =
                         SendSide::of(&self.traces[sender].ops[send as usize])
