@@ -173,20 +173,29 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
     }
 }
 
-/// The process group of the job running now (0: none), for the signal
-/// handler: the job runs in a group of its own (so a timeout can stop all of
-/// it), which also shields it from the terminal's Ctrl-C. Without this, an
-/// interrupted mbhybrid would leave the launcher and its ranks spinning.
-static RUNNING_GROUP: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// The process groups of the jobs running now (0: a free slot), for the
+/// signal handler: each job runs in a group of its own (so a timeout can
+/// stop all of it), which also shields it from the terminal's Ctrl-C.
+/// Without this, an interrupted mbhybrid would leave the launcher and its
+/// ranks spinning. One slot per job `verify --jobs` may run at once (its
+/// limit, 256) and one spare.
+static RUNNING_GROUPS: [std::sync::atomic::AtomicI32; 257] =
+    [const { std::sync::atomic::AtomicI32::new(0) }; 257];
 
 /// While alive, SIGINT, SIGTERM and SIGHUP to mbhybrid also kill the job.
-struct ForwardTermination;
+struct ForwardTermination {
+    /// Its slot in [`RUNNING_GROUPS`], if one was free.
+    slot: Option<usize>,
+}
 
 impl ForwardTermination {
     fn to(group: libc::pid_t) -> Self {
+        use std::sync::atomic::Ordering::SeqCst;
         use std::sync::Once;
         static INSTALL: Once = Once::new();
-        RUNNING_GROUP.store(group, std::sync::atomic::Ordering::SeqCst);
+        let slot = RUNNING_GROUPS
+            .iter()
+            .position(|slot| slot.compare_exchange(0, group, SeqCst, SeqCst).is_ok());
         INSTALL.call_once(|| {
             for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
                 // SAFETY: installs an async-signal-safe handler (it only
@@ -194,22 +203,26 @@ impl ForwardTermination {
                 unsafe { libc::signal(signal, on_termination as *const () as libc::sighandler_t) };
             }
         });
-        ForwardTermination
+        ForwardTermination { slot }
     }
 }
 
 impl Drop for ForwardTermination {
     fn drop(&mut self) {
-        RUNNING_GROUP.store(0, std::sync::atomic::Ordering::SeqCst);
+        if let Some(slot) = self.slot {
+            RUNNING_GROUPS[slot].store(0, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 }
 
 extern "C" fn on_termination(signal: libc::c_int) {
-    let group = RUNNING_GROUP.load(std::sync::atomic::Ordering::SeqCst);
-    // SAFETY: kill, signal and raise are async-signal-safe.
+    // SAFETY: atomic loads, kill, signal and raise are async-signal-safe.
     unsafe {
-        if group > 0 {
-            libc::kill(-group, libc::SIGKILL);
+        for slot in &RUNNING_GROUPS {
+            let group = slot.load(std::sync::atomic::Ordering::SeqCst);
+            if group > 0 {
+                libc::kill(-group, libc::SIGKILL);
+            }
         }
         libc::signal(signal, libc::SIG_DFL);
         libc::raise(signal);

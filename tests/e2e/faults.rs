@@ -96,6 +96,83 @@ fn a_verify_killed_with_sigkill_leaves_no_job_running() {
     );
 }
 
+/// Rank 0 takes two `MPI_ANY_SOURCE` messages. The free run takes rank 1's
+/// first (ranks 2 and 3 send only after rank 1's go, which follows its
+/// message) and ends; every run that forces rank 2's or 3's first polls
+/// forever, a hang the wait-for graph cannot confirm.
+const FORCED_RUNS_POLL_FOREVER: &str = r#"
+#include <mpi.h>
+int main(int argc, char **argv) {
+  int rank, v = 0, go = 1, flag = 0;
+  MPI_Status st;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st);
+    int first = st.MPI_SOURCE;
+    MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st);
+    MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st);
+    while (first != 1 && !flag)
+      MPI_Iprobe(1, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  } else if (rank == 1) {
+    MPI_Send(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+    MPI_Send(&go, 1, MPI_INT, 2, 1, MPI_COMM_WORLD);
+    MPI_Send(&go, 1, MPI_INT, 3, 1, MPI_COMM_WORLD);
+  } else {
+    MPI_Recv(&go, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+  }
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// `verify --jobs 3` stopped with SIGTERM (a scheduler's warning signal, or
+/// Ctrl-C's SIGINT alike) while two of its jobs hang: every job's launcher
+/// and ranks end, not only those of the last job started. Two mechanisms
+/// see to it, and this checks their sum: the signal handler kills every
+/// running job's process group (`src/launch.rs`), and each rank's runtime
+/// ends its process when verify is gone (the death socket closes).
+#[test]
+fn a_verify_with_jobs_stopped_by_sigterm_leaves_no_job_running() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("forced_runs_poll_forever.c");
+    std::fs::write(&source, FORCED_RUNS_POLL_FOREVER).unwrap();
+    let exe = build(&source, dir.path());
+    let runs = dir.path().join("runs");
+    let mut verify = Command::new(mbh_tests::mbhybrid())
+        .args(["verify", "-n", "4", "--jobs", "3", "--timeout", "600"])
+        .arg("--run-dir")
+        .arg(&runs)
+        .arg(&exe)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Two jobs at once: two launchers and eight ranks name the program.
+    let two_jobs = within(Duration::from_secs(120), || processes_of(&exe).len() >= 10);
+    let seen = processes_of(&exe).len();
+    // SAFETY: kill(2) on the verify this test started.
+    unsafe { libc::kill(verify.id() as i32, libc::SIGTERM) };
+    verify.wait().unwrap();
+    let gone = within(Duration::from_secs(15), || processes_of(&exe).is_empty());
+    let left = processes_of(&exe);
+    for &pid in &left {
+        // SAFETY: kill(2) on processes this test started (their command
+        // lines name its temporary executable).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(
+        two_jobs,
+        "never two hanging jobs at once ({seen} processes)"
+    );
+    assert!(
+        gone,
+        "processes left running 15 s after verify got SIGTERM: {left:?}"
+    );
+}
+
 /// Issue 12: a rank killed from outside (here by itself, with SIGKILL,
 /// which no handler sees) is named with its signal, in a sentence, from the
 /// launcher's "BAD TERMINATION" banner: not "rank(s) [0, 1]".
