@@ -60,6 +60,7 @@ fn every_program_has_a_test() {
         "k4_fault_target.c",
         "k5_call_before_init.c",
         "k6_error_on_comm_self.c",
+        "l1_irecv_probe_loop_every_rank.c",
         "mpi_abort_rank2.c",
         "mpi_errors_returned.c",
         "n1_ibarrier_other_comm.c",

@@ -395,6 +395,35 @@ fn r1_every_output_once_and_replays_reproduce_them() {
     }
 }
 
+/// Issue 13: a wildcard `Irecv` and a wildcard `Probe` in a loop on every
+/// rank, under `--loop-abstraction auto`: one interleaving, every choice
+/// point abstracted, every rank's sum the same as in any other order.
+#[test]
+fn l1_irecv_and_probe_loop_on_every_rank_is_one_interleaving() {
+    let source = "tests/programs/l1_irecv_probe_loop_every_rank.c";
+    let report = check_program(source);
+    assert!(
+        report.choice_points.found >= 4,
+        "{:?}",
+        report.choice_points
+    );
+    assert_eq!(report.choice_points.abstracted, report.choice_points.found);
+    let run = &report.runs[0];
+    // Each rank's neighbours send it 100*rank+r on both tags: the sum is
+    // the same whichever message each receive took.
+    for rank in 0..4 {
+        let (left, right) = ((rank + 3) % 4, (rank + 1) % 4);
+        let sum: i32 = (0..6)
+            .map(|r| 2 * (left * 100 + r) + 2 * (right * 100 + r))
+            .sum();
+        assert!(
+            run.stdout.contains(&format!("rank {rank} sum {sum}")),
+            "{:?}",
+            run.stdout
+        );
+    }
+}
+
 #[test]
 fn s10_master_worker_is_right_on_every_interleaving_and_abstracts_its_loop() {
     let source = "tests/programs/s10_master_worker.c";
