@@ -342,6 +342,32 @@ fn is_sync_send(kind: OpKind) -> bool {
     kind.is_synchronous_send()
 }
 
+/// Each trace's position, by its rank.
+fn rank_index(traces: &[RankTrace]) -> HashMap<i32, usize> {
+    traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.rank, i))
+        .collect()
+}
+
+/// A destination is a rank of the send's communicator; the sends are kept
+/// by world rank. Each member names its rank in every communicator it
+/// made (`CommId`, whose `aux` the records on it carry as `comm`):
+/// (communicator, its rank) to world rank. `MPI_COMM_WORLD` and unnamed
+/// communicators are as written.
+fn world_ranks(traces: &[RankTrace]) -> HashMap<(u64, i32), i32> {
+    traces
+        .iter()
+        .flat_map(|t| {
+            t.ops
+                .iter()
+                .filter(|op| op.kind == OpKind::CommId && op.peer >= 0)
+                .map(move |op| ((op.aux, op.peer), t.rank))
+        })
+        .collect()
+}
+
 /// The record with index `i` (records are dense, so normally `ops[i]`).
 fn op_at(trace: &RankTrace, i: u64) -> Option<&Op> {
     trace
@@ -351,18 +377,43 @@ fn op_at(trace: &RankTrace, i: u64) -> Option<&Op> {
         .or_else(|| trace.ops.iter().find(|op| op.index == i))
 }
 
+/// What the walk over each rank's calls leaves for the arcs between ranks.
+#[derive(Default)]
+struct CallNodes {
+    /// The members of each collective match set, by (communicator,
+    /// position among its collectives).
+    collectives: HashMap<(u64, usize), Vec<Member>>,
+    /// The calls of each communicator constructor, numbered apart.
+    constructors: HashMap<(u64, usize), Vec<NodeIndex>>,
+    /// The node of each send (a `Sendrecv`'s send part).
+    send_node: HashMap<At, NodeIndex>,
+    /// Where a synchronous send returns: an `Ssend`'s own completion node,
+    /// an `Issend`'s `Wait`. Its receive precedes that, not the send's
+    /// match (see [`Oracle::add_message_arcs`]).
+    sync_return: HashMap<At, NodeIndex>,
+}
+
+/// One rank's walk in [`Oracle::add_rank_calls`]: the state program order
+/// carries from call to call.
+#[derive(Default)]
+struct RankWalk {
+    /// The last call that orders every later call of the rank (C1).
+    last_fence: Option<NodeIndex>,
+    /// Nonblocking receives not yet completed: record, pattern, node (C4).
+    open: Vec<(u64, RecvPattern, NodeIndex)>,
+    /// The last send on each (destination, communicator, tag) (C3).
+    channel: HashMap<(i32, u64, i32), NodeIndex>,
+    collective_seq: HashMap<u64, usize>,
+    constructor_seq: HashMap<u64, usize>,
+    /// Synchronous nonblocking sends by record, for their `Wait` (C2).
+    issend: HashMap<u64, NodeIndex>,
+}
+
 impl<'a> Oracle<'a> {
+    /// The matches-before graph of a run (see the module's rules), in
+    /// phases: the matches, each rank's calls in program order, then the
+    /// arcs between ranks (messages, collectives, probes).
     fn build(traces: &'a [RankTrace], zero_buffering: bool) -> Self {
-        let rank_index: HashMap<i32, usize> = traces
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.rank, i))
-            .collect();
-        let world = traces
-            .iter()
-            .flat_map(|t| t.ops.iter())
-            .find(|op| matches!(op.kind, OpKind::Init | OpKind::InitThread))
-            .map(|op| op.comm);
         // Reserved up front: growing a graph of 10^7 nodes by doubling
         // copies it and faults its pages in again (BENCHMARKS.md).
         let calls = traces.iter().map(|t| t.ops.len() / 2).sum::<usize>();
@@ -378,14 +429,30 @@ impl<'a> Oracle<'a> {
             took: HashMap::default(),
             events: vec![Vec::new(); traces.len()],
         };
-        // Pass 1: wildcard events, completions of Irecvs, and matches.
+        let completes = o.read_matches();
+        let world_rank = world_ranks(traces);
+        let mut nodes = CallNodes::default();
+        for (t, completed) in completes.iter().enumerate() {
+            o.add_rank_calls(t, completed, &world_rank, zero_buffering, &mut nodes);
+        }
+        o.add_message_arcs(&nodes, zero_buffering);
+        o.add_collective_arcs(nodes);
+        o.add_probe_arcs();
+        o
+    }
+
+    /// Pass 1: every rank's wildcard events, which `Irecv`s each completion
+    /// completed (returned, by rank), and which send each receive took.
+    fn read_matches(&mut self) -> Vec<HashMap<u64, Vec<u64>>> {
+        let traces = self.traces;
+        let rank_index = rank_index(traces);
         let mut completes: Vec<HashMap<u64, Vec<u64>>> = vec![HashMap::default(); traces.len()];
         for (t, trace) in traces.iter().enumerate() {
             let ops = &trace.ops;
             let mut event_call: HashMap<i32, u64> = HashMap::default();
             for op in ops.iter().filter(|op| op.kind == OpKind::WildcardClock) {
                 event_call.insert(op.count, op.request);
-                o.events[t].push((op.count as u32, op.request, op.peer));
+                self.events[t].push((op.count as u32, op.request, op.peer));
             }
             let get = |i: u64| op_at(trace, i);
             let mut linked: BTreeSet<u64> = BTreeSet::new();
@@ -420,7 +487,7 @@ impl<'a> Oracle<'a> {
                         // message, whose status names this sender.
                         ops.iter()
                             .filter(|c| c.kind.is_nonblocking_receive() && c.index < receiver.index)
-                            .filter(|c| !o.took.contains_key(&(t, c.index)))
+                            .filter(|c| !self.took.contains_key(&(t, c.index)))
                             .find(|c| c.matched.is_none_or(|(s, _)| s == m.peer))
                             .map(|c| c.index)
                     });
@@ -435,205 +502,217 @@ impl<'a> Oracle<'a> {
                     receiver.index
                 };
                 if let Some(&s) = rank_index.get(&m.peer) {
-                    o.took.insert((t, call), (s, m.aux));
-                    o.taken_by.insert((s, m.aux), (t, call));
+                    self.took.insert((t, call), (s, m.aux));
+                    self.taken_by.insert((s, m.aux), (t, call));
                 }
             }
         }
-        // A destination is a rank of the send's communicator; the sends are
-        // kept by world rank. Each member names its rank in every
-        // communicator it made (`CommId`, whose `aux` the records on it
-        // carry as `comm`); MPI_COMM_WORLD and unnamed ones are as written.
-        let world_rank: HashMap<(u64, i32), i32> = traces
-            .iter()
-            .flat_map(|t| {
-                t.ops
-                    .iter()
-                    .filter(|op| op.kind == OpKind::CommId && op.peer >= 0)
-                    .map(move |op| ((op.aux, op.peer), t.rank))
-            })
-            .collect();
-        // Pass 2: nodes and intra-rank arcs.
-        let mut collectives: HashMap<(u64, usize), Vec<Member>> = HashMap::default();
-        let mut constructors: HashMap<(u64, usize), Vec<NodeIndex>> = HashMap::default();
-        let mut send_node: HashMap<At, NodeIndex> = HashMap::default();
-        // Where a synchronous send returns: an `Ssend`'s own completion
-        // node, an `Issend`'s `Wait`. Its receive precedes that, not the
-        // send's match (see the match sets below).
-        let mut sync_return: HashMap<At, NodeIndex> = HashMap::default();
-        for (t, trace) in traces.iter().enumerate() {
-            let mut last_fence: Option<NodeIndex> = None;
-            let mut open: Vec<(u64, RecvPattern, NodeIndex)> = Vec::new();
-            let mut channel: HashMap<(i32, u64, i32), NodeIndex> = HashMap::default();
-            let mut collective_seq: HashMap<u64, usize> = HashMap::default();
-            let mut constructor_seq: HashMap<u64, usize> = HashMap::default();
-            let mut issend: HashMap<u64, NodeIndex> = HashMap::default();
-            for op in &trace.ops {
-                let class = op.kind.class();
-                if op.has(flags::CANCELLED) {
-                    // It matched nothing and ordered nothing.
+        completes
+    }
+
+    /// Pass 2 for rank `t`: a node per call, the rank's own arcs (C1-C4),
+    /// and what the arcs between ranks need, into `nodes`.
+    fn add_rank_calls(
+        &mut self,
+        t: usize,
+        completes: &HashMap<u64, Vec<u64>>,
+        world_rank: &HashMap<(u64, i32), i32>,
+        zero_buffering: bool,
+        nodes: &mut CallNodes,
+    ) {
+        let trace = &self.traces[t];
+        let mut walk = RankWalk::default();
+        for op in &trace.ops {
+            let class = op.kind.class();
+            if op.has(flags::CANCELLED) {
+                // It matched nothing and ordered nothing.
+                continue;
+            }
+            if op.kind == OpKind::CommMade {
+                // A communicator constructor synchronises its parent's
+                // ranks (the runtime's clocks take the maximum): a full
+                // match set of its own numbering, like a barrier.
+                let n = self.add_call(walk.last_fence);
+                let seq = walk.constructor_seq.entry(op.comm).or_default();
+                nodes
+                    .constructors
+                    .entry((op.comm, *seq))
+                    .or_default()
+                    .push(n);
+                *seq += 1;
+                walk.last_fence = Some(n);
+                continue;
+            }
+            if !matches!(
+                class,
+                OpClass::Send
+                    | OpClass::Receive
+                    | OpClass::Probe
+                    | OpClass::Completion
+                    | OpClass::Collective
+            ) {
+                continue;
+            }
+            // The send part.
+            if let Some(side) = SendSide::of(op) {
+                let n = self.add_call(walk.last_fence);
+                if let Some(prev) = walk.channel.insert((side.dest, side.comm, side.tag), n) {
+                    self.graph.add_edge(prev, n, ());
+                }
+                nodes.send_node.insert((t, op.index), n);
+                let dest = world_rank
+                    .get(&(side.comm, side.dest))
+                    .copied()
+                    .unwrap_or(side.dest);
+                self.sends_to.entry(dest).or_default().push(SendInfo {
+                    rank: trace.rank,
+                    op: op.index,
+                    side,
+                    node: n,
+                });
+                let acts_as = behaves_as(op.kind, zero_buffering);
+                if matches!(acts_as, OpKind::Issend | OpKind::StartSsend) {
+                    walk.issend.insert(op.index, n);
+                }
+                if !op.kind.is_sendrecv() {
+                    self.node[t].insert(op.index, n);
+                    if acts_as == OpKind::Ssend {
+                        // The send returns after its match: a node of its
+                        // own, which fences the rank's later calls.
+                        let returned = self.graph.add_node(());
+                        self.graph.add_edge(n, returned, ());
+                        nodes.sync_return.insert((t, op.index), returned);
+                        walk.last_fence = Some(returned);
+                    }
                     continue;
                 }
-                if op.kind == OpKind::CommMade {
-                    // A communicator constructor synchronises its parent's
-                    // ranks (the runtime's clocks take the maximum): a
-                    // full match set of its own numbering, like a barrier.
-                    let n = o.graph.add_node(());
-                    if let Some(f) = last_fence {
-                        o.graph.add_edge(f, n, ());
+            } else if class == OpClass::Send {
+                // MPI_PROC_NULL: no message, no order.
+                continue;
+            }
+            let n = self.add_call(walk.last_fence);
+            self.node[t].insert(op.index, n);
+            match class {
+                OpClass::Receive | OpClass::Probe => self.add_receive(t, op, n, &mut walk),
+                OpClass::Completion => {
+                    if let Some(done) = completes.get(&op.index) {
+                        for irecv in done {
+                            if let Some(&r) = self.node[t].get(irecv) {
+                                self.graph.add_edge(r, n, ());
+                            }
+                        }
+                        walk.open.retain(|(i, _, _)| !done.contains(i));
                     }
-                    let seq = constructor_seq.entry(op.comm).or_default();
-                    constructors.entry((op.comm, *seq)).or_default().push(n);
+                    if op.aux > 0 {
+                        if let Some(&s) = walk.issend.get(&(op.aux - 1)) {
+                            self.graph.add_edge(s, n, ());
+                            nodes.sync_return.insert((t, op.aux - 1), n);
+                        }
+                    }
+                    walk.last_fence = Some(n);
+                }
+                OpClass::Collective => {
+                    let seq = walk.collective_seq.entry(op.comm).or_default();
+                    nodes
+                        .collectives
+                        .entry((op.comm, *seq))
+                        .or_default()
+                        .push((t, n, op.index, op.kind, op.peer));
                     *seq += 1;
-                    last_fence = Some(n);
-                    continue;
+                    // A nonblocking one completes later, in the call its
+                    // `CollectiveComplete` record names.
+                    if !op.kind.is_nonblocking_collective() {
+                        walk.last_fence = Some(n);
+                    }
                 }
-                if !matches!(
-                    class,
-                    OpClass::Send
-                        | OpClass::Receive
-                        | OpClass::Probe
-                        | OpClass::Completion
-                        | OpClass::Collective
-                ) {
-                    continue;
-                }
-                let add = |g: &mut DiGraph<(), ()>| {
-                    let n = g.add_node(());
-                    if let Some(f) = last_fence {
-                        g.add_edge(f, n, ());
-                    }
-                    n
-                };
-                // The send part.
-                if let Some(side) = SendSide::of(op) {
-                    let n = add(&mut o.graph);
-                    if let Some(prev) = channel.insert((side.dest, side.comm, side.tag), n) {
-                        o.graph.add_edge(prev, n, ());
-                    }
-                    send_node.insert((t, op.index), n);
-                    let dest = world_rank
-                        .get(&(side.comm, side.dest))
-                        .copied()
-                        .unwrap_or(side.dest);
-                    o.sends_to.entry(dest).or_default().push(SendInfo {
-                        rank: trace.rank,
-                        op: op.index,
-                        side,
-                        node: n,
-                    });
-                    let acts_as = behaves_as(op.kind, zero_buffering);
-                    if matches!(acts_as, OpKind::Issend | OpKind::StartSsend) {
-                        issend.insert(op.index, n);
-                    }
-                    if !op.kind.is_sendrecv() {
-                        o.node[t].insert(op.index, n);
-                        if acts_as == OpKind::Ssend {
-                            // The send returns after its match: a node of
-                            // its own, which fences the rank's later calls.
-                            let returned = o.graph.add_node(());
-                            o.graph.add_edge(n, returned, ());
-                            sync_return.insert((t, op.index), returned);
-                            last_fence = Some(returned);
-                        }
-                        continue;
-                    }
-                } else if class == OpClass::Send {
-                    // MPI_PROC_NULL: no message, no order.
-                    continue;
-                }
-                let n = add(&mut o.graph);
-                o.node[t].insert(op.index, n);
-                match class {
-                    OpClass::Receive | OpClass::Probe => {
-                        // The program's pattern: MPI orders receives by
-                        // what the program wrote, and a forced wildcard
-                        // was a wildcard in the run of the program whose
-                        // matches this replay reproduced (the oracle is
-                        // about the program, not the replay's postings).
-                        let pattern = RecvPattern::as_written(op);
-                        let envelope = op.matched.or_else(|| {
-                            let source = match o.took.get(&(t, op.index)) {
-                                Some(&(s, _)) => traces[s].rank,
-                                None => o.events[t].iter().find(|e| e.1 == op.index && e.2 >= 0)?.2,
-                            };
-                            Some((source, pattern.tag?))
-                        });
-                        let envelope = envelope.map(|(source, tag)| Envelope {
-                            comm: op.comm,
-                            source,
-                            tag,
-                        });
-                        for &(_, p, from) in &open {
-                            let before = match &envelope {
-                                Some(message) => p.accepts(message),
-                                None => p.contains(&pattern),
-                            };
-                            if before {
-                                o.graph.add_edge(from, n, ());
-                            }
-                        }
-                        if op.kind.is_nonblocking_receive() {
-                            open.push((op.index, pattern, n));
-                        } else {
-                            last_fence = Some(n);
-                        }
-                    }
-                    OpClass::Completion => {
-                        if let Some(done) = completes[t].get(&op.index) {
-                            for irecv in done {
-                                if let Some(&r) = o.node[t].get(irecv) {
-                                    o.graph.add_edge(r, n, ());
-                                }
-                            }
-                            open.retain(|(i, _, _)| !done.contains(i));
-                        }
-                        if op.aux > 0 {
-                            if let Some(&s) = issend.get(&(op.aux - 1)) {
-                                o.graph.add_edge(s, n, ());
-                                sync_return.insert((t, op.aux - 1), n);
-                            }
-                        }
-                        last_fence = Some(n);
-                    }
-                    OpClass::Collective => {
-                        let seq = collective_seq.entry(op.comm).or_default();
-                        collectives
-                            .entry((op.comm, *seq))
-                            .or_default()
-                            .push((t, n, op.index, op.kind, op.peer));
-                        *seq += 1;
-                        // A nonblocking one completes later, in the call
-                        // its `CollectiveComplete` record names.
-                        if !op.kind.is_nonblocking_collective() {
-                            last_fence = Some(n);
-                        }
-                    }
-                    _ => {}
-                }
+                _ => {}
             }
         }
-        // Send-receive match sets.
-        for (&(s, si), &(r, ri)) in &o.taken_by {
-            let (Some(&sn), Some(&rn)) = (send_node.get(&(s, si)), o.node[r].get(&ri)) else {
+    }
+
+    /// A node for a call, after the rank's last fence (C1).
+    fn add_call(&mut self, last_fence: Option<NodeIndex>) -> NodeIndex {
+        let n = self.graph.add_node(());
+        if let Some(f) = last_fence {
+            self.graph.add_edge(f, n, ());
+        }
+        n
+    }
+
+    /// A receive's or probe's arcs from the nonblocking receives still open
+    /// before it (C4/C4'), and its place in the walk.
+    fn add_receive(&mut self, t: usize, op: &Op, n: NodeIndex, walk: &mut RankWalk) {
+        // The program's pattern: MPI orders receives by what the program
+        // wrote, and a forced wildcard was a wildcard in the run of the
+        // program whose matches this replay reproduced (the oracle is about
+        // the program, not the replay's postings).
+        let pattern = RecvPattern::as_written(op);
+        let envelope = op.matched.or_else(|| {
+            let source = match self.took.get(&(t, op.index)) {
+                Some(&(s, _)) => self.traces[s].rank,
+                None => {
+                    self.events[t]
+                        .iter()
+                        .find(|e| e.1 == op.index && e.2 >= 0)?
+                        .2
+                }
+            };
+            Some((source, pattern.tag?))
+        });
+        let envelope = envelope.map(|(source, tag)| Envelope {
+            comm: op.comm,
+            source,
+            tag,
+        });
+        for &(_, p, from) in &walk.open {
+            let before = match &envelope {
+                Some(message) => p.accepts(message),
+                None => p.contains(&pattern),
+            };
+            if before {
+                self.graph.add_edge(from, n, ());
+            }
+        }
+        if op.kind.is_nonblocking_receive() {
+            walk.open.push((op.index, pattern, n));
+        } else {
+            walk.last_fence = Some(n);
+        }
+    }
+
+    /// Send-receive match sets (C5/C7/C9), and C10 for synchronous sends.
+    fn add_message_arcs(&mut self, nodes: &CallNodes, zero_buffering: bool) {
+        for (&(s, si), &(r, ri)) in &self.taken_by {
+            let (Some(&sn), Some(&rn)) = (nodes.send_node.get(&(s, si)), self.node[r].get(&ri))
+            else {
                 continue;
             };
-            o.graph.add_edge(sn, rn, ());
-            let kind = op_at(&traces[s], si).map(|op| behaves_as(op.kind, zero_buffering));
+            self.graph.add_edge(sn, rn, ());
+            let kind = op_at(&self.traces[s], si).map(|op| behaves_as(op.kind, zero_buffering));
             if kind.is_some_and(is_sync_send) {
                 // Seed 000 §5.2.1: what follows the send's return follows
                 // the receive. Not the send's match itself: that would put
                 // everything before the receive (an earlier wildcard
                 // receive of its rank) before the send, and hide a match
                 // that send could have made (SCENARIOS.md S8).
-                if let Some(&returned) = sync_return.get(&(s, si)) {
-                    o.graph.add_edge(rn, returned, ());
+                if let Some(&returned) = nodes.sync_return.get(&(s, si)) {
+                    self.graph.add_edge(rn, returned, ());
                 }
             }
         }
-        // Collective match sets: each member's call (`in`) and where it
-        // completed (`out`: the call itself, or for a nonblocking one the
-        // completion the runtime named; none if it never completed).
+    }
+
+    /// Collective and constructor match sets: each member's call (`in`)
+    /// and where it completed (`out`: the call itself, or for a
+    /// nonblocking one the completion the runtime named; none if it never
+    /// completed).
+    fn add_collective_arcs(&mut self, nodes: CallNodes) {
+        let traces = self.traces;
+        let world = traces
+            .iter()
+            .flat_map(|t| t.ops.iter())
+            .find(|op| matches!(op.kind, OpKind::Init | OpKind::InitThread))
+            .map(|op| op.comm);
         let completion: Vec<HashMap<u64, u64>> = traces
             .iter()
             .map(|trace| {
@@ -645,14 +724,14 @@ impl<'a> Oracle<'a> {
                     .collect()
             })
             .collect();
-        for calls in constructors.values() {
-            let hub = o.graph.add_node(());
+        for calls in nodes.constructors.values() {
+            let hub = self.graph.add_node(());
             for &n in calls {
-                o.graph.add_edge(n, hub, ());
-                o.graph.add_edge(hub, n, ());
+                self.graph.add_edge(n, hub, ());
+                self.graph.add_edge(hub, n, ());
             }
         }
-        for ((comm, _), members) in collectives {
+        for ((comm, _), members) in nodes.collectives {
             let kind = members[0].3;
             let ends: Vec<(i32, NodeIndex, Option<NodeIndex>)> = members
                 .iter()
@@ -660,7 +739,7 @@ impl<'a> Oracle<'a> {
                     let out = if k.is_nonblocking_collective() {
                         completion[t]
                             .get(&index)
-                            .and_then(|c| o.node[t].get(c))
+                            .and_then(|c| self.node[t].get(c))
                             .copied()
                     } else {
                         Some(n)
@@ -681,11 +760,11 @@ impl<'a> Oracle<'a> {
             };
             match kind.data_flow() {
                 Some(DataFlow::All) | None => {
-                    let hub = o.graph.add_node(());
+                    let hub = self.graph.add_node(());
                     for &(_, n, out) in &ends {
-                        o.graph.add_edge(n, hub, ());
+                        self.graph.add_edge(n, hub, ());
                         if let Some(out) = out {
-                            o.graph.add_edge(hub, out, ());
+                            self.graph.add_edge(hub, out, ());
                         }
                     }
                 }
@@ -694,16 +773,21 @@ impl<'a> Oracle<'a> {
                     for &(from, n, _) in &ends {
                         for &(to, _, out) in &ends {
                             if let (true, Some(out)) = (precedes(from, to), out) {
-                                o.graph.add_edge(n, out, ());
+                                self.graph.add_edge(n, out, ());
                             }
                         }
                     }
                 }
             }
         }
-        // Wildcard probes: the message each one saw.
+    }
+
+    /// Wildcard probes: each is preceded by the message it saw.
+    fn add_probe_arcs(&mut self) {
+        let traces = self.traces;
+        let rank_index = rank_index(traces);
         for (t, trace) in traces.iter().enumerate() {
-            for &(_, call, matched) in &o.events[t] {
+            for &(_, call, matched) in &self.events[t] {
                 let Some(op) = op_at(trace, call) else {
                     continue;
                 };
@@ -713,34 +797,28 @@ impl<'a> Oracle<'a> {
                 // As written: which message the program's probe saw (see
                 // the receives above).
                 let pattern = RecvPattern::as_written(op);
-                let seen = o
+                let seen = self
                     .sends_to
                     .get(&trace.rank)
                     .into_iter()
                     .flatten()
                     .filter(|s| s.rank == matched && pattern.accepts(&s.side.envelope(s.rank)))
                     .filter(|s| {
-                        o.taken_by
+                        self.taken_by
                             .get(&(rank_index[&s.rank], s.op))
                             .is_none_or(|&(_, ri)| ri > call)
                     })
                     .min_by_key(|s| s.op)
                     .map(|s| s.node);
-                if let (Some(s), Some(&p)) = (seen, o.node[t].get(&call)) {
-                    o.graph.add_edge(s, p, ());
+                if let (Some(s), Some(&p)) = (seen, self.node[t].get(&call)) {
+                    self.graph.add_edge(s, p, ());
                 }
             }
         }
-        o
     }
 
     fn answer(&self) -> Vec<OracleMatch> {
-        let rank_index: HashMap<i32, usize> = self
-            .traces
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.rank, i))
-            .collect();
+        let rank_index = rank_index(self.traces);
         let send_node: HashMap<At, NodeIndex> = self
             .sends_to
             .values()
