@@ -83,22 +83,7 @@ pub fn explore(
     keep_traces: bool,
 ) -> Result<Exploration> {
     let started = Instant::now();
-    let mut found = Exploration {
-        interleavings: 0,
-        complete: true,
-        incomplete_because: None,
-        failure: None,
-        stats: ChoicePointStats::default(),
-        findings: Vec::new(),
-        wildcards: Vec::new(),
-        runs: Vec::new(),
-        warnings: Vec::new(),
-        diverged: Vec::new(),
-        tool_stops: Vec::new(),
-        traces: Vec::new(),
-        run_ahead: None,
-        timelines: Vec::new(),
-    };
+    let mut found = Exploration::empty();
     let mut seen_findings = HashSet::new();
     let mut seen_wildcards: BTreeMap<(i32, u32), usize> = BTreeMap::new();
 
@@ -112,34 +97,13 @@ pub fn explore(
             )
         });
         while let Some(next) = engine.next_run() {
-            if found.interleavings >= settings.max_interleavings {
-                found.incomplete_because = Some(format!(
-                    "stopped at --max-interleavings {}; raise it, or bound the search with --mixing-bound K or --loop-abstraction auto",
-                    settings.max_interleavings
-                ));
-                break;
-            }
-            if settings
-                .time_budget
-                .is_some_and(|budget| started.elapsed() >= budget)
-            {
-                found.incomplete_because = Some(format!(
-                    "stopped by --time-budget after {} interleavings; raise it, or bound the search with --mixing-bound K or --loop-abstraction auto",
-                    found.interleavings
-                ));
+            if let Some(why) = budget_spent(&found, settings, started) {
+                found.incomplete_because = Some(why);
                 break;
             }
             let n = found.interleavings + 1;
             if session.progress {
-                let running_ahead = ahead
-                    .as_ref()
-                    .map_or(String::new(), |a| format!(", {} more running", a.running()));
-                eprint!(
-                    "\rmbhybrid: interleaving {n} ({} choice points known, {} findings, {:.1} s{running_ahead})   ",
-                    engine.stats().found,
-                    found.findings.len(),
-                    started.elapsed().as_secs_f64()
-                );
+                print_progress(n, &engine, &found, ahead.as_ref(), started);
             }
             let config = RuntimeConfig {
                 clocks: settings.clocks,
@@ -171,28 +135,8 @@ pub fn explore(
                 break 'passes;
             }
 
-            // A run stopped by the timeout is stuck like a deadlocked one:
-            // a forced match it never made did not happen (it was not
-            // killed before it could).
-            let timed_out = run
-                .analysis
-                .findings
-                .iter()
-                .any(|f| f.kind == FindingKind::Timeout);
-            let end = if run.deadlocked || timed_out {
-                RunEnd::Deadlocked
-            } else if run
-                .analysis
-                .findings
-                .iter()
-                .any(|f| f.kind != FindingKind::BufferingHazard)
-            {
-                RunEnd::Crashed
-            } else {
-                RunEnd::Complete
-            };
+            let end = run_end(&run);
             let recorded = engine.record_run(&run, end);
-            let diverged_before = found.diverged.len();
             if !recorded.feasible {
                 // Not an execution of the program: the reference forced a
                 // sender that could not match. Nothing of it is reported.
@@ -207,111 +151,20 @@ pub fn explore(
                     format!("interleaving {n} has too many wildcard events for --search exhaustive; use the guided search")
                 });
             }
-            for unmatched in recorded.unmatched {
-                found.diverged.push(format!(
-                    "interleaving {n}: rank {}'s wildcard event {} was forced to take rank {}'s message but {}; the clocks claimed a match MPI could not make (a bug of mbhybrid: please report it with this run directory)",
-                    unmatched.forced.rank,
-                    unmatched.forced.event,
-                    unmatched.forced.source,
-                    match unmatched.observed {
-                        Some(other) => format!("took rank {other}'s"),
-                        None => "never completed".to_string(),
-                    }
-                ));
-            }
-            found
-                .warnings
-                .extend(found.diverged[diverged_before..].iter().cloned());
-            let decisions = decision_notes(session, &run.events, next.guidance.as_ref());
-            let mut new_finding = false;
-            // Copied only for a run that shows something new.
-            let mut run_traces: Option<Vec<mbh_trace::RankTrace>> = None;
-            for mut finding in merge_ranks(run.analysis.findings.clone()) {
-                if !seen_findings.insert(finding.dedup_key()) {
-                    confirm_divergence(&mut found.findings, &finding, n);
-                    continue;
-                }
-                {
-                    finding.replay = Some(session.replay_command(n));
-                    finding.notes.extend(decisions.iter().cloned());
-                    if buffering == Buffering::Zero {
-                        finding.notes.push(
-                            "found with `--buffering zero`: standard sends were synchronous".into(),
-                        );
-                    }
-                    found.timelines.push((
-                        found.findings.len(),
-                        crate::timeline::build(
-                            run_traces.get_or_insert_with(|| {
-                                run.analysis.traces.iter().flatten().cloned().collect()
-                            }),
-                            session.sites.as_ref(),
-                            next.guidance.as_ref(),
-                        ),
-                    ));
-                    found.findings.push(finding);
-                    new_finding = true;
-                }
-            }
-            for event in &run.events {
-                let at = *seen_wildcards
-                    .entry((event.rank, event.event))
-                    .or_insert_with(|| {
-                        found.wildcards.push(wildcard_report(session, event, n));
-                        found.wildcards.len() - 1
-                    });
-                let senders = &mut found.wildcards[at].senders;
-                senders.extend(event.potential.iter().copied());
-                if event.matched >= 0 {
-                    senders.push(event.matched);
-                }
-                senders.sort_unstable();
-                senders.dedup();
-            }
-            found.warnings.extend(
-                run.analysis
-                    .warnings
-                    .iter()
-                    .map(|w| format!("interleaving {n}: {w}")),
-            );
-            // What a trace lacks was not checked: never a complete verdict.
-            if let Some(gap) = run.analysis.warnings.first() {
-                found
-                    .incomplete_because
-                    .get_or_insert_with(|| format!("interleaving {n}: {gap}"));
-            }
-            found.runs.push(run.analysis.outcome.clone());
-            if keep_traces {
-                found
-                    .traces
-                    .push(run.analysis.traces.iter().flatten().cloned().collect());
-            }
+            found.note_unmatched(n, recorded.unmatched);
+            let shown = Shown {
+                n,
+                buffering,
+                guidance: next.guidance.as_ref(),
+            };
+            let new_finding = found.add_findings(session, &mut seen_findings, &run, &shown);
+            found.add_wildcards(session, &mut seen_wildcards, &run, n);
+            found.add_outcome(&run, n, keep_traces);
             if !new_finding && !settings.keep_traces {
                 interleaving::prune(&run.dir);
             }
         }
-        if let Some(mut ahead) = ahead.take() {
-            ahead.finish();
-            let used = found.run_ahead.get_or_insert(RunAheadStats {
-                jobs: settings.jobs as u32,
-                ..RunAheadStats::default()
-            });
-            used.taken += ahead.taken;
-            used.unused += ahead.wasted;
-        }
-        let stats = engine.stats();
-        found.stats.found += stats.found;
-        found.stats.explored += stats.explored;
-        found.stats.abstracted += stats.abstracted;
-        found.stats.mixing_bounded += stats.mixing_bounded;
-        if engine.is_bounded() {
-            found.incomplete_because.get_or_insert_with(|| {
-                "choice points were skipped by --mixing-bound or --loop-abstraction (see choice_points)".into()
-            });
-        }
-        // A budget stops every pass: the counts above still say how far
-        // this one got.
-        if found.incomplete_because.is_some() && !engine.is_complete() {
+        if !found.end_pass(&engine, ahead.take(), settings) {
             break 'passes;
         }
     }
@@ -323,6 +176,221 @@ pub fn explore(
     // Findings stay in order of discovery: the timelines refer to them by
     // index.
     Ok(found)
+}
+
+/// The progress line on standard error.
+fn print_progress(
+    n: u32,
+    engine: &Engine,
+    found: &Exploration,
+    ahead: Option<&RunAhead>,
+    started: Instant,
+) {
+    let running_ahead = ahead.map_or(String::new(), |a| format!(", {} more running", a.running()));
+    eprint!(
+        "\rmbhybrid: interleaving {n} ({} choice points known, {} findings, {:.1} s{running_ahead})   ",
+        engine.stats().found,
+        found.findings.len(),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Why the search must start no more runs, when a budget is spent.
+fn budget_spent(found: &Exploration, settings: &Settings, started: Instant) -> Option<String> {
+    if found.interleavings >= settings.max_interleavings {
+        return Some(format!(
+            "stopped at --max-interleavings {}; raise it, or bound the search with --mixing-bound K or --loop-abstraction auto",
+            settings.max_interleavings
+        ));
+    }
+    settings
+        .time_budget
+        .is_some_and(|budget| started.elapsed() >= budget)
+        .then(|| {
+            format!(
+                "stopped by --time-budget after {} interleavings; raise it, or bound the search with --mixing-bound K or --loop-abstraction auto",
+                found.interleavings
+            )
+        })
+}
+
+/// How a run ended, for the engine. A run stopped by the timeout is stuck
+/// like a deadlocked one: a forced match it never made did not happen (it
+/// was not killed before it could).
+fn run_end(run: &interleaving::Interleaving) -> RunEnd {
+    let findings = &run.analysis.findings;
+    if run.deadlocked || findings.iter().any(|f| f.kind == FindingKind::Timeout) {
+        RunEnd::Deadlocked
+    } else if findings
+        .iter()
+        .any(|f| f.kind != FindingKind::BufferingHazard)
+    {
+        RunEnd::Crashed
+    } else {
+        RunEnd::Complete
+    }
+}
+
+/// What makes two findings the same ([`Finding::dedup_key`]).
+type FindingKey = (FindingKind, Vec<(String, u32)>);
+
+/// Which interleaving a run is, for what it shows.
+struct Shown<'a> {
+    n: u32,
+    buffering: Buffering,
+    guidance: Option<&'a Guidance>,
+}
+
+impl Exploration {
+    fn empty() -> Exploration {
+        Exploration {
+            interleavings: 0,
+            complete: true,
+            incomplete_because: None,
+            failure: None,
+            stats: ChoicePointStats::default(),
+            findings: Vec::new(),
+            wildcards: Vec::new(),
+            runs: Vec::new(),
+            warnings: Vec::new(),
+            diverged: Vec::new(),
+            tool_stops: Vec::new(),
+            traces: Vec::new(),
+            run_ahead: None,
+            timelines: Vec::new(),
+        }
+    }
+
+    /// Adds a pass's counts (choice points, runs made ahead) and says
+    /// whether the next pass may start: a budget stops every pass, and the
+    /// counts still say how far this one got.
+    fn end_pass(&mut self, engine: &Engine, ahead: Option<RunAhead>, settings: &Settings) -> bool {
+        if let Some(mut ahead) = ahead {
+            ahead.finish();
+            let used = self.run_ahead.get_or_insert(RunAheadStats {
+                jobs: settings.jobs as u32,
+                ..RunAheadStats::default()
+            });
+            used.taken += ahead.taken;
+            used.unused += ahead.wasted;
+        }
+        let stats = engine.stats();
+        self.stats.found += stats.found;
+        self.stats.explored += stats.explored;
+        self.stats.abstracted += stats.abstracted;
+        self.stats.mixing_bounded += stats.mixing_bounded;
+        if engine.is_bounded() {
+            self.incomplete_because.get_or_insert_with(|| {
+                "choice points were skipped by --mixing-bound or --loop-abstraction (see choice_points)".into()
+            });
+        }
+        self.incomplete_because.is_none() || engine.is_complete()
+    }
+
+    /// Forced matches the run did not make: errors of the search, also
+    /// listed as warnings.
+    fn note_unmatched(&mut self, n: u32, unmatched: Vec<mbh_bounding::UnmatchedForce>) {
+        for unmatched in unmatched {
+            let what = format!(
+                "interleaving {n}: rank {}'s wildcard event {} was forced to take rank {}'s message but {}; the clocks claimed a match MPI could not make (a bug of mbhybrid: please report it with this run directory)",
+                unmatched.forced.rank,
+                unmatched.forced.event,
+                unmatched.forced.source,
+                match unmatched.observed {
+                    Some(other) => format!("took rank {other}'s"),
+                    None => "never completed".to_string(),
+                }
+            );
+            self.warnings.push(what.clone());
+            self.diverged.push(what);
+        }
+    }
+
+    /// The run's findings not seen before, with their replay command, the
+    /// run's decisions and a timeline; returns whether there was one.
+    fn add_findings(
+        &mut self,
+        session: &Session,
+        seen: &mut HashSet<FindingKey>,
+        run: &interleaving::Interleaving,
+        shown: &Shown<'_>,
+    ) -> bool {
+        let n = shown.n;
+        let decisions = decision_notes(session, &run.events, shown.guidance);
+        let mut new_finding = false;
+        // Copied only for a run that shows something new.
+        let mut run_traces: Option<Vec<mbh_trace::RankTrace>> = None;
+        for mut finding in merge_ranks(run.analysis.findings.clone()) {
+            if !seen.insert(finding.dedup_key()) {
+                confirm_divergence(&mut self.findings, &finding, n);
+                continue;
+            }
+            finding.replay = Some(session.replay_command(n));
+            finding.notes.extend(decisions.iter().cloned());
+            if shown.buffering == Buffering::Zero {
+                finding
+                    .notes
+                    .push("found with `--buffering zero`: standard sends were synchronous".into());
+            }
+            self.timelines.push((
+                self.findings.len(),
+                crate::timeline::build(
+                    run_traces.get_or_insert_with(|| {
+                        run.analysis.traces.iter().flatten().cloned().collect()
+                    }),
+                    session.sites.as_ref(),
+                    shown.guidance,
+                ),
+            ));
+            self.findings.push(finding);
+            new_finding = true;
+        }
+        new_finding
+    }
+
+    /// Every wildcard receive of the run, with the senders it took or
+    /// could have taken, merged with earlier runs'.
+    fn add_wildcards(
+        &mut self,
+        session: &Session,
+        seen: &mut BTreeMap<(i32, u32), usize>,
+        run: &interleaving::Interleaving,
+        n: u32,
+    ) {
+        for event in &run.events {
+            let at = *seen.entry((event.rank, event.event)).or_insert_with(|| {
+                self.wildcards.push(wildcard_report(session, event, n));
+                self.wildcards.len() - 1
+            });
+            let senders = &mut self.wildcards[at].senders;
+            senders.extend(event.potential.iter().copied());
+            if event.matched >= 0 {
+                senders.push(event.matched);
+            }
+            senders.sort_unstable();
+            senders.dedup();
+        }
+    }
+
+    /// The run's outcome, its warnings, and its traces when kept.
+    fn add_outcome(&mut self, run: &interleaving::Interleaving, n: u32, keep_traces: bool) {
+        self.warnings.extend(
+            run.analysis
+                .warnings
+                .iter()
+                .map(|w| format!("interleaving {n}: {w}")),
+        );
+        // What a trace lacks was not checked: never a complete verdict.
+        if let Some(gap) = run.analysis.warnings.first() {
+            self.incomplete_because
+                .get_or_insert_with(|| format!("interleaving {n}: {gap}"));
+        }
+        self.runs.push(run.analysis.outcome.clone());
+        if keep_traces {
+            self.traces
+                .push(run.analysis.traces.iter().flatten().cloned().collect());
+        }
+    }
 }
 
 /// Runs interleaving `n`: launched by the search itself, or taken from the
