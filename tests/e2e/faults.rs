@@ -66,34 +66,55 @@ fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 #[test]
 fn a_verify_killed_with_sigkill_leaves_no_job_running() {
     let _lock = mbh_tests::mpi_lock();
+    let (_dir, exe, mut verify) =
+        verify_in_background("polls_forever", POLLS_FOREVER, &["-n", "2"]);
+    let started = within(Duration::from_secs(60), || processes_of(&exe).len() >= 3);
+    verify.kill().unwrap(); // SIGKILL
+    verify.wait().unwrap();
+    let left = processes_left(&exe);
+    assert!(started, "the job (launcher and two ranks) never ran");
+    assert!(
+        left.is_empty(),
+        "processes left running 15 s after verify was killed: {left:?}"
+    );
+}
+
+/// Builds `text` as NAME and starts `verify` on it with `options` and a
+/// 600 s timeout, in the background: the temporary directory, the
+/// executable, the child.
+fn verify_in_background(
+    name: &str,
+    text: &str,
+    options: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf, std::process::Child) {
     let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("polls_forever.c");
-    std::fs::write(&source, POLLS_FOREVER).unwrap();
+    let source = dir.path().join(format!("{name}.c"));
+    std::fs::write(&source, text).unwrap();
     let exe = build(&source, dir.path());
-    let runs = dir.path().join("runs");
-    let mut verify = Command::new(mbh_tests::mbhybrid())
-        .args(["verify", "-n", "2", "--timeout", "600", "--run-dir"])
-        .arg(&runs)
+    let verify = Command::new(mbh_tests::mbhybrid())
+        .arg("verify")
+        .args(options)
+        .args(["--timeout", "600", "--run-dir"])
+        .arg(dir.path().join("runs"))
         .arg(&exe)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = within(Duration::from_secs(60), || processes_of(&exe).len() >= 3);
-    verify.kill().unwrap(); // SIGKILL
-    verify.wait().unwrap();
-    let gone = within(Duration::from_secs(15), || processes_of(&exe).is_empty());
-    let left = processes_of(&exe);
+    (dir, exe, verify)
+}
+
+/// The processes naming `exe` still alive 15 s after verify ended; each is
+/// then killed, so that no test leaves a job behind.
+fn processes_left(exe: &Path) -> Vec<i32> {
+    within(Duration::from_secs(15), || processes_of(exe).is_empty());
+    let left = processes_of(exe);
     for &pid in &left {
         // SAFETY: kill(2) on processes this test started (their command
         // lines name its temporary executable).
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
-    assert!(started, "the job (launcher and two ranks) never ran");
-    assert!(
-        gone,
-        "processes left running 15 s after verify was killed: {left:?}"
-    );
+    left
 }
 
 /// Rank 0 takes two `MPI_ANY_SOURCE` messages. The free run takes rank 1's
@@ -136,39 +157,24 @@ int main(int argc, char **argv) {
 #[test]
 fn a_verify_with_jobs_stopped_by_sigterm_leaves_no_job_running() {
     let _lock = mbh_tests::mpi_lock();
-    let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("forced_runs_poll_forever.c");
-    std::fs::write(&source, FORCED_RUNS_POLL_FOREVER).unwrap();
-    let exe = build(&source, dir.path());
-    let runs = dir.path().join("runs");
-    let mut verify = Command::new(mbh_tests::mbhybrid())
-        .args(["verify", "-n", "4", "--jobs", "3", "--timeout", "600"])
-        .arg("--run-dir")
-        .arg(&runs)
-        .arg(&exe)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (_dir, exe, mut verify) = verify_in_background(
+        "forced_runs_poll_forever",
+        FORCED_RUNS_POLL_FOREVER,
+        &["-n", "4", "--jobs", "3"],
+    );
     // Two jobs at once: two launchers and eight ranks name the program.
     let two_jobs = within(Duration::from_secs(120), || processes_of(&exe).len() >= 10);
     let seen = processes_of(&exe).len();
     // SAFETY: kill(2) on the verify this test started.
     unsafe { libc::kill(verify.id() as i32, libc::SIGTERM) };
     verify.wait().unwrap();
-    let gone = within(Duration::from_secs(15), || processes_of(&exe).is_empty());
-    let left = processes_of(&exe);
-    for &pid in &left {
-        // SAFETY: kill(2) on processes this test started (their command
-        // lines name its temporary executable).
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
+    let left = processes_left(&exe);
     assert!(
         two_jobs,
         "never two hanging jobs at once ({seen} processes)"
     );
     assert!(
-        gone,
+        left.is_empty(),
         "processes left running 15 s after verify got SIGTERM: {left:?}"
     );
 }
