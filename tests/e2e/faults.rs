@@ -91,7 +91,11 @@ fn verify_in_background(
     let source = dir.path().join(format!("{name}.c"));
     std::fs::write(&source, text).unwrap();
     let exe = build(&source, dir.path());
+    // As `run_mbhybrid` does: cargo's LD_LIBRARY_PATH would make the ranks
+    // load the runtime copy of the MPI the workspace was built for (MPICH)
+    // instead of the one the program was linked against.
     let verify = Command::new(mbh_tests::mbhybrid())
+        .env_remove("LD_LIBRARY_PATH")
         .arg("verify")
         .args(options)
         .args(["--timeout", "600", "--run-dir"])
@@ -119,12 +123,15 @@ fn processes_left(exe: &Path) -> Vec<i32> {
 
 /// Rank 0 takes two `MPI_ANY_SOURCE` messages. The free run takes rank 1's
 /// first (ranks 2 and 3 send only after rank 1's go, which follows its
-/// message) and ends; every run that forces rank 2's or 3's first polls
-/// forever, a hang the wait-for graph cannot confirm.
-const FORCED_RUNS_POLL_FOREVER: &str = r#"
+/// message) and ends; in every run that forces rank 2's or 3's first, rank
+/// 0 sleeps forever outside MPI: a rank computing, which the wait-for graph
+/// never calls blocked (a polling loop would be, after a second), so the
+/// job runs until the timeout.
+const FORCED_RUNS_HANG: &str = r#"
 #include <mpi.h>
+#include <unistd.h>
 int main(int argc, char **argv) {
-  int rank, v = 0, go = 1, flag = 0;
+  int rank, v = 0, go = 1;
   MPI_Status st;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -133,8 +140,8 @@ int main(int argc, char **argv) {
     int first = st.MPI_SOURCE;
     MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st);
     MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st);
-    while (first != 1 && !flag)
-      MPI_Iprobe(1, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    while (first != 1)
+      sleep(1);
   } else if (rank == 1) {
     MPI_Send(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
     MPI_Send(&go, 1, MPI_INT, 2, 1, MPI_COMM_WORLD);
@@ -158,8 +165,8 @@ int main(int argc, char **argv) {
 fn a_verify_with_jobs_stopped_by_sigterm_leaves_no_job_running() {
     let _lock = mbh_tests::mpi_lock();
     let (_dir, exe, mut verify) = verify_in_background(
-        "forced_runs_poll_forever",
-        FORCED_RUNS_POLL_FOREVER,
+        "forced_runs_hang",
+        FORCED_RUNS_HANG,
         &["-n", "4", "--jobs", "3"],
     );
     // Two jobs at once: two launchers and eight ranks name the program.
