@@ -141,6 +141,12 @@ impl RunAhead {
         for (_, run) in std::mem::take(&mut self.done) {
             self.discard(run);
         }
+        // A job that failed to launch returned no directory to delete:
+        // whatever `ahead-K` is left was never taken (those taken were
+        // renamed to their interleaving).
+        for k in 1..=self.launched {
+            let _ = std::fs::remove_dir_all(self.run_dir.join(format!("ahead-{k}")));
+        }
     }
 
     fn collect_finished(&mut self) {
