@@ -38,6 +38,16 @@ pub enum Command {
     /// Exit status: 0 nothing found, 1 findings, 2 errors (a forced match
     /// that did not happen included).
     Replay(ReplayArgs),
+    /// Run an MPI program once with every wildcard receive deterministic:
+    /// each takes the sender logical time chooses (seed 002), the same on
+    /// every run, at any speed, without a recording.
+    ///
+    /// `mbhybrid run -n 4 ./app input.dat`
+    ///
+    /// The program's output is its own. Exit status: the program's, or 1
+    /// when the job was stopped (a deadlock the wait-for graph confirmed,
+    /// or `--timeout`), 2 for usage errors.
+    Run(RunArgs),
     /// Verify, then tell which `MPI_Barrier` calls can be deleted without
     /// changing what any wildcard receive can match (seed 004, Fib).
     ///
@@ -320,6 +330,45 @@ pub struct VerifyArgs {
     /// of each finding's interleaving.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// The MPI program.
+    #[arg(value_name = "EXE")]
+    pub program: PathBuf,
+    /// Its arguments.
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub args: Vec<String>,
+}
+
+/// `mbhybrid run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Number of MPI processes.
+    #[arg(short = 'n', long = "np", value_name = "NP", default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub np: u32,
+    /// Launcher command template, as for `verify`.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launcher: Option<String>,
+    /// The MPI to run on, as for `verify`.
+    #[arg(long, value_enum, value_name = "MPI")]
+    pub mpi: Option<MpiArg>,
+    /// Where the run directory (the ranks' traces) goes.
+    #[arg(long, value_name = "DIR", default_value = mbh_trace::layout::DEFAULT_RUN_ROOT)]
+    pub run_dir: PathBuf,
+    /// Stop the job after this many seconds (default: no limit).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
+    /// The runtime library to preload, as for `verify`.
+    #[arg(long, value_name = "FILE")]
+    pub runtime: Option<PathBuf>,
+    /// Milliseconds a wildcard receive waits, with every rank that could
+    /// still send it an earlier message blocked in MPI, before it takes the
+    /// earliest message it has (seed 002 §4.2.3's deadlock breaker).
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    pub patience: u32,
     /// The MPI program.
     #[arg(value_name = "EXE")]
     pub program: PathBuf,

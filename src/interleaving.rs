@@ -56,6 +56,7 @@ pub struct LaunchSpec {
     preload: Option<std::path::PathBuf>,
     buffer_rooms: Vec<RoomAtCall>,
     watch_buffers: bool,
+    passthrough: bool,
 }
 
 impl LaunchSpec {
@@ -70,7 +71,15 @@ impl LaunchSpec {
             preload: session.preload.clone(),
             buffer_rooms: buffer_rooms(session),
             watch_buffers: session.sites.as_ref().is_some_and(|t| t.access_checks),
+            passthrough: false,
         }
+    }
+
+    /// The same launch with the program's output left to it (`mbhybrid
+    /// run`).
+    pub fn passthrough(mut self) -> LaunchSpec {
+        self.passthrough = true;
+        self
     }
 }
 
@@ -87,6 +96,11 @@ impl Launched {
     /// Its directory.
     pub fn dir(&self) -> &InterleavingDir {
         &self.dir
+    }
+
+    /// How the job ended.
+    pub fn ended(&self) -> &launch::Ended {
+        &self.ended
     }
 
     /// Moves its directory to `dir` (a run launched ahead gets its number
@@ -155,6 +169,7 @@ pub fn launch(
         env,
         stdout: dir.launcher_stdout(),
         stderr: dir.launcher_stderr(),
+        passthrough: spec.passthrough,
         timeout: spec.timeout,
     };
     let mut monitor = DeadlockMonitor::new(&dir, spec.np);

@@ -80,6 +80,9 @@ pub struct Job<'a> {
     pub stdout: PathBuf,
     /// Where the launcher's standard error goes.
     pub stderr: PathBuf,
+    /// Leave standard output and error to the job (`mbhybrid run`) instead
+    /// of the two files.
+    pub passthrough: bool,
     /// How long the run may take.
     pub timeout: Duration,
 }
@@ -114,8 +117,6 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(25);
 /// `/dev/null`: an MPI job under verification cannot be fed interactively.
 pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result<Ended> {
     use std::os::unix::process::CommandExt;
-    let stdout = File::create(&job.stdout)?;
-    let stderr = File::create(&job.stderr)?;
     let mut command = Command::new(&job.launcher.argv[0]);
     command
         .args(&job.launcher.argv[1..])
@@ -124,9 +125,12 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
         .envs(job.launcher.env.iter().map(|(k, v)| (k, v)))
         .envs(job.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr)
         .process_group(0);
+    if !job.passthrough {
+        command
+            .stdout(File::create(&job.stdout)?)
+            .stderr(File::create(&job.stderr)?);
+    }
     // The launcher gets SIGTERM (it then stops its ranks) when this
     // process dies, however it dies (SIGKILL included; issue 12). Each
     // rank's runtime also watches this process (runtime/src/watchdog.rs):
@@ -301,6 +305,7 @@ mod tests {
             env: vec![],
             stdout: dir.path().join("out"),
             stderr: dir.path().join("err"),
+            passthrough: false,
             timeout: Duration::from_millis(500),
         };
         let ended = run(&job, &mut || Watch::Continue).unwrap();
@@ -345,6 +350,7 @@ mod tests {
             env: vec![],
             stdout: dir.path().join("out"),
             stderr: dir.path().join("err"),
+            passthrough: false,
             timeout: Duration::from_secs(60),
         };
         let mut polls = 0;

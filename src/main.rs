@@ -65,6 +65,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Build(args) => commands::build::run(&args),
         cli::Command::Verify(args) => commands::verify::run(&args),
         cli::Command::Replay(args) => commands::replay::run(&args),
+        cli::Command::Run(args) => commands::run::run(&args),
         cli::Command::Explain(args) => commands::explain::run(&args),
         cli::Command::Analyze(args) => commands::analyze::run(&args),
         cli::Command::AuditBarriers(args) => commands::audit::run(&args),

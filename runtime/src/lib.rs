@@ -250,6 +250,7 @@ mod fault;
 mod handle;
 mod heap;
 pub mod llcp;
+pub mod logical;
 pub mod packed;
 mod pending;
 pub mod piggyback;

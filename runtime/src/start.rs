@@ -75,7 +75,9 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
         state::fatal(format_args!("cannot get the rank in MPI_COMM_WORLD"));
     };
     record::guard(|| {
-        start(dir, rank, size, kind, required, provided);
+        // `mbhybrid run` leaves the program's standard error to it.
+        let own_stderr = config.deterministic.is_none();
+        start(dir, rank, size, kind, required, provided, own_stderr);
         Some(())
     });
     match Rt::start(rank, size, config) {
@@ -125,7 +127,32 @@ fn load_config(dir: &Path) -> Result<RuntimeConfig, String> {
     }
 }
 
-fn start(dir: PathBuf, rank: c_int, size: c_int, kind: OpKind, required: c_int, provided: c_int) {
+/// The interleaving directory, once the runtime started.
+static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Writes this rank's deterministic-mode statistics into the run's
+/// directory (at `MPI_Finalize`: not a hot path).
+pub fn write_decisions(rank: c_int, stats: &mbh_trace::determinism::DecisionStats) {
+    let Some(dir) = DIR.get() else {
+        return;
+    };
+    let path = mbh_trace::determinism::DecisionStats::path(dir, rank);
+    let written = std::fs::write(&path, stats.to_json());
+    if let Err(error) = written {
+        warn(format_args!("cannot write {}: {error}", path.display()));
+    }
+}
+
+fn start(
+    dir: PathBuf,
+    rank: c_int,
+    size: c_int,
+    kind: OpKind,
+    required: c_int,
+    provided: c_int,
+    own_stderr: bool,
+) {
+    let _ = DIR.set(dir.clone());
     let layout = InterleavingDir { path: dir };
     let path = layout.trace(rank);
     let created =
@@ -144,7 +171,12 @@ fn start(dir: PathBuf, rank: c_int, size: c_int, kind: OpKind, required: c_int, 
         crate::callsite::image().base,
     );
     let stderr = layout.stderr(rank);
-    if let Err(error) = redirect_stderr(&stderr) {
+    let redirected = if own_stderr {
+        redirect_stderr(&stderr)
+    } else {
+        Ok(())
+    };
+    if let Err(error) = redirected {
         warn(format_args!("cannot write {}: {error}", stderr.display()));
     }
     crate::crash::install();

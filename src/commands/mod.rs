@@ -6,6 +6,7 @@ pub mod audit;
 pub mod build;
 pub mod explain;
 pub mod replay;
+pub mod run;
 pub mod verify;
 
 use std::path::PathBuf;

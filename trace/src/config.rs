@@ -146,6 +146,11 @@ pub struct RuntimeConfig {
     /// per nonblocking call.
     #[serde(default)]
     pub watch_buffers: bool,
+    /// `mbhybrid run`: every wildcard receive takes the sender seed 002's
+    /// logical time chooses (`None`: the first message to arrive, or the
+    /// guidance's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deterministic: Option<crate::determinism::Deterministic>,
 }
 
 /// The room of one buffer of one call, as the runtime needs it: a
@@ -170,6 +175,7 @@ impl Default for RuntimeConfig {
             guidance: None,
             buffer_rooms: Vec::new(),
             watch_buffers: false,
+            deterministic: None,
         }
     }
 }

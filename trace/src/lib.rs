@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod determinism;
 pub mod envelope;
 pub mod finding;
 pub mod layout;

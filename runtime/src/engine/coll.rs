@@ -613,7 +613,7 @@ impl Rt {
     /// # Safety
     ///
     /// Every rank of `comm` makes the same call.
-    unsafe fn dup(&mut self, comm: MPI_Comm) -> MPI_Comm {
+    pub(super) unsafe fn dup(&mut self, comm: MPI_Comm) -> MPI_Comm {
         let mut shadow = comm;
         let mut request = request_null();
         // SAFETY: the caller's contract.
@@ -692,6 +692,8 @@ impl Rt {
         let Some((shadow, _, _)) = (unsafe { self.shadows_of(made, duplicate_of) }) else {
             return;
         };
+        // SAFETY: as above; the clock shadow has `made`'s ranks in order.
+        unsafe { self.det_attach(made, shadow) };
         let named = NAMED.fetch_add(1, Ordering::Relaxed) + 1;
         let rank = u64::from(u32::try_from(self.rank).unwrap_or(0));
         let mine: u64 = (1 << 63) | (rank << 32) | u64::from(named);

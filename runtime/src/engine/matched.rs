@@ -12,7 +12,7 @@
 //! synchronous sender. `MPI_MESSAGE_NO_PROC` (a probe of `MPI_PROC_NULL`)
 //! goes to MPI unchanged.
 
-use super::{finish_received, read_status, status_target, HeaderAt, Posting, Rt};
+use super::{finish_received, read_status, status_target, HeaderAt, Posting, Rt, Waits};
 use crate::consts::{bottom, proc_null, request_null, SUCCESS};
 use crate::handle::HandleBits;
 use crate::llcp::{BlockingEvent, Receive};
@@ -48,15 +48,17 @@ fn no_type() -> MPI_Datatype {
 
 impl Rt {
     /// The posting of a (matched) probe: `MPI_PROC_NULL` has none.
-    fn probe_posting(&mut self, comm: MPI_Comm, source: c_int, consume: bool) -> Posting {
+    fn probe_posting(
+        &mut self,
+        comm: MPI_Comm,
+        source: c_int,
+        tag: c_int,
+        waits: Waits,
+    ) -> Posting {
         if source == proc_null() {
-            Posting {
-                source,
-                event: None,
-                forced: None,
-            }
+            Posting::plain(source)
         } else {
-            self.posting(comm, source, consume)
+            self.posting(comm, source, tag, waits)
         }
     }
 
@@ -120,7 +122,7 @@ impl Rt {
         message: *mut MPI_Message,
         status: *mut MPI_Status,
     ) -> c_int {
-        let posting = self.probe_posting(comm, source, true);
+        let posting = self.probe_posting(comm, source, tag, Waits::Block);
         let index = record::begin(
             || {
                 Self::p2p_record(
@@ -186,12 +188,16 @@ impl Rt {
         message: *mut MPI_Message,
         status: *mut MPI_Status,
     ) -> c_int {
-        let posting = self.probe_posting(comm, source, false);
+        let posting = self.probe_posting(comm, source, tag, Waits::Peek);
         let start = self.llcp.now();
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
-        // SAFETY: the caller's arguments (the posted source).
-        let rc = unsafe { mpi_sys::PMPI_Improbe(posting.source, tag, comm, flag, message, target) };
+        let rc = if posting.hold {
+            super::hold(flag)
+        } else {
+            // SAFETY: the caller's arguments (the posted source).
+            unsafe { mpi_sys::PMPI_Improbe(posting.source, tag, comm, flag, message, target) }
+        };
         // SAFETY: MPI wrote the flag when it succeeded.
         let found = rc == SUCCESS && !flag.is_null() && unsafe { *flag } != 0;
         if !found {

@@ -33,6 +33,7 @@ mod bsend;
 mod choose;
 mod coll;
 mod complete;
+mod deterministic;
 mod matched;
 mod p2p;
 mod persist;
@@ -90,6 +91,45 @@ struct Posting {
     event: Option<u32>,
     /// The forced sender (world rank) in a guided run.
     forced: Option<Rank>,
+    /// Deterministic mode could not decide a nonblocking probe's sender
+    /// yet: it reports no message.
+    hold: bool,
+}
+
+impl Posting {
+    /// A receive or probe from `source` as given.
+    fn plain(source: c_int) -> Self {
+        Posting {
+            source,
+            event: None,
+            forced: None,
+            hold: false,
+        }
+    }
+}
+
+/// How a wildcard receive or probe may wait for deterministic mode's
+/// decision (seed 002 §3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waits {
+    /// A blocking call: it waits for the decision.
+    Block,
+    /// A nonblocking receive (or `MPI_Sendrecv`, whose send comes after
+    /// the receive is posted): decided now, or not by logical time.
+    Post,
+    /// A nonblocking probe: decided now, or it finds nothing yet. Takes no
+    /// event number.
+    Peek,
+}
+
+/// What a nonblocking probe deterministic mode holds back reports: no
+/// message (yet).
+fn hold(flag: *mut c_int) -> c_int {
+    if !flag.is_null() {
+        // SAFETY: the program's flag, non-null.
+        unsafe { *flag = 0 };
+    }
+    SUCCESS
 }
 
 /// A zeroed status.
@@ -241,6 +281,8 @@ pub struct Rt {
     /// Scratch of a choice being made: the other requests of its array
     /// (index, record of the call that made it, offered at once).
     others: Vec<(i32, Option<u64>, bool)>,
+    /// `mbhybrid run`'s deterministic mode (`deterministic.rs`).
+    det: Option<Box<deterministic::Det>>,
     /// The buffer of buffered sends the program attached (`bsend.rs`).
     bsend: Option<bsend::AttachedBuffer>,
 }
@@ -269,7 +311,11 @@ impl Rt {
         let hbytes = c_int::try_from(hwords * 8)
             .map_err(|_| format!("{size} ranks are too many for vector clocks"))?;
         let last_guided = config.guidance.as_ref().map(|g| g.last_guided_clock);
-        Ok(Rt {
+        let det = config.deterministic.map(|d| {
+            let patience = std::time::Duration::from_millis(u64::from(d.patience_ms));
+            Box::new(deterministic::Det::new(size.max(1) as usize, patience))
+        });
+        let mut rt = Rt {
             rank,
             llcp: Llcp::new(width, me, last_guided),
             config,
@@ -310,7 +356,11 @@ impl Rt {
             clock_in: 0,
             others: Vec::with_capacity(64),
             bsend: None,
-        })
+            det,
+        };
+        // SAFETY: every rank starts the runtime in `MPI_Init`.
+        unsafe { rt.det_attach(comm_world(), comm_world()) };
+        Ok(rt)
     }
 
     fn next_seq(&mut self) -> u64 {
@@ -329,7 +379,7 @@ impl Rt {
 
     /// Whether blocking must poll (see the module docs).
     fn must_poll(&self) -> bool {
-        !self.slots.watched().is_empty() || self.sigs.any_pending()
+        !self.slots.watched().is_empty() || self.sigs.any_pending() || self.det.is_some()
     }
 
     /// Writes this rank's header into `words`.
@@ -390,52 +440,76 @@ impl Rt {
     }
 
     /// How a receive from `source` with `tag` on `comm` is posted: a
-    /// wildcard takes an event number (`consume`; a nonblocking probe only
-    /// peeks) and, in a guided run, its forced sender (Fig 5.15).
-    fn posting(&mut self, comm: MPI_Comm, source: c_int, consume: bool) -> Posting {
-        if source != any_source() {
-            return Posting {
-                source,
-                event: None,
-                forced: None,
-            };
+    /// wildcard takes an event number (unless it only peeks: `Waits::Peek`)
+    /// and, in a guided run, its forced sender (Fig 5.15); in deterministic
+    /// mode, the sender logical time chooses (`deterministic.rs`).
+    fn posting(&mut self, comm: MPI_Comm, source: c_int, tag: c_int, waits: Waits) -> Posting {
+        if waits != Waits::Peek {
+            self.det_tick();
         }
-        let event = if consume {
-            self.llcp.next_event()
-        } else {
+        if source != any_source() {
+            return Posting::plain(source);
+        }
+        let event = if waits == Waits::Peek {
             self.llcp.peek_event()
+        } else {
+            self.llcp.next_event()
         };
         let mut posting = Posting {
-            source,
             event: Some(event),
-            forced: None,
+            ..Posting::plain(source)
         };
-        if self.llcp.guiding() {
+        if self.det.is_some() {
+            self.deterministic_source(comm, tag, waits, &mut posting);
+        } else if self.llcp.guiding() {
             let forced = self
                 .config
                 .guidance
                 .as_ref()
                 .and_then(|g| g.source_for(self.rank, event));
             if let Some(world) = forced {
-                match self.comms.comm_rank(comm, world) {
-                    Some(rank) => {
-                        posting.source = rank;
-                        posting.forced = Some(world);
-                    }
-                    None => {
-                        let _ = std::io::Write::write_fmt(
-                            &mut std::io::stderr(),
-                            format_args!(
-                                "mbhybrid: guidance forces event {event} of rank {} to rank {world}, \
-                                 which is not in the receive's communicator; receiving from any source\n",
-                                self.rank
-                            ),
-                        );
-                    }
-                }
+                self.force(comm, event, world, &mut posting);
             }
         }
         posting
+    }
+
+    /// Posts a wildcard to world rank `world`, when it is in `comm`.
+    fn force(&mut self, comm: MPI_Comm, event: u32, world: Rank, posting: &mut Posting) {
+        match self.comms.comm_rank(comm, world) {
+            Some(rank) => {
+                posting.source = rank;
+                posting.forced = Some(world);
+            }
+            None => {
+                let _ = std::io::Write::write_fmt(
+                    &mut std::io::stderr(),
+                    format_args!(
+                        "mbhybrid: guidance forces event {event} of rank {} to rank {world}, \
+                         which is not in the receive's communicator; receiving from any source\n",
+                        self.rank
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Deterministic mode's sender for a wildcard (see [`Waits`]).
+    fn deterministic_source(
+        &mut self,
+        comm: MPI_Comm,
+        tag: c_int,
+        waits: Waits,
+        posting: &mut Posting,
+    ) {
+        match self.det_choose(comm, tag, waits == Waits::Block) {
+            Some(rank) => {
+                posting.source = rank;
+                posting.forced = Some(self.comms.world_rank(comm, rank));
+            }
+            None if waits == Waits::Peek => posting.hold = true,
+            None => self.det_undetermined(),
+        }
     }
 
     fn pattern(comm: MPI_Comm, posting: Posting, tag: c_int) -> Pattern {
@@ -462,11 +536,13 @@ impl Rt {
             // SAFETY: the caller's contract.
             return unsafe { mpi_sys::PMPI_Wait(request, status) };
         }
+        let outer = self.det_blocking(true);
         loop {
             let mut flag: c_int = 0;
             // SAFETY: the caller's contract.
             let rc = unsafe { mpi_sys::PMPI_Test(request, &mut flag, status) };
             if rc != SUCCESS || flag != 0 {
+                self.det_blocking(outer);
                 return rc;
             }
             // SAFETY: polls the runtime's own requests.
@@ -481,8 +557,10 @@ impl Rt {
     ///
     /// `test` must make valid MPI calls.
     unsafe fn spin(&mut self, mut test: impl FnMut(&mut Self) -> Option<c_int>) -> c_int {
+        let outer = self.det_blocking(true);
         loop {
             if let Some(rc) = test(self) {
+                self.det_blocking(outer);
                 return rc;
             }
             // SAFETY: polls the runtime's own requests.
@@ -498,6 +576,11 @@ impl Rt {
     ///
     /// MPI must be initialised.
     pub unsafe fn service(&mut self, skip: Option<u32>) {
+        if self.det.is_some() {
+            self.det_pull();
+            let blocked = self.det.as_ref().is_some_and(|d| d.blocked);
+            self.det_answer(blocked);
+        }
         self.sig_poll_all();
         self.root_flows.poll();
         let mut i = 0;
@@ -875,6 +958,11 @@ impl Rt {
             self.send_ack(to, ack_tag, false);
         }
         self.ack_resolved();
+        if probed.is_none() && self.det.is_some() {
+            // SAFETY: as above.
+            let source = unsafe { (*status).MPI_SOURCE };
+            self.det_received(comm, source, tag);
+        }
         Some(envelope)
     }
 
@@ -925,6 +1013,9 @@ impl Rt {
             source: self.comms.world_rank(comm, source),
             tag,
         };
+        if takes {
+            self.det_received(comm, source, tag);
+        }
         self.acks_due.clear();
         let clock = {
             let (slots, acks) = (&mut self.slots, &mut self.acks_due);
@@ -1014,6 +1105,7 @@ impl Rt {
         // SAFETY: MPI is initialised.
         unsafe { self.service(None) };
         self.report_leaks();
+        self.det_finish();
         let shadow = self.shadow;
         let rank = self.rank;
         // SAFETY: the world shadow is valid until freed below.
@@ -1033,6 +1125,7 @@ impl Rt {
             }
         }
         self.sig_free_all();
+        self.det_close();
         // Synchronous sends the program never completed (or freed, and MPI
         // never completed): stop waiting for their acknowledgements, so no
         // receive stays posted on the shadow.

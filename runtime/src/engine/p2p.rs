@@ -7,7 +7,7 @@
 //! [`crate::piggyback`]). `MPI_PROC_NULL` peers make no message and go to
 //! MPI unchanged.
 
-use super::{finish_received, read_status, status_target, words_mut, Posting, Rt};
+use super::{finish_received, read_status, status_target, words_mut, Posting, Rt, Waits};
 use crate::consts::{
     bottom, byte, packed, proc_null, request_null, status_ignore, uint64, SUCCESS,
 };
@@ -204,6 +204,7 @@ impl Rt {
         let mode = self.effective(mode);
         let dest_world = self.comms.world_rank(comm, dest);
         let sync = mode == SendMode::Sync && dest_world >= 0;
+        self.det_announce(comm, dest, tag);
         let mut ack = request_null();
         let ack_tag = if sync {
             let buf = self.ack_in.as_mut_ptr();
@@ -328,6 +329,7 @@ impl Rt {
         let mode = self.effective(mode);
         let dest_world = self.comms.world_rank(comm, dest);
         let sync = mode == SendMode::Sync && dest_world >= 0;
+        self.det_announce(comm, dest, tag);
         let state = SendState {
             sync,
             ack: request_null(),
@@ -427,7 +429,7 @@ impl Rt {
             record::finish(index, rc, true, |_| {});
             return rc;
         }
-        let posting = self.posting(comm, source, true);
+        let posting = self.posting(comm, source, tag, Waits::Block);
         let index = record::begin(
             || {
                 Self::p2p_record(
@@ -447,6 +449,7 @@ impl Rt {
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
         let header = self.recv_hdr.as_mut_ptr();
+        self.det_alone(comm, posting.source);
         // SAFETY: the scratch header outlives the blocking receive, which
         // completes (and is unpacked) before the receive scratch is reused.
         let rc = match unsafe { self.wire.incoming(header, buf, count, datatype) } {
@@ -478,6 +481,7 @@ impl Rt {
                 rc
             }
         };
+        self.det_waits_for(None);
         if rc == SUCCESS {
             // SAFETY: the receive succeeded into `target`.
             unsafe {
@@ -556,7 +560,7 @@ impl Rt {
             record::finish(index, rc, false, |op| op.request = bits);
             return rc;
         }
-        let posting = self.posting(comm, source, true);
+        let posting = self.posting(comm, source, tag, Waits::Post);
         let index = record::begin(
             || Self::p2p_record(kind, source, posting.source, tag, comm, count, datatype),
             false,
@@ -711,13 +715,9 @@ impl Rt {
     ) -> c_int {
         let null = proc_null();
         let posting = if source == null {
-            Posting {
-                source,
-                event: None,
-                forced: None,
-            }
+            Posting::plain(source)
         } else {
-            self.posting(comm, source, true)
+            self.posting(comm, source, recvtag, Waits::Post)
         };
         let index = record::begin(
             || {
@@ -806,6 +806,7 @@ impl Rt {
                     )
                 };
             } else {
+                self.det_announce(comm, dest, sendtag);
                 let ack_tag = if sync {
                     let buf = self.ack_in.as_mut_ptr();
                     // SAFETY: `ack_in` is untouched until waited for below.
@@ -991,13 +992,9 @@ impl Rt {
         status: *mut MPI_Status,
     ) -> c_int {
         let posting = if source == proc_null() {
-            Posting {
-                source,
-                event: None,
-                forced: None,
-            }
+            Posting::plain(source)
         } else {
-            self.posting(comm, source, true)
+            self.posting(comm, source, tag, Waits::Block)
         };
         let index = record::begin(
             || {
@@ -1017,6 +1014,7 @@ impl Rt {
         let start = self.llcp.now();
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
+        self.det_alone(comm, posting.source);
         let rc = if !self.must_poll() || source == proc_null() {
             // SAFETY: the caller's arguments (the posted source).
             unsafe { mpi_sys::PMPI_Probe(posting.source, tag, comm, target) }
@@ -1030,6 +1028,7 @@ impl Rt {
                 })
             }
         };
+        self.det_waits_for(None);
         let found = rc == SUCCESS && read_status(target).is_some_and(|(s, _)| s != proc_null());
         if found {
             let event = posting.event.map(|event| BlockingEvent {
@@ -1059,19 +1058,19 @@ impl Rt {
         status: *mut MPI_Status,
     ) -> c_int {
         let posting = if source == proc_null() {
-            Posting {
-                source,
-                event: None,
-                forced: None,
-            }
+            Posting::plain(source)
         } else {
-            self.posting(comm, source, false)
+            self.posting(comm, source, tag, Waits::Peek)
         };
         let start = self.llcp.now();
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
-        // SAFETY: the caller's arguments (the posted source).
-        let rc = unsafe { mpi_sys::PMPI_Iprobe(posting.source, tag, comm, flag, target) };
+        let rc = if posting.hold {
+            super::hold(flag)
+        } else {
+            // SAFETY: the caller's arguments (the posted source).
+            unsafe { mpi_sys::PMPI_Iprobe(posting.source, tag, comm, flag, target) }
+        };
         // SAFETY: MPI wrote the flag when it succeeded.
         let found = rc == SUCCESS && !flag.is_null() && unsafe { *flag } != 0;
         if !found {

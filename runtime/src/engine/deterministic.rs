@@ -1,0 +1,540 @@
+//! `mbhybrid run`'s deterministic mode (seed 002, DMPI), on MPI: the
+//! logical clock, the announcements, requests and answers of §3.4's
+//! deterministic mapping, and the decision loop of a wildcard receive.
+//! The rules themselves are [`crate::logical`].
+//!
+//! Each communicator gets an *announcement duplicate* when it is made
+//! (collectively, beside its clock shadow). On it, and only on it, go four
+//! kinds of four-word control messages from one rank to another:
+//!
+//! * `ANNOUNCE` (tagged with the program's tag): "my next message to you on
+//!   this communicator is stamped so", sent before the message itself;
+//! * `REQUEST`: "tell me when your clock reaches this" (§3.4's on-demand
+//!   strategy; answered at once when the asked rank is blocked in MPI,
+//!   which is what §4.2.3's checker needs to know);
+//! * `ANSWER`: the clock, whether blocked, whether waiting for the asker
+//!   alone, and how many messages it received from the asker;
+//! * `FINAL`: sent at `MPI_Finalize`: nothing more comes.
+//!
+//! Where this departs from the seed: DMPI lives inside MPICH, stamps every
+//! packet and answers requests from a progress thread. A PMPI runtime
+//! cannot read a message's stamp before receiving it, so the sender
+//! announces it on the duplicate; and it answers requests whenever the
+//! program is inside MPI (every blocking call polls in this mode), which
+//! is the only time its clock moves anyway. The clock counts MPI calls, not
+//! instructions (§3.2's instruction counting only makes logical time track
+//! physical time, for speed; determinism does not need it).
+
+use super::Rt;
+use crate::consts::{any_source, any_tag, comm_world, request_null, uint64, SUCCESS};
+use crate::handle::HandleBits;
+use crate::logical::{Answer, Decision, Lanes};
+use mbh_trace::determinism::DecisionStats;
+use mpi_sys::{MPI_Comm, MPI_Request, MPI_Status};
+use std::os::raw::c_int;
+use std::time::{Duration, Instant};
+
+const WORDS: usize = 4;
+const ANNOUNCE: u64 = 1;
+const REQUEST: u64 = 2;
+const ANSWER: u64 = 3;
+const FINAL: u64 = 4;
+/// Answer flag: blocked in MPI.
+const BLOCKED: u64 = 1;
+/// Answer flag: blocked in a receive or probe from the asker alone.
+const WAITS_FOR_YOU: u64 = 2;
+/// Least time between two requests to one rank for one decision.
+const REASK: Duration = Duration::from_micros(200);
+
+/// One communicator's announcement duplicate and lanes.
+struct DetComm {
+    /// The program's communicator (bits).
+    program: u64,
+    anns: MPI_Comm,
+    /// This rank's rank in it.
+    me: usize,
+    /// World rank of each rank.
+    world: Vec<i32>,
+    lanes: Lanes,
+    /// Per rank: the request for its clock.
+    asked: Vec<Ask>,
+}
+
+/// Where a request for a rank's clock stands.
+#[derive(Debug, Clone, Copy)]
+enum Ask {
+    /// Never asked, for this decision or since the last answer's wait.
+    Idle,
+    /// Asked; no answer yet.
+    Waiting,
+    /// Answered then (a blocked rank answers at once: asking it again at
+    /// once would only spin).
+    Answered(Instant),
+}
+
+/// The state of deterministic mode on one rank.
+pub struct Det {
+    clock: u64,
+    comms: Vec<DetComm>,
+    /// Control messages in flight, with their words.
+    outbox: Vec<(Box<[u64; WORDS]>, MPI_Request)>,
+    /// Requests to answer: (communicator index, asker, clock wanted).
+    due: Vec<(usize, c_int, u64)>,
+    /// Messages sent to / received from each world rank.
+    sent_to: Vec<u64>,
+    received_from: Vec<u64>,
+    /// The world rank a blocking receive or probe waits for alone.
+    pub(super) waits_for: Option<i32>,
+    /// Inside a blocking call's polling loop.
+    pub(super) blocked: bool,
+    /// `FINAL` was sent: nothing more goes out.
+    finished: bool,
+    patience: Duration,
+    pub stats: DecisionStats,
+    inbox: [u64; WORDS],
+}
+
+impl Det {
+    /// Deterministic mode for a world of `size` ranks.
+    pub fn new(size: usize, patience: Duration) -> Self {
+        Det {
+            clock: 0,
+            comms: Vec::with_capacity(8),
+            outbox: Vec::with_capacity(64),
+            due: Vec::with_capacity(8),
+            sent_to: vec![0; size],
+            received_from: vec![0; size],
+            waits_for: None,
+            blocked: false,
+            finished: false,
+            patience,
+            stats: DecisionStats::default(),
+            inbox: [0; WORDS],
+        }
+    }
+
+    fn find(&self, comm: MPI_Comm) -> Option<usize> {
+        let bits = comm.bits();
+        self.comms.iter().position(|c| c.program == bits)
+    }
+}
+
+impl Rt {
+    /// Makes `comm`'s announcement duplicate, a duplicate of `source` (the
+    /// clock shadow, or world itself at start-up).
+    ///
+    /// # Safety
+    ///
+    /// Every rank of `comm` makes the same call; `source` has its ranks in
+    /// its order.
+    pub(super) unsafe fn det_attach(&mut self, comm: MPI_Comm, source: MPI_Comm) {
+        if self.det.is_none() {
+            return;
+        }
+        let world: Vec<i32> = if comm.bits() == comm_world().bits() {
+            (0..self.comms_world_size()).collect()
+        } else {
+            match self.comms.info(comm) {
+                Some(info) if !info.inter => info.world.clone(),
+                _ => return,
+            }
+        };
+        let me = self.comms.comm_rank(comm, self.rank).unwrap_or(0).max(0) as usize;
+        // SAFETY: the caller's contract.
+        let anns = unsafe { self.dup(source) };
+        let size = world.len();
+        if let Some(det) = self.det.as_mut() {
+            det.comms.push(DetComm {
+                program: comm.bits(),
+                anns,
+                me,
+                world,
+                lanes: Lanes::new(size),
+                asked: vec![Ask::Idle; size],
+            });
+        }
+    }
+
+    fn comms_world_size(&self) -> i32 {
+        self.det.as_ref().map_or(0, |d| d.sent_to.len() as i32)
+    }
+
+    /// A send or a posted receive: the clock ticks (seed 002 §3.2), and the
+    /// requests it now satisfies are answered. Returns the new clock.
+    pub(super) fn det_tick(&mut self) -> u64 {
+        let Some(det) = self.det.as_mut() else {
+            return 0;
+        };
+        det.clock += 1;
+        let clock = det.clock;
+        self.det_pull();
+        self.det_answer(false);
+        clock
+    }
+
+    /// Announces a message to `dest` (rank in `comm`) tagged `tag`, before
+    /// it is sent.
+    pub(super) fn det_announce(&mut self, comm: MPI_Comm, dest: c_int, tag: c_int) {
+        if self.det.is_none() || dest < 0 {
+            return;
+        }
+        let stamp = self.det_tick();
+        let Some(det) = self.det.as_mut() else {
+            return;
+        };
+        let Some(at) = det.find(comm) else {
+            return;
+        };
+        let c = &mut det.comms[at];
+        let Some(&world) = c.world.get(dest as usize) else {
+            return;
+        };
+        if let Some(n) = det.sent_to.get_mut(world as usize) {
+            *n += 1;
+        }
+        if dest as usize == c.me {
+            c.lanes.announce(c.me, tag, stamp);
+            return;
+        }
+        let anns = c.anns;
+        self.det_send(anns, dest, tag, [ANNOUNCE, stamp, 0, 0]);
+    }
+
+    /// Sends one control message (kept until MPI is done with it).
+    fn det_send(&mut self, anns: MPI_Comm, to: c_int, tag: c_int, words: [u64; WORDS]) {
+        let Some(det) = self.det.as_mut().filter(|d| !d.finished) else {
+            return;
+        };
+        let words = Box::new(words);
+        let mut request = request_null();
+        // SAFETY: the words live in the outbox until the request completes.
+        let rc = unsafe {
+            mpi_sys::PMPI_Isend(
+                words.as_ptr().cast(),
+                WORDS as c_int,
+                uint64(),
+                to,
+                tag,
+                anns,
+                &mut request,
+            )
+        };
+        if rc != SUCCESS {
+            crate::state::fatal(format_args!(
+                "cannot send a deterministic-mode control message to rank {to} (MPI error {rc})"
+            ));
+        }
+        det.outbox.push((words, request));
+    }
+
+    /// Reads every control message that arrived, and lets go of the sent
+    /// ones MPI is done with.
+    pub(super) fn det_pull(&mut self) {
+        let Some(det) = self.det.as_mut() else {
+            return;
+        };
+        det.outbox.retain_mut(|(_, request)| {
+            let mut flag: c_int = 0;
+            // SAFETY: a request the runtime made.
+            let rc =
+                unsafe { mpi_sys::PMPI_Test(request, &mut flag, crate::consts::status_ignore()) };
+            rc == SUCCESS && flag == 0
+        });
+        for at in 0..det.comms.len() {
+            loop {
+                let anns = det.comms[at].anns;
+                let mut flag: c_int = 0;
+                let mut status = super::blank_status();
+                // SAFETY: the runtime's duplicate; valid out-parameters.
+                let rc = unsafe {
+                    mpi_sys::PMPI_Iprobe(any_source(), any_tag(), anns, &mut flag, &mut status)
+                };
+                if rc != SUCCESS || flag == 0 {
+                    break;
+                }
+                let (from, tag) = (status.MPI_SOURCE, status.MPI_TAG);
+                // SAFETY: the message just probed, four words.
+                let rc = unsafe {
+                    mpi_sys::PMPI_Recv(
+                        det.inbox.as_mut_ptr().cast(),
+                        WORDS as c_int,
+                        uint64(),
+                        from,
+                        tag,
+                        anns,
+                        crate::consts::status_ignore(),
+                    )
+                };
+                if rc != SUCCESS {
+                    break;
+                }
+                let words = det.inbox;
+                let c = &mut det.comms[at];
+                let q = from as usize;
+                match words[0] {
+                    ANNOUNCE => c.lanes.announce(q, tag, words[1]),
+                    REQUEST => det.due.push((at, from, words[1])),
+                    ANSWER => {
+                        c.lanes.answer(
+                            q,
+                            words[1],
+                            Answer {
+                                blocked: words[2] & BLOCKED != 0,
+                                waits_for_me: words[2] & WAITS_FOR_YOU != 0,
+                                received_from_me: words[3],
+                            },
+                        );
+                        if let Some(asked) = c.asked.get_mut(q) {
+                            *asked = Ask::Answered(Instant::now());
+                        }
+                    }
+                    FINAL => c.lanes.finish(q),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Answers the requests this rank's clock now satisfies, or all of them
+    /// when `blocked` (the asker then learns this rank waits).
+    pub(super) fn det_answer(&mut self, blocked: bool) {
+        let Some(det) = self.det.as_mut() else {
+            return;
+        };
+        if det.due.is_empty() {
+            return;
+        }
+        let clock = det.clock;
+        let mut answers: Vec<(MPI_Comm, c_int, [u64; WORDS])> = Vec::new();
+        det.due.retain(|&(at, asker, need)| {
+            if clock < need && !blocked {
+                return true;
+            }
+            let c = &det.comms[at];
+            let world = c.world.get(asker as usize).copied().unwrap_or(-1);
+            let mut flags = if blocked { BLOCKED } else { 0 };
+            if blocked && det.waits_for == Some(world) {
+                flags |= WAITS_FOR_YOU;
+            }
+            let received = det.received_from.get(world as usize).copied().unwrap_or(0);
+            answers.push((c.anns, asker, [ANSWER, clock, flags, received]));
+            false
+        });
+        for (anns, asker, words) in answers {
+            self.det_send(anns, asker, 0, words);
+        }
+    }
+
+    /// The sender (rank in `comm`) a wildcard receive with `tag` takes, by
+    /// logical time; `None` when it cannot be decided without waiting and
+    /// `block` is false.
+    pub(super) fn det_choose(&mut self, comm: MPI_Comm, tag: c_int, block: bool) -> Option<c_int> {
+        let at = self.det.as_ref()?.find(comm)?;
+        let tag = (tag != any_tag()).then_some(tag);
+        let started = Instant::now();
+        loop {
+            self.det_pull();
+            let det = self.det.as_mut()?;
+            let clock = det.clock;
+            let c = &mut det.comms[at];
+            c.lanes.own_clock(c.me, clock);
+            let (sent_to, world, lanes) = (&det.sent_to, &c.world, &c.lanes);
+            let released = |q: usize| {
+                let sent = world
+                    .get(q)
+                    .and_then(|&w| sent_to.get(w as usize))
+                    .copied()
+                    .unwrap_or(0);
+                lanes.released(q, sent)
+            };
+            match lanes.decide(tag, released) {
+                Decision::Take { source, .. } => {
+                    det.stats.decided += 1;
+                    return Some(source as c_int);
+                }
+                Decision::Wait {
+                    source,
+                    stamp,
+                    blockers,
+                } => {
+                    if block && started.elapsed() >= det.patience && c.lanes.all_blocked(&blockers)
+                    {
+                        det.stats.relaxed += 1;
+                        return Some(source as c_int);
+                    }
+                    self.det_ask(at, &blockers, stamp);
+                }
+                Decision::Nothing => {}
+            }
+            if !block {
+                return None;
+            }
+            // SAFETY: MPI is initialised (a wildcard receive is being made).
+            unsafe { self.det_wait_pass() };
+        }
+    }
+
+    /// One pass of waiting: answers requests as a blocked rank, polls.
+    unsafe fn det_wait_pass(&mut self) {
+        if let Some(det) = self.det.as_mut() {
+            det.blocked = true;
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.service(None) };
+        if let Some(det) = self.det.as_mut() {
+            det.blocked = false;
+        }
+        super::pause();
+    }
+
+    /// Asks `blockers` of communicator `at` for their clocks to reach
+    /// `need`: once per answer, and not sooner than [`REASK`] after it.
+    fn det_ask(&mut self, at: usize, blockers: &[usize], need: u64) {
+        let mut to_ask: Vec<usize> = Vec::new();
+        let anns = {
+            let Some(det) = self.det.as_mut() else {
+                return;
+            };
+            let c = &mut det.comms[at];
+            for &q in blockers {
+                let Some(asked) = c.asked.get_mut(q) else {
+                    continue;
+                };
+                let ask = match *asked {
+                    Ask::Idle => true,
+                    Ask::Waiting => false,
+                    Ask::Answered(when) => when.elapsed() >= REASK,
+                };
+                if ask {
+                    *asked = Ask::Waiting;
+                    to_ask.push(q);
+                }
+            }
+            c.anns
+        };
+        for q in to_ask {
+            self.det_send(anns, q as c_int, 0, [REQUEST, need, 0, 0]);
+        }
+    }
+
+    /// A receive took the message of `source` (rank in `comm`) tagged
+    /// `tag`: its announcement is done with (read on until it arrived: it
+    /// was sent before the message).
+    pub(super) fn det_received(&mut self, comm: MPI_Comm, source: c_int, tag: c_int) {
+        let Some(at) = self.det.as_ref().and_then(|d| d.find(comm)) else {
+            return;
+        };
+        if source < 0 {
+            return;
+        }
+        loop {
+            let Some(det) = self.det.as_mut() else {
+                return;
+            };
+            let c = &mut det.comms[at];
+            if c.lanes.consume(source as usize, tag) {
+                if let Some(&world) = c.world.get(source as usize) {
+                    if let Some(n) = det.received_from.get_mut(world as usize) {
+                        *n += 1;
+                    }
+                }
+                return;
+            }
+            self.det_pull();
+            super::pause();
+        }
+    }
+
+    /// At `MPI_Finalize`, before the ranks meet: answers what was asked,
+    /// then tells every other rank of every communicator that nothing more
+    /// comes (and sends nothing after that).
+    pub(super) fn det_finish(&mut self) {
+        self.det_pull();
+        self.det_answer(true);
+        let Some(det) = self.det.as_ref() else {
+            return;
+        };
+        let finals: Vec<(MPI_Comm, c_int)> = det
+            .comms
+            .iter()
+            .flat_map(|c| {
+                (0..c.world.len())
+                    .filter(move |&q| q != c.me)
+                    .map(move |q| (c.anns, q as c_int))
+            })
+            .collect();
+        for (anns, q) in finals {
+            self.det_send(anns, q, 0, [FINAL, u64::MAX, 0, 0]);
+        }
+        if let Some(det) = self.det.as_mut() {
+            det.finished = true;
+            det.due.clear();
+        }
+    }
+
+    /// After every rank reached `MPI_Finalize`: reads every control message
+    /// still coming (each rank's `FINAL` is its last, so none is left
+    /// unreceived at `MPI_Finalize`), waits for those sent, writes the
+    /// statistics, frees the duplicates.
+    pub(super) fn det_close(&mut self) {
+        while self
+            .det
+            .as_ref()
+            .is_some_and(|d| d.comms.iter().any(|c| !c.lanes.all_finished_but(c.me)))
+        {
+            self.det_pull();
+            super::pause();
+        }
+        let Some(mut det) = self.det.take() else {
+            return;
+        };
+        for (_, request) in det.outbox.iter_mut() {
+            let mut status: MPI_Status = super::blank_status();
+            // SAFETY: a request the runtime made; its words live until
+            // here.
+            unsafe { mpi_sys::PMPI_Wait(request, &mut status) };
+        }
+        crate::start::write_decisions(self.rank, &det.stats);
+        for c in det.comms.iter_mut() {
+            // SAFETY: a duplicate the runtime made.
+            unsafe { mpi_sys::PMPI_Comm_free(&mut c.anns) };
+        }
+    }
+}
+
+impl Rt {
+    /// Marks this rank as blocked in MPI (or not) for the answers it gives;
+    /// returns what it was, for nested loops to restore.
+    pub(super) fn det_blocking(&mut self, blocked: bool) -> bool {
+        match self.det.as_mut() {
+            Some(det) => std::mem::replace(&mut det.blocked, blocked),
+            None => false,
+        }
+    }
+
+    /// A blocking receive or probe from world rank `world` alone begins
+    /// (`Some`) or ends (`None`): a rank asked for its clock meanwhile says
+    /// it waits for that rank (seed 002 §4.2.3's confirmed dependence).
+    pub(super) fn det_waits_for(&mut self, world: Option<i32>) {
+        if let Some(det) = self.det.as_mut() {
+            det.waits_for = world;
+        }
+    }
+
+    /// A blocking receive or probe posted to `source` (rank in `comm`;
+    /// a wildcard waits for no one alone) begins.
+    pub(super) fn det_alone(&mut self, comm: MPI_Comm, source: c_int) {
+        if self.det.is_some() && source >= 0 {
+            let world = self.comms.world_rank(comm, source);
+            self.det_waits_for(Some(world));
+        }
+    }
+
+    /// A wildcard receive deterministic mode could not decide: it takes
+    /// the first message to arrive.
+    pub(super) fn det_undetermined(&mut self) {
+        if let Some(det) = self.det.as_mut() {
+            det.stats.undetermined += 1;
+        }
+    }
+}

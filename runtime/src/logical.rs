@@ -1,0 +1,355 @@
+//! Deterministic mapping by logical time (seed 002 §3.4): which sender a
+//! wildcard receive takes in `mbhybrid run`, whatever the order messages
+//! arrive in. A pure state machine, like [`crate::llcp`]; the MPI side
+//! (announcements, requests and answers on a duplicate of each
+//! communicator) is `engine/deterministic.rs`.
+//!
+//! Every rank has a logical clock that ticks at each send and at each
+//! receive or probe it posts (§3.2, with the tick of "an MPI function is
+//! called" restricted to the calls whose number does not depend on timing:
+//! `MPI_Test` and `MPI_Iprobe` do not tick, since without the seed's DTPs
+//! (§3.3) how often a program polls is not deterministic). Each message is
+//! stamped with its sender's clock, so messages are totally ordered by
+//! (stamp, sender rank).
+//!
+//! The sender *announces* each message (its stamp and tag) to the receiver
+//! before sending it, on the communicator's announcement duplicate, and
+//! answers the receiver's *requests* for its clock (§3.4's on-demand
+//! strategy). Announcements and answers from one sender arrive in the order
+//! they were sent (MPI's non-overtaking rule on one communicator), so a
+//! [`Lane`] knows, per sender: the announced messages not yet received, in
+//! send order, and a *bound*: every message the sender announces later is
+//! stamped above it.
+//!
+//! A wildcard receive takes the earliest message that matches it: the one
+//! with the smallest (stamp, sender) among the first matching announcement
+//! of each lane, once no other sender can still announce an earlier one
+//! (each lane without an earlier matching message has a bound at or past
+//! the candidate's stamp, has finalized, or is *released*: blocked waiting
+//! for this rank itself, with every message this rank sent it delivered,
+//! so it can send nothing before this rank acts: §4.2.3's confirmed
+//! dependence, for the one-step cycles that are the seed's Fig. 4).
+
+use std::collections::VecDeque;
+
+/// A message announced and not yet received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Announced {
+    /// The program's tag.
+    pub tag: i32,
+    /// The sender's logical clock at the send.
+    pub stamp: u64,
+}
+
+/// What a sender last answered to a request for its clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    /// It was blocked in MPI when it answered.
+    pub blocked: bool,
+    /// It was blocked in a receive or probe from this rank only.
+    pub waits_for_me: bool,
+    /// How many messages it had received from this rank (on any
+    /// communicator).
+    pub received_from_me: u64,
+}
+
+/// One sender, as one receiver on one communicator knows it.
+#[derive(Debug, Clone, Default)]
+pub struct Lane {
+    /// Announced, not yet received, in send order.
+    pending: VecDeque<Announced>,
+    /// Every later announcement is stamped above this.
+    bound: u64,
+    /// The sender finalized: it sends nothing more.
+    finished: bool,
+    /// The sender's last answer.
+    answer: Option<Answer>,
+}
+
+impl Lane {
+    /// The first pending message a receive with `tag` (`None`:
+    /// `MPI_ANY_TAG`) would take: MPI matches a sender's messages in the
+    /// order they were sent.
+    pub fn first_matching(&self, tag: Option<i32>) -> Option<Announced> {
+        self.pending
+            .iter()
+            .copied()
+            .find(|a| tag.is_none_or(|t| t == a.tag))
+    }
+
+    /// Whether an announcement of this lane's sender is stamped above
+    /// `stamp`, or ties it and loses to `winner` by rank (`this` is this
+    /// lane's rank).
+    fn cannot_precede(&self, stamp: u64, winner: usize, this: usize) -> bool {
+        // Later announcements are stamped at least `bound + 1`.
+        let next = self.bound.saturating_add(1);
+        next > stamp || (next == stamp && this > winner)
+    }
+}
+
+/// What a wildcard receive can do now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Take the message of `source` (rank in the communicator), stamped
+    /// `stamp`.
+    Take {
+        /// The sender.
+        source: usize,
+        /// Its message's stamp.
+        stamp: u64,
+    },
+    /// The earliest candidate is known, but `blockers` could still announce
+    /// one earlier than `stamp`: ask them for their clocks.
+    Wait {
+        /// The candidate's sender.
+        source: usize,
+        /// The candidate's stamp.
+        stamp: u64,
+        /// The senders that could still precede it.
+        blockers: Vec<usize>,
+    },
+    /// Nothing that matches was announced yet.
+    Nothing,
+}
+
+/// The lanes of one communicator (indexed by rank in it).
+#[derive(Debug, Clone)]
+pub struct Lanes {
+    lanes: Vec<Lane>,
+}
+
+impl Lanes {
+    /// A communicator of `size` ranks.
+    pub fn new(size: usize) -> Self {
+        Lanes {
+            lanes: vec![Lane::default(); size],
+        }
+    }
+
+    /// The lane of `source`, when it is a rank of the communicator.
+    pub fn lane(&self, source: usize) -> Option<&Lane> {
+        self.lanes.get(source)
+    }
+
+    /// `source` announced a message.
+    pub fn announce(&mut self, source: usize, tag: i32, stamp: u64) {
+        if let Some(lane) = self.lanes.get_mut(source) {
+            lane.pending.push_back(Announced { tag, stamp });
+            lane.bound = lane.bound.max(stamp);
+        }
+    }
+
+    /// `source` answered a request: its clock was `clock`.
+    pub fn answer(&mut self, source: usize, clock: u64, answer: Answer) {
+        if let Some(lane) = self.lanes.get_mut(source) {
+            lane.bound = lane.bound.max(clock);
+            lane.answer = Some(answer);
+        }
+    }
+
+    /// This rank's own lane: it sends nothing stamped at or below `clock`
+    /// from now on.
+    pub fn own_clock(&mut self, me: usize, clock: u64) {
+        if let Some(lane) = self.lanes.get_mut(me) {
+            lane.bound = lane.bound.max(clock);
+        }
+    }
+
+    /// `source` finalized.
+    pub fn finish(&mut self, source: usize) {
+        if let Some(lane) = self.lanes.get_mut(source) {
+            lane.finished = true;
+        }
+    }
+
+    /// A receive took `source`'s first pending message tagged `tag`.
+    /// `false` when it was not announced yet (the caller reads more
+    /// announcements and tries again).
+    pub fn consume(&mut self, source: usize, tag: i32) -> bool {
+        let Some(lane) = self.lanes.get_mut(source) else {
+            return true;
+        };
+        match lane.pending.iter().position(|a| a.tag == tag) {
+            Some(at) => {
+                lane.pending.remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether `source`'s last answer says it waits for this rank, which
+    /// has sent it `sent` messages (on any communicator): it can then send
+    /// nothing until this rank does.
+    pub fn released(&self, source: usize, sent: u64) -> bool {
+        self.lanes.get(source).is_some_and(|lane| {
+            lane.answer
+                .is_some_and(|a| a.blocked && a.waits_for_me && a.received_from_me == sent)
+        })
+    }
+
+    /// Whether every sender but `me` finalized.
+    pub fn all_finished_but(&self, me: usize) -> bool {
+        self.lanes
+            .iter()
+            .enumerate()
+            .all(|(q, lane)| q == me || lane.finished)
+    }
+
+    /// Whether every one of `blockers` last answered that it was blocked.
+    pub fn all_blocked(&self, blockers: &[usize]) -> bool {
+        blockers.iter().all(|&q| {
+            self.lanes
+                .get(q)
+                .is_some_and(|l| l.answer.is_some_and(|a| a.blocked))
+        })
+    }
+
+    /// The decision for a wildcard receive with `tag` (`None`: any tag).
+    /// `released(q)` says whether sender `q` is released (see
+    /// [`Lanes::released`]).
+    pub fn decide(&self, tag: Option<i32>, released: impl Fn(usize) -> bool) -> Decision {
+        let best = self
+            .lanes
+            .iter()
+            .enumerate()
+            .filter_map(|(q, lane)| lane.first_matching(tag).map(|a| (a.stamp, q)))
+            .min();
+        let Some((stamp, source)) = best else {
+            return Decision::Nothing;
+        };
+        let blockers: Vec<usize> = self
+            .lanes
+            .iter()
+            .enumerate()
+            .filter(|&(q, lane)| {
+                q != source
+                    && !lane.finished
+                    && lane.first_matching(tag).is_none()
+                    && !lane.cannot_precede(stamp, source, q)
+                    && !released(q)
+            })
+            .map(|(q, _)| q)
+            .collect();
+        if blockers.is_empty() {
+            Decision::Take { source, stamp }
+        } else {
+            Decision::Wait {
+                source,
+                stamp,
+                blockers,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn none(_: usize) -> bool {
+        false
+    }
+
+    #[test]
+    fn the_earliest_stamp_wins_whatever_arrived_first() {
+        let mut lanes = Lanes::new(3);
+        lanes.announce(2, 0, 4);
+        lanes.announce(1, 0, 9);
+        lanes.own_clock(0, 20);
+        assert_eq!(
+            lanes.decide(None, none),
+            Decision::Take {
+                source: 2,
+                stamp: 4
+            }
+        );
+    }
+
+    #[test]
+    fn a_sender_whose_clock_is_behind_the_candidate_blocks_it() {
+        let mut lanes = Lanes::new(3);
+        lanes.own_clock(0, 20);
+        lanes.announce(1, 0, 9);
+        assert_eq!(
+            lanes.decide(None, none),
+            Decision::Wait {
+                source: 1,
+                stamp: 9,
+                blockers: vec![2]
+            }
+        );
+        // Rank 2's clock passes 9: it can only send later stamps.
+        lanes.answer(2, 9, answer(false, false, 0));
+        assert!(matches!(
+            lanes.decide(None, none),
+            Decision::Take { source: 1, .. }
+        ));
+    }
+
+    #[test]
+    fn equal_stamps_go_to_the_lower_rank() {
+        let mut lanes = Lanes::new(3);
+        lanes.own_clock(0, 20);
+        lanes.announce(2, 0, 5);
+        // Rank 1's next stamp is at least 5: it could tie and win.
+        lanes.answer(1, 4, answer(false, false, 0));
+        assert!(matches!(lanes.decide(None, none), Decision::Wait { .. }));
+        lanes.announce(1, 0, 5);
+        assert!(matches!(
+            lanes.decide(None, none),
+            Decision::Take { source: 1, .. }
+        ));
+    }
+
+    #[test]
+    fn tags_select_and_a_sender_is_matched_in_send_order() {
+        let mut lanes = Lanes::new(2);
+        lanes.own_clock(0, 50);
+        lanes.announce(1, 7, 3);
+        lanes.announce(1, 8, 4);
+        assert_eq!(
+            lanes.decide(Some(8), none),
+            Decision::Take {
+                source: 1,
+                stamp: 4
+            }
+        );
+        assert!(lanes.consume(1, 8));
+        assert_eq!(lanes.decide(Some(8), none), Decision::Nothing);
+        assert!(!lanes.consume(1, 8), "not announced: the caller reads on");
+        assert_eq!(
+            lanes.decide(None, none),
+            Decision::Take {
+                source: 1,
+                stamp: 3
+            }
+        );
+    }
+
+    #[test]
+    fn finished_and_released_senders_do_not_block() {
+        let mut lanes = Lanes::new(4);
+        lanes.own_clock(0, 50);
+        lanes.announce(1, 0, 9);
+        lanes.finish(2);
+        lanes.answer(3, 2, answer(true, true, 5));
+        assert!(matches!(lanes.decide(None, none), Decision::Wait { .. }));
+        // Rank 3 waits for this rank, which sent it 5 messages, all
+        // received.
+        assert!(matches!(
+            lanes.decide(None, |q| lanes.released(q, 5)),
+            Decision::Take { source: 1, .. }
+        ));
+        // One of them still in flight: rank 3 may be about to run.
+        assert!(!lanes.released(3, 6));
+    }
+
+    fn answer(blocked: bool, waits_for_me: bool, received_from_me: u64) -> Answer {
+        Answer {
+            blocked,
+            waits_for_me,
+            received_from_me,
+        }
+    }
+}

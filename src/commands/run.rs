@@ -1,0 +1,186 @@
+//! `mbhybrid run -n NP ./app ARGS`: one run of the program with every
+//! wildcard receive deterministic (seed 002; the runtime's
+//! `engine/deterministic.rs`), its output its own. After the job, one
+//! summary on standard error: how the wildcard receives were decided, and
+//! a digest of the matches to compare runs by.
+
+use crate::cli::RunArgs;
+use crate::interleaving::{self, LaunchSpec};
+use crate::session::{Session, SessionRequest};
+use anyhow::Result;
+use mbh_trace::config::RuntimeConfig;
+use mbh_trace::determinism::{DecisionStats, Deterministic};
+use mbh_trace::layout::InterleavingDir;
+use mbh_trace::{OpKind, RankTrace};
+use std::process::ExitCode;
+
+/// `--timeout` left out: ten years.
+const NO_TIMEOUT: u64 = 10 * 365 * 24 * 3600;
+
+/// Runs `mbhybrid run`.
+pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    let session = Session::prepare(&SessionRequest {
+        program: &args.program,
+        args: &args.args,
+        np: args.np,
+        launcher: args.launcher.as_deref(),
+        mpi: args.mpi.map(crate::cli::MpiArg::family),
+        runtime: args.runtime.as_deref(),
+        run_root: &args.run_dir,
+        timeout: args.timeout.unwrap_or(NO_TIMEOUT),
+        progress: false,
+    })?;
+    for warning in &session.warnings {
+        eprintln!("mbhybrid: warning: {warning}");
+    }
+    let config = RuntimeConfig {
+        deterministic: Some(Deterministic {
+            patience_ms: args.patience,
+        }),
+        ..RuntimeConfig::default()
+    };
+    let dir = InterleavingDir::new(&session.run_dir, 1);
+    let launched = interleaving::launch(&LaunchSpec::of(&session).passthrough(), dir, config)?;
+    let dir = launched.dir().clone();
+    let ended = launched.ended();
+    let matches = Matches::read(&dir, session.np);
+    let stats = decision_stats(&dir, session.np);
+    eprintln!(
+        "mbhybrid: {} wildcard receive(s) decided by logical time (seed 002); match digest {:016x}; traces in {}",
+        stats.decided,
+        matches.digest(),
+        dir.path.display()
+    );
+    if stats.relaxed > 0 {
+        eprintln!(
+            "mbhybrid: warning: the deadlock breaker decided {} wildcard receive(s): every rank that could still send an earlier message was blocked for {} ms (seed 002 §4.2.3); a rank blocked only for a while makes the run differ from there on: raise --patience",
+            stats.relaxed, args.patience
+        );
+    }
+    if stats.undetermined > 0 {
+        eprintln!(
+            "mbhybrid: warning: {} wildcard receive(s) took the first message to arrive: an `MPI_Irecv` or `MPI_Sendrecv` from MPI_ANY_SOURCE posted before its earliest message could be known; they may differ between runs",
+            stats.undetermined
+        );
+    }
+    Ok(exit_code(ended, args))
+}
+
+/// The program's exit status, or 1 when the job was stopped.
+fn exit_code(ended: &crate::launch::Ended, args: &RunArgs) -> ExitCode {
+    if ended.stopped_by_monitor {
+        eprintln!(
+            "mbhybrid: error: the job deadlocked (the wait-for graph confirmed it) and was stopped; `mbhybrid verify -n {} {}` shows where",
+            args.np,
+            args.program.display()
+        );
+        return ExitCode::from(1);
+    }
+    if ended.timed_out {
+        eprintln!(
+            "mbhybrid: error: the job was stopped after --timeout {} s",
+            args.timeout.unwrap_or(NO_TIMEOUT)
+        );
+        return ExitCode::from(1);
+    }
+    match ended.status.and_then(|s| s.code()) {
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        None => ExitCode::from(1),
+    }
+}
+
+/// Every rank's decision statistics, summed (a rank that never reached
+/// `MPI_Finalize` wrote none).
+fn decision_stats(dir: &InterleavingDir, np: u32) -> DecisionStats {
+    let mut total = DecisionStats::default();
+    for rank in 0..np as i32 {
+        let path = DecisionStats::path(&dir.path, rank);
+        if let Some(stats) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| DecisionStats::parse(&text))
+        {
+            total.add(&stats);
+        }
+    }
+    total
+}
+
+/// The senders each rank's wildcard receives took, in the order the rank
+/// posted them (event numbers): what a deterministic run repeats.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Matches {
+    /// Per rank: (event, sender's world rank).
+    pub by_rank: Vec<Vec<(i32, i32)>>,
+}
+
+impl Matches {
+    /// Reads them from the traces in `dir`.
+    pub fn read(dir: &InterleavingDir, np: u32) -> Matches {
+        let by_rank = (0..np as i32)
+            .map(|rank| {
+                RankTrace::read(&dir.trace(rank))
+                    .map(|trace| Self::of(&trace))
+                    .unwrap_or_default()
+            })
+            .collect();
+        Matches { by_rank }
+    }
+
+    /// One rank's: the `Matched` records of wildcard events.
+    fn of(trace: &RankTrace) -> Vec<(i32, i32)> {
+        let mut matched: Vec<(i32, i32)> = trace
+            .ops
+            .iter()
+            .filter(|op| op.kind == OpKind::Matched && op.count >= 0)
+            .map(|op| (op.count, op.peer))
+            .collect();
+        matched.sort_unstable();
+        matched
+    }
+
+    /// FNV-1a over every rank's list.
+    pub fn digest(&self) -> u64 {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |word: i64| {
+            for byte in word.to_le_bytes() {
+                hash ^= u64::from(byte);
+                hash = hash.wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        for (rank, matched) in self.by_rank.iter().enumerate() {
+            eat(-(rank as i64) - 1);
+            for &(event, sender) in matched {
+                eat(i64::from(event));
+                eat(i64::from(sender));
+            }
+        }
+        hash
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_tells_apart_who_took_what() {
+        let a = Matches {
+            by_rank: vec![vec![(0, 1), (1, 2)], vec![]],
+        };
+        let b = Matches {
+            by_rank: vec![vec![(0, 2), (1, 1)], vec![]],
+        };
+        let c = Matches {
+            by_rank: vec![vec![], vec![(0, 1), (1, 2)]],
+        };
+        assert_ne!(a.digest(), b.digest());
+        assert_ne!(a.digest(), c.digest());
+        assert_eq!(
+            a.digest(),
+            Matches {
+                by_rank: a.by_rank.clone()
+            }
+            .digest()
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! `mbhybrid run`'s deterministic mode (seed 002): its configuration, and
+//! the statistics each rank leaves in the run directory at `MPI_Finalize`
+//! for the CLI to report.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// How the runtime makes wildcard receives deterministic
+/// ([`crate::config::RuntimeConfig::deterministic`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deterministic {
+    /// How long a wildcard receive waits, with every sender that could
+    /// still send it an earlier message blocked in MPI, before the
+    /// deadlock breaker takes the earliest message it has (seed 002
+    /// §4.2.3; the seed checks after 100 ms).
+    pub patience_ms: u32,
+}
+
+impl Default for Deterministic {
+    fn default() -> Self {
+        Deterministic { patience_ms: 100 }
+    }
+}
+
+/// How one rank's wildcard receives were decided.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionStats {
+    /// Decided by logical time: the same on every run.
+    pub decided: u64,
+    /// Taken by the deadlock breaker (seed 002 §4.2.3): every sender that
+    /// could still have sent an earlier message was blocked for the
+    /// patience. The same on every run when those senders were blocked for
+    /// good; otherwise the run may differ from here on.
+    pub relaxed: u64,
+    /// Not decided by logical time: a nonblocking receive (`MPI_Irecv`,
+    /// `MPI_Iprobe` is not counted) posted before any message it can take
+    /// was announced took whichever came first.
+    pub undetermined: u64,
+}
+
+impl DecisionStats {
+    /// The file of `rank` in interleaving directory `dir`.
+    pub fn path(dir: &Path, rank: i32) -> PathBuf {
+        dir.join(format!("rank-{rank}.decisions.json"))
+    }
+
+    /// The file's text.
+    pub fn to_json(&self) -> String {
+        format!(
+            "{{\"decided\":{},\"relaxed\":{},\"undetermined\":{}}}",
+            self.decided, self.relaxed, self.undetermined
+        )
+    }
+
+    /// Reads a file's text; `None` when it is not one.
+    pub fn parse(text: &str) -> Option<DecisionStats> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// Adds another rank's counts.
+    pub fn add(&mut self, other: &DecisionStats) {
+        self.decided += other.decided;
+        self.relaxed += other.relaxed;
+        self.undetermined += other.undetermined;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_read_back_what_was_written() {
+        let stats = DecisionStats {
+            decided: 7,
+            relaxed: 1,
+            undetermined: 2,
+        };
+        assert_eq!(DecisionStats::parse(&stats.to_json()), Some(stats));
+        assert_eq!(DecisionStats::parse("{"), None);
+    }
+}
