@@ -30,9 +30,6 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         timeout: args.timeout.unwrap_or(NO_TIMEOUT),
         progress: false,
     })?;
-    for warning in &session.warnings {
-        eprintln!("mbhybrid: warning: {warning}");
-    }
     let config = RuntimeConfig {
         deterministic: Some(Deterministic {
             patience_ms: args.patience,
@@ -43,6 +40,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let launched = interleaving::launch(&LaunchSpec::of(&session).passthrough(), dir, config)?;
     let dir = launched.dir().clone();
     let ended = launched.ended();
+    if ended.stopped_by_monitor || ended.timed_out {
+        return Ok(exit_code(ended, args));
+    }
     let matches = Matches::read(&dir, session.np);
     let stats = decision_stats(&dir, session.np);
     eprintln!(

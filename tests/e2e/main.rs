@@ -10,6 +10,7 @@ mod choices;
 mod collectives;
 mod completeness;
 mod cxx_names;
+mod deterministic;
 mod differential;
 mod divergence;
 mod fault_injection;

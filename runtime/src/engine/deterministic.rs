@@ -175,13 +175,17 @@ impl Rt {
     /// Announces a message to `dest` (rank in `comm`) tagged `tag`, before
     /// it is sent.
     pub(super) fn det_announce(&mut self, comm: MPI_Comm, dest: c_int, tag: c_int) {
-        if self.det.is_none() || dest < 0 {
-            return;
-        }
-        let stamp = self.det_tick();
         let Some(det) = self.det.as_mut() else {
             return;
         };
+        if dest < 0 {
+            return;
+        }
+        // The clock ticks, but requests are answered only after the
+        // announcement is out: an answer says every later announcement is
+        // stamped above it, and this one is not.
+        det.clock += 1;
+        let stamp = det.clock;
         let Some(at) = det.find(comm) else {
             return;
         };
@@ -194,10 +198,14 @@ impl Rt {
         }
         if dest as usize == c.me {
             c.lanes.announce(c.me, tag, stamp);
+            self.det_pull();
+            self.det_answer(false);
             return;
         }
         let anns = c.anns;
         self.det_send(anns, dest, tag, [ANNOUNCE, stamp, 0, 0]);
+        self.det_pull();
+        self.det_answer(false);
     }
 
     /// Sends one control message (kept until MPI is done with it).

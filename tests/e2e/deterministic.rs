@@ -1,0 +1,129 @@
+//! `mbhybrid run` (issue 14, seed 002): programs whose output depends on
+//! which sender each wildcard receive takes print the same output on every
+//! run under it, where plain `mpiexec` runs of the same programs, whose
+//! senders sleep at random, differ.
+
+use crate::util::{build, describe};
+use mbh_tests::{mpiexec, run_mbhybrid, workspace_root};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Runs of each kind per program.
+const RUNS: usize = 20;
+
+/// `mbhybrid run -n NP EXE` in `dir`: (exit status, stdout, stderr).
+fn run(exe: &Path, np: u32, dir: &Path) -> (i32, String, String) {
+    let runs = dir.join("runs");
+    let np = np.to_string();
+    let out = run_mbhybrid(
+        &workspace_root(),
+        &[
+            "run",
+            "-n",
+            &np,
+            "--run-dir",
+            runs.to_str().unwrap(),
+            exe.to_str().unwrap(),
+        ],
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The summary line's match digest and decision count.
+fn summary(stderr: &str) -> (String, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("decided by logical time"))
+        .unwrap_or_else(|| panic!("no summary line in\n{stderr}"));
+    let digest = line
+        .split("match digest ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .expect("the summary names a digest")
+        .to_string();
+    let decided = line
+        .trim_start_matches("mbhybrid: ")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("the summary counts the decisions");
+    (digest, decided)
+}
+
+/// Builds `tests/programs/run/NAME.c`, runs it [`RUNS`] times under
+/// `mbhybrid run` and under plain `mpiexec` with `np` ranks, and checks
+/// that the first give one output, one match digest and `decided`
+/// decisions, and the second more than one output.
+fn reproducible(name: &str, np: u32, decided: u64) {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let source = format!("tests/programs/run/{name}.c");
+    let exe = build(Path::new(&source), dir.path());
+    let mut outputs = BTreeSet::new();
+    let mut digests = BTreeSet::new();
+    for _ in 0..RUNS {
+        let (status, stdout, stderr) = run(&exe, np, dir.path());
+        assert_eq!(status, 0, "{name}\n{stdout}\n{stderr}");
+        assert!(
+            !stderr.contains("warning"),
+            "every decision by logical time:\n{stderr}"
+        );
+        let (digest, count) = summary(&stderr);
+        assert_eq!(count, decided, "{name}:\n{stderr}");
+        outputs.insert(stdout);
+        digests.insert(digest);
+    }
+    assert_eq!(outputs.len(), 1, "{name} under mbhybrid run: {outputs:?}");
+    assert_eq!(digests.len(), 1, "{name} under mbhybrid run: {digests:?}");
+    let mut plain = BTreeSet::new();
+    for _ in 0..RUNS {
+        let out = mpiexec(np).arg(&exe).output().expect("mpiexec runs");
+        assert!(out.status.success(), "{name}\n{}", describe(&out));
+        plain.insert(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    assert!(
+        plain.len() > 1,
+        "{name}: plain mpiexec printed one output in {RUNS} runs ({plain:?}): the program no longer shows the nondeterminism this test needs"
+    );
+}
+
+/// Wildcard `MPI_Recv` and `MPI_Probe` on world and on a duplicate, the
+/// senders sleeping at random before each send.
+#[test]
+fn arrival_order_is_the_same_on_every_run() {
+    reproducible("r1_arrival_order", 4, 12);
+}
+
+/// Master and workers: the workers block on the master between tasks.
+#[test]
+fn master_worker_assignment_is_the_same_on_every_run() {
+    reproducible("r2_master_worker", 4, 27);
+}
+
+/// A deadlock of the program is confirmed on the wait-for graph and the
+/// job stopped, as under `verify`.
+#[test]
+fn a_deadlock_stops_the_job_and_says_so() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(Path::new("tests/programs/e1_recv_recv.c"), dir.path());
+    let (status, stdout, stderr) = run(&exe, 2, dir.path());
+    assert_eq!(status, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the job deadlocked (the wait-for graph confirmed it)"),
+        "{stderr}"
+    );
+}
+
+/// A program that is not there is a usage error that names it.
+#[test]
+fn a_missing_program_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (status, _, stderr) = run(&dir.path().join("no-such-app"), 2, dir.path());
+    assert_eq!(status, 2, "{stderr}");
+    assert!(stderr.contains("no-such-app"), "{stderr}");
+}
