@@ -100,6 +100,13 @@ pub fn comm_world() -> MPI_Comm {
     unsafe { mpi_sys::RSMPI_COMM_WORLD }
 }
 
+/// `MPI_COMM_SELF`.
+#[inline]
+pub fn comm_self() -> MPI_Comm {
+    // SAFETY: an immutable C `const MPI_Comm` defined by mpi-sys's shim.
+    unsafe { mpi_sys::RSMPI_COMM_SELF }
+}
+
 /// `MPI_REQUEST_NULL`.
 #[inline]
 pub fn request_null() -> MPI_Request {

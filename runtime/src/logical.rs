@@ -56,8 +56,14 @@ pub struct Answer {
 /// One sender, as one receiver on one communicator knows it.
 #[derive(Debug, Clone, Default)]
 pub struct Lane {
-    /// Announced, not yet received, in send order.
+    /// Announced and not claimed by a posted receive, in send order: what
+    /// MPI holds as unexpected messages.
     pending: VecDeque<Announced>,
+    /// Receives posted for this sender (their tags; `None`: any) whose
+    /// message was not announced yet, in posting order: the next
+    /// announcement goes to the first that matches it, as MPI gives an
+    /// arriving message to the first posted receive that matches it.
+    claims: VecDeque<Option<i32>>,
     /// Every later announcement is stamped above this.
     bound: u64,
     /// The sender finalized: it sends nothing more.
@@ -112,6 +118,21 @@ pub enum Decision {
     Nothing,
 }
 
+/// What a nonblocking probe finds at logical time `until` (seed 002 §3.3:
+/// a message is declared arrived once the prober's clock reaches its
+/// stamp, never by when it arrived).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Peek {
+    /// The earliest matching message, of this sender, is stamped at or
+    /// before `until`.
+    Found(usize),
+    /// No sender has, or can still announce, a matching message stamped at
+    /// or before `until`.
+    Nothing,
+    /// These senders could still announce one: ask for their clocks.
+    Wait(Vec<usize>),
+}
+
 /// The lanes of one communicator (indexed by rank in it).
 #[derive(Debug, Clone)]
 pub struct Lanes {
@@ -134,8 +155,31 @@ impl Lanes {
     /// `source` announced a message.
     pub fn announce(&mut self, source: usize, tag: i32, stamp: u64) {
         if let Some(lane) = self.lanes.get_mut(source) {
-            lane.pending.push_back(Announced { tag, stamp });
             lane.bound = lane.bound.max(stamp);
+            match lane.claims.iter().position(|c| c.is_none_or(|t| t == tag)) {
+                Some(at) => {
+                    lane.claims.remove(at);
+                }
+                None => lane.pending.push_back(Announced { tag, stamp }),
+            }
+        }
+    }
+
+    /// A receive from `source` with `tag` (`None`: any) was posted (or a
+    /// matched probe took a message): it takes the first pending message
+    /// that matches, or the next one announced.
+    pub fn claim(&mut self, source: usize, tag: Option<i32>) {
+        if let Some(lane) = self.lanes.get_mut(source) {
+            match lane
+                .pending
+                .iter()
+                .position(|a| tag.is_none_or(|t| t == a.tag))
+            {
+                Some(at) => {
+                    lane.pending.remove(at);
+                }
+                None => lane.claims.push_back(tag),
+            }
         }
     }
 
@@ -162,9 +206,10 @@ impl Lanes {
         }
     }
 
-    /// A receive took `source`'s first pending message tagged `tag`.
-    /// `false` when it was not announced yet (the caller reads more
-    /// announcements and tries again).
+    /// A receive posted without a source (one deterministic mode could not
+    /// decide) took `source`'s first pending message tagged `tag`. `false`
+    /// when it was not announced yet (the caller reads more announcements
+    /// and tries again).
     pub fn consume(&mut self, source: usize, tag: i32) -> bool {
         let Some(lane) = self.lanes.get_mut(source) else {
             return true;
@@ -203,6 +248,48 @@ impl Lanes {
                 .get(q)
                 .is_some_and(|l| l.answer.is_some_and(|a| a.blocked))
         })
+    }
+
+    /// What a nonblocking probe of `only` (`None`: any source) with `tag`
+    /// finds at logical time `until` (see [`Peek`]).
+    pub fn peek(
+        &self,
+        tag: Option<i32>,
+        only: Option<usize>,
+        until: u64,
+        released: impl Fn(usize) -> bool,
+    ) -> Peek {
+        let in_scope = |q: usize| only.is_none_or(|o| o == q);
+        let best = self
+            .lanes
+            .iter()
+            .enumerate()
+            .filter(|&(q, _)| in_scope(q))
+            .filter_map(|(q, lane)| lane.first_matching(tag).map(|a| (a.stamp, q)))
+            .filter(|&(stamp, _)| stamp <= until)
+            .min();
+        let blockers: Vec<usize> = self
+            .lanes
+            .iter()
+            .enumerate()
+            .filter(|&(q, lane)| {
+                in_scope(q)
+                    && best.is_none_or(|(_, source)| q != source)
+                    && !lane.finished
+                    && lane.first_matching(tag).is_none()
+                    && match best {
+                        Some((stamp, source)) => !lane.cannot_precede(stamp, source, q),
+                        None => lane.bound < until,
+                    }
+                    && !released(q)
+            })
+            .map(|(q, _)| q)
+            .collect();
+        match (best, blockers.is_empty()) {
+            (_, false) => Peek::Wait(blockers),
+            (Some((_, source)), true) => Peek::Found(source),
+            (None, true) => Peek::Nothing,
+        }
     }
 
     /// The decision for a wildcard receive with `tag` (`None`: any tag).
@@ -343,6 +430,49 @@ mod tests {
         ));
         // One of them still in flight: rank 3 may be about to run.
         assert!(!lanes.released(3, 6));
+    }
+
+    #[test]
+    fn a_probe_finds_a_message_once_its_clock_reaches_the_stamp() {
+        let mut lanes = Lanes::new(3);
+        lanes.own_clock(0, 7);
+        lanes.announce(1, 0, 5);
+        lanes.answer(2, 9, answer(false, false, 0));
+        assert_eq!(lanes.peek(None, None, 4, none), Peek::Nothing);
+        assert_eq!(lanes.peek(None, None, 5, none), Peek::Found(1));
+        // Rank 2 may still announce something stamped 10 or 11.
+        assert_eq!(lanes.peek(None, Some(2), 11, none), Peek::Wait(vec![2]));
+        assert_eq!(lanes.peek(None, Some(2), 9, none), Peek::Nothing);
+        // Any source at 11: rank 1's message is earlier than anything
+        // rank 2 can still announce.
+        assert_eq!(lanes.peek(None, None, 11, none), Peek::Found(1));
+        // Tag 3: rank 1's later messages may still be.
+        lanes.own_clock(0, 11);
+        assert_eq!(lanes.peek(Some(3), None, 11, none), Peek::Wait(vec![1, 2]));
+    }
+
+    #[test]
+    fn posted_receives_claim_messages_in_posting_order() {
+        let mut lanes = Lanes::new(2);
+        lanes.own_clock(0, 50);
+        // Two receives from rank 1 posted before anything was announced:
+        // tag 7, then any tag.
+        lanes.claim(1, Some(7));
+        lanes.claim(1, None);
+        lanes.announce(1, 5, 1);
+        lanes.announce(1, 7, 2);
+        lanes.announce(1, 9, 3);
+        // Tag 5 went to the any-tag receive, tag 7 to the first: only
+        // tag 9 is left for a wildcard.
+        assert_eq!(
+            lanes.decide(None, none),
+            Decision::Take {
+                source: 1,
+                stamp: 3
+            }
+        );
+        lanes.claim(1, Some(9));
+        assert_eq!(lanes.decide(None, none), Decision::Nothing);
     }
 
     fn answer(blocked: bool, waits_for_me: bool, received_from_me: u64) -> Answer {

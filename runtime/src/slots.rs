@@ -101,6 +101,9 @@ pub struct Slot {
     /// with the copy that went when the program completes the request
     /// (`buffer-reuse`).
     pub sent: Option<(*const u8, usize)>,
+    /// `mbhybrid run`: the logical time of its deterministic transmission
+    /// point (seed 002 §3.3; `engine/dtp.rs`).
+    pub due: u64,
     watched: bool,
 }
 
@@ -160,6 +163,7 @@ impl Slots {
                 orphan: false,
                 unpack: None,
                 sent: None,
+                due: 0,
                 watched: false,
             });
             self.free.push(i as u32);
@@ -181,6 +185,7 @@ impl Slots {
             orphan: false,
             unpack: None,
             sent: None,
+            due: 0,
             watched: false,
         };
         id

@@ -156,7 +156,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Test`.
-    unsafe fn test_now(
+    pub(super) unsafe fn test_now(
         &mut self,
         request: *mut MPI_Request,
         flag: *mut c_int,
@@ -579,7 +579,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Waitany`.
-    unsafe fn waitany_now(
+    pub(super) unsafe fn waitany_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -650,7 +650,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Testany`.
-    unsafe fn testany_now(
+    pub(super) unsafe fn testany_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -827,7 +827,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Waitsome`.
-    unsafe fn waitsome_now(
+    pub(super) unsafe fn waitsome_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -884,7 +884,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Testsome`.
-    unsafe fn testsome_now(
+    pub(super) unsafe fn testsome_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -950,6 +950,10 @@ impl Rt {
     ///
     /// As for `MPI_Request_free`.
     pub unsafe fn request_free(&mut self, request: *mut MPI_Request) -> c_int {
+        if self.det.is_some() {
+            // SAFETY: the caller's contract.
+            unsafe { self.det_swap(1, request, |_, _| true) };
+        }
         if request.is_null() {
             // SAFETY: MPI reports the null pointer.
             return unsafe { mpi_sys::PMPI_Request_free(request) };
@@ -996,6 +1000,7 @@ impl Rt {
         flag: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
+        let request = self.det_real_of(request);
         let request = self.inner_of(request).unwrap_or(request);
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
@@ -1036,6 +1041,10 @@ impl Rt {
     ///
     /// As for `MPI_Wait`.
     pub unsafe fn wait(&mut self, request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+        if self.det.is_some() {
+            // SAFETY: the caller's contract.
+            unsafe { self.det_swap(1, request, |_, _| true) };
+        }
         if request.is_null() || self.persistent.is_empty() {
             // SAFETY: the caller's contract.
             return unsafe { self.wait_now(request, status) };
@@ -1055,6 +1064,10 @@ impl Rt {
         flag: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
+        if self.det.is_some() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.det_test(request, flag, status) };
+        }
         if request.is_null() || self.persistent.is_empty() {
             // SAFETY: the caller's contract.
             return unsafe { self.test_now(request, flag, status) };
@@ -1074,6 +1087,10 @@ impl Rt {
         requests: *mut MPI_Request,
         statuses: *mut MPI_Status,
     ) -> c_int {
+        if self.det.is_some() {
+            // SAFETY: the caller's contract.
+            unsafe { self.det_swap(count, requests, |_, _| true) };
+        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Each, |rt| {
@@ -1095,6 +1112,10 @@ impl Rt {
         flag: *mut c_int,
         statuses: *mut MPI_Status,
     ) -> c_int {
+        if self.det.is_some() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.det_testall(count, requests, flag, statuses) };
+        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Each, |rt| {
@@ -1115,6 +1136,10 @@ impl Rt {
         index: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
+        if self.det.is_some() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.det_waitany(count, requests, index, status) };
+        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Some, |rt| {
@@ -1136,6 +1161,10 @@ impl Rt {
         flag: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
+        if self.det.is_some() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.det_testany(count, requests, index, flag, status) };
+        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Some, |rt| {
@@ -1157,6 +1186,10 @@ impl Rt {
         indices: *mut c_int,
         statuses: *mut MPI_Status,
     ) -> c_int {
+        if self.det.is_some() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.det_waitsome(count, requests, outcount, indices, statuses) };
+        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Some, |rt| {
@@ -1179,6 +1212,10 @@ impl Rt {
         indices: *mut c_int,
         statuses: *mut MPI_Status,
     ) -> c_int {
+        if self.det.is_some() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.det_testsome(count, requests, outcount, indices, statuses) };
+        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Some, |rt| {

@@ -28,7 +28,7 @@
 use super::Rt;
 use crate::consts::{any_source, any_tag, comm_world, request_null, uint64, SUCCESS};
 use crate::handle::HandleBits;
-use crate::logical::{Answer, Decision, Lanes};
+use crate::logical::{Answer, Decision, Lanes, Peek};
 use mbh_trace::determinism::DecisionStats;
 use mpi_sys::{MPI_Comm, MPI_Request, MPI_Status};
 use std::os::raw::c_int;
@@ -92,6 +92,8 @@ pub struct Det {
     patience: Duration,
     pub stats: DecisionStats,
     inbox: [u64; WORDS],
+    /// Nonblocking wildcard receives not decided yet (`deferred.rs`).
+    pub(super) deferred: super::deferred::DeferredReceives,
 }
 
 impl Det {
@@ -110,6 +112,7 @@ impl Det {
             patience,
             stats: DecisionStats::default(),
             inbox: [0; WORDS],
+            deferred: super::deferred::DeferredReceives::new(),
         }
     }
 
@@ -382,6 +385,53 @@ impl Rt {
         }
     }
 
+    /// What a nonblocking probe of `source` (rank in `comm`, or
+    /// `MPI_ANY_SOURCE`) with `tag` finds now: the sender whose message
+    /// the probe reports (it has been announced; the caller waits for it
+    /// to arrive), or `None` (seed 002 §3.3; [`Peek`]). Waits for the
+    /// clocks of senders that could still announce an earlier message.
+    pub(super) fn det_peek(&mut self, comm: MPI_Comm, source: c_int, tag: c_int) -> Option<c_int> {
+        let at = self.det.as_ref()?.find(comm)?;
+        let tag = (tag != any_tag()).then_some(tag);
+        let only = (source != any_source()).then_some(source.max(0) as usize);
+        let started = Instant::now();
+        loop {
+            self.det_pull();
+            let det = self.det.as_mut()?;
+            let clock = det.clock;
+            let c = &mut det.comms[at];
+            c.lanes.own_clock(c.me, clock);
+            let (sent_to, world, lanes) = (&det.sent_to, &c.world, &c.lanes);
+            let released = |q: usize| {
+                let sent = world
+                    .get(q)
+                    .and_then(|&w| sent_to.get(w as usize))
+                    .copied()
+                    .unwrap_or(0);
+                lanes.released(q, sent)
+            };
+            match lanes.peek(tag, only, clock, released) {
+                Peek::Found(q) => return Some(q as c_int),
+                Peek::Nothing => return None,
+                Peek::Wait(blockers) => {
+                    if started.elapsed() >= det.patience && lanes.all_blocked(&blockers) {
+                        det.stats.relaxed += 1;
+                        return None;
+                    }
+                    self.det_ask(at, &blockers, clock);
+                }
+            }
+            // SAFETY: MPI is initialised (a probe is being made).
+            unsafe { self.det_wait_pass() };
+        }
+    }
+
+    /// The logical time of the DTP of a request made now (seed 002 §3.3;
+    /// `dtp.rs`).
+    pub(super) fn det_due(&self) -> u64 {
+        self.det.as_ref().map_or(0, |d| d.clock + super::dtp::K)
+    }
+
     /// One pass of waiting: answers requests as a blocked rank, polls.
     unsafe fn det_wait_pass(&mut self) {
         if let Some(det) = self.det.as_mut() {
@@ -425,27 +475,50 @@ impl Rt {
         }
     }
 
-    /// A receive took the message of `source` (rank in `comm`) tagged
-    /// `tag`: its announcement is done with (read on until it arrived: it
-    /// was sent before the message).
-    pub(super) fn det_received(&mut self, comm: MPI_Comm, source: c_int, tag: c_int) {
+    /// A receive or matched probe from `source` (rank in `comm`) with
+    /// `tag` was posted, or took its message: it claims the message it
+    /// will take ([`Lanes::claim`]).
+    pub(super) fn det_claim(&mut self, comm: MPI_Comm, source: c_int, tag: c_int) {
+        let Some(det) = self.det.as_mut() else {
+            return;
+        };
+        let Some(at) = det.find(comm) else {
+            return;
+        };
+        if source < 0 {
+            return;
+        }
+        let tag = (tag != any_tag()).then_some(tag);
+        det.comms[at].lanes.claim(source as usize, tag);
+    }
+
+    /// A receive completed with a message of `source` (rank in `comm`):
+    /// counted for [`Answer::received_from_me`].
+    pub(super) fn det_received(&mut self, comm: MPI_Comm, source: c_int) {
+        let Some(det) = self.det.as_mut() else {
+            return;
+        };
+        let Some(at) = det.find(comm) else {
+            return;
+        };
+        let world = det.comms[at].world.get(source.max(0) as usize).copied();
+        if let Some(n) = world.and_then(|w| det.received_from.get_mut(w as usize)) {
+            *n += 1;
+        }
+    }
+
+    /// A receive posted without a source (see `DecisionStats::undetermined`)
+    /// took the message of `source` tagged `tag`: its announcement is done
+    /// with (read on until it arrived: it was sent before the message).
+    pub(super) fn det_took_unclaimed(&mut self, comm: MPI_Comm, source: c_int, tag: c_int) {
         let Some(at) = self.det.as_ref().and_then(|d| d.find(comm)) else {
             return;
         };
         if source < 0 {
             return;
         }
-        loop {
-            let Some(det) = self.det.as_mut() else {
-                return;
-            };
-            let c = &mut det.comms[at];
-            if c.lanes.consume(source as usize, tag) {
-                if let Some(&world) = c.world.get(source as usize) {
-                    if let Some(n) = det.received_from.get_mut(world as usize) {
-                        *n += 1;
-                    }
-                }
+        while let Some(det) = self.det.as_mut() {
+            if det.comms[at].lanes.consume(source as usize, tag) {
                 return;
             }
             self.det_pull();

@@ -194,6 +194,16 @@ impl Rt {
         let target = status_target(status, &mut local);
         let rc = if posting.hold {
             super::hold(flag)
+        } else if posting.arrive && !flag.is_null() {
+            // SAFETY: as below, polled until the announced message is
+            // there (it was sent before its announcement).
+            unsafe {
+                self.spin(|_| {
+                    let rc =
+                        mpi_sys::PMPI_Improbe(posting.source, tag, comm, flag, message, target);
+                    (rc != SUCCESS || *flag != 0).then_some(rc)
+                })
+            }
         } else {
             // SAFETY: the caller's arguments (the posted source).
             unsafe { mpi_sys::PMPI_Improbe(posting.source, tag, comm, flag, message, target) }

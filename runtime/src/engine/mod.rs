@@ -33,7 +33,9 @@ mod bsend;
 mod choose;
 mod coll;
 mod complete;
+mod deferred;
 mod deterministic;
+mod dtp;
 mod matched;
 mod p2p;
 mod persist;
@@ -91,9 +93,13 @@ struct Posting {
     event: Option<u32>,
     /// The forced sender (world rank) in a guided run.
     forced: Option<Rank>,
-    /// Deterministic mode could not decide a nonblocking probe's sender
-    /// yet: it reports no message.
+    /// Deterministic mode's nonblocking probe reports no message.
     hold: bool,
+    /// Deterministic mode defers this nonblocking receive (`deferred.rs`).
+    defer: bool,
+    /// Deterministic mode's nonblocking probe reports the message of
+    /// `source`, which was announced: the probe waits for it to arrive.
+    arrive: bool,
 }
 
 impl Posting {
@@ -104,6 +110,8 @@ impl Posting {
             event: None,
             forced: None,
             hold: false,
+            arrive: false,
+            defer: false,
         }
     }
 }
@@ -114,9 +122,11 @@ impl Posting {
 enum Waits {
     /// A blocking call: it waits for the decision.
     Block,
-    /// A nonblocking receive (or `MPI_Sendrecv`, whose send comes after
-    /// the receive is posted): decided now, or not by logical time.
+    /// A nonblocking receive: decided now, or deferred (`deferred.rs`).
     Post,
+    /// The receive of `MPI_Sendrecv`, posted before its send: decided
+    /// now, or not by logical time.
+    Exchange,
     /// A nonblocking probe: decided now, or it finds nothing yet. Takes no
     /// event number.
     Peek,
@@ -444,8 +454,16 @@ impl Rt {
     /// and, in a guided run, its forced sender (Fig 5.15); in deterministic
     /// mode, the sender logical time chooses (`deterministic.rs`).
     fn posting(&mut self, comm: MPI_Comm, source: c_int, tag: c_int, waits: Waits) -> Posting {
-        if waits != Waits::Peek {
-            self.det_tick();
+        self.det_tick();
+        if self.det.is_some() {
+            if waits == Waits::Post && self.det_has_deferred(comm) {
+                // Behind a deferred receive of its communicator.
+                return self.deferred_posting(source);
+            }
+            self.det_resolve_comm(comm);
+            if waits == Waits::Peek {
+                return self.deterministic_peek(comm, source, tag);
+            }
         }
         if source != any_source() {
             return Posting::plain(source);
@@ -507,9 +525,39 @@ impl Rt {
                 posting.source = rank;
                 posting.forced = Some(self.comms.world_rank(comm, rank));
             }
-            None if waits == Waits::Peek => posting.hold = true,
+            None if waits == Waits::Post => posting.defer = true,
             None => self.det_undetermined(),
         }
+    }
+
+    /// A nonblocking receive deferred behind another on its communicator.
+    fn deferred_posting(&mut self, source: c_int) -> Posting {
+        Posting {
+            event: (source == any_source()).then(|| self.llcp.next_event()),
+            defer: true,
+            ..Posting::plain(source)
+        }
+    }
+
+    /// Deterministic mode's posting of a nonblocking probe (seed 002 §3.3,
+    /// `dtp.rs`): the message it reports, or none.
+    fn deterministic_peek(&mut self, comm: MPI_Comm, source: c_int, tag: c_int) -> Posting {
+        let event = (source == any_source()).then(|| self.llcp.peek_event());
+        let mut posting = Posting {
+            event,
+            ..Posting::plain(source)
+        };
+        match self.det_peek(comm, source, tag) {
+            Some(rank) => {
+                posting.source = rank;
+                posting.arrive = true;
+                if source == any_source() {
+                    posting.forced = Some(self.comms.world_rank(comm, rank));
+                }
+            }
+            None => posting.hold = true,
+        }
+        posting
     }
 
     fn pattern(comm: MPI_Comm, posting: Posting, tag: c_int) -> Pattern {
@@ -580,6 +628,7 @@ impl Rt {
             self.det_pull();
             let blocked = self.det.as_ref().is_some_and(|d| d.blocked);
             self.det_answer(blocked);
+            self.det_try_deferred();
         }
         self.sig_poll_all();
         self.root_flows.poll();
@@ -958,10 +1007,10 @@ impl Rt {
             self.send_ack(to, ack_tag, false);
         }
         self.ack_resolved();
-        if probed.is_none() && self.det.is_some() {
+        if self.det.is_some() {
             // SAFETY: as above.
             let source = unsafe { (*status).MPI_SOURCE };
-            self.det_received(comm, source, tag);
+            self.det_received(comm, source);
         }
         Some(envelope)
     }
@@ -1014,7 +1063,7 @@ impl Rt {
             tag,
         };
         if takes {
-            self.det_received(comm, source, tag);
+            self.det_claim(comm, source, tag);
         }
         self.acks_due.clear();
         let clock = {
@@ -1052,6 +1101,11 @@ impl Rt {
         datatype: MPI_Datatype,
         status: *mut MPI_Status,
     ) {
+        if self.det.is_some() && posting.source == any_source() && !status.is_null() {
+            // SAFETY: the caller's contract.
+            let (source, found) = unsafe { ((*status).MPI_SOURCE, (*status).MPI_TAG) };
+            self.det_took_unclaimed(comm, source, found);
+        }
         let check = self.signature(datatype);
         let event = posting.event.map(|event| crate::llcp::BlockingEvent {
             event,

@@ -105,8 +105,10 @@ impl Rt {
 
     /// Remembers a request the program holds, under slot `id`.
     pub(super) fn track(&mut self, id: u32, request: MPI_Request) {
+        let due = self.det_due();
         if let Some(slot) = self.slots.get_mut(id) {
             slot.request = request;
+            slot.due = due;
         }
         // MPICH 4 returns one shared, already-complete "lightweight"
         // request for every send that completed eagerly, so a handle can
@@ -430,6 +432,7 @@ impl Rt {
             return rc;
         }
         let posting = self.posting(comm, source, tag, Waits::Block);
+        self.det_claim(comm, posting.source, tag);
         let index = record::begin(
             || {
                 Self::p2p_record(
@@ -561,6 +564,9 @@ impl Rt {
             return rc;
         }
         let posting = self.posting(comm, source, tag, Waits::Post);
+        if !posting.defer {
+            self.det_claim(comm, posting.source, tag);
+        }
         let index = record::begin(
             || Self::p2p_record(kind, source, posting.source, tag, comm, count, datatype),
             false,
@@ -580,46 +586,20 @@ impl Rt {
         if let Some(bytes) = packed_bytes.filter(|&b| b > INLINE_BYTES) {
             self.slots.give_room(id, bytes, packed::MAX_DATA);
         }
-        let header = self.slots.header(id);
-        let rc = match packed_bytes {
-            Some(bytes) => {
-                // Header and data into the slot; the data moves to `buf`
-                // when the request completes (`Rt::unpack_slot`).
-                if let Some(slot) = self.slots.get_mut(id) {
-                    slot.unpack = Some((buf.cast(), bytes));
-                }
-                let n = self.hbytes + bytes as c_int;
-                // SAFETY: the slot (or its room) holds the header and
-                // `bytes` after it until the request completes; `request`
-                // is the caller's.
-                unsafe {
-                    mpi_sys::PMPI_Irecv(
-                        header.cast(),
-                        n,
-                        byte(),
-                        posting.source,
-                        tag,
-                        comm,
-                        request,
-                    )
-                }
-            }
-            None => {
-                let mut ty = datatype;
-                // SAFETY: the header lives in the slot until the request
-                // completes.
-                let mut rc = unsafe {
-                    piggyback::struct_type(header, self.hbytes, buf, count, datatype, &mut ty)
-                };
-                if rc == SUCCESS {
-                    // SAFETY: the struct type describes the slot's header
-                    // and the user's buffer; `request` is the caller's.
-                    rc = unsafe {
-                        mpi_sys::PMPI_Irecv(bottom(), 1, ty, posting.source, tag, comm, request)
-                    };
-                    piggyback::free_type(&mut ty);
-                }
-                rc
+        let rc = if posting.defer {
+            // SAFETY: the caller's contract.
+            unsafe { self.det_defer(id, (buf, count, datatype), source, tag, comm, request) }
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe {
+                self.post_into_slot(
+                    id,
+                    (buf, count, datatype),
+                    posting.source,
+                    tag,
+                    comm,
+                    request,
+                )
             }
         };
         let mut bits = 0;
@@ -647,6 +627,57 @@ impl Rt {
         }
         record::finish(index, rc, false, |op| op.request = bits);
         rc
+    }
+
+    /// Posts the receive of slot `id` (made by `irecv_as`) from `source`
+    /// into `request`: header and data into the slot for a packed receive,
+    /// else a struct type of the slot's header and the user's buffer.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Irecv` of `buffer`; slot `id` is a receive's.
+    pub(super) unsafe fn post_into_slot(
+        &mut self,
+        id: u32,
+        buffer: (*mut c_void, c_int, MPI_Datatype),
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let (buf, count, datatype) = buffer;
+        let header = self.slots.header(id);
+        let packed_bytes = self.wire.packed_bytes(count, datatype);
+        match packed_bytes {
+            Some(bytes) => {
+                // Header and data into the slot; the data moves to `buf`
+                // when the request completes (`Rt::unpack_slot`).
+                if let Some(slot) = self.slots.get_mut(id) {
+                    slot.unpack = Some((buf.cast(), bytes));
+                }
+                let n = self.hbytes + bytes as c_int;
+                // SAFETY: the slot (or its room) holds the header and
+                // `bytes` after it until the request completes; `request`
+                // is the caller's.
+                unsafe { mpi_sys::PMPI_Irecv(header.cast(), n, byte(), source, tag, comm, request) }
+            }
+            None => {
+                let mut ty = datatype;
+                // SAFETY: the header lives in the slot until the request
+                // completes.
+                let mut rc = unsafe {
+                    piggyback::struct_type(header, self.hbytes, buf, count, datatype, &mut ty)
+                };
+                if rc == SUCCESS {
+                    // SAFETY: the struct type describes the slot's header
+                    // and the user's buffer; `request` is the caller's.
+                    rc =
+                        unsafe { mpi_sys::PMPI_Irecv(bottom(), 1, ty, source, tag, comm, request) };
+                    piggyback::free_type(&mut ty);
+                }
+                rc
+            }
+        }
     }
 
     /// `MPI_Sendrecv`: a receive and a send posted together and completed
@@ -717,8 +748,9 @@ impl Rt {
         let posting = if source == null {
             Posting::plain(source)
         } else {
-            self.posting(comm, source, recvtag, Waits::Post)
+            self.posting(comm, source, recvtag, Waits::Exchange)
         };
+        self.det_claim(comm, posting.source, recvtag);
         let index = record::begin(
             || {
                 let mut op = Self::p2p_record(
@@ -1067,6 +1099,15 @@ impl Rt {
         let target = status_target(status, &mut local);
         let rc = if posting.hold {
             super::hold(flag)
+        } else if posting.arrive && !flag.is_null() {
+            // SAFETY: as below, polled until the announced message is
+            // there (it was sent before its announcement).
+            unsafe {
+                self.spin(|_| {
+                    let rc = mpi_sys::PMPI_Iprobe(posting.source, tag, comm, flag, target);
+                    (rc != SUCCESS || *flag != 0).then_some(rc)
+                })
+            }
         } else {
             // SAFETY: the caller's arguments (the posted source).
             unsafe { mpi_sys::PMPI_Iprobe(posting.source, tag, comm, flag, target) }
