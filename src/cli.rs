@@ -322,6 +322,12 @@ pub struct VerifyArgs {
     #[arg(long, short = 'j', value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=256))]
     pub jobs: u32,
+    /// Run the first interleaving as `mbhybrid run` does: every wildcard
+    /// receive takes the sender logical time chooses (seed 002), so the
+    /// first interleaving, and the numbering of the ones after it, are
+    /// the same on every machine and at any load.
+    #[arg(long)]
+    pub deterministic: bool,
     /// Keep every interleaving's traces in the run directory (by default
     /// only those of interleavings that showed a new finding are kept).
     #[arg(long)]

@@ -287,6 +287,7 @@ pub fn analyze(session: &mut Session, n: u32, launched: Launched) -> Result<Inte
                 })
                 .collect(),
         }),
+        deterministic: None,
         ..config
     };
     std::fs::write(dir.replay_config(), replay.to_json())

@@ -10,6 +10,7 @@ use crate::session::Session;
 use anyhow::Result;
 use mbh_bounding::RunEnd;
 use mbh_trace::config::{Buffering, Clocks, Guidance, RuntimeConfig};
+use mbh_trace::determinism::Deterministic;
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::WildcardEvent;
 use mbh_trace::report::{ChoicePointStats, RunAheadStats, RunOutcome, WildcardReport};
@@ -36,6 +37,9 @@ pub struct Settings {
     /// MPI jobs at once: the search's own run and up to `jobs - 1` runs it
     /// will ask for next (src/run_ahead.rs).
     pub jobs: usize,
+    /// `--deterministic`: the first run takes the matches `mbhybrid run`
+    /// takes (seed 002), the same on every machine.
+    pub deterministic: bool,
 }
 
 /// What an exploration found.
@@ -109,6 +113,8 @@ pub fn explore(
                 clocks: settings.clocks,
                 buffering,
                 guidance: next.guidance.clone(),
+                deterministic: (settings.deterministic && next.guidance.is_none())
+                    .then(Deterministic::default),
                 ..RuntimeConfig::default()
             };
             let dir = InterleavingDir::new(&session.run_dir, n);

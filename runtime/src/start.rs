@@ -76,7 +76,7 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
     };
     record::guard(|| {
         // `mbhybrid run` leaves the program's standard error to it.
-        let own_stderr = config.deterministic.is_none();
+        let own_stderr = config.deterministic.is_none_or(|d| !d.own_stderr);
         start(dir, rank, size, kind, required, provided, own_stderr);
         Some(())
     });

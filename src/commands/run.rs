@@ -33,6 +33,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let config = RuntimeConfig {
         deterministic: Some(Deterministic {
             patience_ms: args.patience,
+            own_stderr: true,
         }),
         ..RuntimeConfig::default()
     };

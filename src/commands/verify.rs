@@ -114,6 +114,7 @@ pub fn settings(args: &VerifyArgs) -> Settings {
         time_budget: args.time_budget.map(Duration::from_secs),
         keep_traces: args.keep_traces,
         jobs: args.jobs as usize,
+        deterministic: args.deterministic,
     }
 }
 

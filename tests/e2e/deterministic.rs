@@ -3,7 +3,8 @@
 //! run under it, where plain `mpiexec` runs of the same programs, whose
 //! senders sleep at random, differ.
 
-use crate::util::{build, describe};
+use crate::util::{build, describe, verify_json};
+use mbh_tests::json::Report;
 use mbh_tests::{mpiexec, run_mbhybrid, workspace_root};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -147,4 +148,64 @@ fn a_missing_program_is_a_usage_error() {
     let (status, _, stderr) = run(&dir.path().join("no-such-app"), 2, dir.path());
     assert_eq!(status, 2, "{stderr}");
     assert!(stderr.contains("no-such-app"), "{stderr}");
+}
+
+/// Every run's output lines that tell its matches (`sig …`, `arrival
+/// order: …`), in run order.
+fn signatures(report: &Report) -> Vec<String> {
+    report
+        .runs
+        .iter()
+        .map(|run| {
+            let lines: Vec<&str> = run
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with("sig ") || l.starts_with("arrival order"))
+                .collect();
+            assert!(
+                !lines.is_empty(),
+                "a run without its matches:\n{}",
+                run.stdout
+            );
+            lines.join(" | ")
+        })
+        .collect()
+}
+
+/// `verify --deterministic` starts from the run `mbhybrid run` makes: its
+/// first interleaving is the same on every verify, and it explores the
+/// same outcomes as without it (wildcard receives and `MPI_Testany`).
+#[test]
+fn verify_deterministic_starts_from_one_run_and_explores_the_same_outcomes() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    for (source, np) in [
+        ("tests/programs/f3_testany_irecvs.c", 3),
+        ("tests/programs/r1_output_order.c", 4),
+    ] {
+        let exe = build(Path::new(source), dir.path());
+        let free = verify_json(&exe, np, dir.path(), &[]).1;
+        let mut firsts = BTreeSet::new();
+        for _ in 0..3 {
+            let (status, report, out) = verify_json(&exe, np, dir.path(), &["--deterministic"]);
+            assert_eq!(status, 0, "{source}\n{}", describe(&out));
+            assert!(report.complete, "{source}");
+            let sigs = signatures(&report);
+            assert_eq!(
+                sigs.iter().collect::<BTreeSet<_>>(),
+                signatures(&free).iter().collect::<BTreeSet<_>>(),
+                "{source}: the same outcomes as without --deterministic"
+            );
+            firsts.insert(sigs[0].clone());
+        }
+        assert!(
+            signatures(&free).len() > 1,
+            "{source}: more than one outcome"
+        );
+        assert_eq!(
+            firsts.len(),
+            1,
+            "{source}: one first interleaving: {firsts:?}"
+        );
+    }
 }

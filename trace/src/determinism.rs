@@ -14,11 +14,18 @@ pub struct Deterministic {
     /// deadlock breaker takes the earliest message it has (seed 002
     /// §4.2.3; the seed checks after 100 ms).
     pub patience_ms: u32,
+    /// The program's standard error stays its own (`mbhybrid run`), not
+    /// kept in the run directory (`verify --deterministic`).
+    #[serde(default)]
+    pub own_stderr: bool,
 }
 
 impl Default for Deterministic {
     fn default() -> Self {
-        Deterministic { patience_ms: 100 }
+        Deterministic {
+            patience_ms: 100,
+            own_stderr: false,
+        }
     }
 }
 

@@ -48,7 +48,10 @@ impl Rt {
             self.llcp.peek_event()
         };
         let start = self.llcp.now();
-        let forced = if self.llcp.guiding() {
+        let det_index = self.det.as_mut().and_then(|d| d.forced_index.take());
+        let forced = if let Some(j) = det_index {
+            i32::try_from(j).ok()
+        } else if self.llcp.guiding() {
             self.config
                 .guidance
                 .as_ref()

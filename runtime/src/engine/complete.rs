@@ -114,6 +114,26 @@ impl Rt {
         receive
     }
 
+    /// `MPI_Test` as asked: deterministic mode's (`dtp.rs`), or MPI's.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Test`.
+    unsafe fn test_or_det(
+        &mut self,
+        request: *mut MPI_Request,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        if self.det.is_some() {
+            // SAFETY: the caller's contract.
+            unsafe { self.det_test(request, flag, status) }
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { self.test_now(request, flag, status) }
+        }
+    }
+
     /// `MPI_Wait`.
     ///
     /// # Safety
@@ -465,7 +485,7 @@ impl Rt {
     /// # Safety
     ///
     /// As for `MPI_Testall`.
-    unsafe fn testall_now(
+    pub(super) unsafe fn testall_now(
         &mut self,
         count: c_int,
         requests: *mut MPI_Request,
@@ -787,6 +807,11 @@ impl Rt {
                 return rc;
             }
             *indices = j as c_int;
+            if self.det.is_some() {
+                // Deterministic mode returns the chosen request alone: which
+                // others have completed too depends on timing.
+                return SUCCESS;
+            }
             let mut more: c_int = 0;
             let rc =
                 self.testsome_masked(count, requests, &mut more, indices.add(1), statuses.add(1));
@@ -1064,16 +1089,12 @@ impl Rt {
         flag: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
-        if self.det.is_some() {
-            // SAFETY: the caller's contract.
-            return unsafe { self.det_test(request, flag, status) };
-        }
         if request.is_null() || self.persistent.is_empty() {
             // SAFETY: the caller's contract.
-            return unsafe { self.test_now(request, flag, status) };
+            return unsafe { self.test_or_det(request, flag, status) };
         }
         // SAFETY: the caller's contract; non-null.
-        unsafe { self.with_swapped(request, |rt| rt.test_now(request, flag, status)) }
+        unsafe { self.with_swapped(request, |rt| rt.test_or_det(request, flag, status)) }
     }
 
     /// `MPI_Waitall`.
@@ -1112,14 +1133,14 @@ impl Rt {
         flag: *mut c_int,
         statuses: *mut MPI_Status,
     ) -> c_int {
-        if self.det.is_some() {
-            // SAFETY: the caller's contract.
-            return unsafe { self.det_testall(count, requests, flag, statuses) };
-        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Each, |rt| {
-                rt.testall_now(count, requests, flag, statuses)
+                if rt.det.is_some() {
+                    rt.det_testall(count, requests, flag, statuses)
+                } else {
+                    rt.testall_now(count, requests, flag, statuses)
+                }
             })
         }
     }
@@ -1136,14 +1157,14 @@ impl Rt {
         index: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
-        if self.det.is_some() {
-            // SAFETY: the caller's contract.
-            return unsafe { self.det_waitany(count, requests, index, status) };
-        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Some, |rt| {
-                rt.waitany_now(count, requests, index, status)
+                if rt.det.is_some() {
+                    rt.det_waitany(count, requests, index, status)
+                } else {
+                    rt.waitany_now(count, requests, index, status)
+                }
             })
         }
     }
@@ -1161,14 +1182,14 @@ impl Rt {
         flag: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
-        if self.det.is_some() {
-            // SAFETY: the caller's contract.
-            return unsafe { self.det_testany(count, requests, index, flag, status) };
-        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Some, |rt| {
-                rt.testany_now(count, requests, index, flag, status)
+                if rt.det.is_some() {
+                    rt.det_testany(count, requests, index, flag, status)
+                } else {
+                    rt.testany_now(count, requests, index, flag, status)
+                }
             })
         }
     }
@@ -1186,14 +1207,14 @@ impl Rt {
         indices: *mut c_int,
         statuses: *mut MPI_Status,
     ) -> c_int {
-        if self.det.is_some() {
-            // SAFETY: the caller's contract.
-            return unsafe { self.det_waitsome(count, requests, outcount, indices, statuses) };
-        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Some, |rt| {
-                rt.waitsome_now(count, requests, outcount, indices, statuses)
+                if rt.det.is_some() {
+                    rt.det_waitsome(count, requests, outcount, indices, statuses)
+                } else {
+                    rt.waitsome_now(count, requests, outcount, indices, statuses)
+                }
             })
         }
     }
@@ -1212,14 +1233,14 @@ impl Rt {
         indices: *mut c_int,
         statuses: *mut MPI_Status,
     ) -> c_int {
-        if self.det.is_some() {
-            // SAFETY: the caller's contract.
-            return unsafe { self.det_testsome(count, requests, outcount, indices, statuses) };
-        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Some, |rt| {
-                rt.testsome_now(count, requests, outcount, indices, statuses)
+                if rt.det.is_some() {
+                    rt.det_testsome(count, requests, outcount, indices, statuses)
+                } else {
+                    rt.testsome_now(count, requests, outcount, indices, statuses)
+                }
             })
         }
     }

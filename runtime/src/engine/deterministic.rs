@@ -92,6 +92,8 @@ pub struct Det {
     patience: Duration,
     pub stats: DecisionStats,
     inbox: [u64; WORDS],
+    /// The index the next choice among requests takes (`dtp.rs`).
+    pub(super) forced_index: Option<usize>,
     /// Nonblocking wildcard receives not decided yet (`deferred.rs`).
     pub(super) deferred: super::deferred::DeferredReceives,
 }
@@ -112,6 +114,7 @@ impl Det {
             patience,
             stats: DecisionStats::default(),
             inbox: [0; WORDS],
+            forced_index: None,
             deferred: super::deferred::DeferredReceives::new(),
         }
     }

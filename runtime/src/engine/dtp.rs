@@ -19,7 +19,7 @@
 //! prober's clock has reached its stamp ([`crate::logical::Peek`]).
 
 use super::Rt;
-use crate::consts::{request_null, status_ignore, statuses_ignore, undefined, SUCCESS};
+use crate::consts::{request_null, undefined, SUCCESS};
 use crate::handle::HandleBits;
 use mpi_sys::{MPI_Request, MPI_Status};
 use std::os::raw::c_int;
@@ -57,6 +57,32 @@ impl Rt {
         };
     }
 
+    /// Polls `test` (a `Test` form of `complete.rs`, which records only
+    /// when it completes something) until it reports a completion: the
+    /// requests it was pointed at are due (seed 002 Fig. 2 lines 3-5).
+    ///
+    /// # Safety
+    ///
+    /// `test` makes valid MPI calls; `done` reads what it wrote.
+    unsafe fn det_until(
+        &mut self,
+        mut test: impl FnMut(&mut Self) -> c_int,
+        done: impl Fn() -> bool,
+    ) -> c_int {
+        let outer = self.det_blocking(true);
+        let rc = loop {
+            let rc = test(self);
+            if rc != SUCCESS || done() {
+                break rc;
+            }
+            // SAFETY: MPI is initialised.
+            unsafe { self.service(None) };
+            super::pause();
+        };
+        self.det_blocking(outer);
+        rc
+    }
+
     /// `MPI_Test`.
     ///
     /// # Safety
@@ -74,20 +100,14 @@ impl Rt {
         // SAFETY: the caller's contract (null is judged by MPI below).
         let handle = (!request.is_null()).then(|| unsafe { *request });
         match handle {
-            Some(h) if Self::active(h) && !self.declared(h, clock) => {
+            Some(h) if Self::active(h) && !self.declared(h, clock) && !flag.is_null() => {
                 // SAFETY: MPI is initialised.
                 unsafe { self.service(None) };
-                // SAFETY: MPI checks a null flag in the call below.
                 super::hold(flag)
             }
-            Some(h) if Self::active(h) => {
-                // SAFETY: the caller's contract.
-                let rc = unsafe { self.wait(request, status) };
-                if !flag.is_null() {
-                    // SAFETY: the caller's flag, non-null.
-                    unsafe { *flag = 1 };
-                }
-                rc
+            Some(h) if Self::active(h) && !flag.is_null() => {
+                // SAFETY: the caller's contract; `flag` non-null.
+                unsafe { self.det_until(|rt| rt.test_now(request, flag, status), || *flag != 0) }
             }
             // SAFETY: the caller's contract: MPI judges it.
             _ => unsafe { self.test_now(request, flag, status) },
@@ -126,6 +146,13 @@ impl Rt {
         (active, declared)
     }
 
+    /// The next choice among requests takes index `j` (`choose.rs`).
+    fn det_force_index(&mut self, j: Option<usize>) {
+        if let Some(det) = self.det.as_mut() {
+            det.forced_index = j;
+        }
+    }
+
     /// `MPI_Testany`: the first request whose DTP has come.
     ///
     /// # Safety
@@ -144,7 +171,7 @@ impl Rt {
         unsafe { self.det_swap_declared(count, requests, clock) };
         // SAFETY: the caller's contract.
         let (active, declared) = unsafe { self.det_split(count, requests, clock) };
-        if active.is_empty() || index.is_null() {
+        if active.is_empty() || index.is_null() || flag.is_null() {
             // SAFETY: the caller's contract: MPI answers (no active request).
             return unsafe { self.testany_now(count, requests, index, flag, status) };
         }
@@ -153,18 +180,20 @@ impl Rt {
             unsafe {
                 *index = undefined();
                 self.service(None);
-                return super::hold(flag);
             }
+            return super::hold(flag);
         };
-        // SAFETY: `first` is in the array.
-        let rc = unsafe { self.wait(requests.add(first), status) };
-        // SAFETY: the caller's index and flag.
-        unsafe {
-            *index = first as c_int;
-            if !flag.is_null() {
-                *flag = 1;
-            }
-        }
+        // SAFETY: the caller's contract; `flag` non-null.
+        let rc = unsafe {
+            self.det_until(
+                |rt| {
+                    rt.det_force_index(Some(first));
+                    rt.testany_now(count, requests, index, flag, status)
+                },
+                || *flag != 0,
+            )
+        };
+        self.det_force_index(None);
         rc
     }
 
@@ -185,21 +214,25 @@ impl Rt {
         unsafe { self.det_swap_declared(count, requests, clock) };
         // SAFETY: the caller's contract.
         let (active, declared) = unsafe { self.det_split(count, requests, clock) };
+        if flag.is_null() {
+            // SAFETY: MPI judges the arguments.
+            return unsafe { self.testall_now(count, requests, flag, statuses) };
+        }
         if declared.len() < active.len() {
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
             return super::hold(flag);
         }
-        // SAFETY: the caller's contract.
-        let rc = unsafe { self.waitall(count, requests, statuses) };
-        if !flag.is_null() {
-            // SAFETY: the caller's flag, non-null.
-            unsafe { *flag = 1 };
+        // SAFETY: the caller's contract; `flag` non-null.
+        unsafe {
+            self.det_until(
+                |rt| rt.testall_now(count, requests, flag, statuses),
+                || *flag != 0,
+            )
         }
-        rc
     }
 
-    /// `MPI_Testsome`: every request whose DTP has come.
+    /// `MPI_Testsome`: the first request whose DTP has come, alone.
     ///
     /// # Safety
     ///
@@ -221,16 +254,26 @@ impl Rt {
             // SAFETY: the caller's contract: MPI answers.
             return unsafe { self.testsome_now(count, requests, outcount, indices, statuses) };
         }
-        if declared.is_empty() {
+        let Some(&first) = declared.first() else {
             // SAFETY: the caller's outcount, non-null; MPI is initialised.
             unsafe {
                 *outcount = 0;
                 self.service(None);
             }
             return SUCCESS;
-        }
-        // SAFETY: the caller's contract.
-        unsafe { self.det_complete(&declared, requests, outcount, indices, statuses) }
+        };
+        // SAFETY: the caller's contract; `outcount` non-null.
+        let rc = unsafe {
+            self.det_until(
+                |rt| {
+                    rt.det_force_index(Some(first));
+                    rt.testsome_now(count, requests, outcount, indices, statuses)
+                },
+                || *outcount > 0 && *outcount != undefined(),
+            )
+        };
+        self.det_force_index(None);
+        rc
     }
 
     /// `MPI_Waitany`: the first active request.
@@ -249,15 +292,11 @@ impl Rt {
         unsafe { self.det_swap(count, requests, |_, _| true) };
         // SAFETY: the caller's contract.
         let (active, _) = unsafe { self.det_split(count, requests, 0) };
-        let Some(&first) = active.first().filter(|_| !index.is_null()) else {
-            // SAFETY: the caller's contract: MPI answers.
-            return unsafe { self.waitany_now(count, requests, index, status) };
-        };
-        // SAFETY: `first` is in the array; the caller's index.
-        unsafe {
-            *index = first as c_int;
-            self.wait(requests.add(first), status)
-        }
+        self.det_force_index(active.first().copied());
+        // SAFETY: the caller's contract.
+        let rc = unsafe { self.waitany_now(count, requests, index, status) };
+        self.det_force_index(None);
+        rc
     }
 
     /// `MPI_Waitsome`: the first active request alone.
@@ -277,48 +316,10 @@ impl Rt {
         unsafe { self.det_swap(count, requests, |_, _| true) };
         // SAFETY: the caller's contract.
         let (active, _) = unsafe { self.det_split(count, requests, 0) };
-        if active.is_empty() || outcount.is_null() || indices.is_null() {
-            // SAFETY: the caller's contract: MPI answers.
-            return unsafe { self.waitsome_now(count, requests, outcount, indices, statuses) };
-        }
+        self.det_force_index(active.first().copied());
         // SAFETY: the caller's contract.
-        unsafe { self.det_complete(&active[..1], requests, outcount, indices, statuses) }
-    }
-
-    /// Waits for each of `chosen` in order, reporting them as `Testsome`
-    /// and `Waitsome` do.
-    ///
-    /// # Safety
-    ///
-    /// `chosen` index `requests`; `outcount` and `indices` are non-null,
-    /// `statuses` holds as many statuses as `requests` or is ignored.
-    unsafe fn det_complete(
-        &mut self,
-        chosen: &[usize],
-        requests: *mut MPI_Request,
-        outcount: *mut c_int,
-        indices: *mut c_int,
-        statuses: *mut MPI_Status,
-    ) -> c_int {
-        let ignore = statuses == statuses_ignore() || statuses.is_null();
-        let mut rc = SUCCESS;
-        for (k, &i) in chosen.iter().enumerate() {
-            let status = if ignore {
-                status_ignore()
-            } else {
-                // SAFETY: the caller's contract.
-                unsafe { statuses.add(k) }
-            };
-            // SAFETY: `i` is in the array; the caller's contract.
-            let done = unsafe { self.wait(requests.add(i), status) };
-            if done != SUCCESS {
-                rc = done;
-            }
-            // SAFETY: as above.
-            unsafe { *indices.add(k) = i as c_int };
-        }
-        // SAFETY: non-null (the caller's contract).
-        unsafe { *outcount = chosen.len() as c_int };
+        let rc = unsafe { self.waitsome_now(count, requests, outcount, indices, statuses) };
+        self.det_force_index(None);
         rc
     }
 }

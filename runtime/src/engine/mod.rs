@@ -520,11 +520,11 @@ impl Rt {
         waits: Waits,
         posting: &mut Posting,
     ) {
+        // Not `forced`: to the clocks this stays the wildcard the program
+        // posted, with every potential sender reported (`verify
+        // --deterministic` explores from this run).
         match self.det_choose(comm, tag, waits == Waits::Block) {
-            Some(rank) => {
-                posting.source = rank;
-                posting.forced = Some(self.comms.world_rank(comm, rank));
-            }
+            Some(rank) => posting.source = rank,
             None if waits == Waits::Post => posting.defer = true,
             None => self.det_undetermined(),
         }
@@ -551,9 +551,6 @@ impl Rt {
             Some(rank) => {
                 posting.source = rank;
                 posting.arrive = true;
-                if source == any_source() {
-                    posting.forced = Some(self.comms.world_rank(comm, rank));
-                }
             }
             None => posting.hold = true,
         }
