@@ -2,7 +2,7 @@
 # Benchmarks for BENCHMARKS.md (not tests: numbers, not verdicts).
 #
 #   scripts/bench.sh [SCALE [PARTS]]   SCALE 10 = full size (default), 1 = a smoke run;
-#                                      PARTS: any of overhead,interleaving,fib,jobs (default all)
+#                                      PARTS: any of overhead,interleaving,fib,jobs,run (default all)
 #
 # 1. Runtime overhead: bench/pingpong.c built once with plain `mpicc` and once
 #    with `mbhybrid build`, run under mpiexec on 2, 4 and 8 ranks: plain MPICH,
@@ -13,11 +13,14 @@
 #    plain `mpiexec` launch of the same program, for 3, 4 and 8 ranks.
 # 3. Fib's share of audit-barriers.
 # 4. verify --jobs 1, 2, 4 on the same programs, alternating, median of 3.
+# 5. mbhybrid run (deterministic execution, seed 002) against plain MPICH and
+#    the runtime's normal run, on a halo exchange, the Fib diffusion kernel
+#    and a master/worker program, alternating, median of 3.
 # Prints Markdown tables on standard output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scale=${1:-10}
-parts=${2:-overhead,interleaving,fib,jobs}
+parts=${2:-overhead,interleaving,fib,jobs,run}
 want() { [[ ",$parts," == *",$1,"* ]]; }
 cargo build -q --release --workspace
 mbh=$PWD/target/release/mbhybrid
@@ -131,6 +134,44 @@ report = json.load(open(f"{work}/jobs-{name}-4-3.json"))
 ahead = report.get("run_ahead") or {}
 t1, t2, t4 = median(1), median(2), median(4)
 print(f"| {name} | {np} | {report['interleavings']} | {t1:.2f} | {t2:.2f} | {t4:.2f} | {t1/t2:.2f} | {t1/t4:.2f} | {ahead.get('taken')} / {ahead.get('unused')} |")
+PY
+done
+fi
+
+if want run; then
+echo
+echo "## Deterministic execution: mbhybrid run ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the start)"
+echo
+echo "Wall time of the whole job (launch included), median of 3 rounds; each round runs the three in turn."
+echo
+echo "| program | ranks | plain MPICH (s) | runtime, verify's first run (s) | mbhybrid run (s) | runtime / plain | run / plain | wildcard receives decided |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+for spec in "bench/ghost_cells.c:2:$((scale * 200000))" "bench/diffusion.c:4:$((scale * 200))" "bench/master_worker.c:4:$((scale * 200))"; do
+  IFS=: read -r src np arg <<< "$spec"
+  name=$(basename "$src" .c)
+  mpicc -O2 -o "$work/$name-plain" "$src"
+  "$mbh" build -o "$work/$name" "$src" -- -O2 2>/dev/null
+  for round in 1 2 3; do
+    start=$(date +%s.%N)
+    env -u LD_LIBRARY_PATH mpiexec -n "$np" "$work/$name-plain" "$arg" > /dev/null
+    echo "$(date +%s.%N) - $start" | bc -l > "$work/run-$name-plain-$round"
+    dir="$work/rt-$name"; rm -rf "$dir"; mkdir -p "$dir"
+    printf '{"format":"mbhybrid-runtime","version":1,"clocks":"lamport","buffering":"infinite","guidance":null,"watch_buffers":true}\n' > "$dir/runtime.json"
+    start=$(date +%s.%N)
+    env -u LD_LIBRARY_PATH MBHYBRID_TRACE_DIR="$dir" mpiexec -n "$np" "$work/$name" "$arg" > /dev/null
+    echo "$(date +%s.%N) - $start" | bc -l > "$work/run-$name-runtime-$round"
+    start=$(date +%s.%N)
+    env -u LD_LIBRARY_PATH "$mbh" run -n "$np" --run-dir "$work/runs" "$work/$name" "$arg" > /dev/null 2> "$work/run-$name-det-$round.err"
+    echo "$(date +%s.%N) - $start" | bc -l > "$work/run-$name-det-$round"
+  done
+  python3 - "$work" "$name" "$np" <<'PY'
+import re, statistics, sys
+work, name, np = sys.argv[1:]
+def median(config):
+    return statistics.median(float(open(f"{work}/run-{name}-{config}-{r}").read()) for r in (1, 2, 3))
+decided = re.search(r"(\d+) wildcard receive", open(f"{work}/run-{name}-det-3.err").read())
+plain, runtime, det = median("plain"), median("runtime"), median("det")
+print(f"| {name} | {np} | {plain:.2f} | {runtime:.2f} | {det:.2f} | {runtime/plain:.2f} | {det/plain:.2f} | {decided.group(1) if decided else '?'} |")
 PY
 done
 fi

@@ -26,6 +26,6 @@ cargo test --workspace --locked
 # bad_input, which test MPICH's int handles and an MPI 4 call.
 MBHYBRID_MPI=openmpi cargo test --locked -p mbh-tests --test e2e -- \
   scenarios:: wildcards:: choices:: collectives:: buffering:: barriers:: \
-  hangs:: faults:: fault_injection:: programs:: transparency:: oracle:: \
+  hangs:: faults:: fault_injection:: programs:: transparency:: oracle:: deterministic:: \
   completeness:: wrappers:: mpicc_builds:: cxx_names:: arguments:: divergence:: \
   reuse::

@@ -31,6 +31,12 @@
 //!   over more than one active request; seed 001 §4, `choice.rs`) wait for
 //!   the forced index and return it first, until the rank's clock passes
 //!   the last guided clock;
+//! * in `mbhybrid run` (the configuration's `deterministic`), makes every
+//!   wildcard receive take the sender seed 002's logical time chooses
+//!   (rules: [`logical`]; announcements, clock requests and answers:
+//!   `engine/deterministic.rs`), what tests report decided by their
+//!   deterministic transmission points (`engine/dtp.rs`), and defers the
+//!   wildcard `MPI_Irecv`s it cannot decide yet (`engine/deferred.rs`);
 //! * writes the rank trace ([`mbh_trace::rank_trace`]) through a shared
 //!   memory map, so it survives the process being killed: every call (see
 //!   `wrap.rs` for the fields), and for every wildcard receive or probe its

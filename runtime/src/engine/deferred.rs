@@ -293,6 +293,18 @@ impl Rt {
         }
     }
 
+    /// The program cancels the deferred receive whose placeholder is
+    /// `request`, before it was resolved: it is never posted (the
+    /// placeholder, cancelled, completes as the cancelled receive).
+    pub(super) fn det_drop_deferred(&mut self, request: MPI_Request) {
+        let bits = request.bits();
+        if let Some(det) = self.det.as_mut() {
+            det.deferred
+                .pending
+                .retain(|p| p.placeholder.bits() != bits);
+        }
+    }
+
     /// The real request of a moved placeholder (`MPI_Request_get_status`
     /// cannot swap the program's handle), else `request` itself.
     pub(super) fn det_real_of(&self, request: MPI_Request) -> MPI_Request {

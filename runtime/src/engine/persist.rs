@@ -485,6 +485,14 @@ impl Rt {
             // SAFETY: MPI reports the null pointer.
             return unsafe { mpi_sys::PMPI_Cancel(request) };
         }
+        if self.det.is_some() {
+            // A resolved deferred receive is cancelled as the real one; a
+            // pending one as its placeholder, never posted.
+            // SAFETY: the caller's request, non-null.
+            unsafe { self.det_swap(1, request, |_, _| false) };
+            // SAFETY: as above.
+            self.det_drop_deferred(unsafe { *request });
+        }
         // SAFETY: non-null: the caller's request.
         let handle = unsafe { *request };
         let mut target = self.inner_of(handle).unwrap_or(handle);
