@@ -51,6 +51,12 @@ pub struct Answer {
     /// How many messages it had received from this rank (on any
     /// communicator).
     pub received_from_me: u64,
+    /// How many messages it had sent this rank (on any communicator).
+    pub sent_to_me: u64,
+    /// It was blocked in a blocking collective on a communicator this rank
+    /// is in: the communicator's id (agreed by its ranks) and the
+    /// collective's number among the communicator's collectives.
+    pub collective: Option<(u64, u64)>,
 }
 
 /// One sender, as one receiver on one communicator knows it.
@@ -223,14 +229,31 @@ impl Lanes {
         }
     }
 
-    /// Whether `source`'s last answer says it waits for this rank, which
-    /// has sent it `sent` messages (on any communicator): it can then send
-    /// nothing until this rank does.
-    pub fn released(&self, source: usize, sent: u64) -> bool {
+    /// Whether `source`'s last answer says it can send nothing until this
+    /// rank acts: it waits in a receive from this rank alone, which has
+    /// sent it `sent` messages (on any communicator), all received; or it
+    /// waits in collective number `n` of a communicator this rank has
+    /// started fewer than `n + 1` collectives on (`started(id)`), blocking
+    /// or not.
+    pub fn released(&self, source: usize, sent: u64, started: impl Fn(u64) -> Option<u64>) -> bool {
         self.lanes.get(source).is_some_and(|lane| {
-            lane.answer
-                .is_some_and(|a| a.blocked && a.waits_for_me && a.received_from_me == sent)
+            lane.answer.is_some_and(|a| {
+                a.blocked
+                    && ((a.waits_for_me && a.received_from_me == sent)
+                        || a.collective
+                            .is_some_and(|(id, n)| started(id).is_some_and(|mine| mine <= n)))
+            })
         })
+    }
+
+    /// `source`'s last answer, if it answered.
+    pub fn answer_of(&self, source: usize) -> Option<Answer> {
+        self.lanes.get(source).and_then(|lane| lane.answer)
+    }
+
+    /// Whether `source` finalized.
+    pub fn finished(&self, source: usize) -> bool {
+        self.lanes.get(source).is_some_and(|lane| lane.finished)
     }
 
     /// Whether every sender but `me` finalized.
@@ -424,12 +447,31 @@ mod tests {
         assert!(matches!(lanes.decide(None, none), Decision::Wait { .. }));
         // Rank 3 waits for this rank, which sent it 5 messages, all
         // received.
+        let never = |_| None;
         assert!(matches!(
-            lanes.decide(None, |q| lanes.released(q, 5)),
+            lanes.decide(None, |q| lanes.released(q, 5, never)),
             Decision::Take { source: 1, .. }
         ));
         // One of them still in flight: rank 3 may be about to run.
-        assert!(!lanes.released(3, 6));
+        assert!(!lanes.released(3, 6, never));
+        // Blocked in collective 4 of communicator 77: released while this
+        // rank has not started that collective itself.
+        let mut lanes = Lanes::new(3);
+        lanes.announce(1, 0, 9);
+        lanes.answer(
+            2,
+            0,
+            Answer {
+                collective: Some((77, 4)),
+                ..answer(true, false, 0)
+            },
+        );
+        assert!(lanes.released(2, 0, |id| (id == 77).then_some(4)));
+        assert!(!lanes.released(2, 0, |id| (id == 77).then_some(5)));
+        assert!(
+            !lanes.released(2, 0, never),
+            "not a communicator of this rank"
+        );
     }
 
     #[test]
@@ -480,6 +522,8 @@ mod tests {
             blocked,
             waits_for_me,
             received_from_me,
+            sent_to_me: 0,
+            collective: None,
         }
     }
 }

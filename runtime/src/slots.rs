@@ -104,6 +104,9 @@ pub struct Slot {
     /// `mbhybrid run`: the logical time of its deterministic transmission
     /// point (seed 002 §3.3; `engine/dtp.rs`).
     pub due: u64,
+    /// `mbhybrid run`: the world rank a receive was posted for (-1: any,
+    /// or not a receive).
+    pub peer: i32,
     watched: bool,
 }
 
@@ -164,6 +167,7 @@ impl Slots {
                 unpack: None,
                 sent: None,
                 due: 0,
+                peer: -1,
                 watched: false,
             });
             self.free.push(i as u32);
@@ -186,6 +190,7 @@ impl Slots {
             unpack: None,
             sent: None,
             due: 0,
+            peer: -1,
             watched: false,
         };
         id

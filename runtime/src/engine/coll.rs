@@ -345,10 +345,12 @@ impl Rt {
         note_sequence(index, check);
         let mut request = request_null();
         let mut rc = start(&mut request);
+        self.det_collective(check.map(|seq| (c.comm, seq)));
         if rc == SUCCESS {
             // SAFETY: the request just made.
             rc = unsafe { self.block_on(&mut request, status_ignore(), None) };
         }
+        self.det_collective(None);
         if rc != SUCCESS {
             // A mismatch makes MPI fail in ways of its own: say which.
             if let (Some((_, _, sig)), Some(seq)) = (shadows, check) {
@@ -599,6 +601,16 @@ impl Rt {
         Some((clock, me, sig))
     }
 
+    /// How many collectives this rank has started on the communicator
+    /// whose handle bits are `comm` (0 before its first).
+    pub(super) fn sig_started(&self, comm: u64) -> u64 {
+        self.sigs
+            .entries
+            .iter()
+            .find(|e| e.comm == comm && !e.retired)
+            .map_or(0, |e| e.next)
+    }
+
     /// The clock shadow of `comm`, when it has one.
     fn clock_shadow_of(&mut self, comm: MPI_Comm) -> Option<MPI_Comm> {
         if comm.bits() == comm_world().bits() {
@@ -692,8 +704,6 @@ impl Rt {
         let Some((shadow, _, _)) = (unsafe { self.shadows_of(made, duplicate_of) }) else {
             return;
         };
-        // SAFETY: as above; the clock shadow has `made`'s ranks in order.
-        unsafe { self.det_attach(made, shadow) };
         let named = NAMED.fetch_add(1, Ordering::Relaxed) + 1;
         let rank = u64::from(u32::try_from(self.rank).unwrap_or(0));
         let mine: u64 = (1 << 63) | (rank << 32) | u64::from(named);
@@ -718,6 +728,13 @@ impl Rt {
         } else {
             rc
         };
+        // (An unnamed communicator is never decided on: its wildcards
+        // take the first message, counted as undetermined.)
+        if rc == SUCCESS {
+            // SAFETY: every rank of `made` is here; the clock shadow has
+            // its ranks in order.
+            unsafe { self.det_attach(made, shadow, id) };
+        }
         if rc != SUCCESS {
             // Unnamed, the communicator keeps its local bits in the trace.
             return;

@@ -216,9 +216,11 @@ impl Rt {
                 "cannot post a deferred MPI_Irecv from rank {chosen} (MPI error {rc})"
             ));
         }
+        let peer = self.comms.world_rank(comm, chosen);
         if let Some(slot) = self.slots.get_mut(id) {
             slot.request = real;
             slot.due = due;
+            slot.peer = peer;
         }
         REQUESTS.insert(real.bits(), id);
         let mut cancelled = placeholder;
@@ -244,6 +246,23 @@ impl Rt {
         requests: *mut MPI_Request,
         must: impl Fn(&Self, usize) -> bool,
     ) {
+        // SAFETY: the caller's contract.
+        unsafe { self.det_swap_as(count, requests, must, true) }
+    }
+
+    /// [`Rt::det_swap`], resolving only what logical time decides now
+    /// when `block` is false.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Rt::det_swap`].
+    pub(super) unsafe fn det_swap_as(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        must: impl Fn(&Self, usize) -> bool,
+        block: bool,
+    ) {
         let n = if requests.is_null() {
             0
         } else {
@@ -262,35 +281,49 @@ impl Rt {
                 .deferred
                 .pending
                 .iter()
-                .position(|p| p.placeholder.bits() == bits);
-            if let Some(at) = pending {
-                if !must(self, i) {
-                    continue;
-                }
-                let comm = det.deferred.pending[at].comm;
-                // Earlier receives on its communicator come first.
-                while self.det.as_ref().is_some_and(|d| {
-                    d.deferred
-                        .pending
-                        .iter()
-                        .position(|p| p.comm.bits() == comm.bits())
-                        .is_some_and(|first| d.deferred.pending[first].placeholder.bits() != bits)
-                }) {
-                    self.det_resolve_comm_first(comm);
-                }
-                let at = self.det.as_ref().and_then(|d| {
-                    d.deferred
-                        .pending
-                        .iter()
-                        .position(|p| p.placeholder.bits() == bits)
-                });
-                if let Some(at) = at {
-                    while !self.det_resolve_at(at, true) {}
-                }
+                .any(|p| p.placeholder.bits() == bits);
+            if pending && must(self, i) {
+                self.det_resolve_through(bits, block);
             }
             // SAFETY: as above.
             unsafe { self.det_swap_one(requests.add(i)) };
         }
+    }
+
+    /// Resolves the pending receive whose placeholder has `bits`, and the
+    /// receives deferred before it on its communicator first (waiting when
+    /// `block`). Whether it was resolved.
+    fn det_resolve_through(&mut self, bits: u64, block: bool) -> bool {
+        loop {
+            let Some(det) = self.det.as_ref() else {
+                return false;
+            };
+            let pending = &det.deferred.pending;
+            let Some(mine) = pending.iter().position(|p| p.placeholder.bits() == bits) else {
+                return true;
+            };
+            let comm = pending[mine].comm.bits();
+            let first = pending
+                .iter()
+                .position(|p| p.comm.bits() == comm)
+                .unwrap_or(mine);
+            if !self.det_resolve_at(first, block) && !block {
+                return false;
+            }
+        }
+    }
+
+    /// The communicator and tag of the pending deferred receive whose
+    /// placeholder is `request`.
+    pub(super) fn det_pending(&self, request: MPI_Request) -> Option<(MPI_Comm, c_int)> {
+        let bits = request.bits();
+        let det = self.det.as_ref()?;
+        let p = det
+            .deferred
+            .pending
+            .iter()
+            .find(|p| p.placeholder.bits() == bits)?;
+        Some((p.comm, p.tag))
     }
 
     /// The program cancels the deferred receive whose placeholder is
@@ -318,19 +351,6 @@ impl Rt {
                     .find(|m| m.placeholder.bits() == bits)
             })
             .map_or(request, |m| m.real)
-    }
-
-    /// Resolves the first deferred receive of `comm`, waiting.
-    fn det_resolve_comm_first(&mut self, comm: MPI_Comm) {
-        let at = self.det.as_ref().and_then(|d| {
-            d.deferred
-                .pending
-                .iter()
-                .position(|p| p.comm.bits() == comm.bits())
-        });
-        if let Some(at) = at {
-            while !self.det_resolve_at(at, true) {}
-        }
     }
 
     /// Swaps `*request`, if it is a moved placeholder, for its real

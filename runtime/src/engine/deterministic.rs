@@ -34,7 +34,7 @@ use mpi_sys::{MPI_Comm, MPI_Request, MPI_Status};
 use std::os::raw::c_int;
 use std::time::{Duration, Instant};
 
-const WORDS: usize = 4;
+const WORDS: usize = 7;
 const ANNOUNCE: u64 = 1;
 const REQUEST: u64 = 2;
 const ANSWER: u64 = 3;
@@ -43,6 +43,9 @@ const FINAL: u64 = 4;
 const BLOCKED: u64 = 1;
 /// Answer flag: blocked in a receive or probe from the asker alone.
 const WAITS_FOR_YOU: u64 = 2;
+/// Answer flag: blocked in a blocking collective the asker is in (its
+/// communicator's id and number follow).
+const IN_COLLECTIVE_WITH_YOU: u64 = 4;
 /// Least time between two requests to one rank for one decision.
 const REASK: Duration = Duration::from_micros(200);
 
@@ -50,6 +53,9 @@ const REASK: Duration = Duration::from_micros(200);
 struct DetComm {
     /// The program's communicator (bits).
     program: u64,
+    /// Its id, the same on every rank of it (`coll.rs`'s `name`; 0 for
+    /// world).
+    id: u64,
     anns: MPI_Comm,
     /// This rank's rank in it.
     me: usize,
@@ -87,6 +93,9 @@ pub struct Det {
     pub(super) waits_for: Option<i32>,
     /// Inside a blocking call's polling loop.
     pub(super) blocked: bool,
+    /// The blocking collective in progress: its communicator's world
+    /// ranks (`None`: all of world), id and collective number.
+    in_collective: Option<(Option<Vec<i32>>, u64, u64)>,
     /// `FINAL` was sent: nothing more goes out.
     finished: bool,
     patience: Duration,
@@ -110,6 +119,7 @@ impl Det {
             received_from: vec![0; size],
             waits_for: None,
             blocked: false,
+            in_collective: None,
             finished: false,
             patience,
             stats: DecisionStats::default(),
@@ -133,7 +143,7 @@ impl Rt {
     ///
     /// Every rank of `comm` makes the same call; `source` has its ranks in
     /// its order.
-    pub(super) unsafe fn det_attach(&mut self, comm: MPI_Comm, source: MPI_Comm) {
+    pub(super) unsafe fn det_attach(&mut self, comm: MPI_Comm, source: MPI_Comm, id: u64) {
         if self.det.is_none() {
             return;
         }
@@ -152,6 +162,7 @@ impl Rt {
         if let Some(det) = self.det.as_mut() {
             det.comms.push(DetComm {
                 program: comm.bits(),
+                id,
                 anns,
                 me,
                 world,
@@ -209,7 +220,7 @@ impl Rt {
             return;
         }
         let anns = c.anns;
-        self.det_send(anns, dest, tag, [ANNOUNCE, stamp, 0, 0]);
+        self.det_send(anns, dest, tag, [ANNOUNCE, stamp, 0, 0, 0, 0, 0]);
         self.det_pull();
         self.det_answer(false);
     }
@@ -296,6 +307,9 @@ impl Rt {
                                 blocked: words[2] & BLOCKED != 0,
                                 waits_for_me: words[2] & WAITS_FOR_YOU != 0,
                                 received_from_me: words[3],
+                                sent_to_me: words[6],
+                                collective: (words[2] & IN_COLLECTIVE_WITH_YOU != 0)
+                                    .then_some((words[4], words[5])),
                             },
                         );
                         if let Some(asked) = c.asked.get_mut(q) {
@@ -330,8 +344,28 @@ impl Rt {
             if blocked && det.waits_for == Some(world) {
                 flags |= WAITS_FOR_YOU;
             }
+            let mut collective = (0, 0);
+            if let Some((members, id, n)) = det.in_collective.as_ref().filter(|_| blocked) {
+                if members.as_ref().is_none_or(|m| m.contains(&world)) {
+                    flags |= IN_COLLECTIVE_WITH_YOU;
+                    collective = (*id, *n);
+                }
+            }
             let received = det.received_from.get(world as usize).copied().unwrap_or(0);
-            answers.push((c.anns, asker, [ANSWER, clock, flags, received]));
+            let sent = det.sent_to.get(world as usize).copied().unwrap_or(0);
+            answers.push((
+                c.anns,
+                asker,
+                [
+                    ANSWER,
+                    clock,
+                    flags,
+                    received,
+                    collective.0,
+                    collective.1,
+                    sent,
+                ],
+            ));
             false
         });
         for (anns, asker, words) in answers {
@@ -348,6 +382,8 @@ impl Rt {
         let started = Instant::now();
         loop {
             self.det_pull();
+            let counts = self.collectives_started();
+            let collectives = |id: u64| counts.iter().find(|(i, _)| *i == id).map(|(_, n)| *n);
             let det = self.det.as_mut()?;
             let clock = det.clock;
             let c = &mut det.comms[at];
@@ -359,7 +395,7 @@ impl Rt {
                     .and_then(|&w| sent_to.get(w as usize))
                     .copied()
                     .unwrap_or(0);
-                lanes.released(q, sent)
+                lanes.released(q, sent, collectives)
             };
             match lanes.decide(tag, released) {
                 Decision::Take { source, .. } => {
@@ -400,6 +436,8 @@ impl Rt {
         let started = Instant::now();
         loop {
             self.det_pull();
+            let counts = self.collectives_started();
+            let collectives = |id: u64| counts.iter().find(|(i, _)| *i == id).map(|(_, n)| *n);
             let det = self.det.as_mut()?;
             let clock = det.clock;
             let c = &mut det.comms[at];
@@ -411,7 +449,7 @@ impl Rt {
                     .and_then(|&w| sent_to.get(w as usize))
                     .copied()
                     .unwrap_or(0);
-                lanes.released(q, sent)
+                lanes.released(q, sent, collectives)
             };
             match lanes.peek(tag, only, clock, released) {
                 Peek::Found(q) => return Some(q as c_int),
@@ -433,6 +471,48 @@ impl Rt {
     /// `dtp.rs`).
     pub(super) fn det_due(&self) -> u64 {
         self.det.as_ref().map_or(0, |d| d.clock + super::dtp::K)
+    }
+
+    /// Whether nothing can arrive on `comm` from `only` (a rank in it; all
+    /// the others when `None`) before this rank acts: each has finalized,
+    /// or waits for this rank (see [`Lanes::released`]) with every message
+    /// it sent this rank received. Asks the others when they are blocked.
+    /// A receive due at its DTP is then postponed to the next (seed 002
+    /// §4.2.3: "we postpone this waiting to the next DTP"), the same on
+    /// every run, since that state lasts until this rank acts.
+    pub(super) fn det_nothing_can_come(&mut self, comm: MPI_Comm, only: Option<c_int>) -> bool {
+        self.det_pull();
+        let counts = self.collectives_started();
+        let collectives = |id: u64| counts.iter().find(|(i, _)| *i == id).map(|(_, n)| *n);
+        let Some(det) = self.det.as_ref() else {
+            return false;
+        };
+        let Some(at) = det.find(comm) else {
+            return false;
+        };
+        let c = &det.comms[at];
+        let mut unknown = Vec::new();
+        for q in 0..c.world.len() {
+            if q == c.me || only.is_some_and(|o| o as usize != q) || c.lanes.finished(q) {
+                continue;
+            }
+            let world = c.world[q] as usize;
+            let sent = det.sent_to.get(world).copied().unwrap_or(0);
+            let received = det.received_from.get(world).copied().unwrap_or(0);
+            let quiet = c.lanes.released(q, sent, collectives)
+                && c.lanes
+                    .answer_of(q)
+                    .is_some_and(|a| a.sent_to_me == received);
+            if !quiet {
+                unknown.push(q);
+            }
+        }
+        if unknown.is_empty() {
+            return true;
+        }
+        // Answered when blocked (no clock reaches it).
+        self.det_ask(at, &unknown, u64::MAX);
+        false
     }
 
     /// One pass of waiting: answers requests as a blocked rank, polls.
@@ -474,7 +554,7 @@ impl Rt {
             c.anns
         };
         for q in to_ask {
-            self.det_send(anns, q as c_int, 0, [REQUEST, need, 0, 0]);
+            self.det_send(anns, q as c_int, 0, [REQUEST, need, 0, 0, 0, 0, 0]);
         }
     }
 
@@ -548,7 +628,7 @@ impl Rt {
             })
             .collect();
         for (anns, q) in finals {
-            self.det_send(anns, q, 0, [FINAL, u64::MAX, 0, 0]);
+            self.det_send(anns, q, 0, [FINAL, u64::MAX, 0, 0, 0, 0, 0]);
         }
         if let Some(det) = self.det.as_mut() {
             det.finished = true;
@@ -587,6 +667,44 @@ impl Rt {
 }
 
 impl Rt {
+    /// A blocking collective begins (its communicator and number among
+    /// the communicator's collectives) or ends (`None`): a rank asked for
+    /// its clock meanwhile says so to the ranks of the communicator (seed
+    /// 002 §4.2.3: it can send nothing until they start that collective).
+    pub(super) fn det_collective(&mut self, collective: Option<(MPI_Comm, u64)>) {
+        if self.det.is_none() {
+            return;
+        }
+        let entry = collective.and_then(|(comm, n)| {
+            let id = self
+                .det
+                .as_ref()?
+                .comms
+                .iter()
+                .find(|c| c.program == comm.bits())?
+                .id;
+            let members = (comm.bits() != comm_world().bits())
+                .then(|| self.comms.info(comm).map(|i| i.world.clone()))
+                .flatten();
+            Some((members, id, n))
+        });
+        if let Some(det) = self.det.as_mut() {
+            det.in_collective = entry;
+        }
+    }
+
+    /// How many collectives this rank has started on each communicator
+    /// deterministic mode knows, by id.
+    fn collectives_started(&self) -> Vec<(u64, u64)> {
+        let Some(det) = self.det.as_ref() else {
+            return Vec::new();
+        };
+        det.comms
+            .iter()
+            .map(|c| (c.id, self.sig_started(c.program)))
+            .collect()
+    }
+
     /// Marks this rank as blocked in MPI (or not) for the answers it gives;
     /// returns what it was, for nested loops to restore.
     pub(super) fn det_blocking(&mut self, blocked: bool) -> bool {

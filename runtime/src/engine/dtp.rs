@@ -21,6 +21,7 @@
 use super::Rt;
 use crate::consts::{request_null, undefined, SUCCESS};
 use crate::handle::HandleBits;
+use crate::slots::Kind;
 use mpi_sys::{MPI_Request, MPI_Status};
 use std::os::raw::c_int;
 
@@ -51,36 +52,90 @@ impl Rt {
     unsafe fn det_swap_declared(&mut self, count: c_int, requests: *mut MPI_Request, clock: u64) {
         // SAFETY: the caller's contract.
         unsafe {
-            self.det_swap(count, requests, |rt, i| {
-                rt.declared(*requests.add(i), clock)
-            })
+            self.det_swap_as(
+                count,
+                requests,
+                |rt, i| rt.declared(*requests.add(i), clock),
+                false,
+            )
         };
     }
 
-    /// Polls `test` (a `Test` form of `complete.rs`, which records only
-    /// when it completes something) until it reports a completion: the
-    /// requests it was pointed at are due (seed 002 Fig. 2 lines 3-5).
+    /// At the DTP of `requests[i]` for each `i` of `due` (of `count`):
+    /// polls `test` (a `Test` form of `complete.rs`, which records only
+    /// when it completes something) until it reports a completion (seed
+    /// 002 Fig. 2 lines 3-5), resolving deferred receives among them as
+    /// soon as logical time can. `None` when one of them cannot complete
+    /// before this rank acts: their DTPs move to the next (§4.2.3).
     ///
     /// # Safety
     ///
-    /// `test` makes valid MPI calls; `done` reads what it wrote.
-    unsafe fn det_until(
+    /// `requests` holds `count` requests; `test` makes valid MPI calls;
+    /// `done` reads what it wrote.
+    unsafe fn det_at_due(
         &mut self,
+        (count, requests): (c_int, *mut MPI_Request),
+        due: &[usize],
         mut test: impl FnMut(&mut Self) -> c_int,
         done: impl Fn() -> bool,
-    ) -> c_int {
+    ) -> Option<c_int> {
         let outer = self.det_blocking(true);
-        let rc = loop {
+        let result = loop {
+            // SAFETY: the caller's contract.
+            unsafe { self.det_swap_as(count, requests, |_, i| due.contains(&i), false) };
             let rc = test(self);
             if rc != SUCCESS || done() {
-                break rc;
+                break Some(rc);
+            }
+            // SAFETY: the caller's contract.
+            let handles: Vec<MPI_Request> =
+                due.iter().map(|&i| unsafe { *requests.add(i) }).collect();
+            if handles.iter().any(|&h| self.det_stuck(h)) {
+                for h in handles {
+                    self.det_postpone(h);
+                }
+                break None;
             }
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
             super::pause();
         };
         self.det_blocking(outer);
-        rc
+        result
+    }
+
+    /// Whether request `handle` cannot complete before this rank acts: a
+    /// receive (or a deferred wildcard one) nothing can arrive for
+    /// ([`Rt::det_nothing_can_come`]).
+    fn det_stuck(&mut self, handle: MPI_Request) -> bool {
+        if let Some((comm, _)) = self.det_pending(handle) {
+            return self.det_nothing_can_come(comm, None);
+        }
+        let Some(slot) = Self::slot_of(handle)
+            .and_then(|id| self.slots.get(id))
+            .copied()
+        else {
+            return false;
+        };
+        let Kind::Recv(receive) = slot.kind else {
+            return false;
+        };
+        match self
+            .comms
+            .comm_rank(receive.comm, slot.peer)
+            .filter(|_| slot.peer >= 0)
+        {
+            Some(rank) => self.det_nothing_can_come(receive.comm, Some(rank)),
+            None => false,
+        }
+    }
+
+    /// Moves the DTP of `handle` to K ticks from now.
+    fn det_postpone(&mut self, handle: MPI_Request) {
+        let due = self.det_due();
+        if let Some(slot) = Self::slot_of(handle).and_then(|id| self.slots.get_mut(id)) {
+            slot.due = due;
+        }
     }
 
     /// `MPI_Test`.
@@ -107,7 +162,15 @@ impl Rt {
             }
             Some(h) if Self::active(h) && !flag.is_null() => {
                 // SAFETY: the caller's contract; `flag` non-null.
-                unsafe { self.det_until(|rt| rt.test_now(request, flag, status), || *flag != 0) }
+                let done = unsafe {
+                    self.det_at_due(
+                        (1, request),
+                        &[0],
+                        |rt| rt.test_now(request, flag, status),
+                        || *flag != 0,
+                    )
+                };
+                done.unwrap_or_else(|| super::hold(flag))
             }
             // SAFETY: the caller's contract: MPI judges it.
             _ => unsafe { self.test_now(request, flag, status) },
@@ -184,8 +247,10 @@ impl Rt {
             return super::hold(flag);
         };
         // SAFETY: the caller's contract; `flag` non-null.
-        let rc = unsafe {
-            self.det_until(
+        let done = unsafe {
+            self.det_at_due(
+                (count, requests),
+                &[first],
                 |rt| {
                     rt.det_force_index(Some(first));
                     rt.testany_now(count, requests, index, flag, status)
@@ -194,7 +259,11 @@ impl Rt {
             )
         };
         self.det_force_index(None);
-        rc
+        done.unwrap_or_else(|| {
+            // SAFETY: the caller's index, non-null.
+            unsafe { *index = undefined() };
+            super::hold(flag)
+        })
     }
 
     /// `MPI_Testall`: complete when every DTP has come.
@@ -224,12 +293,15 @@ impl Rt {
             return super::hold(flag);
         }
         // SAFETY: the caller's contract; `flag` non-null.
-        unsafe {
-            self.det_until(
+        let done = unsafe {
+            self.det_at_due(
+                (count, requests),
+                &declared,
                 |rt| rt.testall_now(count, requests, flag, statuses),
                 || *flag != 0,
             )
-        }
+        };
+        done.unwrap_or_else(|| super::hold(flag))
     }
 
     /// `MPI_Testsome`: the first request whose DTP has come, alone.
@@ -263,8 +335,10 @@ impl Rt {
             return SUCCESS;
         };
         // SAFETY: the caller's contract; `outcount` non-null.
-        let rc = unsafe {
-            self.det_until(
+        let done = unsafe {
+            self.det_at_due(
+                (count, requests),
+                &[first],
                 |rt| {
                     rt.det_force_index(Some(first));
                     rt.testsome_now(count, requests, outcount, indices, statuses)
@@ -273,7 +347,11 @@ impl Rt {
             )
         };
         self.det_force_index(None);
-        rc
+        done.unwrap_or_else(|| {
+            // SAFETY: the caller's outcount, non-null.
+            unsafe { *outcount = 0 };
+            SUCCESS
+        })
     }
 
     /// `MPI_Waitany`: the first active request.

@@ -369,7 +369,7 @@ impl Rt {
             det,
         };
         // SAFETY: every rank starts the runtime in `MPI_Init`.
-        unsafe { rt.det_attach(comm_world(), comm_world()) };
+        unsafe { rt.det_attach(comm_world(), comm_world(), 0) };
         Ok(rt)
     }
 

@@ -563,7 +563,15 @@ impl Rt {
             record::finish(index, rc, false, |op| op.request = bits);
             return rc;
         }
-        let posting = self.posting(comm, source, tag, Waits::Post);
+        // A persistent request's inner receive is not deferred: the
+        // program's handle is the persistent one, which a placeholder
+        // cannot stand behind.
+        let waits = if kind == OpKind::Irecv {
+            Waits::Post
+        } else {
+            Waits::Exchange
+        };
+        let posting = self.posting(comm, source, tag, waits);
         if !posting.defer {
             self.det_claim(comm, posting.source, tag);
         }
@@ -608,6 +616,12 @@ impl Rt {
             let handle = unsafe { *request };
             bits = handle.bits();
             self.track(id, handle);
+            if !posting.defer && posting.source >= 0 && self.det.is_some() {
+                let peer = self.comms.world_rank(comm, posting.source);
+                if let Some(slot) = self.slots.get_mut(id) {
+                    slot.peer = peer;
+                }
+            }
             self.slots.watch(id);
             // The program may not touch `buf` until the receive completes
             // (seed 000 §2.3.6.3).
