@@ -74,6 +74,8 @@ pub struct Lane {
     bound: u64,
     /// The sender finalized: it sends nothing more.
     finished: bool,
+    /// How many messages it had sent this rank when it finalized.
+    final_sent: u64,
     /// The sender's last answer.
     answer: Option<Answer>,
 }
@@ -205,11 +207,41 @@ impl Lanes {
         }
     }
 
-    /// `source` finalized.
-    pub fn finish(&mut self, source: usize) {
+    /// `source` finalized, having sent this rank `sent` messages.
+    pub fn finish(&mut self, source: usize, sent: u64) {
         if let Some(lane) = self.lanes.get_mut(source) {
             lane.finished = true;
+            lane.final_sent = sent;
         }
+    }
+
+    /// Whether `source` can send this rank nothing it has not received
+    /// (`received` of its messages so far) before this rank acts: it
+    /// finalized, or is released ([`Lanes::released`]), and every message
+    /// it sent this rank was received.
+    pub fn quiet(
+        &self,
+        source: usize,
+        sent: u64,
+        received: u64,
+        started: impl Fn(u64) -> Option<u64>,
+    ) -> bool {
+        let Some(lane) = self.lanes.get(source) else {
+            return true;
+        };
+        if lane.finished {
+            return lane.final_sent == received;
+        }
+        self.released(source, sent, started)
+            && lane.answer.is_some_and(|a| a.sent_to_me == received)
+    }
+
+    /// Whether a message `tag` (`None`: any) matches is pending on any
+    /// lane.
+    pub fn any_pending(&self, tag: Option<i32>) -> bool {
+        self.lanes
+            .iter()
+            .any(|lane| lane.first_matching(tag).is_some())
     }
 
     /// A receive posted without a source (one deterministic mode could not
@@ -442,7 +474,7 @@ mod tests {
         let mut lanes = Lanes::new(4);
         lanes.own_clock(0, 50);
         lanes.announce(1, 0, 9);
-        lanes.finish(2);
+        lanes.finish(2, 0);
         lanes.answer(3, 2, answer(true, true, 5));
         assert!(matches!(lanes.decide(None, none), Decision::Wait { .. }));
         // Rank 3 waits for this rank, which sent it 5 messages, all

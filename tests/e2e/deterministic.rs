@@ -5,7 +5,7 @@
 
 use crate::util::{build, describe, verify_json};
 use mbh_tests::json::Report;
-use mbh_tests::{mpiexec, run_mbhybrid, workspace_root};
+use mbh_tests::{mpiexec, run_mbhybrid, workspace_root, TestProgram};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -124,6 +124,53 @@ fn test_and_probe_polls_are_the_same_on_every_run() {
 #[test]
 fn deferred_wildcard_irecvs_are_the_same_on_every_run() {
     reproducible("r4_ring_irecv_any", 3, 18);
+}
+
+/// Every program of `tests/programs/` that verifies clean (exit 0) runs
+/// to its end under `mbhybrid run` with exit 0 and prints the same output
+/// twice: deterministic mode adds no deadlock to a correct program
+/// (polling loops that give up, cancelled and persistent wildcard
+/// receives, collectives, matched probes, forks, ...).
+#[test]
+fn every_clean_test_program_runs_to_its_end_the_same_twice() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let mut sources: Vec<String> = std::fs::read_dir(workspace_root().join("tests/programs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".c"))
+        .map(|name| format!("tests/programs/{name}"))
+        .collect();
+    sources.sort();
+    let mut ran = 0;
+    for source in sources {
+        let text = std::fs::read_to_string(workspace_root().join(&source)).unwrap();
+        if !text.starts_with("/* mbhybrid-test:") {
+            // Driven by a test of its own (`transparency.rs`).
+            continue;
+        }
+        let program = TestProgram::parse(&source, &text);
+        if program.exit != 0 {
+            continue;
+        }
+        let exe = build(Path::new(&source), dir.path());
+        let (first, second) = (
+            run(&exe, program.np, dir.path()),
+            run(&exe, program.np, dir.path()),
+        );
+        for (status, stdout, stderr) in [&first, &second] {
+            assert_eq!(*status, 0, "{source}\n{stdout}\n{stderr}");
+        }
+        assert_eq!(
+            sorted_lines(&first.1),
+            sorted_lines(&second.1),
+            "{source}: two outputs\n{}\n{}",
+            first.2,
+            second.2
+        );
+        ran += 1;
+    }
+    assert!(ran >= 30, "only {ran} clean programs");
 }
 
 /// A deadlock of the program is confirmed on the wait-for graph and the

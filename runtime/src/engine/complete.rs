@@ -1025,8 +1025,8 @@ impl Rt {
         flag: *mut c_int,
         status: *mut MPI_Status,
     ) -> c_int {
-        let request = self.det_real_of(request);
         let request = self.inner_of(request).unwrap_or(request);
+        let request = self.det_real_of(request);
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
         // SAFETY: the caller's contract (a status, ours if ignored; an
@@ -1066,16 +1066,28 @@ impl Rt {
     ///
     /// As for `MPI_Wait`.
     pub unsafe fn wait(&mut self, request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+        if request.is_null() || self.persistent.is_empty() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.settled_wait(request, status) };
+        }
+        // SAFETY: the caller's contract; non-null.
+        unsafe { self.with_swapped(request, |rt| rt.settled_wait(request, status)) }
+    }
+
+    /// `MPI_Wait` on a request (a persistent one's inner request already
+    /// swapped in): in deterministic mode, a deferred receive is resolved
+    /// first (`deferred.rs`).
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Wait`.
+    unsafe fn settled_wait(&mut self, request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
         if self.det.is_some() {
             // SAFETY: the caller's contract.
             unsafe { self.det_swap(1, request, |_, _| true) };
         }
-        if request.is_null() || self.persistent.is_empty() {
-            // SAFETY: the caller's contract.
-            return unsafe { self.wait_now(request, status) };
-        }
-        // SAFETY: the caller's contract; non-null.
-        unsafe { self.with_swapped(request, |rt| rt.wait_now(request, status)) }
+        // SAFETY: the caller's contract.
+        unsafe { self.wait_now(request, status) }
     }
 
     /// `MPI_Test`. Recorded only when it completes the request (or fails).
@@ -1108,13 +1120,12 @@ impl Rt {
         requests: *mut MPI_Request,
         statuses: *mut MPI_Status,
     ) -> c_int {
-        if self.det.is_some() {
-            // SAFETY: the caller's contract.
-            unsafe { self.det_swap(count, requests, |_, _| true) };
-        }
         // SAFETY: the caller's contract; the same array throughout.
         unsafe {
             self.with_array_swapped(count, requests, Waiting::Each, |rt| {
+                if rt.det.is_some() {
+                    rt.det_swap(count, requests, |_, _| true);
+                }
                 rt.waitall_now(count, requests, statuses)
             })
         }

@@ -66,6 +66,18 @@ struct DetComm {
     asked: Vec<Ask>,
 }
 
+/// What [`Rt::det_quiet`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Quiet {
+    /// Nothing can arrive before this rank acts.
+    Yes,
+    /// The ranks it could come from are all blocked in MPI, some not
+    /// provably for good (the breaker may act after the patience).
+    AllBlocked,
+    /// Something may still arrive.
+    Unknown,
+}
+
 /// Where a request for a rank's clock stands.
 #[derive(Debug, Clone, Copy)]
 enum Ask {
@@ -316,7 +328,7 @@ impl Rt {
                             *asked = Ask::Answered(Instant::now());
                         }
                     }
-                    FINAL => c.lanes.finish(q),
+                    FINAL => c.lanes.finish(q, words[6]),
                     _ => {}
                 }
             }
@@ -469,50 +481,70 @@ impl Rt {
 
     /// The logical time of the DTP of a request made now (seed 002 §3.3;
     /// `dtp.rs`).
+    /// The deadlock breaker's patience.
+    pub(super) fn det_patience(&self) -> std::time::Duration {
+        self.det
+            .as_ref()
+            .map_or(std::time::Duration::ZERO, |d| d.patience)
+    }
+
+    /// A decision the breaker made (`DecisionStats::relaxed`).
+    pub(super) fn det_relaxed(&mut self) {
+        if let Some(det) = self.det.as_mut() {
+            det.stats.relaxed += 1;
+        }
+    }
+
     pub(super) fn det_due(&self) -> u64 {
         self.det.as_ref().map_or(0, |d| d.clock + super::dtp::K)
     }
 
-    /// Whether nothing can arrive on `comm` from `only` (a rank in it; all
-    /// the others when `None`) before this rank acts: each has finalized,
-    /// or waits for this rank (see [`Lanes::released`]) with every message
-    /// it sent this rank received. Asks the others when they are blocked.
-    /// A receive due at its DTP is then postponed to the next (seed 002
-    /// §4.2.3: "we postpone this waiting to the next DTP"), the same on
-    /// every run, since that state lasts until this rank acts.
-    pub(super) fn det_nothing_can_come(&mut self, comm: MPI_Comm, only: Option<c_int>) -> bool {
+    /// Whether a receive on `comm` from `only` (a rank in it; any when
+    /// `None`, with `tag`) can get nothing before this rank acts: each
+    /// rank it could come from is quiet ([`Lanes::quiet`]: finalized or
+    /// waiting for this rank, every message it sent here received), and
+    /// for a wildcard nothing it matches is pending. A receive due at its
+    /// DTP is then postponed to the next (seed 002 §4.2.3: "we postpone
+    /// this waiting to the next DTP"), the same on every run, since that
+    /// state lasts until this rank acts. Asks the others to answer when
+    /// they are blocked.
+    pub(super) fn det_quiet(&mut self, comm: MPI_Comm, only: Option<c_int>, tag: c_int) -> Quiet {
         self.det_pull();
         let counts = self.collectives_started();
         let collectives = |id: u64| counts.iter().find(|(i, _)| *i == id).map(|(_, n)| *n);
         let Some(det) = self.det.as_ref() else {
-            return false;
+            return Quiet::Unknown;
         };
         let Some(at) = det.find(comm) else {
-            return false;
+            return Quiet::Unknown;
         };
         let c = &det.comms[at];
+        if only.is_none() && c.lanes.any_pending((tag != any_tag()).then_some(tag)) {
+            return Quiet::Unknown;
+        }
         let mut unknown = Vec::new();
         for q in 0..c.world.len() {
-            if q == c.me || only.is_some_and(|o| o as usize != q) || c.lanes.finished(q) {
+            if q == c.me || only.is_some_and(|o| o as usize != q) {
                 continue;
             }
             let world = c.world[q] as usize;
             let sent = det.sent_to.get(world).copied().unwrap_or(0);
             let received = det.received_from.get(world).copied().unwrap_or(0);
-            let quiet = c.lanes.released(q, sent, collectives)
-                && c.lanes
-                    .answer_of(q)
-                    .is_some_and(|a| a.sent_to_me == received);
-            if !quiet {
+            if !c.lanes.quiet(q, sent, received, collectives) {
                 unknown.push(q);
             }
         }
         if unknown.is_empty() {
-            return true;
+            return Quiet::Yes;
         }
+        let blocked = c.lanes.all_blocked(&unknown);
         // Answered when blocked (no clock reaches it).
         self.det_ask(at, &unknown, u64::MAX);
-        false
+        if blocked {
+            Quiet::AllBlocked
+        } else {
+            Quiet::Unknown
+        }
     }
 
     /// One pass of waiting: answers requests as a blocked rank, polls.
@@ -618,17 +650,21 @@ impl Rt {
         let Some(det) = self.det.as_ref() else {
             return;
         };
-        let finals: Vec<(MPI_Comm, c_int)> = det
+        let sent_to = &det.sent_to;
+        let finals: Vec<(MPI_Comm, c_int, u64)> = det
             .comms
             .iter()
             .flat_map(|c| {
                 (0..c.world.len())
                     .filter(move |&q| q != c.me)
-                    .map(move |q| (c.anns, q as c_int))
+                    .map(move |q| {
+                        let sent = sent_to.get(c.world[q] as usize).copied().unwrap_or(0);
+                        (c.anns, q as c_int, sent)
+                    })
             })
             .collect();
-        for (anns, q) in finals {
-            self.det_send(anns, q, 0, [FINAL, u64::MAX, 0, 0, 0, 0, 0]);
+        for (anns, q, sent) in finals {
+            self.det_send(anns, q, 0, [FINAL, u64::MAX, 0, 0, 0, 0, sent]);
         }
         if let Some(det) = self.det.as_mut() {
             det.finished = true;

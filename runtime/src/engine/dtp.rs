@@ -18,6 +18,7 @@
 //! Nonblocking probes (`MPI_Iprobe`, `MPI_Improbe`) find a message when the
 //! prober's clock has reached its stamp ([`crate::logical::Peek`]).
 
+use super::deterministic::Quiet;
 use super::Rt;
 use crate::consts::{request_null, undefined, SUCCESS};
 use crate::handle::HandleBits;
@@ -80,6 +81,7 @@ impl Rt {
         done: impl Fn() -> bool,
     ) -> Option<c_int> {
         let outer = self.det_blocking(true);
+        let (waiting, patience) = (std::time::Instant::now(), self.det_patience());
         let result = loop {
             // SAFETY: the caller's contract.
             unsafe { self.det_swap_as(count, requests, |_, i| due.contains(&i), false) };
@@ -90,7 +92,16 @@ impl Rt {
             // SAFETY: the caller's contract.
             let handles: Vec<MPI_Request> =
                 due.iter().map(|&i| unsafe { *requests.add(i) }).collect();
-            if handles.iter().any(|&h| self.det_stuck(h)) {
+            let quiet: Vec<Quiet> = handles.iter().map(|&h| self.det_stuck(h)).collect();
+            let postpone = if quiet.contains(&Quiet::Yes) {
+                true
+            } else if quiet.contains(&Quiet::AllBlocked) && waiting.elapsed() >= patience {
+                self.det_relaxed();
+                true
+            } else {
+                false
+            };
+            if postpone {
                 for h in handles {
                     self.det_postpone(h);
                 }
@@ -104,29 +115,29 @@ impl Rt {
         result
     }
 
-    /// Whether request `handle` cannot complete before this rank acts: a
-    /// receive (or a deferred wildcard one) nothing can arrive for
-    /// ([`Rt::det_nothing_can_come`]).
-    fn det_stuck(&mut self, handle: MPI_Request) -> bool {
-        if let Some((comm, _)) = self.det_pending(handle) {
-            return self.det_nothing_can_come(comm, None);
+    /// Whether request `handle` can complete before this rank acts: a
+    /// receive (or a deferred wildcard one) nothing can arrive for is
+    /// [`Quiet::Yes`] ([`Rt::det_quiet`]).
+    fn det_stuck(&mut self, handle: MPI_Request) -> Quiet {
+        if let Some((comm, tag)) = self.det_pending(handle) {
+            return self.det_quiet(comm, None, tag);
         }
         let Some(slot) = Self::slot_of(handle)
             .and_then(|id| self.slots.get(id))
             .copied()
         else {
-            return false;
+            return Quiet::Unknown;
         };
         let Kind::Recv(receive) = slot.kind else {
-            return false;
+            return Quiet::Unknown;
         };
         match self
             .comms
             .comm_rank(receive.comm, slot.peer)
             .filter(|_| slot.peer >= 0)
         {
-            Some(rank) => self.det_nothing_can_come(receive.comm, Some(rank)),
-            None => false,
+            Some(rank) => self.det_quiet(receive.comm, Some(rank), crate::consts::any_tag()),
+            None => Quiet::Unknown,
         }
     }
 

@@ -563,15 +563,9 @@ impl Rt {
             record::finish(index, rc, false, |op| op.request = bits);
             return rc;
         }
-        // A persistent request's inner receive is not deferred: the
-        // program's handle is the persistent one, which a placeholder
-        // cannot stand behind.
-        let waits = if kind == OpKind::Irecv {
-            Waits::Post
-        } else {
-            Waits::Exchange
-        };
-        let posting = self.posting(comm, source, tag, waits);
+        // A persistent request's inner receive is deferred too: completion
+        // calls swap inner requests in before they look for placeholders.
+        let posting = self.posting(comm, source, tag, Waits::Post);
         if !posting.defer {
             self.det_claim(comm, posting.source, tag);
         }

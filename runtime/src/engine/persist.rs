@@ -442,6 +442,38 @@ impl Rt {
         unsafe { mpi_sys::PMPI_Request_free(request) }
     }
 
+    /// Before `MPI_Cancel` in deterministic mode: a resolved deferred
+    /// receive is cancelled as the real one (swapped in for the program's
+    /// handle, or a persistent request's inner one); a pending one as its
+    /// placeholder, never posted.
+    ///
+    /// # Safety
+    ///
+    /// `request` is non-null, the caller's.
+    unsafe fn det_settle_cancel(&mut self, request: *mut MPI_Request) {
+        // SAFETY: the caller's contract.
+        let handle = unsafe { *request };
+        match self.persistent_of(handle) {
+            Some(Persistent {
+                inner: Some(inner), ..
+            }) => {
+                let mut inner = inner;
+                // SAFETY: a local request.
+                unsafe { self.det_swap_as(1, &mut inner, |_, _| false, false) };
+                self.det_drop_deferred(inner);
+                if let Some(p) = self.persistent.get_mut(&handle.bits()) {
+                    p.inner = Some(inner);
+                }
+            }
+            _ => {
+                // SAFETY: the caller's contract.
+                unsafe { self.det_swap_as(1, request, |_, _| false, false) };
+                // SAFETY: as above.
+                self.det_drop_deferred(unsafe { *request });
+            }
+        }
+    }
+
     /// The inner request standing for `handle` while it is an active
     /// persistent request (`Request_get_status`, `Cancel`).
     pub(super) fn inner_of(&self, handle: MPI_Request) -> Option<MPI_Request> {
@@ -486,12 +518,8 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Cancel(request) };
         }
         if self.det.is_some() {
-            // A resolved deferred receive is cancelled as the real one; a
-            // pending one as its placeholder, never posted.
             // SAFETY: the caller's request, non-null.
-            unsafe { self.det_swap(1, request, |_, _| false) };
-            // SAFETY: as above.
-            self.det_drop_deferred(unsafe { *request });
+            unsafe { self.det_settle_cancel(request) };
         }
         // SAFETY: non-null: the caller's request.
         let handle = unsafe { *request };
