@@ -385,6 +385,49 @@ impl Rt {
         }
     }
 
+    /// Reads what arrived, then hands communicator `at`'s lanes, this
+    /// rank's clock (its own lane bounded by it) and who is released
+    /// ([`Lanes::released`]) to `look`.
+    fn det_look<T>(
+        &mut self,
+        at: usize,
+        look: impl FnOnce(&Lanes, u64, &dyn Fn(usize) -> bool) -> T,
+    ) -> Option<T> {
+        self.det_pull();
+        let counts = self.collectives_started();
+        let collectives = |id: u64| counts.iter().find(|(i, _)| *i == id).map(|(_, n)| *n);
+        let det = self.det.as_mut()?;
+        let clock = det.clock;
+        let c = &mut det.comms[at];
+        c.lanes.own_clock(c.me, clock);
+        let (sent_to, world, lanes) = (&det.sent_to, &c.world, &c.lanes);
+        let released = |q: usize| {
+            let sent = world
+                .get(q)
+                .and_then(|&w| sent_to.get(w as usize))
+                .copied()
+                .unwrap_or(0);
+            lanes.released(q, sent, collectives)
+        };
+        Some(look(lanes, clock, &released))
+    }
+
+    /// Waits (one pass) for the clocks of `blockers` of communicator `at`
+    /// to reach `need`; `true` when the breaker's patience (since
+    /// `started`) has run out with all of them blocked in MPI (seed 002
+    /// §4.2.3), counted.
+    fn det_wait_for(&mut self, at: usize, blockers: &[usize], need: u64, started: Instant) -> bool {
+        let give_up = self.det.as_ref().is_some_and(|d| {
+            started.elapsed() >= d.patience && d.comms[at].lanes.all_blocked(blockers)
+        });
+        if give_up {
+            self.det_relaxed();
+            return true;
+        }
+        self.det_ask(at, blockers, need);
+        false
+    }
+
     /// The sender (rank in `comm`) a wildcard receive with `tag` takes, by
     /// logical time; `None` when it cannot be decided without waiting and
     /// `block` is false.
@@ -393,25 +436,11 @@ impl Rt {
         let tag = (tag != any_tag()).then_some(tag);
         let started = Instant::now();
         loop {
-            self.det_pull();
-            let counts = self.collectives_started();
-            let collectives = |id: u64| counts.iter().find(|(i, _)| *i == id).map(|(_, n)| *n);
-            let det = self.det.as_mut()?;
-            let clock = det.clock;
-            let c = &mut det.comms[at];
-            c.lanes.own_clock(c.me, clock);
-            let (sent_to, world, lanes) = (&det.sent_to, &c.world, &c.lanes);
-            let released = |q: usize| {
-                let sent = world
-                    .get(q)
-                    .and_then(|&w| sent_to.get(w as usize))
-                    .copied()
-                    .unwrap_or(0);
-                lanes.released(q, sent, collectives)
-            };
-            match lanes.decide(tag, released) {
+            match self.det_look(at, |lanes, _, released| lanes.decide(tag, released))? {
                 Decision::Take { source, .. } => {
-                    det.stats.decided += 1;
+                    if let Some(det) = self.det.as_mut() {
+                        det.stats.decided += 1;
+                    }
                     return Some(source as c_int);
                 }
                 Decision::Wait {
@@ -419,12 +448,9 @@ impl Rt {
                     stamp,
                     blockers,
                 } => {
-                    if block && started.elapsed() >= det.patience && c.lanes.all_blocked(&blockers)
-                    {
-                        det.stats.relaxed += 1;
+                    if block && self.det_wait_for(at, &blockers, stamp, started) {
                         return Some(source as c_int);
                     }
-                    self.det_ask(at, &blockers, stamp);
                 }
                 Decision::Nothing => {}
             }
@@ -447,31 +473,16 @@ impl Rt {
         let only = (source != any_source()).then_some(source.max(0) as usize);
         let started = Instant::now();
         loop {
-            self.det_pull();
-            let counts = self.collectives_started();
-            let collectives = |id: u64| counts.iter().find(|(i, _)| *i == id).map(|(_, n)| *n);
-            let det = self.det.as_mut()?;
-            let clock = det.clock;
-            let c = &mut det.comms[at];
-            c.lanes.own_clock(c.me, clock);
-            let (sent_to, world, lanes) = (&det.sent_to, &c.world, &c.lanes);
-            let released = |q: usize| {
-                let sent = world
-                    .get(q)
-                    .and_then(|&w| sent_to.get(w as usize))
-                    .copied()
-                    .unwrap_or(0);
-                lanes.released(q, sent, collectives)
-            };
-            match lanes.peek(tag, only, clock, released) {
+            let (peek, clock) = self.det_look(at, |lanes, clock, released| {
+                (lanes.peek(tag, only, clock, released), clock)
+            })?;
+            match peek {
                 Peek::Found(q) => return Some(q as c_int),
                 Peek::Nothing => return None,
                 Peek::Wait(blockers) => {
-                    if started.elapsed() >= det.patience && lanes.all_blocked(&blockers) {
-                        det.stats.relaxed += 1;
+                    if self.det_wait_for(at, &blockers, clock, started) {
                         return None;
                     }
-                    self.det_ask(at, &blockers, clock);
                 }
             }
             // SAFETY: MPI is initialised (a probe is being made).
@@ -481,6 +492,10 @@ impl Rt {
 
     /// The logical time of the DTP of a request made now (seed 002 §3.3;
     /// `dtp.rs`).
+    pub(super) fn det_due(&self) -> u64 {
+        self.det.as_ref().map_or(0, |d| d.clock + super::dtp::K)
+    }
+
     /// The deadlock breaker's patience.
     pub(super) fn det_patience(&self) -> std::time::Duration {
         self.det
@@ -493,10 +508,6 @@ impl Rt {
         if let Some(det) = self.det.as_mut() {
             det.stats.relaxed += 1;
         }
-    }
-
-    pub(super) fn det_due(&self) -> u64 {
-        self.det.as_ref().map_or(0, |d| d.clock + super::dtp::K)
     }
 
     /// Whether a receive on `comm` from `only` (a rank in it; any when
