@@ -370,10 +370,11 @@ pub struct RunArgs {
     /// The runtime library to preload, as for `verify`.
     #[arg(long, value_name = "FILE")]
     pub runtime: Option<PathBuf>,
-    /// Milliseconds a wildcard receive waits, with every rank that could
-    /// still send it an earlier message blocked in MPI, before it takes the
-    /// earliest message it has (seed 002 §4.2.3's deadlock breaker).
-    #[arg(long, value_name = "MS", default_value_t = 100)]
+    /// Milliseconds every rank a wildcard decision (or a test at its DTP)
+    /// waits for must have been stalled, blocked in MPI at one logical
+    /// clock, before the deadlock breaker takes the earliest message there
+    /// is (seed 002 §4.2.3).
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub patience: u32,
     /// The MPI program.
     #[arg(value_name = "EXE")]

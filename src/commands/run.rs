@@ -54,7 +54,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     );
     if stats.relaxed > 0 {
         eprintln!(
-            "mbhybrid: warning: the deadlock breaker decided {} wildcard receive(s): every rank that could still send an earlier message was blocked for {} ms (seed 002 §4.2.3); a rank blocked only for a while makes the run differ from there on: raise --patience",
+            "mbhybrid: warning: the deadlock breaker decided {} wildcard receive(s) or test(s): every rank that could still send an earlier message was stalled in MPI for {} ms (seed 002 §4.2.3); a rank that was only waiting long makes the run differ from there on: raise --patience",
             stats.relaxed, args.patience
         );
     }

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 /// ([`crate::config::RuntimeConfig::deterministic`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Deterministic {
-    /// How long a wildcard receive waits, with every sender that could
-    /// still send it an earlier message blocked in MPI, before the
-    /// deadlock breaker takes the earliest message it has (seed 002
-    /// §4.2.3; the seed checks after 100 ms).
+    /// How long every rank a decision waits for must have been stalled
+    /// (blocked in MPI at one and the same logical clock) before the
+    /// deadlock breaker takes the earliest message there is (seed 002
+    /// §4.2.3; the seed checks after 100 ms of stopping).
     pub patience_ms: u32,
     /// The program's standard error stays its own (`mbhybrid run`), not
     /// kept in the run directory (`verify --deterministic`).
@@ -23,7 +23,7 @@ pub struct Deterministic {
 impl Default for Deterministic {
     fn default() -> Self {
         Deterministic {
-            patience_ms: 100,
+            patience_ms: 1000,
             own_stderr: false,
         }
     }

@@ -154,7 +154,7 @@ impl Rt {
             }) else {
                 return;
             };
-            self.det_resolve_at(at, true);
+            self.det_resolve_at(at, true, true);
         }
     }
 
@@ -175,7 +175,7 @@ impl Rt {
                     .iter()
                     .all(|q| q.comm.bits() != comm)
             });
-            if first && self.det_resolve_at(at, false) {
+            if first && self.det_resolve_at(at, false, false) {
                 continue;
             }
             at += 1;
@@ -183,9 +183,10 @@ impl Rt {
     }
 
     /// Resolves pending receive `at`, the first of its communicator:
-    /// chooses its sender (waiting when `block`), posts it, cancels its
-    /// placeholder. Whether it was resolved.
-    fn det_resolve_at(&mut self, at: usize, block: bool) -> bool {
+    /// chooses its sender (waiting when `block`; `forced` as for
+    /// [`Rt::det_choose`]), posts it, cancels its placeholder. Whether it
+    /// was resolved.
+    fn det_resolve_at(&mut self, at: usize, block: bool, forced: bool) -> bool {
         let Some(p) = self.det.as_ref().and_then(|d| d.deferred.pending.get(at)) else {
             return false;
         };
@@ -195,7 +196,7 @@ impl Rt {
             det.deferred.resolving = true;
         }
         let chosen = if source == crate::consts::any_source() {
-            self.det_choose(comm, tag, block)
+            self.det_choose(comm, tag, block, forced)
         } else {
             Some(source)
         };
@@ -307,7 +308,7 @@ impl Rt {
                 .iter()
                 .position(|p| p.comm.bits() == comm)
                 .unwrap_or(mine);
-            if !self.det_resolve_at(first, block) && !block {
+            if !self.det_resolve_at(first, block, true) && !block {
                 return false;
             }
         }

@@ -64,6 +64,10 @@ struct DetComm {
     lanes: Lanes,
     /// Per rank: the request for its clock.
     asked: Vec<Ask>,
+    /// Per rank: the clock its answers say it is blocked in MPI at, since
+    /// when, and when the last such answer came (it made no call since):
+    /// stalled, not slow.
+    still: Vec<Option<Still>>,
 }
 
 /// What [`Rt::det_quiet`] found.
@@ -71,12 +75,24 @@ struct DetComm {
 pub(super) enum Quiet {
     /// Nothing can arrive before this rank acts.
     Yes,
-    /// The ranks it could come from are all blocked in MPI, some not
-    /// provably for good (the breaker may act after the patience).
-    AllBlocked,
+    /// The ranks it could come from are all stalled
+    /// ([`Rt::det_stalled`]), some not provably for good: the breaker acts.
+    Stalled,
     /// Something may still arrive.
     Unknown,
 }
+
+/// A rank answering, again and again, that it is blocked at one clock.
+#[derive(Debug, Clone, Copy)]
+struct Still {
+    clock: u64,
+    since: Instant,
+    last: Instant,
+}
+
+/// How recent the last answer of a stalled rank must be: a rank answered
+/// again every [`REASK`] while a decision waits for it.
+const FRESH: Duration = Duration::from_millis(50);
 
 /// Where a request for a rank's clock stands.
 #[derive(Debug, Clone, Copy)]
@@ -180,6 +196,7 @@ impl Rt {
                 world,
                 lanes: Lanes::new(size),
                 asked: vec![Ask::Idle; size],
+                still: vec![None; size],
             });
         }
     }
@@ -309,7 +326,13 @@ impl Rt {
                 let c = &mut det.comms[at];
                 let q = from as usize;
                 match words[0] {
-                    ANNOUNCE => c.lanes.announce(q, tag, words[1]),
+                    ANNOUNCE => {
+                        c.lanes.announce(q, tag, words[1]);
+                        // It sent: it is not stalled.
+                        if let Some(still) = c.still.get_mut(q) {
+                            *still = None;
+                        }
+                    }
                     REQUEST => det.due.push((at, from, words[1])),
                     ANSWER => {
                         c.lanes.answer(
@@ -326,6 +349,18 @@ impl Rt {
                         );
                         if let Some(asked) = c.asked.get_mut(q) {
                             *asked = Ask::Answered(Instant::now());
+                        }
+                        if let Some(still) = c.still.get_mut(q) {
+                            let (clock, now) = (words[1], Instant::now());
+                            *still = match *still {
+                                _ if words[2] & BLOCKED == 0 => None,
+                                Some(s) if s.clock == clock => Some(Still { last: now, ..s }),
+                                _ => Some(Still {
+                                    clock,
+                                    since: now,
+                                    last: now,
+                                }),
+                            };
                         }
                     }
                     FINAL => c.lanes.finish(q, words[6]),
@@ -387,10 +422,12 @@ impl Rt {
 
     /// Reads what arrived, then hands communicator `at`'s lanes, this
     /// rank's clock (its own lane bounded by it) and who is released
-    /// ([`Lanes::released`]) to `look`.
+    /// ([`Lanes::released`]) to `look`. With `forced`, this rank's own lane
+    /// is released too (see [`Rt::det_choose`]).
     fn det_look<T>(
         &mut self,
         at: usize,
+        forced: bool,
         look: impl FnOnce(&Lanes, u64, &dyn Fn(usize) -> bool) -> T,
     ) -> Option<T> {
         self.det_pull();
@@ -400,8 +437,11 @@ impl Rt {
         let clock = det.clock;
         let c = &mut det.comms[at];
         c.lanes.own_clock(c.me, clock);
-        let (sent_to, world, lanes) = (&det.sent_to, &c.world, &c.lanes);
+        let (sent_to, world, lanes, me) = (&det.sent_to, &c.world, &c.lanes, c.me);
         let released = |q: usize| {
+            if forced && q == me {
+                return true;
+            }
             let sent = world
                 .get(q)
                 .and_then(|&w| sent_to.get(w as usize))
@@ -412,14 +452,28 @@ impl Rt {
         Some(look(lanes, clock, &released))
     }
 
+    /// Whether each of `blockers` of communicator `at` has answered, for
+    /// the breaker's patience, that it is blocked in MPI at one and the
+    /// same clock: stalled, as the ranks of a deadlock are (a rank that is
+    /// only slow makes calls, and its clock moves).
+    fn det_stalled(&self, at: usize, blockers: &[usize]) -> bool {
+        self.det.as_ref().is_some_and(|d| {
+            let still = &d.comms[at].still;
+            blockers.iter().all(|&q| {
+                still
+                    .get(q)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|s| s.since.elapsed() >= d.patience && s.last.elapsed() < FRESH)
+            })
+        })
+    }
+
     /// Waits (one pass) for the clocks of `blockers` of communicator `at`
-    /// to reach `need`; `true` when the breaker's patience (since
-    /// `started`) has run out with all of them blocked in MPI (seed 002
-    /// §4.2.3), counted.
-    fn det_wait_for(&mut self, at: usize, blockers: &[usize], need: u64, started: Instant) -> bool {
-        let give_up = self.det.as_ref().is_some_and(|d| {
-            started.elapsed() >= d.patience && d.comms[at].lanes.all_blocked(blockers)
-        });
+    /// to reach `need`; `true` when they are all stalled
+    /// ([`Rt::det_stalled`]): the breaker (seed 002 §4.2.3) acts, counted.
+    fn det_wait_for(&mut self, at: usize, blockers: &[usize], need: u64) -> bool {
+        let give_up = self.det_stalled(at, blockers);
         if give_up {
             self.det_relaxed();
             return true;
@@ -431,12 +485,28 @@ impl Rt {
     /// The sender (rank in `comm`) a wildcard receive with `tag` takes, by
     /// logical time; `None` when it cannot be decided without waiting and
     /// `block` is false.
-    pub(super) fn det_choose(&mut self, comm: MPI_Comm, tag: c_int, block: bool) -> Option<c_int> {
+    ///
+    /// `forced`: the decision is made at a point of the program where it
+    /// must be, whatever comes later: a blocking receive or probe, a wait
+    /// (or a test at its DTP) on the deferred receive, or a later receive
+    /// on its communicator that MPI must see posted after it. A message
+    /// this rank sends itself after that point is then no candidate (for a
+    /// blocking receive MPI could not match one either), so its own lane
+    /// does not hold the decision up: its clock does not move while it
+    /// waits. Elsewhere (at a nonblocking receive's posting, or while the
+    /// rank polls) the own lane counts with the rank's clock, so that a
+    /// decision made there is the one a forced decision would make.
+    pub(super) fn det_choose(
+        &mut self,
+        comm: MPI_Comm,
+        tag: c_int,
+        block: bool,
+        forced: bool,
+    ) -> Option<c_int> {
         let at = self.det.as_ref()?.find(comm)?;
         let tag = (tag != any_tag()).then_some(tag);
-        let started = Instant::now();
         loop {
-            match self.det_look(at, |lanes, _, released| lanes.decide(tag, released))? {
+            match self.det_look(at, forced, |lanes, _, released| lanes.decide(tag, released))? {
                 Decision::Take { source, .. } => {
                     if let Some(det) = self.det.as_mut() {
                         det.stats.decided += 1;
@@ -448,7 +518,7 @@ impl Rt {
                     stamp,
                     blockers,
                 } => {
-                    if block && self.det_wait_for(at, &blockers, stamp, started) {
+                    if block && self.det_wait_for(at, &blockers, stamp) {
                         return Some(source as c_int);
                     }
                 }
@@ -471,16 +541,15 @@ impl Rt {
         let at = self.det.as_ref()?.find(comm)?;
         let tag = (tag != any_tag()).then_some(tag);
         let only = (source != any_source()).then_some(source.max(0) as usize);
-        let started = Instant::now();
         loop {
-            let (peek, clock) = self.det_look(at, |lanes, clock, released| {
+            let (peek, clock) = self.det_look(at, false, |lanes, clock, released| {
                 (lanes.peek(tag, only, clock, released), clock)
             })?;
             match peek {
                 Peek::Found(q) => return Some(q as c_int),
                 Peek::Nothing => return None,
                 Peek::Wait(blockers) => {
-                    if self.det_wait_for(at, &blockers, clock, started) {
+                    if self.det_wait_for(at, &blockers, clock) {
                         return None;
                     }
                 }
@@ -494,13 +563,6 @@ impl Rt {
     /// `dtp.rs`).
     pub(super) fn det_due(&self) -> u64 {
         self.det.as_ref().map_or(0, |d| d.clock + super::dtp::K)
-    }
-
-    /// The deadlock breaker's patience.
-    pub(super) fn det_patience(&self) -> std::time::Duration {
-        self.det
-            .as_ref()
-            .map_or(std::time::Duration::ZERO, |d| d.patience)
     }
 
     /// A decision the breaker made (`DecisionStats::relaxed`).
@@ -548,11 +610,11 @@ impl Rt {
         if unknown.is_empty() {
             return Quiet::Yes;
         }
-        let blocked = c.lanes.all_blocked(&unknown);
+        let stalled = self.det_stalled(at, &unknown);
         // Answered when blocked (no clock reaches it).
         self.det_ask(at, &unknown, u64::MAX);
-        if blocked {
-            Quiet::AllBlocked
+        if stalled {
+            Quiet::Stalled
         } else {
             Quiet::Unknown
         }

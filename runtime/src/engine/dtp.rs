@@ -81,7 +81,6 @@ impl Rt {
         done: impl Fn() -> bool,
     ) -> Option<c_int> {
         let outer = self.det_blocking(true);
-        let (waiting, patience) = (std::time::Instant::now(), self.det_patience());
         let result = loop {
             // SAFETY: the caller's contract.
             unsafe { self.det_swap_as(count, requests, |_, i| due.contains(&i), false) };
@@ -95,7 +94,7 @@ impl Rt {
             let quiet: Vec<Quiet> = handles.iter().map(|&h| self.det_stuck(h)).collect();
             let postpone = if quiet.contains(&Quiet::Yes) {
                 true
-            } else if quiet.contains(&Quiet::AllBlocked) && waiting.elapsed() >= patience {
+            } else if quiet.contains(&Quiet::Stalled) {
                 self.det_relaxed();
                 true
             } else {

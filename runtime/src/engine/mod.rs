@@ -523,7 +523,8 @@ impl Rt {
         // Not `forced`: to the clocks this stays the wildcard the program
         // posted, with every potential sender reported (`verify
         // --deterministic` explores from this run).
-        match self.det_choose(comm, tag, waits == Waits::Block) {
+        let block = waits == Waits::Block;
+        match self.det_choose(comm, tag, block, block) {
             Some(rank) => posting.source = rank,
             None if waits == Waits::Post => posting.defer = true,
             None => self.det_undetermined(),
