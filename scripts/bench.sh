@@ -146,7 +146,7 @@ echo "Wall time of the whole job (launch included), median of 3 rounds; each rou
 echo
 echo "| program | ranks | plain MPICH (s) | runtime, verify's first run (s) | mbhybrid run (s) | runtime / plain | run / plain | wildcard receives decided |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-for spec in "bench/ghost_cells.c:2:$((scale * 200000))" "bench/diffusion.c:4:$((scale * 200))" "bench/master_worker.c:4:$((scale * 200))"; do
+for spec in "bench/ghost_cells.c:2:$((scale * 200000))" "bench/diffusion.c:3:$((scale * 20))" "bench/master_worker.c:3:$((scale * 200))"; do
   IFS=: read -r src np arg <<< "$spec"
   name=$(basename "$src" .c)
   mpicc -O2 -o "$work/$name-plain" "$src"
