@@ -34,7 +34,7 @@
 //! * in `mbhybrid run` (the configuration's `deterministic`), makes every
 //!   wildcard receive take the sender seed 002's logical time chooses
 //!   (rules: [`logical`]; announcements, clock requests and answers:
-//!   `engine/deterministic.rs`), what tests report decided by their
+//!   `engine/deterministic.rs`; decisions: `engine/deterministic/decide.rs`), what tests report decided by their
 //!   deterministic transmission points (`engine/dtp.rs`), and defers the
 //!   wildcard `MPI_Irecv`s it cannot decide yet (`engine/deferred.rs`);
 //! * writes the rank trace ([`mbh_trace::rank_trace`]) through a shared
