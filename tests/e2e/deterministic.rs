@@ -89,7 +89,14 @@ fn reproducible(name: &str, np: u32, decided: u64) {
     assert_eq!(digests.len(), 1, "{name} under mbhybrid run: {digests:?}");
     let mut plain = BTreeSet::new();
     for _ in 0..RUNS {
-        let out = mpiexec(np).arg(&exe).output().expect("mpiexec runs");
+        // As a user runs it: `cargo test` puts target/debug on
+        // LD_LIBRARY_PATH, whose runtime is MPICH's, not the one an Open
+        // MPI build was linked against.
+        let out = mpiexec(np)
+            .arg(&exe)
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .expect("mpiexec runs");
         assert!(out.status.success(), "{name}\n{}", describe(&out));
         plain.insert(sorted_lines(&String::from_utf8_lossy(&out.stdout)));
     }
