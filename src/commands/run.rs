@@ -60,7 +60,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     }
     if stats.undetermined > 0 {
         eprintln!(
-            "mbhybrid: warning: {} wildcard receive(s) took the first message to arrive: an `MPI_Irecv` or `MPI_Sendrecv` from MPI_ANY_SOURCE posted before its earliest message could be known; they may differ between runs",
+            "mbhybrid: warning: {} wildcard receive(s) or probe(s) took the first message to arrive, not the one logical time chooses: the receive of an `MPI_Sendrecv` from MPI_ANY_SOURCE that logical time could not decide at once, or a wildcard on an intercommunicator (deterministic mode decides neither); they may differ between runs",
             stats.undetermined
         );
     }

@@ -180,6 +180,27 @@ fn every_clean_test_program_runs_to_its_end_the_same_twice() {
     assert!(ran >= 30, "only {ran} clean programs");
 }
 
+/// Wildcards on an intercommunicator, which deterministic mode does not
+/// decide: the run ends as under MPI, and the warning counts each of them
+/// (two `MPI_Irecv`s and the `MPI_Iprobe` that found a message).
+#[test]
+fn intercommunicator_wildcards_are_named_as_undecided_and_still_run() {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(
+        Path::new("tests/programs/run/r5_intercomm_wildcard.c"),
+        dir.path(),
+    );
+    let (status, stdout, stderr) = run(&exe, 4, dir.path());
+    assert_eq!(status, 0, "{stdout}\n{stderr}");
+    assert_eq!(stdout.trim(), "sum 4 last 1", "{stderr}");
+    assert!(
+        stderr.contains("warning: 3 wildcard receive(s) or probe(s) took the first message")
+            && stderr.contains("intercommunicator"),
+        "{stderr}"
+    );
+}
+
 /// A deadlock of the program is confirmed on the wait-for graph and the
 /// job stopped, as under `verify`.
 #[test]

@@ -39,9 +39,10 @@ pub struct DecisionStats {
     /// patience. The same on every run when those senders were blocked for
     /// good; otherwise the run may differ from here on.
     pub relaxed: u64,
-    /// Not decided by logical time: a nonblocking receive (`MPI_Irecv`,
-    /// `MPI_Iprobe` is not counted) posted before any message it can take
-    /// was announced took whichever came first.
+    /// Not decided by logical time, so whichever message came first: the
+    /// receive of an `MPI_Sendrecv` from `MPI_ANY_SOURCE` that could not be
+    /// decided at once, and wildcard receives (and probes that found a
+    /// message) on intercommunicators.
     pub undetermined: u64,
 }
 

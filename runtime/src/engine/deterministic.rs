@@ -151,6 +151,13 @@ impl Det {
 }
 
 impl Rt {
+    /// Whether deterministic mode decides wildcards on `comm`: it has an
+    /// announcement duplicate (not an intercommunicator, nor one whose
+    /// ranks could not agree on an id).
+    pub(super) fn det_decides(&self, comm: MPI_Comm) -> bool {
+        self.det.as_ref().is_some_and(|d| d.find(comm).is_some())
+    }
+
     /// Makes `comm`'s announcement duplicate, a duplicate of `source` (the
     /// clock shadow, or world itself at start-up).
     ///

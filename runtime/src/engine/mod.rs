@@ -97,6 +97,9 @@ struct Posting {
     hold: bool,
     /// Deterministic mode defers this nonblocking receive (`deferred.rs`).
     defer: bool,
+    /// A wildcard probe deterministic mode does not decide (an
+    /// intercommunicator): a message it finds is counted as undetermined.
+    undecided: bool,
     /// Deterministic mode's nonblocking probe reports the message of
     /// `source`, which was announced: the probe waits for it to arrive.
     arrive: bool,
@@ -112,6 +115,7 @@ impl Posting {
             hold: false,
             arrive: false,
             defer: false,
+            undecided: false,
         }
     }
 }
@@ -523,6 +527,11 @@ impl Rt {
         // Not `forced`: to the clocks this stays the wildcard the program
         // posted, with every potential sender reported (`verify
         // --deterministic` explores from this run).
+        if !self.det_decides(comm) {
+            // An intercommunicator: the first message to arrive, counted.
+            self.det_undetermined();
+            return;
+        }
         let block = waits == Waits::Block;
         match self.det_choose(comm, tag, block, block) {
             Some(rank) => posting.source = rank,
@@ -548,6 +557,12 @@ impl Rt {
             event,
             ..Posting::plain(source)
         };
+        if !self.det_decides(comm) {
+            // An intercommunicator: MPI's answer, counted when it finds a
+            // message from any source.
+            posting.undecided = source == any_source();
+            return posting;
+        }
         match self.det_peek(comm, source, tag) {
             Some(rank) => {
                 posting.source = rank;

@@ -1122,6 +1122,9 @@ impl Rt {
         };
         // SAFETY: MPI wrote the flag when it succeeded.
         let found = rc == SUCCESS && !flag.is_null() && unsafe { *flag } != 0;
+        if found && posting.undecided {
+            self.det_undetermined();
+        }
         if !found {
             if rc != SUCCESS {
                 record::append(|| {
