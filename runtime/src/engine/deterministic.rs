@@ -99,6 +99,11 @@ pub struct Det {
     comms: Vec<DetComm>,
     /// Control messages in flight, with their words.
     outbox: Vec<(Box<[u64; WORDS]>, MPI_Request)>,
+    /// Words of control messages MPI is done with, for the next ones (no
+    /// allocation per message once the job has warmed up). Boxed: they go
+    /// back into the outbox, where MPI reads them and they must not move.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<[u64; WORDS]>>,
     /// Requests to answer: (communicator index, asker, clock wanted).
     due: Vec<(usize, c_int, u64)>,
     /// Messages sent to / received from each world rank.
@@ -129,6 +134,7 @@ impl Det {
             clock: 0,
             comms: Vec::with_capacity(8),
             outbox: Vec::with_capacity(64),
+            spare: Vec::with_capacity(64),
             due: Vec::with_capacity(8),
             sent_to: vec![0; size],
             received_from: vec![0; size],
@@ -253,7 +259,13 @@ impl Rt {
         let Some(det) = self.det.as_mut().filter(|d| !d.finished) else {
             return;
         };
-        let words = Box::new(words);
+        let words = match det.spare.pop() {
+            Some(mut spare) => {
+                *spare = words;
+                spare
+            }
+            None => Box::new(words),
+        };
         let mut request = request_null();
         // SAFETY: the words live in the outbox until the request completes.
         let rc = unsafe {
@@ -281,13 +293,24 @@ impl Rt {
         let Some(det) = self.det.as_mut() else {
             return;
         };
-        det.outbox.retain_mut(|(_, request)| {
+        let mut i = 0;
+        while i < det.outbox.len() {
             let mut flag: c_int = 0;
             // SAFETY: a request the runtime made.
-            let rc =
-                unsafe { mpi_sys::PMPI_Test(request, &mut flag, crate::consts::status_ignore()) };
-            rc == SUCCESS && flag == 0
-        });
+            let rc = unsafe {
+                mpi_sys::PMPI_Test(
+                    &mut det.outbox[i].1,
+                    &mut flag,
+                    crate::consts::status_ignore(),
+                )
+            };
+            if rc == SUCCESS && flag == 0 {
+                i += 1;
+            } else {
+                let (words, _) = det.outbox.swap_remove(i);
+                det.spare.push(words);
+            }
+        }
         for at in 0..det.comms.len() {
             loop {
                 let anns = det.comms[at].anns;
