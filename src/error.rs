@@ -55,9 +55,6 @@ pub enum UsageError {
         /// The OS error.
         reason: String,
     },
-    /// The MPI shared library could not be loaded by the ranks.
-    #[error("the MPI processes could not start because a shared library is missing:\n{0}\nInstall MPICH (`scripts/install-deps.sh`, or `apt-get install mpich libmpich-dev`), or rebuild the program with `mbhybrid build` on this machine.")]
-    MpiLibraryMissing(String),
     /// The launcher failed before any rank ran.
     #[error("the launcher failed before any MPI process started (exit status {status}). It printed:\n{stderr}\nCheck that `{command}` works on its own.")]
     LauncherFailed {
@@ -92,25 +89,8 @@ pub enum UsageError {
         /// The OS error.
         reason: String,
     },
-    /// Every rank wrote a trace, and none could be read (another version
-    /// of the runtime, a damaged run directory).
-    #[error("`{program}` ran, but no rank's trace could be read: {first}. If the program was built by another version of mbhybrid, rebuild it with `mbhybrid build`. The run's files are in {run}.")]
-    UnreadableTraces {
-        /// The program, as the user named it.
-        program: String,
-        /// The first rank's reason.
-        first: String,
-        /// The interleaving's directory.
-        run: String,
-    },
-    /// No rank ever called MPI_Init.
-    #[error("`{program}` ran, but no process reached `MPI_Init` under the mbhybrid runtime, so there is nothing to verify. Check that the program calls `MPI_Init` and was built with `mbhybrid build` (or is dynamically linked against MPI, so the runtime can be preloaded). The run's files are in {run}.{output}")]
-    NeverInitialized {
-        /// The program, as the user named it.
-        program: String,
-        /// The interleaving's directory.
-        run: String,
-        /// What the launcher printed, if anything.
-        output: String,
-    },
+    /// The run left nothing to judge (no rank reached `MPI_Init`, no
+    /// trace could be read).
+    #[error(transparent)]
+    NoVerdict(#[from] mbh_verdict::NoVerdict),
 }

@@ -21,11 +21,11 @@
 //! recorded, so no send that does not need the failed rank is hidden from
 //! the search (issue 11).
 
-use crate::deadlock_findings::explained_by_failed_ranks;
 use crate::launch::Watch;
 use mbh_bounding::deadlock::Deadlock;
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::{RankState, RankTrace, HEADER_SIZE};
+use mbh_verdict::deadlock::explained_by_failed_ranks;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
@@ -35,14 +35,6 @@ use std::time::{Duration, Instant};
 /// those that survive it: three seconds cover both, and cost only a run
 /// whose launcher does not act.
 pub const LAUNCHER_GRACE: Duration = Duration::from_secs(3);
-
-/// How long a deadlock that holds a polling rank must stay unchanged
-/// before it stops the job: a polling loop can only leave by itself (on a
-/// count or a clock), and the graph cannot see such an exit coming, so
-/// the series must outlast [`mbh_bounding::deadlock::POLLS_TO_BE_STUCK`]
-/// polls and this too. Loops that give up after a second or more, while
-/// every other rank is blocked, are the graph's one blind spot.
-pub const POLLING_GRACE: Duration = Duration::from_secs(1);
 
 /// The longest a failed rank is held while some other rank still runs
 /// outside a confirmed deadlock (computing, or waiting on something the
@@ -61,7 +53,7 @@ pub struct DeadlockMonitor {
     /// launcher is expected to stop the job by [`LAUNCHER_GRACE`] after.
     left_to_launcher: Option<Instant>,
     /// When a deadlock that holds a polling rank was first seen, unchanged
-    /// since ([`POLLING_GRACE`]).
+    /// since ([`mbh_bounding::deadlock::POLLING_GRACE`]).
     polling_since: Option<Instant>,
     /// When a held failed rank was first seen ([`HOLD_LIMIT`]).
     held_since: Option<Instant>,
@@ -129,7 +121,7 @@ impl DeadlockMonitor {
             if let Some(deadlock) = mbh_bounding::find_deadlock(&snapshot) {
                 if deadlock.blocked.iter().any(|b| b.polled.is_some()) {
                     let since = *self.polling_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() < POLLING_GRACE {
+                    if since.elapsed() < mbh_bounding::deadlock::POLLING_GRACE {
                         self.previous = Some(snapshot);
                         return Watch::Continue;
                     }

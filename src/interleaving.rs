@@ -2,15 +2,15 @@
 //! deadlock monitor watching, read what the ranks recorded, and keep what a
 //! later `replay` needs.
 
+use crate::error::UsageError;
 use crate::hang_monitor::DeadlockMonitor;
 use crate::launch::{self, Job};
-use crate::outcome::{self, Analysis, RunContext};
 use crate::session::Session;
 use anyhow::{Context, Result};
 use mbh_trace::config::{ForcedMatch, Guidance, RoomAtCall, RuntimeConfig};
 use mbh_trace::layout::{InterleavingDir, ENV_HOLD_FAILED, ENV_TRACE_DIR, ENV_WATCH_PID};
 use mbh_trace::rank_trace::WildcardEvent;
-use mbh_trace::FindingKind;
+use mbh_verdict::{Analysis, RunContext};
 
 /// What one run showed.
 pub struct Interleaving {
@@ -87,7 +87,7 @@ impl LaunchSpec {
 pub struct Launched {
     dir: InterleavingDir,
     config: RuntimeConfig,
-    ended: launch::Ended,
+    ended: mbh_verdict::JobEnd,
     exit_order: Vec<i32>,
     monitor: DeadlockMonitor,
 }
@@ -99,7 +99,7 @@ impl Launched {
     }
 
     /// How the job ended.
-    pub fn ended(&self) -> &launch::Ended {
+    pub fn ended(&self) -> &mbh_verdict::JobEnd {
         &self.ended
     }
 
@@ -199,13 +199,13 @@ pub fn analyze(session: &mut Session, n: u32, launched: Launched) -> Result<Inte
         exit_order,
         monitor,
     } = launched;
-    let (traces, warnings) = outcome::read_traces(&dir, session.np);
+    let (traces, warnings) = mbh_verdict::read_traces(&dir, session.np);
     // Calls the program did not label: their sites, from the return
     // addresses the runtime recorded, join the table before any finding
     // looks one up.
     session.learn_sites(&traces);
     let session = &*session;
-    let mut analysis = outcome::analyze(
+    let mut analysis = mbh_verdict::judge::judge(
         &RunContext {
             program: &session.program_arg,
             interleaving: n,
@@ -218,29 +218,13 @@ pub fn analyze(session: &mut Session, n: u32, launched: Launched) -> Result<Inte
         },
         traces,
         warnings,
-    )?;
+        monitor.confirmed(),
+    )
+    .map_err(UsageError::from)?;
     let deadlocked = monitor.confirmed().is_some();
-    if let Some(deadlock) = monitor.confirmed() {
-        analysis
-            .findings
-            .extend(crate::deadlock_findings::findings(deadlock, session, n));
-    }
-    crate::divergence::fold_into_hangs(&mut analysis.findings);
-    // A run that completed may still have needed MPI's buffering (seed 003
-    // §3): replay its trace with standard sends as synchronous. What
-    // `build` found in the code (buffer arguments, a collective some rank
-    // may skip) says nothing of how this run ended.
-    let ended_cleanly = analysis.findings.iter().all(|f| {
-        matches!(
-            f.kind,
-            FindingKind::BufferType
-                | FindingKind::BufferOverflow
-                | FindingKind::CollectiveDivergence
-        )
-    });
-    // The analyses below read every rank's trace; they borrow them, taken
-    // out of the analysis and put back, never copied (at 1,024 ranks a
-    // copy was 1.6 GiB: BENCHMARKS.md, "Post-run analysis at scale").
+    session.note_missing_debug_info(&mut analysis.findings);
+    // The oracle reads every rank's trace: taken out of the analysis and
+    // put back, never copied (BENCHMARKS.md, "Post-run analysis at scale").
     let complete: Option<Vec<mbh_trace::RankTrace>> =
         analysis.traces.iter().all(Option::is_some).then(|| {
             std::mem::take(&mut analysis.traces)
@@ -248,16 +232,6 @@ pub fn analyze(session: &mut Session, n: u32, launched: Launched) -> Result<Inte
                 .flatten()
                 .collect()
         });
-    if let Some(traces) = complete.as_ref().filter(|_| ended_cleanly) {
-        if let Some(hazard) = mbh_bounding::find_buffering_hazard(traces) {
-            analysis
-                .findings
-                .push(crate::deadlock_findings::buffering_finding(
-                    &hazard, traces, session, n,
-                ));
-        }
-    }
-    session.note_missing_debug_info(&mut analysis.findings);
     let mut events: Vec<WildcardEvent> = match &complete {
         Some(traces) => traces.iter().flat_map(|t| t.wildcard_events()).collect(),
         None => analysis

@@ -4,9 +4,10 @@
 //! confirmed deadlock) can stop the launcher and every rank it started.
 
 use crate::error::UsageError;
+use mbh_verdict::JobEnd;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A launcher command with `{np}` filled in, for example `mpiexec -n 4`.
@@ -87,19 +88,6 @@ pub struct Job<'a> {
     pub timeout: Duration,
 }
 
-/// How a run ended.
-#[derive(Debug)]
-pub struct Ended {
-    /// The launcher's exit status; `None` when mbhybrid stopped it.
-    pub status: Option<ExitStatus>,
-    /// Whether the timeout stopped it.
-    pub timed_out: bool,
-    /// Whether the monitor stopped it (a confirmed deadlock).
-    pub stopped_by_monitor: bool,
-    /// Wall time.
-    pub elapsed: Duration,
-}
-
 /// What a monitor tells the launcher loop after looking at the running job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Watch {
@@ -115,7 +103,7 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(25);
 /// Runs `job` to its end, its timeout, or until `monitor` (called every
 /// [`POLL_INTERVAL`] while the job runs) says stop. Standard input is
 /// `/dev/null`: an MPI job under verification cannot be fed interactively.
-pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result<Ended> {
+pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result<JobEnd> {
     use std::os::unix::process::CommandExt;
     let mut command = Command::new(&job.launcher.argv[0]);
     command
@@ -156,7 +144,7 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
         if let Some(status) = child.try_wait()? {
             // Ranks the launcher left behind (it should leave none) go too.
             kill_group(group, libc::SIGKILL);
-            return Ok(Ended {
+            return Ok(JobEnd {
                 status: Some(status),
                 timed_out: false,
                 stopped_by_monitor: false,
@@ -166,7 +154,7 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
         let timed_out = start.elapsed() >= job.timeout;
         if timed_out || monitor() == Watch::Stop {
             stop_group(group, &mut child)?;
-            return Ok(Ended {
+            return Ok(JobEnd {
                 status: None,
                 timed_out,
                 stopped_by_monitor: !timed_out,

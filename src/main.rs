@@ -6,24 +6,17 @@
 //! Run under the name `mbhybrid-cc` or `mbhybrid-c++` it is a compiler
 //! driver instead ([`wrapper`]).
 
-mod buffer_findings;
 mod cli;
 mod commands;
-mod deadlock_findings;
 mod deaths;
-mod divergence;
 mod error;
 mod hang_monitor;
 mod interleaving;
 mod launch;
 mod mpi_choice;
-mod outcome;
-mod reuse_findings;
 mod run_ahead;
 mod search_loop;
 mod session;
-mod symbolize;
-mod timeline;
 mod wrapper;
 
 use clap::Parser;

@@ -340,7 +340,7 @@ impl Exploration {
             }
             self.timelines.push((
                 self.findings.len(),
-                crate::timeline::build(
+                mbh_verdict::timeline::build(
                     run_traces.get_or_insert_with(|| {
                         run.analysis.traces.iter().flatten().cloned().collect()
                     }),
@@ -446,7 +446,11 @@ fn decision_notes(
                 return None;
             }
             let place = match session.sites.as_ref().and_then(|s| s.get(e.site)) {
-                Some(site) => format!("`{}` at {}", site.call, crate::outcome::site_place(site)),
+                Some(site) => format!(
+                    "`{}` at {}",
+                    site.call,
+                    mbh_verdict::place::site_place(site)
+                ),
                 None => format!("`{}` (wildcard event {})", e.kind.mpi_name(), e.event),
             };
             if e.is_index_choice() {

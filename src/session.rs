@@ -5,10 +5,10 @@
 
 use crate::error::UsageError;
 use crate::launch::Launcher;
-use crate::symbolize::Symbolizer;
 use anyhow::{Context, Result};
 use mbh_trace::layout::RunManifest;
 use mbh_trace::SiteTable;
+use mbh_verdict::symbolize::Symbolizer;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -374,6 +374,14 @@ pub fn undecided(snapshot: &[Option<RankTrace>]) -> Vec<RankVerdict> {
 /// last (see `DeadlockMonitor`), and the finding says the rank polled.
 pub const POLLS_TO_BE_STUCK: u64 = 1000;
 
+/// How long a deadlock that holds a polling rank must stay unchanged
+/// before it stops the job: a polling loop can only leave by itself (on a
+/// count or a clock), and the graph cannot see such an exit coming, so
+/// the series must outlast [`POLLS_TO_BE_STUCK`] polls and this too.
+/// Loops that give up after a second or more, while every other rank is
+/// blocked, are the graph's one blind spot.
+pub const POLLING_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The call `trace`'s rank waits in: the blocking call it is in, or else
 /// the call its poll series stands for, once that series is
 /// [`POLLS_TO_BE_STUCK`] long.

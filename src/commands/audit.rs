@@ -4,13 +4,13 @@
 //! deleting the irrelevant ones.
 
 use crate::cli::{AuditArgs, BufferingArg};
-use crate::outcome::site_location;
 use crate::search_loop;
 use crate::session::Session;
 use anyhow::{Context, Result};
 use mbh_fib::{Coverage, Options, SendBuffering, UnknownReason, Verdict};
 use mbh_trace::report::{AuditCost, BarrierVerdict};
 use mbh_trace::{FindingKind, Role};
+use mbh_verdict::place::site_location;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;

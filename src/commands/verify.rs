@@ -175,8 +175,8 @@ pub fn report(
 /// ([`Report::limits`]).
 pub fn limits(session: &Session) -> Vec<String> {
     let sites = session.sites.as_ref();
-    let mut limits = crate::divergence::input_dependence(sites);
-    limits.extend(crate::reuse_findings::limits(sites));
+    let mut limits = mbh_verdict::divergence::input_dependence(sites);
+    limits.extend(mbh_verdict::reuse::limits(sites));
     limits
 }
 

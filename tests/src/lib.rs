@@ -117,6 +117,7 @@ pub fn mbhybrid() -> PathBuf {
                 "bounding/src",
                 "fib/src",
                 "diagnostics/src",
+                "verdict/src",
             ];
             let runtime_sources: &[&str] = &["runtime/src", "trace/src"];
             for (artefact, sources) in [(&bin, bin_sources), (&runtime, runtime_sources)] {

@@ -2,24 +2,24 @@
 //! `mbh-bounding` makes (`deadlock`, `collective-mismatch`), and the
 //! `buffering-hazard` of a run that completed only because MPI buffered
 //! sends: wait-for edges and cycles turned into located diagnostics.
-//! Watching the job for the deadlock is [`crate::hang_monitor`]'s.
+//! Watching the job for the deadlock is the binary's (`src/hang_monitor.rs`).
 
-use crate::outcome::site_location;
-use crate::session::Session;
+use crate::place::site_location;
 use mbh_bounding::deadlock::{BlockedRank, Deadlock, PendingCollective, WaitFor};
 use mbh_trace::rank_trace::RankTrace;
+use mbh_trace::SiteTable;
 use mbh_trace::{Finding, FindingKind, Role, Severity};
 
 /// The findings a confirmed deadlock makes in interleaving `n`: a
 /// `collective-mismatch` when ranks wait in different collectives, a
 /// `deadlock` otherwise, and none when it only follows from a rank that
 /// crashed or aborted (that rank's own finding explains the run).
-pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> {
+pub fn findings(deadlock: &Deadlock, sites: Option<&SiteTable>, n: u32) -> Vec<Finding> {
     if !deadlock.collective_mismatches.is_empty() {
         return deadlock
             .collective_mismatches
             .iter()
-            .map(|m| mismatch_finding(m, session, n))
+            .map(|m| mismatch_finding(m, sites, n))
             .collect();
     }
     if explained_by_failed_ranks(deadlock) {
@@ -76,7 +76,7 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
                 } else {
                     "have"
                 },
-                describe_collective(pending, session.sites.as_ref())
+                describe_collective(pending, sites)
             ));
         }
         let role = if i == 0 {
@@ -84,7 +84,7 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
         } else {
             Role::Secondary
         };
-        match session.sites.as_ref().and_then(|s| s.get(rank.site)) {
+        match sites.and_then(|s| s.get(rank.site)) {
             Some(site) => finding
                 .locations
                 .push(site_location(site, rank.rank, role, &label)),
@@ -97,13 +97,9 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
             let label = format!(
                 "`{}` posted here: {}",
                 pending.call.kind.mpi_name(),
-                describe_collective(&pending, session.sites.as_ref())
+                describe_collective(&pending, sites)
             );
-            match session
-                .sites
-                .as_ref()
-                .and_then(|s| s.get(pending.call.site))
-            {
+            match sites.and_then(|s| s.get(pending.call.site)) {
                 Some(site) => {
                     finding
                         .locations
@@ -117,7 +113,7 @@ pub fn findings(deadlock: &Deadlock, session: &Session, n: u32) -> Vec<Finding> 
         finding.notes.push(format!(
             "a polling rank counts as blocked in the call its poll stands for (`MPI_Test` as `MPI_Wait`, `MPI_Iprobe` as `MPI_Probe`) once it has polled {} times without success for {} s while every other rank is blocked; a loop that would give up by itself later is the one case this is not a deadlock",
             mbh_bounding::deadlock::POLLS_TO_BE_STUCK,
-            crate::hang_monitor::POLLING_GRACE.as_secs()
+            mbh_bounding::deadlock::POLLING_GRACE.as_secs()
         ));
     }
     for dead in &deadlock.dead_ranks {
@@ -148,7 +144,7 @@ pub fn explained_by_failed_ranks(deadlock: &Deadlock) -> bool {
 pub fn buffering_finding(
     hazard: &mbh_bounding::BufferingHazard,
     traces: &[RankTrace],
-    session: &Session,
+    sites: Option<&SiteTable>,
     n: u32,
 ) -> Finding {
     let cycle: Vec<String> = hazard
@@ -204,7 +200,7 @@ pub fn buffering_finding(
         } else {
             Role::Secondary
         };
-        match session.sites.as_ref().and_then(|s| s.get(issued)) {
+        match sites.and_then(|s| s.get(issued)) {
             Some(site) => finding
                 .locations
                 .push(site_location(site, stuck.rank, role, &label)),
@@ -223,7 +219,7 @@ pub fn buffering_finding(
 
 fn mismatch_finding(
     m: &mbh_bounding::deadlock::CollectiveMismatch,
-    session: &Session,
+    sites: Option<&SiteTable>,
     n: u32,
 ) -> Finding {
     let calls: Vec<String> = m
@@ -252,7 +248,7 @@ fn mismatch_finding(
         } else {
             Role::Secondary
         };
-        match session.sites.as_ref().and_then(|s| s.get(call.site)) {
+        match sites.and_then(|s| s.get(call.site)) {
             Some(site) => finding
                 .locations
                 .push(site_location(site, call.rank, role, &label)),

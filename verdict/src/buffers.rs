@@ -7,7 +7,7 @@
 //! call. A call no run reaches stays a `build` warning only: `verify`
 //! reports what the explored executions do.
 
-use crate::outcome::site_location;
+use crate::place::site_location;
 use mbh_trace::rank_trace::Op;
 use mbh_trace::static_report::{BufferAccess, BufferError, BufferErrorKind, BufferRoom};
 use mbh_trace::{Finding, FindingKind, Location, RankTrace, Role, Severity, SiteTable};

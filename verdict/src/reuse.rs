@@ -8,7 +8,7 @@
 //! The same bug can also be seen by the packed-send comparison at the
 //! completion: [`superseded`] says when that record adds nothing.
 
-use crate::outcome::site_location;
+use crate::place::site_location;
 use mbh_trace::op::{LocalCheck, ReuseFound};
 use mbh_trace::rank_trace::Op;
 use mbh_trace::{Finding, FindingKind, RankTrace, Role, Severity, SiteTable};

@@ -18,7 +18,7 @@
 //!   intends; nothing is said (the run checks the path sensitivity the
 //!   static analysis lacks).
 
-use crate::outcome::site_location;
+use crate::place::site_location;
 use mbh_trace::op::OpClass;
 use mbh_trace::rank_trace::{RankState, WORLD_COMM};
 use mbh_trace::static_report::{DivergentCollective, GuardingBranch};

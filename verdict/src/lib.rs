@@ -1,0 +1,52 @@
+//! `mbh-verdict`: what one run of an MPI job did, read from its traces and
+//! judged. Every finding `verify`, `replay` and `audit-barriers` report is
+//! made here, from files (the rank traces, the site table, what the
+//! processes printed) and from the analyses of `mbh-bounding` (the
+//! wait-for graph, the buffering replay); the binary launches the jobs and
+//! assembles the report.
+//!
+//! It owns:
+//!
+//! - [`outcome`]: reading a run's traces and the findings of how each rank
+//!   ended ([`outcome::analyze`]), with its parts: [`rank_end`] (exits,
+//!   crashes, assertions, aborts, timeouts, ranks killed from outside),
+//!   [`local_checks`] (the checks the runtime made inside each rank),
+//!   [`printed`] (MPI's, the C library's and the launchers' own words),
+//!   [`place`] (source locations) and [`no_verdict`] (runs with nothing to
+//!   judge);
+//! - [`judge`]: one interleaving's whole verdict, the above plus a
+//!   confirmed deadlock ([`deadlock`]), a buffering hazard, and
+//!   collectives some ranks skip ([`divergence`]);
+//! - [`buffers`] and [`reuse`]: buffer errors `build` proved and buffer
+//!   reuse the runtime saw;
+//! - [`timeline`]: the space-time diagram of the HTML report;
+//! - [`symbolize`]: program counters to source lines (DWARF).
+//!
+//! It must not launch processes, read the command line, or print: it is
+//! unit-tested on fixture traces without MPI. Rendering findings is
+//! `mbh-diagnostics`'s.
+//!
+//! # Limitations
+//!
+//! A run's findings are only as good as its traces: a rank whose trace is
+//! missing or cut short is named in [`outcome::Analysis::warnings`], and
+//! the binary keeps such a verdict from being called complete.
+
+#![deny(missing_docs)]
+
+pub mod buffers;
+pub mod deadlock;
+pub mod divergence;
+pub mod judge;
+pub mod local_checks;
+pub mod no_verdict;
+pub mod outcome;
+pub mod place;
+pub mod printed;
+pub mod rank_end;
+pub mod reuse;
+pub mod symbolize;
+pub mod timeline;
+
+pub use no_verdict::NoVerdict;
+pub use outcome::{analyze, read_traces, Analysis, JobEnd, RunContext};

@@ -1,0 +1,344 @@
+//! What one run of the job ended with: each rank's end read from its trace,
+//! turned into findings (`assertion`, `crash`, `exit`, `timeout`).
+//!
+//! The launcher's view (its exit status, what it printed) is only used when
+//! the ranks' own traces cannot tell: a rank's trace records its signal,
+//! exit status or `MPI_Abort` from inside the process, which is exact.
+
+use crate::local_checks::local_check_findings;
+use crate::no_verdict::{no_rank_started, NoVerdict};
+use crate::printed::tail;
+use crate::rank_end::{
+    before_init_findings, killed_finding, rank_finding, timeout_finding, tool_stop_message,
+};
+use crate::symbolize::Symbolizer;
+use mbh_trace::layout::InterleavingDir;
+use mbh_trace::rank_trace::{RankState, RankTrace};
+use mbh_trace::report::{RankOutcome, RunOutcome};
+use mbh_trace::{Finding, SiteTable};
+use std::process::ExitStatus;
+use std::time::Duration;
+
+/// How the launcher of one run ended.
+#[derive(Debug)]
+pub struct JobEnd {
+    /// The launcher's exit status; `None` when mbhybrid stopped it.
+    pub status: Option<ExitStatus>,
+    /// Whether the timeout stopped it.
+    pub timed_out: bool,
+    /// Whether the monitor stopped it (a confirmed deadlock).
+    pub stopped_by_monitor: bool,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Everything `analyze` needs about one finished run.
+pub struct RunContext<'a> {
+    /// The program as the user named it (for messages).
+    pub program: &'a str,
+    /// 1-based interleaving number.
+    pub interleaving: u32,
+    /// Its directory.
+    pub dir: &'a InterleavingDir,
+    /// How the launcher ended.
+    pub ended: &'a JobEnd,
+    /// Call sites, for programs built by `mbhybrid build`.
+    pub sites: Option<&'a SiteTable>,
+    /// Debug information of the executable.
+    pub symbolizer: &'a Symbolizer,
+    /// The run's timeout, for the message.
+    pub timeout_secs: u64,
+    /// Ranks in the order their processes exited (the binary's death watch
+    /// sees them go).
+    pub exit_order: &'a [i32],
+}
+
+/// The outcome and the findings of one run.
+pub struct Analysis {
+    /// Per-rank ends.
+    pub outcome: RunOutcome,
+    /// Problems found.
+    pub findings: Vec<Finding>,
+    /// The traces that could be read, by rank.
+    pub traces: Vec<Option<RankTrace>>,
+    /// Gaps in the traces: unreadable, cut short, records lost. Each one
+    /// keeps the verdict from being complete (issue 12).
+    pub warnings: Vec<String>,
+    /// The runtime stopped the job (a call it cannot handle, or its own
+    /// failure): its message per rank. A limit of the tool, never a
+    /// finding against the program (issue 12).
+    pub tool_stops: Vec<String>,
+}
+
+/// Reads every rank's trace of `dir` (`None`: missing or unreadable), and
+/// the warnings about the unreadable ones and the ones cut short.
+pub fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<String>) {
+    let mut traces = Vec::new();
+    let mut warnings = Vec::new();
+    for rank in 0..np as i32 {
+        let path = dir.trace(rank);
+        traces.push(if path.exists() {
+            match RankTrace::read_decoded(&path) {
+                Ok(decoded) => {
+                    if let Some(cut) = decoded.truncated {
+                        // A rank killed while its trace was being copied
+                        // or a full disk: what the file holds is kept, and
+                        // the report says what is missing (issue 12).
+                        warnings.push(format!(
+                            "rank {rank}'s trace is cut short: its header counts {} records, the file holds {}; what the rank did after record {} is not analysed",
+                            cut.counted, cut.kept, cut.kept
+                        ));
+                    }
+                    if let Some(damage) = &decoded.damaged {
+                        warnings.push(format!(
+                            "rank {rank}'s trace is damaged ({damage}); the {} records before it are analysed, what follows is not",
+                            decoded.trace.ops.len()
+                        ));
+                    }
+                    let lost = decoded.trace.end.lost_records;
+                    if lost > 0 {
+                        warnings.push(format!(
+                            "rank {rank}'s runtime could not write {lost} record{} (its trace could not grow: is the run directory's disk full?); what they held is not analysed",
+                            if lost == 1 { "" } else { "s" }
+                        ));
+                    }
+                    Some(decoded.trace)
+                }
+                Err(e) => {
+                    warnings.push(format!("rank {rank}'s trace is unreadable: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        });
+    }
+    (traces, warnings)
+}
+
+/// Tells what happened in a finished run from its traces ([`read_traces`]
+/// gives them and the `warnings` about them).
+pub fn analyze(
+    ctx: &RunContext<'_>,
+    traces: Vec<Option<RankTrace>>,
+    warnings: Vec<String>,
+) -> Result<Analysis, NoVerdict> {
+    let launcher_stderr = std::fs::read_to_string(ctx.dir.launcher_stderr()).unwrap_or_default();
+    let before_init = before_init_findings(ctx);
+    if traces.iter().all(Option::is_none)
+        && !ctx.ended.timed_out
+        && !ctx.ended.stopped_by_monitor
+        && before_init.is_empty()
+    {
+        // Traces written but unreadable (a format version mismatch) are
+        // not "no process reached MPI_Init" (issue 12).
+        if let Some(first) = warnings.first() {
+            return Err(NoVerdict::UnreadableTraces {
+                program: ctx.program.to_string(),
+                first: first.clone(),
+                run: ctx.dir.path.display().to_string(),
+            });
+        }
+        return Err(no_rank_started(ctx, &launcher_stderr));
+    }
+
+    let mut findings = before_init;
+    findings.extend(crate::buffers::buffer_findings(ctx.sites, &traces));
+    findings.extend(crate::divergence::divergence_findings(
+        ctx.sites,
+        &traces,
+        ctx.ended.stopped_by_monitor,
+    ));
+    let mut ranks = Vec::new();
+    let mut tool_stops = Vec::new();
+    for (rank, trace) in traces.iter().enumerate() {
+        let rank = rank as i32;
+        let stderr = tail(&std::fs::read_to_string(ctx.dir.stderr(rank)).unwrap_or_default());
+        if let Some(t) = trace
+            .as_ref()
+            .filter(|t| t.end.state == RankState::ToolStopped)
+        {
+            let site = t
+                .end
+                .abort
+                .and_then(|(_, site)| ctx.sites.and_then(|s| s.get(site)));
+            tool_stops.push(tool_stop_message(rank, &stderr, site));
+        }
+        let (state, exit_status, signal, operations) = match trace {
+            None => ("never-started".to_string(), None, None, 0),
+            Some(t) => {
+                findings.extend(local_check_findings(ctx, t, &traces, &stderr));
+                if let Some(finding) = rank_finding(ctx, t, &stderr) {
+                    findings.push(finding);
+                }
+                let state = match t.end.state {
+                    RankState::Exited => "exited",
+                    RankState::Finalized => "finalized",
+                    RankState::Signaled => "signaled",
+                    RankState::Aborted => "aborted",
+                    RankState::ToolStopped => "stopped-by-mbhybrid",
+                    // mbhybrid stopped the job after confirming it could
+                    // never finish.
+                    RankState::Starting | RankState::Running if ctx.ended.stopped_by_monitor => {
+                        "deadlocked"
+                    }
+                    RankState::Starting | RankState::Running if ctx.ended.timed_out => "timed-out",
+                    RankState::Starting | RankState::Running => "killed",
+                };
+                (
+                    state.to_string(),
+                    t.end.exit_status,
+                    t.end.signal,
+                    t.ops.len() as u64,
+                )
+            }
+        };
+        ranks.push(RankOutcome {
+            rank,
+            state,
+            exit_status,
+            signal,
+            operations,
+            stderr,
+        });
+    }
+
+    if ctx.ended.timed_out {
+        findings.push(timeout_finding(ctx, &traces));
+    } else if findings.is_empty()
+        && tool_stops.is_empty()
+        && !ctx.ended.stopped_by_monitor
+        && !ctx.ended.status.is_some_and(|s| s.success())
+        && !all_finished(&traces)
+    {
+        // Nothing inside the processes explains the failure: they were
+        // killed from outside (the launcher, the OOM killer, a user).
+        let launcher_stdout =
+            std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default();
+        findings.push(killed_finding(
+            ctx,
+            &ranks,
+            &traces,
+            &launcher_stdout,
+            &launcher_stderr,
+        ));
+    }
+
+    Ok(Analysis {
+        outcome: RunOutcome {
+            interleaving: ctx.interleaving,
+            launcher_exit: ctx.ended.status.and_then(|s| s.code()),
+            ranks,
+            seconds: ctx.ended.elapsed.as_secs_f64(),
+            stdout: tail(&std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default()),
+            infeasible: false,
+        },
+        findings,
+        traces,
+        warnings,
+        tool_stops,
+    })
+}
+
+/// Whether every rank finalized and exited with status 0: a launcher that
+/// still failed failed on its own (Debian's `mpiexec` of Open MPI 4.1.4
+/// can segfault in `PMIx_Finalize`), which says nothing about the program.
+fn all_finished(traces: &[Option<RankTrace>]) -> bool {
+    traces.iter().all(|t| {
+        t.as_ref()
+            .is_some_and(|t| t.end.state == RankState::Finalized && t.end.exit_status == Some(0))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mbh_trace::rank_trace::{RawOp, TraceWriter};
+
+    /// A trace file of `records` `MPI_Barrier` records, written as the
+    /// runtime writes it.
+    fn trace_bytes(records: u64) -> Vec<u8> {
+        let mut buf = vec![0u64; TraceWriter::file_len(records) as usize / 8];
+        let len = buf.len() * 8;
+        // SAFETY: `buf` is 8-aligned, `len` bytes long, and outlives `w`.
+        let mut w = unsafe { TraceWriter::from_raw(buf.as_mut_ptr().cast(), len) }.unwrap();
+        w.init_header(0, 1, 1, 0);
+        for _ in 0..records {
+            w.append(RawOp {
+                kind: mbh_trace::OpKind::Barrier as u16,
+                ..RawOp::default()
+            });
+        }
+        w.set_state(RankState::Finalized);
+        buf.iter().flat_map(|word| word.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn a_damaged_record_keeps_the_records_before_it_and_says_so() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = InterleavingDir::new(run.path(), 1);
+        std::fs::create_dir_all(dir.trace(0).parent().unwrap()).unwrap();
+        let mut bytes = trace_bytes(3);
+        // Record 2's kind (after its 8-byte index) becomes one no runtime
+        // writes.
+        let record_2 = TraceWriter::file_len(2) as usize;
+        bytes[record_2 + 8..record_2 + 10].copy_from_slice(&0xfffeu16.to_le_bytes());
+        std::fs::write(dir.trace(0), &bytes).unwrap();
+        let (traces, warnings) = read_traces(&dir, 1);
+        assert_eq!(traces[0].as_ref().map(|t| t.ops.len()), Some(2));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("damaged"), "{warnings:?}");
+    }
+
+    #[test]
+    fn traces_of_another_format_version_are_named_as_such() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = InterleavingDir::new(run.path(), 1);
+        std::fs::create_dir_all(dir.trace(0).parent().unwrap()).unwrap();
+        let mut bytes = trace_bytes(1);
+        // The version word follows the 8-byte magic.
+        bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
+        std::fs::write(dir.trace(0), &bytes).unwrap();
+        let ended = JobEnd {
+            status: None,
+            timed_out: false,
+            stopped_by_monitor: false,
+            elapsed: std::time::Duration::ZERO,
+        };
+        let symbolizer = Symbolizer::new(std::path::Path::new("/nonexistent"), run.path());
+        let ctx = RunContext {
+            program: "./app",
+            interleaving: 1,
+            dir: &dir,
+            ended: &ended,
+            sites: None,
+            symbolizer: &symbolizer,
+            timeout_secs: 10,
+            exit_order: &[],
+        };
+        let (traces, warnings) = read_traces(&dir, 1);
+        let error = analyze(&ctx, traces, warnings)
+            .err()
+            .expect("an error")
+            .to_string();
+        assert!(error.contains("no rank's trace could be read"), "{error}");
+        assert!(error.contains("another mbhybrid version"), "{error}");
+    }
+
+    #[test]
+    fn a_trace_cut_short_keeps_its_records_and_says_so() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = InterleavingDir::new(run.path(), 1);
+        std::fs::create_dir_all(dir.trace(0).parent().unwrap()).unwrap();
+        // Two whole records and 5 bytes of the third.
+        let cut = TraceWriter::file_len(2) as usize + 5;
+        std::fs::write(dir.trace(0), &trace_bytes(3)[..cut]).unwrap();
+        let (traces, warnings) = read_traces(&dir, 1);
+        assert_eq!(traces[0].as_ref().map(|t| t.ops.len()), Some(2));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("counts 3 records, the file holds 2"),
+            "{warnings:?}"
+        );
+    }
+}
