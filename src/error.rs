@@ -12,20 +12,6 @@ pub enum UsageError {
     /// The program exists but cannot be executed.
     #[error("`{0}` is not an executable file (it is a directory, or lacks execute permission). Pass the program built by `mbhybrid build`.")]
     NotExecutable(PathBuf),
-    /// The launcher template lacks `{np}`.
-    #[error("the launcher template `{0}` does not contain `{{np}}`, so mbhybrid cannot tell it how many processes to start. Write it with the placeholder, for example `--launcher 'mpiexec -n {{np}}'` or `--launcher 'srun -n {{np}}'`.")]
-    LauncherWithoutNp(String),
-    /// The launcher template cannot be split into words.
-    #[error("the launcher template `{template}` cannot be parsed ({reason}). Quote it as one argument, for example `--launcher 'mpiexec -n {{np}}'`.")]
-    LauncherUnparsable {
-        /// The template.
-        template: String,
-        /// Why.
-        reason: String,
-    },
-    /// The launcher program is not installed.
-    #[error("the launcher `{0}` was not found on PATH. Install MPICH (`scripts/install-deps.sh` does, or `apt-get install mpich libmpich-dev`), or name your launcher with `--launcher`.")]
-    LauncherMissing(String),
     /// The program is linked against another MPI than the one asked for.
     #[error("`{}` is linked against {linked}, but --mpi asks for {asked}: it can only run on the MPI it was linked with. Drop --mpi, or rebuild the program with `mbhybrid build --mpi {}`.", program.display(), asked.key())]
     ProgramOfOtherMpi {
@@ -93,4 +79,7 @@ pub enum UsageError {
     /// trace could be read).
     #[error(transparent)]
     NoVerdict(#[from] mbh_verdict::NoVerdict),
+    /// The launcher template cannot start a job.
+    #[error(transparent)]
+    Launcher(#[from] mbh_launch::LauncherError),
 }

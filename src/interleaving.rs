@@ -3,10 +3,10 @@
 //! later `replay` needs.
 
 use crate::error::UsageError;
-use crate::hang_monitor::DeadlockMonitor;
-use crate::launch::{self, Job};
 use crate::session::Session;
 use anyhow::{Context, Result};
+use mbh_launch::hang_monitor::DeadlockMonitor;
+use mbh_launch::Job;
 use mbh_trace::config::{ForcedMatch, Guidance, RoomAtCall, RuntimeConfig};
 use mbh_trace::layout::{InterleavingDir, ENV_HOLD_FAILED, ENV_TRACE_DIR, ENV_WATCH_PID};
 use mbh_trace::rank_trace::WildcardEvent;
@@ -48,7 +48,7 @@ fn buffer_rooms(session: &Session) -> Vec<RoomAtCall> {
 /// from other threads while the session analyses the run before them.
 #[derive(Clone)]
 pub struct LaunchSpec {
-    launcher: crate::launch::Launcher,
+    launcher: mbh_launch::Launcher,
     program: std::path::PathBuf,
     args: Vec<String>,
     np: u32,
@@ -87,7 +87,7 @@ impl LaunchSpec {
 pub struct Launched {
     dir: InterleavingDir,
     config: RuntimeConfig,
-    ended: mbh_verdict::JobEnd,
+    ended: mbh_trace::report::JobEnd,
     exit_order: Vec<i32>,
     monitor: DeadlockMonitor,
 }
@@ -99,7 +99,7 @@ impl Launched {
     }
 
     /// How the job ended.
-    pub fn ended(&self) -> &mbh_verdict::JobEnd {
+    pub fn ended(&self) -> &mbh_trace::report::JobEnd {
         &self.ended
     }
 
@@ -145,7 +145,7 @@ pub fn launch(
     std::fs::write(dir.runtime_config(), config.to_json())
         .with_context(|| format!("cannot write {}", dir.runtime_config().display()))?;
 
-    let deaths = crate::deaths::DeathWatch::start(&dir, spec.np);
+    let deaths = mbh_launch::deaths::DeathWatch::start(&dir, spec.np);
     let mut env = vec![
         (ENV_TRACE_DIR.to_string(), dir.path.display().to_string()),
         (ENV_WATCH_PID.to_string(), std::process::id().to_string()),
@@ -173,7 +173,7 @@ pub fn launch(
         timeout: spec.timeout,
     };
     let mut monitor = DeadlockMonitor::new(&dir, spec.np);
-    let ended = launch::run(&job, &mut || monitor.poll());
+    let ended = mbh_launch::run(&job, &mut || monitor.poll());
     let exit_order = deaths.finish();
     let ended = ended.map_err(|e| crate::error::UsageError::LauncherFailed {
         command: spec.launcher.command_line(&spec.program, &spec.args),

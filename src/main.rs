@@ -8,11 +8,8 @@
 
 mod cli;
 mod commands;
-mod deaths;
 mod error;
-mod hang_monitor;
 mod interleaving;
-mod launch;
 mod mpi_choice;
 mod run_ahead;
 mod search_loop;

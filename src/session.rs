@@ -4,8 +4,8 @@
 //! manifest a `verify` wrote.
 
 use crate::error::UsageError;
-use crate::launch::Launcher;
 use anyhow::{Context, Result};
+use mbh_launch::Launcher;
 use mbh_trace::layout::RunManifest;
 use mbh_trace::SiteTable;
 use mbh_verdict::symbolize::Symbolizer;

@@ -213,6 +213,13 @@ pub struct Deadlock {
 }
 
 impl Deadlock {
+    /// Whether it only follows from ranks that ended without finalizing:
+    /// their own findings (crash, abort, exit) explain the run, and the
+    /// launcher stops the job because of them.
+    pub fn explained_by_failed_ranks(&self) -> bool {
+        self.caused_by_dead_ranks && self.dead_ranks.iter().any(|d| !d.finalized)
+    }
+
     /// The deadlocked ranks, ascending.
     pub fn ranks(&self) -> Vec<i32> {
         self.blocked.iter().map(|b| b.rank).collect()

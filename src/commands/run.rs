@@ -68,7 +68,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 }
 
 /// The program's exit status, or 1 when the job was stopped.
-fn exit_code(ended: &mbh_verdict::JobEnd, args: &RunArgs) -> ExitCode {
+fn exit_code(ended: &mbh_trace::report::JobEnd, args: &RunArgs) -> ExitCode {
     if ended.stopped_by_monitor {
         eprintln!(
             "mbhybrid: error: the job deadlocked (the wait-for graph confirmed it) and was stopped; `mbhybrid verify -n {} {}` shows where",

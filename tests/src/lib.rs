@@ -118,6 +118,7 @@ pub fn mbhybrid() -> PathBuf {
                 "fib/src",
                 "diagnostics/src",
                 "verdict/src",
+                "launch/src",
             ];
             let runtime_sources: &[&str] = &["runtime/src", "trace/src"];
             for (artefact, sources) in [(&bin, bin_sources), (&runtime, runtime_sources)] {

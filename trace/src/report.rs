@@ -182,3 +182,16 @@ pub struct Report {
     /// Wall time of the whole verification, seconds.
     pub seconds: f64,
 }
+
+/// How the launcher of one run ended.
+#[derive(Debug)]
+pub struct JobEnd {
+    /// The launcher's exit status; `None` when mbhybrid stopped it.
+    pub status: Option<std::process::ExitStatus>,
+    /// Whether the timeout stopped it.
+    pub timed_out: bool,
+    /// Whether the monitor stopped it (a confirmed deadlock).
+    pub stopped_by_monitor: bool,
+    /// Wall time.
+    pub elapsed: std::time::Duration,
+}

@@ -22,7 +22,7 @@ pub fn findings(deadlock: &Deadlock, sites: Option<&SiteTable>, n: u32) -> Vec<F
             .map(|m| mismatch_finding(m, sites, n))
             .collect();
     }
-    if explained_by_failed_ranks(deadlock) {
+    if deadlock.explained_by_failed_ranks() {
         return Vec::new();
     }
     let ranks = deadlock.ranks();
@@ -130,13 +130,6 @@ pub fn findings(deadlock: &Deadlock, sites: Option<&SiteTable>, n: u32) -> Vec<F
         .into(),
     );
     vec![finding]
-}
-
-/// Whether `deadlock` only follows from ranks that ended without
-/// finalizing: their own findings (crash, abort, exit) explain the run, and
-/// the launcher stops the job because of them.
-pub fn explained_by_failed_ranks(deadlock: &Deadlock) -> bool {
-    deadlock.caused_by_dead_ranks && deadlock.dead_ranks.iter().any(|d| !d.finalized)
 }
 
 /// The `buffering-hazard` finding of a run that completed only because MPI

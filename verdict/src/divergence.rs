@@ -31,7 +31,7 @@ const INPUT_BRANCHES_SHOWN: usize = 5;
 /// What a verdict depends on beyond the run (issue 19): one line per
 /// branch on the program's input that decides whether MPI calls run ("this
 /// verdict holds for the input it ran with: control flow at app.c:12
-/// depends on argv[1]"), so that "no errors" never reads as "correct for
+/// depends on `argv[1]`"), so that "no errors" never reads as "correct for
 /// every input".
 pub fn input_dependence(sites: Option<&SiteTable>) -> Vec<String> {
     let Some(analysis) = sites.and_then(|t| t.analysis.as_ref()) else {

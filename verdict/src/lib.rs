@@ -49,4 +49,4 @@ pub mod symbolize;
 pub mod timeline;
 
 pub use no_verdict::NoVerdict;
-pub use outcome::{analyze, read_traces, Analysis, JobEnd, RunContext};
+pub use outcome::{analyze, read_traces, Analysis, RunContext};

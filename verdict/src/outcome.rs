@@ -14,23 +14,9 @@ use crate::rank_end::{
 use crate::symbolize::Symbolizer;
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::{RankState, RankTrace};
+use mbh_trace::report::JobEnd;
 use mbh_trace::report::{RankOutcome, RunOutcome};
 use mbh_trace::{Finding, SiteTable};
-use std::process::ExitStatus;
-use std::time::Duration;
-
-/// How the launcher of one run ended.
-#[derive(Debug)]
-pub struct JobEnd {
-    /// The launcher's exit status; `None` when mbhybrid stopped it.
-    pub status: Option<ExitStatus>,
-    /// Whether the timeout stopped it.
-    pub timed_out: bool,
-    /// Whether the monitor stopped it (a confirmed deadlock).
-    pub stopped_by_monitor: bool,
-    /// Wall time.
-    pub elapsed: Duration,
-}
 
 /// Everything `analyze` needs about one finished run.
 pub struct RunContext<'a> {

@@ -3,12 +3,32 @@
 //! The job runs in a process group of its own, so a timeout (or, later, a
 //! confirmed deadlock) can stop the launcher and every rank it started.
 
-use crate::error::UsageError;
-use mbh_verdict::JobEnd;
+use mbh_trace::report::JobEnd;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// A launcher template that cannot start a job. The messages say what to
+/// do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LauncherError {
+    /// The launcher template lacks `{np}`.
+    #[error("the launcher template `{0}` does not contain `{{np}}`, so mbhybrid cannot tell it how many processes to start. Write it with the placeholder, for example `--launcher 'mpiexec -n {{np}}'` or `--launcher 'srun -n {{np}}'`.")]
+    LauncherWithoutNp(String),
+    /// The launcher template cannot be split into words.
+    #[error("the launcher template `{template}` cannot be parsed ({reason}). Quote it as one argument, for example `--launcher 'mpiexec -n {{np}}'`.")]
+    LauncherUnparsable {
+        /// The template.
+        template: String,
+        /// Why.
+        reason: String,
+    },
+    /// The launcher program is not installed.
+    #[error("the launcher `{0}` was not found on PATH. Install MPICH (`scripts/install-deps.sh` does, or `apt-get install mpich libmpich-dev`), or name your launcher with `--launcher`.")]
+    LauncherMissing(String),
+}
 
 /// A launcher command with `{np}` filled in, for example `mpiexec -n 4`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,16 +44,17 @@ pub struct Launcher {
 impl Launcher {
     /// Parses `template` (shell words, `{np}` required) for `np` processes
     /// and checks that its program exists.
-    pub fn new(template: &str, np: u32) -> Result<Self, UsageError> {
+    pub fn new(template: &str, np: u32) -> Result<Self, LauncherError> {
         if !template.contains("{np}") {
-            return Err(UsageError::LauncherWithoutNp(template.to_string()));
+            return Err(LauncherError::LauncherWithoutNp(template.to_string()));
         }
-        let words = shell_words::split(template).map_err(|e| UsageError::LauncherUnparsable {
-            template: template.to_string(),
-            reason: e.to_string(),
-        })?;
+        let words =
+            shell_words::split(template).map_err(|e| LauncherError::LauncherUnparsable {
+                template: template.to_string(),
+                reason: e.to_string(),
+            })?;
         if words.is_empty() {
-            return Err(UsageError::LauncherUnparsable {
+            return Err(LauncherError::LauncherUnparsable {
                 template: template.to_string(),
                 reason: "it is empty".into(),
             });
@@ -42,7 +63,7 @@ impl Launcher {
             .iter()
             .map(|w| w.replace("{np}", &np.to_string()))
             .collect();
-        which::which(&argv[0]).map_err(|_| UsageError::LauncherMissing(argv[0].clone()))?;
+        which::which(&argv[0]).map_err(|_| LauncherError::LauncherMissing(argv[0].clone()))?;
         Ok(Launcher {
             template: template.to_string(),
             argv,
@@ -251,7 +272,7 @@ mod tests {
     fn template_needs_np() {
         assert!(matches!(
             Launcher::new("mpiexec -n 4", 4),
-            Err(UsageError::LauncherWithoutNp(_))
+            Err(LauncherError::LauncherWithoutNp(_))
         ));
     }
 
@@ -264,7 +285,7 @@ mod tests {
     #[test]
     fn missing_launcher_is_named() {
         match Launcher::new("no-such-launcher-xyz -n {np}", 2) {
-            Err(UsageError::LauncherMissing(name)) => assert_eq!(name, "no-such-launcher-xyz"),
+            Err(LauncherError::LauncherMissing(name)) => assert_eq!(name, "no-such-launcher-xyz"),
             other => panic!("{other:?}"),
         }
     }

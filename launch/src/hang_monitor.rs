@@ -11,7 +11,7 @@
 //! [`LAUNCHER_GRACE`] to do so before stopping the job itself. MPICH's
 //! Hydra kills the others within milliseconds, Open MPI's `mpiexec` only
 //! about a second later (it sends `SIGCONT`, then `SIGTERM` a second
-//! after), which two snapshots [`crate::launch::POLL_INTERVAL`] apart beat.
+//! after), which two snapshots [`crate::job::POLL_INTERVAL`] apart beat.
 //!
 //! Before that, a rank that failed waits in the runtime
 //! ([`mbh_trace::layout::ENV_HOLD_FAILED`]) and the monitor releases it
@@ -21,11 +21,10 @@
 //! recorded, so no send that does not need the failed rank is hidden from
 //! the search (issue 11).
 
-use crate::launch::Watch;
+use crate::job::Watch;
 use mbh_bounding::deadlock::Deadlock;
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::{RankState, RankTrace, HEADER_SIZE};
-use mbh_verdict::deadlock::explained_by_failed_ranks;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
@@ -132,7 +131,7 @@ impl DeadlockMonitor {
                     self.release(&held);
                     return Watch::Continue;
                 }
-                if explained_by_failed_ranks(&deadlock) {
+                if deadlock.explained_by_failed_ranks() {
                     let since = *self.left_to_launcher.get_or_insert_with(Instant::now);
                     if since.elapsed() < LAUNCHER_GRACE {
                         self.previous = Some(snapshot);

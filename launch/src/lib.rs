@@ -1,0 +1,30 @@
+//! `mbh-launch`: one run of an MPI job under the mbhybrid runtime, from the
+//! launcher's command line to the processes' end.
+//!
+//! It owns:
+//!
+//! - [`job`]: the launcher template ([`Launcher`]), starting the job in a
+//!   process group of its own, and stopping all of it at a timeout or when
+//!   a monitor says so ([`run`]);
+//! - [`hang_monitor`]: watching the running job's traces until every live
+//!   rank is blocked, and stopping it only for a deadlock the wait-for
+//!   graph of `mbh-bounding` confirms;
+//! - [`deaths`]: which rank of the job died first, from the order in which
+//!   the ranks' sockets close.
+//!
+//! It must not judge a run (that is `mbh-verdict`'s, from the traces the
+//! job leaves), read the command line, or print.
+//!
+//! # Limitations
+//!
+//! Processes are started and stopped on this machine: a launcher that
+//! starts ranks elsewhere (`srun`) is stopped through the launcher, which
+//! must pass the signal on.
+
+#![deny(missing_docs)]
+
+pub mod deaths;
+pub mod hang_monitor;
+pub mod job;
+
+pub use job::{run, Job, Launcher, LauncherError, Watch, POLL_INTERVAL};
