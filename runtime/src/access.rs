@@ -30,7 +30,8 @@
 
 use crate::pending::{Pending, PENDING};
 use crate::{callsite, checks, record};
-use mbh_trace::op::{LocalCheck, ReuseFound};
+use mbh_trace::check::Check;
+use mbh_trace::op::ReuseFound;
 use mpi_sys::MPI_Datatype;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -153,12 +154,12 @@ extern "C" fn check_access(address: *const c_void, size: u64, kind: u32, return_
         (Pending::Recv, true) => ReuseFound::RecvWritten,
     };
     checks::report(
-        LocalCheck::BufferReuse,
+        Check::BufferReuse {
+            found,
+            operation_record: hit.record,
+        },
         hit.site,
         u64::MAX,
-        -1,
-        found as i32,
-        hit.record,
     );
 }
 

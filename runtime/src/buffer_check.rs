@@ -11,6 +11,7 @@
 
 use crate::checks;
 use crate::consts::SUCCESS;
+use mbh_trace::check::Check;
 use mbh_trace::config::RoomAtCall;
 use mbh_trace::static_report::BufferAccess;
 use mpi_sys::{MPI_Count, MPI_Datatype};
@@ -33,17 +34,6 @@ fn room(site: u32, access: BufferAccess) -> Option<u64> {
         .binary_search_by(|r| (r.site, r.access).cmp(&(site, access)))
         .ok()?;
     rooms.get(at).map(|r| r.bytes)
-}
-
-/// Where a buffer's size came from ([`LocalCheck::BufferOverflow`](mbh_trace::op::LocalCheck::BufferOverflow)'s `tag`
-/// above its low 4 bits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i32)]
-pub enum Origin {
-    /// A heap block.
-    Heap = 0,
-    /// A local or global object, by the static analysis.
-    Object = 1,
 }
 
 /// The bytes from a buffer's address that `count` elements of `datatype`
@@ -107,33 +97,29 @@ pub fn check_fits(
     access: BufferAccess,
 ) {
     let site = crate::record::peek_site();
+    // The heap block the buffer starts, else the static analysis's room
+    // for the call.
     let known = match crate::heap::block_size(buffer) {
-        Some(size) => Some((size as u64, Origin::Heap)),
-        None => room(site, access).map(|bytes| (bytes, Origin::Object)),
+        Some(size) => Some((size as u64, false)),
+        None => room(site, access).map(|bytes| (bytes, true)),
     };
-    let Some((size, origin)) = known else {
+    let Some((size, from_room)) = known else {
         return;
     };
     let Some(covered) = bytes_covered(count, datatype) else {
         return;
     };
     if covered > size {
-        checks::report_overflow(
+        checks::report(
+            Check::BufferOverflow {
+                access,
+                from_room,
+                object_bytes: size,
+                count,
+                covered_bytes: covered,
+            },
             site,
-            access_code(access),
-            count,
-            size,
-            covered,
-            origin as i32,
+            u64::MAX,
         );
-    }
-}
-
-/// The record's `tag` for `access`.
-fn access_code(access: BufferAccess) -> i32 {
-    match access {
-        BufferAccess::Read => 0,
-        BufferAccess::Write => 1,
-        BufferAccess::ReadWrite => 2,
     }
 }

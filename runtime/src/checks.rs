@@ -23,9 +23,8 @@
 use crate::consts::{comm_world, SUCCESS};
 use crate::handle::HandleBits;
 use crate::record;
-use mbh_trace::op::{flags, BadArgument, LocalCheck};
-use mbh_trace::rank_trace::RawOp;
-use mbh_trace::OpKind;
+use mbh_trace::check::Check;
+use mbh_trace::op::BadArgument;
 use mpi_sys::{MPI_Comm, MPI_Errhandler};
 use std::io::Write;
 use std::os::raw::{c_char, c_int};
@@ -103,53 +102,11 @@ pub fn site_of(index: u64) -> u32 {
     site
 }
 
-/// Appends a `LocalCheck` record.
-pub fn report(check: LocalCheck, site: u32, request: u64, peer: i32, tag: i32, aux: u64) {
-    record::append(|| RawOp {
-        kind: OpKind::LocalCheck as u16,
-        flags: flags::RETURNED,
-        site,
-        count: check as i32,
-        request,
-        peer,
-        tag,
-        aux,
-        ..RawOp::default()
-    });
-}
-
-/// Records a [`LocalCheck::BufferOverflow`] at `site`: buffer `access`
-/// (0 read, 1 written, 2 both) of `count` elements covers `covered` bytes
-/// of an object of `size` (`origin` 0 a heap block, 1 a static object).
-pub fn report_overflow(site: u32, access: i32, count: i32, size: u64, covered: u64, origin: i32) {
-    record::append(|| RawOp {
-        kind: OpKind::LocalCheck as u16,
-        flags: flags::RETURNED,
-        site,
-        count: LocalCheck::BufferOverflow as i32,
-        request: size,
-        peer: count,
-        tag: access | (origin << 4),
-        aux: covered,
-        ..RawOp::default()
-    });
-}
-
-/// Records that the ranks of communicator `comm` disagree on their
-/// collective number `seq` (a [`LocalCheck::CollectiveMismatch`]): this
-/// rank's call is of kind `kind`, at `site`, record `request`.
-pub fn report_collective_mismatch(site: u32, request: u64, kind: u16, seq: i32, comm: u64) {
-    record::append(|| RawOp {
-        kind: OpKind::LocalCheck as u16,
-        flags: flags::RETURNED,
-        site,
-        count: LocalCheck::CollectiveMismatch as i32,
-        request,
-        peer: i32::from(kind),
-        tag: seq,
-        comm,
-        ..RawOp::default()
-    });
+/// Appends the record of `check` at `site`, about the call whose record
+/// is `call_record` (`u64::MAX`: none). The record's layout is
+/// [`Check::record`]'s, the one place that writes it.
+pub fn report(check: Check, site: u32, call_record: u64) {
+    record::append(|| check.record(site, call_record));
 }
 
 /// A call after `MPI_Finalize` (from every export): records it with the
@@ -160,7 +117,7 @@ pub fn after_finalize() {
         return;
     }
     let site = record::site();
-    report(LocalCheck::AfterFinalize, site, u64::MAX, -1, 0, 0);
+    report(Check::AfterFinalize, site, u64::MAX);
 }
 
 /// Before a wrapped call: the call's site, for [`on_error`].
@@ -196,14 +153,22 @@ fn handle_error(name: &str, comm: MPI_Comm, site: u32, rc: c_int) -> c_int {
     }
     match blamed_argument(rc) {
         Some(argument) => report(
-            LocalCheck::InvalidArgument,
+            Check::InvalidArgument {
+                code: rc,
+                argument,
+                comm: comm.bits(),
+            },
             site,
             call,
-            argument as i32,
-            rc,
-            comm.bits(),
         ),
-        None => report(LocalCheck::MpiError, site, call, -1, rc, comm.bits()),
+        None => report(
+            Check::MpiError {
+                code: rc,
+                comm: comm.bits(),
+            },
+            site,
+            call,
+        ),
     }
     if returns {
         return rc;

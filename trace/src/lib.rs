@@ -6,6 +6,8 @@
 //!   beside the executable (`OUT.mbh.json`) and that the runtime's records
 //!   point into by id;
 //! * [`op`]: the MPI operations the runtime records, by kind;
+//! * [`check`]: the records of the checks the runtime makes inside a
+//!   rank, decoded (and encoded) in this one place;
 //! * [`envelope`]: which message a receive can take (the one matching rule
 //!   the analyses share, and the decoding of a send's envelope);
 //! * [`rank_trace`]: the per-rank binary trace file the runtime writes
@@ -33,6 +35,7 @@
 //! ([`rank_trace::RankTrace::decode`]).
 #![deny(missing_docs)]
 
+pub mod check;
 pub mod config;
 pub mod determinism;
 pub mod envelope;

@@ -434,54 +434,39 @@ impl OpKind {
     }
 }
 
-/// What a [`OpKind::LocalCheck`] record reports (its `count`).
+/// What a [`OpKind::LocalCheck`] record reports (its `count`). The other
+/// fields of each kind of check, and the one place that writes and reads
+/// them, are [`crate::check::Check`]'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[repr(i32)]
 pub enum LocalCheck {
-    /// An MPI call returned an error code (`tag`).
+    /// An MPI call returned an error code ([`crate::check::Check::MpiError`]).
     MpiError = 1,
-    /// Sender and receiver datatype signatures differ.
+    /// Sender and receiver datatype signatures differ
+    /// ([`crate::check::Check::TypeMismatch`]).
     TypeMismatch = 2,
-    /// A request never completed or freed before `MPI_Finalize`.
+    /// A request never completed or freed before `MPI_Finalize`
+    /// ([`crate::check::Check::RequestLeak`]).
     RequestLeak = 3,
-    /// A communicator, datatype, group or op never freed.
+    /// A communicator, datatype, group or op never freed
+    /// ([`crate::check::Check::ResourceLeak`]).
     ResourceLeak = 4,
-    /// A persistent request waited on while inactive (not started since it
-    /// was made or last completed). `site`, `request` = the waiting call's;
-    /// `aux` = index of the record of the `*_init` that made it.
+    /// A persistent request waited on while inactive
+    /// ([`crate::check::Check::MissingStart`]).
     MissingStart = 5,
-    /// An MPI call after `MPI_Finalize`.
+    /// An MPI call after `MPI_Finalize` ([`crate::check::Check::AfterFinalize`]).
     AfterFinalize = 6,
-    /// An MPI call rejected one of its arguments: it returned an error of
-    /// an argument class (`MPI_ERR_RANK`, `MPI_ERR_COUNT`, ...). `tag` = the
-    /// error code, `peer` = which argument ([`BadArgument`] code).
+    /// An MPI call rejected one of its arguments
+    /// ([`crate::check::Check::InvalidArgument`]).
     InvalidArgument = 7,
     /// The ranks of a communicator called different collectives at the
-    /// same point (kind, root or datatype signature differ). `site`,
-    /// `request` = this rank's collective, `tag` = its 0-based number
-    /// among the collectives on the communicator, `comm` = the
-    /// communicator (named across ranks by the decoder, as an MPI call's
-    /// is), `peer` = the collective's kind code.
+    /// same point ([`crate::check::Check::CollectiveMismatch`]).
     CollectiveMismatch = 8,
     /// A nonblocking operation's buffer was used while it was pending
-    /// (seed 000 §2.3.6.3). `tag` says how it was found ([`ReuseFound`]):
-    /// `Changed` (0): a packed send's buffer differed, when the program
-    /// completed it, from the copy that went; `site`/`request` = the
-    /// completing call's, `aux` = the send's record index. The others
-    /// (1-3): an instrumented load or store touched the buffer; `site` =
-    /// the access's (made from the check's return address, as for calls
-    /// the program did not label: `mbh_trace::site::site_from_offset`),
-    /// `request` = `u64::MAX`, `aux` = the record index of the call that
-    /// started the operation (`MPI_Isend`, `MPI_Irecv`, `MPI_Start`).
+    /// ([`crate::check::Check::BufferReuse`]).
     BufferReuse = 9,
-    /// A call's `count` elements of its datatype reach past the end of its
-    /// buffer's object (issue 18), checked before the call. `site` = the
-    /// call's, `request` = the object's size in bytes (from the buffer's
-    /// address), `peer` = the count, `aux` = the bytes the count covers,
-    /// `tag` = the access in its low 4 bits (0 read: a send, 1 written: a
-    /// receive, 2 both) and above them where the size came from (0 the
-    /// heap block the buffer starts, 1 the static analysis's room for the
-    /// call, whose object the site table names).
+    /// A call's count reaches past the end of its buffer's object
+    /// ([`crate::check::Check::BufferOverflow`]).
     BufferOverflow = 10,
 }
 

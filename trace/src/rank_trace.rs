@@ -663,7 +663,7 @@ impl Op {
     }
 
     /// A stored record whose kind decoded as `kind`.
-    fn decoded(raw: &RawOp, kind: OpKind) -> Op {
+    pub(crate) fn decoded(raw: &RawOp, kind: OpKind) -> Op {
         Op {
             index: raw.index,
             kind,

@@ -8,7 +8,6 @@
 //! reports what the explored executions do.
 
 use crate::place::site_location;
-use mbh_trace::rank_trace::Op;
 use mbh_trace::static_report::{BufferAccess, BufferError, BufferErrorKind, BufferRoom};
 use mbh_trace::{Finding, FindingKind, Location, RankTrace, Role, Severity, SiteTable};
 
@@ -88,16 +87,6 @@ fn access(error: &BufferError) -> &'static str {
     }
 }
 
-/// The access of a runtime `BufferOverflow` record, from its `tag`'s low
-/// bits (mbh_trace::op::LocalCheck::BufferOverflow).
-pub fn overflow_access(tag: i32) -> BufferAccess {
-    match tag & 0xf {
-        0 => BufferAccess::Read,
-        1 => BufferAccess::Write,
-        _ => BufferAccess::ReadWrite,
-    }
-}
-
 /// What reports call the buffer of `access`.
 pub fn buffer_name(access: BufferAccess) -> &'static str {
     match access {
@@ -116,21 +105,23 @@ pub fn access_verb(access: BufferAccess) -> &'static str {
     }
 }
 
-/// The static room a runtime `BufferOverflow` record was checked against,
-/// when its size came from the static analysis (the `tag`'s high bits).
-pub fn room_of<'a>(
-    sites: Option<&'a SiteTable>,
-    record: &Op,
+/// The static room at `site` a runtime overflow check of `access` was
+/// checked against, when its size came from the static analysis
+/// (`from_room`, [`mbh_trace::check::Check::BufferOverflow`]).
+pub fn room_of(
+    sites: Option<&SiteTable>,
+    site: u32,
     access: BufferAccess,
-) -> Option<&'a BufferRoom> {
-    if record.tag >> 4 != 1 {
+    from_room: bool,
+) -> Option<&BufferRoom> {
+    if !from_room {
         return None;
     }
     let analysis = sites?.analysis.as_ref()?;
     analysis
         .buffer_rooms
         .iter()
-        .find(|room| room.site == record.site && room.access == access)
+        .find(|room| room.site == site && room.access == access)
 }
 
 /// The declaration of a room's object, as a finding's second location.

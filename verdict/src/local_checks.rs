@@ -1,195 +1,263 @@
 //! The findings of the checks the runtime made inside a rank (its
-//! `LocalCheck` records): MPI errors, invalid arguments, type mismatches,
-//! leaks, calls after `MPI_Finalize`, buffer overflows and reuse, and
-//! collectives whose signatures disagree across ranks.
+//! `LocalCheck` records, read only through [`Check::decode`]): MPI errors,
+//! invalid arguments, type mismatches, leaks, calls after `MPI_Finalize`,
+//! buffer overflows and reuse, and collectives whose signatures disagree
+//! across ranks.
 
 use crate::outcome::RunContext;
-use crate::place::*;
-use crate::printed::*;
-use crate::rank_end::*;
+use crate::place::site_location;
+use crate::printed::mpi_fatal_message;
+use crate::rank_end::{aborted_by_mpi_error, has_per_rank_counts};
+use mbh_trace::check::{Check, CheckRecord};
 use mbh_trace::rank_trace::{RankState, RankTrace};
-use mbh_trace::{Finding, FindingKind, Role, Severity, SiteTable};
+use mbh_trace::{Finding, FindingKind, OpKind, Role, Severity, SiteTable};
 
-/// Whether `build`'s static analysis proved an overflow of `buffer` (`send
-/// buffer`, `receive buffer`, `buffer`) at `site`.
-pub(crate) fn proven_overflow(sites: Option<&SiteTable>, site: u32, buffer: &str) -> bool {
-    use mbh_trace::static_report::BufferErrorKind;
-    sites
-        .and_then(|table| table.analysis.as_ref())
-        .is_some_and(|analysis| {
-            analysis.buffer_errors.iter().any(|e| {
-                e.site == site && e.kind == BufferErrorKind::Overflow && e.argument == buffer
-            })
-        })
-}
-
-/// The findings of the checks the runtime made inside the rank
-/// (`LocalCheck` records): MPI errors, type mismatches, leaks, calls after
-/// `MPI_Finalize`.
+/// The findings of the checks the runtime made inside `trace`'s rank, in
+/// record order. `all` holds every rank's trace (a type mismatch points at
+/// the sender's call, a collective mismatch names every rank's);
+/// `stderr` is the rank's standard error (MPI's own words for a fatal
+/// error).
 pub(crate) fn local_check_findings(
     ctx: &RunContext<'_>,
     trace: &RankTrace,
     all: &[Option<RankTrace>],
     stderr: &str,
 ) -> Vec<Finding> {
-    use mbh_trace::op::LocalCheck;
-    let rank = trace.rank;
-    let site_of = |id: u32| ctx.sites.and_then(|s| s.get(id));
-    let mut findings = Vec::new();
-    for record in trace
+    trace
         .ops
         .iter()
-        .filter(|op| op.kind == mbh_trace::OpKind::LocalCheck)
-    {
-        let Some(check) = LocalCheck::from_code(record.count) else {
-            continue;
+        .filter_map(Check::decode)
+        .filter_map(|record| check_finding(ctx, trace, all, stderr, record))
+        .collect()
+}
+
+/// The finding of one check record, `None` when another finding already
+/// says it.
+fn check_finding(
+    ctx: &RunContext<'_>,
+    trace: &RankTrace,
+    all: &[Option<RankTrace>],
+    stderr: &str,
+    record: CheckRecord,
+) -> Option<Finding> {
+    match record.check {
+        Check::CollectiveMismatch { .. } => {
+            return collective_mismatch_finding(ctx, &record, trace.rank, all)
+        }
+        Check::BufferReuse {
+            found,
+            operation_record,
+        } if found.is_access() => {
+            return Some(crate::reuse::access_finding(
+                ctx.sites,
+                trace,
+                record.site,
+                found,
+                operation_record,
+                ctx.interleaving,
+            ))
+        }
+        // The access check named the write's line: the completion's
+        // comparison would report the same send again.
+        Check::BufferReuse { .. } if crate::reuse::superseded(trace, &record) => return None,
+        // The static analysis proved it already, with the object's name:
+        // that finding says it (buffers.rs).
+        Check::BufferOverflow { access, .. }
+            if proven_overflow(ctx.sites, record.site, crate::buffers::buffer_name(access)) =>
+        {
+            return None
+        }
+        _ => {}
+    }
+    let said = Said::of(ctx, trace, &record)?;
+    let rank = trace.rank;
+    let mut finding = Finding::new(said.kind, said.severity, said.message);
+    finding.interleaving = ctx.interleaving;
+    finding.ranks = vec![rank];
+    match ctx.sites.and_then(|s| s.get(record.site)) {
+        Some(site) => finding
+            .locations
+            .push(site_location(site, rank, Role::Primary, &said.label)),
+        None => finding.notes.push(format!(
+            "rank {rank}: {} (the call's line is unknown)",
+            said.label
+        )),
+    }
+    add_context(ctx, trace, all, stderr, &record, &mut finding);
+    finding.help = Some(said.help.to_string());
+    Some(finding)
+}
+
+/// What a check's finding says: its kind, the message, the label at the
+/// call, and the help.
+struct Said {
+    kind: FindingKind,
+    severity: Severity,
+    message: String,
+    label: String,
+    help: &'static str,
+}
+
+impl Said {
+    /// The words of `record`; `None` for a collective mismatch, whose
+    /// finding names every rank's call ([`collective_mismatch_finding`]).
+    fn of(ctx: &RunContext<'_>, trace: &RankTrace, record: &CheckRecord) -> Option<Said> {
+        let rank = trace.rank;
+        let call = ctx
+            .sites
+            .and_then(|s| s.get(record.site))
+            .map_or("the call".to_string(), |s| format!("`{}`", s.call));
+        let said = |kind, severity, message: String, label: &str, help| Said {
+            kind,
+            severity,
+            message,
+            label: label.to_string(),
+            help,
         };
-        let call = site_of(record.site).map_or("the call".to_string(), |s| format!("`{}`", s.call));
-        let (kind, severity, message, label, help) = match check {
-            LocalCheck::MpiError => (
+        Some(match record.check {
+            Check::MpiError { code, .. } => said(
                 FindingKind::MpiError,
                 Severity::Error,
-                format!("{call} returned MPI error {} on rank {rank}", record.tag),
-                "this call failed".to_string(),
+                format!("{call} returned MPI error {code} on rank {rank}"),
+                "this call failed",
                 "check the arguments of the call; `MPI_Error_string` gives MPI's own words for the code",
             ),
-            LocalCheck::TypeMismatch => (
+            Check::InvalidArgument { code, argument, .. } => said(
+                FindingKind::InvalidArgument,
+                Severity::Error,
+                format!("rank {rank} passed an invalid {} to {call} (MPI error {code})", argument.words()),
+                &format!("MPI rejected the {} argument of this call", argument.words()),
+                argument.help(),
+            ),
+            Check::TypeMismatch { sender, .. } => said(
                 FindingKind::TypeMismatch,
                 Severity::Error,
-                format!("rank {rank} received with a datatype that does not match what rank {} sent", record.peer),
-                format!("receives data sent by rank {} with another type signature", record.peer),
+                format!("rank {rank} received with a datatype that does not match what rank {sender} sent"),
+                &format!("receives data sent by rank {sender} with another type signature"),
                 "send and receive the same sequence of basic types (for example `MPI_INT` on both sides, not `MPI_BYTE` on one)",
             ),
-            LocalCheck::RequestLeak => (
+            Check::RequestLeak { .. } => said(
                 FindingKind::RequestLeak,
                 Severity::Warning,
                 format!("a request created by {call} on rank {rank} was never completed or freed"),
-                // A rank that returned without finalizing is checked at its
-                // exit (issue 12).
+                // A rank that returned without finalizing is checked at
+                // its exit (issue 12).
                 if trace.end.state == RankState::Exited {
-                    "this request is still pending when the rank exits (it never called `MPI_Finalize`)".to_string()
+                    "this request is still pending when the rank exits (it never called `MPI_Finalize`)"
                 } else {
-                    "this request is still pending at `MPI_Finalize`".to_string()
+                    "this request is still pending at `MPI_Finalize`"
                 },
                 "complete every request with `MPI_Wait`/`MPI_Test` (or `MPI_Request_free`) before `MPI_Finalize`",
             ),
-            LocalCheck::ResourceLeak => (
+            Check::ResourceLeak { .. } => said(
                 FindingKind::ResourceLeak,
                 Severity::Warning,
                 format!("a handle created by {call} on rank {rank} was never freed"),
-                "created here, never freed".to_string(),
+                "created here, never freed",
                 "free communicators, datatypes, groups and ops (`MPI_Comm_free`, `MPI_Type_free`, ...) before `MPI_Finalize`",
             ),
             // Legal (MPI-4.1 §3.9: it returns at once with an empty
-            // status), so a warning: usually a missing `MPI_Start` (issue 18).
-            LocalCheck::MissingStart => (
+            // status), so a warning: usually a missing `MPI_Start` (issue
+            // 18).
+            Check::MissingStart { .. } => said(
                 FindingKind::MissingStart,
                 Severity::Warning,
                 format!("{call} on rank {rank} waits on a persistent request that was never started"),
-                "this request is inactive: no `MPI_Start` since it was created or last completed".to_string(),
+                "this request is inactive: no `MPI_Start` since it was created or last completed",
                 "waiting on an inactive request is legal and returns at once with an empty status; if the program meant to communicate, call `MPI_Start` (or `MPI_Startall`) on the request before each wait",
             ),
-            // Issue 18: checked by the runtime against the buffer's object
-            // (runtime/src/buffer_check.rs), before the call.
-            LocalCheck::BufferOverflow => {
-                let access = crate::buffers::overflow_access(record.tag);
+            Check::AfterFinalize => said(
+                FindingKind::AfterFinalize,
+                Severity::Error,
+                format!("rank {rank} called {call} after `MPI_Finalize`"),
+                "called after `MPI_Finalize`",
+                "move the call before `MPI_Finalize`; only a few query functions are allowed after it",
+            ),
+            Check::BufferReuse { .. } => said(
+                FindingKind::BufferReuse,
+                Severity::Error,
+                format!(
+                    "rank {rank} changed the buffer of {} before the send completed",
+                    send_call(ctx.sites, trace, record)
+                ),
+                "(2) when the send completed here, its buffer had changed",
+                "write to a send buffer only after `MPI_Wait` or a successful `MPI_Test` completes its request",
+            ),
+            Check::BufferOverflow {
+                access,
+                from_room,
+                object_bytes,
+                count,
+                covered_bytes,
+            } => {
+                let object = crate::buffers::room_of(ctx.sites, record.site, access, from_room)
+                    .map_or_else(|| "the heap block".to_string(), |r| format!("`{}`", r.object));
                 let buffer = crate::buffers::buffer_name(access);
-                // The static analysis proved it already, with the object's
-                // name: that finding says it (src/buffer_findings.rs).
-                if proven_overflow(ctx.sites, record.site, buffer) {
-                    continue;
-                }
-                let room = crate::buffers::room_of(ctx.sites, record, access);
-                let object = room.map_or_else(
-                    || "the heap block".to_string(),
-                    |r| format!("`{}`", r.object),
-                );
-                (
+                said(
                     FindingKind::BufferOverflow,
                     Severity::Error,
                     format!(
-                        "{call} {buffer} on rank {rank}: {object} holds {} bytes but {} elements of the datatype need {}",
-                        record.request, record.peer, record.aux
+                        "{call} {buffer} on rank {rank}: {object} holds {object_bytes} bytes but {count} elements of the datatype need {covered_bytes}"
                     ),
-                    format!(
+                    &format!(
                         "the {buffer} is {} past the end of {object}",
                         crate::buffers::access_verb(access)
                     ),
                     "make the count at most the buffer's size in elements, or the buffer as large as the count",
                 )
             }
-            LocalCheck::AfterFinalize => (
-                FindingKind::AfterFinalize,
-                Severity::Error,
-                format!("rank {rank} called {call} after `MPI_Finalize`"),
-                "called after `MPI_Finalize`".to_string(),
-                "move the call before `MPI_Finalize`; only a few query functions are allowed after it",
-            ),
-            LocalCheck::BufferReuse
-                if mbh_trace::op::ReuseFound::from_code(record.tag).is_access() =>
-            {
-                findings.push(crate::reuse::access_finding(
-                    ctx.sites,
-                    trace,
-                    record,
-                    ctx.interleaving,
-                ));
-                continue;
-            }
-            // The access check named the write's line: the completion's
-            // comparison would report the same send again.
-            LocalCheck::BufferReuse if crate::reuse::superseded(trace, record) => continue,
-            LocalCheck::BufferReuse => {
-                // The send's call, from its record (`aux`).
-                let send_call = trace
-                    .ops
-                    .get(record.aux as usize)
-                    .filter(|op| op.index == record.aux)
-                    .map_or("the nonblocking send".to_string(), |op| {
-                        let name = site_of(op.site).map_or(op.kind.mpi_name(), |s| s.call.as_str());
-                        format!("`{name}`")
-                    });
-                (
-                    FindingKind::BufferReuse,
-                    Severity::Error,
-                    format!("rank {rank} changed the buffer of {send_call} before the send completed"),
-                    "(2) when the send completed here, its buffer had changed".to_string(),
-                    "write to a send buffer only after `MPI_Wait` or a successful `MPI_Test` completes its request",
-                )
-            }
-            LocalCheck::CollectiveMismatch => {
-                findings.extend(collective_mismatch_finding(ctx, record, rank, all));
-                continue;
-            }
-            LocalCheck::InvalidArgument => {
-                let argument = mbh_trace::op::BadArgument::from_code(record.peer);
-                (
-                    FindingKind::InvalidArgument,
-                    Severity::Error,
-                    format!(
-                        "rank {rank} passed an invalid {} to {call} (MPI error {})",
-                        argument.words(),
-                        record.tag
-                    ),
-                    format!("MPI rejected the {} argument of this call", argument.words()),
-                    argument.help(),
-                )
-            }
-        };
-        let mut finding = Finding::new(kind, severity, message);
-        finding.interleaving = ctx.interleaving;
-        finding.ranks = vec![rank];
-        match site_of(record.site) {
-            Some(site) => finding
-                .locations
-                .push(site_location(site, rank, Role::Primary, &label)),
-            None => finding
-                .notes
-                .push(format!("rank {rank}: {label} (the call's line is unknown)")),
-        }
-        if matches!(check, LocalCheck::MpiError | LocalCheck::InvalidArgument)
-            && aborted_by_mpi_error(trace, record.tag)
-            && trace.end.state == RankState::Aborted
+            Check::CollectiveMismatch { .. } => return None,
+        })
+    }
+}
+
+/// The send whose buffer a [`Check::BufferReuse`] of the packed send's
+/// comparison is about, named by its call.
+fn send_call(sites: Option<&SiteTable>, trace: &RankTrace, record: &CheckRecord) -> String {
+    operation_op(trace, record).map_or("the nonblocking send".to_string(), |op| {
+        let name = sites
+            .and_then(|s| s.get(op.site))
+            .map_or(op.kind.mpi_name(), |s| s.call.as_str());
+        format!("`{name}`")
+    })
+}
+
+/// The record of this rank's own trace that a check names: the send of a
+/// buffer reuse, the `*_init` of a missing start.
+fn operation_op<'t>(
+    trace: &'t RankTrace,
+    record: &CheckRecord,
+) -> Option<&'t mbh_trace::rank_trace::Op> {
+    let index = match record.check {
+        Check::BufferReuse {
+            operation_record, ..
+        } => operation_record,
+        Check::MissingStart { init_record } => init_record,
+        _ => return None,
+    };
+    trace
+        .ops
+        .get(usize::try_from(index).ok()?)
+        .filter(|op| op.index == index)
+}
+
+/// The notes and second locations of a check's finding: MPI's words for a
+/// fatal error, the sender's call of a type mismatch, the start of a
+/// reused send, the object of an overflow, the `*_init` of a missing start.
+fn add_context(
+    ctx: &RunContext<'_>,
+    trace: &RankTrace,
+    all: &[Option<RankTrace>],
+    stderr: &str,
+    record: &CheckRecord,
+    finding: &mut Finding,
+) {
+    let rank = trace.rank;
+    let site_of = |id: u32| ctx.sites.and_then(|s| s.get(id));
+    let own_op_site = || operation_op(trace, record).and_then(|op| site_of(op.site));
+    match record.check {
+        Check::MpiError { code, .. } | Check::InvalidArgument { code, .. }
+            if aborted_by_mpi_error(trace, code) && trace.end.state == RankState::Aborted =>
         {
             if let Some(words) = mpi_fatal_message(stderr) {
                 finding.notes.push(format!("MPI's message: {words}"));
@@ -199,30 +267,28 @@ pub(crate) fn local_check_findings(
                     .to_string(),
             );
         }
-        if check == LocalCheck::TypeMismatch && record.peer >= 0 {
-            finding.ranks.push(record.peer);
+        Check::TypeMismatch {
+            sender,
+            send_record,
+        } if sender >= 0 => {
+            finding.ranks.push(sender);
             // The send that was received, from the sender's own trace.
             let send = all
-                .get(record.peer as usize)
+                .get(sender as usize)
                 .and_then(Option::as_ref)
-                .and_then(|t| t.ops.get(record.aux as usize))
+                .and_then(|t| t.ops.get(usize::try_from(send_record).ok()?))
                 .and_then(|op| site_of(op.site));
             if let Some(site) = send {
                 finding.locations.push(site_location(
                     site,
-                    record.peer,
+                    sender,
                     Role::Secondary,
                     "sent with this datatype",
                 ));
             }
         }
-        if check == LocalCheck::BufferReuse {
-            let send = trace
-                .ops
-                .get(record.aux as usize)
-                .filter(|op| op.index == record.aux)
-                .and_then(|op| site_of(op.site));
-            if let Some(site) = send {
+        Check::BufferReuse { .. } => {
+            if let Some(site) = own_op_site() {
                 finding.locations.push(site_location(
                     site,
                     rank,
@@ -234,22 +300,18 @@ pub(crate) fn local_check_findings(
                 .notes
                 .push("the receiver may get the old contents, the new ones, or a mix".to_string());
         }
-        if check == LocalCheck::BufferOverflow {
-            let access = crate::buffers::overflow_access(record.tag);
-            if let Some(declared) = crate::buffers::room_of(ctx.sites, record, access)
-                .and_then(|room| crate::buffers::declaration(room, rank))
+        Check::BufferOverflow {
+            access, from_room, ..
+        } => {
+            if let Some(declared) =
+                crate::buffers::room_of(ctx.sites, record.site, access, from_room)
+                    .and_then(|room| crate::buffers::declaration(room, rank))
             {
                 finding.locations.push(declared);
             }
         }
-        if check == LocalCheck::MissingStart {
-            // The `*_init` that made the request (`aux` = its record).
-            let init = trace
-                .ops
-                .get(record.aux as usize)
-                .filter(|op| op.index == record.aux)
-                .and_then(|op| site_of(op.site));
-            if let Some(site) = init {
+        Check::MissingStart { .. } => {
+            if let Some(site) = own_op_site() {
                 finding.locations.push(site_location(
                     site,
                     rank,
@@ -261,64 +323,89 @@ pub(crate) fn local_check_findings(
                 .notes
                 .push("the wait returns at once: nothing is sent or received".into());
         }
-        finding.help = Some(help.to_string());
-        findings.push(finding);
+        _ => {}
     }
-    findings
 }
 
-/// Whether `op` is a `CollectiveMismatch` local check.
+/// Whether `build`'s static analysis proved an overflow of `buffer` (`send
+/// buffer`, `receive buffer`, `buffer`) at `site`.
+fn proven_overflow(sites: Option<&SiteTable>, site: u32, buffer: &str) -> bool {
+    use mbh_trace::static_report::BufferErrorKind;
+    sites
+        .and_then(|table| table.analysis.as_ref())
+        .is_some_and(|analysis| {
+            analysis.buffer_errors.iter().any(|e| {
+                e.site == site && e.kind == BufferErrorKind::Overflow && e.argument == buffer
+            })
+        })
+}
+
+/// Whether `op` is a collective mismatch's check record.
 pub(crate) fn is_collective_mismatch(op: &mbh_trace::rank_trace::Op) -> bool {
-    op.kind == mbh_trace::OpKind::LocalCheck
-        && op.count == mbh_trace::op::LocalCheck::CollectiveMismatch as i32
+    Check::decode(op).is_some_and(|r| matches!(r.check, Check::CollectiveMismatch { .. }))
+}
+
+/// A rank's side of a collective mismatch: its rank, the call's site, the
+/// collective's kind.
+struct Side {
+    rank: i32,
+    site: u32,
+    kind: u16,
+}
+
+/// The collective number and communicator of a mismatch record.
+fn mismatch_of(record: &CheckRecord) -> Option<(i32, u64, u16)> {
+    match record.check {
+        Check::CollectiveMismatch { number, comm, kind } => Some((number, comm, kind)),
+        _ => None,
+    }
 }
 
 /// One finding for a collective mismatch the runtime's signature check
 /// found, naming each rank's call (every rank of the communicator records
-/// its side: same collective number `tag`, same communicator `comm`). Made
-/// by the lowest rank that recorded it; `None` for the others.
-pub(crate) fn collective_mismatch_finding(
+/// its side: the same collective number, the same communicator). Made by
+/// the lowest rank that recorded it; `None` for the others.
+fn collective_mismatch_finding(
     ctx: &RunContext<'_>,
-    record: &mbh_trace::rank_trace::Op,
+    record: &CheckRecord,
     rank: i32,
     all: &[Option<RankTrace>],
 ) -> Option<Finding> {
-    let same = |op: &&mbh_trace::rank_trace::Op| {
-        is_collective_mismatch(op) && op.tag == record.tag && op.comm == record.comm
-    };
-    let sides: Vec<(i32, &mbh_trace::rank_trace::Op)> = all
+    let (number, comm, kind) = mismatch_of(record)?;
+    let sides: Vec<Side> = all
         .iter()
         .flatten()
-        .filter_map(|t| t.ops.iter().find(same).map(|op| (t.rank, op)))
+        .filter_map(|t| {
+            t.ops.iter().filter_map(Check::decode).find_map(|r| {
+                let (n, c, k) = mismatch_of(&r)?;
+                (n == number && c == comm).then_some(Side {
+                    rank: t.rank,
+                    site: r.site,
+                    kind: k,
+                })
+            })
+        })
         .collect();
-    if sides.first().is_some_and(|&(first, _)| first < rank) {
+    if sides.first().is_some_and(|first| first.rank < rank) {
         return None;
     }
-    let name = |op: &mbh_trace::rank_trace::Op| {
-        u16::try_from(op.peer)
-            .ok()
-            .and_then(mbh_trace::OpKind::from_code)
-            .map_or("a collective", |k| k.mpi_name())
-    };
+    let name = |kind: u16| OpKind::from_code(kind).map_or("a collective", |k| k.mpi_name());
     let calls: Vec<String> = sides
         .iter()
-        .map(|&(r, op)| format!("rank {r} `{}`", name(op)))
+        .map(|s| format!("rank {} `{}`", s.rank, name(s.kind)))
         .collect();
-    let same_kind = sides.windows(2).all(|w| w[0].1.peer == w[1].1.peer);
-    let kind = u16::try_from(record.peer)
-        .ok()
-        .and_then(mbh_trace::OpKind::from_code);
-    let what = if same_kind && kind.is_some_and(has_per_rank_counts) {
+    let same_kind = sides.windows(2).all(|w| w[0].kind == w[1].kind);
+    let what = if same_kind && OpKind::from_code(kind).is_some_and(has_per_rank_counts) {
         // The pairwise check tells that some block differs from what its
         // receiver expects, not which one (runtime/src/engine/coll.rs).
         format!(
             "ranks call `{}` with different roots or datatypes, or a rank sends a block that differs from what its receiver's counts expect, at the same point",
-            name(record)
+            name(kind)
         )
     } else if same_kind {
         format!(
             "ranks call `{}` with different roots or datatype signatures at the same point",
-            name(record)
+            name(kind)
         )
     } else {
         "ranks call different collectives at the same point".to_string()
@@ -329,27 +416,238 @@ pub(crate) fn collective_mismatch_finding(
         format!("{what}: {}", calls.join(", ")),
     );
     finding.interleaving = ctx.interleaving;
-    finding.ranks = sides.iter().map(|&(r, _)| r).collect();
-    for (i, &(r, op)) in sides.iter().enumerate() {
+    finding.ranks = sides.iter().map(|s| s.rank).collect();
+    for (i, side) in sides.iter().enumerate() {
         let label = format!(
             "collective number {} here is `{}`",
-            record.tag + 1,
-            name(op)
+            number + 1,
+            name(side.kind)
         );
         let role = if i == 0 {
             Role::Primary
         } else {
             Role::Secondary
         };
-        match ctx.sites.and_then(|s| s.get(op.site)) {
-            Some(site) => finding.locations.push(site_location(site, r, role, &label)),
-            None => finding
-                .notes
-                .push(format!("rank {r}: {label} (the call's line is unknown)")),
+        match ctx.sites.and_then(|s| s.get(side.site)) {
+            Some(site) => finding
+                .locations
+                .push(site_location(site, side.rank, role, &label)),
+            None => finding.notes.push(format!(
+                "rank {}: {label} (the call's line is unknown)",
+                side.rank
+            )),
         }
     }
     finding.help = Some(
         "call the same collectives, in the same order, with the same root and matching counts and datatypes, on every rank of the communicator".into(),
     );
     Some(finding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::RunContext;
+    use crate::symbolize::Symbolizer;
+    use mbh_trace::layout::InterleavingDir;
+    use mbh_trace::op::ReuseFound;
+    use mbh_trace::rank_trace::Op;
+    use mbh_trace::report::JobEnd;
+    use mbh_trace::Site;
+
+    /// Sites 1.. at lines 10, 20, ... of `app.c`, one per call.
+    fn table(calls: &[&str]) -> SiteTable {
+        let mut table = SiteTable::new("app", vec!["app.c".into()]);
+        for (id, call) in (1..).zip(calls) {
+            table.sites.push(Site {
+                id,
+                function: "main".into(),
+                call: (*call).into(),
+                file: "app.c".into(),
+                line: id * 10,
+                column: 1,
+            });
+        }
+        table
+    }
+
+    /// A record of `kind` at `site`, at position `index`.
+    fn call(index: u64, kind: OpKind, site: u32) -> Op {
+        let mut op = Op::new(index, kind);
+        op.site = site;
+        op
+    }
+
+    /// The check record the runtime writes, as a reader decodes it.
+    fn check(index: u64, check: Check, site: u32, call_record: u64) -> Op {
+        let raw = check.record(site, call_record);
+        let mut op = Op::new(index, OpKind::LocalCheck);
+        op.site = raw.site;
+        op.peer = raw.peer;
+        op.tag = raw.tag;
+        op.comm = raw.comm;
+        op.count = raw.count;
+        op.request = raw.request;
+        op.aux = raw.aux;
+        op
+    }
+
+    /// The findings of every rank's checks in `traces`.
+    fn findings(sites: &SiteTable, traces: &[Option<RankTrace>]) -> Vec<Finding> {
+        let run = tempfile::tempdir().unwrap();
+        let dir = InterleavingDir::new(run.path(), 1);
+        let ended = JobEnd {
+            status: None,
+            timed_out: false,
+            stopped_by_monitor: false,
+            elapsed: std::time::Duration::ZERO,
+        };
+        let symbolizer = Symbolizer::new(std::path::Path::new("/nonexistent"), run.path());
+        let ctx = RunContext {
+            program: "./app",
+            interleaving: 3,
+            dir: &dir,
+            ended: &ended,
+            sites: Some(sites),
+            symbolizer: &symbolizer,
+            timeout_secs: 10,
+            exit_order: &[],
+        };
+        traces
+            .iter()
+            .flatten()
+            .flat_map(|t| local_check_findings(&ctx, t, traces, ""))
+            .collect()
+    }
+
+    #[test]
+    fn a_type_mismatch_points_at_the_receive_and_at_the_senders_send() {
+        let sites = table(&["MPI_Send", "MPI_Recv"]);
+        let sender = RankTrace::finalized(1, 2, vec![call(0, OpKind::Send, 1)]);
+        let mismatch = Check::TypeMismatch {
+            sender: 1,
+            send_record: 0,
+        };
+        let receiver = RankTrace::finalized(
+            0,
+            2,
+            vec![call(0, OpKind::Recv, 2), check(1, mismatch, 2, 0)],
+        );
+        let found = findings(&sites, &[Some(receiver), Some(sender)]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert_eq!(f.kind, FindingKind::TypeMismatch);
+        assert_eq!(f.interleaving, 3);
+        assert_eq!(f.ranks, [0, 1]);
+        let lines: Vec<(i32, u32, Role)> = f
+            .locations
+            .iter()
+            .map(|l| (l.rank, l.line, l.role))
+            .collect();
+        assert_eq!(lines, [(0, 20, Role::Primary), (1, 10, Role::Secondary)]);
+    }
+
+    #[test]
+    fn a_changed_send_buffer_an_access_already_named_is_said_once() {
+        let sites = table(&["MPI_Isend", "MPI_Wait", "store"]);
+        let changed = Check::BufferReuse {
+            found: ReuseFound::Changed,
+            operation_record: 0,
+        };
+        let written = Check::BufferReuse {
+            found: ReuseFound::SendWritten,
+            operation_record: 0,
+        };
+        let alone = RankTrace::finalized(
+            0,
+            1,
+            vec![
+                call(0, OpKind::Isend, 1),
+                call(1, OpKind::Wait, 2),
+                check(2, changed, 2, 1),
+            ],
+        );
+        let found = findings(&sites, &[Some(alone.clone())]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].message.contains("`MPI_Isend`"),
+            "{}",
+            found[0].message
+        );
+        assert_eq!(found[0].locations[1].line, 10, "the send's start");
+
+        let mut both = alone;
+        both.ops.insert(2, check(2, written, 3, u64::MAX));
+        both.ops[3].index = 3;
+        let found = findings(&sites, &[Some(both)]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].message.contains("wrote to"),
+            "{}",
+            found[0].message
+        );
+    }
+
+    #[test]
+    fn a_collective_mismatch_is_one_finding_naming_every_ranks_call() {
+        let sites = table(&["MPI_Bcast", "MPI_Reduce"]);
+        let side = |rank: i32, kind: OpKind, site: u32| {
+            let mismatch = Check::CollectiveMismatch {
+                number: 4,
+                comm: 7,
+                kind: kind as u16,
+            };
+            RankTrace::finalized(
+                rank,
+                2,
+                vec![call(0, kind, site), check(1, mismatch, site, 0)],
+            )
+        };
+        let traces = [
+            Some(side(0, OpKind::Bcast, 1)),
+            Some(side(1, OpKind::Reduce, 2)),
+        ];
+        let found = findings(&sites, &traces);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert_eq!(f.kind, FindingKind::CollectiveMismatch);
+        assert_eq!(f.ranks, [0, 1]);
+        assert!(
+            f.message
+                .contains("rank 0 `MPI_Bcast`, rank 1 `MPI_Reduce`"),
+            "{}",
+            f.message
+        );
+        assert!(f.locations[0].label.contains("collective number 5"));
+    }
+
+    #[test]
+    fn an_overflow_of_a_static_room_names_the_object() {
+        use mbh_trace::static_report::{BufferAccess, BufferRoom, StaticReport};
+        let mut sites = table(&["MPI_Recv"]);
+        sites.analysis = Some(StaticReport {
+            buffer_rooms: vec![BufferRoom {
+                site: 1,
+                access: BufferAccess::Write,
+                object: "halo".into(),
+                bytes: 40,
+                declared: None,
+            }],
+            ..StaticReport::default()
+        });
+        let overflow = Check::BufferOverflow {
+            access: BufferAccess::Write,
+            from_room: true,
+            object_bytes: 40,
+            count: 20,
+            covered_bytes: 80,
+        };
+        let trace = RankTrace::finalized(0, 1, vec![check(0, overflow, 1, u64::MAX)]);
+        let found = findings(&sites, &[Some(trace)]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].message,
+            "`MPI_Recv` receive buffer on rank 0: `halo` holds 40 bytes but 20 elements of the datatype need 80"
+        );
+    }
 }

@@ -229,15 +229,15 @@ pub(crate) fn rank_finding(
 /// Whether the rank's abort with `code` is the runtime applying
 /// `MPI_ERRORS_ARE_FATAL` after recording an MPI error with that code.
 pub(crate) fn aborted_by_mpi_error(trace: &RankTrace, code: i32) -> bool {
-    use mbh_trace::op::LocalCheck;
-    trace.ops.iter().any(|op| {
-        op.kind == mbh_trace::OpKind::LocalCheck
-            && matches!(
-                LocalCheck::from_code(op.count),
-                Some(LocalCheck::MpiError | LocalCheck::InvalidArgument)
-            )
-            && op.tag == code
-    })
+    use mbh_trace::check::Check;
+    trace
+        .ops
+        .iter()
+        .filter_map(Check::decode)
+        .any(|record| match record.check {
+            Check::MpiError { code: c, .. } | Check::InvalidArgument { code: c, .. } => c == code,
+            _ => false,
+        })
 }
 
 /// `SIGABRT`: a failed `assert` (glibc prints where) or a plain `abort()`.

@@ -9,24 +9,27 @@
 //! completion: [`superseded`] says when that record adds nothing.
 
 use crate::place::site_location;
-use mbh_trace::op::{LocalCheck, ReuseFound};
-use mbh_trace::rank_trace::Op;
+use mbh_trace::check::{Check, CheckRecord};
+use mbh_trace::op::ReuseFound;
 use mbh_trace::{Finding, FindingKind, RankTrace, Role, Severity, SiteTable};
 
-/// The finding of access record `record` of `trace` (run `interleaving`).
+/// The finding of a buffer access of `trace`'s rank (run `interleaving`)
+/// at site `access`, `found` during the operation whose record is
+/// `operation_record` ([`Check::BufferReuse`]).
 pub fn access_finding(
     sites: Option<&SiteTable>,
     trace: &RankTrace,
-    record: &Op,
+    access: u32,
+    found: ReuseFound,
+    operation_record: u64,
     interleaving: u32,
 ) -> Finding {
     let rank = trace.rank;
     let site_of = |id: u32| sites.and_then(|s| s.get(id));
-    let found = ReuseFound::from_code(record.tag);
-    let start = trace
-        .ops
-        .get(record.aux as usize)
-        .filter(|op| op.index == record.aux);
+    let start = usize::try_from(operation_record)
+        .ok()
+        .and_then(|at| trace.ops.get(at))
+        .filter(|op| op.index == operation_record);
     let call = start.map_or("the nonblocking call".to_string(), |op| {
         let name = site_of(op.site).map_or(op.kind.mpi_name(), |s| s.call.as_str());
         format!("`{name}`")
@@ -43,7 +46,7 @@ pub fn access_finding(
     finding.interleaving = interleaving;
     finding.ranks = vec![rank];
     let label = format!("(2) {} here", words.participle);
-    match site_of(record.site) {
+    match site_of(access) {
         Some(site) => {
             let mut location = site_location(site, rank, Role::Primary, &label);
             // The site is an access, not an MPI call.
@@ -68,13 +71,24 @@ pub fn access_finding(
 /// Whether `record`, a packed send's [`ReuseFound::Changed`], reports a
 /// send an access record of the same trace already reported (the access
 /// names the line of the write; the completion adds nothing).
-pub fn superseded(trace: &RankTrace, record: &Op) -> bool {
-    ReuseFound::from_code(record.tag) == ReuseFound::Changed
-        && trace.ops.iter().any(|op| {
-            op.kind == mbh_trace::OpKind::LocalCheck
-                && LocalCheck::from_code(op.count) == Some(LocalCheck::BufferReuse)
-                && ReuseFound::from_code(op.tag).is_access()
-                && op.aux == record.aux
+pub fn superseded(trace: &RankTrace, record: &CheckRecord) -> bool {
+    let Check::BufferReuse {
+        found: ReuseFound::Changed,
+        operation_record: send,
+    } = record.check
+    else {
+        return false;
+    };
+    trace
+        .ops
+        .iter()
+        .filter_map(Check::decode)
+        .any(|other| match other.check {
+            Check::BufferReuse {
+                found,
+                operation_record,
+            } => found.is_access() && operation_record == send,
+            _ => false,
         })
 }
 

@@ -75,6 +75,7 @@ use crate::record::{self, REQUESTS};
 use crate::slots::Kind;
 use crate::state::fatal;
 use crate::typesig;
+use mbh_trace::check::Check;
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
@@ -1065,12 +1066,14 @@ impl Rt {
     #[cold]
     fn collective_mismatch(&mut self, check: SigCheck, comm: u64, shadow: MPI_Comm) -> ! {
         let site = check.record.map_or(check.site, checks::site_of);
-        checks::report_collective_mismatch(
+        checks::report(
+            Check::CollectiveMismatch {
+                number: i32::try_from(check.seq).unwrap_or(i32::MAX),
+                comm,
+                kind: check.kind,
+            },
             site,
             check.record.unwrap_or(u64::MAX),
-            check.kind,
-            i32::try_from(check.seq).unwrap_or(i32::MAX),
-            comm,
         );
         let name = OpKind::from_code(check.kind).map_or("a collective", |k| k.mpi_name());
         let _ = writeln!(

@@ -61,8 +61,9 @@ use crate::record;
 use crate::slots::{Kind, Slots};
 use crate::state::fatal;
 use crate::typesig::{self, Sig};
+use mbh_trace::check::Check;
 use mbh_trace::config::{Buffering, Clocks, RuntimeConfig};
-use mbh_trace::op::{flags, LocalCheck};
+use mbh_trace::op::{flags, ReuseFound};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
@@ -874,12 +875,12 @@ impl Rt {
         };
         if !same {
             checks::report(
-                LocalCheck::BufferReuse,
+                Check::BufferReuse {
+                    found: ReuseFound::Changed,
+                    operation_record: send.unwrap_or(u64::MAX),
+                },
                 checks::site_of(completer),
                 completer,
-                -1,
-                0,
-                send.unwrap_or(u64::MAX),
             );
         }
     }
@@ -964,12 +965,12 @@ impl Rt {
         if typesig::mismatch(h.signature, typesig::expected(check.0, bytes)) {
             let at = check.1.unwrap_or(u64::MAX);
             checks::report(
-                LocalCheck::TypeMismatch,
+                Check::TypeMismatch {
+                    sender: h.sender,
+                    send_record: h.op_index,
+                },
                 checks::site_of(at),
                 at,
-                h.sender,
-                0,
-                h.op_index,
             );
         }
         let event = match receive {
@@ -1233,23 +1234,22 @@ impl Rt {
             }
             let at = slot.record.unwrap_or(u64::MAX);
             checks::report(
-                LocalCheck::RequestLeak,
+                Check::RequestLeak {
+                    request: slot.request.bits(),
+                },
                 checks::site_of(at),
                 at,
-                -1,
-                0,
-                slot.request.bits(),
             );
         }
         self.report_persistent_leaks();
         for r in self.resources.live() {
             checks::report(
-                LocalCheck::ResourceLeak,
+                Check::ResourceLeak {
+                    resource: r.kind as i32,
+                    handle: r.bits,
+                },
                 r.site,
                 u64::MAX,
-                -1,
-                r.kind as i32,
-                r.bits,
             );
         }
     }

@@ -20,7 +20,7 @@ use crate::consts::{proc_null, request_null, SUCCESS};
 use crate::handle::HandleBits;
 use crate::record;
 use crate::slots::Kind;
-use mbh_trace::op::LocalCheck;
+use mbh_trace::check::Check;
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
@@ -287,12 +287,11 @@ impl Rt {
             entry.reported = true;
         }
         checks::report(
-            LocalCheck::MissingStart,
+            Check::MissingStart {
+                init_record: p.init.unwrap_or(u64::MAX),
+            },
             record::peek_site(),
             u64::MAX,
-            -1,
-            0,
-            p.init.unwrap_or(u64::MAX),
         );
     }
 
@@ -494,12 +493,9 @@ impl Rt {
         for (&bits, p) in &self.persistent {
             let at = p.init.unwrap_or(u64::MAX);
             checks::report(
-                LocalCheck::RequestLeak,
+                Check::RequestLeak { request: bits },
                 checks::site_of(at),
                 at,
-                -1,
-                0,
-                bits,
             );
         }
     }
