@@ -6,12 +6,6 @@ use std::path::PathBuf;
 /// A failure of the user's input or environment (exit status 2).
 #[derive(Debug, thiserror::Error)]
 pub enum UsageError {
-    /// The program to verify does not exist.
-    #[error("there is no executable `{0}`. Build it first, for example `mbhybrid build -o {0} app.c`, or check the path.")]
-    NoSuchProgram(PathBuf),
-    /// The program exists but cannot be executed.
-    #[error("`{0}` is not an executable file (it is a directory, or lacks execute permission). Pass the program built by `mbhybrid build`.")]
-    NotExecutable(PathBuf),
     /// The program is linked against another MPI than the one asked for.
     #[error("`{}` is linked against {linked}, but --mpi asks for {asked}: it can only run on the MPI it was linked with. Drop --mpi, or rebuild the program with `mbhybrid build --mpi {}`.", program.display(), asked.key())]
     ProgramOfOtherMpi {
@@ -30,30 +24,6 @@ pub enum UsageError {
         /// The names looked for.
         tried: String,
     },
-    /// The runtime library is missing.
-    #[error("the mbhybrid runtime library was not found at `{0}`. Build the whole workspace (`cargo build --workspace`), or pass its location with `--runtime` / `--runtime-dir`.")]
-    RuntimeMissing(PathBuf),
-    /// The run directory cannot be created or written.
-    #[error("cannot write the run directory `{path}`: {reason}. Pass a writable directory with `--run-dir DIR` (on a cluster, one on a file system every node sees).")]
-    RunDirUnwritable {
-        /// The directory.
-        path: PathBuf,
-        /// The OS error.
-        reason: String,
-    },
-    /// The launcher failed before any rank ran.
-    #[error("the launcher failed before any MPI process started (exit status {status}). It printed:\n{stderr}\nCheck that `{command}` works on its own.")]
-    LauncherFailed {
-        /// The command line.
-        command: String,
-        /// Its exit status, or a description.
-        status: String,
-        /// Its standard error.
-        stderr: String,
-    },
-    /// `replay` was given a run that does not exist.
-    #[error("there is no mbhybrid run at `{0}`. Pass the run id a finding's replay command names (run directories are under `.mbhybrid/runs/` unless `--run-dir` said otherwise).")]
-    NoSuchRun(PathBuf),
     /// `replay` was given an interleaving the run does not have.
     #[error("run `{run}` has no replayable interleaving {n} (it ran {available}). Pick one of the interleavings its report lists.")]
     NoSuchInterleaving {
@@ -75,11 +45,8 @@ pub enum UsageError {
         /// The OS error.
         reason: String,
     },
-    /// The run left nothing to judge (no rank reached `MPI_Init`, no
-    /// trace could be read).
+    /// A verification session failed (the program, the run directory, the
+    /// launcher, a run with nothing to judge).
     #[error(transparent)]
-    NoVerdict(#[from] mbh_verdict::NoVerdict),
-    /// The launcher template cannot start a job.
-    #[error(transparent)]
-    Launcher(#[from] mbh_launch::LauncherError),
+    Session(#[from] mbh_session::SessionError),
 }

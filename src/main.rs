@@ -9,11 +9,7 @@
 mod cli;
 mod commands;
 mod error;
-mod interleaving;
 mod mpi_choice;
-mod run_ahead;
-mod search_loop;
-mod session;
 mod wrapper;
 
 use clap::Parser;

@@ -13,8 +13,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use mbh_instrument::RUNTIME_LIB;
 use mbh_instrument::{MpiFamily, MpiInstall};
+use mbh_session::RuntimeLookup;
 
 use crate::error::UsageError;
 
@@ -91,6 +93,57 @@ pub fn launcher_env(family: MpiFamily) -> Vec<(String, String)> {
         .filter(|(key, _)| std::env::var_os(key).is_none())
         .map(|(key, value)| (key.to_owned(), value.to_owned()))
         .collect()
+}
+
+/// What a session needs from the MPI the program runs on.
+pub struct MpiSetup {
+    /// The launcher template (`--launcher`, else the MPI's `mpiexec`).
+    pub launcher: String,
+    /// The environment that launcher needs.
+    pub launcher_env: Vec<(String, String)>,
+    /// The runtime library built for that MPI.
+    pub runtime: RuntimeLookup,
+}
+
+/// The MPI `program` (as given, from the working directory) runs on,
+/// with the `--launcher`, `--mpi` and `--runtime` the user gave.
+pub fn setup(
+    program: &Path,
+    launcher: Option<&str>,
+    mpi: Option<MpiFamily>,
+    runtime: Option<&Path>,
+) -> Result<MpiSetup> {
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let program = mbh_session::check_program(program, &cwd)?;
+    let family = family_for_program(mpi, &program)?;
+    let launcher = match launcher {
+        Some(template) => template.to_owned(),
+        None => default_launcher(family)?,
+    };
+    let installed = crate::commands::default_runtime_dir();
+    let library = match runtime {
+        Some(runtime) => runtime.to_owned(),
+        None => mbh_instrument::runtime_dir_for(&installed, family)
+            .map(|dir| dir.join(RUNTIME_LIB))
+            .unwrap_or_else(|_| installed.join(RUNTIME_LIB)),
+    };
+    Ok(MpiSetup {
+        launcher,
+        launcher_env: launcher_env(family),
+        runtime: RuntimeLookup {
+            library,
+            links_runtime: mbh_instrument::links_runtime,
+        },
+    })
+}
+
+/// The runtime installed beside the mbhybrid executable (`replay` reads
+/// the rest from the run's manifest).
+pub fn installed_runtime() -> RuntimeLookup {
+    RuntimeLookup {
+        library: crate::commands::default_runtime_dir().join(RUNTIME_LIB),
+        links_runtime: mbh_instrument::links_runtime,
+    }
 }
 
 #[cfg(test)]

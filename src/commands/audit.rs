@@ -4,10 +4,10 @@
 //! deleting the irrelevant ones.
 
 use crate::cli::{AuditArgs, BufferingArg};
-use crate::search_loop;
-use crate::session::Session;
 use anyhow::{Context, Result};
 use mbh_fib::{Coverage, Options, SendBuffering, UnknownReason, Verdict};
+use mbh_session::search_loop;
+use mbh_session::Session;
 use mbh_trace::report::{AuditCost, BarrierVerdict};
 use mbh_trace::{FindingKind, Role};
 use mbh_verdict::place::site_location;
@@ -80,7 +80,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     // error after it, never a lost report (issue 12).
     super::verify::print_report(&report, verify.format, &session.cwd)?;
     if let Some(failure) = failure {
-        return Err(failure.context(format!(
+        return Err(anyhow::Error::new(failure).context(format!(
             "the exploration stopped after {} interleaving(s); the report above covers those",
             report.interleavings
         )));

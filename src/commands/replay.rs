@@ -5,10 +5,10 @@
 
 use crate::cli::{Format, ReplayArgs};
 use crate::error::UsageError;
-use crate::interleaving;
-use crate::session::Session;
 use anyhow::{Context, Result};
 use is_terminal::IsTerminal;
+use mbh_session::interleaving;
+use mbh_session::Session;
 use mbh_trace::config::RuntimeConfig;
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::report::{ChoicePointStats, Report};
@@ -21,7 +21,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let run_dir = locate_run(args)?;
     let progress = args.format == Format::Human && std::io::stderr().is_terminal();
-    let mut session = Session::resume(&run_dir, progress)?;
+    let mut session = Session::resume(&run_dir, progress, &crate::mpi_choice::installed_runtime())?;
     let recorded = InterleavingDir::new(&run_dir, args.interleaving);
     let text = std::fs::read_to_string(recorded.replay_config()).map_err(|_| {
         UsageError::NoSuchInterleaving {
@@ -115,13 +115,13 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
 }
 
 /// The run directory named by a run id (under the run root) or a path.
-fn locate_run(args: &ReplayArgs) -> Result<PathBuf, UsageError> {
+fn locate_run(args: &ReplayArgs) -> Result<PathBuf, mbh_session::SessionError> {
     let candidates = [args.run_dir.join(&args.run), PathBuf::from(&args.run)];
     candidates
         .into_iter()
         .find(|dir| mbh_trace::layout::RunManifest::path(dir).is_file())
         .map(|dir| dir.canonicalize().unwrap_or(dir))
-        .ok_or_else(|| UsageError::NoSuchRun(args.run_dir.join(&args.run)))
+        .ok_or_else(|| mbh_session::SessionError::NoSuchRun(args.run_dir.join(&args.run)))
 }
 
 fn count_interleavings(run_dir: &std::path::Path) -> u32 {

@@ -5,9 +5,9 @@
 //! a digest of the matches to compare runs by.
 
 use crate::cli::RunArgs;
-use crate::interleaving::{self, LaunchSpec};
-use crate::session::{Session, SessionRequest};
 use anyhow::Result;
+use mbh_session::interleaving::{self, LaunchSpec};
+use mbh_session::{Session, SessionRequest};
 use mbh_trace::config::RuntimeConfig;
 use mbh_trace::determinism::{DecisionStats, Deterministic};
 use mbh_trace::layout::InterleavingDir;
@@ -19,13 +19,19 @@ const NO_TIMEOUT: u64 = 10 * 365 * 24 * 3600;
 
 /// Runs `mbhybrid run`.
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    let mpi = crate::mpi_choice::setup(
+        &args.program,
+        args.launcher.as_deref(),
+        args.mpi.map(crate::cli::MpiArg::family),
+        args.runtime.as_deref(),
+    )?;
     let session = Session::prepare(&SessionRequest {
         program: &args.program,
         args: &args.args,
         np: args.np,
-        launcher: args.launcher.as_deref(),
-        mpi: args.mpi.map(crate::cli::MpiArg::family),
-        runtime: args.runtime.as_deref(),
+        launcher: &mpi.launcher,
+        launcher_env: mpi.launcher_env,
+        runtime: &mpi.runtime,
         run_root: &args.run_dir,
         timeout: args.timeout.unwrap_or(NO_TIMEOUT),
         progress: false,

@@ -1,10 +1,10 @@
 //! `mbhybrid verify`: explore the program's wildcard outcomes and report.
 
 use crate::cli::{BufferingArg, ClocksArg, Format, LoopAbstractionArg, SearchArg, VerifyArgs};
-use crate::search_loop::{self, Exploration, Settings};
-use crate::session::{Session, SessionRequest};
 use anyhow::Result;
 use is_terminal::IsTerminal;
+use mbh_session::search_loop::{self, Exploration, Settings};
+use mbh_session::{Session, SessionRequest};
 use mbh_trace::config::{Buffering, Clocks};
 use mbh_trace::report::Report;
 use std::path::Path;
@@ -25,7 +25,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     // `--html` path) is an error after it, never a lost report (issue 12).
     print_report(&report, args.format, &session.cwd)?;
     if let Some(failure) = failure {
-        return Err(failure.context(format!(
+        return Err(anyhow::Error::new(failure).context(format!(
             "the exploration stopped after {} interleaving(s); the report above covers those",
             report.interleavings
         )));
@@ -80,17 +80,23 @@ pub fn tool_stop_exit(tool_stops: &[String]) -> Option<ExitCode> {
 
 /// The session of a `verify`-like command (`audit-barriers` shares it).
 pub fn prepare(args: &VerifyArgs) -> Result<Session> {
-    Session::prepare(&SessionRequest {
+    let mpi = crate::mpi_choice::setup(
+        &args.program,
+        args.launcher.as_deref(),
+        args.mpi.map(crate::cli::MpiArg::family),
+        args.runtime.as_deref(),
+    )?;
+    Ok(Session::prepare(&SessionRequest {
         program: &args.program,
         args: &args.args,
         np: args.np,
-        launcher: args.launcher.as_deref(),
-        mpi: args.mpi.map(crate::cli::MpiArg::family),
-        runtime: args.runtime.as_deref(),
+        launcher: &mpi.launcher,
+        launcher_env: mpi.launcher_env,
+        runtime: &mpi.runtime,
         run_root: &args.run_dir,
         timeout: args.timeout,
         progress: args.format == Format::Human && std::io::stderr().is_terminal(),
-    })
+    })?)
 }
 
 /// The exploration settings the options ask for.

@@ -119,6 +119,7 @@ pub fn mbhybrid() -> PathBuf {
                 "diagnostics/src",
                 "verdict/src",
                 "launch/src",
+                "session/src",
             ];
             let runtime_sources: &[&str] = &["runtime/src", "trace/src"];
             for (artefact, sources) in [(&bin, bin_sources), (&runtime, runtime_sources)] {

@@ -3,8 +3,7 @@
 //! `verify` prepares a session from the command line; `replay` from the
 //! manifest a `verify` wrote.
 
-use crate::error::UsageError;
-use anyhow::{Context, Result};
+use crate::error::{Result, SessionError};
 use mbh_launch::Launcher;
 use mbh_trace::layout::RunManifest;
 use mbh_trace::SiteTable;
@@ -52,12 +51,14 @@ pub struct SessionRequest<'a> {
     pub args: &'a [String],
     /// Number of processes.
     pub np: u32,
-    /// Launcher template (`None`: the MPI's `mpiexec`).
-    pub launcher: Option<&'a str>,
-    /// `--mpi`.
-    pub mpi: Option<mbh_instrument::MpiFamily>,
-    /// `--runtime`.
-    pub runtime: Option<&'a Path>,
+    /// Launcher template, `{np}` still in it (the binary chose the MPI's
+    /// `mpiexec` when the user named none).
+    pub launcher: &'a str,
+    /// Environment the launcher of the program's MPI needs.
+    pub launcher_env: Vec<(String, String)>,
+    /// The runtime library to preload, and how to tell whether a program
+    /// links it.
+    pub runtime: &'a RuntimeLookup,
     /// The run root (`--run-dir`).
     pub run_root: &'a Path,
     /// `--timeout`, seconds.
@@ -66,35 +67,32 @@ pub struct SessionRequest<'a> {
     pub progress: bool,
 }
 
+/// Where the runtime library is, for programs not built by mbhybrid, and
+/// how to tell the ones that were. The binary knows both: where it is
+/// installed, and how to read an executable's libraries (`mbh-instrument`).
+#[derive(Debug, Clone)]
+pub struct RuntimeLookup {
+    /// The runtime library to preload.
+    pub library: PathBuf,
+    /// Whether the executable at a path links the runtime (a program
+    /// built by `mbhybrid build` or the compiler drivers).
+    pub links_runtime: fn(&Path) -> bool,
+}
+
 impl Session {
     /// Checks the request and creates the run directory with its manifest.
     pub fn prepare(request: &SessionRequest<'_>) -> Result<Session> {
-        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        let cwd = std::env::current_dir().map_err(SessionError::WorkingDir)?;
         let program = check_program(request.program, &cwd)?;
-        let family = crate::mpi_choice::family_for_program(request.mpi, &program)?;
-        let template = match request.launcher {
-            Some(template) => template.to_owned(),
-            None => crate::mpi_choice::default_launcher(family)?,
-        };
-        let launcher =
-            Launcher::new(&template, request.np)?.with_env(crate::mpi_choice::launcher_env(family));
+        let template = request.launcher.to_owned();
+        let launcher = Launcher::new(&template, request.np)?.with_env(request.launcher_env.clone());
         let mut warnings = Vec::new();
-        let runtime = match request.runtime {
-            Some(runtime) => runtime.to_owned(),
-            None => {
-                mbh_instrument::runtime_dir_for(&crate::commands::default_runtime_dir(), family)
-                    .map(|dir| dir.join(mbh_instrument::RUNTIME_LIB))
-                    .unwrap_or_else(|_| {
-                        crate::commands::default_runtime_dir().join(mbh_instrument::RUNTIME_LIB)
-                    })
-            }
-        };
         let (sites, preload) =
-            sites_and_preload(&program, request.program, Some(&runtime), &mut warnings)?;
+            sites_and_preload(&program, request.program, request.runtime, &mut warnings)?;
 
         let run_id = new_run_id();
         let run_dir = request.run_root.join(&run_id);
-        std::fs::create_dir_all(&run_dir).map_err(|e| UsageError::RunDirUnwritable {
+        std::fs::create_dir_all(&run_dir).map_err(|e| SessionError::RunDirUnwritable {
             path: request.run_root.to_owned(),
             reason: e.to_string(),
         })?;
@@ -110,13 +108,15 @@ impl Session {
             preload: preload.clone(),
             timeout: request.timeout,
         };
-        std::fs::write(
-            RunManifest::path(&run_dir),
-            serde_json::to_string_pretty(&manifest)?,
-        )
-        .map_err(|e| UsageError::RunDirUnwritable {
-            path: run_dir.clone(),
-            reason: e.to_string(),
+        let text = serde_json::to_string_pretty(&manifest).map_err(|e| SessionError::Write {
+            path: RunManifest::path(&run_dir),
+            source: std::io::Error::other(e),
+        })?;
+        std::fs::write(RunManifest::path(&run_dir), text).map_err(|e| {
+            SessionError::RunDirUnwritable {
+                path: run_dir.clone(),
+                reason: e.to_string(),
+            }
         })?;
         let symbolizer = Symbolizer::new(&program, &cwd);
         if preload.is_some() && !symbolizer.has_debug_info() {
@@ -144,21 +144,20 @@ impl Session {
     }
 
     /// The session of an earlier run, from its manifest (for `replay`).
-    pub fn resume(run_dir: &Path, progress: bool) -> Result<Session> {
+    pub fn resume(run_dir: &Path, progress: bool, runtime: &RuntimeLookup) -> Result<Session> {
         let manifest_path = RunManifest::path(run_dir);
         let text = std::fs::read_to_string(&manifest_path)
-            .map_err(|_| UsageError::NoSuchRun(run_dir.to_owned()))?;
-        let manifest: RunManifest = serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not an mbhybrid run manifest",
-                manifest_path.display()
-            )
-        })?;
+            .map_err(|_| SessionError::NoSuchRun(run_dir.to_owned()))?;
+        let manifest: RunManifest =
+            serde_json::from_str(&text).map_err(|source| SessionError::BadManifest {
+                path: manifest_path.clone(),
+                source,
+            })?;
         let program = check_program(&manifest.program, &manifest.cwd)?;
         let launcher =
             Launcher::new(&manifest.launcher, manifest.np)?.with_env(manifest.launcher_env);
         let mut warnings = Vec::new();
-        let (sites, _) = sites_and_preload(&program, &manifest.program, None, &mut warnings)?;
+        let (sites, _) = sites_and_preload(&program, &manifest.program, runtime, &mut warnings)?;
         Ok(Session {
             symbolizer: Symbolizer::new(&program, &manifest.cwd),
             cwd: manifest.cwd.clone(),
@@ -271,11 +270,11 @@ impl Session {
 fn sites_and_preload(
     program: &Path,
     given: &Path,
-    runtime: Option<&Path>,
+    runtime: &RuntimeLookup,
     warnings: &mut Vec<String>,
 ) -> Result<(Option<SiteTable>, Option<PathBuf>)> {
     let site_path = SiteTable::path_for(program);
-    let stale = site_path.exists() && !mbh_instrument::links_runtime(program);
+    let stale = site_path.exists() && !(runtime.links_runtime)(program);
     if stale {
         // `make clean` removes objects and executables, not our sidecar:
         // the table of an earlier mbhybrid build beside a plain one.
@@ -290,11 +289,9 @@ fn sites_and_preload(
             Err(e) => warnings.push(format!("{e}; reports will lack MPI call sites")),
         }
     }
-    let runtime = runtime.map(Path::to_owned).unwrap_or_else(|| {
-        crate::commands::default_runtime_dir().join(mbh_instrument::RUNTIME_LIB)
-    });
+    let runtime = runtime.library.clone();
     if !runtime.is_file() {
-        return Err(UsageError::RuntimeMissing(runtime).into());
+        return Err(SessionError::RuntimeMissing(runtime));
     }
     warnings.push(format!(
         "`{}` was not built by `mbhybrid build` (no {}); the runtime is preloaded, locations come from debug information only, and a buffer used before its `MPI_Wait` is found only for small sends",
@@ -305,17 +302,17 @@ fn sites_and_preload(
 }
 
 /// The program as an absolute path, after checking it can be run.
-pub fn check_program(program: &Path, cwd: &Path) -> Result<PathBuf, UsageError> {
+pub fn check_program(program: &Path, cwd: &Path) -> Result<PathBuf> {
     let path = if program.is_absolute() {
         program.to_owned()
     } else {
         cwd.join(program)
     };
     let meta =
-        std::fs::metadata(&path).map_err(|_| UsageError::NoSuchProgram(program.to_owned()))?;
+        std::fs::metadata(&path).map_err(|_| SessionError::NoSuchProgram(program.to_owned()))?;
     use std::os::unix::fs::PermissionsExt;
     if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
-        return Err(UsageError::NotExecutable(program.to_owned()));
+        return Err(SessionError::NotExecutable(program.to_owned()));
     }
     Ok(path.canonicalize().unwrap_or(path))
 }
@@ -366,16 +363,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(
             check_program(Path::new("nope"), dir.path()),
-            Err(UsageError::NoSuchProgram(_))
+            Err(SessionError::NoSuchProgram(_))
         ));
         std::fs::write(dir.path().join("data"), "x").unwrap();
         assert!(matches!(
             check_program(Path::new("data"), dir.path()),
-            Err(UsageError::NotExecutable(_))
+            Err(SessionError::NotExecutable(_))
         ));
         assert!(matches!(
             check_program(Path::new("."), dir.path()),
-            Err(UsageError::NotExecutable(_))
+            Err(SessionError::NotExecutable(_))
         ));
     }
 }

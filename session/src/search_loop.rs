@@ -4,10 +4,10 @@
 //! budget is spent. Findings are deduplicated across interleavings by kind
 //! and sites, each keeping the first interleaving that showed it.
 
+use crate::error::{Result, SessionError};
 use crate::interleaving::{self, LaunchSpec};
 use crate::run_ahead::RunAhead;
 use crate::session::Session;
-use anyhow::Result;
 use mbh_bounding::RunEnd;
 use mbh_trace::config::{Buffering, Clocks, Guidance, RuntimeConfig};
 use mbh_trace::determinism::Deterministic;
@@ -52,7 +52,7 @@ pub struct Exploration {
     pub incomplete_because: Option<String>,
     /// The error that stopped the exploration after some interleavings
     /// ran: reported as an error after the report of what ran.
-    pub failure: Option<anyhow::Error>,
+    pub failure: Option<SessionError>,
     /// Choice point counts.
     pub stats: ChoicePointStats,
     /// Findings, deduplicated, in order of discovery.

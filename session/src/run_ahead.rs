@@ -26,8 +26,8 @@
 //! the cores: every run is slower, a `--timeout` may need raising, and
 //! nothing is gained (BENCHMARKS.md, "verify --jobs").
 
+use crate::error::{Result, SessionError};
 use crate::interleaving::{self, LaunchSpec, Launched};
-use anyhow::Result;
 use mbh_trace::config::{Guidance, RuntimeConfig};
 use mbh_trace::layout::InterleavingDir;
 use std::path::PathBuf;
@@ -184,7 +184,5 @@ impl Drop for RunAhead {
 }
 
 fn joined(handle: JoinHandle<Result<Launched>>) -> Result<Launched> {
-    handle
-        .join()
-        .unwrap_or_else(|_| Err(anyhow::anyhow!("a job launched ahead panicked")))
+    handle.join().unwrap_or(Err(SessionError::RunAheadPanicked))
 }

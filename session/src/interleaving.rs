@@ -2,9 +2,8 @@
 //! deadlock monitor watching, read what the ranks recorded, and keep what a
 //! later `replay` needs.
 
-use crate::error::UsageError;
+use crate::error::{Result, SessionError};
 use crate::session::Session;
-use anyhow::{Context, Result};
 use mbh_launch::hang_monitor::DeadlockMonitor;
 use mbh_launch::Job;
 use mbh_trace::config::{ForcedMatch, Guidance, RoomAtCall, RuntimeConfig};
@@ -106,12 +105,10 @@ impl Launched {
     /// Moves its directory to `dir` (a run launched ahead gets its number
     /// when the search takes it). Nothing of the job holds the old path.
     pub fn move_to(&mut self, dir: InterleavingDir) -> Result<()> {
-        std::fs::rename(&self.dir.path, &dir.path).with_context(|| {
-            format!(
-                "cannot move {} to {}",
-                self.dir.path.display(),
-                dir.path.display()
-            )
+        std::fs::rename(&self.dir.path, &dir.path).map_err(|source| SessionError::Move {
+            from: self.dir.path.clone(),
+            to: dir.path.clone(),
+            source,
         })?;
         self.dir = dir;
         Ok(())
@@ -138,18 +135,23 @@ pub fn launch(
 ) -> Result<Launched> {
     config.buffer_rooms = spec.buffer_rooms.clone();
     config.watch_buffers = spec.watch_buffers;
-    std::fs::create_dir_all(&dir.path).map_err(|e| crate::error::UsageError::RunDirUnwritable {
+    std::fs::create_dir_all(&dir.path).map_err(|e| SessionError::RunDirUnwritable {
         path: dir.path.clone(),
         reason: e.to_string(),
     })?;
-    std::fs::write(dir.runtime_config(), config.to_json())
-        .with_context(|| format!("cannot write {}", dir.runtime_config().display()))?;
+    std::fs::write(dir.runtime_config(), config.to_json()).map_err(|source| {
+        SessionError::Write {
+            path: dir.runtime_config(),
+            source,
+        }
+    })?;
 
     let deaths = mbh_launch::deaths::DeathWatch::start(&dir, spec.np);
     let mut env = vec![
         (ENV_TRACE_DIR.to_string(), dir.path.display().to_string()),
         (ENV_WATCH_PID.to_string(), std::process::id().to_string()),
-        // The monitor below releases ranks that fail (src/hang_monitor.rs).
+        // The monitor below releases ranks that fail (mbh-launch's
+        // hang_monitor.rs).
         (ENV_HOLD_FAILED.to_string(), "1".to_string()),
     ];
     env.extend(deaths.env());
@@ -175,7 +177,7 @@ pub fn launch(
     let mut monitor = DeadlockMonitor::new(&dir, spec.np);
     let ended = mbh_launch::run(&job, &mut || monitor.poll());
     let exit_order = deaths.finish();
-    let ended = ended.map_err(|e| crate::error::UsageError::LauncherFailed {
+    let ended = ended.map_err(|e| SessionError::LauncherFailed {
         command: spec.launcher.command_line(&spec.program, &spec.args),
         status: e.to_string(),
         stderr: String::new(),
@@ -219,8 +221,7 @@ pub fn analyze(session: &mut Session, n: u32, launched: Launched) -> Result<Inte
         traces,
         warnings,
         monitor.confirmed(),
-    )
-    .map_err(UsageError::from)?;
+    )?;
     let deadlocked = monitor.confirmed().is_some();
     session.note_missing_debug_info(&mut analysis.findings);
     // The oracle reads every rank's trace: taken out of the analysis and
@@ -264,8 +265,12 @@ pub fn analyze(session: &mut Session, n: u32, launched: Launched) -> Result<Inte
         deterministic: None,
         ..config
     };
-    std::fs::write(dir.replay_config(), replay.to_json())
-        .with_context(|| format!("cannot write {}", dir.replay_config().display()))?;
+    std::fs::write(dir.replay_config(), replay.to_json()).map_err(|source| {
+        SessionError::Write {
+            path: dir.replay_config(),
+            source,
+        }
+    })?;
     Ok(Interleaving {
         dir,
         analysis,
