@@ -398,7 +398,7 @@ impl<P: Policy> Explorer<P> {
     /// is covered or [`Explorer::stop`] was called. The first run is free
     /// (`guidance: None`). Budgets (`--max-interleavings`,
     /// `--time-budget`) are the caller's, kept in one place for both
-    /// searches (`src/search_loop.rs`).
+    /// searches (`session/src/search_loop.rs`).
     ///
     /// Called again before [`Explorer::record_run`], it returns the same run.
     pub fn next_run(&mut self) -> Option<NextRun> {

@@ -9,7 +9,7 @@
 //! written, so the read returns only when `verify` is gone and the kernel
 //! closed its end. The rank then says so on its standard error and kills
 //! itself. The same connection tells `verify` the order in which ranks die
-//! (src/deaths.rs): the kernel closes it when this process's files close.
+//! (launch/src/deaths.rs): the kernel closes it when this process's files close.
 //!
 //! Without the socket (it could not be made or reached), the thread looks
 //! at the process [`ENV_WATCH_PID`] names in `/proc` every [`PERIOD`]

@@ -35,7 +35,7 @@ pub struct Settings {
     /// Keep the traces of interleavings that showed nothing new.
     pub keep_traces: bool,
     /// MPI jobs at once: the search's own run and up to `jobs - 1` runs it
-    /// will ask for next (src/run_ahead.rs).
+    /// will ask for next (run_ahead.rs).
     pub jobs: usize,
     /// `--deterministic`: the first run takes the matches `mbhybrid run`
     /// takes (seed 002), the same on every machine.
@@ -488,7 +488,7 @@ fn decision_notes(
 }
 
 /// A collective divergence an earlier run only warned about, confirmed by
-/// run `n` (src/divergence.rs): the first report takes the confirmation,
+/// run `n` (verdict/src/divergence.rs): the first report takes the confirmation,
 /// which a person needs more than the first sighting.
 fn confirm_divergence(findings: &mut [Finding], later: &Finding, n: u32) {
     if later.kind != mbh_trace::FindingKind::CollectiveDivergence

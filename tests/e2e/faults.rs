@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
 /// Ctrl-C's SIGINT alike) while two of its jobs hang: every job's launcher
 /// and ranks end, not only those of the last job started. Two mechanisms
 /// see to it, and this checks their sum: the signal handler kills every
-/// running job's process group (`src/launch.rs`), and each rank's runtime
+/// running job's process group (`launch/src/job.rs`), and each rank's runtime
 /// ends its process when verify is gone (the death socket closes).
 #[test]
 fn a_verify_with_jobs_stopped_by_sigterm_leaves_no_job_running() {

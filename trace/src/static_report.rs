@@ -506,7 +506,7 @@ impl StaticReport {
         // branch whose paths make different collectives (`mbh-static`'s
         // balance check, after PARCOACH), so `if (rank == 0)
         // MPI_Barrier(c); else MPI_Barrier(c);` says nothing. `verify`
-        // confirms or clears each from a run (src/divergence.rs).
+        // confirms or clears each from a run (verdict/src/divergence.rs).
         let divergent = self.divergent_collectives.iter().map(|d| {
             format!(
                 "{}:{}:{}: warning: {} [MBH0019]",

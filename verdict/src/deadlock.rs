@@ -2,7 +2,7 @@
 //! `mbh-bounding` makes (`deadlock`, `collective-mismatch`), and the
 //! `buffering-hazard` of a run that completed only because MPI buffered
 //! sends: wait-for edges and cycles turned into located diagnostics.
-//! Watching the job for the deadlock is the binary's (`src/hang_monitor.rs`).
+//! Watching the job for the deadlock is `mbh-launch`'s (`hang_monitor.rs`).
 
 use crate::place::site_location;
 use mbh_bounding::deadlock::{BlockedRank, Deadlock, PendingCollective, WaitFor};
