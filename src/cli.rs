@@ -259,16 +259,14 @@ pub enum AnalyzeFormat {
     Json,
 }
 
-/// `mbhybrid verify`.
+/// The MPI job a command launches, as `verify`, `audit-barriers` and `run`
+/// take it.
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub struct JobArgs {
     /// Number of MPI processes.
     #[arg(short = 'n', long = "np", value_name = "NP", default_value_t = 2,
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub np: u32,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
     /// Launcher command template; `{np}` is replaced by the number of
     /// processes and the program and its arguments are appended (default:
     /// the MPI's `mpiexec -n {np}`).
@@ -282,14 +280,25 @@ pub struct VerifyArgs {
     /// Where run directories (traces, outputs) go.
     #[arg(long, value_name = "DIR", default_value = mbh_trace::layout::DEFAULT_RUN_ROOT)]
     pub run_dir: PathBuf,
-    /// Seconds one run may take before it is stopped and reported as `timeout`.
-    #[arg(long, value_name = "SECS", default_value_t = 120,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub timeout: u64,
     /// The runtime library to preload for programs not built by `mbhybrid
     /// build` (default: libmbhybrid_rt.so beside the mbhybrid executable).
     #[arg(long, value_name = "FILE")]
     pub runtime: Option<PathBuf>,
+}
+
+/// `mbhybrid verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The job: processes, launcher, MPI, run directory, runtime.
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Seconds one run may take before it is stopped and reported as `timeout`.
+    #[arg(long, value_name = "SECS", default_value_t = 120,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
     /// Logical clocks for causality tracking.
     #[arg(long, value_enum, default_value_t = ClocksArg::Lamport)]
     pub clocks: ClocksArg,
@@ -351,25 +360,12 @@ pub struct VerifyArgs {
 /// `mbhybrid run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Number of MPI processes.
-    #[arg(short = 'n', long = "np", value_name = "NP", default_value_t = 2,
-          value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub np: u32,
-    /// Launcher command template, as for `verify`.
-    #[arg(long, value_name = "TEMPLATE")]
-    pub launcher: Option<String>,
-    /// The MPI to run on, as for `verify`.
-    #[arg(long, value_enum, value_name = "MPI")]
-    pub mpi: Option<MpiArg>,
-    /// Where the run directory (the ranks' traces) goes.
-    #[arg(long, value_name = "DIR", default_value = mbh_trace::layout::DEFAULT_RUN_ROOT)]
-    pub run_dir: PathBuf,
+    /// The job: processes, launcher, MPI, run directory, runtime.
+    #[command(flatten)]
+    pub job: JobArgs,
     /// Stop the job after this many seconds (default: no limit).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
-    /// The runtime library to preload, as for `verify`.
-    #[arg(long, value_name = "FILE")]
-    pub runtime: Option<PathBuf>,
     /// Milliseconds every rank a wildcard decision (or a test at its DTP)
     /// waits for must have been stalled, blocked in MPI at one logical
     /// clock, before the deadlock breaker takes the earliest message there
@@ -419,7 +415,7 @@ mod tests {
         let Command::Verify(v) = cli.command else {
             panic!("not verify")
         };
-        assert_eq!(v.np, 4);
+        assert_eq!(v.job.np, 4);
         assert_eq!(v.program, PathBuf::from("./app"));
         assert_eq!(v.args, ["--size", "64"]);
         assert_eq!(v.format, Format::Human);

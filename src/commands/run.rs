@@ -7,7 +7,6 @@
 use crate::cli::RunArgs;
 use anyhow::Result;
 use mbh_session::interleaving::{self, LaunchSpec};
-use mbh_session::{Session, SessionRequest};
 use mbh_trace::config::RuntimeConfig;
 use mbh_trace::determinism::{DecisionStats, Deterministic};
 use mbh_trace::layout::InterleavingDir;
@@ -19,23 +18,13 @@ const NO_TIMEOUT: u64 = 10 * 365 * 24 * 3600;
 
 /// Runs `mbhybrid run`.
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
-    let mpi = crate::mpi_choice::setup(
+    let session = super::prepare_session(
+        &args.job,
         &args.program,
-        args.launcher.as_deref(),
-        args.mpi.map(crate::cli::MpiArg::family),
-        args.runtime.as_deref(),
+        &args.args,
+        args.timeout.unwrap_or(NO_TIMEOUT),
+        false,
     )?;
-    let session = Session::prepare(&SessionRequest {
-        program: &args.program,
-        args: &args.args,
-        np: args.np,
-        launcher: &mpi.launcher,
-        launcher_env: mpi.launcher_env,
-        runtime: &mpi.runtime,
-        run_root: &args.run_dir,
-        timeout: args.timeout.unwrap_or(NO_TIMEOUT),
-        progress: false,
-    })?;
     let config = RuntimeConfig {
         deterministic: Some(Deterministic {
             patience_ms: args.patience,
@@ -78,7 +67,7 @@ fn exit_code(ended: &mbh_trace::report::JobEnd, args: &RunArgs) -> ExitCode {
     if ended.stopped_by_monitor {
         eprintln!(
             "mbhybrid: error: the job deadlocked (the wait-for graph confirmed it) and was stopped; `mbhybrid verify -n {} {}` shows where",
-            args.np,
+            args.job.np,
             args.program.display()
         );
         return ExitCode::from(1);

@@ -4,7 +4,7 @@ use crate::cli::{BufferingArg, ClocksArg, Format, LoopAbstractionArg, SearchArg,
 use anyhow::Result;
 use is_terminal::IsTerminal;
 use mbh_session::search_loop::{self, Exploration, Settings};
-use mbh_session::{Session, SessionRequest};
+use mbh_session::Session;
 use mbh_trace::config::{Buffering, Clocks};
 use mbh_trace::report::Report;
 use std::path::Path;
@@ -80,23 +80,13 @@ pub fn tool_stop_exit(tool_stops: &[String]) -> Option<ExitCode> {
 
 /// The session of a `verify`-like command (`audit-barriers` shares it).
 pub fn prepare(args: &VerifyArgs) -> Result<Session> {
-    let mpi = crate::mpi_choice::setup(
+    super::prepare_session(
+        &args.job,
         &args.program,
-        args.launcher.as_deref(),
-        args.mpi.map(crate::cli::MpiArg::family),
-        args.runtime.as_deref(),
-    )?;
-    Ok(Session::prepare(&SessionRequest {
-        program: &args.program,
-        args: &args.args,
-        np: args.np,
-        launcher: &mpi.launcher,
-        launcher_env: mpi.launcher_env,
-        runtime: &mpi.runtime,
-        run_root: &args.run_dir,
-        timeout: args.timeout,
-        progress: args.format == Format::Human && std::io::stderr().is_terminal(),
-    })?)
+        &args.args,
+        args.timeout,
+        args.format == Format::Human && std::io::stderr().is_terminal(),
+    )
 }
 
 /// The exploration settings the options ask for.

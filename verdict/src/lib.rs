@@ -37,6 +37,8 @@
 pub mod buffers;
 pub mod deadlock;
 pub mod divergence;
+#[cfg(test)]
+mod fixtures;
 pub mod judge;
 pub mod local_checks;
 pub mod no_verdict;

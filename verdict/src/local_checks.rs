@@ -447,28 +447,12 @@ fn collective_mismatch_finding(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::RunContext;
-    use crate::symbolize::Symbolizer;
-    use mbh_trace::layout::InterleavingDir;
     use mbh_trace::op::ReuseFound;
     use mbh_trace::rank_trace::Op;
-    use mbh_trace::report::JobEnd;
-    use mbh_trace::Site;
 
     /// Sites 1.. at lines 10, 20, ... of `app.c`, one per call.
     fn table(calls: &[&str]) -> SiteTable {
-        let mut table = SiteTable::new("app", vec!["app.c".into()]);
-        for (id, call) in (1..).zip(calls) {
-            table.sites.push(Site {
-                id,
-                function: "main".into(),
-                call: (*call).into(),
-                file: "app.c".into(),
-                line: id * 10,
-                column: 1,
-            });
-        }
-        table
+        crate::fixtures::site_table(calls, 10)
     }
 
     /// A record of `kind` at `site`, at position `index`.
@@ -494,30 +478,18 @@ mod tests {
 
     /// The findings of every rank's checks in `traces`.
     fn findings(sites: &SiteTable, traces: &[Option<RankTrace>]) -> Vec<Finding> {
-        let run = tempfile::tempdir().unwrap();
-        let dir = InterleavingDir::new(run.path(), 1);
-        let ended = JobEnd {
-            status: None,
-            timed_out: false,
-            stopped_by_monitor: false,
-            elapsed: std::time::Duration::ZERO,
-        };
-        let symbolizer = Symbolizer::new(std::path::Path::new("/nonexistent"), run.path());
-        let ctx = RunContext {
-            program: "./app",
-            interleaving: 3,
-            dir: &dir,
-            ended: &ended,
-            sites: Some(sites),
-            symbolizer: &symbolizer,
-            timeout_secs: 10,
-            exit_order: &[],
-        };
-        traces
-            .iter()
-            .flatten()
-            .flat_map(|t| local_check_findings(&ctx, t, traces, ""))
-            .collect()
+        crate::fixtures::with_run(
+            3,
+            Some(sites),
+            |_| {},
+            |ctx| {
+                traces
+                    .iter()
+                    .flatten()
+                    .flat_map(|t| local_check_findings(ctx, t, traces, ""))
+                    .collect()
+            },
+        )
     }
 
     #[test]

@@ -278,35 +278,24 @@ mod tests {
 
     #[test]
     fn traces_of_another_format_version_are_named_as_such() {
-        let run = tempfile::tempdir().unwrap();
-        let dir = InterleavingDir::new(run.path(), 1);
-        std::fs::create_dir_all(dir.trace(0).parent().unwrap()).unwrap();
-        let mut bytes = trace_bytes(1);
-        // The version word follows the 8-byte magic.
-        bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
-        std::fs::write(dir.trace(0), &bytes).unwrap();
-        let ended = JobEnd {
-            status: None,
-            timed_out: false,
-            stopped_by_monitor: false,
-            elapsed: std::time::Duration::ZERO,
-        };
-        let symbolizer = Symbolizer::new(std::path::Path::new("/nonexistent"), run.path());
-        let ctx = RunContext {
-            program: "./app",
-            interleaving: 1,
-            dir: &dir,
-            ended: &ended,
-            sites: None,
-            symbolizer: &symbolizer,
-            timeout_secs: 10,
-            exit_order: &[],
-        };
-        let (traces, warnings) = read_traces(&dir, 1);
-        let error = analyze(&ctx, traces, warnings)
-            .err()
-            .expect("an error")
-            .to_string();
+        let error = crate::fixtures::with_run(
+            1,
+            None,
+            |dir| {
+                std::fs::create_dir_all(dir.trace(0).parent().unwrap()).unwrap();
+                let mut bytes = trace_bytes(1);
+                // The version word follows the 8-byte magic.
+                bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
+                std::fs::write(dir.trace(0), &bytes).unwrap();
+            },
+            |ctx| {
+                let (traces, warnings) = read_traces(ctx.dir, 1);
+                analyze(ctx, traces, warnings)
+                    .err()
+                    .expect("an error")
+                    .to_string()
+            },
+        );
         assert!(error.contains("no rank's trace could be read"), "{error}");
         assert!(error.contains("another mbhybrid version"), "{error}");
     }

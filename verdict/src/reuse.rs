@@ -173,21 +173,10 @@ pub fn limits(sites: Option<&SiteTable>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mbh_trace::Site;
 
     fn table(calls: &[&str], access_checks: bool) -> SiteTable {
-        let mut table = SiteTable::new("app", vec!["app.c".into()]);
+        let mut table = crate::fixtures::site_table(calls, 1);
         table.access_checks = access_checks;
-        for (id, call) in (1..).zip(calls) {
-            table.sites.push(Site {
-                id,
-                function: "main".into(),
-                call: (*call).into(),
-                file: "app.c".into(),
-                line: id,
-                column: 1,
-            });
-        }
         table
     }
 
