@@ -26,6 +26,26 @@
 //! unit-tested on fixture traces without MPI. Rendering findings is
 //! `mbh-diagnostics`'s.
 //!
+//! # Following one finding
+//!
+//! A `type-mismatch`, from the record to the screen:
+//!
+//! 1. inside rank 0, the runtime sees a message whose datatype signature
+//!    differs from the receive's and appends
+//!    `mbh_trace::check::Check::TypeMismatch { sender, send_record }` through
+//!    `Check::record` (`runtime/src/engine/mod.rs`, `checks::report`);
+//! 2. after the job, [`read_traces`] reads each rank's trace, and
+//!    [`judge::judge`] asks [`outcome::analyze`], which asks
+//!    [`local_checks`] for each rank's checks: `Check::decode` gives the
+//!    check back, typed, and `local_checks` turns it into an
+//!    `mbh_trace::Finding` whose primary location is the receive's site and
+//!    whose secondary one is the sender's send (its record, in the sender's
+//!    trace);
+//! 3. the binary's search loop (`mbh-session`) gathers the findings of
+//!    every interleaving into an `mbh_trace::Report`, and
+//!    `mbh_diagnostics::human::render` (or `json`, `short`, `sarif`)
+//!    renders it.
+//!
 //! # Limitations
 //!
 //! A run's findings are only as good as its traces: a rank whose trace is
