@@ -7,7 +7,6 @@
 //! Cost when the runtime is off or has started: one relaxed load per call.
 
 use mbh_trace::layout::{BeforeInitCall, InterleavingDir, ENV_TRACE_DIR};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Calls the standard allows before `MPI_Init` (MPI-4.1 §11.2.1), and
 /// `MPI_Init` itself.
@@ -21,12 +20,9 @@ const ALLOWED: [&str; 7] = [
     "MPI_Pcontrol",
 ];
 
-/// Set once `MPI_Init` started the runtime (or a first call was noted).
-static DONE: AtomicBool = AtomicBool::new(false);
-
 /// `MPI_Init` returned: calls are no longer "before".
 pub fn initialized() {
-    DONE.store(true, Ordering::Relaxed);
+    crate::lifecycle::see_init();
 }
 
 /// A wrapped call named `name` at site `site`, while the runtime is not
@@ -34,10 +30,10 @@ pub fn initialized() {
 /// that runs under `verify`.
 #[cold]
 pub fn note(name: &str, site: u32) {
-    if DONE.load(Ordering::Relaxed) || ALLOWED.contains(&name) {
+    if crate::lifecycle::init_seen() || ALLOWED.contains(&name) {
         return;
     }
-    if DONE.swap(true, Ordering::Relaxed) {
+    if crate::lifecycle::see_init() {
         return;
     }
     let Some(dir) = std::env::var_os(ENV_TRACE_DIR).filter(|d| !d.is_empty()) else {

@@ -28,19 +28,13 @@ use mbh_trace::op::BadArgument;
 use mpi_sys::{MPI_Comm, MPI_Errhandler};
 use std::io::Write;
 use std::os::raw::{c_char, c_int};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Live handles the resource table follows; more are not checked.
 pub const RESOURCE_SLOTS: usize = 1024;
 
 /// Communicators whose program-chosen handler is not fatal, followed.
 pub const HANDLER_SLOTS: usize = 256;
-
-/// `MPI_ERRORS_RETURN` is in place on world (the runtime started).
-static REDIRECTED: AtomicBool = AtomicBool::new(false);
-
-/// `MPI_Finalize` returned.
-static FINALIZED: AtomicBool = AtomicBool::new(false);
 
 /// Index of the record the current call began (`u64::MAX`: none).
 static CALL: AtomicU64 = AtomicU64::new(u64::MAX);
@@ -49,18 +43,6 @@ static CALL: AtomicU64 = AtomicU64::new(u64::MAX);
 #[inline(always)]
 pub fn note_call(index: u64) {
     CALL.store(index, Ordering::Relaxed);
-}
-
-/// Whether `MPI_Finalize` returned.
-#[inline(always)]
-pub fn finalized() -> bool {
-    FINALIZED.load(Ordering::Relaxed)
-}
-
-/// `MPI_Finalize` returned: later calls are reported, errors are MPI's.
-pub fn set_finalized() {
-    REDIRECTED.store(false, Ordering::Relaxed);
-    FINALIZED.store(true, Ordering::Relaxed);
 }
 
 /// `MPI_ERRORS_RETURN`.
@@ -84,7 +66,7 @@ pub fn redirect_errors() {
     // SAFETY: MPI is initialised; a predefined handler.
     let rc = unsafe { mpi_sys::PMPI_Comm_set_errhandler(comm_world(), errors_return()) };
     if rc == SUCCESS {
-        REDIRECTED.store(true, Ordering::Relaxed);
+        crate::lifecycle::errors_returned();
     }
     // SAFETY: as above; an immutable C constant defined by mpi-sys's shim.
     unsafe { mpi_sys::PMPI_Comm_set_errhandler(mpi_sys::RSMPI_COMM_SELF, errors_return()) };
@@ -92,7 +74,7 @@ pub fn redirect_errors() {
 
 /// Whether errors are redirected to the runtime.
 pub fn redirected() -> bool {
-    REDIRECTED.load(Ordering::Relaxed)
+    crate::lifecycle::errors_return()
 }
 
 /// The site of record `index` (0 when unknown).

@@ -48,47 +48,47 @@
 //!   the send it matched
 //!   (`Matched`); plus the rank's standard error, and how it ended
 //!   (`MPI_Finalize`, `exit` status, fatal signal, `MPI_Abort`).
-//! * makes the local checks (`checks.rs`), each an `OpKind::LocalCheck`
-//!   record (`count` = the `LocalCheck` code):
+//! * makes the local checks (`checks.rs`), each recorded as the
+//!   [`mbh_trace::check::Check`] it found (whose rustdoc is the record's
+//!   layout; `Check::record` is the one place that writes it):
 //!   - `TypeMismatch`, on the receiver: the header carries the hash of the
 //!     sender's type signature ([`typesig`]); the receive compares it with
-//!     the prefix of its own datatype the bytes that arrived fill. `site`,
-//!     `request` = the receive's (the `Irecv`'s for a nonblocking one),
-//!     `peer` = the sender's world rank, `aux` = the sender's record.
-//!   - `RequestLeak`, at `MPI_Finalize`: each request still outstanding
-//!     (not freed), at the call that made it; `aux` = the request's bits.
-//!   - `ResourceLeak`, at `MPI_Finalize`: each communicator, committed
-//!     datatype, group or op the program made and never freed; `site` =
-//!     the making (for a datatype: committing) call's, `request` =
-//!     `u64::MAX` (those calls have no record), `tag` = 0 communicator,
-//!     1 datatype, 2 group, 3 op, `aux` = the handle's bits.
+//!     the prefix of its own datatype the bytes that arrived fill, at the
+//!     receive (the `Irecv`'s site for a nonblocking one).
+//!   - `RequestLeak` and `ResourceLeak`, at `MPI_Finalize` (or an exit
+//!     without it): each request still outstanding, at the call that made
+//!     it; each communicator, committed datatype, group or op the program
+//!     made and never freed, at the making (for a datatype: committing)
+//!     call.
 //!   - `CollectiveMismatch`: the ranks of a communicator disagree on a
-//!     collective's kind, root or datatype signature (`engine/coll.rs`);
-//!     `site`, `request` = this rank's call, `tag` = its number among the
-//!     communicator's collectives, `peer` = its kind, `aux` = the
-//!     communicator. Every rank records its side, then the job stops
-//!     (`MPI_Abort`, code 71).
-//!   - `BufferReuse` (seed 000 §2.3.6.3): `tag` 0, a packed nonblocking
-//!     send (`packed.rs`) completed by the program's `Wait`/`Test` whose
-//!     buffer no longer holds what was copied into the message; `site`,
-//!     `request` = the completing call's, `aux` = the send's record. Not
-//!     checked for freed requests (the runtime completes them when the
-//!     buffer may be gone). `tag` 1-3 (`mbh_trace::op::ReuseFound`): an
-//!     instrumented store into a pending send's buffer, or load or store
-//!     of a pending receive's (`access.rs`, `pending.rs`: the program's
-//!     `mbhybrid_check_access` calls, guarded by the exported hull of the
-//!     pending buffers, `mbhybrid_pending_lo`..`mbhybrid_pending_hi`); `site` = the access's, from the check's return
-//!     address, `aux` = the record of the call that started the operation.
-//!   - `AfterFinalize`: any export called after `MPI_Finalize` returned,
-//!     with its site; the call then goes to MPI.
-//!   - `MpiError`: an export returned an error code (`tag`; `request` =
-//!     the call's record, `u64::MAX` if none; `aux` = the communicator).
+//!     collective's kind, root or datatype signature (`engine/coll.rs`).
+//!     Every rank records its side, then the job stops (`MPI_Abort`, code
+//!     71).
+//!   - `BufferReuse` (seed 000 §2.3.6.3): a packed nonblocking send
+//!     (`packed.rs`) completed by the program's `Wait`/`Test` whose buffer
+//!     no longer holds what was copied into the message (not checked for
+//!     freed requests: the runtime completes them when the buffer may be
+//!     gone); or an instrumented store into a pending send's buffer, or
+//!     load or store of a pending receive's (`access.rs`, `pending.rs`:
+//!     the program's `mbhybrid_check_access` calls, guarded by the exported
+//!     hull of the pending buffers, `mbhybrid_pending_lo`..`mbhybrid_pending_hi`).
+//!   - `BufferOverflow` (`buffer_check.rs`): a call's count reaches past
+//!     its buffer's heap block or statically known object.
+//!   - `MissingStart`: a wait on a persistent request never started.
+//!   - `AfterFinalize`: any export called after `MPI_Finalize` returned;
+//!     the call then goes to MPI.
+//!   - `MpiError` and `InvalidArgument`: an export returned an error code.
 //!     The runtime sets `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` at start
 //!     and remembers the handler the program sets; under the default
 //!     `MPI_ERRORS_ARE_FATAL` it prints `Fatal error in MPI_Xxx: <MPI's
 //!     message>`, records the end as an abort with the code, and aborts
 //!     the job (`PMPI_Abort(MPI_COMM_WORLD, code)`); otherwise the code
 //!     goes back to the program.
+//!
+//! Where the process is in its MPI life (before `MPI_Init`, started,
+//! tracing, the protocol running, errors redirected, finalized) is one
+//! word, `lifecycle.rs`, the runtime's init state machine; the one engine
+//! state (`engine::Rt`) behind its reentrancy guard is `state.rs`'s.
 //!
 //! [`mbhybrid_site`] is the word the instrumented program stores each call
 //! site's id into before the call. A call the program did not label (a
@@ -255,6 +255,7 @@ mod engine;
 mod fault;
 mod handle;
 mod heap;
+mod lifecycle;
 pub mod llcp;
 pub mod logical;
 pub mod packed;
@@ -357,7 +358,7 @@ macro_rules! exports {
                 pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
                     state::boundary(stringify!($name), || {
                         callsite::label(stringify!($name));
-                        if checks::finalized() {
+                        if lifecycle::finalized() {
                             checks::after_finalize();
                         }
                         let site = checks::before_call();

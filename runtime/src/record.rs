@@ -23,7 +23,7 @@ use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype};
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Entries of the outstanding-request table (three quarters usable).
 pub const REQUEST_SLOTS: usize = 16384;
@@ -34,18 +34,17 @@ pub static TRACE: TraceFile = TraceFile::new();
 /// Outstanding nonblocking requests: handle bits -> slot id.
 pub static REQUESTS: RequestTable<REQUEST_SLOTS> = RequestTable::new();
 
-/// True between a successful start of tracing and a recording panic.
-static RECORDING: AtomicBool = AtomicBool::new(false);
-
-/// Whether wrappers record (false outside `mbhybrid verify`).
+/// Whether wrappers record (false outside `mbhybrid verify`; true
+/// between a successful start of tracing and a recording panic:
+/// [`crate::lifecycle`]).
 #[inline(always)]
 pub fn recording() -> bool {
-    RECORDING.load(Ordering::Relaxed)
+    crate::lifecycle::tracing()
 }
 
 /// Turns recording on (after the trace file exists).
 pub fn enable() {
-    RECORDING.store(true, Ordering::Release);
+    crate::lifecycle::start_tracing();
 }
 
 /// The call site id the instrumented program stored before this call (or
@@ -75,7 +74,7 @@ pub fn guard<R>(f: impl FnOnce() -> Option<R>) -> Option<R> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(_) => {
-            RECORDING.store(false, Ordering::Relaxed);
+            crate::lifecycle::stop_tracing();
             None
         }
     }

@@ -28,18 +28,15 @@ use std::os::fd::AsRawFd;
 use std::os::raw::c_int;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Records a trace file has room for before it first grows (1 MiB).
 pub const INITIAL_RECORDS: u64 = 16384;
-
-static STARTED: AtomicBool = AtomicBool::new(false);
 
 /// Whether `MPI_Init` decided whether to trace (so before it, calls are
 /// labelled for the record `MPI_Init` writes; see `callsite::label`).
 #[inline(always)]
 pub fn started() -> bool {
-    STARTED.load(Ordering::Relaxed)
+    crate::lifecycle::started()
 }
 
 /// After a successful `MPI_Init` (`kind` `Init`) or `MPI_Init_thread`
@@ -49,7 +46,7 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
     if rc == SUCCESS {
         crate::before_init::initialized();
     }
-    if rc != SUCCESS || STARTED.swap(true, Ordering::AcqRel) {
+    if rc != SUCCESS || crate::lifecycle::start() {
         return;
     }
     crate::watchdog::start();

@@ -22,14 +22,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// call, a bug in the tool, a malformed configuration.
 pub const TOOL_EXIT: c_int = 70;
 
-/// True while the protocol runs (between `MPI_Init` and `MPI_Finalize`,
-/// when every rank has `MBHYBRID_TRACE_DIR`).
-static ACTIVE: AtomicBool = AtomicBool::new(false);
-
-/// Whether wrappers piggyback (false: they only forward).
+/// Whether wrappers piggyback (false: they only forward): the protocol
+/// runs between `MPI_Init` and `MPI_Finalize`, when every rank has
+/// `MBHYBRID_TRACE_DIR` ([`crate::lifecycle`]).
 #[inline(always)]
 pub fn active() -> bool {
-    ACTIVE.load(Ordering::Relaxed)
+    crate::lifecycle::protocol()
 }
 
 struct Cell {
@@ -49,12 +47,12 @@ static RT: Cell = Cell {
 /// Installs the state and turns the protocol on (from `MPI_Init`).
 pub fn install(rt: Rt) {
     with_cell(|slot| *slot = Some(rt));
-    ACTIVE.store(true, Ordering::Release);
+    crate::lifecycle::start_protocol();
 }
 
 /// Turns the protocol off (in `MPI_Finalize`); the state stays.
 pub fn deactivate() {
-    ACTIVE.store(false, Ordering::Release);
+    crate::lifecycle::stop_protocol();
 }
 
 struct Release;

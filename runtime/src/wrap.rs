@@ -94,7 +94,7 @@ pub(crate) unsafe fn finalize() -> c_int {
     // SAFETY: as for MPI_Finalize.
     let rc = state::with(|rt| unsafe { rt.finalize() });
     if rc == SUCCESS {
-        checks::set_finalized();
+        crate::lifecycle::finalize();
         record::guard(|| {
             TRACE.writer()?.set_state(RankState::Finalized);
             Some(())
