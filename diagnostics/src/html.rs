@@ -740,28 +740,116 @@ fn box_label(call: &TimelineCall, chars: usize) -> String {
     String::new()
 }
 
+/// The space-time diagram of `timeline` (interleaving `interleaving`) as
+/// an SVG figure with its legend: lanes, then messages under the calls so
+/// boxes stay readable, then calls. Nothing for a timeline of no ranks.
 fn diagram(out: &mut String, timeline: &Timeline, interleaving: u32) {
     let nranks = timeline.ranks.len();
     if nranks == 0 {
         return;
     }
-    let columns = layout(timeline);
-    let ncolumns = columns.iter().flatten().max().map_or(0, |&c| c + 1);
-    let first = ncolumns.saturating_sub(MAX_COLUMNS);
-    let shown = (ncolumns - first).max(1);
+    let geometry = Geometry::new(timeline);
+    svg_start(out, &geometry, interleaving, nranks);
+    lanes(out, &geometry, nranks);
+    // Messages under the calls, so boxes stay readable.
+    messages(out, &geometry, timeline);
+    calls(out, &geometry, timeline);
+    out.push_str("</svg>\n</div>\n<figcaption>\n");
+    caption(out, interleaving, geometry.first);
+}
 
-    let lane = (480.0 / nranks as f64).clamp(12.0, 44.0);
-    let column = ((DIAGRAM_WIDTH - LABEL_WIDTH - 24.0) / shown as f64).clamp(22.0, 150.0);
-    let width = LABEL_WIDTH + column * shown as f64 + 24.0;
-    let height = lane * nranks as f64 + 4.0;
-    // Boxes leave room between lanes and, for the arrows, between columns.
-    let box_h = lane - (lane * 0.14).max(2.0);
-    let box_w = (column * 0.72).max(14.0);
-    let font = (box_h - 2.0).clamp(0.0, 11.0);
-    let rank_font = (lane - 3.0).clamp(8.0, 12.0);
-    let x_of = |col: usize| LABEL_WIDTH + (col - first) as f64 * column + (column - box_w) / 2.0;
-    let y_of = |rank: usize| 2.0 + rank as f64 * lane + (lane - box_h) / 2.0;
+/// Where a diagram's parts go, in SVG pixels: lanes share about 480 px
+/// (12 to 44 each), columns the diagram's width (22 to 150 each), and
+/// only the last [`MAX_COLUMNS`] columns are shown.
+#[derive(Debug)]
+struct Geometry {
+    /// Each call's column, per rank ([`layout`]).
+    columns: Vec<Vec<usize>>,
+    /// The first column shown.
+    first: usize,
+    /// The height of a rank's lane.
+    lane: f64,
+    /// The width of a column.
+    column: f64,
+    /// The whole drawing's width.
+    width: f64,
+    /// The whole drawing's height.
+    height: f64,
+    /// The height of a call's box.
+    box_h: f64,
+    /// The width of a call's box.
+    box_w: f64,
+    /// The size of the labels in boxes.
+    font: f64,
+    /// The size of the rank names.
+    rank_font: f64,
+}
 
+impl Geometry {
+    /// The layout of `timeline` (at least one rank) and the sizes it
+    /// needs.
+    fn new(timeline: &Timeline) -> Self {
+        let nranks = timeline.ranks.len();
+        let columns = layout(timeline);
+        let ncolumns = columns.iter().flatten().max().map_or(0, |&c| c + 1);
+        let first = ncolumns.saturating_sub(MAX_COLUMNS);
+        let shown = (ncolumns - first).max(1);
+
+        let lane = (480.0 / nranks as f64).clamp(12.0, 44.0);
+        let column = ((DIAGRAM_WIDTH - LABEL_WIDTH - 24.0) / shown as f64).clamp(22.0, 150.0);
+        let width = LABEL_WIDTH + column * shown as f64 + 24.0;
+        let height = lane * nranks as f64 + 4.0;
+        // Boxes leave room between lanes and, for the arrows, between columns.
+        let box_h = lane - (lane * 0.14).max(2.0);
+        let box_w = (column * 0.72).max(14.0);
+        let font = (box_h - 2.0).clamp(0.0, 11.0);
+        let rank_font = (lane - 3.0).clamp(8.0, 12.0);
+        Geometry {
+            columns,
+            first,
+            lane,
+            column,
+            width,
+            height,
+            box_h,
+            box_w,
+            font,
+            rank_font,
+        }
+    }
+
+    /// The left edge of a box in column `col` (shown).
+    fn x_of(&self, col: usize) -> f64 {
+        LABEL_WIDTH + (col - self.first) as f64 * self.column + (self.column - self.box_w) / 2.0
+    }
+
+    /// The top edge of a box on `rank`.
+    fn y_of(&self, rank: usize) -> f64 {
+        2.0 + rank as f64 * self.lane + (self.lane - self.box_h) / 2.0
+    }
+
+    /// `c` names a call of the timeline.
+    fn exists(&self, c: CallRef) -> bool {
+        c.rank < self.columns.len() && c.call < self.columns[c.rank].len()
+    }
+
+    /// `c` names a call of the timeline that is drawn.
+    fn shown(&self, c: CallRef) -> bool {
+        self.exists(c) && self.columns[c.rank][c.call] >= self.first
+    }
+
+    /// How many characters of a label fit in a box.
+    fn label_chars(&self) -> usize {
+        ((self.box_w - 4.0) / (self.font * 0.6).max(1.0))
+            .floor()
+            .max(0.0) as usize
+    }
+}
+
+/// Opens the figure and its SVG (sized by `geometry`, labelled for screen
+/// readers) and defines the arrow heads of the four kinds of message line.
+fn svg_start(out: &mut String, geometry: &Geometry, interleaving: u32, nranks: usize) {
+    let (width, height) = (geometry.width, geometry.height);
     let _ = writeln!(
         out,
         "<figure class=\"diagram\">\n<div class=\"scroll\">\n<svg class=\"timeline\" role=\"img\" aria-label=\"space-time diagram of interleaving {interleaving}: {nranks} ranks\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">",
@@ -778,8 +866,12 @@ fn diagram(out: &mut String, timeline: &Timeline, interleaving: u32) {
          <marker id=\"arrow-lost\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c62828\"/></marker>\
          </defs>\n",
     );
+}
 
-    // Lanes.
+/// One lane per rank, the full width, alternating colours so that lanes
+/// are told apart, named on the left.
+fn lanes(out: &mut String, geometry: &Geometry, nranks: usize) {
+    let (lane, rank_font) = (geometry.lane, geometry.rank_font);
     for rank in 0..nranks {
         let fill = if rank % 2 == 0 {
             colour::LANE_EVEN
@@ -791,32 +883,35 @@ fn diagram(out: &mut String, timeline: &Timeline, interleaving: u32) {
             out,
             "<g class=\"lane\"><rect x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{fill}\"/><text class=\"rank\" x=\"6\" y=\"{}\" font-size=\"{}\">rank {rank}</text></g>",
             px(top),
-            px(width),
+            px(geometry.width),
             px(lane),
             px(top + lane / 2.0 + rank_font * 0.35),
             px(rank_font)
         );
     }
+}
 
-    // Messages under the calls, so boxes stay readable.
-    let shown_call = |c: CallRef| {
-        c.rank < nranks && c.call < columns[c.rank].len() && columns[c.rank][c.call] >= first
-    };
-    let exists = |c: CallRef| c.rank < nranks && c.call < columns[c.rank].len();
+/// A line per message from its send's box (the labels' edge when the
+/// send is not shown) to its receive's box; a message never received
+/// runs to the right edge. Messages with a call outside the timeline,
+/// or to a receive not shown, are left out.
+fn messages(out: &mut String, geometry: &Geometry, timeline: &Timeline) {
+    let nranks = timeline.ranks.len();
+    let (columns, box_w, box_h) = (&geometry.columns, geometry.box_w, geometry.box_h);
     for m in &timeline.messages {
-        if !exists(m.from) || m.to.rank >= nranks {
+        if !geometry.exists(m.from) || m.to.rank >= nranks {
             continue;
         }
-        let from_y = y_of(m.from.rank) + box_h / 2.0;
-        let from_x = if shown_call(m.from) {
-            x_of(columns[m.from.rank][m.from.call]) + box_w
+        let from_y = geometry.y_of(m.from.rank) + box_h / 2.0;
+        let from_x = if geometry.shown(m.from) {
+            geometry.x_of(columns[m.from.rank][m.from.call]) + box_w
         } else {
             LABEL_WIDTH
         };
-        let to_y = y_of(m.to.rank) + box_h / 2.0;
+        let to_y = geometry.y_of(m.to.rank) + box_h / 2.0;
         match m.kind {
             MessageKind::Unreceived => {
-                let to_x = width - 6.0;
+                let to_x = geometry.width - 6.0;
                 let _ = writeln!(
                     out,
                     "<line class=\"msg lost\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#c62828\" stroke-width=\"1.6\" stroke-dasharray=\"5 3\" marker-end=\"url(#arrow-lost)\"><title>message from rank {} never received by rank {}</title></line>",
@@ -824,24 +919,12 @@ fn diagram(out: &mut String, timeline: &Timeline, interleaving: u32) {
                 );
             }
             MessageKind::Matched | MessageKind::Potential => {
-                if !shown_call(m.to) {
+                if !geometry.shown(m.to) {
                     continue;
                 }
-                let to_x = x_of(columns[m.to.rank][m.to.call]);
+                let to_x = geometry.x_of(columns[m.to.rank][m.to.call]);
                 let forced = timeline.ranks[m.to.rank][m.to.call].forced;
-                let (class, style, marker) = match (m.kind, forced) {
-                    (MessageKind::Potential, _) => (
-                        "msg potential",
-                        "stroke=\"#9e9e9e\" stroke-width=\"1.4\" stroke-dasharray=\"4 3\"",
-                        "arrow-potential",
-                    ),
-                    (_, true) => (
-                        "msg forced",
-                        "stroke=\"#e65100\" stroke-width=\"2.6\"",
-                        "arrow-forced",
-                    ),
-                    _ => ("msg", "stroke=\"#37474f\" stroke-width=\"1.3\"", "arrow"),
-                };
+                let (class, style, marker) = message_style(m.kind, forced);
                 let what = if m.kind == MessageKind::Potential {
                     "could also have matched"
                 } else {
@@ -855,36 +938,50 @@ fn diagram(out: &mut String, timeline: &Timeline, interleaving: u32) {
             }
         }
     }
+}
 
-    // Calls.
-    let chars = ((box_w - 4.0) / (font * 0.6).max(1.0)).floor().max(0.0) as usize;
+/// The class, stroke attributes and arrow head of a received message's
+/// line: grey and dashed for a potential match, thick orange into a
+/// forced receive, else plain.
+fn message_style(kind: MessageKind, forced: bool) -> (&'static str, &'static str, &'static str) {
+    match (kind, forced) {
+        (MessageKind::Potential, _) => (
+            "msg potential",
+            "stroke=\"#9e9e9e\" stroke-width=\"1.4\" stroke-dasharray=\"4 3\"",
+            "arrow-potential",
+        ),
+        (_, true) => (
+            "msg forced",
+            "stroke=\"#e65100\" stroke-width=\"2.6\"",
+            "arrow-forced",
+        ),
+        _ => ("msg", "stroke=\"#37474f\" stroke-width=\"1.3\"", "arrow"),
+    }
+}
+
+/// A box per call shown, coloured when forced or blocked, with its
+/// description as a tooltip and a label ([`box_label`]) when the font is
+/// big enough to read.
+fn calls(out: &mut String, geometry: &Geometry, timeline: &Timeline) {
+    let (box_w, box_h, font) = (geometry.box_w, geometry.box_h, geometry.font);
+    let chars = geometry.label_chars();
     for (rank, calls) in timeline.ranks.iter().enumerate() {
         for (index, call) in calls.iter().enumerate() {
-            let col = columns[rank][index];
-            if col < first {
+            let col = geometry.columns[rank][index];
+            if col < geometry.first {
                 continue;
             }
-            let x = x_of(col);
-            let y = y_of(rank);
+            let x = geometry.x_of(col);
+            let y = geometry.y_of(rank);
             let (class, fill, stroke, stroke_width) = match (call.blocked, call.forced) {
                 (true, _) => ("call blocked", colour::BLOCKED, "#b71c1c", 2.4),
                 (false, true) => ("call forced", colour::FORCED, "#b26a00", 2.0),
                 _ => ("call", "#ffffff", "#4a5d7e", 1.0),
             };
-            let mut what = format!("{} on rank {rank}", call.label);
-            if call.line > 0 {
-                let _ = write!(what, ", line {}", call.line);
-            }
-            if call.forced {
-                what.push_str(": wildcard match forced by mbhybrid");
-            }
-            if call.blocked {
-                what.push_str(": blocked here when the run ended");
-            }
             let _ = write!(
                 out,
                 "<g class=\"{class}\"><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"3\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"{stroke_width}\"/>",
-                escape(&what),
+                escape(&call_title(call, rank)),
                 px(x),
                 px(y),
                 px(box_w),
@@ -908,7 +1005,27 @@ fn diagram(out: &mut String, timeline: &Timeline, interleaving: u32) {
             out.push_str("</g>\n");
         }
     }
-    out.push_str("</svg>\n</div>\n<figcaption>\n");
+}
+
+/// The tooltip of a call on `rank`: the call, its line, and whether its
+/// match was forced or the rank was blocked in it (not escaped).
+fn call_title(call: &TimelineCall, rank: usize) -> String {
+    let mut what = format!("{} on rank {rank}", call.label);
+    if call.line > 0 {
+        let _ = write!(what, ", line {}", call.line);
+    }
+    if call.forced {
+        what.push_str(": wildcard match forced by mbhybrid");
+    }
+    if call.blocked {
+        what.push_str(": blocked here when the run ended");
+    }
+    what
+}
+
+/// The legend under the diagram, and how many steps were left out
+/// (`first`) when the timeline was cut.
+fn caption(out: &mut String, interleaving: u32, first: usize) {
     let _ = write!(
         out,
         "<span>interleaving {interleaving}, time flows right</span>\
@@ -1068,6 +1185,54 @@ mod tests {
         let mut out = String::new();
         diagram(&mut out, &timeline, 1);
         assert!(out.contains("<svg"));
+    }
+
+    #[test]
+    fn geometry_fits_lanes_and_columns_and_keeps_the_last_columns() {
+        let two = Timeline {
+            ranks: vec![vec![call("MPI_Send", 1)], vec![call("MPI_Recv", 2)]],
+            messages: vec![],
+        };
+        let g = Geometry::new(&two);
+        assert_eq!((g.first, g.lane, g.column), (0, 44.0, 150.0));
+        assert_eq!((g.width, g.height), (LABEL_WIDTH + 150.0 + 24.0, 92.0));
+        assert_eq!(g.x_of(0), LABEL_WIDTH + (150.0 - g.box_w) / 2.0);
+        assert_eq!(g.y_of(1), 2.0 + 44.0 + (44.0 - g.box_h) / 2.0);
+        assert!(g.label_chars() > "Recv:2".len());
+        let many = Timeline {
+            ranks: vec![(0..MAX_COLUMNS + 7)
+                .map(|i| call("MPI_Send", i as u32))
+                .collect()],
+            messages: vec![],
+        };
+        let g = Geometry::new(&many);
+        assert_eq!((g.first, g.column), (7, 22.0));
+        assert!(g.shown(CallRef { rank: 0, call: 7 }));
+        assert!(!g.shown(CallRef { rank: 0, call: 6 }));
+        assert!(!g.exists(CallRef { rank: 1, call: 0 }));
+        assert!(!g.exists(CallRef {
+            rank: 0,
+            call: MAX_COLUMNS + 7
+        }));
+    }
+
+    #[test]
+    fn message_lines_say_what_became_of_them() {
+        assert_eq!(message_style(MessageKind::Matched, false).0, "msg");
+        assert_eq!(message_style(MessageKind::Matched, true).2, "arrow-forced");
+        // A potential match stays grey even into a forced receive.
+        assert_eq!(
+            message_style(MessageKind::Potential, true).0,
+            "msg potential"
+        );
+        let mut recv = call("MPI_Recv", 9);
+        recv.forced = true;
+        recv.blocked = true;
+        assert_eq!(
+            call_title(&recv, 2),
+            "MPI_Recv on rank 2, line 9: wildcard match forced by mbhybrid: blocked here when the run ended"
+        );
+        assert_eq!(call_title(&call("MPI_Init", 0), 0), "MPI_Init on rank 0");
     }
 
     #[test]

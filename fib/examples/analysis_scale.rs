@@ -43,7 +43,7 @@
 use mbh_bounding::{find_buffering_hazard, find_deadlock, potential_senders_and_indices};
 use mbh_fib::{audit, Coverage, Options, Verdict};
 use mbh_trace::op::flags;
-use mbh_trace::rank_trace::{RankState, RawOp, TraceWriter, WildcardEvent, WORLD_COMM};
+use mbh_trace::rank_trace::{Op, RankState, RawOp, TraceWriter, WildcardEvent, WORLD_COMM};
 use mbh_trace::{OpKind, RankTrace};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -253,6 +253,10 @@ fn steps_for(calls: usize) -> usize {
         .max(1.0) as usize
 }
 
+/// Writes the traces of `ranks` ranks making about `calls` calls each to
+/// `dir`: `MPI_Init`, then per step the halo exchange, a master round
+/// every [`MASTER_EVERY`] steps and the collectives, then
+/// `MPI_Finalize` (the program of the module's docs).
 fn generate(ranks: usize, calls: usize, dir: &Path) -> Result<(), String> {
     let shape = torus(ranks)?;
     let steps = steps_for(calls);
@@ -273,137 +277,19 @@ fn generate(ranks: usize, calls: usize, dir: &Path) -> Result<(), String> {
             ..RawOp::default()
         });
     }
-    let nbrs: Vec<[usize; 4]> = (0..ranks).map(|r| neighbours(r, shape)).collect();
-    let mut irecv = vec![[0u64; 4]; ranks];
-    let mut isend = vec![[0u64; 4]; ranks];
+    let mut halo = Halo::new(shape, ranks);
     let mut round = 0;
     for step in 0..steps {
         let before: Vec<u64> = g.iter().map(|r| r.clock).collect();
-        // The halo exchange: receives posted, then sends.
-        for (r, gen) in g.iter_mut().enumerate() {
-            for (j, &q) in nbrs[r].iter().enumerate() {
-                irecv[r][j] = gen.push(RawOp {
-                    kind: OpKind::Irecv as u16,
-                    site: site::IRECV,
-                    peer: q as i32,
-                    tag: 1,
-                    comm: WORLD,
-                    count: 64,
-                    request: REQUEST + j as u64,
-                    aux: DOUBLE,
-                    ..RawOp::default()
-                });
-            }
-            for (j, &q) in nbrs[r].iter().enumerate() {
-                isend[r][j] = gen.push(RawOp {
-                    kind: OpKind::Isend as u16,
-                    site: site::ISEND,
-                    peer: q as i32,
-                    tag: 1,
-                    comm: WORLD,
-                    count: 64,
-                    request: REQUEST + 4 + j as u64,
-                    aux: DOUBLE,
-                    ..RawOp::default()
-                });
-            }
-        }
-        for (r, gen) in g.iter_mut().enumerate() {
-            let waitall = gen.push(RawOp {
-                kind: OpKind::Waitall as u16,
-                site: site::WAITALL,
-                count: 8,
-                request: REQUEST,
-                aux: irecv[r][0] + 1,
-                ..RawOp::default()
-            });
-            // Sends complete first (the runtime orders receives by their
-            // posting and puts the rest before them), then receives.
-            for &send in &isend[r] {
-                gen.push(RawOp {
-                    kind: OpKind::Completed as u16,
-                    site: site::WAITALL,
-                    request: waitall,
-                    aux: send,
-                    ..RawOp::default()
-                });
-            }
-            for (j, &q) in nbrs[r].iter().enumerate() {
-                gen.push(RawOp {
-                    kind: OpKind::Completed as u16,
-                    site: site::WAITALL,
-                    request: waitall,
-                    aux: irecv[r][j],
-                    ..RawOp::default()
-                });
-                gen.push(RawOp {
-                    kind: OpKind::Matched as u16,
-                    request: waitall,
-                    peer: q as i32,
-                    aux: isend[q][OPPOSITE[j]],
-                    comm: before[q],
-                    count: -1,
-                    ..RawOp::default()
-                });
-                let op = &mut gen.ops[irecv[r][j] as usize];
-                op.flags |= flags::HAS_STATUS;
-                op.matched_source = q as i32;
-                op.matched_tag = 1;
-                gen.clock = gen.clock.max(before[q]);
-            }
-        }
+        halo.post(&mut g);
+        halo.complete(&mut g, &before);
         // A master round: a few workers report to rank 0, which takes
         // them with wildcard receives.
         if ranks > 1 && step % MASTER_EVERY == MASTER_EVERY / 2 {
-            let fan_in = FAN_IN.min(ranks - 1);
-            let mut senders: Vec<usize> = (0..fan_in)
-                .map(|j| 1 + (round * fan_in + j) % (ranks - 1))
-                .collect();
-            senders.sort_unstable();
-            senders.dedup();
+            master_round(&mut g, round);
             round += 1;
-            let mut sent = Vec::new();
-            for &w in &senders {
-                let index = g[w].push(RawOp {
-                    kind: OpKind::Send as u16,
-                    site: site::SEND,
-                    peer: 0,
-                    tag: 2,
-                    comm: WORLD,
-                    count: 1,
-                    aux: DOUBLE,
-                    ..RawOp::default()
-                });
-                sent.push((w as i32, index, g[w].clock));
-            }
-            let master = &mut g[0];
-            for (w, index, message) in sent {
-                master_receive(master, w, index, message);
-            }
         }
-        let collectives = [
-            (step % ALLREDUCE_EVERY == ALLREDUCE_EVERY - 1)
-                .then_some((OpKind::Allreduce, site::ALLREDUCE)),
-            (step % BARRIER_EVERY == BARRIER_EVERY - 1).then_some((OpKind::Barrier, site::BARRIER)),
-        ];
-        for (kind, at) in collectives.into_iter().flatten() {
-            // Every member's data reaches every member (rule R5).
-            let max = g.iter().map(|r| r.clock).max().unwrap_or(0);
-            for gen in &mut g {
-                gen.collectives += 1;
-                let tag = gen.collectives;
-                gen.push(RawOp {
-                    kind: kind as u16,
-                    site: at,
-                    tag,
-                    comm: WORLD,
-                    count: if kind == OpKind::Barrier { 0 } else { 1 },
-                    aux: if kind == OpKind::Barrier { 0 } else { DOUBLE },
-                    ..RawOp::default()
-                });
-                gen.clock = max;
-            }
-        }
+        collectives(&mut g, step);
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for (rank, gen) in g.into_iter().enumerate() {
@@ -416,6 +302,170 @@ fn generate(ranks: usize, calls: usize, dir: &Path) -> Result<(), String> {
         write_trace(dir, rank, ranks, &gen.ops)?;
     }
     Ok(())
+}
+
+/// The halo exchange of one step on the torus: every rank's neighbours,
+/// and the record indices of the step's `Irecv`s and `Isend`s (per rank,
+/// per neighbour), which the `Waitall` records name.
+struct Halo {
+    nbrs: Vec<[usize; 4]>,
+    irecv: Vec<[u64; 4]>,
+    isend: Vec<[u64; 4]>,
+}
+
+impl Halo {
+    fn new(shape: (usize, usize), ranks: usize) -> Self {
+        Halo {
+            nbrs: (0..ranks).map(|r| neighbours(r, shape)).collect(),
+            irecv: vec![[0u64; 4]; ranks],
+            isend: vec![[0u64; 4]; ranks],
+        }
+    }
+
+    /// Every rank posts its `MPI_Irecv`s from its four neighbours, then
+    /// its `MPI_Isend`s to them.
+    fn post(&mut self, g: &mut [Gen]) {
+        // The halo exchange: receives posted, then sends.
+        for (r, gen) in g.iter_mut().enumerate() {
+            for (j, &q) in self.nbrs[r].iter().enumerate() {
+                self.irecv[r][j] = gen.push(RawOp {
+                    kind: OpKind::Irecv as u16,
+                    site: site::IRECV,
+                    peer: q as i32,
+                    tag: 1,
+                    comm: WORLD,
+                    count: 64,
+                    request: REQUEST + j as u64,
+                    aux: DOUBLE,
+                    ..RawOp::default()
+                });
+            }
+            for (j, &q) in self.nbrs[r].iter().enumerate() {
+                self.isend[r][j] = gen.push(RawOp {
+                    kind: OpKind::Isend as u16,
+                    site: site::ISEND,
+                    peer: q as i32,
+                    tag: 1,
+                    comm: WORLD,
+                    count: 64,
+                    request: REQUEST + 4 + j as u64,
+                    aux: DOUBLE,
+                    ..RawOp::default()
+                });
+            }
+        }
+    }
+
+    /// Every rank's `MPI_Waitall` on the eight requests: its `Completed`
+    /// records, each receive's `Matched` record naming the neighbour's
+    /// send (whose clock was `before[q]` when the step began), the status
+    /// on the `Irecv` record, and the merged clock.
+    fn complete(&self, g: &mut [Gen], before: &[u64]) {
+        for (r, gen) in g.iter_mut().enumerate() {
+            let waitall = gen.push(RawOp {
+                kind: OpKind::Waitall as u16,
+                site: site::WAITALL,
+                count: 8,
+                request: REQUEST,
+                aux: self.irecv[r][0] + 1,
+                ..RawOp::default()
+            });
+            // Sends complete first (the runtime orders receives by their
+            // posting and puts the rest before them), then receives.
+            for &send in &self.isend[r] {
+                gen.push(RawOp {
+                    kind: OpKind::Completed as u16,
+                    site: site::WAITALL,
+                    request: waitall,
+                    aux: send,
+                    ..RawOp::default()
+                });
+            }
+            for (j, &q) in self.nbrs[r].iter().enumerate() {
+                gen.push(RawOp {
+                    kind: OpKind::Completed as u16,
+                    site: site::WAITALL,
+                    request: waitall,
+                    aux: self.irecv[r][j],
+                    ..RawOp::default()
+                });
+                gen.push(RawOp {
+                    kind: OpKind::Matched as u16,
+                    request: waitall,
+                    peer: q as i32,
+                    aux: self.isend[q][OPPOSITE[j]],
+                    comm: before[q],
+                    count: -1,
+                    ..RawOp::default()
+                });
+                let op = &mut gen.ops[self.irecv[r][j] as usize];
+                op.flags |= flags::HAS_STATUS;
+                op.matched_source = q as i32;
+                op.matched_tag = 1;
+                gen.clock = gen.clock.max(before[q]);
+            }
+        }
+    }
+}
+
+/// Master round `round`: a few workers (rotating over ranks 1.., at most
+/// [`FAN_IN`]) report to rank 0, which takes them with wildcard receives
+/// ([`master_receive`]). Needs two ranks or more.
+fn master_round(g: &mut [Gen], round: usize) {
+    let ranks = g.len();
+    let fan_in = FAN_IN.min(ranks - 1);
+    let mut senders: Vec<usize> = (0..fan_in)
+        .map(|j| 1 + (round * fan_in + j) % (ranks - 1))
+        .collect();
+    senders.sort_unstable();
+    senders.dedup();
+    let mut sent = Vec::new();
+    for &w in &senders {
+        let index = g[w].push(RawOp {
+            kind: OpKind::Send as u16,
+            site: site::SEND,
+            peer: 0,
+            tag: 2,
+            comm: WORLD,
+            count: 1,
+            aux: DOUBLE,
+            ..RawOp::default()
+        });
+        sent.push((w as i32, index, g[w].clock));
+    }
+    let master = &mut g[0];
+    for (w, index, message) in sent {
+        master_receive(master, w, index, message);
+    }
+}
+
+/// The collectives of `step`: `MPI_Allreduce` every [`ALLREDUCE_EVERY`]
+/// steps, `MPI_Barrier` every [`BARRIER_EVERY`]; each leaves every rank
+/// with the largest clock.
+fn collectives(g: &mut [Gen], step: usize) {
+    let collectives = [
+        (step % ALLREDUCE_EVERY == ALLREDUCE_EVERY - 1)
+            .then_some((OpKind::Allreduce, site::ALLREDUCE)),
+        (step % BARRIER_EVERY == BARRIER_EVERY - 1).then_some((OpKind::Barrier, site::BARRIER)),
+    ];
+    for (kind, at) in collectives.into_iter().flatten() {
+        // Every member's data reaches every member (rule R5).
+        let max = g.iter().map(|r| r.clock).max().unwrap_or(0);
+        for gen in g.iter_mut() {
+            gen.collectives += 1;
+            let tag = gen.collectives;
+            gen.push(RawOp {
+                kind: kind as u16,
+                site: at,
+                tag,
+                comm: WORLD,
+                count: if kind == OpKind::Barrier { 0 } else { 1 },
+                aux: if kind == OpKind::Barrier { 0 } else { DOUBLE },
+                ..RawOp::default()
+            });
+            gen.clock = max;
+        }
+    }
 }
 
 /// Rank 0's `MPI_Recv(MPI_ANY_SOURCE, 2)` taking `w`'s send `index`, whose
@@ -600,6 +650,10 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Took) {
     (out, took)
 }
 
+/// Reads the traces back and runs each analysis not in `skip` on them,
+/// printing a row of the table per phase; false if an analysis answered
+/// wrongly (the traces have no deadlock and no hazard) or the traces could
+/// not be read.
 fn analyse(ranks: usize, dir: &Path, skip: &[String]) -> bool {
     let run = |phase: &str| !skip.iter().any(|s| s == phase);
     let mut table = Table {
@@ -609,18 +663,7 @@ fn analyse(ranks: usize, dir: &Path, skip: &[String]) -> bool {
     };
     println!("| phase | wall (s) | CPU (s) | peak RSS in phase (MiB) | RSS after (MiB) | result |");
     println!("| --- | --- | --- | --- | --- | --- |");
-    let (traces, took) = timed(|| {
-        (0..ranks)
-            .map(|rank| {
-                let path = dir.join(format!("rank-{rank}.trace"));
-                let decoded = RankTrace::read_decoded(&path).map_err(|e| e.to_string())?;
-                if decoded.truncated.is_some() || decoded.damaged.is_some() {
-                    return Err(format!("{} is damaged", path.display()));
-                }
-                Ok(decoded.trace)
-            })
-            .collect::<Result<Vec<RankTrace>, String>>()
-    });
+    let (traces, took) = timed(|| read_traces(ranks, dir));
     let mut traces = match traces {
         Ok(t) => t,
         Err(e) => {
@@ -628,148 +671,225 @@ fn analyse(ranks: usize, dir: &Path, skip: &[String]) -> bool {
             return false;
         }
     };
-    let records: usize = traces.iter().map(|t| t.ops.len()).sum();
-    let calls: usize = traces
-        .iter()
-        .flat_map(|t| &t.ops)
-        .filter(|op| op.kind.class() != mbh_trace::op::OpClass::Clock)
-        .count();
     table.row(
         "read and decode the traces",
         took,
-        &format!(
-            "{records} records, {calls} MPI calls ({:.0} per rank)",
-            calls as f64 / ranks as f64
-        ),
+        &trace_summary(&traces, ranks),
     );
     let mut ok = true;
     if run("events") {
-        let (events, took) = timed(|| {
-            traces
-                .iter()
-                .flat_map(|t| t.wildcard_events())
-                .collect::<Vec<WildcardEvent>>()
-        });
-        table.row("wildcard events", took, &format!("{} events", events.len()));
+        events_phase(&traces, &mut table);
     }
     if run("deadlock") {
-        // The final snapshot, as the monitor's last look sees it.
-        let mut snapshot: Vec<Option<RankTrace>> = traces.into_iter().map(Some).collect();
-        let (found, took) = timed(|| find_deadlock(&snapshot));
-        ok &= found.is_none();
-        table.row(
-            "deadlock check, final snapshot",
-            took,
-            if found.is_none() {
-                "no deadlock (every rank finalized)"
-            } else {
-                "DEADLOCK (wrong)"
-            },
-        );
-        // The worst case the monitor meets: every rank blocked, instead of
-        // finalizing, in a receive from the next rank that nobody sent.
-        let saved: Vec<_> = snapshot
-            .iter_mut()
-            .flatten()
-            .map(|t| {
-                let finalize = t.ops.pop();
-                let index = t.ops.len() as u64;
-                let mut recv = mbh_trace::rank_trace::Op::new(index, OpKind::Recv);
-                recv.peer = (t.rank + 1) % ranks as i32;
-                recv.tag = 99;
-                recv.comm = WORLD_COMM;
-                recv.count = 1;
-                recv.site = 10;
-                t.ops.push(recv);
-                t.blocking = Some(index);
-                t.end.state = RankState::Running;
-                finalize
-            })
-            .collect();
-        let (found, took) = timed(|| find_deadlock(&snapshot));
-        ok &= found.is_some();
-        table.row(
-            "deadlock check, all ranks blocked",
-            took,
-            &match &found {
-                Some(d) => format!("deadlock of {} ranks", d.ranks().len()),
-                None => "no deadlock (wrong)".to_string(),
-            },
-        );
-        drop(found);
-        for (t, finalize) in snapshot.iter_mut().flatten().zip(saved) {
-            t.ops.pop();
-            t.ops.extend(finalize);
-            t.blocking = None;
-            t.end.state = RankState::Finalized;
-        }
-        traces = snapshot.into_iter().flatten().collect();
+        let found_right;
+        (traces, found_right) = deadlock_phase(traces, ranks, &mut table);
+        ok &= found_right;
     }
     if run("buffering") {
-        let (hazard, took) = timed(|| find_buffering_hazard(&traces));
-        ok &= hazard.is_none();
-        table.row(
-            "buffering analysis",
-            took,
-            if hazard.is_none() {
-                "no hazard"
-            } else {
-                "HAZARD (wrong)"
-            },
-        );
+        ok &= buffering_phase(&traces, &mut table);
     }
     if run("fib") {
-        let runs = vec![traces];
-        let full = Coverage {
-            complete: true,
-            deadlock_free: true,
-        };
-        let (result, took) = timed(|| audit(&runs, full, &Options::default()));
-        let verdicts: Vec<String> = result
-            .barriers
-            .iter()
-            .map(|b| {
-                let v = match &b.verdict {
-                    Verdict::Relevant { .. } => "relevant".to_string(),
-                    Verdict::Irrelevant => "irrelevant".to_string(),
-                    Verdict::Unknown(why) => {
-                        let why = format!("{why:?}");
-                        format!("unknown: {}", why.chars().take(160).collect::<String>())
-                    }
-                };
-                format!("site {}: {}", b.site, v)
-            })
-            .collect();
-        table.row(
-            "Fib (barrier audit)",
-            took,
-            &format!(
-                "{} nodes, {} wildcard receives; {}",
-                result.stats.nodes,
-                result.stats.wildcard_receives,
-                verdicts.join("; ")
-            ),
-        );
-        traces = runs.into_iter().next().unwrap_or_default();
+        traces = fib_phase(traces, &mut table);
     }
     if run("oracle") {
-        let (found, took) = timed(|| potential_senders_and_indices(&traces, false));
-        let senders: usize = found.iter().map(|m| m.senders.len()).sum();
-        table.row(
-            "matches-before oracle",
-            took,
-            &format!(
-                "{} events, {senders} potential senders, answer digest {:016x}",
-                found.len(),
-                digest(&found)
-            ),
-        );
+        oracle_phase(&traces, &mut table);
     }
     println!(
         "| **total** | **{:.2}** | **{:.2}** | **{:.0}** (largest phase peak) | | |",
         table.total, table.cpu, table.peak
     );
     ok
+}
+
+/// Reads and decodes `rank-0.trace` ... of `dir`, as `verify` does; a
+/// damaged or truncated trace is an error.
+fn read_traces(ranks: usize, dir: &Path) -> Result<Vec<RankTrace>, String> {
+    (0..ranks)
+        .map(|rank| {
+            let path = dir.join(format!("rank-{rank}.trace"));
+            let decoded = RankTrace::read_decoded(&path).map_err(|e| e.to_string())?;
+            if decoded.truncated.is_some() || decoded.damaged.is_some() {
+                return Err(format!("{} is damaged", path.display()));
+            }
+            Ok(decoded.trace)
+        })
+        .collect::<Result<Vec<RankTrace>, String>>()
+}
+
+/// How many records and MPI calls (records other than clocks) the traces
+/// hold.
+fn trace_summary(traces: &[RankTrace], ranks: usize) -> String {
+    let records: usize = traces.iter().map(|t| t.ops.len()).sum();
+    let calls: usize = traces
+        .iter()
+        .flat_map(|t| &t.ops)
+        .filter(|op| op.kind.class() != mbh_trace::op::OpClass::Clock)
+        .count();
+    format!(
+        "{records} records, {calls} MPI calls ({:.0} per rank)",
+        calls as f64 / ranks as f64
+    )
+}
+
+/// Phase `events`: the wildcard events of every rank.
+fn events_phase(traces: &[RankTrace], table: &mut Table) {
+    let (events, took) = timed(|| {
+        traces
+            .iter()
+            .flat_map(|t| t.wildcard_events())
+            .collect::<Vec<WildcardEvent>>()
+    });
+    table.row("wildcard events", took, &format!("{} events", events.len()));
+}
+
+/// Phase `deadlock`: the deadlock check on the final snapshot (no
+/// deadlock: every rank finalized) and on the worst case the monitor
+/// meets (every rank blocked: a deadlock of all). Gives the traces back
+/// as they came, and whether both answers were right.
+fn deadlock_phase(
+    traces: Vec<RankTrace>,
+    ranks: usize,
+    table: &mut Table,
+) -> (Vec<RankTrace>, bool) {
+    let mut ok = true;
+    // The final snapshot, as the monitor's last look sees it.
+    let mut snapshot: Vec<Option<RankTrace>> = traces.into_iter().map(Some).collect();
+    let (found, took) = timed(|| find_deadlock(&snapshot));
+    ok &= found.is_none();
+    table.row(
+        "deadlock check, final snapshot",
+        took,
+        if found.is_none() {
+            "no deadlock (every rank finalized)"
+        } else {
+            "DEADLOCK (wrong)"
+        },
+    );
+    // The worst case the monitor meets: every rank blocked, instead of
+    // finalizing, in a receive from the next rank that nobody sent.
+    let saved = block_every_rank(&mut snapshot, ranks);
+    let (found, took) = timed(|| find_deadlock(&snapshot));
+    ok &= found.is_some();
+    table.row(
+        "deadlock check, all ranks blocked",
+        took,
+        &match &found {
+            Some(d) => format!("deadlock of {} ranks", d.ranks().len()),
+            None => "no deadlock (wrong)".to_string(),
+        },
+    );
+    drop(found);
+    unblock_every_rank(&mut snapshot, saved);
+    (snapshot.into_iter().flatten().collect(), ok)
+}
+
+/// Makes every rank of `snapshot` blocked, instead of finalizing, in an
+/// `MPI_Recv` from the next rank (of `ranks`) that nobody sent. Returns
+/// the `MPI_Finalize` records taken off, for [`unblock_every_rank`].
+fn block_every_rank(snapshot: &mut [Option<RankTrace>], ranks: usize) -> Vec<Option<Op>> {
+    snapshot
+        .iter_mut()
+        .flatten()
+        .map(|t| {
+            let finalize = t.ops.pop();
+            let index = t.ops.len() as u64;
+            let mut recv = Op::new(index, OpKind::Recv);
+            recv.peer = (t.rank + 1) % ranks as i32;
+            recv.tag = 99;
+            recv.comm = WORLD_COMM;
+            recv.count = 1;
+            recv.site = 10;
+            t.ops.push(recv);
+            t.blocking = Some(index);
+            t.end.state = RankState::Running;
+            finalize
+        })
+        .collect()
+}
+
+/// Undoes [`block_every_rank`]: the blocked receives go, the finalize
+/// records `saved` come back.
+fn unblock_every_rank(snapshot: &mut [Option<RankTrace>], saved: Vec<Option<Op>>) {
+    for (t, finalize) in snapshot.iter_mut().flatten().zip(saved) {
+        t.ops.pop();
+        t.ops.extend(finalize);
+        t.blocking = None;
+        t.end.state = RankState::Finalized;
+    }
+}
+
+/// Phase `buffering`: the buffering analysis; true if it rightly finds
+/// no hazard.
+fn buffering_phase(traces: &[RankTrace], table: &mut Table) -> bool {
+    let (hazard, took) = timed(|| find_buffering_hazard(traces));
+    table.row(
+        "buffering analysis",
+        took,
+        if hazard.is_none() {
+            "no hazard"
+        } else {
+            "HAZARD (wrong)"
+        },
+    );
+    hazard.is_none()
+}
+
+/// Phase `fib`: the barrier audit of the traces as one complete,
+/// deadlock-free exploration, with each barrier's verdict. Gives the
+/// traces back.
+fn fib_phase(traces: Vec<RankTrace>, table: &mut Table) -> Vec<RankTrace> {
+    let runs = vec![traces];
+    let full = Coverage {
+        complete: true,
+        deadlock_free: true,
+    };
+    let (result, took) = timed(|| audit(&runs, full, &Options::default()));
+    let verdicts: Vec<String> = result
+        .barriers
+        .iter()
+        .map(|b| format!("site {}: {}", b.site, verdict_text(&b.verdict)))
+        .collect();
+    table.row(
+        "Fib (barrier audit)",
+        took,
+        &format!(
+            "{} nodes, {} wildcard receives; {}",
+            result.stats.nodes,
+            result.stats.wildcard_receives,
+            verdicts.join("; ")
+        ),
+    );
+    runs.into_iter().next().unwrap_or_default()
+}
+
+/// A barrier's verdict in a word, with an unknown one's reason cut to 160
+/// characters.
+fn verdict_text(verdict: &Verdict) -> String {
+    match verdict {
+        Verdict::Relevant { .. } => "relevant".to_string(),
+        Verdict::Irrelevant => "irrelevant".to_string(),
+        Verdict::Unknown(why) => {
+            let why = format!("{why:?}");
+            format!("unknown: {}", why.chars().take(160).collect::<String>())
+        }
+    }
+}
+
+/// Phase `oracle`: the matches-before oracle's potential senders of every
+/// wildcard event, with a digest of its answer (an A/B check of a change
+/// to it).
+fn oracle_phase(traces: &[RankTrace], table: &mut Table) {
+    let (found, took) = timed(|| potential_senders_and_indices(traces, false));
+    let senders: usize = found.iter().map(|m| m.senders.len()).sum();
+    table.row(
+        "matches-before oracle",
+        took,
+        &format!(
+            "{} events, {senders} potential senders, answer digest {:016x}",
+            found.len(),
+            digest(&found)
+        ),
+    );
 }
 
 /// A hash of a value's `Debug` text: two builds of the oracle give the
@@ -787,4 +907,92 @@ fn digest(value: &impl std::fmt::Debug) -> u64 {
     let mut out = Digest(std::collections::hash_map::DefaultHasher::new());
     let _ = std::fmt::Write::write_fmt(&mut out, format_args!("{value:?}"));
     out.0.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranks(n: usize) -> Vec<Gen> {
+        (0..n)
+            .map(|_| Gen {
+                ops: Vec::new(),
+                clock: 0,
+                collectives: 0,
+                events: 0,
+                done: Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_torus_needs_three_a_side() {
+        assert_eq!(torus(9), Ok((3, 3)));
+        assert_eq!(torus(12), Ok((3, 4)));
+        assert!(torus(8).is_err());
+        assert_eq!(neighbours(4, (3, 3)), [3, 5, 1, 7]);
+    }
+
+    #[test]
+    fn every_halo_receive_names_the_send_of_its_neighbour() {
+        let mut g = ranks(9);
+        let halo = {
+            let mut halo = Halo::new((3, 3), 9);
+            halo.post(&mut g);
+            halo
+        };
+        let before: Vec<u64> = (0..9).collect();
+        halo.complete(&mut g, &before);
+        for (r, gen) in g.iter().enumerate() {
+            // 4 Irecv, 4 Isend, Waitall, 4 Completed sends, then per
+            // receive a Completed and a Matched.
+            assert_eq!(gen.ops.len(), HALO_CALLS + 4 + 8, "rank {r}");
+            let matched: Vec<&RawOp> = gen
+                .ops
+                .iter()
+                .filter(|op| op.kind == OpKind::Matched as u16)
+                .collect();
+            assert_eq!(matched.len(), 4);
+            for m in matched {
+                let send = &g[m.peer as usize].ops[m.aux as usize];
+                assert_eq!(send.kind, OpKind::Isend as u16);
+                assert_eq!(send.peer, r as i32, "rank {r} receives what was sent to it");
+                assert_eq!(m.comm, before[m.peer as usize]);
+            }
+            assert_eq!(
+                gen.clock,
+                *halo.nbrs[r].iter().map(|&q| &before[q]).max().unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn a_master_round_ends_in_as_many_wildcard_receives() {
+        let mut g = ranks(9);
+        master_round(&mut g, 0);
+        let sends = g[1..].iter().map(|gen| gen.ops.len()).sum::<usize>();
+        assert_eq!(sends, 8, "every worker of 8 sends once");
+        let wildcards = g[0]
+            .ops
+            .iter()
+            .filter(|op| op.kind == OpKind::Recv as u16 && op.peer == ANY_SOURCE)
+            .count();
+        assert_eq!(wildcards, 8);
+        assert_eq!(g[0].events, 8);
+    }
+
+    #[test]
+    fn blocking_every_rank_is_undone() {
+        let dir = tempfile::tempdir().unwrap();
+        generate(9, 300, dir.path()).unwrap();
+        let traces = read_traces(9, dir.path()).unwrap();
+        let text = format!("{traces:?}");
+        let mut snapshot: Vec<Option<RankTrace>> = traces.into_iter().map(Some).collect();
+        assert!(find_deadlock(&snapshot).is_none());
+        let saved = block_every_rank(&mut snapshot, 9);
+        assert_eq!(find_deadlock(&snapshot).map(|d| d.ranks().len()), Some(9));
+        unblock_every_rank(&mut snapshot, saved);
+        let back: Vec<RankTrace> = snapshot.into_iter().flatten().collect();
+        assert_eq!(format!("{back:?}"), text);
+    }
 }

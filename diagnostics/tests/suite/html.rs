@@ -157,6 +157,84 @@ fn diagrams_scale_to_64_ranks() {
     }
 }
 
+/// The diagrams (`<figure class="diagram">` ... `</figure>`) of a page.
+fn figures(page: &str) -> Vec<&str> {
+    page.match_indices("<figure class=\"diagram\">")
+        .map(|(at, _)| {
+            let rest = &page[at..];
+            let end = rest.find("</figure>").unwrap() + "</figure>".len();
+            &rest[..end]
+        })
+        .collect()
+}
+
+/// A timeline longer than [`html::MAX_COLUMNS`] whose messages cross the
+/// cut: rank 1 receives from a send that is not shown, rank 2 never
+/// receives a send that is not shown, and rank 1's wildcard receive could
+/// also have taken a shown send.
+fn cut_timeline() -> Timeline {
+    let extra = 5;
+    let sends = (0..html::MAX_COLUMNS + extra)
+        .map(|i| call("MPI_Send", i as u32 + 1))
+        .collect();
+    let mut rank1: Vec<TimelineCall> = (0..2 * extra)
+        .map(|i| call("MPI_Comm_rank", i as u32 + 1))
+        .collect();
+    rank1.push(call("MPI_Recv", 40));
+    let mut forced = call("MPI_Recv", 41);
+    forced.forced = true;
+    rank1.push(forced);
+    let mut blocked = call("MPI_Recv", 42);
+    blocked.blocked = true;
+    Timeline {
+        ranks: vec![sends, rank1, vec![blocked]],
+        messages: vec![
+            message((0, 0), (1, 2 * extra), MessageKind::Matched),
+            message((0, 1), (2, 0), MessageKind::Unreceived),
+            message((0, 2 * extra + 1), (1, 2 * extra + 1), MessageKind::Matched),
+            message(
+                (0, 2 * extra + 2),
+                (1, 2 * extra + 1),
+                MessageKind::Potential,
+            ),
+        ],
+    }
+}
+
+/// The drawing itself, exactly: the deadlock's diagram whole (lanes,
+/// every kind of call and message, labels, caption), and of a cut
+/// timeline its frame, messages and caption. Accept a deliberate change
+/// with `cargo insta review`.
+#[test]
+fn diagrams_are_drawn_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = deadlock_page(dir.path());
+    let deadlock = figures(&page);
+    assert_eq!(deadlock.len(), 1);
+    let report = fixtures::report_of(FindingKind::Deadlock);
+    let page = html::render(&report, dir.path(), &[(0, cut_timeline())]);
+    let cut = figures(&page);
+    assert_eq!(cut.len(), 1);
+    assert!(cut[0].contains("the first 5 steps are not shown"));
+    assert_eq!(cut[0].matches("<g class=\"lane\"").count(), 3);
+    assert_eq!(cut[0].matches("class=\"msg").count(), 4);
+    assert!(
+        cut[0].contains("<line class=\"msg\" x1=\"64\""),
+        "a send not shown starts at the labels"
+    );
+    let cut_lines: Vec<&str> = cut[0]
+        .lines()
+        .filter(|l| !l.starts_with("<g class=\"call"))
+        .collect();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path("snapshots");
+    settings.bind(|| {
+        insta::assert_snapshot!("html_diagram_deadlock", deadlock[0]);
+        insta::assert_snapshot!("html_diagram_cut", cut_lines.join("\n"));
+    });
+}
+
 fn chromium() -> Option<PathBuf> {
     let path = PathBuf::from("/usr/bin/chromium");
     path.exists().then_some(path)

@@ -732,6 +732,12 @@ impl Rt {
 
     /// `MPI_Sendrecv` recorded as `kind` (`Sendrecv`, `SendrecvReplace`).
     ///
+    /// The receive is posted first (deterministic mode decides a wildcard
+    /// one now: `Waits::Exchange`), then the send; both complete together.
+    /// Then the status is written, the receive counted as a blocking one,
+    /// and a synchronous send's acknowledgement taken. A phase that fails
+    /// skips those after it, and what was posted is cancelled.
+    ///
     /// # Safety
     ///
     /// As for `MPI_Sendrecv`.
@@ -759,22 +765,15 @@ impl Rt {
             self.posting(comm, source, recvtag, Waits::Exchange)
         };
         self.det_claim(comm, posting.source, recvtag);
-        let index = record::begin(
-            || {
-                let mut op = Self::p2p_record(
-                    kind,
-                    source,
-                    posting.source,
-                    recvtag,
-                    comm,
-                    recvcount,
-                    recvtype,
-                );
-                op.request = sendrecv_send_word(dest, sendtag);
-                op
-            },
-            true,
-        );
+        let recv = RecvHalf {
+            buf: recvbuf,
+            count: recvcount,
+            datatype: recvtype,
+            source,
+            posted: posting.source,
+            tag: recvtag,
+        };
+        let index = Self::sendrecv_record(kind, &recv, dest, sendtag, comm);
         let seq = self.next_seq();
         let start = self.llcp.now();
         let mut local = super::blank_status();
@@ -785,151 +784,33 @@ impl Rt {
         } else {
             self.comms.world_rank(comm, dest)
         };
-        let sync = mode == SendMode::Sync && dest_world >= 0;
+        let send = SendHalf {
+            buf: sendbuf,
+            count: sendcount,
+            datatype: sendtype,
+            dest,
+            tag: sendtag,
+            mode,
+            dest_world,
+            sync: mode == SendMode::Sync && dest_world >= 0,
+        };
         let mut requests = [request_null(), request_null()];
         let mut statuses = [super::blank_status(), super::blank_status()];
         let mut ack = request_null();
-        let mut incoming = None;
-        // The receive.
-        let mut rc;
-        if source == null {
-            // SAFETY: the caller's arguments: no message is received.
-            rc = unsafe {
-                mpi_sys::PMPI_Irecv(
-                    recvbuf,
-                    recvcount,
-                    recvtype,
-                    source,
-                    recvtag,
-                    comm,
-                    &mut requests[0],
-                )
-            };
-        } else {
-            let header = self.recv_hdr.as_mut_ptr();
-            // SAFETY: the scratch header and receive scratch outlive the
-            // completion below (unpacked there).
-            rc = match unsafe { self.wire.incoming(header, recvbuf, recvcount, recvtype) } {
-                Err(rc) => rc,
-                Ok(mut msg) => {
-                    // SAFETY: `msg` describes the header and the buffer.
-                    let rc = unsafe {
-                        mpi_sys::PMPI_Irecv(
-                            msg.buf,
-                            msg.count,
-                            msg.datatype,
-                            posting.source,
-                            recvtag,
-                            comm,
-                            &mut requests[0],
-                        )
-                    };
-                    msg.free();
-                    incoming = Some(msg);
-                    rc
-                }
-            };
-        }
-        // The send.
+        // SAFETY: the caller's receive arguments; `requests` outlives the
+        // completion below.
+        let (mut rc, incoming) = unsafe { self.sendrecv_post_recv(&recv, comm, &mut requests[0]) };
         if rc == SUCCESS {
-            if dest == null {
-                // SAFETY: the caller's arguments: no message is made.
-                rc = unsafe {
-                    mpi_sys::PMPI_Isend(
-                        sendbuf,
-                        sendcount,
-                        sendtype,
-                        dest,
-                        sendtag,
-                        comm,
-                        &mut requests[1],
-                    )
-                };
-            } else {
-                self.det_announce(comm, dest, sendtag);
-                let ack_tag = if sync {
-                    let buf = self.ack_in.as_mut_ptr();
-                    // SAFETY: `ack_in` is untouched until waited for below.
-                    match unsafe { self.post_ack(buf, dest_world, &mut ack) } {
-                        Ok(tag) => tag,
-                        Err(e) => {
-                            rc = e;
-                            0
-                        }
-                    }
-                } else {
-                    0
-                };
-                if rc == SUCCESS {
-                    let signature = self.send_signature(sendcount, sendtype);
-                    Self::encode(
-                        &mut self.send_hdr,
-                        &self.llcp,
-                        self.rank,
-                        index,
-                        sync,
-                        ack_tag,
-                        signature,
-                    );
-                    let header = self.send_hdr.as_ptr();
-                    // SAFETY: the scratch header and send scratch outlive
-                    // the completion below.
-                    rc = match unsafe { self.wire.outgoing(header, sendbuf, sendcount, sendtype) } {
-                        Err(rc) => rc,
-                        Ok(mut msg) => {
-                            let (b, n, ty) = (msg.buf, msg.count, msg.datatype);
-                            // SAFETY: `msg` describes header and data.
-                            let rc = unsafe {
-                                pmpi_isend(mode, b, n, ty, dest, sendtag, comm, &mut requests[1])
-                            };
-                            msg.free();
-                            rc
-                        }
-                    };
-                }
-            }
+            // SAFETY: the caller's send arguments; `requests` and `ack`
+            // outlive the completion below.
+            rc = unsafe { self.sendrecv_post_send(&send, comm, index, &mut requests[1], &mut ack) };
         }
-        if rc == SUCCESS {
-            rc = if !self.must_poll() {
-                // SAFETY: two requests made above.
-                unsafe { mpi_sys::PMPI_Waitall(2, requests.as_mut_ptr(), statuses.as_mut_ptr()) }
-            } else {
-                // SAFETY: as above.
-                unsafe {
-                    self.spin(|_| {
-                        let mut flag: c_int = 0;
-                        let rc = mpi_sys::PMPI_Testall(
-                            2,
-                            requests.as_mut_ptr(),
-                            &mut flag,
-                            statuses.as_mut_ptr(),
-                        );
-                        (rc != SUCCESS || flag != 0).then_some(rc)
-                    })
-                }
-            };
-        } else {
-            // Undo what was posted.
-            for request in &mut requests {
-                Self::cancel(request);
-            }
-            Self::cancel(&mut ack);
-        }
+        // SAFETY: the requests posted above, or null ones.
+        rc = unsafe { self.sendrecv_complete(rc, &mut requests, &mut statuses, &mut ack) };
         if rc == SUCCESS && !target.is_null() {
-            // SAFETY: `target` is the caller's status or `local`.
-            unsafe { *target = statuses[0] };
-            if let Some(msg) = &incoming {
-                // SAFETY: the receive completed into `target`; the receive
-                // scratch is untouched since.
-                unsafe { packed::unpack(msg, self.hbytes as usize, target) };
-            }
-            if source == null {
-                // What MPI's own `MPI_Sendrecv` says for no message (an
-                // `MPI_Irecv` from `MPI_PROC_NULL` completed by
-                // `MPI_Waitall` says less).
-                // SAFETY: as above.
-                unsafe { super::proc_null_status(target) };
-            }
+            // SAFETY: `target` is the caller's status or `local`; the
+            // receive completed and its scratch is untouched since.
+            unsafe { self.sendrecv_status(target, statuses[0], incoming.as_ref(), source == null) };
         }
         if rc == SUCCESS && source != null {
             // SAFETY: the receive completed into `target`.
@@ -937,18 +818,260 @@ impl Rt {
                 self.blocking_received(seq, comm, posting, recvtag, start, index, recvtype, target)
             };
         }
-        if sync {
-            if rc == SUCCESS {
-                // SAFETY: the acknowledgement request posted above.
-                if unsafe { self.block_on(&mut ack, status_ignore(), None) } == SUCCESS {
-                    self.llcp.merge(&self.ack_in);
-                }
-            } else {
-                Self::cancel(&mut ack);
-            }
+        if send.sync {
+            // SAFETY: `ack` is the acknowledgement's receive posted above.
+            unsafe { self.sendrecv_ack(rc, &mut ack) };
         }
         finish_received(index, rc, target);
         rc
+    }
+
+    /// Begins `MPI_Sendrecv`'s record (`kind`): the receive's fields, and
+    /// the send's destination and tag in the `request` word
+    /// ([`sendrecv_send_word`]). The record index, if recording.
+    fn sendrecv_record(
+        kind: OpKind,
+        recv: &RecvHalf,
+        dest: c_int,
+        sendtag: c_int,
+        comm: MPI_Comm,
+    ) -> Option<u64> {
+        record::begin(
+            || {
+                let mut op = Self::p2p_record(
+                    kind,
+                    recv.source,
+                    recv.posted,
+                    recv.tag,
+                    comm,
+                    recv.count,
+                    recv.datatype,
+                );
+                op.request = sendrecv_send_word(dest, sendtag);
+                op
+            },
+            true,
+        )
+    }
+
+    /// Posts `MPI_Sendrecv`'s receive into `request`: straight to MPI from
+    /// `MPI_PROC_NULL` (no message, no header); else header and data
+    /// together, through the receive scratch, from the posted source.
+    /// Returns MPI's code and, when the scratch was taken, the message to
+    /// unpack once the receive completed.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Irecv` with `recv`'s arguments; the scratch header and
+    /// receive scratch are not used again until the receive completed and
+    /// was unpacked.
+    unsafe fn sendrecv_post_recv(
+        &mut self,
+        recv: &RecvHalf,
+        comm: MPI_Comm,
+        request: &mut MPI_Request,
+    ) -> (c_int, Option<packed::Message>) {
+        let RecvHalf {
+            buf,
+            count,
+            datatype,
+            source,
+            posted,
+            tag,
+        } = *recv;
+        if source == proc_null() {
+            // SAFETY: the caller's arguments: no message is received.
+            let rc =
+                unsafe { mpi_sys::PMPI_Irecv(buf, count, datatype, source, tag, comm, request) };
+            return (rc, None);
+        }
+        let header = self.recv_hdr.as_mut_ptr();
+        // SAFETY: the scratch header and receive scratch outlive the
+        // completion (unpacked there).
+        match unsafe { self.wire.incoming(header, buf, count, datatype) } {
+            Err(rc) => (rc, None),
+            Ok(mut msg) => {
+                // SAFETY: `msg` describes the header and the buffer.
+                let rc = unsafe {
+                    mpi_sys::PMPI_Irecv(
+                        msg.buf,
+                        msg.count,
+                        msg.datatype,
+                        posted,
+                        tag,
+                        comm,
+                        request,
+                    )
+                };
+                msg.free();
+                (rc, Some(msg))
+            }
+        }
+    }
+
+    /// Posts `MPI_Sendrecv`'s send into `request`: straight to MPI to
+    /// `MPI_PROC_NULL` (no message, no header); else announced to
+    /// deterministic mode, a synchronous send's acknowledgement receive
+    /// posted into `ack` first, then the header (record `index`, clocks,
+    /// type signature) and the data sent together in the send's mode.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Isend` with `send`'s arguments; the scratch header,
+    /// send scratch and `ack_in` are not used again until the send and
+    /// the acknowledgement completed.
+    unsafe fn sendrecv_post_send(
+        &mut self,
+        send: &SendHalf,
+        comm: MPI_Comm,
+        index: Option<u64>,
+        request: &mut MPI_Request,
+        ack: &mut MPI_Request,
+    ) -> c_int {
+        let SendHalf {
+            buf,
+            count,
+            datatype,
+            dest,
+            tag,
+            mode,
+            dest_world,
+            sync,
+        } = *send;
+        if dest == proc_null() {
+            // SAFETY: the caller's arguments: no message is made.
+            return unsafe { mpi_sys::PMPI_Isend(buf, count, datatype, dest, tag, comm, request) };
+        }
+        self.det_announce(comm, dest, tag);
+        let ack_tag = if sync {
+            let buf = self.ack_in.as_mut_ptr();
+            // SAFETY: `ack_in` is untouched until waited for
+            // (`Rt::sendrecv_ack`).
+            match unsafe { self.post_ack(buf, dest_world, ack) } {
+                Ok(tag) => tag,
+                Err(rc) => return rc,
+            }
+        } else {
+            0
+        };
+        let signature = self.send_signature(count, datatype);
+        Self::encode(
+            &mut self.send_hdr,
+            &self.llcp,
+            self.rank,
+            index,
+            sync,
+            ack_tag,
+            signature,
+        );
+        let header = self.send_hdr.as_ptr();
+        // SAFETY: the scratch header and send scratch outlive the
+        // completion.
+        match unsafe { self.wire.outgoing(header, buf, count, datatype) } {
+            Err(rc) => rc,
+            Ok(mut msg) => {
+                let (b, n, ty) = (msg.buf, msg.count, msg.datatype);
+                // SAFETY: `msg` describes header and data.
+                let rc = unsafe { pmpi_isend(mode, b, n, ty, dest, tag, comm, request) };
+                msg.free();
+                rc
+            }
+        }
+    }
+
+    /// Completes `MPI_Sendrecv`'s receive and send together when both were
+    /// posted (`rc` is `MPI_SUCCESS`): waited for, or polled when this
+    /// rank must keep serving others meanwhile ([`Rt::must_poll`]).
+    /// Otherwise cancels what was posted, the acknowledgement's receive
+    /// included, and returns `rc`.
+    ///
+    /// # Safety
+    ///
+    /// `requests` and `ack` are requests posted by `MPI_Sendrecv`'s
+    /// phases, or null ones.
+    unsafe fn sendrecv_complete(
+        &mut self,
+        rc: c_int,
+        requests: &mut [MPI_Request; 2],
+        statuses: &mut [MPI_Status; 2],
+        ack: &mut MPI_Request,
+    ) -> c_int {
+        if rc != SUCCESS {
+            // Undo what was posted.
+            for request in requests {
+                Self::cancel(request);
+            }
+            Self::cancel(ack);
+            return rc;
+        }
+        if !self.must_poll() {
+            // SAFETY: two requests made above.
+            unsafe { mpi_sys::PMPI_Waitall(2, requests.as_mut_ptr(), statuses.as_mut_ptr()) }
+        } else {
+            // SAFETY: as above.
+            unsafe {
+                self.spin(|_| {
+                    let mut flag: c_int = 0;
+                    let rc = mpi_sys::PMPI_Testall(
+                        2,
+                        requests.as_mut_ptr(),
+                        &mut flag,
+                        statuses.as_mut_ptr(),
+                    );
+                    (rc != SUCCESS || flag != 0).then_some(rc)
+                })
+            }
+        }
+    }
+
+    /// Writes the completed receive's `status` into `target`, corrected
+    /// by the header when the message came through the receive scratch
+    /// (`incoming`); from `MPI_PROC_NULL` (`from_null`), what MPI's own
+    /// `MPI_Sendrecv` says.
+    ///
+    /// # Safety
+    ///
+    /// `target` is valid for writes; the receive of `incoming` completed
+    /// and its scratch is untouched since.
+    unsafe fn sendrecv_status(
+        &self,
+        target: *mut MPI_Status,
+        status: MPI_Status,
+        incoming: Option<&packed::Message>,
+        from_null: bool,
+    ) {
+        // SAFETY: `target` is the caller's status or `local`.
+        unsafe { *target = status };
+        if let Some(msg) = incoming {
+            // SAFETY: the receive completed into `target`; the receive
+            // scratch is untouched since.
+            unsafe { packed::unpack(msg, self.hbytes as usize, target) };
+        }
+        if from_null {
+            // What MPI's own `MPI_Sendrecv` says for no message (an
+            // `MPI_Irecv` from `MPI_PROC_NULL` completed by
+            // `MPI_Waitall` says less).
+            // SAFETY: as above.
+            unsafe { super::proc_null_status(target) };
+        }
+    }
+
+    /// A synchronous `MPI_Sendrecv`'s acknowledgement: once the call
+    /// succeeded, waits for it and merges the clock it carries; after a
+    /// failure, cancels its receive.
+    ///
+    /// # Safety
+    ///
+    /// `ack` is the acknowledgement's receive into `ack_in`, or null.
+    unsafe fn sendrecv_ack(&mut self, rc: c_int, ack: &mut MPI_Request) {
+        if rc == SUCCESS {
+            // SAFETY: the acknowledgement request posted above.
+            if unsafe { self.block_on(ack, status_ignore(), None) } == SUCCESS {
+                self.llcp.merge(&self.ack_in);
+            }
+        } else {
+            Self::cancel(ack);
+        }
     }
 
     /// `MPI_Sendrecv_replace`: the buffer is packed into scratch memory
@@ -1190,6 +1313,36 @@ impl Rt {
         }
         rc
     }
+}
+
+/// `MPI_Sendrecv`'s send as the caller gave it, and how it goes.
+#[derive(Clone, Copy)]
+struct SendHalf {
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    /// The mode the send really uses ([`Rt::effective`]).
+    mode: SendMode,
+    /// `dest` in `MPI_COMM_WORLD` (-1 for `MPI_PROC_NULL`).
+    dest_world: i32,
+    /// A synchronous send to a real peer: it waits for an acknowledgement.
+    sync: bool,
+}
+
+/// `MPI_Sendrecv`'s receive as the caller gave it.
+#[derive(Clone, Copy)]
+struct RecvHalf {
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    /// The source as given.
+    source: c_int,
+    /// The source given to MPI ([`Posting`]'s: the forced one in a guided
+    /// run).
+    posted: c_int,
+    tag: c_int,
 }
 
 /// `MPI_Sendrecv`'s send side in its record's `request` word: the
