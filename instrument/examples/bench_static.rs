@@ -70,41 +70,60 @@ int phase_{file}_{k}(int rank, int size) {{
     .unwrap();
 }
 
-/// Writes a program of about `lines` lines into `dir`; returns its files.
+/// Writes a program of about `lines` lines into `dir`: files of about
+/// [`LINES_PER_FILE`] lines each ([`write_part`]), then the `main.c` that
+/// calls all their phases ([`write_main`]). Returns its files.
 fn generate(dir: &Path, lines: usize) -> Vec<PathBuf> {
     let files = lines.div_ceil(LINES_PER_FILE).max(1);
     let per_file = lines / files;
     let mut sources = Vec::new();
     let mut phases = Vec::new();
     for file in 0..files {
-        let mut text = String::from("#include <mpi.h>\n#include <stdio.h>\n");
-        let mut k = 0;
-        while text.lines().count() < per_file {
-            phase(&mut text, file, k);
-            phases.push(format!("phase_{file}_{k}"));
-            k += 1;
-        }
-        let path = dir.join(format!("part{file}.c"));
-        std::fs::write(&path, text).unwrap();
-        sources.push(path);
+        sources.push(write_part(dir, file, per_file, &mut phases));
     }
+    sources.push(write_main(dir, &phases));
+    sources
+}
+
+/// Writes `part{file}.c`, phases until it has `per_file` lines, and adds
+/// the names of its phase functions to `phases`.
+fn write_part(dir: &Path, file: usize, per_file: usize, phases: &mut Vec<String>) -> PathBuf {
+    let mut text = String::from("#include <mpi.h>\n#include <stdio.h>\n");
+    let mut k = 0;
+    while text.lines().count() < per_file {
+        phase(&mut text, file, k);
+        phases.push(format!("phase_{file}_{k}"));
+        k += 1;
+    }
+    let path = dir.join(format!("part{file}.c"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The start of `main`, up to the calls of the phases.
+const MAIN_START: &str = concat!(
+    "int main(int argc, char **argv) {\n",
+    "  int rank, size, acc = 0;\n",
+    "  MPI_Init(&argc, &argv);\n",
+    "  MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n",
+    "  MPI_Comm_size(MPI_COMM_WORLD, &size);\n",
+);
+
+/// Writes `main.c`: a declaration of each of `phases`, and a `main` that
+/// calls them all in order between `MPI_Init` and `MPI_Finalize`.
+fn write_main(dir: &Path, phases: &[String]) -> PathBuf {
     let mut main = String::from("#include <mpi.h>\n#include <stdio.h>\n");
-    for p in &phases {
+    for p in phases {
         writeln!(main, "int {p}(int rank, int size);").unwrap();
     }
-    main.push_str(
-        "int main(int argc, char **argv) {\n  int rank, size, acc = 0;\n  \
-         MPI_Init(&argc, &argv);\n  MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  \
-         MPI_Comm_size(MPI_COMM_WORLD, &size);\n",
-    );
-    for p in &phases {
+    main.push_str(MAIN_START);
+    for p in phases {
         writeln!(main, "  acc += {p}(rank, size);").unwrap();
     }
     main.push_str("  printf(\"%d\\n\", acc);\n  MPI_Finalize();\n  return 0;\n}\n");
     let path = dir.join("main.c");
     std::fs::write(&path, main).unwrap();
-    sources.push(path);
-    sources
+    path
 }
 
 fn mpi_compile_flags() -> Vec<String> {

@@ -363,16 +363,16 @@ enum Holder {
 }
 
 /// Link: instrument every unit the inputs carry, link the result.
+///
+/// In turn: what each input is ([`link_inputs`]); one front end for the
+/// whole program, compiling the sources on the command line to IR; the
+/// units in command-line order ([`link_units`]), instrumented together;
+/// the user's command line with the inputs that carried units replaced
+/// ([`rewritten_command_line`]), linked against the runtime and MPI
+/// ([`link_command`]).
 fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driven, BuildError> {
     let mpi = MpiInstall::find(None)?;
     let runtime_dir = runtime_dir_for(&req.runtime_dir, mpi.family)?;
-    let lib_dirs = library_dirs(words, &req.base_dir);
-    let static_link = words
-        .iter()
-        .any(|word| matches!(word, Word::Flag(f) if f[0] == "-static"));
-
-    let mut slots = Vec::new();
-    let mut sources: Vec<(PathBuf, SourceKind, Vec<String>)> = Vec::new();
     let output = words
         .iter()
         .rev()
@@ -381,7 +381,79 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
             _ => None,
         })
         .unwrap_or_else(|| PathBuf::from("a.out"));
-    let compile_flags = link_line_compile_flags(words, &output);
+    let (slots, sources) = link_inputs(req, words, &output)?;
+
+    // `mpi.h` differs between MPIs (handles are `int`s in MPICH, pointers
+    // in Open MPI): code compiled for one cannot run on the other.
+    if let Some(record) = records(&slots).find(|r| r.meta.mpi.is_some_and(|f| f != mpi.family)) {
+        return Err(BuildError::MixedMpi {
+            unit: record.meta.source.clone(),
+            compiled: record.meta.mpi.unwrap_or(mpi.family),
+            linking: mpi.family,
+        });
+    }
+    let cxx = req.language == Language::Cxx
+        || sources.iter().any(|(_, kind, _)| *kind == SourceKind::Cxx)
+        || records(&slots).any(|r| r.meta.language == Language::Cxx);
+    let frontend = Frontend::new(cxx, mpi)?;
+    let inputs: Vec<SourceInput<'_>> = sources
+        .iter()
+        .map(|(path, kind, cc_flags)| SourceInput {
+            path,
+            kind: *kind,
+            cc_flags,
+        })
+        .collect();
+    let (irs, mut warnings) = frontend.compile(&inputs)?;
+    let units = link_units(req, words, &frontend, &slots, &sources, &irs)?;
+
+    let options = crate::build::Options {
+        zone_bounds: &[],
+        access_checks: req.access_checks,
+    };
+    let program = instrument_program(&frontend, &units, options, &req.base_dir, &output)?;
+    warnings.push_str(&program.warnings);
+
+    let rewritten = rewritten_command_line(&slots, &program.objects, frontend.tmp.path())?;
+    let cmd = link_command(req, &frontend, &runtime_dir, &rewritten, response_file)?;
+    let ran = cmd.run()?;
+    if !ran.success {
+        return Err(BuildError::Link {
+            output,
+            command: cmd.display(),
+            stderr: ran.messages,
+            status: ran.status,
+        });
+    }
+    warnings.push_str(&ran.messages);
+    let output = req.base_dir.join(&output);
+    program
+        .finish(&output, warnings)
+        .map(|built| Driven::Linked(Box::new(built)))
+}
+
+/// A source on the link's command line, with its kind and the flags to
+/// compile it with.
+type LinkSource = (PathBuf, SourceKind, Vec<String>);
+
+/// What each word of a link's command line is ([`Slot`]): a source to
+/// compile (listed in the second vector, with the `-x` language in force
+/// and the link line's compile flags), an object or a static archive
+/// (named by path, or found through `-l` in the `-L` directories) whose
+/// records are read, or anything else, linked as it is.
+fn link_inputs<'w>(
+    req: &DriverRequest,
+    words: &'w [Word],
+    output: &Path,
+) -> Result<(Vec<Slot<'w>>, Vec<LinkSource>), BuildError> {
+    let lib_dirs = library_dirs(words, &req.base_dir);
+    let static_link = words
+        .iter()
+        .any(|word| matches!(word, Word::Flag(f) if f[0] == "-static"));
+
+    let mut slots = Vec::new();
+    let mut sources: Vec<LinkSource> = Vec::new();
+    let compile_flags = link_line_compile_flags(words, output);
     for word in words {
         let holder = match word {
             Word::Input { path, lang } => {
@@ -413,40 +485,33 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
             None => Slot::Keep(word),
         });
     }
+    Ok((slots, sources))
+}
 
-    let records = || {
-        slots.iter().flat_map(|slot| match slot {
-            Slot::Records(Holder::Object(records)) => records.iter().collect::<Vec<_>>(),
-            Slot::Records(Holder::Archive(members)) => {
-                members.iter().flat_map(|m| &m.records).collect()
-            }
-            _ => Vec::new(),
-        })
-    };
-    // `mpi.h` differs between MPIs (handles are `int`s in MPICH, pointers
-    // in Open MPI): code compiled for one cannot run on the other.
-    if let Some(record) = records().find(|r| r.meta.mpi.is_some_and(|f| f != mpi.family)) {
-        return Err(BuildError::MixedMpi {
-            unit: record.meta.source.clone(),
-            compiled: record.meta.mpi.unwrap_or(mpi.family),
-            linking: mpi.family,
-        });
-    }
-    let cxx = req.language == Language::Cxx
-        || sources.iter().any(|(_, kind, _)| *kind == SourceKind::Cxx)
-        || records().any(|r| r.meta.language == Language::Cxx);
-    let frontend = Frontend::new(cxx, mpi)?;
-    let inputs: Vec<SourceInput<'_>> = sources
-        .iter()
-        .map(|(path, kind, cc_flags)| SourceInput {
-            path,
-            kind: *kind,
-            cc_flags,
-        })
-        .collect();
-    let (irs, mut warnings) = frontend.compile(&inputs)?;
+/// Every record the objects and archive members of `slots` carry, in
+/// command-line order.
+fn records<'a>(slots: &'a [Slot<'a>]) -> impl Iterator<Item = &'a Record> + 'a {
+    slots.iter().flat_map(|slot| match slot {
+        Slot::Records(Holder::Object(records)) => records.iter().collect::<Vec<_>>(),
+        Slot::Records(Holder::Archive(members)) => {
+            members.iter().flat_map(|m| &m.records).collect()
+        }
+        _ => Vec::new(),
+    })
+}
 
-    // The units in command-line order, which numbers the sites.
+/// The units of the program in command-line order, which numbers the
+/// sites: each source with its IR (`irs`, by source) and the link line's
+/// code generation flags, and each record with its own compile's flags
+/// and directory, its IR written to the front end's temporary directory.
+fn link_units(
+    req: &DriverRequest,
+    words: &[Word],
+    frontend: &Frontend,
+    slots: &[Slot<'_>],
+    sources: &[LinkSource],
+    irs: &[PathBuf],
+) -> Result<Vec<Unit>, BuildError> {
     let mut units = Vec::new();
     let mut embedded = 0;
     let mut unit_of = |record: &Record, units: &mut Vec<Unit>| -> Result<(), BuildError> {
@@ -467,7 +532,7 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
         });
         Ok(())
     };
-    for slot in &slots {
+    for slot in slots {
         match slot {
             Slot::Keep(_) => {}
             Slot::Source(index) => {
@@ -492,21 +557,22 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
             }
         }
     }
+    Ok(units)
+}
 
-    let options = crate::build::Options {
-        zone_bounds: &[],
-        access_checks: req.access_checks,
-    };
-    let program = instrument_program(&frontend, &units, options, &req.base_dir, &output)?;
-    warnings.push_str(&program.warnings);
-
-    // The command line with every input that carried units replaced by
-    // what was made of them, in the same place.
-    let mut objects = program.objects.iter();
+/// The command line with every input that carried units replaced by
+/// what was made of them (the next of `objects`, in unit order; a copy
+/// of an archive, in a directory of `tmp`), in the same place.
+fn rewritten_command_line(
+    slots: &[Slot<'_>],
+    objects: &[PathBuf],
+    tmp: &Path,
+) -> Result<Vec<String>, BuildError> {
+    let mut objects = objects.iter();
     let mut rewritten: Vec<String> = Vec::new();
     let mut lang: Option<&str> = None;
     let mut archives = 0;
-    for slot in &slots {
+    for slot in slots {
         let replacement: Vec<PathBuf> = match slot {
             Slot::Keep(word) => {
                 if let Word::Language { lang: l, .. } = word {
@@ -521,7 +587,7 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
             }
             Slot::Records(Holder::Archive(members)) => {
                 archives += 1;
-                let dir = frontend.tmp.path().join(format!("archive-{archives}"));
+                let dir = tmp.join(format!("archive-{archives}"));
                 vec![rebuild_archive(&dir, members, &mut objects)?]
             }
         };
@@ -534,18 +600,30 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
             rewritten.extend(replacement.iter().map(|p| p.to_string_lossy().into_owned()));
         }
     }
+    Ok(rewritten)
+}
 
+/// The link command: the runtime's link flags, the `rewritten` command
+/// line (through a response file when the user's came from one), and
+/// MPI's flags.
+fn link_command(
+    req: &DriverRequest,
+    frontend: &Frontend,
+    runtime_dir: &Path,
+    rewritten: &[String],
+    response_file: bool,
+) -> Result<Cmd, BuildError> {
     let (driver, mpi) = frontend.toolchain(req.language == Language::Cxx);
     let mut cmd = Cmd::new(driver);
     // The runtime first: the dynamic linker binds each `MPI_*` symbol to
     // the first library in the executable's list that defines it, and a
     // Makefile may name `-lmpi` itself.
-    cmd.args(runtime_link_flags(&runtime_dir));
+    cmd.args(runtime_link_flags(runtime_dir));
     if response_file {
         // The command line came (in part) from a response file because it
         // is long; so does the rewritten one.
         let path = frontend.tmp.path().join("link.rsp");
-        std::fs::write(&path, shell_words::join(&rewritten)).map_err(|source| {
+        std::fs::write(&path, shell_words::join(rewritten)).map_err(|source| {
             BuildError::Write {
                 path: path.clone(),
                 source,
@@ -553,25 +631,12 @@ fn link(req: &DriverRequest, words: &[Word], response_file: bool) -> Result<Driv
         })?;
         cmd.arg(format!("@{}", path.display()));
     } else {
-        cmd.args(&rewritten);
+        cmd.args(rewritten);
     }
     cmd.args(&mpi.compile)
         .args(&mpi.link)
         .arg("-Qunused-arguments");
-    let ran = cmd.run()?;
-    if !ran.success {
-        return Err(BuildError::Link {
-            output,
-            command: cmd.display(),
-            stderr: ran.messages,
-            status: ran.status,
-        });
-    }
-    warnings.push_str(&ran.messages);
-    let output = req.base_dir.join(&output);
-    program
-        .finish(&output, warnings)
-        .map(|built| Driven::Linked(Box::new(built)))
+    Ok(cmd)
 }
 
 fn holder(inspected: Inspected) -> Option<Holder> {
@@ -1244,5 +1309,88 @@ mod tests {
         let err = wrapper_option("-cc=gcc").err().unwrap();
         assert!(err.to_string().contains("clang 16"), "{err}");
         assert!(wrapper_option("-static-mpi").is_err());
+    }
+
+    #[test]
+    fn a_link_sorts_its_inputs_into_sources_records_and_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let req = DriverRequest {
+            language: Language::C,
+            args: Vec::new(),
+            runtime_dir: PathBuf::new(),
+            base_dir: dir.path().to_owned(),
+            access_checks: true,
+        };
+        let words = parsed(&[
+            "a.c",
+            "-x",
+            "c",
+            "prog.inc",
+            "-x",
+            "none",
+            "missing.o",
+            "-lm",
+            "-o",
+            "app",
+        ]);
+        let (slots, sources) = link_inputs(&req, &words, Path::new("app")).unwrap();
+        let kinds: Vec<&str> = slots
+            .iter()
+            .map(|slot| match slot {
+                Slot::Keep(_) => "keep",
+                Slot::Source(_) => "source",
+                Slot::Records(_) => "records",
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["source", "keep", "source", "keep", "keep", "keep", "keep"],
+            "a file that does not exist and a library not found link as they are"
+        );
+        let named: Vec<(&Path, SourceKind)> = sources
+            .iter()
+            .map(|(path, kind, _)| (path.as_path(), *kind))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (Path::new("a.c"), SourceKind::C),
+                (Path::new("prog.inc"), SourceKind::C)
+            ]
+        );
+        // The `-x` in force comes first, then the link line's own flags.
+        assert_eq!(sources[1].2[..2], strings(&["-x", "c"]));
+        assert_eq!(sources[1].2[2..], sources[0].2[..]);
+    }
+
+    #[test]
+    fn inputs_that_carried_units_are_replaced_in_place() {
+        let words = parsed(&["-O2", "a.c", "-x", "c", "b.o", "-lm"]);
+        let record = Record {
+            meta: UnitMeta {
+                language: Language::C,
+                source: PathBuf::from("/p/b.c"),
+                directory: PathBuf::from("/p"),
+                flags: Vec::new(),
+                mpi: None,
+            },
+            bitcode: Vec::new(),
+        };
+        let slots = [
+            Slot::Keep(&words[0]),
+            Slot::Source(0),
+            Slot::Keep(&words[2]),
+            // An object that carried two units.
+            Slot::Records(Holder::Object(vec![record.clone(), record])),
+            Slot::Keep(&words[4]),
+        ];
+        let objects = ["/t/0.o", "/t/1.o", "/t/2.o"].map(PathBuf::from);
+        let rewritten = rewritten_command_line(&slots, &objects, Path::new("/t")).unwrap();
+        assert_eq!(
+            rewritten,
+            strings(&[
+                "-O2", "/t/0.o", "-x", "c", "-x", "none", "/t/1.o", "/t/2.o", "-x", "c", "-lm"
+            ])
+        );
     }
 }

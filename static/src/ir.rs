@@ -424,6 +424,11 @@ impl Reader<'_> {
         vars
     }
 
+    /// Reads function `f` into plain data, and keeps its LLVM handles for
+    /// rewriting it: numbers its blocks and instructions, reads each block
+    /// ([`Reader::block`]), then names its `alloca`s and pairs them with
+    /// the variables debug information describes.
+    ///
     /// # Safety
     /// `f` must be a live function definition, defined function number
     /// `ordinal` of its module.
@@ -441,144 +446,15 @@ impl Reader<'_> {
                 linkage,
                 LLVMLinkage::LLVMInternalLinkage | LLVMLinkage::LLVMPrivateLinkage
             );
-            let mut block_index: HashMap<LLVMBasicBlockRef, BlockId> = HashMap::new();
-            let mut raw_blocks = Vec::new();
-            let mut b = LLVMGetFirstBasicBlock(f);
-            while !b.is_null() {
-                block_index.insert(b, raw_blocks.len() as BlockId);
-                raw_blocks.push(b);
-                b = LLVMGetNextBasicBlock(b);
-            }
-            let mut inst_index: HashMap<LLVMValueRef, InstId> = HashMap::new();
-            let mut raw_insts = Vec::new();
-            for &b in &raw_blocks {
-                let mut i = LLVMGetFirstInstruction(b);
-                while !i.is_null() {
-                    inst_index.insert(i, raw_insts.len() as InstId);
-                    raw_insts.push(i);
-                    i = LLVMGetNextInstruction(i);
-                }
-            }
-            let nparams = LLVMCountParams(f);
-            let params: HashMap<LLVMValueRef, u32> =
-                (0..nparams).map(|p| (LLVMGetParam(f, p), p)).collect();
-            let operand = |v: LLVMValueRef| -> Val {
-                if let Some(&i) = inst_index.get(&v) {
-                    Val::Inst(i)
-                } else if let Some(&p) = params.get(&v) {
-                    Val::Arg(p)
-                } else {
-                    const_val(v)
-                }
-            };
+            let numbering = Numbering::of(f);
+            let raw_insts = &numbering.raw_insts;
 
-            let mut blocks = Vec::with_capacity(raw_blocks.len());
+            let mut blocks = Vec::with_capacity(numbering.raw_blocks.len());
             let mut insts = Vec::with_capacity(raw_insts.len());
             let mut declares: Vec<Option<(InstId, String)>> = Vec::new();
-            for (bi, &b) in raw_blocks.iter().enumerate() {
-                let first = insts.len() as InstId;
-                let mut i = LLVMGetFirstInstruction(b);
-                let mut pad = false;
-                let mut term = Term::Unsplittable;
-                let mut succs = Vec::new();
-                let mut loop_loc = None;
-                while !i.is_null() {
-                    let opcode = LLVMGetInstructionOpcode(i);
-                    let n = LLVMGetNumOperands(i).max(0) as u32;
-                    let all_ops = || (0..n).map(|k| operand(LLVMGetOperand(i, k))).collect();
-                    let (op, ops): (Op, Vec<Val>) = match opcode {
-                        LLVMOpcode::LLVMAlloca => (Op::Alloca(None), Vec::new()),
-                        LLVMOpcode::LLVMLoad => (Op::Load, all_ops()),
-                        LLVMOpcode::LLVMStore => (Op::Store, all_ops()),
-                        LLVMOpcode::LLVMGetElementPtr => {
-                            let (offset, var) = self.gep_offsets(i);
-                            (Op::Gep { offset, var }, all_ops())
-                        }
-                        LLVMOpcode::LLVMCall | LLVMOpcode::LLVMInvoke | LLVMOpcode::LLVMCallBr => {
-                            let nargs = LLVMGetNumArgOperands(i);
-                            let args = (0..nargs).map(|k| operand(LLVMGetOperand(i, k))).collect();
-                            let callee = callee(i);
-                            if let Callee::Named(name) = &callee {
-                                if name == "llvm.dbg.declare" {
-                                    declares.push(dbg_declare(i).and_then(|(alloca, var)| {
-                                        Some((*inst_index.get(&alloca)?, var))
-                                    }));
-                                }
-                            }
-                            (Op::Call(callee), args)
-                        }
-                        LLVMOpcode::LLVMBr => {
-                            let ops = if LLVMIsConditional(i) != 0 {
-                                vec![operand(LLVMGetCondition(i))]
-                            } else {
-                                Vec::new()
-                            };
-                            (Op::Br, ops)
-                        }
-                        LLVMOpcode::LLVMSwitch => (Op::Switch, vec![operand(LLVMGetOperand(i, 0))]),
-                        LLVMOpcode::LLVMIndirectBr => {
-                            (Op::IndirectBr, vec![operand(LLVMGetOperand(i, 0))])
-                        }
-                        LLVMOpcode::LLVMRet => (Op::Ret, all_ops()),
-                        LLVMOpcode::LLVMPHI => (Op::Phi, all_ops()),
-                        LLVMOpcode::LLVMSelect => (Op::Select, all_ops()),
-                        LLVMOpcode::LLVMTrunc
-                        | LLVMOpcode::LLVMZExt
-                        | LLVMOpcode::LLVMSExt
-                        | LLVMOpcode::LLVMBitCast
-                        | LLVMOpcode::LLVMIntToPtr
-                        | LLVMOpcode::LLVMPtrToInt
-                        | LLVMOpcode::LLVMAddrSpaceCast
-                        | LLVMOpcode::LLVMFreeze => (Op::Cast, all_ops()),
-                        LLVMOpcode::LLVMUnreachable | LLVMOpcode::LLVMResume => {
-                            (Op::Other, Vec::new())
-                        }
-                        LLVMOpcode::LLVMLandingPad
-                        | LLVMOpcode::LLVMCleanupPad
-                        | LLVMOpcode::LLVMCatchPad
-                        | LLVMOpcode::LLVMCatchSwitch => {
-                            pad = true;
-                            (Op::Other, Vec::new())
-                        }
-                        _ => (Op::Compute, all_ops()),
-                    };
-                    if LLVMIsATerminatorInst(i).is_null() {
-                        // Not a terminator.
-                    } else {
-                        term = match opcode {
-                            LLVMOpcode::LLVMBr => Term::Br,
-                            LLVMOpcode::LLVMSwitch => Term::Switch,
-                            LLVMOpcode::LLVMRet => Term::Ret,
-                            LLVMOpcode::LLVMUnreachable => Term::Unreachable,
-                            _ => Term::Unsplittable,
-                        };
-                        loop_loc = self.loop_location(i);
-                        let ns = LLVMGetNumSuccessors(i);
-                        succs = (0..ns)
-                            .filter_map(|k| block_index.get(&LLVMGetSuccessor(i, k)).copied())
-                            .collect();
-                    }
-                    let is_ptr = {
-                        let ty = LLVMTypeOf(i);
-                        !ty.is_null() && LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMPointerTypeKind
-                    };
-                    insts.push(Inst {
-                        op,
-                        ops,
-                        loc: self.location(i),
-                        block: bi as BlockId,
-                        is_ptr,
-                    });
-                    i = LLVMGetNextInstruction(i);
-                }
-                blocks.push(Block {
-                    first,
-                    end: insts.len() as InstId,
-                    succs,
-                    term,
-                    pad,
-                    loop_loc,
-                });
+            for (bi, &b) in numbering.raw_blocks.iter().enumerate() {
+                let block = self.block(&numbering, bi as BlockId, b, &mut insts, &mut declares);
+                blocks.push(block);
             }
             for (a, name) in declares.iter().flatten() {
                 if let Op::Alloca(slot) = &mut insts[*a as usize].op {
@@ -614,6 +490,152 @@ impl Reader<'_> {
                     .collect(),
             };
             (function, refs)
+        }
+    }
+
+    /// Reads block `b`, number `bi` of its function: appends its
+    /// instructions to `insts` (each [`Reader::instruction`]) and the
+    /// `llvm.dbg.declare`s among them to `declares`, and returns how it
+    /// ends and where it goes from its terminator.
+    ///
+    /// # Safety
+    /// `b` must be a live block of the function `numbering` numbers.
+    unsafe fn block(
+        &mut self,
+        numbering: &Numbering,
+        bi: BlockId,
+        b: LLVMBasicBlockRef,
+        insts: &mut Vec<Inst>,
+        declares: &mut Vec<Option<(InstId, String)>>,
+    ) -> Block {
+        // SAFETY: per this function's contract; every instruction read is
+        // one of `b`'s.
+        unsafe {
+            let first = insts.len() as InstId;
+            let mut i = LLVMGetFirstInstruction(b);
+            let mut pad = false;
+            let mut term = Term::Unsplittable;
+            let mut succs = Vec::new();
+            let mut loop_loc = None;
+            while !i.is_null() {
+                let opcode = LLVMGetInstructionOpcode(i);
+                let (op, ops) = self.instruction(numbering, i, opcode, declares, &mut pad);
+                if LLVMIsATerminatorInst(i).is_null() {
+                    // Not a terminator.
+                } else {
+                    term = match opcode {
+                        LLVMOpcode::LLVMBr => Term::Br,
+                        LLVMOpcode::LLVMSwitch => Term::Switch,
+                        LLVMOpcode::LLVMRet => Term::Ret,
+                        LLVMOpcode::LLVMUnreachable => Term::Unreachable,
+                        _ => Term::Unsplittable,
+                    };
+                    loop_loc = self.loop_location(i);
+                    let ns = LLVMGetNumSuccessors(i);
+                    succs = (0..ns)
+                        .filter_map(|k| numbering.block_index.get(&LLVMGetSuccessor(i, k)).copied())
+                        .collect();
+                }
+                let is_ptr = {
+                    let ty = LLVMTypeOf(i);
+                    !ty.is_null() && LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMPointerTypeKind
+                };
+                insts.push(Inst {
+                    op,
+                    ops,
+                    loc: self.location(i),
+                    block: bi,
+                    is_ptr,
+                });
+                i = LLVMGetNextInstruction(i);
+            }
+            Block {
+                first,
+                end: insts.len() as InstId,
+                succs,
+                term,
+                pad,
+                loop_loc,
+            }
+        }
+    }
+
+    /// What instruction `i` (of opcode `opcode`) is to the analyses, and
+    /// the operands they follow. A call to `llvm.dbg.declare` is noted in
+    /// `declares` (its alloca and variable name), and an exception pad
+    /// sets `pad`.
+    ///
+    /// # Safety
+    /// `i` must be a live instruction of the function `numbering` numbers.
+    unsafe fn instruction(
+        &self,
+        numbering: &Numbering,
+        i: LLVMValueRef,
+        opcode: LLVMOpcode,
+        declares: &mut Vec<Option<(InstId, String)>>,
+        pad: &mut bool,
+    ) -> (Op, Vec<Val>) {
+        let operand = |v: LLVMValueRef| -> Val {
+            // SAFETY: operands of a live instruction are live values.
+            unsafe { numbering.operand(v) }
+        };
+        // SAFETY: per this function's contract; operand indices are below
+        // the counts LLVM gives.
+        unsafe {
+            let n = LLVMGetNumOperands(i).max(0) as u32;
+            let all_ops = || (0..n).map(|k| operand(LLVMGetOperand(i, k))).collect();
+            match opcode {
+                LLVMOpcode::LLVMAlloca => (Op::Alloca(None), Vec::new()),
+                LLVMOpcode::LLVMLoad => (Op::Load, all_ops()),
+                LLVMOpcode::LLVMStore => (Op::Store, all_ops()),
+                LLVMOpcode::LLVMGetElementPtr => {
+                    let (offset, var) = self.gep_offsets(i);
+                    (Op::Gep { offset, var }, all_ops())
+                }
+                LLVMOpcode::LLVMCall | LLVMOpcode::LLVMInvoke | LLVMOpcode::LLVMCallBr => {
+                    let nargs = LLVMGetNumArgOperands(i);
+                    let args = (0..nargs).map(|k| operand(LLVMGetOperand(i, k))).collect();
+                    let callee = callee(i);
+                    if let Callee::Named(name) = &callee {
+                        if name == "llvm.dbg.declare" {
+                            declares.push(dbg_declare(i).and_then(|(alloca, var)| {
+                                Some((*numbering.inst_index.get(&alloca)?, var))
+                            }));
+                        }
+                    }
+                    (Op::Call(callee), args)
+                }
+                LLVMOpcode::LLVMBr => {
+                    let ops = if LLVMIsConditional(i) != 0 {
+                        vec![operand(LLVMGetCondition(i))]
+                    } else {
+                        Vec::new()
+                    };
+                    (Op::Br, ops)
+                }
+                LLVMOpcode::LLVMSwitch => (Op::Switch, vec![operand(LLVMGetOperand(i, 0))]),
+                LLVMOpcode::LLVMIndirectBr => (Op::IndirectBr, vec![operand(LLVMGetOperand(i, 0))]),
+                LLVMOpcode::LLVMRet => (Op::Ret, all_ops()),
+                LLVMOpcode::LLVMPHI => (Op::Phi, all_ops()),
+                LLVMOpcode::LLVMSelect => (Op::Select, all_ops()),
+                LLVMOpcode::LLVMTrunc
+                | LLVMOpcode::LLVMZExt
+                | LLVMOpcode::LLVMSExt
+                | LLVMOpcode::LLVMBitCast
+                | LLVMOpcode::LLVMIntToPtr
+                | LLVMOpcode::LLVMPtrToInt
+                | LLVMOpcode::LLVMAddrSpaceCast
+                | LLVMOpcode::LLVMFreeze => (Op::Cast, all_ops()),
+                LLVMOpcode::LLVMUnreachable | LLVMOpcode::LLVMResume => (Op::Other, Vec::new()),
+                LLVMOpcode::LLVMLandingPad
+                | LLVMOpcode::LLVMCleanupPad
+                | LLVMOpcode::LLVMCatchPad
+                | LLVMOpcode::LLVMCatchSwitch => {
+                    *pad = true;
+                    (Op::Other, Vec::new())
+                }
+                _ => (Op::Compute, all_ops()),
+            }
         }
     }
 
@@ -738,6 +760,71 @@ impl Reader<'_> {
     }
 }
 
+/// The blocks, instructions and parameters of one function, numbered in
+/// order: what a [`Val`] names them by.
+struct Numbering {
+    block_index: HashMap<LLVMBasicBlockRef, BlockId>,
+    raw_blocks: Vec<LLVMBasicBlockRef>,
+    inst_index: HashMap<LLVMValueRef, InstId>,
+    raw_insts: Vec<LLVMValueRef>,
+    params: HashMap<LLVMValueRef, u32>,
+}
+
+impl Numbering {
+    /// # Safety
+    /// `f` must be a live function definition.
+    unsafe fn of(f: LLVMValueRef) -> Self {
+        // SAFETY: per this function's contract; blocks, instructions and
+        // parameters are walked from `f`.
+        unsafe {
+            let mut block_index: HashMap<LLVMBasicBlockRef, BlockId> = HashMap::new();
+            let mut raw_blocks = Vec::new();
+            let mut b = LLVMGetFirstBasicBlock(f);
+            while !b.is_null() {
+                block_index.insert(b, raw_blocks.len() as BlockId);
+                raw_blocks.push(b);
+                b = LLVMGetNextBasicBlock(b);
+            }
+            let mut inst_index: HashMap<LLVMValueRef, InstId> = HashMap::new();
+            let mut raw_insts = Vec::new();
+            for &b in &raw_blocks {
+                let mut i = LLVMGetFirstInstruction(b);
+                while !i.is_null() {
+                    inst_index.insert(i, raw_insts.len() as InstId);
+                    raw_insts.push(i);
+                    i = LLVMGetNextInstruction(i);
+                }
+            }
+            let nparams = LLVMCountParams(f);
+            let params: HashMap<LLVMValueRef, u32> =
+                (0..nparams).map(|p| (LLVMGetParam(f, p), p)).collect();
+            Numbering {
+                block_index,
+                raw_blocks,
+                inst_index,
+                raw_insts,
+                params,
+            }
+        }
+    }
+
+    /// Operand `v` of one of the function's instructions: another of its
+    /// instructions, one of its parameters, or a constant.
+    ///
+    /// # Safety
+    /// `v` must be a live value.
+    unsafe fn operand(&self, v: LLVMValueRef) -> Val {
+        if let Some(&i) = self.inst_index.get(&v) {
+            Val::Inst(i)
+        } else if let Some(&p) = self.params.get(&v) {
+            Val::Arg(p)
+        } else {
+            // SAFETY: per this function's contract.
+            unsafe { const_val(v) }
+        }
+    }
+}
+
 /// What call `inst` calls.
 ///
 /// # Safety
@@ -853,5 +940,85 @@ pub(crate) unsafe fn value_name(value: LLVMValueRef) -> String {
         }
         let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len);
         String::from_utf8_lossy(bytes).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inkwell::context::Context;
+
+    /// The functions of textual IR `ir`.
+    fn read(ir: &str) -> Vec<Function> {
+        let context = Context::create();
+        let module = Module::parse(&context, "test.ll", ir.as_bytes()).unwrap();
+        read_module(&module, 0, &mut Files::default()).functions
+    }
+
+    #[test]
+    fn operands_name_instructions_parameters_and_constants() {
+        let fns = read(
+            "define i32 @f(i32 %n, i1 %c) {\n\
+             entry:\n  %x.addr = alloca i32\n  store i32 %n, ptr %x.addr\n  \
+             %v = load i32, ptr %x.addr\n  %s = add i32 %v, 7\n  \
+             br i1 %c, label %a, label %b\n\
+             a:\n  ret i32 %s\n\
+             b:\n  unreachable\n}\n",
+        );
+        let f = &fns[0];
+        assert_eq!((f.name.as_str(), f.internal), ("f", false));
+        let ops: Vec<(&Op, &[Val])> = f.insts.iter().map(|i| (&i.op, &i.ops[..])).collect();
+        assert_eq!(
+            ops,
+            [
+                // A value name names an alloca debug information does not.
+                (&Op::Alloca(Some("x".to_owned())), &[][..]),
+                (&Op::Store, &[Val::Arg(0), Val::Inst(0)][..]),
+                (&Op::Load, &[Val::Inst(0)][..]),
+                (&Op::Compute, &[Val::Inst(2), Val::Int(7)][..]),
+                (&Op::Br, &[Val::Arg(1)][..]),
+                (&Op::Ret, &[Val::Inst(3)][..]),
+                (&Op::Other, &[][..]),
+            ]
+        );
+        assert!(f.insts[0].is_ptr && !f.insts[2].is_ptr);
+        let blocks: Vec<(InstId, InstId, &[BlockId], Term)> = f
+            .blocks
+            .iter()
+            .map(|b| (b.first, b.end, &b.succs[..], b.term))
+            .collect();
+        assert_eq!(
+            blocks,
+            [
+                (0, 5, &[1, 2][..], Term::Br),
+                (5, 6, &[][..], Term::Ret),
+                (6, 7, &[][..], Term::Unreachable),
+            ]
+        );
+        assert_eq!(f.insts[5].block, 1);
+    }
+
+    #[test]
+    fn an_exception_pad_marks_its_block_and_an_invoke_cannot_be_split() {
+        let fns = read(
+            "declare i32 @__gxx_personality_v0(...)\ndeclare void @g(i32)\n\
+             define internal void @h() personality ptr @__gxx_personality_v0 {\n\
+             entry:\n  invoke void @g(i32 1) to label %ok unwind label %pad\n\
+             ok:\n  ret void\n\
+             pad:\n  %lp = landingpad { ptr, i32 } cleanup\n  resume { ptr, i32 } %lp\n}\n",
+        );
+        let f = &fns[0];
+        assert!(f.internal);
+        assert_eq!(f.insts[0].op, Op::Call(Callee::Named("g".to_owned())));
+        assert_eq!(f.insts[0].ops, [Val::Int(1)]);
+        let shape: Vec<(Term, bool)> = f.blocks.iter().map(|b| (b.term, b.pad)).collect();
+        assert_eq!(
+            shape,
+            [
+                (Term::Unsplittable, false),
+                (Term::Ret, false),
+                (Term::Unsplittable, true),
+            ]
+        );
     }
 }

@@ -74,6 +74,11 @@
 //!     sender only indexes `results`", "not abstracted: the received value
 //!     decides the branch at app.c:50").
 //!
+//!   Each of these is a phase of its own, one function each, grouped by
+//!   idea in the files of the `analysis` module (reading the IR, who calls
+//!   whom, MPI sites, loops, zones, the report); that module's doc lists
+//!   the phases in the order [`analyze`] runs them.
+//!
 //! This crate reads IR and never changes it, never runs a compiler and
 //! never touches MPI: rewriting belongs to `mbh-instrument` (which also
 //! compiles [`MpiConstants::PROBE_C`] to learn the constants), running
