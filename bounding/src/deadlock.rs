@@ -1043,10 +1043,11 @@ fn is_request_maker(kind: OpKind) -> bool {
 }
 
 /// The nonblocking call that created the request a `Wait` completes: the
-/// record its `aux` names, else the latest earlier one with its handle.
+/// record it names ([`Op::request_origin`]), else the latest earlier one
+/// with its handle.
 pub(crate) fn request_origin<'a>(trace: &'a RankTrace, wait: &Op) -> Option<&'a Op> {
-    if wait.aux > 0 {
-        let origin = trace.ops.get(wait.aux as usize - 1)?;
+    if let Some(origin) = wait.request_origin() {
+        let origin = trace.ops.get(origin as usize)?;
         return (is_request_maker(origin.kind) && origin.index < wait.index).then_some(origin);
     }
     if wait.request == 0 {

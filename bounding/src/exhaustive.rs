@@ -385,7 +385,7 @@ fn issued_at(trace: &RankTrace, matched: &Op, events: &[WildcardEvent]) -> u64 {
         }
     }
     match trace.ops.get(matched.request as usize) {
-        Some(wait) if wait.kind == OpKind::Wait && wait.aux > 0 => wait.aux - 1,
+        Some(wait) if wait.kind == OpKind::Wait => wait.request_origin().unwrap_or(matched.request),
         _ => matched.request,
     }
 }

@@ -24,9 +24,10 @@
 //!   buffered and ready sends (blocking or not), `Irecv`, and `Isend` order
 //!   nothing after them: their match point floats.
 //! * **C2.** An `Irecv` precedes the completion that completed it (the
-//!   `Wait` whose `aux` names it, or the completion whose `Matched` record
-//!   names its message). An `Issend` precedes its `Wait` (it is synchronous:
-//!   the wait returns only after the match); a plain `Isend` does not.
+//!   `Wait` that names it, `Op::request_origin`, or the completion whose
+//!   `Matched` record names its message). An `Issend` precedes its `Wait`
+//!   (it is synchronous: the wait returns only after the match); a plain
+//!   `Isend` does not.
 //! * **C3, send non-overtaking.** Each send precedes the next send of its
 //!   rank to the same destination, communicator and tag.
 //! * **C4/C4', receive non-overtaking.** A nonblocking receive `r1` still
@@ -458,8 +459,7 @@ impl<'a> Oracle<'a> {
             let mut linked: BTreeSet<u64> = BTreeSet::new();
             // Waits that name their request's record.
             for op in ops.iter() {
-                if op.kind.class() == OpClass::Completion && op.aux > 0 {
-                    let origin = op.aux - 1;
+                if let Some(origin) = op.request_origin() {
                     if get(origin).is_some_and(|c| c.kind.is_nonblocking_receive())
                         && linked.insert(origin)
                     {
@@ -479,8 +479,8 @@ impl<'a> Oracle<'a> {
                     let by_completed = trace
                         .completed_request_of(m)
                         .filter(|&i| get(i).is_some_and(|c| c.kind.is_nonblocking_receive()));
-                    let by_aux = (receiver.aux > 0)
-                        .then(|| receiver.aux - 1)
+                    let by_aux = receiver
+                        .request_origin()
                         .filter(|&i| get(i).is_some_and(|c| c.kind.is_nonblocking_receive()));
                     let found = by_event.or(by_completed).or(by_aux).or_else(|| {
                         // The earliest Irecv before it, not yet linked to a
@@ -603,10 +603,10 @@ impl<'a> Oracle<'a> {
                         }
                         walk.open.retain(|(i, _, _)| !done.contains(i));
                     }
-                    if op.aux > 0 {
-                        if let Some(&s) = walk.issend.get(&(op.aux - 1)) {
+                    if let Some(origin) = op.request_origin() {
+                        if let Some(&s) = walk.issend.get(&origin) {
                             self.graph.add_edge(s, n, ());
-                            nodes.sync_return.insert((t, op.aux - 1), n);
+                            nodes.sync_return.insert((t, origin), n);
                         }
                     }
                     walk.last_fence = Some(n);

@@ -129,7 +129,7 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
                 // `Completed` record before this one says which it was.
                 OpClass::Completion => trace
                     .completed_request_of(m)
-                    .or_else(|| at.aux.checked_sub(1))
+                    .or_else(|| at.request_origin())
                     .and_then(|i| record(trace, i))
                     .filter(|op| has_receive_half(op)),
                 _ => None,
@@ -590,7 +590,7 @@ impl RunGraph {
                 // naming them says they did.
                 let completed = matches!(op.kind, OpKind::Wait | OpKind::Waitall | OpKind::Testall)
                     || completed_by.contains(&op.index);
-                let origin = op.aux.checked_sub(1).filter(|&o| o < op.index);
+                let origin = op.request_origin().filter(|&o| o < op.index);
                 if let (true, Some(o)) = (completed, origin.and_then(nodes)) {
                     edges.push((o.complete, n.complete, Edge::Completion));
                 }

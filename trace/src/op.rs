@@ -178,7 +178,8 @@ op_kinds! {
     /// `MPI_Ibarrier`. Nonblocking collectives (96-112) are recorded at
     /// the call with `request` = the request handle; the call that
     /// completes the request is named by a [`OpKind::CollectiveComplete`]
-    /// record. A `Wait` on the request names this record in its `aux`, a
+    /// record. A `Wait` on the request names this record
+    /// ([`Op::request_origin`](crate::rank_trace::Op::request_origin)), a
     /// `Waitall`/`Waitany`/`Waitsome` in a [`OpKind::WaitRequest`] record.
     /// Every collective record (blocking or not) has `comm` = the
     /// communicator, `peer` = the root (0 when none), `tag` = 1 + its
@@ -279,7 +280,8 @@ op_kinds! {
     /// `Matched` record of a receive). `request` = index of the completing
     /// call's record, `aux` = index of the record that made the request
     /// (the `Isend`, `Irecv`, or the `Start` of a persistent request).
-    /// The completion records name only their first request (`aux`), so
+    /// The completion records name only their first request
+    /// ([`Op::request_origin`](crate::rank_trace::Op::request_origin)), so
     /// without these an analysis cannot tell which sends such a call waited
     /// for (the buffering analysis needs it, seed 003 §3). Traces written
     /// before this record existed have none: readers must treat a call on

@@ -203,8 +203,8 @@ pub struct RawOp {
     /// Kind-specific word:
     ///
     /// * point-to-point calls: the datatype handle bits;
-    /// * `MPI_Wait`: 1 + index of the record that created the request (0
-    ///   when unknown), a nonblocking collective's too;
+    /// * completions (`MPI_Wait`, `MPI_Waitall`, ...): the request they
+    ///   completed, as [`Op::request_origin`] decodes it;
     /// * collectives: the datatype handle bits of the send side;
     /// * `MPI_Init_thread`: the thread level provided (`count` holds the one
     ///   required);
