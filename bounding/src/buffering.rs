@@ -421,18 +421,22 @@ impl<'a> Model<'a> {
         let mut matched_at: Vec<u64> = Vec::new();
         let mut covered = HashSet::default();
         for (rank, trace) in traces.iter().enumerate() {
-            for record in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
-                let Some(receiver) = trace.ops.get(record.request as usize) else {
+            for (record, matched) in trace
+                .ops
+                .iter()
+                .filter_map(|op| Some((op, op.matched_send()?)))
+            {
+                let Some(receiver) = trace.ops.get(matched.receiver as usize) else {
                     continue;
                 };
                 if receiver.kind.class() == OpClass::Probe {
                     continue;
                 }
                 covered.insert((rank, receiver.index));
-                let sender = record.peer;
+                let (sender, at) = (matched.send.sender, matched.send.record as usize);
                 let send = (0..size as i32)
                     .contains(&sender)
-                    .then(|| traces[sender as usize].ops.get(record.aux as usize))
+                    .then(|| traces[sender as usize].ops.get(at))
                     .flatten()
                     .filter(|send| SendSide::of(send).is_some());
                 if let Some(send) = send {
@@ -547,7 +551,8 @@ impl<'a> Model<'a> {
                         }
                     }
                     OpKind::Matched => {
-                        if let Some(&made) = last.get(&op.request) {
+                        let receiver = op.matched_send().map(|m| m.receiver);
+                        if let Some(&made) = receiver.and_then(|r| last.get(&r)) {
                             if trace.ops[made as usize].kind.is_nonblocking_receive() {
                                 paired.insert((rank, op.index), made);
                             }

@@ -636,11 +636,14 @@ impl<'a> Facts<'a> {
                             facts.made_at.entry(op.aux).or_insert(op.site);
                         }
                     }
-                    OpClass::Clock if op.kind == OpKind::Matched => {
-                        let receiver = trace.ops.get(op.request as usize);
-                        if receiver.is_some_and(|r| r.kind.class() != OpClass::Probe) {
-                            facts.exact[rank].insert((op.peer, op.aux));
-                            *facts.exact_from.entry((op.peer, me)).or_default() += 1;
+                    OpClass::Clock => {
+                        if let Some(matched) = op.matched_send() {
+                            let receiver = trace.ops.get(matched.receiver as usize);
+                            if receiver.is_some_and(|r| r.kind.class() != OpClass::Probe) {
+                                let send = matched.send;
+                                facts.exact[rank].insert((send.sender, send.record));
+                                *facts.exact_from.entry((send.sender, me)).or_default() += 1;
+                            }
                         }
                     }
                     _ => {}

@@ -450,9 +450,9 @@ impl<'a> Oracle<'a> {
         let mut completes: Vec<HashMap<u64, Vec<u64>>> = vec![HashMap::default(); traces.len()];
         for (t, trace) in traces.iter().enumerate() {
             let ops = &trace.ops;
-            let mut event_call: HashMap<i32, u64> = HashMap::default();
+            let mut event_call: HashMap<u32, u64> = HashMap::default();
             for op in ops.iter().filter(|op| op.kind == OpKind::WildcardClock) {
-                event_call.insert(op.count, op.request);
+                event_call.insert(op.count as u32, op.request);
                 self.events[t].push((op.count as u32, op.request, op.peer));
             }
             let get = |i: u64| op_at(trace, i);
@@ -467,12 +467,13 @@ impl<'a> Oracle<'a> {
                     }
                 }
             }
-            for m in ops.iter().filter(|op| op.kind == OpKind::Matched) {
-                let Some(receiver) = get(m.request) else {
+            for (m, matched) in ops.iter().filter_map(|op| Some((op, op.matched_send()?))) {
+                let Some(receiver) = get(matched.receiver) else {
                     continue;
                 };
+                let send = matched.send;
                 let call = if receiver.kind.class() == OpClass::Completion {
-                    let by_event = event_call.get(&m.count).copied().filter(|_| m.count >= 0);
+                    let by_event = matched.event.and_then(|e| event_call.get(&e)).copied();
                     // A call on several requests names only its first: the
                     // `Completed` record before this one says which request
                     // this message completed.
@@ -488,7 +489,7 @@ impl<'a> Oracle<'a> {
                         ops.iter()
                             .filter(|c| c.kind.is_nonblocking_receive() && c.index < receiver.index)
                             .filter(|c| !self.took.contains_key(&(t, c.index)))
-                            .find(|c| c.matched.is_none_or(|(s, _)| s == m.peer))
+                            .find(|c| c.matched.is_none_or(|(s, _)| s == send.sender))
                             .map(|c| c.index)
                     });
                     let Some(irecv) = found else {
@@ -501,9 +502,9 @@ impl<'a> Oracle<'a> {
                 } else {
                     receiver.index
                 };
-                if let Some(&s) = rank_index.get(&m.peer) {
-                    self.took.insert((t, call), (s, m.aux));
-                    self.taken_by.insert((s, m.aux), (t, call));
+                if let Some(&s) = rank_index.get(&send.sender) {
+                    self.took.insert((t, call), (s, send.record));
+                    self.taken_by.insert((s, send.record), (t, call));
                 }
             }
         }

@@ -117,13 +117,17 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
     let mut raw = Vec::new();
     let mut issues = Vec::new();
     for trace in ranks {
-        for m in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
+        for (m, matched) in trace
+            .ops
+            .iter()
+            .filter_map(|op| Some((op, op.matched_send()?)))
+        {
             let bad = |reason: &str| RunIssue::BadMatchRecord {
                 rank: trace.rank,
                 record: m.index,
                 reason: reason.to_owned(),
             };
-            let receive = record(trace, m.request).and_then(|at| match at.kind.class() {
+            let receive = record(trace, matched.receiver).and_then(|at| match at.kind.class() {
                 _ if has_receive_half(at) => Some(at),
                 // A call on several requests names only its first one: the
                 // `Completed` record before this one says which it was.
@@ -138,12 +142,13 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
                 issues.push(bad("it names no receive of its rank"));
                 continue;
             };
-            let send = by_rank.get(&m.peer).and_then(|t| record(t, m.aux));
+            let (sender, send_record) = (matched.send.sender, matched.send.record);
+            let send = by_rank.get(&sender).and_then(|t| record(t, send_record));
             if !send.is_some_and(has_send_half) {
                 issues.push(bad("it names no send of the sending rank"));
                 continue;
             }
-            raw.push((trace.rank, receive.index, m.peer, m.aux));
+            raw.push((trace.rank, receive.index, sender, send_record));
         }
     }
     raw.sort_unstable();
@@ -510,8 +515,7 @@ impl RunGraph {
         let completed_by: std::collections::HashSet<u64> = trace
             .ops
             .iter()
-            .filter(|m| m.kind == OpKind::Matched)
-            .map(|m| m.request)
+            .filter_map(|m| Some(m.matched_send()?.receiver))
             .collect();
         let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
         // Rule 1: last send per (communicator, destination, tag).

@@ -240,10 +240,8 @@ op_kinds! {
     /// record of the receive that took that message.
     PotentialMatch = 241 => "mbhybrid:potential-match", Clock;
     /// Not an MPI call: which remote send a receive matched, from the
-    /// piggybacked header. `request` = index of the receiving record (the
-    /// `Recv`, or the `Wait`/`Test` that completed an `Irecv`), `peer` =
-    /// sender rank, `aux` = the sender's record index, `comm` = the clock
-    /// the message carried, `count` = wildcard event number or -1.
+    /// piggybacked header. Its fields are decoded, and specified, by
+    /// [`Op::matched_send`](crate::rank_trace::Op::matched_send).
     Matched = 242 => "mbhybrid:matched", Clock;
     /// Not an MPI call: a local check failed (DESIGN.md "Local checks").
     /// `count` = the check ([`LocalCheck`] code), `site` = site of the call

@@ -210,7 +210,10 @@ pub struct RawOp {
     ///   required);
     /// * `MPI_Pcontrol`: `level << 32 | first_argument as u32` (`peer` holds
     ///   the second argument, the `k` of level 7303);
-    /// * `MPI_Abort`: unused (`count` holds the error code).
+    /// * `MPI_Abort`: unused (`count` holds the error code);
+    /// * the runtime's own records: what the accessors of [`crate::record`]
+    ///   decode (`Matched`: [`Op::matched_send`]), [`crate::check::Check`]
+    ///   for local checks, and [`OpKind`]'s docs for the others.
     pub aux: u64,
 }
 
@@ -754,6 +757,7 @@ impl RankTrace {
     /// record of a single-request call (whose completion names its request
     /// itself) and in traces written before `Completed` records existed.
     pub fn completed_request_of(&self, matched: &Op) -> Option<u64> {
+        let receiver = matched.matched_send()?.receiver;
         // Records are dense (index = position) in every trace the runtime
         // writes: look there first, so a reader calling this per record
         // stays linear; search only a trace built otherwise.
@@ -764,8 +768,8 @@ impl RankTrace {
         self.ops[..at]
             .iter()
             .rev()
-            .take_while(|op| op.index > matched.request)
-            .find(|op| op.kind == OpKind::Completed && op.request == matched.request)
+            .take_while(|op| op.index > receiver)
+            .find(|op| op.kind == OpKind::Completed && op.request == receiver)
             .map(|op| op.aux)
     }
 

@@ -12,16 +12,24 @@
 //!
 //! ```
 //! use mbh_trace::rank_trace::Op;
+//! use mbh_trace::record::SendRef;
 //! use mbh_trace::OpKind;
 //!
-//! // Rank 0's `MPI_Wait` (record 3) completed its `MPI_Irecv` (record 1).
+//! // Rank 0's `MPI_Wait` (record 3) completed its `MPI_Irecv` (record 1)
+//! // with the message of rank 2's record 5.
 //! let mut wait = Op::new(3, OpKind::Wait);
 //! wait.aux = 1 + 1;
+//! let mut matched = Op::new(4, OpKind::Matched);
+//! (matched.request, matched.peer, matched.aux, matched.count) = (3, 2, 5, -1);
+//!
 //! assert_eq!(wait.request_origin(), Some(1));
+//! let message = matched.matched_send().unwrap();
+//! assert_eq!(message.receiver, 3);
+//! assert_eq!(message.send, SendRef { sender: 2, record: 5 });
+//! assert_eq!(message.event, None);
 //! // Another kind's words are not these.
-//! let mut send = Op::new(4, OpKind::Send);
-//! send.aux = 2;
-//! assert_eq!(send.request_origin(), None);
+//! assert_eq!(matched.request_origin(), None);
+//! assert_eq!(wait.matched_send(), None);
 //! ```
 //!
 //! # Limitations
@@ -31,8 +39,39 @@
 //! sender that did not record its send): looking it up is the caller's
 //! business, as is whether a `FAILED` or `CANCELLED` record still counts.
 
-use crate::op::OpClass;
+use crate::op::{OpClass, OpKind};
 use crate::rank_trace::Op;
+
+/// A send, by where its record is: the sending rank and the index of the
+/// send's record in that rank's trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SendRef {
+    /// The sender's rank in `MPI_COMM_WORLD`.
+    pub sender: i32,
+    /// The index of the send's record in the sender's trace (`u64::MAX`
+    /// when the sender did not record it).
+    pub record: u64,
+}
+
+/// An [`OpKind::Matched`] record, decoded ([`Op::matched_send`]): which
+/// remote send a receive took, from the header the message carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MatchedSend {
+    /// The index of the record that received the message (`request`): the
+    /// receive itself (`MPI_Recv`, `MPI_Sendrecv`, `MPI_Mrecv`, a probe),
+    /// or the `Wait`/`Test` that completed an `MPI_Irecv` (for a call on
+    /// several requests, [`crate::RankTrace::completed_request_of`] says
+    /// which).
+    pub receiver: u64,
+    /// The send it took: `peer` = the sender's rank in `MPI_COMM_WORLD`,
+    /// `aux` = the index of the send's record in the sender's trace.
+    pub send: SendRef,
+    /// The wildcard event the receive was (`count`; the record holds -1
+    /// when it was none).
+    pub event: Option<u32>,
+    /// The clock the message carried (`comm`).
+    pub clock: u64,
+}
 
 impl Op {
     /// The request a completion (class [`OpClass::Completion`]: `MPI_Wait`,
@@ -43,20 +82,34 @@ impl Op {
     /// not know it, and for other kinds.
     ///
     /// Stored in `aux` as 1 + that index, 0 when unknown. The other
-    /// requests of a call on several are named by `Completed` records and,
-    /// for nonblocking collectives, `CollectiveComplete` and `WaitRequest`
-    /// records ([`crate::OpKind`]).
+    /// requests of a call on several are named by [`OpKind::Completed`]
+    /// records and, for nonblocking collectives,
+    /// [`OpKind::CollectiveComplete`] and [`OpKind::WaitRequest`] records.
     pub fn request_origin(&self) -> Option<u64> {
         (self.kind.class() == OpClass::Completion)
             .then(|| self.aux.checked_sub(1))
             .flatten()
+    }
+    /// Which remote send an [`OpKind::Matched`] record says a receive
+    /// took: the receiving record, the send, the wildcard event, the
+    /// message's clock (see [`MatchedSend`] for the fields that hold them).
+    /// `None` for other kinds.
+    pub fn matched_send(&self) -> Option<MatchedSend> {
+        (self.kind == OpKind::Matched).then_some(MatchedSend {
+            receiver: self.request,
+            send: SendRef {
+                sender: self.peer,
+                record: self.aux,
+            },
+            event: (self.count >= 0).then_some(self.count as u32),
+            clock: self.comm,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::OpKind;
 
     /// A record of `kind` with its positional words set.
     fn record(kind: OpKind, peer: i32, count: i32, comm: u64, request: u64, aux: u64) -> Op {
@@ -83,5 +136,33 @@ mod tests {
             record(OpKind::Waitall, 0, 2, 0, 0, 1).request_origin(),
             Some(0)
         );
+    }
+
+    #[test]
+    fn a_matched_record_names_the_receiver_the_send_and_the_event() {
+        let m = record(OpKind::Matched, 2, 5, 11, 3, 8);
+        assert_eq!(
+            m.matched_send(),
+            Some(MatchedSend {
+                receiver: 3,
+                send: SendRef {
+                    sender: 2,
+                    record: 8
+                },
+                event: Some(5),
+                clock: 11
+            })
+        );
+        let not_wildcard = record(OpKind::Matched, 2, -1, 11, 3, u64::MAX);
+        let decoded = not_wildcard.matched_send().unwrap();
+        assert_eq!(decoded.event, None);
+        assert_eq!(decoded.send.record, u64::MAX, "a send not recorded");
+        for &kind in OpKind::ALL.iter().filter(|&&k| k != OpKind::Matched) {
+            assert_eq!(
+                record(kind, 2, 5, 11, 3, 8).matched_send(),
+                None,
+                "{kind:?}"
+            );
+        }
     }
 }

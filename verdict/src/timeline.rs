@@ -64,10 +64,13 @@ pub fn build(
     // Which send each receive took.
     let mut sender_of_receive: HashMap<(i32, u64), (i32, u64)> = HashMap::new();
     for trace in traces {
-        for op in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
-            received.insert((op.peer, op.aux), ());
-            sender_of_receive.insert((trace.rank, op.request), (op.peer, op.aux));
-            if let (Some(from), Some(to)) = (call(op.peer, op.aux), call(trace.rank, op.request)) {
+        for m in trace.ops.iter().filter_map(|op| op.matched_send()) {
+            received.insert((m.send.sender, m.send.record), ());
+            sender_of_receive.insert((trace.rank, m.receiver), (m.send.sender, m.send.record));
+            if let (Some(from), Some(to)) = (
+                call(m.send.sender, m.send.record),
+                call(trace.rank, m.receiver),
+            ) {
                 messages.push(TimelineMessage {
                     from,
                     to,
