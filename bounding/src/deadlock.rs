@@ -630,14 +630,13 @@ impl<'a> Facts<'a> {
                     OpClass::Clock if op.kind == OpKind::CollectiveComplete => {
                         facts.completed[rank].insert(op.request);
                     }
-                    OpClass::Clock if op.kind == OpKind::CommId => {
-                        facts.members.entry(op.aux).or_default().insert(rank);
-                        if op.site != 0 {
-                            facts.made_at.entry(op.aux).or_insert(op.site);
-                        }
-                    }
                     OpClass::Clock => {
-                        if let Some(matched) = op.matched_send() {
+                        if let Some(naming) = op.comm_naming() {
+                            facts.members.entry(naming.id).or_default().insert(rank);
+                            if op.site != 0 {
+                                facts.made_at.entry(naming.id).or_insert(op.site);
+                            }
+                        } else if let Some(matched) = op.matched_send() {
                             let receiver = trace.ops.get(matched.receiver as usize);
                             if receiver.is_some_and(|r| r.kind.class() != OpClass::Probe) {
                                 let send = matched.send;

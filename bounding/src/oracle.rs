@@ -354,7 +354,7 @@ fn rank_index(traces: &[RankTrace]) -> HashMap<i32, usize> {
 
 /// A destination is a rank of the send's communicator; the sends are kept
 /// by world rank. Each member names its rank in every communicator it
-/// made (`CommId`, whose `aux` the records on it carry as `comm`):
+/// made (`CommId`, whose id the records on it carry as `comm`):
 /// (communicator, its rank) to world rank. `MPI_COMM_WORLD` and unnamed
 /// communicators are as written.
 fn world_ranks(traces: &[RankTrace]) -> HashMap<(u64, i32), i32> {
@@ -363,8 +363,8 @@ fn world_ranks(traces: &[RankTrace]) -> HashMap<(u64, i32), i32> {
         .flat_map(|t| {
             t.ops
                 .iter()
-                .filter(|op| op.kind == OpKind::CommId && op.peer >= 0)
-                .map(move |op| ((op.aux, op.peer), t.rank))
+                .filter_map(Op::comm_naming)
+                .filter_map(move |naming| Some(((naming.id, naming.rank?), t.rank)))
         })
         .collect()
 }

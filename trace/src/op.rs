@@ -251,16 +251,15 @@ op_kinds! {
     /// (for `MpiError`), `aux` = check-specific detail: for `TypeMismatch`
     /// the sender's record index; for leaks the handle bits.
     LocalCheck = 243 => "mbhybrid:local-check", Clock;
-    /// Not an MPI call: the communicator with handle bits `comm` (this
-    /// process's handle, which other processes may number differently) is
-    /// the one every member's trace calls `aux`. Written when the runtime
-    /// sees a communicator made; [`RankTrace::parse`](crate::RankTrace::parse)
-    /// renames the records that follow, so analyses can compare
-    /// communicators across ranks. `aux` has its top bit set, which no
-    /// handle has. `peer` = this rank's rank in the communicator (-1 when
-    /// unknown), so analyses can name its ranks in `MPI_COMM_WORLD`.
-    /// `site` = the constructor's call (`MPI_Comm_split`, ...), so reports
-    /// can say which communicator they mean (0 in traces from before).
+    /// Not an MPI call: the name every member's trace gives a communicator,
+    /// and this rank's rank in it, so analyses can compare communicators
+    /// across ranks and name its ranks in `MPI_COMM_WORLD` (the fields:
+    /// [`Op::comm_naming`](crate::rank_trace::Op::comm_naming)). Written
+    /// when the runtime sees a communicator made;
+    /// [`RankTrace::parse`](crate::RankTrace::parse) renames the records
+    /// that follow. `site` = the constructor's call (`MPI_Comm_split`,
+    /// ...), so reports can say which communicator they mean (0 in traces
+    /// from before).
     CommId = 244 => "mbhybrid:comm-id", Clock;
     /// Not an MPI call: one request of the `MPI_Waitall`, `MPI_Waitany` or
     /// `MPI_Waitsome` whose record is at index `request`, that a

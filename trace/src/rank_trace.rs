@@ -212,8 +212,9 @@ pub struct RawOp {
     ///   the second argument, the `k` of level 7303);
     /// * `MPI_Abort`: unused (`count` holds the error code);
     /// * the runtime's own records: what the accessors of [`crate::record`]
-    ///   decode (`Matched`: [`Op::matched_send`]), [`crate::check::Check`]
-    ///   for local checks, and [`OpKind`]'s docs for the others.
+    ///   decode (`Matched`: [`Op::matched_send`]; `CommId`:
+    ///   [`Op::comm_naming`]), [`crate::check::Check`] for local checks,
+    ///   and [`OpKind`]'s docs for the others.
     pub aux: u64,
 }
 
@@ -986,8 +987,8 @@ fn name_communicators(ops: &mut [Op]) {
         names.insert(init.comm, WORLD_COMM);
     }
     for op in ops.iter_mut() {
-        if op.kind == OpKind::CommId {
-            names.insert(op.comm, op.aux);
+        if let Some(naming) = op.comm_naming() {
+            names.insert(naming.handle, naming.id);
             continue;
         }
         if names.is_empty() || !op.kind.comm_is_communicator() {

@@ -73,6 +73,20 @@ pub struct MatchedSend {
     pub clock: u64,
 }
 
+/// An [`OpKind::CommId`] record, decoded ([`Op::comm_naming`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CommNaming {
+    /// The communicator's handle bits in this process (`comm`), which
+    /// other processes may number differently.
+    pub handle: u64,
+    /// The name every member's trace gives the communicator (`aux`; its
+    /// top bit is set, which no handle has).
+    pub id: u64,
+    /// This rank's rank in the communicator (`peer`; the record holds -1
+    /// when the runtime did not know it).
+    pub rank: Option<i32>,
+}
+
 impl Op {
     /// The request a completion (class [`OpClass::Completion`]: `MPI_Wait`,
     /// `MPI_Test`, `MPI_Waitall`, ...) completed: the index of the record
@@ -103,6 +117,17 @@ impl Op {
             },
             event: (self.count >= 0).then_some(self.count as u32),
             clock: self.comm,
+        })
+    }
+    /// What an [`OpKind::CommId`] record names: the communicator of handle
+    /// `comm` in this process is the one every member's trace calls `aux`,
+    /// and this rank is `peer` in it (see [`CommNaming`]). `None` for other
+    /// kinds.
+    pub fn comm_naming(&self) -> Option<CommNaming> {
+        (self.kind == OpKind::CommId).then_some(CommNaming {
+            handle: self.comm,
+            id: self.aux,
+            rank: (self.peer >= 0).then_some(self.peer),
         })
     }
 }
@@ -164,5 +189,25 @@ mod tests {
                 "{kind:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_comm_id_record_names_a_handle_and_this_ranks_rank() {
+        let id = 1 << 63 | 7;
+        let named = record(OpKind::CommId, 1, 0, 0xc400_0000, 0, id);
+        assert_eq!(
+            named.comm_naming(),
+            Some(CommNaming {
+                handle: 0xc400_0000,
+                id,
+                rank: Some(1)
+            })
+        );
+        let unknown_rank = record(OpKind::CommId, -1, 0, 0xc400_0000, 0, id);
+        assert_eq!(unknown_rank.comm_naming().unwrap().rank, None);
+        assert_eq!(
+            record(OpKind::CommMade, 1, 0, 0xc400_0000, 0, id).comm_naming(),
+            None
+        );
     }
 }
