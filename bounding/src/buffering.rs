@@ -542,12 +542,14 @@ impl<'a> Model<'a> {
             for op in &trace.ops {
                 match op.kind {
                     OpKind::Completed => {
-                        let made = trace.ops.get(op.aux as usize).filter(|o| {
-                            is_request(o) && o.index < op.request && op.request < op.index
+                        let made = op.completed_request().and_then(|done| {
+                            let made = trace.ops.get(done.origin as usize)?;
+                            (is_request(made) && made.index < done.call && done.call < op.index)
+                                .then_some((done.call, made.index))
                         });
-                        if let Some(made) = made {
-                            self.complete(rank, op.request, made.index);
-                            last.insert(op.request, made.index);
+                        if let Some((call, made)) = made {
+                            self.complete(rank, call, made);
+                            last.insert(call, made);
                         }
                     }
                     OpKind::Matched => {

@@ -627,11 +627,10 @@ impl<'a> Facts<'a> {
                     OpClass::Lifecycle if op.kind == OpKind::Finalize => {
                         facts.finalizing[rank] = true
                     }
-                    OpClass::Clock if op.kind == OpKind::CollectiveComplete => {
-                        facts.completed[rank].insert(op.request);
-                    }
                     OpClass::Clock => {
-                        if let Some(naming) = op.comm_naming() {
+                        if let Some(done) = op.collective_completion() {
+                            facts.completed[rank].insert(done.collective);
+                        } else if let Some(naming) = op.comm_naming() {
                             facts.members.entry(naming.id).or_default().insert(rank);
                             if op.site != 0 {
                                 facts.made_at.entry(naming.id).or_insert(op.site);

@@ -714,14 +714,14 @@ impl<'a> Oracle<'a> {
             .flat_map(|t| t.ops.iter())
             .find(|op| matches!(op.kind, OpKind::Init | OpKind::InitThread))
             .map(|op| op.comm);
-        let completion: Vec<HashMap<u64, u64>> = traces
+        let completion: Vec<HashMap<u64, Option<u64>>> = traces
             .iter()
             .map(|trace| {
                 trace
                     .ops
                     .iter()
-                    .filter(|op| op.kind == OpKind::CollectiveComplete)
-                    .map(|op| (op.request, op.aux))
+                    .filter_map(Op::collective_completion)
+                    .map(|done| (done.collective, done.completed_by))
                     .collect()
             })
             .collect();
@@ -740,7 +740,9 @@ impl<'a> Oracle<'a> {
                     let out = if k.is_nonblocking_collective() {
                         completion[t]
                             .get(&index)
-                            .and_then(|c| self.node[t].get(c))
+                            .copied()
+                            .flatten()
+                            .and_then(|c| self.node[t].get(&c))
                             .copied()
                     } else {
                         Some(n)

@@ -605,12 +605,9 @@ impl RunGraph {
         }
         // A nonblocking collective completes in the call the runtime
         // names (a `Waitall`'s record names its first request only).
-        for done in trace
-            .ops
-            .iter()
-            .filter(|op| op.kind == OpKind::CollectiveComplete)
-        {
-            if let (Some(o), Some(c)) = (nodes(done.request), nodes(done.aux)) {
+        for done in trace.ops.iter().filter_map(Op::collective_completion) {
+            if let (Some(o), Some(c)) = (nodes(done.collective), done.completed_by.and_then(nodes))
+            {
                 edges.push((o.complete, c.complete, Edge::Completion));
             }
         }

@@ -219,10 +219,9 @@ op_kinds! {
     Iscan = 111 => "MPI_Iscan", Collective;
     /// `MPI_Iexscan`.
     Iexscan = 112 => "MPI_Iexscan", Collective;
-    /// Not an MPI call: the request of a nonblocking collective completed.
-    /// `request` = index of the collective's record (`MPI_Ibarrier`, ...),
-    /// `aux` = index of the record of the call that completed it (the
-    /// `Wait`/`Test`; `u64::MAX` when the runtime completed it itself).
+    /// Not an MPI call: the request of a nonblocking collective completed,
+    /// and which call completed it (the fields:
+    /// [`Op::collective_completion`](crate::rank_trace::Op::collective_completion)).
     CollectiveComplete = 127 => "mbhybrid:collective-complete", Clock;
     /// Not an MPI call: a wildcard receive or probe reached its final clock
     /// (seed 000 §5.1.2, rules R2/R4). `count` = per-rank wildcard event
@@ -274,9 +273,8 @@ op_kinds! {
     /// requests (`MPI_Waitall`, `MPI_Waitany`, `MPI_Waitsome`,
     /// `MPI_Testall`, `MPI_Testany`, `MPI_Testsome`) completed, one record
     /// per request, written during that call (after its record, before the
-    /// `Matched` record of a receive). `request` = index of the completing
-    /// call's record, `aux` = index of the record that made the request
-    /// (the `Isend`, `Irecv`, or the `Start` of a persistent request).
+    /// `Matched` record of a receive); the fields:
+    /// [`Op::completed_request`](crate::rank_trace::Op::completed_request).
     /// The completion records name only their first request
     /// ([`Op::request_origin`](crate::rank_trace::Op::request_origin)), so
     /// without these an analysis cannot tell which sends such a call waited

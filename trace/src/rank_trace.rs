@@ -213,8 +213,10 @@ pub struct RawOp {
     /// * `MPI_Abort`: unused (`count` holds the error code);
     /// * the runtime's own records: what the accessors of [`crate::record`]
     ///   decode (`Matched`: [`Op::matched_send`]; `CommId`:
-    ///   [`Op::comm_naming`]), [`crate::check::Check`] for local checks,
-    ///   and [`OpKind`]'s docs for the others.
+    ///   [`Op::comm_naming`]; `CollectiveComplete`:
+    ///   [`Op::collective_completion`]; `Completed`:
+    ///   [`Op::completed_request`]), [`crate::check::Check`] for local
+    ///   checks, and [`OpKind`]'s docs for the others.
     pub aux: u64,
 }
 
@@ -770,8 +772,8 @@ impl RankTrace {
             .iter()
             .rev()
             .take_while(|op| op.index > receiver)
-            .find(|op| op.kind == OpKind::Completed && op.request == receiver)
-            .map(|op| op.aux)
+            .find_map(|op| op.completed_request().filter(|c| c.call == receiver))
+            .map(|c| c.origin)
     }
 
     /// The trace of a rank that finalized after `ops`, built by hand

@@ -87,6 +87,31 @@ pub struct CommNaming {
     pub rank: Option<i32>,
 }
 
+/// An [`OpKind::CollectiveComplete`] record, decoded
+/// ([`Op::collective_completion`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CollectiveCompletion {
+    /// The index of the nonblocking collective's record (`MPI_Ibarrier`,
+    /// ...; `request`).
+    pub collective: u64,
+    /// The index of the record of the call that completed it (the
+    /// `Wait`/`Test`; `aux`); `None` when the runtime completed it itself
+    /// (the record holds `u64::MAX`).
+    pub completed_by: Option<u64>,
+}
+
+/// An [`OpKind::Completed`] record, decoded ([`Op::completed_request`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CompletedRequest {
+    /// The index of the record of the call on several requests that
+    /// completed it (`request`).
+    pub call: u64,
+    /// The index of the record that made the request (the `Isend`,
+    /// `Irecv`, or the `Start` of a persistent request; `aux`; not 1 + it,
+    /// unlike a completion's [`Op::request_origin`]).
+    pub origin: u64,
+}
+
 impl Op {
     /// The request a completion (class [`OpClass::Completion`]: `MPI_Wait`,
     /// `MPI_Test`, `MPI_Waitall`, ...) completed: the index of the record
@@ -97,8 +122,9 @@ impl Op {
     ///
     /// Stored in `aux` as 1 + that index, 0 when unknown. The other
     /// requests of a call on several are named by [`OpKind::Completed`]
-    /// records and, for nonblocking collectives,
-    /// [`OpKind::CollectiveComplete`] and [`OpKind::WaitRequest`] records.
+    /// records ([`Op::completed_request`]) and, for nonblocking
+    /// collectives, [`OpKind::CollectiveComplete`]
+    /// ([`Op::collective_completion`]) and [`OpKind::WaitRequest`] records.
     pub fn request_origin(&self) -> Option<u64> {
         (self.kind.class() == OpClass::Completion)
             .then(|| self.aux.checked_sub(1))
@@ -128,6 +154,28 @@ impl Op {
             handle: self.comm,
             id: self.aux,
             rank: (self.peer >= 0).then_some(self.peer),
+        })
+    }
+    /// Which call completed a nonblocking collective, from an
+    /// [`OpKind::CollectiveComplete`] record: `request` = the collective's
+    /// record, `aux` = the completing call's record, `u64::MAX` when the
+    /// runtime completed it itself (see [`CollectiveCompletion`]). `None`
+    /// for other kinds.
+    pub fn collective_completion(&self) -> Option<CollectiveCompletion> {
+        (self.kind == OpKind::CollectiveComplete).then_some(CollectiveCompletion {
+            collective: self.request,
+            completed_by: (self.aux != u64::MAX).then_some(self.aux),
+        })
+    }
+
+    /// One point-to-point request that a call on several requests
+    /// completed, from an [`OpKind::Completed`] record: `request` = the
+    /// completing call's record, `aux` = the record that made the request
+    /// (see [`CompletedRequest`]). `None` for other kinds.
+    pub fn completed_request(&self) -> Option<CompletedRequest> {
+        (self.kind == OpKind::Completed).then_some(CompletedRequest {
+            call: self.request,
+            origin: self.aux,
         })
     }
 }
@@ -161,6 +209,24 @@ mod tests {
             record(OpKind::Waitall, 0, 2, 0, 0, 1).request_origin(),
             Some(0)
         );
+    }
+
+    #[test]
+    fn a_completed_record_names_its_request_by_its_index_itself() {
+        let completed = record(OpKind::Completed, 0, 0, 0, 6, 4);
+        assert_eq!(
+            completed.completed_request(),
+            Some(CompletedRequest { call: 6, origin: 4 }),
+            "not 1 + it, as a completion's"
+        );
+        assert_eq!(completed.request_origin(), None);
+        for &kind in OpKind::ALL.iter().filter(|&&k| k != OpKind::Completed) {
+            assert_eq!(
+                record(kind, 0, 0, 0, 6, 4).completed_request(),
+                None,
+                "{kind:?}"
+            );
+        }
     }
 
     #[test]
@@ -207,6 +273,31 @@ mod tests {
         assert_eq!(unknown_rank.comm_naming().unwrap().rank, None);
         assert_eq!(
             record(OpKind::CommMade, 1, 0, 0xc400_0000, 0, id).comm_naming(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_collective_completion_names_the_completing_call_unless_the_runtime_did() {
+        let by_wait = record(OpKind::CollectiveComplete, 0, 0, 0, 2, 5);
+        assert_eq!(
+            by_wait.collective_completion(),
+            Some(CollectiveCompletion {
+                collective: 2,
+                completed_by: Some(5)
+            })
+        );
+        let by_runtime = record(OpKind::CollectiveComplete, 0, 0, 0, 2, u64::MAX);
+        assert_eq!(
+            by_runtime.collective_completion().unwrap().completed_by,
+            None
+        );
+        assert_eq!(
+            record(OpKind::Completed, 0, 0, 0, 2, 5).collective_completion(),
+            None
+        );
+        assert_eq!(
+            record(OpKind::Wait, 0, 0, 0, 2, 5).completed_request(),
             None
         );
     }
