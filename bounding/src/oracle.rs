@@ -451,9 +451,13 @@ impl<'a> Oracle<'a> {
         for (t, trace) in traces.iter().enumerate() {
             let ops = &trace.ops;
             let mut event_call: HashMap<u32, u64> = HashMap::default();
-            for op in ops.iter().filter(|op| op.kind == OpKind::WildcardClock) {
-                event_call.insert(op.count as u32, op.request);
-                self.events[t].push((op.count as u32, op.request, op.peer));
+            for clock in ops
+                .iter()
+                .filter(|op| op.kind == OpKind::WildcardClock)
+                .filter_map(Op::event_clock)
+            {
+                event_call.insert(clock.event, clock.call);
+                self.events[t].push((clock.event, clock.call, clock.matched));
             }
             let get = |i: u64| op_at(trace, i);
             let mut linked: BTreeSet<u64> = BTreeSet::new();

@@ -224,19 +224,12 @@ op_kinds! {
     /// [`Op::collective_completion`](crate::rank_trace::Op::collective_completion)).
     CollectiveComplete = 127 => "mbhybrid:collective-complete", Clock;
     /// Not an MPI call: a wildcard receive or probe reached its final clock
-    /// (seed 000 §5.1.2, rules R2/R4). `count` = per-rank wildcard event
-    /// number, `request` = index of the receive's (or probe's) record,
-    /// `comm` = clock when it was issued (for vector clocks the rank's own
-    /// component), `aux` = final clock (for vector clocks the sum of the
-    /// components: a place in a Lamport order, which the own component is
-    /// not across ranks), `peer` = the sender it matched (-1 unknown),
-    /// `tag` = the tag it matched.
+    /// (seed 000 §5.1.2, rules R2/R4); the fields:
+    /// [`Op::event_clock`](crate::rank_trace::Op::event_clock).
     WildcardClock = 240 => "mbhybrid:wildcard-clock", Clock;
     /// Not an MPI call: a sender found as a potential match of a wildcard
-    /// event it did not match (seed 000 Theorem 5.3, Figs 5.19/5.20).
-    /// `count` = the wildcard event number, `peer` = the potential sender,
-    /// `aux` = the clock its message carried, `request` = index of the
-    /// record of the receive that took that message.
+    /// event it did not match (seed 000 Theorem 5.3, Figs 5.19/5.20); the
+    /// fields: [`Op::potential`](crate::rank_trace::Op::potential).
     PotentialMatch = 241 => "mbhybrid:potential-match", Clock;
     /// Not an MPI call: which remote send a receive matched, from the
     /// piggybacked header. Its fields are decoded, and specified, by
@@ -287,17 +280,14 @@ op_kinds! {
     /// sender a wildcard receive takes). Made by an `MPI_Waitany`, a
     /// `MPI_Testany` that completed a request, an `MPI_Waitsome` or a
     /// `MPI_Testsome` that completed some, given more than one active
-    /// request. Fields as for [`OpKind::WildcardClock`], in the same per-rank
-    /// event numbering: `count` = event number, `request` = index of the
-    /// call's record, `comm` = clock when it was called, `aux` = final
-    /// clock, `peer` = the index returned (for the `some` forms the first
-    /// index of the list returned), `tag` = -1.
+    /// request. Fields as for [`OpKind::WildcardClock`]
+    /// ([`Op::event_clock`](crate::rank_trace::Op::event_clock)), in the
+    /// same per-rank event numbering.
     ChoiceClock = 247 => "mbhybrid:choice-clock", Clock;
     /// Not an MPI call: an index a choice among requests could have
     /// returned instead (a request of the array that completed with a
-    /// message not causally after the choice). `count` = the choice's event
-    /// number, `peer` = the index, `aux` = the clock its message carried,
-    /// `request` = index of the record of the call that completed it.
+    /// message not causally after the choice); the fields:
+    /// [`Op::potential`](crate::rank_trace::Op::potential).
     PotentialIndex = 248 => "mbhybrid:potential-index", Clock;
     /// Not an MPI call: a communicator constructor (`MPI_Comm_split`,
     /// `MPI_Comm_dup`, ...) synchronised the clocks of every rank of `comm`

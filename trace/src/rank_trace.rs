@@ -215,8 +215,10 @@ pub struct RawOp {
     ///   decode (`Matched`: [`Op::matched_send`]; `CommId`:
     ///   [`Op::comm_naming`]; `CollectiveComplete`:
     ///   [`Op::collective_completion`]; `Completed`:
-    ///   [`Op::completed_request`]), [`crate::check::Check`] for local
-    ///   checks, and [`OpKind`]'s docs for the others.
+    ///   [`Op::completed_request`]; `WildcardClock`, `ChoiceClock`:
+    ///   [`Op::event_clock`]; `PotentialMatch`, `PotentialIndex`:
+    ///   [`Op::potential`]), [`crate::check::Check`] for local checks, and
+    ///   [`OpKind`]'s docs for the others.
     pub aux: u64,
 }
 
@@ -1404,8 +1406,8 @@ impl RankTrace {
         let wildcard_ops: std::collections::HashSet<u64> = self
             .ops
             .iter()
-            .filter(|op| matches!(op.kind, OpKind::WildcardClock | OpKind::ChoiceClock))
-            .map(|op| op.request)
+            .filter_map(Op::event_clock)
+            .map(|clock| clock.call)
             .collect();
         for op in &self.ops {
             match op.kind {
@@ -1440,44 +1442,43 @@ impl RankTrace {
             }
         }
         for op in &self.ops {
-            match op.kind {
-                OpKind::WildcardClock | OpKind::ChoiceClock => {
-                    let event = op.count as u32;
-                    let call = self.ops.get(op.request as usize);
-                    let (loops, zone) = context_at.get(&op.request).cloned().unwrap_or_default();
-                    events.insert(
+            if let Some(clock) = op.event_clock() {
+                let event = clock.event;
+                let call = self.ops.get(clock.call as usize);
+                let (loops, zone) = context_at.get(&clock.call).cloned().unwrap_or_default();
+                events.insert(
+                    event,
+                    WildcardEvent {
+                        rank: self.rank,
                         event,
-                        WildcardEvent {
-                            rank: self.rank,
-                            event,
-                            op_index: op.request,
-                            kind: call.map_or(
-                                if op.kind == OpKind::ChoiceClock {
-                                    OpKind::Waitany
-                                } else {
-                                    OpKind::Recv
-                                },
-                                |c| c.kind,
-                            ),
-                            site: call.map_or(0, |c| c.site),
-                            start_clock: op.comm,
-                            final_clock: op.aux,
-                            matched: op.peer,
-                            matched_tag: op.tag,
-                            potential: Vec::new(),
-                            loops,
-                            zone,
-                            pattern: call
-                                .filter(|_| op.kind == OpKind::WildcardClock)
-                                .map(RecvPattern::as_written),
-                            enablers: Vec::new(),
-                        },
-                    );
-                }
-                OpKind::PotentialMatch | OpKind::PotentialIndex => {
-                    potential.entry(op.count as u32).or_default().push(op.peer)
-                }
-                _ => {}
+                        op_index: clock.call,
+                        kind: call.map_or(
+                            if op.kind == OpKind::ChoiceClock {
+                                OpKind::Waitany
+                            } else {
+                                OpKind::Recv
+                            },
+                            |c| c.kind,
+                        ),
+                        site: call.map_or(0, |c| c.site),
+                        start_clock: clock.issued_clock,
+                        final_clock: clock.final_clock,
+                        matched: clock.matched,
+                        matched_tag: clock.matched_tag,
+                        potential: Vec::new(),
+                        loops,
+                        zone,
+                        pattern: call
+                            .filter(|_| op.kind == OpKind::WildcardClock)
+                            .map(RecvPattern::as_written),
+                        enablers: Vec::new(),
+                    },
+                );
+            } else if let Some(other) = op.potential() {
+                potential
+                    .entry(other.event)
+                    .or_default()
+                    .push(other.alternative);
             }
         }
         for (event, mut senders) in potential {

@@ -112,6 +112,49 @@ pub struct CompletedRequest {
     pub origin: u64,
 }
 
+/// An [`OpKind::WildcardClock`] or [`OpKind::ChoiceClock`] record, decoded
+/// ([`Op::event_clock`]): a wildcard event that reached its final clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EventClock {
+    /// The per-rank wildcard event number (`count`), one numbering for
+    /// receives, probes and choices among requests.
+    pub event: u32,
+    /// The index of the record of the receive or probe (for a choice: of
+    /// the `Waitany`, ... call; `request`).
+    pub call: u64,
+    /// The clock when the call was issued (`comm`; for vector clocks the
+    /// rank's own component).
+    pub issued_clock: u64,
+    /// The final clock (`aux`; seed 000 rule R4; for vector clocks the sum
+    /// of the components: a place in a Lamport order, which the own
+    /// component is not across ranks).
+    pub final_clock: u64,
+    /// The sender the receive or probe matched, -1 when unknown; for a
+    /// choice, the index returned (for the `some` forms the first index of
+    /// the list returned) (`peer`).
+    pub matched: i32,
+    /// The tag it matched; -1 for a choice (`tag`).
+    pub matched_tag: i32,
+}
+
+/// An [`OpKind::PotentialMatch`] or [`OpKind::PotentialIndex`] record,
+/// decoded ([`Op::potential`]): what a wildcard event could have matched
+/// instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Potential {
+    /// The wildcard event's number (`count`).
+    pub event: u32,
+    /// The potential sender's rank; for a choice among requests, the index
+    /// it could have returned (`peer`).
+    pub alternative: i32,
+    /// The clock the alternative's message carried (`aux`).
+    pub clock: u64,
+    /// The index of the record that took that message, as a `Matched`
+    /// record names it ([`MatchedSend::receiver`]); for a choice, of the
+    /// call that completed the request (`request`).
+    pub receiver: u64,
+}
+
 impl Op {
     /// The request a completion (class [`OpClass::Completion`]: `MPI_Wait`,
     /// `MPI_Test`, `MPI_Waitall`, ...) completed: the index of the record
@@ -176,6 +219,36 @@ impl Op {
         (self.kind == OpKind::Completed).then_some(CompletedRequest {
             call: self.request,
             origin: self.aux,
+        })
+    }
+    /// A wildcard event's clocks and outcome, from an
+    /// [`OpKind::WildcardClock`] or [`OpKind::ChoiceClock`] record: `count`
+    /// = the event number, `request` = the call's record, `comm` = the
+    /// clock when it was issued, `aux` = the final clock, `peer` = the
+    /// sender (or index) it matched, `tag` = the tag (see [`EventClock`]).
+    /// `None` for other kinds.
+    pub fn event_clock(&self) -> Option<EventClock> {
+        matches!(self.kind, OpKind::WildcardClock | OpKind::ChoiceClock).then_some(EventClock {
+            event: self.count as u32,
+            call: self.request,
+            issued_clock: self.comm,
+            final_clock: self.aux,
+            matched: self.peer,
+            matched_tag: self.tag,
+        })
+    }
+
+    /// What a wildcard event could have matched instead, from an
+    /// [`OpKind::PotentialMatch`] or [`OpKind::PotentialIndex`] record:
+    /// `count` = the event number, `peer` = the sender (or index), `aux` =
+    /// the clock its message carried, `request` = the record that took
+    /// that message (see [`Potential`]). `None` for other kinds.
+    pub fn potential(&self) -> Option<Potential> {
+        matches!(self.kind, OpKind::PotentialMatch | OpKind::PotentialIndex).then_some(Potential {
+            event: self.count as u32,
+            alternative: self.peer,
+            clock: self.aux,
+            receiver: self.request,
         })
     }
 }
@@ -300,5 +373,41 @@ mod tests {
             record(OpKind::Wait, 0, 0, 0, 2, 5).completed_request(),
             None
         );
+    }
+
+    #[test]
+    fn clocks_and_potentials_read_their_words() {
+        for kind in [OpKind::WildcardClock, OpKind::ChoiceClock] {
+            let op = record(kind, 2, 4, 10, 3, 12);
+            assert_eq!(
+                op.event_clock(),
+                Some(EventClock {
+                    event: 4,
+                    call: 3,
+                    issued_clock: 10,
+                    final_clock: 12,
+                    matched: 2,
+                    matched_tag: 7
+                }),
+                "{kind:?}"
+            );
+            assert_eq!(op.potential(), None);
+        }
+        for kind in [OpKind::PotentialMatch, OpKind::PotentialIndex] {
+            let op = record(kind, 1, 4, 0, 6, 9);
+            assert_eq!(
+                op.potential(),
+                Some(Potential {
+                    event: 4,
+                    alternative: 1,
+                    clock: 9,
+                    receiver: 6
+                }),
+                "{kind:?}"
+            );
+            assert_eq!(op.event_clock(), None);
+        }
+        assert_eq!(record(OpKind::Matched, 1, 4, 0, 6, 9).event_clock(), None);
+        assert_eq!(record(OpKind::Matched, 1, 4, 0, 6, 9).potential(), None);
     }
 }

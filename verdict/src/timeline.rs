@@ -24,8 +24,8 @@ pub fn build(
         let events: HashMap<u64, (u32, u64)> = trace
             .ops
             .iter()
-            .filter(|op| matches!(op.kind, OpKind::WildcardClock | OpKind::ChoiceClock))
-            .map(|op| (op.request, (op.count as u32, op.aux)))
+            .filter_map(|op| op.event_clock())
+            .map(|clock| (clock.call, (clock.event, clock.final_clock)))
             .collect();
         let mut lane = Vec::new();
         for op in trace
@@ -80,22 +80,26 @@ pub fn build(
         }
     }
     for trace in traces {
-        for op in trace
+        for potential in trace
             .ops
             .iter()
             .filter(|op| op.kind == OpKind::PotentialMatch)
+            .filter_map(|op| op.potential())
         {
             // The late message was taken by the receive `request`; its send
             // could have matched the wildcard receive of event `count`.
-            let Some(&(sender, send_index)) = sender_of_receive.get(&(trace.rank, op.request))
+            let Some(&(sender, send_index)) =
+                sender_of_receive.get(&(trace.rank, potential.receiver))
             else {
                 continue;
             };
             let Some(wildcard) = trace
                 .ops
                 .iter()
-                .find(|w| w.kind == OpKind::WildcardClock && w.count == op.count)
-                .map(|w| w.request)
+                .filter(|w| w.kind == OpKind::WildcardClock)
+                .filter_map(|w| w.event_clock())
+                .find(|w| w.event == potential.event)
+                .map(|w| w.call)
             else {
                 continue;
             };
