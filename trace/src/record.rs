@@ -1,11 +1,12 @@
 //! The kind-specific words of a record, decoded: what a record of one kind
-//! keeps in the positional fields of [`RawOp`](crate::rank_trace::RawOp) whose meaning depends on
-//! the kind (`aux` above all, and `peer`, `request`, `count`, `comm` of the
-//! runtime's own records). Readers outside this crate decode those fields
-//! only through the accessors below, so their rustdoc is the format's
-//! specification of each field; [`crate::envelope`] does the same for what
-//! a message and a receive carry, and [`crate::check`] for the records of
-//! local checks.
+//! keeps in the positional fields of [`RawOp`](crate::rank_trace::RawOp)
+//! whose meaning depends on the kind (`aux` above all, and `peer`,
+//! `request`, `count`, `comm` of the runtime's own records). Readers
+//! outside this crate decode those fields only through the accessors
+//! below, so their rustdoc (and that of the types they return) is the
+//! format's specification of each field; [`crate::envelope`] does the same
+//! for what a message and a receive carry, and [`crate::check`] for the
+//! records of local checks.
 //!
 //! Each accessor returns `None` for a record of another kind, so a reader
 //! never takes one kind's word for another's.
@@ -73,7 +74,9 @@ pub struct MatchedSend {
     pub clock: u64,
 }
 
-/// An [`OpKind::CommId`] record, decoded ([`Op::comm_naming`]).
+/// An [`OpKind::CommId`] record, decoded ([`Op::comm_naming`]): the name
+/// every member's trace gives a communicator, so analyses can compare
+/// communicators across ranks, and this rank's rank in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CommNaming {
     /// The communicator's handle bits in this process (`comm`), which
@@ -88,7 +91,8 @@ pub struct CommNaming {
 }
 
 /// An [`OpKind::CollectiveComplete`] record, decoded
-/// ([`Op::collective_completion`]).
+/// ([`Op::collective_completion`]): a nonblocking collective's request
+/// completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CollectiveCompletion {
     /// The index of the nonblocking collective's record (`MPI_Ibarrier`,
@@ -100,7 +104,8 @@ pub struct CollectiveCompletion {
     pub completed_by: Option<u64>,
 }
 
-/// An [`OpKind::Completed`] record, decoded ([`Op::completed_request`]).
+/// An [`OpKind::Completed`] record, decoded ([`Op::completed_request`]): one
+/// point-to-point request a call on several requests completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CompletedRequest {
     /// The index of the record of the call on several requests that
@@ -173,10 +178,10 @@ impl Op {
             .then(|| self.aux.checked_sub(1))
             .flatten()
     }
-    /// Which remote send an [`OpKind::Matched`] record says a receive
-    /// took: the receiving record, the send, the wildcard event, the
-    /// message's clock (see [`MatchedSend`] for the fields that hold them).
-    /// `None` for other kinds.
+
+    /// Which remote send an [`OpKind::Matched`] record says a receive took
+    /// ([`MatchedSend`] says which word holds what). `None` for other
+    /// kinds.
     pub fn matched_send(&self) -> Option<MatchedSend> {
         (self.kind == OpKind::Matched).then_some(MatchedSend {
             receiver: self.request,
@@ -188,10 +193,10 @@ impl Op {
             clock: self.comm,
         })
     }
-    /// What an [`OpKind::CommId`] record names: the communicator of handle
-    /// `comm` in this process is the one every member's trace calls `aux`,
-    /// and this rank is `peer` in it (see [`CommNaming`]). `None` for other
-    /// kinds.
+
+    /// The communicator an [`OpKind::CommId`] record names, and this rank's
+    /// rank in it ([`CommNaming`] says which word holds what). `None` for
+    /// other kinds.
     pub fn comm_naming(&self) -> Option<CommNaming> {
         (self.kind == OpKind::CommId).then_some(CommNaming {
             handle: self.comm,
@@ -199,11 +204,10 @@ impl Op {
             rank: (self.peer >= 0).then_some(self.peer),
         })
     }
+
     /// Which call completed a nonblocking collective, from an
-    /// [`OpKind::CollectiveComplete`] record: `request` = the collective's
-    /// record, `aux` = the completing call's record, `u64::MAX` when the
-    /// runtime completed it itself (see [`CollectiveCompletion`]). `None`
-    /// for other kinds.
+    /// [`OpKind::CollectiveComplete`] record ([`CollectiveCompletion`] says
+    /// which word holds what). `None` for other kinds.
     pub fn collective_completion(&self) -> Option<CollectiveCompletion> {
         (self.kind == OpKind::CollectiveComplete).then_some(CollectiveCompletion {
             collective: self.request,
@@ -212,21 +216,18 @@ impl Op {
     }
 
     /// One point-to-point request that a call on several requests
-    /// completed, from an [`OpKind::Completed`] record: `request` = the
-    /// completing call's record, `aux` = the record that made the request
-    /// (see [`CompletedRequest`]). `None` for other kinds.
+    /// completed, from an [`OpKind::Completed`] record ([`CompletedRequest`]
+    /// says which word holds what). `None` for other kinds.
     pub fn completed_request(&self) -> Option<CompletedRequest> {
         (self.kind == OpKind::Completed).then_some(CompletedRequest {
             call: self.request,
             origin: self.aux,
         })
     }
+
     /// A wildcard event's clocks and outcome, from an
-    /// [`OpKind::WildcardClock`] or [`OpKind::ChoiceClock`] record: `count`
-    /// = the event number, `request` = the call's record, `comm` = the
-    /// clock when it was issued, `aux` = the final clock, `peer` = the
-    /// sender (or index) it matched, `tag` = the tag (see [`EventClock`]).
-    /// `None` for other kinds.
+    /// [`OpKind::WildcardClock`] or [`OpKind::ChoiceClock`] record
+    /// ([`EventClock`] says which word holds what). `None` for other kinds.
     pub fn event_clock(&self) -> Option<EventClock> {
         matches!(self.kind, OpKind::WildcardClock | OpKind::ChoiceClock).then_some(EventClock {
             event: self.count as u32,
@@ -239,10 +240,8 @@ impl Op {
     }
 
     /// What a wildcard event could have matched instead, from an
-    /// [`OpKind::PotentialMatch`] or [`OpKind::PotentialIndex`] record:
-    /// `count` = the event number, `peer` = the sender (or index), `aux` =
-    /// the clock its message carried, `request` = the record that took
-    /// that message (see [`Potential`]). `None` for other kinds.
+    /// [`OpKind::PotentialMatch`] or [`OpKind::PotentialIndex`] record
+    /// ([`Potential`] says which word holds what). `None` for other kinds.
     pub fn potential(&self) -> Option<Potential> {
         matches!(self.kind, OpKind::PotentialMatch | OpKind::PotentialIndex).then_some(Potential {
             event: self.count as u32,
