@@ -421,18 +421,22 @@ impl<'a> Model<'a> {
         let mut matched_at: Vec<u64> = Vec::new();
         let mut covered = HashSet::default();
         for (rank, trace) in traces.iter().enumerate() {
-            for record in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
-                let Some(receiver) = trace.ops.get(record.request as usize) else {
+            for (record, matched) in trace
+                .ops
+                .iter()
+                .filter_map(|op| Some((op, op.matched_send()?)))
+            {
+                let Some(receiver) = trace.ops.get(matched.receiver as usize) else {
                     continue;
                 };
                 if receiver.kind.class() == OpClass::Probe {
                     continue;
                 }
                 covered.insert((rank, receiver.index));
-                let sender = record.peer;
+                let (sender, at) = (matched.send.sender, matched.send.record as usize);
                 let send = (0..size as i32)
                     .contains(&sender)
-                    .then(|| traces[sender as usize].ops.get(record.aux as usize))
+                    .then(|| traces[sender as usize].ops.get(at))
                     .flatten()
                     .filter(|send| SendSide::of(send).is_some());
                 if let Some(send) = send {
@@ -538,16 +542,19 @@ impl<'a> Model<'a> {
             for op in &trace.ops {
                 match op.kind {
                     OpKind::Completed => {
-                        let made = trace.ops.get(op.aux as usize).filter(|o| {
-                            is_request(o) && o.index < op.request && op.request < op.index
+                        let made = op.completed_request().and_then(|done| {
+                            let made = trace.ops.get(done.origin as usize)?;
+                            (is_request(made) && made.index < done.call && done.call < op.index)
+                                .then_some((done.call, made.index))
                         });
-                        if let Some(made) = made {
-                            self.complete(rank, op.request, made.index);
-                            last.insert(op.request, made.index);
+                        if let Some((call, made)) = made {
+                            self.complete(rank, call, made);
+                            last.insert(call, made);
                         }
                     }
                     OpKind::Matched => {
-                        if let Some(&made) = last.get(&op.request) {
+                        let receiver = op.matched_send().map(|m| m.receiver);
+                        if let Some(&made) = receiver.and_then(|r| last.get(&r)) {
                             if trace.ops[made as usize].kind.is_nonblocking_receive() {
                                 paired.insert((rank, op.index), made);
                             }

@@ -3,14 +3,13 @@
 //! Point-to-point records hold ranks of their own communicator (`peer`,
 //! the matched source), while the analyses reason about world ranks (one
 //! trace per world rank). Each member of a communicator the runtime named
-//! records its rank there in its [`OpKind::CommId`] record (`peer`; `aux`
-//! is the id the records on that communicator carry as `comm`), so the
-//! translation is exact for every named communicator, split or duplicated;
-//! `MPI_COMM_WORLD` is the identity. A communicator the runtime could not
+//! records its rank there in its `CommId` record ([`Op::comm_naming`]: its
+//! rank, and the id the records on that communicator carry as `comm`), so
+//! the translation is exact for every named communicator, split or
+//! duplicated; `MPI_COMM_WORLD` is the identity. A communicator the runtime could not
 //! name has no translation (`None`): callers must treat it as unknown.
 
-use mbh_trace::rank_trace::RankTrace;
-use mbh_trace::OpKind;
+use mbh_trace::rank_trace::{Op, RankTrace};
 use std::collections::HashMap;
 
 /// Translation between communicator ranks and world ranks.
@@ -35,13 +34,12 @@ impl CommRanks {
         };
         for (world_rank, trace) in traces.iter().enumerate() {
             let world_rank = world_rank as i32;
-            for op in trace
-                .ops
-                .iter()
-                .filter(|op| op.kind == OpKind::CommId && op.peer >= 0)
-            {
-                ranks.to_world.insert((op.aux, op.peer), world_rank);
-                ranks.to_comm.insert((op.aux, world_rank), op.peer);
+            for naming in trace.ops.iter().filter_map(Op::comm_naming) {
+                let Some(rank) = naming.rank else {
+                    continue;
+                };
+                ranks.to_world.insert((naming.id, rank), world_rank);
+                ranks.to_comm.insert((naming.id, world_rank), rank);
             }
         }
         ranks
@@ -77,7 +75,7 @@ impl CommRanks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mbh_trace::rank_trace::Op;
+    use mbh_trace::OpKind;
 
     fn comm_id(index: u64, id: u64, rank_there: i32) -> Op {
         Op {

@@ -627,20 +627,21 @@ impl<'a> Facts<'a> {
                     OpClass::Lifecycle if op.kind == OpKind::Finalize => {
                         facts.finalizing[rank] = true
                     }
-                    OpClass::Clock if op.kind == OpKind::CollectiveComplete => {
-                        facts.completed[rank].insert(op.request);
-                    }
-                    OpClass::Clock if op.kind == OpKind::CommId => {
-                        facts.members.entry(op.aux).or_default().insert(rank);
-                        if op.site != 0 {
-                            facts.made_at.entry(op.aux).or_insert(op.site);
-                        }
-                    }
-                    OpClass::Clock if op.kind == OpKind::Matched => {
-                        let receiver = trace.ops.get(op.request as usize);
-                        if receiver.is_some_and(|r| r.kind.class() != OpClass::Probe) {
-                            facts.exact[rank].insert((op.peer, op.aux));
-                            *facts.exact_from.entry((op.peer, me)).or_default() += 1;
+                    OpClass::Clock => {
+                        if let Some(done) = op.collective_completion() {
+                            facts.completed[rank].insert(done.collective);
+                        } else if let Some(naming) = op.comm_naming() {
+                            facts.members.entry(naming.id).or_default().insert(rank);
+                            if op.site != 0 {
+                                facts.made_at.entry(naming.id).or_insert(op.site);
+                            }
+                        } else if let Some(matched) = op.matched_send() {
+                            let receiver = trace.ops.get(matched.receiver as usize);
+                            if receiver.is_some_and(|r| r.kind.class() != OpClass::Probe) {
+                                let send = matched.send;
+                                facts.exact[rank].insert((send.sender, send.record));
+                                *facts.exact_from.entry((send.sender, me)).or_default() += 1;
+                            }
                         }
                     }
                     _ => {}
@@ -1043,10 +1044,11 @@ fn is_request_maker(kind: OpKind) -> bool {
 }
 
 /// The nonblocking call that created the request a `Wait` completes: the
-/// record its `aux` names, else the latest earlier one with its handle.
+/// record it names ([`Op::request_origin`]), else the latest earlier one
+/// with its handle.
 pub(crate) fn request_origin<'a>(trace: &'a RankTrace, wait: &Op) -> Option<&'a Op> {
-    if wait.aux > 0 {
-        let origin = trace.ops.get(wait.aux as usize - 1)?;
+    if let Some(origin) = wait.request_origin() {
+        let origin = trace.ops.get(origin as usize)?;
         return (is_request_maker(origin.kind) && origin.index < wait.index).then_some(origin);
     }
     if wait.request == 0 {

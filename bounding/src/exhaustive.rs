@@ -63,6 +63,7 @@ use mbh_trace::config::{ForcedMatch, Guidance};
 use mbh_trace::envelope::{Envelope, RecvPattern, SendSide};
 use mbh_trace::op::OpClass;
 use mbh_trace::rank_trace::{Op, RankTrace, WildcardEvent};
+use mbh_trace::record::MatchedSend;
 use mbh_trace::OpKind;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -328,17 +329,18 @@ pub fn candidate_senders(
     let after = HappensAfter::of(event, traces, zero_buffering);
     let mut taken: HashSet<(i32, u64)> = HashSet::new();
     for trace in traces {
-        for op in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
-            taken.insert((op.peer, op.aux));
+        for matched in trace.ops.iter().filter_map(Op::matched_send) {
+            let send = matched.send;
+            taken.insert((send.sender, send.record));
             // A message taken by a receive posted before the event was
             // taken the same way in every run agreeing on the event's past
             // (its earlier wildcards are forced; MPI gives a message to the
             // earliest posted receive that accepts it).
-            if trace.rank != event.rank || issued_at(trace, op, events) <= event.op_index {
+            if trace.rank != event.rank || issued_at(trace, &matched, events) <= event.op_index {
                 continue;
             }
             // The receive (or the completion of an `Irecv`) that took it.
-            let fits = match trace.ops.get(op.request as usize) {
+            let fits = match trace.ops.get(matched.receiver as usize) {
                 Some(r) if r.kind.class() == OpClass::Receive => {
                     r.matched.is_some_and(|(source, tag)| {
                         pattern.accepts(&Envelope {
@@ -351,8 +353,8 @@ pub fn candidate_senders(
                 // A completion's record carries no communicator: keep it.
                 _ => true,
             };
-            if fits && !after.sent_after(op.peer, op.aux) {
-                senders.insert(op.peer);
+            if fits && !after.sent_after(send.sender, send.record) {
+                senders.insert(send.sender);
             }
         }
     }
@@ -374,9 +376,8 @@ pub fn candidate_senders(
 /// The record that posted the receive a `Matched` record completed: the
 /// wildcard event's record, the request's origin for a `Wait`, else the
 /// completing record itself (never earlier than the posting).
-fn issued_at(trace: &RankTrace, matched: &Op, events: &[WildcardEvent]) -> u64 {
-    if matched.count >= 0 {
-        let event = matched.count as u32;
+fn issued_at(trace: &RankTrace, matched: &MatchedSend, events: &[WildcardEvent]) -> u64 {
+    if let Some(event) = matched.event {
         if let Some(e) = events
             .iter()
             .find(|e| e.rank == trace.rank && e.event == event)
@@ -384,9 +385,11 @@ fn issued_at(trace: &RankTrace, matched: &Op, events: &[WildcardEvent]) -> u64 {
             return e.op_index;
         }
     }
-    match trace.ops.get(matched.request as usize) {
-        Some(wait) if wait.kind == OpKind::Wait && wait.aux > 0 => wait.aux - 1,
-        _ => matched.request,
+    match trace.ops.get(matched.receiver as usize) {
+        Some(wait) if wait.kind == OpKind::Wait => {
+            wait.request_origin().unwrap_or(matched.receiver)
+        }
+        _ => matched.receiver,
     }
 }
 
@@ -424,23 +427,24 @@ impl HappensAfter {
         let mut returned: HashMap<(i32, u64), Vec<(i32, u64)>> = HashMap::new();
         let mut completion = None;
         for trace in traces {
-            for op in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
+            for matched in trace.ops.iter().filter_map(Op::matched_send) {
+                let (sender, record) = (matched.send.sender, matched.send.record);
                 delivered
-                    .entry((op.peer, op.aux))
+                    .entry((sender, record))
                     .or_default()
-                    .push((trace.rank, op.request));
+                    .push((trace.rank, matched.receiver));
                 let send = traces
                     .iter()
-                    .find(|t| t.rank == op.peer)
-                    .and_then(|t| t.ops.get(op.aux as usize));
+                    .find(|t| t.rank == sender)
+                    .and_then(|t| t.ops.get(record as usize));
                 if send.is_some_and(|send| blocks_until_received(send.kind, zero_buffering)) {
                     returned
-                        .entry((trace.rank, op.request))
+                        .entry((trace.rank, matched.receiver))
                         .or_default()
-                        .push((op.peer, op.aux));
+                        .push((sender, record));
                 }
-                if trace.rank == event.rank && op.count >= 0 && op.count as u32 == event.event {
-                    completion = Some(op.request);
+                if trace.rank == event.rank && matched.event == Some(event.event) {
+                    completion = Some(matched.receiver);
                 }
             }
         }

@@ -24,9 +24,10 @@
 //!   buffered and ready sends (blocking or not), `Irecv`, and `Isend` order
 //!   nothing after them: their match point floats.
 //! * **C2.** An `Irecv` precedes the completion that completed it (the
-//!   `Wait` whose `aux` names it, or the completion whose `Matched` record
-//!   names its message). An `Issend` precedes its `Wait` (it is synchronous:
-//!   the wait returns only after the match); a plain `Isend` does not.
+//!   `Wait` that names it, `Op::request_origin`, or the completion whose
+//!   `Matched` record names its message). An `Issend` precedes its `Wait`
+//!   (it is synchronous: the wait returns only after the match); a plain
+//!   `Isend` does not.
 //! * **C3, send non-overtaking.** Each send precedes the next send of its
 //!   rank to the same destination, communicator and tag.
 //! * **C4/C4', receive non-overtaking.** A nonblocking receive `r1` still
@@ -353,7 +354,7 @@ fn rank_index(traces: &[RankTrace]) -> HashMap<i32, usize> {
 
 /// A destination is a rank of the send's communicator; the sends are kept
 /// by world rank. Each member names its rank in every communicator it
-/// made (`CommId`, whose `aux` the records on it carry as `comm`):
+/// made (`CommId`, whose id the records on it carry as `comm`):
 /// (communicator, its rank) to world rank. `MPI_COMM_WORLD` and unnamed
 /// communicators are as written.
 fn world_ranks(traces: &[RankTrace]) -> HashMap<(u64, i32), i32> {
@@ -362,8 +363,8 @@ fn world_ranks(traces: &[RankTrace]) -> HashMap<(u64, i32), i32> {
         .flat_map(|t| {
             t.ops
                 .iter()
-                .filter(|op| op.kind == OpKind::CommId && op.peer >= 0)
-                .map(move |op| ((op.aux, op.peer), t.rank))
+                .filter_map(Op::comm_naming)
+                .filter_map(move |naming| Some(((naming.id, naming.rank?), t.rank)))
         })
         .collect()
 }
@@ -449,17 +450,20 @@ impl<'a> Oracle<'a> {
         let mut completes: Vec<HashMap<u64, Vec<u64>>> = vec![HashMap::default(); traces.len()];
         for (t, trace) in traces.iter().enumerate() {
             let ops = &trace.ops;
-            let mut event_call: HashMap<i32, u64> = HashMap::default();
-            for op in ops.iter().filter(|op| op.kind == OpKind::WildcardClock) {
-                event_call.insert(op.count, op.request);
-                self.events[t].push((op.count as u32, op.request, op.peer));
+            let mut event_call: HashMap<u32, u64> = HashMap::default();
+            for clock in ops
+                .iter()
+                .filter(|op| op.kind == OpKind::WildcardClock)
+                .filter_map(Op::event_clock)
+            {
+                event_call.insert(clock.event, clock.call);
+                self.events[t].push((clock.event, clock.call, clock.matched));
             }
             let get = |i: u64| op_at(trace, i);
             let mut linked: BTreeSet<u64> = BTreeSet::new();
             // Waits that name their request's record.
             for op in ops.iter() {
-                if op.kind.class() == OpClass::Completion && op.aux > 0 {
-                    let origin = op.aux - 1;
+                if let Some(origin) = op.request_origin() {
                     if get(origin).is_some_and(|c| c.kind.is_nonblocking_receive())
                         && linked.insert(origin)
                     {
@@ -467,20 +471,21 @@ impl<'a> Oracle<'a> {
                     }
                 }
             }
-            for m in ops.iter().filter(|op| op.kind == OpKind::Matched) {
-                let Some(receiver) = get(m.request) else {
+            for (m, matched) in ops.iter().filter_map(|op| Some((op, op.matched_send()?))) {
+                let Some(receiver) = get(matched.receiver) else {
                     continue;
                 };
+                let send = matched.send;
                 let call = if receiver.kind.class() == OpClass::Completion {
-                    let by_event = event_call.get(&m.count).copied().filter(|_| m.count >= 0);
+                    let by_event = matched.event.and_then(|e| event_call.get(&e)).copied();
                     // A call on several requests names only its first: the
                     // `Completed` record before this one says which request
                     // this message completed.
                     let by_completed = trace
                         .completed_request_of(m)
                         .filter(|&i| get(i).is_some_and(|c| c.kind.is_nonblocking_receive()));
-                    let by_aux = (receiver.aux > 0)
-                        .then(|| receiver.aux - 1)
+                    let by_aux = receiver
+                        .request_origin()
                         .filter(|&i| get(i).is_some_and(|c| c.kind.is_nonblocking_receive()));
                     let found = by_event.or(by_completed).or(by_aux).or_else(|| {
                         // The earliest Irecv before it, not yet linked to a
@@ -488,7 +493,7 @@ impl<'a> Oracle<'a> {
                         ops.iter()
                             .filter(|c| c.kind.is_nonblocking_receive() && c.index < receiver.index)
                             .filter(|c| !self.took.contains_key(&(t, c.index)))
-                            .find(|c| c.matched.is_none_or(|(s, _)| s == m.peer))
+                            .find(|c| c.matched.is_none_or(|(s, _)| s == send.sender))
                             .map(|c| c.index)
                     });
                     let Some(irecv) = found else {
@@ -501,9 +506,9 @@ impl<'a> Oracle<'a> {
                 } else {
                     receiver.index
                 };
-                if let Some(&s) = rank_index.get(&m.peer) {
-                    self.took.insert((t, call), (s, m.aux));
-                    self.taken_by.insert((s, m.aux), (t, call));
+                if let Some(&s) = rank_index.get(&send.sender) {
+                    self.took.insert((t, call), (s, send.record));
+                    self.taken_by.insert((s, send.record), (t, call));
                 }
             }
         }
@@ -603,10 +608,10 @@ impl<'a> Oracle<'a> {
                         }
                         walk.open.retain(|(i, _, _)| !done.contains(i));
                     }
-                    if op.aux > 0 {
-                        if let Some(&s) = walk.issend.get(&(op.aux - 1)) {
+                    if let Some(origin) = op.request_origin() {
+                        if let Some(&s) = walk.issend.get(&origin) {
                             self.graph.add_edge(s, n, ());
-                            nodes.sync_return.insert((t, op.aux - 1), n);
+                            nodes.sync_return.insert((t, origin), n);
                         }
                     }
                     walk.last_fence = Some(n);
@@ -713,14 +718,14 @@ impl<'a> Oracle<'a> {
             .flat_map(|t| t.ops.iter())
             .find(|op| matches!(op.kind, OpKind::Init | OpKind::InitThread))
             .map(|op| op.comm);
-        let completion: Vec<HashMap<u64, u64>> = traces
+        let completion: Vec<HashMap<u64, Option<u64>>> = traces
             .iter()
             .map(|trace| {
                 trace
                     .ops
                     .iter()
-                    .filter(|op| op.kind == OpKind::CollectiveComplete)
-                    .map(|op| (op.request, op.aux))
+                    .filter_map(Op::collective_completion)
+                    .map(|done| (done.collective, done.completed_by))
                     .collect()
             })
             .collect();
@@ -739,7 +744,9 @@ impl<'a> Oracle<'a> {
                     let out = if k.is_nonblocking_collective() {
                         completion[t]
                             .get(&index)
-                            .and_then(|c| self.node[t].get(c))
+                            .copied()
+                            .flatten()
+                            .and_then(|c| self.node[t].get(&c))
                             .copied()
                     } else {
                         Some(n)

@@ -117,19 +117,23 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
     let mut raw = Vec::new();
     let mut issues = Vec::new();
     for trace in ranks {
-        for m in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
+        for (m, matched) in trace
+            .ops
+            .iter()
+            .filter_map(|op| Some((op, op.matched_send()?)))
+        {
             let bad = |reason: &str| RunIssue::BadMatchRecord {
                 rank: trace.rank,
                 record: m.index,
                 reason: reason.to_owned(),
             };
-            let receive = record(trace, m.request).and_then(|at| match at.kind.class() {
+            let receive = record(trace, matched.receiver).and_then(|at| match at.kind.class() {
                 _ if has_receive_half(at) => Some(at),
                 // A call on several requests names only its first one: the
                 // `Completed` record before this one says which it was.
                 OpClass::Completion => trace
                     .completed_request_of(m)
-                    .or_else(|| at.aux.checked_sub(1))
+                    .or_else(|| at.request_origin())
                     .and_then(|i| record(trace, i))
                     .filter(|op| has_receive_half(op)),
                 _ => None,
@@ -138,12 +142,13 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
                 issues.push(bad("it names no receive of its rank"));
                 continue;
             };
-            let send = by_rank.get(&m.peer).and_then(|t| record(t, m.aux));
+            let (sender, send_record) = (matched.send.sender, matched.send.record);
+            let send = by_rank.get(&sender).and_then(|t| record(t, send_record));
             if !send.is_some_and(has_send_half) {
                 issues.push(bad("it names no send of the sending rank"));
                 continue;
             }
-            raw.push((trace.rank, receive.index, m.peer, m.aux));
+            raw.push((trace.rank, receive.index, sender, send_record));
         }
     }
     raw.sort_unstable();
@@ -510,8 +515,7 @@ impl RunGraph {
         let completed_by: std::collections::HashSet<u64> = trace
             .ops
             .iter()
-            .filter(|m| m.kind == OpKind::Matched)
-            .map(|m| m.request)
+            .filter_map(|m| Some(m.matched_send()?.receiver))
             .collect();
         let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
         // Rule 1: last send per (communicator, destination, tag).
@@ -590,7 +594,7 @@ impl RunGraph {
                 // naming them says they did.
                 let completed = matches!(op.kind, OpKind::Wait | OpKind::Waitall | OpKind::Testall)
                     || completed_by.contains(&op.index);
-                let origin = op.aux.checked_sub(1).filter(|&o| o < op.index);
+                let origin = op.request_origin().filter(|&o| o < op.index);
                 if let (true, Some(o)) = (completed, origin.and_then(nodes)) {
                     edges.push((o.complete, n.complete, Edge::Completion));
                 }
@@ -601,12 +605,9 @@ impl RunGraph {
         }
         // A nonblocking collective completes in the call the runtime
         // names (a `Waitall`'s record names its first request only).
-        for done in trace
-            .ops
-            .iter()
-            .filter(|op| op.kind == OpKind::CollectiveComplete)
-        {
-            if let (Some(o), Some(c)) = (nodes(done.request), nodes(done.aux)) {
+        for done in trace.ops.iter().filter_map(Op::collective_completion) {
+            if let (Some(o), Some(c)) = (nodes(done.collective), done.completed_by.and_then(nodes))
+            {
                 edges.push((o.complete, c.complete, Edge::Completion));
             }
         }

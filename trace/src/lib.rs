@@ -10,6 +10,8 @@
 //!   rank, decoded (and encoded) in this one place;
 //! * [`envelope`]: which message a receive can take (the one matching rule
 //!   the analyses share, and the decoding of a send's envelope);
+//! * [`record`]: the kind-specific words of a record (a completion's
+//!   request, the runtime's own records), decoded in this one place;
 //! * [`rank_trace`]: the per-rank binary trace file the runtime writes
 //!   through a shared memory map (so it survives `SIGKILL`) and the CLI reads;
 //! * [`config`]: the runtime's configuration for one run (clocks,
@@ -43,6 +45,7 @@ pub mod finding;
 pub mod layout;
 pub mod op;
 pub mod rank_trace;
+pub mod record;
 pub mod report;
 pub mod site;
 pub mod static_report;

@@ -178,7 +178,8 @@ op_kinds! {
     /// `MPI_Ibarrier`. Nonblocking collectives (96-112) are recorded at
     /// the call with `request` = the request handle; the call that
     /// completes the request is named by a [`OpKind::CollectiveComplete`]
-    /// record. A `Wait` on the request names this record in its `aux`, a
+    /// record. A `Wait` on the request names this record
+    /// ([`Op::request_origin`](crate::rank_trace::Op::request_origin)), a
     /// `Waitall`/`Waitany`/`Waitsome` in a [`OpKind::WaitRequest`] record.
     /// Every collective record (blocking or not) has `comm` = the
     /// communicator, `peer` = the root (0 when none), `tag` = 1 + its
@@ -218,31 +219,21 @@ op_kinds! {
     Iscan = 111 => "MPI_Iscan", Collective;
     /// `MPI_Iexscan`.
     Iexscan = 112 => "MPI_Iexscan", Collective;
-    /// Not an MPI call: the request of a nonblocking collective completed.
-    /// `request` = index of the collective's record (`MPI_Ibarrier`, ...),
-    /// `aux` = index of the record of the call that completed it (the
-    /// `Wait`/`Test`; `u64::MAX` when the runtime completed it itself).
+    /// Not an MPI call: the request of a nonblocking collective completed,
+    /// and which call completed it (the fields:
+    /// [`Op::collective_completion`](crate::rank_trace::Op::collective_completion)).
     CollectiveComplete = 127 => "mbhybrid:collective-complete", Clock;
     /// Not an MPI call: a wildcard receive or probe reached its final clock
-    /// (seed 000 §5.1.2, rules R2/R4). `count` = per-rank wildcard event
-    /// number, `request` = index of the receive's (or probe's) record,
-    /// `comm` = clock when it was issued (for vector clocks the rank's own
-    /// component), `aux` = final clock (for vector clocks the sum of the
-    /// components: a place in a Lamport order, which the own component is
-    /// not across ranks), `peer` = the sender it matched (-1 unknown),
-    /// `tag` = the tag it matched.
+    /// (seed 000 §5.1.2, rules R2/R4); the fields:
+    /// [`Op::event_clock`](crate::rank_trace::Op::event_clock).
     WildcardClock = 240 => "mbhybrid:wildcard-clock", Clock;
     /// Not an MPI call: a sender found as a potential match of a wildcard
-    /// event it did not match (seed 000 Theorem 5.3, Figs 5.19/5.20).
-    /// `count` = the wildcard event number, `peer` = the potential sender,
-    /// `aux` = the clock its message carried, `request` = index of the
-    /// record of the receive that took that message.
+    /// event it did not match (seed 000 Theorem 5.3, Figs 5.19/5.20); the
+    /// fields: [`Op::potential`](crate::rank_trace::Op::potential).
     PotentialMatch = 241 => "mbhybrid:potential-match", Clock;
     /// Not an MPI call: which remote send a receive matched, from the
-    /// piggybacked header. `request` = index of the receiving record (the
-    /// `Recv`, or the `Wait`/`Test` that completed an `Irecv`), `peer` =
-    /// sender rank, `aux` = the sender's record index, `comm` = the clock
-    /// the message carried, `count` = wildcard event number or -1.
+    /// piggybacked header. Its fields are decoded, and specified, by
+    /// [`Op::matched_send`](crate::rank_trace::Op::matched_send).
     Matched = 242 => "mbhybrid:matched", Clock;
     /// Not an MPI call: a local check failed (DESIGN.md "Local checks").
     /// `count` = the check ([`LocalCheck`] code), `site` = site of the call
@@ -252,16 +243,15 @@ op_kinds! {
     /// (for `MpiError`), `aux` = check-specific detail: for `TypeMismatch`
     /// the sender's record index; for leaks the handle bits.
     LocalCheck = 243 => "mbhybrid:local-check", Clock;
-    /// Not an MPI call: the communicator with handle bits `comm` (this
-    /// process's handle, which other processes may number differently) is
-    /// the one every member's trace calls `aux`. Written when the runtime
-    /// sees a communicator made; [`RankTrace::parse`](crate::RankTrace::parse)
-    /// renames the records that follow, so analyses can compare
-    /// communicators across ranks. `aux` has its top bit set, which no
-    /// handle has. `peer` = this rank's rank in the communicator (-1 when
-    /// unknown), so analyses can name its ranks in `MPI_COMM_WORLD`.
-    /// `site` = the constructor's call (`MPI_Comm_split`, ...), so reports
-    /// can say which communicator they mean (0 in traces from before).
+    /// Not an MPI call: the name every member's trace gives a communicator,
+    /// and this rank's rank in it, so analyses can compare communicators
+    /// across ranks and name its ranks in `MPI_COMM_WORLD` (the fields:
+    /// [`Op::comm_naming`](crate::rank_trace::Op::comm_naming)). Written
+    /// when the runtime sees a communicator made;
+    /// [`RankTrace::parse`](crate::RankTrace::parse) renames the records
+    /// that follow. `site` = the constructor's call (`MPI_Comm_split`,
+    /// ...), so reports can say which communicator they mean (0 in traces
+    /// from before).
     CommId = 244 => "mbhybrid:comm-id", Clock;
     /// Not an MPI call: one request of the `MPI_Waitall`, `MPI_Waitany` or
     /// `MPI_Waitsome` whose record is at index `request`, that a
@@ -276,10 +266,10 @@ op_kinds! {
     /// requests (`MPI_Waitall`, `MPI_Waitany`, `MPI_Waitsome`,
     /// `MPI_Testall`, `MPI_Testany`, `MPI_Testsome`) completed, one record
     /// per request, written during that call (after its record, before the
-    /// `Matched` record of a receive). `request` = index of the completing
-    /// call's record, `aux` = index of the record that made the request
-    /// (the `Isend`, `Irecv`, or the `Start` of a persistent request).
-    /// The completion records name only their first request (`aux`), so
+    /// `Matched` record of a receive); the fields:
+    /// [`Op::completed_request`](crate::rank_trace::Op::completed_request).
+    /// The completion records name only their first request
+    /// ([`Op::request_origin`](crate::rank_trace::Op::request_origin)), so
     /// without these an analysis cannot tell which sends such a call waited
     /// for (the buffering analysis needs it, seed 003 §3). Traces written
     /// before this record existed have none: readers must treat a call on
@@ -290,17 +280,14 @@ op_kinds! {
     /// sender a wildcard receive takes). Made by an `MPI_Waitany`, a
     /// `MPI_Testany` that completed a request, an `MPI_Waitsome` or a
     /// `MPI_Testsome` that completed some, given more than one active
-    /// request. Fields as for [`OpKind::WildcardClock`], in the same per-rank
-    /// event numbering: `count` = event number, `request` = index of the
-    /// call's record, `comm` = clock when it was called, `aux` = final
-    /// clock, `peer` = the index returned (for the `some` forms the first
-    /// index of the list returned), `tag` = -1.
+    /// request. Fields as for [`OpKind::WildcardClock`]
+    /// ([`Op::event_clock`](crate::rank_trace::Op::event_clock)), in the
+    /// same per-rank event numbering.
     ChoiceClock = 247 => "mbhybrid:choice-clock", Clock;
     /// Not an MPI call: an index a choice among requests could have
     /// returned instead (a request of the array that completed with a
-    /// message not causally after the choice). `count` = the choice's event
-    /// number, `peer` = the index, `aux` = the clock its message carried,
-    /// `request` = index of the record of the call that completed it.
+    /// message not causally after the choice); the fields:
+    /// [`Op::potential`](crate::rank_trace::Op::potential).
     PotentialIndex = 248 => "mbhybrid:potential-index", Clock;
     /// Not an MPI call: a communicator constructor (`MPI_Comm_split`,
     /// `MPI_Comm_dup`, ...) synchronised the clocks of every rank of `comm`

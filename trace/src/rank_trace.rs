@@ -203,14 +203,22 @@ pub struct RawOp {
     /// Kind-specific word:
     ///
     /// * point-to-point calls: the datatype handle bits;
-    /// * `MPI_Wait`: 1 + index of the record that created the request (0
-    ///   when unknown), a nonblocking collective's too;
+    /// * completions (`MPI_Wait`, `MPI_Waitall`, ...): the request they
+    ///   completed, as [`Op::request_origin`] decodes it;
     /// * collectives: the datatype handle bits of the send side;
     /// * `MPI_Init_thread`: the thread level provided (`count` holds the one
     ///   required);
     /// * `MPI_Pcontrol`: `level << 32 | first_argument as u32` (`peer` holds
     ///   the second argument, the `k` of level 7303);
-    /// * `MPI_Abort`: unused (`count` holds the error code).
+    /// * `MPI_Abort`: unused (`count` holds the error code);
+    /// * the runtime's own records: what the accessors of [`crate::record`]
+    ///   decode (`Matched`: [`Op::matched_send`]; `CommId`:
+    ///   [`Op::comm_naming`]; `CollectiveComplete`:
+    ///   [`Op::collective_completion`]; `Completed`:
+    ///   [`Op::completed_request`]; `WildcardClock`, `ChoiceClock`:
+    ///   [`Op::event_clock`]; `PotentialMatch`, `PotentialIndex`:
+    ///   [`Op::potential`]), [`crate::check::Check`] for local checks, and
+    ///   [`OpKind`]'s docs for the others.
     pub aux: u64,
 }
 
@@ -754,6 +762,7 @@ impl RankTrace {
     /// record of a single-request call (whose completion names its request
     /// itself) and in traces written before `Completed` records existed.
     pub fn completed_request_of(&self, matched: &Op) -> Option<u64> {
+        let receiver = matched.matched_send()?.receiver;
         // Records are dense (index = position) in every trace the runtime
         // writes: look there first, so a reader calling this per record
         // stays linear; search only a trace built otherwise.
@@ -764,9 +773,9 @@ impl RankTrace {
         self.ops[..at]
             .iter()
             .rev()
-            .take_while(|op| op.index > matched.request)
-            .find(|op| op.kind == OpKind::Completed && op.request == matched.request)
-            .map(|op| op.aux)
+            .take_while(|op| op.index > receiver)
+            .find_map(|op| op.completed_request().filter(|c| c.call == receiver))
+            .map(|c| c.origin)
     }
 
     /// The trace of a rank that finalized after `ops`, built by hand
@@ -982,8 +991,8 @@ fn name_communicators(ops: &mut [Op]) {
         names.insert(init.comm, WORLD_COMM);
     }
     for op in ops.iter_mut() {
-        if op.kind == OpKind::CommId {
-            names.insert(op.comm, op.aux);
+        if let Some(naming) = op.comm_naming() {
+            names.insert(naming.handle, naming.id);
             continue;
         }
         if names.is_empty() || !op.kind.comm_is_communicator() {
@@ -1397,8 +1406,8 @@ impl RankTrace {
         let wildcard_ops: std::collections::HashSet<u64> = self
             .ops
             .iter()
-            .filter(|op| matches!(op.kind, OpKind::WildcardClock | OpKind::ChoiceClock))
-            .map(|op| op.request)
+            .filter_map(Op::event_clock)
+            .map(|clock| clock.call)
             .collect();
         for op in &self.ops {
             match op.kind {
@@ -1433,44 +1442,43 @@ impl RankTrace {
             }
         }
         for op in &self.ops {
-            match op.kind {
-                OpKind::WildcardClock | OpKind::ChoiceClock => {
-                    let event = op.count as u32;
-                    let call = self.ops.get(op.request as usize);
-                    let (loops, zone) = context_at.get(&op.request).cloned().unwrap_or_default();
-                    events.insert(
+            if let Some(clock) = op.event_clock() {
+                let event = clock.event;
+                let call = self.ops.get(clock.call as usize);
+                let (loops, zone) = context_at.get(&clock.call).cloned().unwrap_or_default();
+                events.insert(
+                    event,
+                    WildcardEvent {
+                        rank: self.rank,
                         event,
-                        WildcardEvent {
-                            rank: self.rank,
-                            event,
-                            op_index: op.request,
-                            kind: call.map_or(
-                                if op.kind == OpKind::ChoiceClock {
-                                    OpKind::Waitany
-                                } else {
-                                    OpKind::Recv
-                                },
-                                |c| c.kind,
-                            ),
-                            site: call.map_or(0, |c| c.site),
-                            start_clock: op.comm,
-                            final_clock: op.aux,
-                            matched: op.peer,
-                            matched_tag: op.tag,
-                            potential: Vec::new(),
-                            loops,
-                            zone,
-                            pattern: call
-                                .filter(|_| op.kind == OpKind::WildcardClock)
-                                .map(RecvPattern::as_written),
-                            enablers: Vec::new(),
-                        },
-                    );
-                }
-                OpKind::PotentialMatch | OpKind::PotentialIndex => {
-                    potential.entry(op.count as u32).or_default().push(op.peer)
-                }
-                _ => {}
+                        op_index: clock.call,
+                        kind: call.map_or(
+                            if op.kind == OpKind::ChoiceClock {
+                                OpKind::Waitany
+                            } else {
+                                OpKind::Recv
+                            },
+                            |c| c.kind,
+                        ),
+                        site: call.map_or(0, |c| c.site),
+                        start_clock: clock.issued_clock,
+                        final_clock: clock.final_clock,
+                        matched: clock.matched,
+                        matched_tag: clock.matched_tag,
+                        potential: Vec::new(),
+                        loops,
+                        zone,
+                        pattern: call
+                            .filter(|_| op.kind == OpKind::WildcardClock)
+                            .map(RecvPattern::as_written),
+                        enablers: Vec::new(),
+                    },
+                );
+            } else if let Some(other) = op.potential() {
+                potential
+                    .entry(other.event)
+                    .or_default()
+                    .push(other.alternative);
             }
         }
         for (event, mut senders) in potential {

@@ -24,8 +24,8 @@ pub fn build(
         let events: HashMap<u64, (u32, u64)> = trace
             .ops
             .iter()
-            .filter(|op| matches!(op.kind, OpKind::WildcardClock | OpKind::ChoiceClock))
-            .map(|op| (op.request, (op.count as u32, op.aux)))
+            .filter_map(|op| op.event_clock())
+            .map(|clock| (clock.call, (clock.event, clock.final_clock)))
             .collect();
         let mut lane = Vec::new();
         for op in trace
@@ -64,10 +64,13 @@ pub fn build(
     // Which send each receive took.
     let mut sender_of_receive: HashMap<(i32, u64), (i32, u64)> = HashMap::new();
     for trace in traces {
-        for op in trace.ops.iter().filter(|op| op.kind == OpKind::Matched) {
-            received.insert((op.peer, op.aux), ());
-            sender_of_receive.insert((trace.rank, op.request), (op.peer, op.aux));
-            if let (Some(from), Some(to)) = (call(op.peer, op.aux), call(trace.rank, op.request)) {
+        for m in trace.ops.iter().filter_map(|op| op.matched_send()) {
+            received.insert((m.send.sender, m.send.record), ());
+            sender_of_receive.insert((trace.rank, m.receiver), (m.send.sender, m.send.record));
+            if let (Some(from), Some(to)) = (
+                call(m.send.sender, m.send.record),
+                call(trace.rank, m.receiver),
+            ) {
                 messages.push(TimelineMessage {
                     from,
                     to,
@@ -77,22 +80,26 @@ pub fn build(
         }
     }
     for trace in traces {
-        for op in trace
+        for potential in trace
             .ops
             .iter()
             .filter(|op| op.kind == OpKind::PotentialMatch)
+            .filter_map(|op| op.potential())
         {
             // The late message was taken by the receive `request`; its send
             // could have matched the wildcard receive of event `count`.
-            let Some(&(sender, send_index)) = sender_of_receive.get(&(trace.rank, op.request))
+            let Some(&(sender, send_index)) =
+                sender_of_receive.get(&(trace.rank, potential.receiver))
             else {
                 continue;
             };
             let Some(wildcard) = trace
                 .ops
                 .iter()
-                .find(|w| w.kind == OpKind::WildcardClock && w.count == op.count)
-                .map(|w| w.request)
+                .filter(|w| w.kind == OpKind::WildcardClock)
+                .filter_map(|w| w.event_clock())
+                .find(|w| w.event == potential.event)
+                .map(|w| w.call)
             else {
                 continue;
             };
