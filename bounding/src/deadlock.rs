@@ -910,8 +910,8 @@ impl<'a> Facts<'a> {
         let start = (op.index as usize + 1).min(trace.ops.len());
         trace.ops[start..]
             .iter()
-            .take_while(|r| r.kind == OpKind::WaitRequest && r.request == op.index)
-            .filter_map(|r| trace.ops.get(r.aux.checked_sub(1)? as usize))
+            .map_while(|r| r.wait_request().filter(|listed| listed.call == op.index))
+            .filter_map(|listed| trace.ops.get(listed.collective? as usize))
             .filter(|origin| origin.kind.is_nonblocking_collective())
             .map(|origin| self.request(rank, origin))
             .find(|cond| {
@@ -1031,9 +1031,8 @@ impl<'a> Facts<'a> {
 /// rank's records on the communicator (the same number, for traces of
 /// runtimes that did not record it).
 fn sequence_of(op: &Op, at: usize) -> usize {
-    usize::try_from(op.tag)
-        .ok()
-        .and_then(|t| t.checked_sub(1))
+    op.collective_sequence()
+        .and_then(|sequence| usize::try_from(sequence).ok())
         .unwrap_or(at)
 }
 

@@ -109,7 +109,7 @@
 //! once, and each batch of 256 wildcard events costs two sweeps over its
 //! arcs (one forward, one backward) with a bit per event, which answer
 //! every candidate's concurrency at once, and one more sweep for the
-//! enablers ([`reach`]): linear in the graph times events / 256, where a
+//! enablers (`reach.rs`): linear in the graph times events / 256, where a
 //! search per event and per sender was quadratic in the run. Choices among
 //! requests keep a breadth-first search each. No recursion anywhere.
 //!
@@ -1007,15 +1007,11 @@ impl<'a> Oracle<'a> {
         for (t, trace) in self.traces.iter().enumerate() {
             let mut by_choice: std::collections::BTreeMap<(u32, u64), Vec<(i32, u64)>> =
                 std::collections::BTreeMap::new();
-            for op in trace
-                .ops
-                .iter()
-                .filter(|op| op.kind == OpKind::ChoiceCandidate)
-            {
+            for candidate in trace.ops.iter().filter_map(Op::choice_candidate) {
                 by_choice
-                    .entry((op.count as u32, op.aux))
+                    .entry((candidate.event, candidate.choice))
                     .or_default()
-                    .push((op.peer, op.request));
+                    .push((candidate.index, candidate.receive));
             }
             for ((event, call), candidates) in by_choice {
                 let (Some(&from), Some(choice)) = (self.node[t].get(&call), op_at(trace, call))

@@ -10,7 +10,7 @@ use mbh_session::interleaving::{self, LaunchSpec};
 use mbh_trace::config::RuntimeConfig;
 use mbh_trace::determinism::{DecisionStats, Deterministic};
 use mbh_trace::layout::InterleavingDir;
-use mbh_trace::{OpKind, RankTrace};
+use mbh_trace::RankTrace;
 use std::process::ExitCode;
 
 /// `--timeout` left out: ten years.
@@ -106,7 +106,7 @@ fn decision_stats(dir: &InterleavingDir, np: u32) -> DecisionStats {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Matches {
     /// Per rank: (event, sender's world rank).
-    pub by_rank: Vec<Vec<(i32, i32)>>,
+    pub by_rank: Vec<Vec<(u32, i32)>>,
 }
 
 impl Matches {
@@ -123,12 +123,12 @@ impl Matches {
     }
 
     /// One rank's: the `Matched` records of wildcard events.
-    fn of(trace: &RankTrace) -> Vec<(i32, i32)> {
-        let mut matched: Vec<(i32, i32)> = trace
+    fn of(trace: &RankTrace) -> Vec<(u32, i32)> {
+        let mut matched: Vec<(u32, i32)> = trace
             .ops
             .iter()
-            .filter(|op| op.kind == OpKind::Matched && op.count >= 0)
-            .map(|op| (op.count, op.peer))
+            .filter_map(|op| op.matched_send())
+            .filter_map(|m| Some((m.event?, m.send.sender)))
             .collect();
         matched.sort_unstable();
         matched

@@ -184,7 +184,8 @@ op_kinds! {
     /// Every collective record (blocking or not) has `comm` = the
     /// communicator, `peer` = the root (0 when none), `tag` = 1 + its
     /// sequence number among the collectives on the communicator (0: not
-    /// known, as for intercommunicators), `count`/`aux` = the send side's
+    /// known, as for intercommunicators; read it through
+    /// [`Op::collective_sequence`](crate::rank_trace::Op::collective_sequence)), `count`/`aux` = the send side's
     /// count and datatype.
     Ibarrier = 96 => "MPI_Ibarrier", Collective;
     /// `MPI_Ibcast`.
@@ -253,10 +254,10 @@ op_kinds! {
     /// ...), so reports can say which communicator they mean (0 in traces
     /// from before).
     CommId = 244 => "mbhybrid:comm-id", Clock;
-    /// Not an MPI call: one request of the `MPI_Waitall`, `MPI_Waitany` or
-    /// `MPI_Waitsome` whose record is at index `request`, that a
-    /// nonblocking collective made: `aux` = 1 + index of the collective's
-    /// record. Written right after that call's record, one per such
+    /// Not an MPI call: one request of a `MPI_Waitall`, `MPI_Waitany` or
+    /// `MPI_Waitsome`, that a nonblocking collective made (the fields:
+    /// [`Op::wait_request`](crate::rank_trace::Op::wait_request)). Written
+    /// right after that call's record, one per such
     /// request in the order given (requests of point-to-point calls are
     /// not listed, so the hot path of a halo exchange writes nothing
     /// more), so the wait-for graph knows which collectives a `Waitall`
@@ -298,10 +299,9 @@ op_kinds! {
     CommMade = 249 => "mbhybrid:comm-made", Clock;
     /// Not an MPI call: a receive of a choice's array still incomplete when
     /// the choice returned, which the choice could have returned instead if
-    /// its message came first. `count` = the choice's event number, `peer`
-    /// = the receive's index in the array, `request` = index of the record
-    /// of the call that made the receive (`MPI_Irecv`, ...), `aux` = index
-    /// of the choice's record. The clocks judge it when it completes
+    /// its message came first (the fields:
+    /// [`Op::choice_candidate`](crate::rank_trace::Op::choice_candidate)).
+    /// The clocks judge it when it completes
     /// ([`OpKind::PotentialIndex`]); the matches-before oracle judges it
     /// from the whole run, where Lamport clocks cannot (seed 000 Fig 5.3).
     ChoiceCandidate = 250 => "mbhybrid:choice-candidate", Clock;

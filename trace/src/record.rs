@@ -160,6 +160,34 @@ pub struct Potential {
     pub receiver: u64,
 }
 
+/// An [`OpKind::WaitRequest`] record, decoded ([`Op::wait_request`]): one
+/// request, made by a nonblocking collective, of a `MPI_Waitall`,
+/// `MPI_Waitany` or `MPI_Waitsome`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct WaitRequest {
+    /// The index of the waiting call's record (`request`).
+    pub call: u64,
+    /// The index of the collective's record (`aux` holds 1 + it; `None`
+    /// when it holds 0).
+    pub collective: Option<u64>,
+}
+
+/// An [`OpKind::ChoiceCandidate`] record, decoded
+/// ([`Op::choice_candidate`]): a receive of a choice's array still
+/// incomplete when the choice returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChoiceCandidate {
+    /// The choice's wildcard event number (`count`).
+    pub event: u32,
+    /// The index of the choice's record (`aux`).
+    pub choice: u64,
+    /// The receive's index in the array (`peer`).
+    pub index: i32,
+    /// The index of the record of the call that made the receive
+    /// (`MPI_Irecv`, ...; `request`).
+    pub receive: u64,
+}
+
 impl Op {
     /// The request a completion (class [`OpClass::Completion`]: `MPI_Wait`,
     /// `MPI_Test`, `MPI_Waitall`, ...) completed: the index of the record
@@ -249,6 +277,37 @@ impl Op {
             clock: self.aux,
             receiver: self.request,
         })
+    }
+    /// A nonblocking collective's request of a call on several requests,
+    /// from an [`OpKind::WaitRequest`] record ([`WaitRequest`] says which
+    /// word holds what). `None` for other kinds.
+    pub fn wait_request(&self) -> Option<WaitRequest> {
+        (self.kind == OpKind::WaitRequest).then_some(WaitRequest {
+            call: self.request,
+            collective: self.aux.checked_sub(1),
+        })
+    }
+
+    /// A receive a choice could have returned instead, from an
+    /// [`OpKind::ChoiceCandidate`] record ([`ChoiceCandidate`] says which
+    /// word holds what). `None` for other kinds.
+    pub fn choice_candidate(&self) -> Option<ChoiceCandidate> {
+        (self.kind == OpKind::ChoiceCandidate).then_some(ChoiceCandidate {
+            event: self.count as u32,
+            choice: self.aux,
+            index: self.peer,
+            receive: self.request,
+        })
+    }
+
+    /// A collective's 0-based sequence number among the collectives on its
+    /// communicator (blocking or not; `tag` holds 1 + it). `None` when the
+    /// runtime did not know it (`tag` 0, as on intercommunicators), and
+    /// for records that are not collectives.
+    pub fn collective_sequence(&self) -> Option<u64> {
+        (self.kind.class() == OpClass::Collective)
+            .then(|| u64::try_from(self.tag).ok()?.checked_sub(1))
+            .flatten()
     }
 }
 
@@ -408,5 +467,50 @@ mod tests {
         }
         assert_eq!(record(OpKind::Matched, 1, 4, 0, 6, 9).event_clock(), None);
         assert_eq!(record(OpKind::Matched, 1, 4, 0, 6, 9).potential(), None);
+    }
+
+    #[test]
+    fn a_wait_request_names_its_call_and_its_collective() {
+        let listed = record(OpKind::WaitRequest, 0, 0, 0, 7, 1 + 4);
+        assert_eq!(
+            listed.wait_request(),
+            Some(WaitRequest {
+                call: 7,
+                collective: Some(4)
+            })
+        );
+        let unknown = record(OpKind::WaitRequest, 0, 0, 0, 7, 0);
+        assert_eq!(unknown.wait_request().unwrap().collective, None);
+        assert_eq!(record(OpKind::Waitall, 0, 0, 0, 7, 5).wait_request(), None);
+    }
+
+    #[test]
+    fn a_choice_candidate_names_its_choice_and_receive() {
+        let candidate = record(OpKind::ChoiceCandidate, 2, 9, 0, 3, 11);
+        assert_eq!(
+            candidate.choice_candidate(),
+            Some(ChoiceCandidate {
+                event: 9,
+                choice: 11,
+                index: 2,
+                receive: 3
+            })
+        );
+        assert_eq!(
+            record(OpKind::PotentialIndex, 2, 9, 0, 3, 11).choice_candidate(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_collectives_sequence_is_its_tag_less_one() {
+        let mut bcast = Op::new(0, OpKind::Bcast);
+        bcast.tag = 1 + 6;
+        assert_eq!(bcast.collective_sequence(), Some(6));
+        bcast.tag = 0;
+        assert_eq!(bcast.collective_sequence(), None, "not known");
+        let mut send = Op::new(0, OpKind::Send);
+        send.tag = 7;
+        assert_eq!(send.collective_sequence(), None, "a tag, not a number");
     }
 }

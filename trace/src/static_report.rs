@@ -123,7 +123,7 @@ pub struct GuardingBranch {
 }
 
 impl GuardingBranch {
-    /// "the branch at app.c:10 depends on the rank and argv[1]".
+    /// "the branch at app.c:10 depends on the rank and `argv[1]`".
     pub fn reason(&self) -> String {
         let what: Vec<String> = self
             .depends_on
