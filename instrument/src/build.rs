@@ -397,7 +397,7 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 /// 6. numbers the MPI call sites of all files 1, 2, … in file order and
 ///    inserts each id's store before its call ([`insert_site_ids`]);
 ///    tells the runtime the size of each heap block the program's own code
-///    allocates, and each free ([`insert_allocation_notes`], issue 18);
+///    allocates, and each free (`allocations.rs`, issue 18);
 ///    puts a check of every load and store that may touch the buffer of
 ///    a pending nonblocking request before it ([`crate::insert_access_checks`],
 ///    issue 19: one load and a rarely taken branch while nothing is
