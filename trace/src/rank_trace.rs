@@ -1505,12 +1505,12 @@ mod wildcard_tests {
     fn events_gather_clocks_senders_and_markers() {
         let mut ops = vec![
             Op {
-                aux: (7303u64 << 32) | 4,
+                aux: ((PCONTROL_ZONE as u64) << 32) | 4,
                 peer: 2,
                 ..op(0, OpKind::Pcontrol)
             },
             Op {
-                aux: (7301u64 << 32) | 9,
+                aux: ((PCONTROL_ABSTRACT_ENTER as u64) << 32) | 9,
                 ..op(1, OpKind::Pcontrol)
             },
             Op {
@@ -1519,7 +1519,7 @@ mod wildcard_tests {
                 ..op(2, OpKind::Irecv)
             },
             Op {
-                aux: (7302u64 << 32) | 9,
+                aux: ((PCONTROL_ABSTRACT_EXIT as u64) << 32) | 9,
                 ..op(3, OpKind::Pcontrol)
             },
             Op {
@@ -1575,7 +1575,7 @@ mod wildcard_tests {
         assert_eq!(
             events[0].loops,
             vec![LoopMarker {
-                level: 7301,
+                level: PCONTROL_ABSTRACT_ENTER as u32,
                 loop_id: 9
             }]
         );
