@@ -11,7 +11,7 @@
 //!
 //! | blocked in | can complete when | waits for |
 //! | --- | --- | --- |
-//! | `Recv`/`Probe` from `s`, `Wait` on such an `Irecv` | an issued send from `s` to it, compatible tag and communicator, is not taken by an earlier receive | `s` (AND) |
+//! | `Recv`/`Probe` from `s`, `Wait` on such an `Irecv` | its own `Matched` record is written (MPI returned it), or an issued send from `s` to it, compatible tag and communicator, is not taken by an earlier receive | `s` (AND) |
 //! | the same from `MPI_ANY_SOURCE` | such a send exists from any rank | every other member of the communicator (OR) |
 //! | `Sendrecv` | both halves can, each as above | the union (AND; an OR receive half adds nothing) |
 //! | `Send`/`Ssend`/`Rsend` to `d`, `Wait` on such an `Isend` | a receive of `d` already took it, or `d` has a posted receive that can take it (a blocked `Recv`/`Probe`, an `Irecv` not completed) | `d` (AND) |
@@ -546,6 +546,9 @@ pub(crate) struct Facts<'a> {
     exact: Vec<HashSet<(i32, u64)>>,
     /// `Matched` records per (src, dst).
     exact_from: HashMap<(i32, i32), usize>,
+    /// `received[rank]`: the records of receives a `Matched` record says
+    /// took their message.
+    received: Vec<HashSet<u64>>,
     /// `completed[rank]`: indices of nonblocking calls known complete.
     completed: Vec<HashSet<u64>>,
     /// `collectives[rank]`: its collectives on `MPI_COMM_WORLD`, in order.
@@ -581,6 +584,7 @@ impl<'a> Facts<'a> {
             taken_from: HashMap::new(),
             exact: vec![HashSet::new(); size],
             exact_from: HashMap::new(),
+            received: vec![HashSet::new(); size],
             completed: vec![HashSet::new(); size],
             collectives: vec![Vec::new(); size],
             on_comm: vec![HashMap::new(); size],
@@ -641,6 +645,7 @@ impl<'a> Facts<'a> {
                                 let send = matched.send;
                                 facts.exact[rank].insert((send.sender, send.record));
                                 *facts.exact_from.entry((send.sender, me)).or_default() += 1;
+                                facts.received[rank].insert(matched.receiver);
                             }
                         }
                     }
@@ -767,7 +772,13 @@ impl<'a> Facts<'a> {
         let Some(members) = self.members_of(op.comm) else {
             return Cond::Unknown(Undecidable::UnnamedCommunicator);
         };
-        if op.has(flags::PROC_NULL) {
+        // Its message arrived: MPI returned the receive, and the runtime
+        // wrote the `Matched` record after it. A rank still blocked in the
+        // call is only finishing it (for a `Sendrecv` under `--buffering
+        // zero`, waiting for the acknowledgement of its send half, which
+        // `send` judges); counting the send it took as unavailable would
+        // make it wait for a sender that already sent (seed 3125).
+        if op.has(flags::PROC_NULL) || self.received[rank].contains(&op.index) {
             return Cond::CanComplete;
         }
         let pattern = RecvPattern::as_posted(op);

@@ -1103,3 +1103,41 @@ fn progress_of_a_polling_rank_is_its_count() {
     ];
     assert!(!no_progress(&at(1000), &other_call));
 }
+
+/// Seed 3125 under `--buffering zero`: P0's `Sendrecv` with P1 took P1's
+/// message (its `Matched` record is written) and waits for the
+/// acknowledgement of its send half, which P1 sent when it took P0's
+/// message before going on to `MPI_Finalize`. Not a deadlock: both halves
+/// are done or taken.
+#[test]
+fn a_sendrecv_whose_receive_matched_waits_for_no_sender() {
+    let mut p0 = Rank::new(0, 2);
+    let mut exchange = sendrecv(1, 101, 1, 101);
+    exchange.flags &= !flags::RETURNED;
+    exchange.index = p0.next();
+    p0.ops.push(exchange);
+    p0 = p0.call(Op {
+        request: 1,
+        peer: 1,
+        aux: 1,
+        ..op(OpKind::Matched, 1, 0)
+    });
+    let p0 = p0.trace(RankState::Running, Some(1));
+    let p1 = Rank::new(1, 2)
+        .call(sendrecv(0, 101, 0, 101))
+        .call(Op {
+            request: 1,
+            peer: 0,
+            aux: 1,
+            ..op(OpKind::Matched, 0, 0)
+        })
+        .blocked(op(OpKind::Finalize, 0, 0));
+    assert_eq!(find_deadlock(&[p0, p1]), None);
+
+    // A receive half no Matched record names still waits for its sender.
+    let snapshot = [
+        Rank::new(0, 2).blocked(sendrecv(1, 101, 1, 101)),
+        Rank::new(1, 2).blocked(op(OpKind::Finalize, 0, 0)),
+    ];
+    assert_eq!(deadlock(&snapshot).cycle, vec![0, 1]);
+}
