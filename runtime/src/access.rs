@@ -97,8 +97,14 @@ pub fn watch(
         // The new buffer may lie in the old gap: close it before the hull
         // grows, then publish the new one.
         mbhybrid_pending_gap_hi.store(0, Ordering::Release);
-        mbhybrid_pending_lo.fetch_min(range.0, Ordering::Release);
-        mbhybrid_pending_hi.fetch_max(range.1, Ordering::Release);
+        // One writer (this thread): a load and a store, not a locked
+        // read-modify-write.
+        if range.0 < mbhybrid_pending_lo.load(Ordering::Relaxed) {
+            mbhybrid_pending_lo.store(range.0, Ordering::Release);
+        }
+        if range.1 > mbhybrid_pending_hi.load(Ordering::Relaxed) {
+            mbhybrid_pending_hi.store(range.1, Ordering::Release);
+        }
         publish_layout();
     }
 }

@@ -11,6 +11,9 @@ pub const SUCCESS: c_int = mpi_sys::MPI_SUCCESS as c_int;
 /// `MPI_ERR_IN_STATUS`.
 pub const ERR_IN_STATUS: c_int = mpi_sys::MPI_ERR_IN_STATUS as c_int;
 
+/// `MPI_ERR_PENDING`.
+pub const ERR_PENDING: c_int = mpi_sys::MPI_ERR_PENDING as c_int;
+
 unsafe extern "C" {
     fn mbhybrid_rt_mpi_bottom() -> *mut c_void;
     fn mbhybrid_rt_mpi_in_place() -> *mut c_void;

@@ -107,8 +107,13 @@ pub struct Slot {
     /// `mbhybrid run`: the world rank a receive was posted for (-1: any,
     /// or not a receive).
     pub peer: i32,
-    watched: bool,
+    /// Its place in the watch list ([`NOT_WATCHED`]: none), so taking it
+    /// off costs no search.
+    watch_at: u32,
 }
+
+/// [`Slot`]'s `watch_at` of a slot not on the watch list.
+const NOT_WATCHED: u32 = u32::MAX;
 
 /// All slots.
 pub struct Slots {
@@ -168,7 +173,7 @@ impl Slots {
                 sent: None,
                 due: 0,
                 peer: -1,
-                watched: false,
+                watch_at: NOT_WATCHED,
             });
             self.free.push(i as u32);
             self.rooms.push(None);
@@ -191,7 +196,7 @@ impl Slots {
             sent: None,
             due: 0,
             peer: -1,
-            watched: false,
+            watch_at: NOT_WATCHED,
         };
         id
     }
@@ -298,24 +303,38 @@ impl Slots {
 
     /// Puts slot `id` on the watch list.
     pub fn watch(&mut self, id: u32) {
+        let at = self.watch.len() as u32;
         if let Some(slot) = self.slots.get_mut(id as usize) {
-            if !slot.watched {
-                slot.watched = true;
+            if slot.watch_at == NOT_WATCHED {
+                slot.watch_at = at;
                 self.watch.push(id);
             }
         }
     }
 
-    /// Takes slot `id` off the watch list.
+    /// Takes slot `id` off the watch list: the last watched slot takes its
+    /// place (the service loop relies on that order of events).
     pub fn unwatch(&mut self, id: u32) {
-        if let Some(slot) = self.slots.get_mut(id as usize) {
-            if slot.watched {
-                slot.watched = false;
-                if let Some(at) = self.watch.iter().position(|&w| w == id) {
-                    self.watch.swap_remove(at);
-                }
+        let Some(slot) = self.slots.get_mut(id as usize) else {
+            return;
+        };
+        let at = std::mem::replace(&mut slot.watch_at, NOT_WATCHED) as usize;
+        if at >= self.watch.len() {
+            return;
+        }
+        self.watch.swap_remove(at);
+        if let Some(&moved) = self.watch.get(at) {
+            if let Some(moved) = self.slots.get_mut(moved as usize) {
+                moved.watch_at = at as u32;
             }
         }
+    }
+
+    /// Whether slot `id` is on the watch list.
+    pub fn is_watched(&self, id: u32) -> bool {
+        self.slots
+            .get(id as usize)
+            .is_some_and(|s| s.watch_at != NOT_WATCHED)
     }
 
     /// The watched slots.
@@ -392,6 +411,32 @@ mod tests {
         let other = s.alloc(Kind::Plain { receive: true }, None);
         assert_eq!(s.give_room(other, 9000, 8192), s.header(other));
         assert_eq!(s.header(other), s.base(other), "too large: no room");
+    }
+
+    #[test]
+    fn watch_list_matches_a_set_under_churn() {
+        let mut s = Slots::new(5, 1, 1, null());
+        let ids: Vec<u32> = (0..20)
+            .map(|_| s.alloc(Kind::Plain { receive: true }, None))
+            .collect();
+        let mut model = std::collections::BTreeSet::new();
+        let mut state = 12345u32;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let id = ids[(state % 20) as usize];
+            if state & 0x100 == 0 {
+                s.watch(id);
+                model.insert(id);
+            } else {
+                s.unwatch(id);
+                model.remove(&id);
+            }
+            let mut listed: Vec<u32> = s.watched().to_vec();
+            listed.sort_unstable();
+            assert_eq!(listed, model.iter().copied().collect::<Vec<_>>());
+        }
     }
 
     #[test]

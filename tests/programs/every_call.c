@@ -285,6 +285,17 @@ static void cancel_and_free(void) {
   MPI_Isend(&out, 1, MPI_INT, right, 62, MPI_COMM_WORLD, &pair[1]);
   MPI_Waitall(2, pair, MPI_STATUSES_IGNORE);
   say("r%d statuses-ignored-data %d\n", rank, in);
+  /* A null request among live ones: MPI gives it the empty status (the
+   * runtime's polled MPI_Waitall completes the others one by one). */
+  MPI_Request three[3];
+  MPI_Status st3[3];
+  MPI_Irecv(&in, 1, MPI_INT, left, 63, MPI_COMM_WORLD, &three[0]);
+  three[1] = MPI_REQUEST_NULL;
+  MPI_Isend(&out, 1, MPI_INT, right, 63, MPI_COMM_WORLD, &three[2]);
+  MPI_Waitall(3, three, st3);
+  show("waitall-null-entry", &st3[1], MPI_INT);
+  show("waitall-beside-null", &st3[0], MPI_INT);
+  say("r%d waitall-beside-null-data %d\n", rank, in);
 }
 
 static void proc_null_and_zero(void) {

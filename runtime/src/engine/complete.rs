@@ -458,6 +458,9 @@ impl Rt {
         let rc = if !self.must_poll() {
             // SAFETY: the caller's requests and valid statuses.
             unsafe { mpi_sys::PMPI_Waitall(count, requests, sts) }
+        } else if self.det.is_none() {
+            // SAFETY: as above; `snapshot` read the array.
+            unsafe { self.waitall_settling(count, requests, sts) }
         } else {
             // SAFETY: as above, polled.
             unsafe {

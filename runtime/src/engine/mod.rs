@@ -20,8 +20,11 @@
 //! deadlock. So while any receive is outstanding (or a freed request is
 //! still in flight), every blocking call the runtime makes is a loop of
 //! `MPI_Test*` and [`Rt::service`], which polls those receives with
-//! `MPI_Request_get_status` and acknowledges what completed. When none is
-//! outstanding, blocking calls go straight to MPI. Collectives always use
+//! `MPI_Request_get_status` and acknowledges what completed
+//! (`MPI_Waitall` polls its own array with `MPI_Testsome` instead, and
+//! acknowledges each receive the pass it completes: `settle.rs`; how the
+//! passes spin or yield: `backoff.rs`). When none is outstanding, blocking
+//! calls go straight to MPI. Collectives always use
 //! their nonblocking form (`MPI_Ibarrier`, ...) completed that way, so
 //! every rank makes the same calls whatever it has outstanding.
 //!
@@ -29,6 +32,7 @@
 //! carries the current clock plus one and marks the pending events issued
 //! before it (`MatchedWithSsend`, §5.2.1).
 
+mod backoff;
 mod bsend;
 mod choose;
 mod coll;
@@ -40,6 +44,7 @@ mod matched;
 mod p2p;
 mod persist;
 mod root_flow;
+mod settle;
 
 pub use coll::{pair_term, Coll, CollState, Flow};
 pub use p2p::SendMode;
@@ -61,6 +66,7 @@ use crate::record;
 use crate::slots::{Kind, Slots};
 use crate::state::fatal;
 use crate::typesig::{self, Sig};
+use backoff::Backoff;
 use mbh_trace::check::Check;
 use mbh_trace::config::{Buffering, Clocks, RuntimeConfig};
 use mbh_trace::op::{flags, ReuseFound};
@@ -259,6 +265,8 @@ pub struct Rt {
     coll_in: Vec<u64>,
     coll_out: Vec<u64>,
     statuses: Vec<MPI_Status>,
+    /// Scratch of a polled `MPI_Waitall` (`settle.rs`).
+    settle: settle::Scratch,
     ids: Vec<Option<u32>>,
     handles: Vec<MPI_Request>,
     masked: Vec<usize>,
@@ -306,6 +314,7 @@ impl Rt {
     /// Sets up the protocol right after `MPI_Init`: the shadow of world,
     /// the clocks, the request slots. Collective over world.
     pub fn start(rank: i32, size: i32, config: RuntimeConfig) -> Result<Rt, String> {
+        backoff::decide_yielding(size);
         let mut shadow = comm_world();
         // SAFETY: MPI is initialised; `shadow` is a valid out-parameter.
         let rc = unsafe { mpi_sys::PMPI_Comm_dup(comm_world(), &mut shadow) };
@@ -351,6 +360,7 @@ impl Rt {
             coll_in: vec![0; width],
             coll_out: vec![0; width],
             statuses: vec![blank_status(); 64],
+            settle: settle::Scratch::default(),
             ids: Vec::with_capacity(64),
             handles: Vec::with_capacity(64),
             masked: Vec::with_capacity(64),
@@ -599,6 +609,7 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Wait(request, status) };
         }
         let outer = self.det_blocking(true);
+        let mut backoff = Backoff::new();
         loop {
             let mut flag: c_int = 0;
             // SAFETY: the caller's contract.
@@ -607,9 +618,11 @@ impl Rt {
                 self.det_blocking(outer);
                 return rc;
             }
-            // SAFETY: polls the runtime's own requests.
-            unsafe { self.service(skip) };
-            pause();
+            if backoff.serves() {
+                // SAFETY: polls the runtime's own requests.
+                unsafe { self.service(skip) };
+            }
+            backoff.pause();
         }
     }
 
@@ -620,14 +633,17 @@ impl Rt {
     /// `test` must make valid MPI calls.
     unsafe fn spin(&mut self, mut test: impl FnMut(&mut Self) -> Option<c_int>) -> c_int {
         let outer = self.det_blocking(true);
+        let mut backoff = Backoff::new();
         loop {
             if let Some(rc) = test(self) {
                 self.det_blocking(outer);
                 return rc;
             }
-            // SAFETY: polls the runtime's own requests.
-            unsafe { self.service(None) };
-            pause();
+            if backoff.serves() {
+                // SAFETY: polls the runtime's own requests.
+                unsafe { self.service(None) };
+            }
+            backoff.pause();
         }
     }
 
