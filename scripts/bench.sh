@@ -2,7 +2,7 @@
 # Benchmarks for BENCHMARKS.md (not tests: numbers, not verdicts).
 #
 #   scripts/bench.sh [SCALE [PARTS]]   SCALE 10 = full size (default), 1 = a smoke run;
-#                                      PARTS: any of overhead,interleaving,fib,jobs,run (default all)
+#                                      PARTS: any of overhead,interleaving,fib,jobs,run,kernels (default all)
 #
 # 1. Runtime overhead: bench/pingpong.c built once with plain `mpicc` and once
 #    with `mbhybrid build`, run under mpiexec on 2, 4 and 8 ranks: plain MPICH,
@@ -16,11 +16,15 @@
 # 5. mbhybrid run (deterministic execution, seed 002) against plain MPICH and
 #    the runtime's normal run, on a halo exchange, the Fib diffusion kernel
 #    and a master/worker program, alternating, median of 3.
+# 6. Application kernels: bench/stencil.c (a 2-D halo-exchange stencil) and
+#    bench/graph_exchange.c (a graph code's many small messages), plain
+#    MPICH against the runtime as in verify's first run, alternating,
+#    median of 5 of the kernels' own timed loops; their results must agree.
 # Prints Markdown tables on standard output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scale=${1:-10}
-parts=${2:-overhead,interleaving,fib,jobs,run}
+parts=${2:-overhead,interleaving,fib,jobs,run,kernels}
 want() { [[ ",$parts," == *",$1,"* ]]; }
 cargo build -q --release --workspace
 mbh=$PWD/target/release/mbhybrid
@@ -172,6 +176,42 @@ def median(config):
 decided = re.search(r"(\d+) wildcard receive", open(f"{work}/run-{name}-det-3.err").read())
 plain, runtime, det = median("plain"), median("runtime"), median("det")
 print(f"| {name} | {np} | {plain:.2f} | {runtime:.2f} | {det:.2f} | {runtime/plain:.2f} | {det/plain:.2f} | {decided.group(1) if decided else '?'} |")
+PY
+done
+fi
+
+if want kernels; then
+echo
+echo "## Application kernels ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the start)"
+echo
+echo "The kernels' own timed loops (launch and MPI_Init excluded), median of 5 rounds; each round runs plain MPICH and the runtime (LLCP, traces, buffers watched: verify's first run) in turn."
+echo
+echo "| kernel | ranks | plain MPICH (s) | runtime (s) | runtime / plain | same result |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for spec in "bench/stencil.c:2:$((scale * 40))" "bench/graph_exchange.c:2:$((scale * 400))"; do
+  IFS=: read -r src np arg <<< "$spec"
+  name=$(basename "$src" .c)
+  mpicc -O2 -o "$work/$name-plain" "$src" -lm
+  "$mbh" build -o "$work/$name" "$src" -- -O2 -lm 2>/dev/null
+  for round in 1 2 3 4 5; do
+    env -u LD_LIBRARY_PATH mpiexec -n "$np" "$work/$name-plain" "$arg" > "$work/k-$name-plain-$round"
+    dir="$work/rt-$name"; rm -rf "$dir"; mkdir -p "$dir"
+    printf '{"format":"mbhybrid-runtime","version":1,"clocks":"lamport","buffering":"infinite","guidance":null,"watch_buffers":true}\n' > "$dir/runtime.json"
+    env -u LD_LIBRARY_PATH MBHYBRID_TRACE_DIR="$dir" mpiexec -n "$np" "$work/$name" "$arg" > "$work/k-$name-runtime-$round"
+  done
+  python3 - "$work" "$name" "$np" <<'PY'
+import statistics, sys
+work, name, np = sys.argv[1:]
+def run(config, r):
+    lines = open(f"{work}/k-{name}-{config}-{r}").read().split("\n")
+    kernel = float(next(l for l in lines if l.startswith("kernel ")).split()[1])
+    return kernel, [l for l in lines if l and not l.startswith("kernel ")]
+plain = [run("plain", r) for r in range(1, 6)]
+traced = [run("runtime", r) for r in range(1, 6)]
+same = all(p[1] == t[1] for p, t in zip(plain, traced))
+p = statistics.median(k for k, _ in plain)
+t = statistics.median(k for k, _ in traced)
+print(f"| {name} | {np} | {p:.3f} | {t:.3f} | {t/p:.2f} | {'yes' if same else 'NO'} |")
 PY
 done
 fi
