@@ -29,6 +29,9 @@ fn capacity_of(len: usize) -> u64 {
     (len.saturating_sub(HEADER_SIZE) / RECORD_SIZE) as u64
 }
 
+/// Records faulted in at a time, a stretch ahead of the writer (2 MiB).
+const POPULATE_RECORDS: u64 = 32768;
+
 /// A trace file mapped shared into this process.
 pub struct TraceFile {
     base: AtomicPtr<u8>,
@@ -112,6 +115,9 @@ impl TraceFile {
     #[inline]
     pub fn append(&self, op: RawOp) -> Option<u64> {
         if let Some(index) = self.writer()?.append(op) {
+            if index % POPULATE_RECORDS == 0 && index > 0 {
+                self.populate_ahead(index);
+            }
             return Some(index);
         }
         if self.full.load(Ordering::Relaxed) || self.grow().is_err() {
@@ -122,6 +128,30 @@ impl TraceFile {
             return None;
         }
         self.writer()?.append(op)
+    }
+
+    /// When the writer reaches record `index`, the first of a stretch of
+    /// [`POPULATE_RECORDS`]: faults in the next stretch (if mapped), so
+    /// the writer never meets a page that is not there yet, and a run never
+    /// pays for zeroing pages it does not reach. Faulting in all of the new
+    /// half at each doubling did: up to twice the pages the records filled,
+    /// and zeroing pages was most of the runtime's own cost per message
+    /// (`BENCHMARKS.md`, "Where a message's time goes").
+    #[cold]
+    fn populate_ahead(&self, index: u64) {
+        let base = self.base.load(Ordering::Acquire);
+        let len = self.len.load(Ordering::Acquire);
+        let stretch = POPULATE_RECORDS as usize * RECORD_SIZE;
+        let Some(start) = usize::try_from(index + POPULATE_RECORDS)
+            .ok()
+            .and_then(|next| next.checked_mul(RECORD_SIZE))
+            .and_then(|bytes| bytes.checked_add(HEADER_SIZE))
+            .filter(|&start| start < len && !base.is_null())
+        else {
+            return;
+        };
+        // SAFETY: `start` < `len`: inside the live mapping.
+        populate(unsafe { base.add(start) }, stretch.min(len - start));
     }
 
     /// Doubles the file and remaps it.
@@ -138,8 +168,11 @@ impl TraceFile {
         let len = file_len(records)?;
         reserve(fd, len)?;
         let base = map(fd, len)?;
+        // Only the first stretch: `append` faults in the rest a stretch
+        // ahead of the writer (`populate_ahead`).
+        let first = (len - old_len).min(POPULATE_RECORDS as usize * RECORD_SIZE);
         // SAFETY: `old_len` < `len`: inside the new mapping.
-        populate(unsafe { base.add(old_len) }, len - old_len);
+        populate(unsafe { base.add(old_len) }, first);
         self.publish(base, len);
         if !old_base.is_null() {
             // SAFETY: the old mapping was created by `map` with `old_len`
@@ -271,6 +304,33 @@ mod tests {
         assert_eq!(trace.end.lost_records, 2);
         t.fd.store(fd, Ordering::Release);
         t.close();
+    }
+
+    #[test]
+    fn records_across_populated_stretches_all_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rank-0.trace");
+        let t = TraceFile::new();
+        t.create(&path, 16384).unwrap();
+        t.writer().unwrap().init_header(0, 1, 99, 0x1000);
+        // Past three doublings and several stretches faulted in ahead.
+        let n = 3 * POPULATE_RECORDS as u32 + 5;
+        for i in 0..n {
+            let op = RawOp {
+                kind: OpKind::Send as u16,
+                site: i,
+                ..Default::default()
+            };
+            assert_eq!(t.append(op), Some(u64::from(i)));
+        }
+        t.close();
+        let trace = RankTrace::read(&path).unwrap();
+        assert_eq!(trace.ops.len(), n as usize);
+        assert!(trace
+            .ops
+            .iter()
+            .enumerate()
+            .all(|(i, op)| op.site == i as u32));
     }
 
     #[test]
