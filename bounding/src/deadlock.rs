@@ -18,8 +18,9 @@
 //! | a collective on `MPI_COMM_WORLD` or a named communicator | every member reached the same collective (same sequence number on that communicator) | the members that have not (AND) |
 //! | `Wait` on a nonblocking collective's request | the same, for the collective that made it | the members that have not (AND) |
 //! | `MPI_Finalize` | every rank reached `MPI_Finalize` | the ranks that have not (AND) |
-//! | `Waitall` given a nonblocking collective's request that cannot complete | never before that collective does | the members that have not posted it (AND) |
-//! | `Waitall`/`Waitany`/`Waitsome` otherwise | one of the rank's outstanding requests can complete | the union (OR) |
+//! | `Waitall` | every request it lists can complete (its [`OpKind::WaitRequest`] records) | what the first that cannot waits for, as a `Wait` on it would (AND) |
+//! | `Waitany`/`Waitsome` | one request it lists can complete | the union of what they wait for (OR) |
+//! | `Waitall`/`Waitany`/`Waitsome` that lists none (it has not waited long enough to list them, or it is a poll series) | one of the rank's outstanding requests can complete | the union (OR) |
 //!
 //! # Collectives on communicators
 //!
@@ -32,8 +33,9 @@
 //! record to its communicator (renamed to the id every member shares, see
 //! [`OpKind::CommId`]) and its sequence number on it (the record's `tag`,
 //! see [`mbh_trace::rank_trace::RawOp::tag`]); each `Wait` names the
-//! record that made its request, and `Waitall`/`Waitany`/`Waitsome` list
-//! the nonblocking collectives they were given ([`OpKind::WaitRequest`]).
+//! record that made its request, and a waiting `Waitall`/`Waitany`/
+//! `Waitsome` lists the records that made each of its requests
+//! ([`OpKind::WaitRequest`]).
 //! A communicator's members are `MPI_COMM_WORLD`'s ranks for the world,
 //! and for a named communicator the ranks whose traces hold its
 //! [`OpKind::CommId`] record (each member writes one when the communicator
@@ -120,8 +122,12 @@ pub struct BlockedRank {
     pub kind: OpKind,
     /// Its site id (0: unknown).
     pub site: u32,
-    /// For a `Wait`: index of the record that created the request.
+    /// For a `Wait`, index of the record that created its request; for a
+    /// `Waitall`, of the one request that cannot complete it names.
     pub origin: Option<u64>,
+    /// The call that made that request (`MPI_Isend`, `MPI_Irecv`, ...), so
+    /// a report can point at the line the stuck request comes from.
+    pub request: Option<RequestCall>,
     /// The collective the call waits on when it is one, or a `Wait` (or
     /// `Waitall`) on a nonblocking collective's request that cannot
     /// complete: the collective's record, kind and site, and where it
@@ -147,6 +153,18 @@ pub struct PendingCollective {
     pub made_at: Option<u32>,
     /// 0-based sequence number on the communicator.
     pub sequence: usize,
+}
+
+/// The call that made the request a blocked `Wait` or `Waitall` cannot
+/// complete without.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestCall {
+    /// Index of its record.
+    pub op_index: u64,
+    /// The call.
+    pub kind: OpKind,
+    /// Its site id (0: unknown).
+    pub site: u32,
 }
 
 /// A rank that ended and that a blocked rank waits for.
@@ -301,6 +319,13 @@ pub fn find_deadlock(snapshot: &[Option<RankTrace>]) -> Option<Deadlock> {
             kind: op.kind,
             site: op.site,
             origin,
+            request: origin
+                .and_then(|o| traces[rank].ops.get(o as usize))
+                .map(|made| RequestCall {
+                    op_index: made.index,
+                    kind: made.kind,
+                    site: made.site,
+                }),
             collective,
             waits_for,
             polled: polled(traces[rank], op),
@@ -752,11 +777,14 @@ impl<'a> Facts<'a> {
                 Some(origin) => (self.request(rank, origin), Some(origin.index)),
                 None => (Cond::Unknown(Undecidable::UnknownRequest), None),
             },
-            OpKind::Waitall => match self.listed_collectives(rank, op) {
-                Some(cond) => (cond, None),
+            OpKind::Waitall => match self.awaited(rank, op) {
+                Some(listed) => self.all_of(rank, &listed),
                 None => (self.any_request(rank, op), None),
             },
-            OpKind::Waitany | OpKind::Waitsome => (self.any_request(rank, op), None),
+            OpKind::Waitany | OpKind::Waitsome => match self.awaited(rank, op) {
+                Some(listed) => (self.any_of(rank, &listed), None),
+                None => (self.any_request(rank, op), None),
+            },
             OpKind::Finalize => (self.finalize(rank), None),
             kind if kind.class() == OpClass::Collective => (self.collective(rank, op), None),
             // A buffered send completes locally.
@@ -880,8 +908,10 @@ impl<'a> Facts<'a> {
         }
     }
 
-    /// `Waitall`/`Waitany`/`Waitsome`, whose point-to-point requests the
-    /// trace does not list: OR over the rank's outstanding requests
+    /// `Waitall`/`Waitany`/`Waitsome` whose requests the trace does not
+    /// list (the call has not waited long enough for the runtime to list
+    /// them, or it is a poll series, which stands for a call but has no
+    /// record of its own): OR over the rank's outstanding requests
     /// (nonblocking collectives not yet completed included), which is right
     /// for `Waitany`, errs towards "can complete" for `Waitall`, and holds
     /// for `Waitsome` (it returns once one completes).
@@ -910,27 +940,71 @@ impl<'a> Facts<'a> {
         }
     }
 
-    /// A `Waitall` given nonblocking collectives' requests (its
-    /// [`OpKind::WaitRequest`] records): it cannot return before each of
-    /// them completes, so the first that cannot complete decides (AND on
-    /// the members that have not posted it), whatever its other requests
-    /// do. `None` when every listed one can complete (or none is listed):
-    /// the other requests decide.
-    fn listed_collectives(&self, rank: usize, op: &Op) -> Option<Cond> {
+    /// The requests blocked call `op` waits for, as its
+    /// [`OpKind::WaitRequest`] records list them (the record that made
+    /// each; `None` for one the runtime did not know), in the order given.
+    /// `None` when none is listed.
+    fn awaited(&self, rank: usize, op: &Op) -> Option<Vec<Option<&'a Op>>> {
         let trace = self.traces[rank];
         let start = (op.index as usize + 1).min(trace.ops.len());
-        trace.ops[start..]
+        let listed: Vec<Option<&'a Op>> = trace.ops[start..]
             .iter()
-            .map_while(|r| r.wait_request().filter(|listed| listed.call == op.index))
-            .filter_map(|listed| trace.ops.get(listed.collective? as usize))
-            .filter(|origin| origin.kind.is_nonblocking_collective())
-            .map(|origin| self.request(rank, origin))
-            .find(|cond| {
-                matches!(
-                    cond,
-                    Cond::Waits(_) | Cond::Collective(..) | Cond::Mismatch(..)
-                )
+            .filter_map(|r| r.wait_request().filter(|w| w.call == op.index))
+            .map(|w| {
+                w.origin
+                    .and_then(|o| trace.ops.get(o as usize))
+                    .filter(|origin| is_request_maker(origin.kind) && origin.index < op.index)
             })
+            .collect();
+        (!listed.is_empty()).then_some(listed)
+    }
+
+    /// A `Waitall` (seed 003 §3: an AND node): it cannot return before
+    /// each listed request completes, so the first that cannot complete
+    /// decides, whatever the others do, and names the request the rank is
+    /// stuck on. Otherwise a request the graph cannot judge makes it
+    /// unknown, and with none it can complete.
+    fn all_of(&self, rank: usize, listed: &[Option<&Op>]) -> (Cond, Option<u64>) {
+        let mut unknown = None;
+        for origin in listed {
+            let Some(origin) = origin else {
+                unknown = Some(Undecidable::UnknownRequest);
+                continue;
+            };
+            match self.request(rank, origin) {
+                Cond::CanComplete => {}
+                Cond::Unknown(why) => unknown = Some(why),
+                blocked => return (blocked, Some(origin.index)),
+            }
+        }
+        match unknown {
+            Some(why) => (Cond::Unknown(why), None),
+            None => (Cond::CanComplete, None),
+        }
+    }
+
+    /// A `Waitany`/`Waitsome` (an OR node): it returns once one listed
+    /// request completes, so it waits for every rank any of them waits
+    /// for.
+    fn any_of(&self, rank: usize, listed: &[Option<&Op>]) -> Cond {
+        let mut waits = BTreeSet::new();
+        let mut unknown = None;
+        for origin in listed {
+            let Some(origin) = origin else {
+                unknown = Some(Undecidable::UnknownRequest);
+                continue;
+            };
+            match self.request(rank, origin) {
+                Cond::CanComplete => return Cond::CanComplete,
+                Cond::Unknown(why) => unknown = Some(why),
+                Cond::Waits(w) | Cond::Collective(w, _) => waits.extend(w.ranks().iter().copied()),
+                Cond::Mismatch(_, _, ranks) => waits.extend(ranks),
+            }
+        }
+        match unknown {
+            Some(why) => Cond::Unknown(why),
+            None => Cond::Waits(WaitFor::Any(waits.into_iter().collect())),
+        }
     }
 
     fn finalize(&self, rank: usize) -> Cond {

@@ -1,6 +1,7 @@
 //! Issue 16: hangs the wait-for graph must confirm as deadlocks (never a
 //! `timeout`): point-to-point calls on split communicators, `MPI_Finalize`,
-//! `MPI_Sendrecv`, polling loops (`MPI_Test`, `MPI_Iprobe`).
+//! `MPI_Sendrecv`, `MPI_Waitall` over requests of which one is stuck,
+//! polling loops (`MPI_Test`, `MPI_Iprobe`).
 
 use crate::util::check_program;
 
@@ -25,6 +26,26 @@ fn a_rank_that_freed_the_communicator_of_an_unfinished_gather_deadlocks() {
     let report = check_program("tests/programs/h1_comm_free_after_gather.c");
     assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
     assert_eq!(report.findings[0].kind, "deadlock");
+}
+
+/// A `Waitall` waits for every one of its requests: one send that can
+/// complete must not hide the other that cannot (soak seed 3945, whose
+/// hangs each ran into the timeout). The finding names the stuck send.
+#[test]
+fn a_waitall_whose_second_send_is_never_received_deadlocks() {
+    let report = check_program("tests/programs/h2_waitall_one_send_unreceived.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let stuck_send = report.findings[0]
+        .locations
+        .iter()
+        .find(|l| l.rank == 0 && l.line == 19)
+        .expect("the second MPI_Isend is located");
+    assert!(
+        stuck_send
+            .label
+            .contains("`MPI_Isend` here made the request `MPI_Waitall` is stuck on"),
+        "{stuck_send:?}"
+    );
 }
 
 #[test]

@@ -254,14 +254,17 @@ op_kinds! {
     /// ...), so reports can say which communicator they mean (0 in traces
     /// from before).
     CommId = 244 => "mbhybrid:comm-id", Clock;
-    /// Not an MPI call: one request of a `MPI_Waitall`, `MPI_Waitany` or
-    /// `MPI_Waitsome`, that a nonblocking collective made (the fields:
-    /// [`Op::wait_request`](crate::rank_trace::Op::wait_request)). Written
-    /// right after that call's record, one per such
-    /// request in the order given (requests of point-to-point calls are
-    /// not listed, so the hot path of a halo exchange writes nothing
-    /// more), so the wait-for graph knows which collectives a `Waitall`
-    /// cannot return without.
+    /// Not an MPI call: one request a blocked `MPI_Waitall`, `MPI_Waitany`
+    /// or `MPI_Waitsome` waits for (the fields:
+    /// [`Op::wait_request`](crate::rank_trace::Op::wait_request)), so the
+    /// wait-for graph knows what the call cannot return without (a
+    /// `Waitall` every listed request, a `Waitany` one of them). One record
+    /// per active request in the order given (only the one a replay forces,
+    /// for a forced `Waitany`/`Waitsome`), written after the call's record
+    /// once the call has polled for a while (the runtime's busy passes), or
+    /// before it blocks inside MPI: a call that completes at once, as in a
+    /// halo exchange whose messages arrived, writes none. Other records the
+    /// call writes may come between.
     WaitRequest = 245 => "mbhybrid:wait-request", Clock;
     /// Not an MPI call: a point-to-point request that a call on several
     /// requests (`MPI_Waitall`, `MPI_Waitany`, `MPI_Waitsome`,

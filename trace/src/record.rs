@@ -161,15 +161,17 @@ pub struct Potential {
 }
 
 /// An [`OpKind::WaitRequest`] record, decoded ([`Op::wait_request`]): one
-/// request, made by a nonblocking collective, of a `MPI_Waitall`,
-/// `MPI_Waitany` or `MPI_Waitsome`.
+/// request a blocked `MPI_Waitall`, `MPI_Waitany` or `MPI_Waitsome` waits
+/// for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct WaitRequest {
     /// The index of the waiting call's record (`request`).
     pub call: u64,
-    /// The index of the collective's record (`aux` holds 1 + it; `None`
-    /// when it holds 0).
-    pub collective: Option<u64>,
+    /// The index of the record of the call that made the request
+    /// (`MPI_Isend`, `MPI_Irecv`, the `MPI_Start` of a persistent request,
+    /// a nonblocking collective; `aux` holds 1 + it): `None` (0) for a
+    /// request the runtime does not know.
+    pub origin: Option<u64>,
 }
 
 /// An [`OpKind::ChoiceCandidate`] record, decoded
@@ -278,13 +280,12 @@ impl Op {
             receiver: self.request,
         })
     }
-    /// A nonblocking collective's request of a call on several requests,
-    /// from an [`OpKind::WaitRequest`] record ([`WaitRequest`] says which
+    /// A request a blocked call on several requests waits for, from an [`OpKind::WaitRequest`] record ([`WaitRequest`] says which
     /// word holds what). `None` for other kinds.
     pub fn wait_request(&self) -> Option<WaitRequest> {
         (self.kind == OpKind::WaitRequest).then_some(WaitRequest {
             call: self.request,
-            collective: self.aux.checked_sub(1),
+            origin: self.aux.checked_sub(1),
         })
     }
 
@@ -470,17 +471,17 @@ mod tests {
     }
 
     #[test]
-    fn a_wait_request_names_its_call_and_its_collective() {
+    fn a_wait_request_names_its_call_and_the_call_that_made_its_request() {
         let listed = record(OpKind::WaitRequest, 0, 0, 0, 7, 1 + 4);
         assert_eq!(
             listed.wait_request(),
             Some(WaitRequest {
                 call: 7,
-                collective: Some(4)
+                origin: Some(4)
             })
         );
         let unknown = record(OpKind::WaitRequest, 0, 0, 0, 7, 0);
-        assert_eq!(unknown.wait_request().unwrap().collective, None);
+        assert_eq!(unknown.wait_request().unwrap().origin, None);
         assert_eq!(record(OpKind::Waitall, 0, 0, 0, 7, 5).wait_request(), None);
     }
 

@@ -90,6 +90,24 @@ pub fn findings(deadlock: &Deadlock, sites: Option<&SiteTable>, n: u32) -> Vec<F
                 .push(site_location(site, rank.rank, role, &label)),
             None => finding.notes.push(label),
         }
+        // A wait on a point-to-point request: the line that made the
+        // request is the other half of what the rank is stuck on (for a
+        // `Waitall`, the one of its requests that cannot complete).
+        if let Some(made) = rank.request.filter(|_| rank.collective.is_none()) {
+            let label = format!(
+                "`{}` here made the request `{}` is stuck on",
+                made.kind.mpi_name(),
+                rank.kind.mpi_name()
+            );
+            match sites.and_then(|s| s.get(made.site)) {
+                Some(site) => {
+                    finding
+                        .locations
+                        .push(site_location(site, rank.rank, Role::Secondary, &label))
+                }
+                None => finding.notes.push(format!("rank {}: {label}", rank.rank)),
+            }
+        }
         // A wait on a nonblocking collective: the call that posted it is
         // the other half of what the rank is stuck on (seed 003: the
         // request's node is the collective's).

@@ -641,23 +641,40 @@ impl Rank {
         })
     }
 
-    /// Blocked in a `Waitall` over `count` requests, listing the
-    /// nonblocking collectives at records `listed`.
-    fn blocked_waitall(mut self, count: i32, listed: &[u64]) -> Option<RankTrace> {
+    /// Blocked in a `Waitall` over `count` requests, listing the requests
+    /// made at records `listed`.
+    fn blocked_waitall(self, count: i32, listed: &[u64]) -> Option<RankTrace> {
+        self.blocked_listing(OpKind::Waitall, count, listed)
+    }
+
+    /// Blocked in `kind` (a call on several requests) over `count`
+    /// requests, listing the requests made at records `listed`
+    /// (`u64::MAX`: a request the runtime did not know).
+    fn blocked_listing(mut self, kind: OpKind, count: i32, listed: &[u64]) -> Option<RankTrace> {
         let index = self.next();
         self = self.call(Op {
             flags: 0,
             count,
-            ..op(OpKind::Waitall, 0, 0)
+            ..op(kind, 0, 0)
         });
         for &origin in listed {
             self = self.call(Op {
                 request: index,
-                aux: origin + 1,
+                aux: origin.wrapping_add(1),
                 ..op(OpKind::WaitRequest, 0, 0)
             });
         }
         self.trace(RankState::Running, Some(index))
+    }
+
+    /// The `Matched` record of receive `receiver`: it took `sender`'s
+    /// send at record `send`.
+    fn took(self, receiver: u64, sender: i32, send: u64) -> Self {
+        self.call(Op {
+            request: receiver,
+            aux: send,
+            ..op(OpKind::Matched, sender, 0)
+        })
     }
 }
 
@@ -1140,4 +1157,95 @@ fn a_sendrecv_whose_receive_matched_waits_for_no_sender() {
         Rank::new(1, 2).blocked(op(OpKind::Finalize, 0, 0)),
     ];
     assert_eq!(deadlock(&snapshot).cycle, vec![0, 1]);
+}
+
+#[test]
+fn a_waitall_waits_for_its_one_send_nobody_receives() {
+    // Soak seed 3945 under zero buffering: P0 Isend(to 1) twice; Waitall.
+    // P1 took the first (its Matched record says so), then blocks in a
+    // receive of another tag from P0. The first send can complete, the
+    // second cannot: the Waitall waits for P1, which waits for P0.
+    let p1 = |rank: Rank| {
+        rank.recv(0, 0, (0, 0))
+            .took(1, 0, 1)
+            .blocked(op(OpKind::Recv, 0, 7))
+    };
+    let listed = [
+        Rank::new(0, 2)
+            .isend(1, 8)
+            .isend(1, 9)
+            .blocked_waitall(2, &[1, 2]),
+        p1(Rank::new(1, 2)),
+    ];
+    let d = deadlock(&listed);
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+    assert_eq!(d.cycle, vec![0, 1]);
+    // It names the send it cannot complete without.
+    assert_eq!(d.blocked[0].origin, Some(2));
+    // Not yet listed (it has not waited long enough for the runtime to
+    // list its requests): OR over the outstanding ones, and the first
+    // can complete.
+    let unlisted = [
+        Rank::new(0, 2)
+            .isend(1, 8)
+            .isend(1, 9)
+            .blocked_waitall(2, &[]),
+        p1(Rank::new(1, 2)),
+    ];
+    assert_eq!(find_deadlock(&unlisted), None);
+}
+
+#[test]
+fn a_waitall_whose_listed_requests_can_all_complete_is_no_deadlock() {
+    // P0 Isend(to 1); Irecv(from 1); Waitall. P1 posted a receive for the
+    // send and sent the message: both can complete, while P1 waits.
+    let snapshot = [
+        Rank::new(0, 2)
+            .isend(1, 8)
+            .irecv(1, 0, 9)
+            .blocked_waitall(2, &[1, 2]),
+        Rank::new(1, 2).irecv(0, 0, 8).send(0, 0).blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn an_unknown_request_of_a_waitall_does_not_hide_a_stuck_one() {
+    // A request the runtime did not know beside a receive nobody sends
+    // to: the Waitall cannot return whatever the unknown one does.
+    let stuck = [
+        Rank::new(0, 2)
+            .irecv(1, 0, 9)
+            .blocked_waitall(2, &[u64::MAX, 1]),
+        Rank::new(1, 2).blocked(recv(0)),
+    ];
+    assert_eq!(waits(&deadlock(&stuck), 0), &WaitFor::All(vec![1]));
+    // Beside a receive whose message came, the unknown one decides, and
+    // the graph cannot tell.
+    let unsure = [
+        Rank::new(0, 2)
+            .irecv(1, 0, 9)
+            .blocked_waitall(2, &[u64::MAX, 1]),
+        Rank::new(1, 2).send(0, 0).blocked(recv(0)),
+    ];
+    assert_eq!(find_deadlock(&unsure), None);
+}
+
+#[test]
+fn a_waitany_waits_only_for_the_requests_it_was_given() {
+    // P0 Irecv(from 1, tag 1); Irecv(from 1, tag 2); Waitany over the
+    // second alone. P1 sent tag 1 and waits for P0. The first receive
+    // can complete, but it is not in the array.
+    let rank0 = || Rank::new(0, 2).irecv(1, 1, 8).irecv(1, 2, 9);
+    let rank1 = || Rank::new(1, 2).send(0, 1).blocked(recv(0));
+    for kind in [OpKind::Waitany, OpKind::Waitsome] {
+        let listed = [rank0().blocked_listing(kind, 1, &[2]), rank1()];
+        let d = deadlock(&listed);
+        assert_eq!(waits(&d, 0), &WaitFor::Any(vec![1]), "{kind:?}");
+        assert_eq!(d.cycle, vec![0, 1]);
+        let both = [rank0().blocked_listing(kind, 2, &[1, 2]), rank1()];
+        assert_eq!(find_deadlock(&both), None, "{kind:?}");
+        let unlisted = [rank0().blocked_listing(kind, 1, &[]), rank1()];
+        assert_eq!(find_deadlock(&unlisted), None, "{kind:?}");
+    }
 }

@@ -58,16 +58,21 @@ impl Backoff {
             || self.passes % Self::SERVICE_EVERY == Self::SERVICE_EVERY - 1
     }
 
-    /// Ends a pass.
+    /// Ends a pass; true on the one pass that makes the wait long (the
+    /// call then counts as waiting: `awaited.rs` lists its requests).
     #[inline(always)]
-    pub(super) fn pause(&mut self) {
+    pub(super) fn pause(&mut self) -> bool {
         if self.passes < Self::BUSY_PASSES {
             self.passes += 1;
             std::hint::spin_loop();
-        } else if YIELDING.load(Ordering::Relaxed) {
-            super::pause();
+            self.passes == Self::BUSY_PASSES
         } else {
-            std::hint::spin_loop();
+            if YIELDING.load(Ordering::Relaxed) {
+                super::pause();
+            } else {
+                std::hint::spin_loop();
+            }
+            false
         }
     }
 }
@@ -82,7 +87,7 @@ mod tests {
         let served: Vec<bool> = (0..8)
             .map(|_| {
                 let serves = backoff.serves();
-                backoff.pause();
+                let _ = backoff.pause();
                 serves
             })
             .collect();
@@ -91,12 +96,21 @@ mod tests {
             [false, false, false, true, false, false, false, true]
         );
         for _ in 8..Backoff::BUSY_PASSES {
-            backoff.pause();
+            let _ = backoff.pause();
         }
         assert!((0..5).all(|_| {
             let serves = backoff.serves();
-            backoff.pause();
+            let _ = backoff.pause();
             serves
         }));
+    }
+
+    #[test]
+    fn exactly_one_pass_makes_the_wait_long() {
+        let mut backoff = Backoff::new();
+        let turned: Vec<u32> = (1..=Backoff::BUSY_PASSES * 2)
+            .filter(|_| backoff.pause())
+            .collect();
+        assert_eq!(turned, [Backoff::BUSY_PASSES]);
     }
 }

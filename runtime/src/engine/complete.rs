@@ -268,33 +268,6 @@ impl Rt {
         }
     }
 
-    /// After the record `index` of a `Waitall`/`Waitany`/`Waitsome` over
-    /// the snapshot's requests: one `WaitRequest` record per request of a
-    /// nonblocking collective, so the wait-for graph knows which
-    /// collectives the call cannot return without (point-to-point requests
-    /// are not listed: nothing more to write on their hot path).
-    fn list_collectives(&self, index: Option<u64>) {
-        let Some(index) = index else {
-            return;
-        };
-        for slot in self
-            .ids
-            .iter()
-            .flatten()
-            .filter_map(|&id| self.slots.get(id))
-        {
-            if let (Kind::Coll(_), Some(origin)) = (&slot.kind, slot.record) {
-                record::append(|| RawOp {
-                    kind: OpKind::WaitRequest as u16,
-                    flags: flags::RETURNED,
-                    request: index,
-                    aux: origin.wrapping_add(1),
-                    ..RawOp::default()
-                });
-            }
-        }
-    }
-
     /// Statuses MPI can write for `n` requests: the caller's, or scratch
     /// when the caller passed `MPI_STATUSES_IGNORE`.
     fn statuses_for(&mut self, n: usize, statuses: *mut MPI_Status) -> *mut MPI_Status {
@@ -453,9 +426,10 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Waitall(count, requests, statuses) };
         };
         let index = record::begin(|| self.many_op(OpKind::Waitall, count), true);
-        self.list_collectives(index);
+        self.await_all(index);
         let sts = self.statuses_for(n, statuses);
         let rc = if !self.must_poll() {
+            self.list_awaited();
             // SAFETY: the caller's requests and valid statuses.
             unsafe { mpi_sys::PMPI_Waitall(count, requests, sts) }
         } else if self.det.is_none() {
@@ -471,6 +445,7 @@ impl Rt {
                 })
             }
         };
+        self.forget_awaited();
         if rc == SUCCESS || rc == ERR_IN_STATUS {
             // SAFETY: MPI filled `sts`.
             unsafe {
@@ -616,10 +591,13 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Waitany(count, requests, index_out, status) };
         }
         let index = record::begin(|| self.many_op(OpKind::Waitany, count), true);
-        self.list_collectives(index);
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
         let choice = self.choosing(true);
+        match choice.and_then(|c| c.forced) {
+            Some(j) => self.await_one(index, j),
+            None => self.await_all(index),
+        }
         let rc = if let Some(j) = choice.and_then(|c| c.forced) {
             // A replay forces index `j` (seed 001 §4): wait for that
             // request alone, as `MPI_Wait` would, and return it.
@@ -630,6 +608,7 @@ impl Rt {
             unsafe { *index_out = j as c_int };
             rc
         } else if !self.any_unacknowledged() && !self.must_poll() {
+            self.list_awaited();
             // SAFETY: the caller's arguments and a valid status.
             unsafe { mpi_sys::PMPI_Waitany(count, requests, index_out, target) }
         } else {
@@ -642,6 +621,7 @@ impl Rt {
                 })
             }
         };
+        self.forget_awaited();
         let mut receive = false;
         let chosen = if rc == SUCCESS {
             // SAFETY: non-null, written by MPI when it succeeded.
@@ -870,13 +850,17 @@ impl Rt {
             return unsafe { mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, statuses) };
         };
         let index = record::begin(|| self.many_op(OpKind::Waitsome, count), true);
-        self.list_collectives(index);
         let sts = self.statuses_for(n, statuses);
         let choice = self.choosing(true);
+        match choice.and_then(|c| c.forced) {
+            Some(j) => self.await_one(index, j),
+            None => self.await_all(index),
+        }
         let rc = if let Some(j) = choice.and_then(|c| c.forced) {
             // SAFETY: the caller's arguments and valid statuses; `j` < n.
             unsafe { self.some_forced(count, requests, j, outcount, indices, sts, true) }
         } else if !self.any_unacknowledged() && !self.must_poll() {
+            self.list_awaited();
             // SAFETY: the caller's arguments and valid statuses.
             unsafe { mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, sts) }
         } else {
@@ -888,6 +872,7 @@ impl Rt {
                 })
             }
         };
+        self.forget_awaited();
         if rc == SUCCESS || rc == ERR_IN_STATUS {
             // SAFETY: MPI filled the outputs.
             unsafe {

@@ -32,6 +32,7 @@
 //! carries the current clock plus one and marks the pending events issued
 //! before it (`MatchedWithSsend`, §5.2.1).
 
+mod awaited;
 mod backoff;
 mod bsend;
 mod choose;
@@ -267,6 +268,9 @@ pub struct Rt {
     statuses: Vec<MPI_Status>,
     /// Scratch of a polled `MPI_Waitall` (`settle.rs`).
     settle: settle::Scratch,
+    /// The requests a waiting call on several has yet to list
+    /// (`awaited.rs`).
+    awaited: awaited::Awaited,
     ids: Vec<Option<u32>>,
     handles: Vec<MPI_Request>,
     masked: Vec<usize>,
@@ -361,6 +365,7 @@ impl Rt {
             coll_out: vec![0; width],
             statuses: vec![blank_status(); 64],
             settle: settle::Scratch::default(),
+            awaited: awaited::Awaited::default(),
             ids: Vec::with_capacity(64),
             handles: Vec::with_capacity(64),
             masked: Vec::with_capacity(64),
@@ -605,6 +610,8 @@ impl Rt {
         skip: Option<u32>,
     ) -> c_int {
         if !self.must_poll() {
+            // A forced `Waitany` waits here for its one request.
+            self.list_awaited();
             // SAFETY: the caller's contract.
             return unsafe { mpi_sys::PMPI_Wait(request, status) };
         }
@@ -622,7 +629,9 @@ impl Rt {
                 // SAFETY: polls the runtime's own requests.
                 unsafe { self.service(skip) };
             }
-            backoff.pause();
+            if backoff.pause() {
+                self.list_awaited();
+            }
         }
     }
 
@@ -643,7 +652,9 @@ impl Rt {
                 // SAFETY: polls the runtime's own requests.
                 unsafe { self.service(None) };
             }
-            backoff.pause();
+            if backoff.pause() {
+                self.list_awaited();
+            }
         }
     }
 

@@ -75,7 +75,9 @@ impl Rt {
                     // SAFETY: polls the runtime's own requests.
                     unsafe { self.service(None) };
                 }
-                backoff.pause();
+                if backoff.pause() {
+                    self.list_awaited();
+                }
             }
         };
         self.det_blocking(outer);
