@@ -99,6 +99,10 @@ pub struct Summary {
     pub reference_runs: u32,
     /// Distinct outcomes (signatures and findings) of the reference.
     pub outcomes: usize,
+    /// Runs (guided and reference) that ended at their timeout: hangs the
+    /// wait-for graph could not confirm, each a run's whole timeout spent.
+    /// A soak names the programs that have them, for the graph to learn.
+    pub timed_out: u32,
     /// The reference ran [`REFERENCE_CAP`] runs without finishing: the
     /// program is too large to compare, and nothing was compared.
     pub too_large: bool,
@@ -182,6 +186,7 @@ pub fn compare(source: &str, np: u32, dir: &Path, modes: &[Mode]) -> Result<Summ
         let (reference, command) = verify(dir, &exe, np, &reference_options, buffering)
             .map_err(|e| mismatch(e, vec![]))?;
         summary.reference_runs += reference.interleavings;
+        summary.timed_out += timed_out(&reference);
         if !reference.complete && reference.interleavings >= REFERENCE_CAP {
             summary.too_large = true;
             return Ok(summary);
@@ -199,6 +204,7 @@ pub fn compare(source: &str, np: u32, dir: &Path, modes: &[Mode]) -> Result<Summ
             let (guided, guided_command) = verify(dir, &exe, np, &guided_options, buffering)
                 .map_err(|e| mismatch(e, vec![]))?;
             summary.guided_runs += guided.interleavings;
+            summary.timed_out += timed_out(&guided);
             let found = Outcomes::of(&guided);
             if !guided.complete || found != expected {
                 return Err(mismatch(
@@ -209,6 +215,16 @@ pub fn compare(source: &str, np: u32, dir: &Path, modes: &[Mode]) -> Result<Summ
         }
     }
     Ok(summary)
+}
+
+/// The runs of `report` that ended at their timeout.
+fn timed_out(report: &Report) -> u32 {
+    let hung = report
+        .runs
+        .iter()
+        .filter(|run| run.ranks.iter().any(|r| r.state == "timed-out"))
+        .count();
+    u32::try_from(hung).unwrap_or(u32::MAX)
 }
 
 /// Shows what the guided search missed or added.

@@ -46,11 +46,15 @@ fn main() {
                 guided += u64::from(summary.guided_runs);
                 reference += u64::from(summary.reference_runs);
                 println!(
-                    "seed {seed}: np {} ok: {} outcomes, {} guided and {} reference runs, {:.1} s",
+                    "seed {seed}: np {} ok: {} outcomes, {} guided and {} reference runs{}, {:.1} s",
                     program.np(),
                     summary.outcomes,
                     summary.guided_runs,
                     summary.reference_runs,
+                    match summary.timed_out {
+                        0 => String::new(),
+                        n => format!(" ({n} ended by their timeout)"),
+                    },
                     t.elapsed().as_secs_f64()
                 );
                 let _ = std::fs::remove_dir_all(&dir);
