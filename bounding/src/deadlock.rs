@@ -91,7 +91,11 @@ use mbh_trace::rank_trace::{Op, RankState, RankTrace};
 use mbh_trace::OpKind;
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+// FxHash: keys are ranks, record indices and communicator bits, where
+// SipHash's protection from chosen keys buys nothing (as in the oracle and
+// the buffering analysis); it was most of the check at 1,024 ranks.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// What a blocked call waits for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -298,7 +302,7 @@ pub fn find_deadlock(snapshot: &[Option<RankTrace>]) -> Option<Deadlock> {
     let facts = Facts::new(&traces);
     let mut blocked = Vec::new();
     let mut mismatches: BTreeMap<(u64, usize), CollectiveMismatch> = BTreeMap::new();
-    let mut stuck = HashSet::new();
+    let mut stuck = HashSet::default();
     for &(rank, op) in &blocked_ops {
         let (cond, origin) = facts.condition(rank, op);
         let (waits_for, collective) = match cond {
@@ -605,16 +609,16 @@ impl<'a> Facts<'a> {
             world,
             ranks: CommRanks::new(traces, world),
             sends: vec![BTreeMap::new(); size],
-            taken: HashMap::new(),
-            taken_from: HashMap::new(),
-            exact: vec![HashSet::new(); size],
-            exact_from: HashMap::new(),
-            received: vec![HashSet::new(); size],
-            completed: vec![HashSet::new(); size],
+            taken: HashMap::default(),
+            taken_from: HashMap::default(),
+            exact: vec![HashSet::default(); size],
+            exact_from: HashMap::default(),
+            received: vec![HashSet::default(); size],
+            completed: vec![HashSet::default(); size],
             collectives: vec![Vec::new(); size],
-            on_comm: vec![HashMap::new(); size],
-            members: HashMap::new(),
-            made_at: HashMap::new(),
+            on_comm: vec![HashMap::default(); size],
+            members: HashMap::default(),
+            made_at: HashMap::default(),
             finalizing: vec![false; size],
         };
         for (rank, trace) in traces.iter().enumerate() {
@@ -1256,7 +1260,7 @@ pub(crate) fn find_cycle(graph: &DiGraph<i32, ()>, scc: &[NodeIndex]) -> Vec<i32
     let Some(&start) = scc.iter().min_by_key(|&&n| graph[n]) else {
         return Vec::new();
     };
-    let mut parent: HashMap<NodeIndex, NodeIndex> = HashMap::new();
+    let mut parent: HashMap<NodeIndex, NodeIndex> = HashMap::default();
     let mut queue = VecDeque::from([start]);
     while let Some(node) = queue.pop_front() {
         let mut successors: Vec<NodeIndex> = graph.neighbors(node).collect();
