@@ -154,6 +154,7 @@
 //! sequential.
 
 use crate::deadlock::{find_cycle, request_origin};
+use crate::record_map::{partition_point_near, RecordMap};
 use gates::Gates;
 use mbh_trace::envelope::{RecvPattern, SendSide};
 use mbh_trace::op::{flags, OpClass};
@@ -161,7 +162,6 @@ use mbh_trace::rank_trace::{Op, RankState, RankTrace};
 use mbh_trace::OpKind;
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
-use record_map::{partition_point_near, RecordMap};
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::Cell;
 use std::cmp::Reverse;
@@ -973,7 +973,6 @@ fn witness(size: usize, stuck: Vec<StuckRank>) -> BufferingHazard {
 
 mod gates;
 mod read;
-mod record_map;
 
 #[cfg(test)]
 mod tests;

@@ -3,8 +3,9 @@
 //! into per-rank arrays ([`RankFacts`]); then where each send's message
 //! went, which the receiving ranks say and the sending rank needs.
 
-use super::{Model, RankFacts, Receipt, RecordMap, NO_RECORD};
+use super::{Model, RankFacts, Receipt, NO_RECORD};
 use crate::deadlock::request_origin;
+use crate::record_map::RecordMap;
 use mbh_trace::envelope::{RecvPattern, SendSide};
 use mbh_trace::op::{flags, OpClass};
 use mbh_trace::rank_trace::{Op, RankTrace};

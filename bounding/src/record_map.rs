@@ -1,11 +1,12 @@
 //! One rank's facts keyed by record index, as sorted arrays: what the
-//! buffering analysis kept in `HashMap<(rank, record), _>`s, which at
-//! 1,024 ranks of 10^4 calls were most of its time (a cache miss per
-//! lookup in tables of millions of entries) and 2.7 GiB beside the traces
-//! (issue 13). A rank's keys are looked up in about the order the
-//! fixpoint walks its records: each search starts where the previous one
-//! ended ([`partition_point_near`]), and reads a few neighbouring entries
-//! instead of a cache line per halving of a binary search.
+//! buffering analysis and the oracle kept in `HashMap<(rank, record), _>`s,
+//! which at 1,024 ranks of 10^4 calls were most of the buffering
+//! analysis's time (a cache miss per lookup in tables of millions of
+//! entries) and 2.7 GiB beside the traces (issue 13). A rank's keys are
+//! looked up in about the order its records are walked: each search
+//! starts where the previous one ended ([`partition_point_near`]), and
+//! reads a few neighbouring entries instead of a cache line per halving
+//! of a binary search.
 
 use std::cell::Cell;
 
@@ -13,7 +14,7 @@ use std::cell::Cell;
 /// one ([`RecordMap::last_wins`]), found by searching near the last key
 /// found.
 #[derive(Debug, Clone)]
-pub(super) struct RecordMap<V> {
+pub(crate) struct RecordMap<V> {
     keys: Vec<u64>,
     values: Vec<V>,
     /// Where the last search ended.
@@ -33,7 +34,7 @@ impl<V> Default for RecordMap<V> {
 impl<V> RecordMap<V> {
     /// Every value of `entries`, grouped by key; a key's values keep their
     /// order in `entries` (what pushing them to a map's `Vec` gave).
-    pub(super) fn multi(mut entries: Vec<(u64, V)>) -> Self {
+    pub(crate) fn multi(mut entries: Vec<(u64, V)>) -> Self {
         // Stable: the values of one key stay in the order given.
         entries.sort_by_key(|&(key, _)| key);
         let (keys, values) = entries.into_iter().unzip();
@@ -46,7 +47,7 @@ impl<V> RecordMap<V> {
 
     /// The last value of `entries` for each key (what inserting them in
     /// order into a map left).
-    pub(super) fn last_wins(mut entries: Vec<(u64, V)>) -> Self {
+    pub(crate) fn last_wins(mut entries: Vec<(u64, V)>) -> Self {
         entries.sort_by_key(|&(key, _)| key);
         let mut keys: Vec<u64> = Vec::with_capacity(entries.len());
         let mut values: Vec<V> = Vec::with_capacity(entries.len());
@@ -74,26 +75,26 @@ impl<V> RecordMap<V> {
     }
 
     /// The values of `key`, in order (empty when it has none).
-    pub(super) fn all(&self, key: u64) -> &[V] {
+    pub(crate) fn all(&self, key: u64) -> &[V] {
         let from = self.first_at_least(key);
         let to = from + partition_point_near(&self.keys[from..], 0, |&k| k == key);
         &self.values[from..to]
     }
 
     /// The value of `key` (the first, for a map of several per key).
-    pub(super) fn get(&self, key: u64) -> Option<&V> {
+    pub(crate) fn get(&self, key: u64) -> Option<&V> {
         let at = self.first_at_least(key);
         (self.keys.get(at) == Some(&key)).then(|| &self.values[at])
     }
 
     /// Whether `key` has a value.
-    pub(super) fn contains(&self, key: u64) -> bool {
+    pub(crate) fn contains(&self, key: u64) -> bool {
         self.get(key).is_some()
     }
 
     /// Every key with a value, ascending (repeated for each of its
     /// values), and the value.
-    pub(super) fn iter(&self) -> impl Iterator<Item = (u64, &V)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, &V)> {
         self.keys.iter().copied().zip(&self.values)
     }
 }
@@ -101,7 +102,7 @@ impl<V> RecordMap<V> {
 /// [`slice::partition_point`] (`pred` holds for a prefix of `list`, and
 /// the answer is its length), searched outward from `hint` in steps that
 /// double, then by halving: `O(log d)` for an answer `d` away from `hint`.
-pub(super) fn partition_point_near<T>(list: &[T], hint: usize, pred: impl Fn(&T) -> bool) -> usize {
+pub(crate) fn partition_point_near<T>(list: &[T], hint: usize, pred: impl Fn(&T) -> bool) -> usize {
     let hint = hint.min(list.len());
     let mut step = 1;
     if hint > 0 && !pred(&list[hint - 1]) {
