@@ -243,6 +243,11 @@ struct SendInfo {
     /// What it sends (`side.dest` is `rank`'s destination).
     side: SendSide,
     node: NodeIndex,
+    /// Its position: the trace of its rank, and `op`.
+    at: At,
+    /// The receive that took it, if one did ([`Oracle::taken_by`]): asked
+    /// for each candidate of each event, so read once.
+    taken: Option<At>,
 }
 
 /// A collective call of one set: trace index, node, kind, root.
@@ -333,6 +338,8 @@ struct Oracle<'a> {
     asked: HashSet<i32>,
     /// Sends by destination rank, for the ranks in `asked`.
     sends_to: HashMap<i32, Vec<SendInfo>>,
+    /// Each trace's position, by its rank.
+    rank_index: HashMap<i32, usize>,
     /// Which receive call took a send: by the send's trace and record, the
     /// receive's position.
     taken_by: Vec<RecordMap<At>>,
@@ -459,6 +466,7 @@ impl<'a> Oracle<'a> {
             send_node: (0..traces.len()).map(|_| RecordMap::default()).collect(),
             asked: HashSet::default(),
             sends_to: HashMap::default(),
+            rank_index: rank_index(traces),
             taken_by: Vec::new(),
             took: Vec::new(),
             events: vec![Vec::new(); traces.len()],
@@ -627,11 +635,15 @@ impl<'a> Oracle<'a> {
                     .copied()
                     .unwrap_or(side.dest);
                 if self.asked.contains(&dest) {
+                    let at = (self.rank_index[&trace.rank], op.index);
+                    let taken = self.taken_by[at.0].get(at.1).copied();
                     self.sends_to.entry(dest).or_default().push(SendInfo {
                         rank: trace.rank,
                         op: op.index,
                         side,
                         node: n,
+                        at,
+                        taken,
                     });
                 }
                 let acts_as = behaves_as(op.kind, zero_buffering);
@@ -864,7 +876,6 @@ impl<'a> Oracle<'a> {
     /// Wildcard probes: each is preceded by the message it saw.
     fn add_probe_arcs(&mut self) {
         let traces = self.traces;
-        let rank_index = rank_index(traces);
         for (t, trace) in traces.iter().enumerate() {
             for &(_, call, matched) in &self.events[t] {
                 let Some(op) = op_at(trace, call) else {
@@ -882,11 +893,7 @@ impl<'a> Oracle<'a> {
                     .into_iter()
                     .flatten()
                     .filter(|s| s.rank == matched && pattern.accepts(&s.side.envelope(s.rank)))
-                    .filter(|s| {
-                        self.taken_by[rank_index[&s.rank]]
-                            .get(s.op)
-                            .is_none_or(|&(_, ri)| ri > call)
-                    })
+                    .filter(|s| s.taken.is_none_or(|(_, ri)| ri > call))
                     .min_by_key(|s| s.op)
                     .map(|s| s.node);
                 if let (Some(s), Some(p)) = (seen, self.node_of(t, call)) {
@@ -897,7 +904,6 @@ impl<'a> Oracle<'a> {
     }
 
     fn answer(&self) -> Vec<OracleMatch> {
-        let rank_index = rank_index(self.traces);
         let questions: Vec<Question> = self
             .traces
             .iter()
@@ -926,10 +932,8 @@ impl<'a> Oracle<'a> {
         // for, and that message's node.
         let mut past_wanted: Vec<Vec<(i32, NodeIndex)>> = Vec::with_capacity(questions.len());
         for batch in questions.chunks(reach::BATCH) {
-            let candidates: Vec<Vec<&SendInfo>> = batch
-                .iter()
-                .map(|q| self.candidates(q, &rank_index))
-                .collect();
+            let candidates: Vec<Vec<&SendInfo>> =
+                batch.iter().map(|q| self.candidates(q)).collect();
             let mut ordered: Vec<Vec<bool>> =
                 candidates.iter().map(|c| vec![false; c.len()]).collect();
             let sources: Vec<NodeIndex> = batch.iter().map(|q| q.node).collect();
@@ -953,7 +957,7 @@ impl<'a> Oracle<'a> {
                     if senders.insert(s.rank) {
                         wanted.push((s.rank, s.node));
                     }
-                    if self.taken_by[rank_index[&s.rank]].contains(s.op) {
+                    if s.taken.is_some() {
                         received.insert(s.rank);
                     }
                 }
@@ -994,7 +998,7 @@ impl<'a> Oracle<'a> {
     /// The messages wildcard event `q` could take besides the one it did:
     /// unclaimed, compatible with its pattern (any source), not from the
     /// matched rank.
-    fn candidates(&self, q: &Question, rank_index: &HashMap<i32, usize>) -> Vec<&SendInfo> {
+    fn candidates(&self, q: &Question) -> Vec<&SendInfo> {
         let trace = &self.traces[q.t];
         let Some(op) = op_at(trace, q.call) else {
             return Vec::new();
@@ -1005,17 +1009,14 @@ impl<'a> Oracle<'a> {
             source: None,
             ..RecvPattern::as_written(op)
         };
+        let took = self.took[q.t].get(q.call);
         self.sends_to
             .get(&trace.rank)
             .into_iter()
             .flatten()
             .filter(|s| s.rank != q.matched && pattern.accepts(&s.side.envelope(s.rank)))
             .filter(|s| {
-                let at = (rank_index[&s.rank], s.op);
-                self.took[q.t].get(q.call) != Some(&at)
-                    && self.taken_by[at.0]
-                        .get(at.1)
-                        .is_none_or(|&(rt, ri)| rt != q.t || ri > q.call)
+                took != Some(&s.at) && s.taken.is_none_or(|(rt, ri)| rt != q.t || ri > q.call)
             })
             .collect()
     }
