@@ -289,17 +289,27 @@ fn finished(trace: &RankTrace, rank: usize, size: usize) -> bool {
             .all(|(i, op)| op.index == i as u64)
 }
 
-/// Where the message of a send went.
+/// Where the message of a send went (16 bytes: there is one per message).
 #[derive(Debug, Clone, Copy)]
 struct Receipt {
     /// The receiving rank.
-    rank: usize,
-    /// Where the receive was posted: the `Recv`/`Sendrecv`, or the `Irecv`;
-    /// `None` when unknown.
-    posted: Option<u64>,
+    rank: u32,
     /// Whether `posted` is exact; otherwise it is the earliest record the
     /// receive can have been posted at.
     exact: bool,
+    /// Where the receive was posted: the `Recv`/`Sendrecv`, or the `Irecv`;
+    /// [`NO_RECORD`] when unknown.
+    posted: u64,
+}
+
+impl Receipt {
+    fn rank(&self) -> usize {
+        self.rank as usize
+    }
+
+    fn posted(&self) -> Option<u64> {
+        (self.posted != NO_RECORD).then_some(self.posted)
+    }
 }
 
 /// One condition of a record: `rank` must reach its record `op`.
@@ -705,9 +715,9 @@ impl<'a> Model<'a> {
     /// A send's condition: the receive that took its message was posted.
     fn send_need(&self, rank: usize, send: u64, standard: bool, needs: &mut Vec<Need>) {
         if let Some(receipt) = self.ranks[rank].receipts.get(send) {
-            if let Some(posted) = receipt.posted {
+            if let Some(posted) = receipt.posted() {
                 needs.push(Need {
-                    rank: receipt.rank,
+                    rank: receipt.rank(),
                     op: posted,
                     standard,
                     origin: None,
@@ -841,8 +851,8 @@ impl<'a> Model<'a> {
                 let candidate = match self.ranks[sender].receipts.get(send.index) {
                     // Taken by a receive not posted before the wildcard (a
                     // wildcard posted first would have taken it).
-                    Some(receipt) => taker(&open[receipt.rank], &side).is_some_and(|wildcard| {
-                        !receipt.exact || receipt.posted.is_none_or(|p| wildcard < p)
+                    Some(receipt) => taker(&open[receipt.rank()], &side).is_some_and(|wildcard| {
+                        !receipt.exact || receipt.posted().is_none_or(|p| wildcard < p)
                     }),
                     // Never received: still pending at its destination.
                     None if self.in_world(side.comm) => usize::try_from(side.dest)

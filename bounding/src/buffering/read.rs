@@ -128,8 +128,8 @@ fn read_rank(
             m.sender,
             m.send,
             Receipt {
-                rank,
-                posted: posted.map(|(p, _)| p),
+                rank: rank as u32,
+                posted: posted.map_or(NO_RECORD, |(p, _)| p),
                 exact: posted.is_some_and(|(_, exact)| exact),
             },
         ));
