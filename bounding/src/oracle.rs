@@ -330,6 +330,10 @@ struct Oracle<'a> {
     /// Main node of each call (the receive part of a `Sendrecv`), by
     /// trace and position of the record ([`NO_NODE`]: none).
     node: Vec<Vec<u32>>,
+    /// Whether each trace's record indices are their positions (as in
+    /// every trace the runtime writes): its records are then found
+    /// without reading them.
+    dense: Vec<bool>,
     /// The node of each send (a `Sendrecv`'s send part), by trace and
     /// record.
     send_node: Vec<RecordMap<NodeIndex>>,
@@ -348,10 +352,6 @@ struct Oracle<'a> {
     took: Vec<RecordMap<At>>,
     /// Per trace, the wildcard events: (event, call index, matched rank).
     events: Vec<Vec<(u32, u64, i32)>>,
-}
-
-fn is_sync_send(kind: OpKind) -> bool {
-    kind.is_synchronous_send()
 }
 
 /// Each trace's position, by its rank.
@@ -429,8 +429,10 @@ struct CallNodes {
     /// The calls of each communicator constructor, numbered apart.
     constructors: HashMap<(u64, usize), Vec<NodeIndex>>,
     /// Where a synchronous send returns: an `Ssend`'s own completion node,
-    /// an `Issend`'s `Wait`. Its receive precedes that, not the send's
-    /// match (see [`Oracle::add_message_arcs`]).
+    /// an `Issend`'s `Wait` (under zero buffering, also those of the
+    /// standard sends, which behave as synchronous); no other send has an
+    /// entry. Its receive precedes that, not the send's match (see
+    /// [`Oracle::add_message_arcs`]).
     sync_return: HashMap<At, NodeIndex>,
 }
 
@@ -463,6 +465,7 @@ impl<'a> Oracle<'a> {
             graph: DiGraph::with_capacity(calls, 2 * calls),
             condensed: reach::Condensed::default(),
             node: traces.iter().map(|t| vec![NO_NODE; t.ops.len()]).collect(),
+            dense: vec![false; traces.len()],
             send_node: (0..traces.len()).map(|_| RecordMap::default()).collect(),
             asked: HashSet::default(),
             sends_to: HashMap::default(),
@@ -483,7 +486,7 @@ impl<'a> Oracle<'a> {
         for (t, completed) in completes.iter().enumerate() {
             o.add_rank_calls(t, completed, &world_rank, zero_buffering, &mut nodes);
         }
-        o.add_message_arcs(&nodes, zero_buffering);
+        o.add_message_arcs(&nodes);
         o.add_collective_arcs(nodes);
         o.add_probe_arcs();
         // The graph goes as it is condensed: at 1,024 ranks of 10^4 calls
@@ -515,7 +518,9 @@ impl<'a> Oracle<'a> {
             // (completion, Irecv), in the order found.
             let mut done: Vec<(u64, u64)> = Vec::new();
             // Waits that name their request's record.
-            for op in ops.iter() {
+            let mut dense = true;
+            for (at, op) in ops.iter().enumerate() {
+                dense &= op.index == at as u64;
                 if let Some(origin) = op.request_origin() {
                     if get(origin).is_some_and(|c| c.kind.is_nonblocking_receive())
                         && linked.insert(origin)
@@ -524,6 +529,7 @@ impl<'a> Oracle<'a> {
                     }
                 }
             }
+            self.dense[t] = dense;
             let mut took: Vec<(u64, At)> = Vec::new();
             // The receives of `took[..gathered]`, gathered when asked for.
             let mut took_calls: HashSet<u64> = HashSet::default();
@@ -710,7 +716,14 @@ impl<'a> Oracle<'a> {
 
     /// The main node of record `record` of trace `t`, if it has one.
     fn node_of(&self, t: usize, record: u64) -> Option<NodeIndex> {
-        let node = self.node[t][position(&self.traces[t], record)?];
+        let at = if self.dense[t] {
+            usize::try_from(record)
+                .ok()
+                .filter(|&at| at < self.node[t].len())?
+        } else {
+            position(&self.traces[t], record)?
+        };
+        let node = self.node[t][at];
         (node != NO_NODE).then(|| NodeIndex::new(node as usize))
     }
 
@@ -765,7 +778,7 @@ impl<'a> Oracle<'a> {
     }
 
     /// Send-receive match sets (C5/C7/C9), and C10 for synchronous sends.
-    fn add_message_arcs(&mut self, nodes: &CallNodes, zero_buffering: bool) {
+    fn add_message_arcs(&mut self, nodes: &CallNodes) {
         let mut arcs = Vec::new();
         for (s, taken_by) in self.taken_by.iter().enumerate() {
             for (si, &(r, ri)) in taken_by.iter() {
@@ -773,17 +786,15 @@ impl<'a> Oracle<'a> {
                     continue;
                 };
                 arcs.push((sn, rn));
-                let kind = op_at(&self.traces[s], si).map(|op| behaves_as(op.kind, zero_buffering));
-                if kind.is_some_and(is_sync_send) {
-                    // Seed 000 §5.2.1: what follows the send's return
-                    // follows the receive. Not the send's match itself:
-                    // that would put everything before the receive (an
-                    // earlier wildcard receive of its rank) before the
-                    // send, and hide a match that send could have made
-                    // (SCENARIOS.md S8).
-                    if let Some(&returned) = nodes.sync_return.get(&(s, si)) {
-                        arcs.push((rn, returned));
-                    }
+                // Seed 000 §5.2.1: what follows a synchronous send's return
+                // follows the receive (only a send that behaves as
+                // synchronous has a return in `sync_return`). Not the
+                // send's match itself: that would put everything before
+                // the receive (an earlier wildcard receive of its rank)
+                // before the send, and hide a match that send could have
+                // made (SCENARIOS.md S8).
+                if let Some(&returned) = nodes.sync_return.get(&(s, si)) {
+                    arcs.push((rn, returned));
                 }
             }
         }
