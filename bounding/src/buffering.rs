@@ -147,16 +147,23 @@
 //! logarithm for the waiting queues (a `Wait` whose record does not name
 //! the request's origin costs a backward search for its handle, as in the
 //! deadlock analysis), plus the pool of each `Waitany`/`Waitsome` (at most
-//! 4096 requests each).
+//! 4096 requests each). A world collective's instance counts its arrivals
+//! (`gates.rs`) rather than hold a condition on every other rank, which
+//! was `ranks²` per instance. The facts are read rank by rank in parallel
+//! into per-rank arrays (`read.rs`, `record_map.rs`); the fixpoint is
+//! sequential.
 
-use crate::deadlock::{find_cycle, request_origin, Facts};
+use crate::deadlock::{find_cycle, request_origin};
+use crate::record_map::{partition_point_near, RecordMap};
+use gates::Gates;
 use mbh_trace::envelope::{RecvPattern, SendSide};
 use mbh_trace::op::{flags, OpClass};
 use mbh_trace::rank_trace::{Op, RankState, RankTrace};
 use mbh_trace::OpKind;
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -282,22 +289,27 @@ fn finished(trace: &RankTrace, rank: usize, size: usize) -> bool {
             .all(|(i, op)| op.index == i as u64)
 }
 
-/// Whether `op` made a point-to-point request a completion call completes.
-fn is_request(op: &Op) -> bool {
-    (op.kind.is_nonblocking_send() || op.kind.is_nonblocking_receive()) && !op.has(flags::FAILED)
-}
-
-/// Where the message of a send went.
+/// Where the message of a send went (16 bytes: there is one per message).
 #[derive(Debug, Clone, Copy)]
 struct Receipt {
     /// The receiving rank.
-    rank: usize,
-    /// Where the receive was posted: the `Recv`/`Sendrecv`, or the `Irecv`;
-    /// `None` when unknown.
-    posted: Option<u64>,
+    rank: u32,
     /// Whether `posted` is exact; otherwise it is the earliest record the
     /// receive can have been posted at.
     exact: bool,
+    /// Where the receive was posted: the `Recv`/`Sendrecv`, or the `Irecv`;
+    /// [`NO_RECORD`] when unknown.
+    posted: u64,
+}
+
+impl Receipt {
+    fn rank(&self) -> usize {
+        self.rank as usize
+    }
+
+    fn posted(&self) -> Option<u64> {
+        (self.posted != NO_RECORD).then_some(self.posted)
+    }
 }
 
 /// One condition of a record: `rank` must reach its record `op`.
@@ -368,244 +380,82 @@ const POOL_LIMIT: usize = 4096;
 /// The transition system over the traces of one run.
 struct Model<'a> {
     traces: &'a [&'a RankTrace],
-    facts: Facts<'a>,
-    /// `sources[(rank, record)]`: the sends `(rank, record)` whose messages
-    /// the receiving record took.
-    sources: HashMap<(usize, u64), Vec<(usize, u64)>>,
-    /// `receipts[(rank, record)]`: where the message of a send went.
-    receipts: HashMap<(usize, u64), Receipt>,
-    /// `irecv_source[(rank, irecv)]`: the send an `Irecv` took, when the
-    /// call that completed it names it.
-    irecv_source: HashMap<(usize, u64), (usize, u64)>,
-    /// `loose[rank]`: the messages taken by `Irecv`s that a call not naming
-    /// them completed (`Waitall`, ...): (completing record, sender, send).
-    loose: Vec<Vec<(u64, usize, u64)>>,
-    /// Index of each rank's `MPI_Finalize`.
-    finalize: Vec<u64>,
-    /// `completes[(rank, call)]`: the requests (records that made them) a
-    /// completion call completed: from `Completed` records for the calls
-    /// on several requests, from the record itself for `Wait`/`Test`.
-    completes: HashMap<(usize, u64), Vec<u64>>,
-    /// `completed_at[(rank, request)]`: the call that completed a request.
-    completed_at: HashMap<(usize, u64), u64>,
-    /// `requests[rank]`: the point-to-point requests made (records of
-    /// `Isend`, `Irecv`, `Start`, ...), in order.
-    requests: Vec<Vec<u64>>,
-    /// `any_calls[rank]`: the `Waitany`/`Waitsome` records that completed
-    /// a request, in order.
-    any_calls: Vec<Vec<u64>>,
-    /// `handles[(rank, handle)]`: the requests made with a handle, in order.
-    handles: HashMap<(usize, u64), Vec<u64>>,
-    /// `handle_span[(rank, handle)]`: the longest a request of `handles`
-    /// stayed open (its completing record's index minus its own), over
-    /// those completed; it bounds which of them can still be open at a
-    /// call (`open_twins`).
-    handle_span: HashMap<(usize, u64), u64>,
-    /// `never_completed[(rank, handle)]`: the requests of `handles` that
-    /// no call completed, in order.
-    never_completed: HashMap<(usize, u64), Vec<u64>>,
-    /// `first_opaque[rank]`: the first nonblocking collective, whose
-    /// request a `Waitany` may complete though the pool does not model it.
-    first_opaque: Vec<Option<u64>>,
+    /// `MPI_COMM_WORLD`'s communicator, as the traces name it (that of the
+    /// first `MPI_Init` record).
+    world: Option<u64>,
+    /// What each rank's records say, by rank.
+    ranks: Vec<RankFacts>,
+    /// World collective instances every rank has (the fewest any has).
+    common_instances: usize,
+}
+
+/// A request handle of one rank, and the requests made with it (MPICH
+/// recycles a handle for each step of a loop).
+#[derive(Debug, Default)]
+struct Handle {
+    /// The requests made with it, in order.
+    made: Vec<u64>,
+    /// The longest a request of `made` stayed open (its completing
+    /// record's index minus its own), over those completed; it bounds
+    /// which of them can still be open at a call (`open_twins`).
+    span: u64,
+    /// The requests of `made` that no call completed, in order.
+    never_completed: Vec<u64>,
+    /// Where the last search of `made` ended (`open_twins`).
+    hint: Cell<usize>,
+}
+
+/// No record, in a per-record array.
+const NO_RECORD: u64 = u64::MAX;
+
+/// What one rank's records say, for the transition system: per-rank
+/// arrays indexed or sorted by record (`record_map.rs` says why).
+#[derive(Default)]
+struct RankFacts {
+    /// Its collectives on `MPI_COMM_WORLD`, in order (record indices).
+    collectives: Vec<u64>,
+    /// Index of its `MPI_Finalize`.
+    finalize: u64,
+    /// By receiving record: the sends `(rank, record)` whose messages it
+    /// took.
+    sources: RecordMap<(usize, u64)>,
+    /// By send record: where its message went.
+    receipts: RecordMap<Receipt>,
+    /// By `Irecv`: the send it took, when the call that completed it
+    /// names it.
+    irecv_source: RecordMap<(usize, u64)>,
+    /// The messages taken by `Irecv`s that a call not naming them
+    /// completed (`Waitall`, ...): (completing record, sender, send).
+    loose: Vec<(u64, usize, u64)>,
+    /// By completion call: the requests (records that made them) it
+    /// completed: from `Completed` records for the calls on several
+    /// requests, from the record itself for `Wait`/`Test`.
+    completes: RecordMap<u64>,
+    /// By record: the call that completed the request it made
+    /// ([`NO_RECORD`]: none, or not a request).
+    completed_at: Vec<u64>,
+    /// The point-to-point requests made (records of `Isend`, `Irecv`,
+    /// `Start`, ...), in order.
+    requests: Vec<u64>,
+    /// The `Waitany`/`Waitsome` records that completed a request, in
+    /// order.
+    any_calls: Vec<u64>,
+    /// Its request handles.
+    handles: HashMap<u64, Handle>,
+    /// The first nonblocking collective, whose request a `Waitany` may
+    /// complete though the pool does not model it.
+    first_opaque: Option<u64>,
 }
 
 impl<'a> Model<'a> {
-    /// Reads the matches; `None` when a completed receive has no `Matched`
-    /// record.
-    fn new(traces: &'a [&'a RankTrace]) -> Option<Self> {
-        let size = traces.len();
-        let facts = Facts::new(traces);
-        // Every match: (receiving rank, receiving record, sender, send).
-        let mut matches: Vec<(usize, &Op, usize, &Op)> = Vec::new();
-        // The index of each match's `Matched` record.
-        let mut matched_at: Vec<u64> = Vec::new();
-        let mut covered = HashSet::default();
-        for (rank, trace) in traces.iter().enumerate() {
-            for (record, matched) in trace
-                .ops
-                .iter()
-                .filter_map(|op| Some((op, op.matched_send()?)))
-            {
-                let Some(receiver) = trace.ops.get(matched.receiver as usize) else {
-                    continue;
-                };
-                if receiver.kind.class() == OpClass::Probe {
-                    continue;
-                }
-                covered.insert((rank, receiver.index));
-                let (sender, at) = (matched.send.sender, matched.send.record as usize);
-                let send = (0..size as i32)
-                    .contains(&sender)
-                    .then(|| traces[sender as usize].ops.get(at))
-                    .flatten()
-                    .filter(|send| SendSide::of(send).is_some());
-                if let Some(send) = send {
-                    matches.push((rank, receiver, sender as usize, send));
-                    matched_at.push(record.index);
-                }
-            }
-        }
-        let complete = traces.iter().enumerate().all(|(rank, trace)| {
-            trace
-                .ops
-                .iter()
-                .filter(|op| completed_receive(op))
-                .all(|op| covered.contains(&(rank, op.index)))
-        });
-        if !complete {
-            return None;
-        }
-        let mut model = Model {
-            traces,
-            facts,
-            sources: HashMap::default(),
-            receipts: HashMap::default(),
-            irecv_source: HashMap::default(),
-            completes: HashMap::default(),
-            completed_at: HashMap::default(),
-            requests: vec![Vec::new(); size],
-            any_calls: vec![Vec::new(); size],
-            first_opaque: vec![None; size],
-            handles: HashMap::default(),
-            handle_span: HashMap::default(),
-            never_completed: HashMap::default(),
-            loose: vec![Vec::new(); size],
-            finalize: traces
-                .iter()
-                .map(|t| {
-                    t.ops
-                        .iter()
-                        .find(|op| op.kind == OpKind::Finalize)
-                        .map_or(0, |op| op.index)
-                })
-                .collect(),
-        };
-        let paired = model.read_completions();
-        // Receives posted where their records say: the `Irecv` a `Wait`
-        // names, or the one whose `Completed` record the `Matched` record
-        // follows.
-        let exact: Vec<Option<u64>> = matches
-            .iter()
-            .zip(&matched_at)
-            .map(|(&(rank, receiver, _, _), &record)| {
-                exact_posting(traces[rank], receiver)
-                    .or_else(|| paired.get(&(rank, record)).copied())
-            })
-            .collect();
-        for (&(rank, _, sender, send), posted) in matches.iter().zip(&exact) {
-            if let Some(irecv) =
-                posted.filter(|&p| traces[rank].ops[p as usize].kind.is_nonblocking_receive())
-            {
-                model
-                    .irecv_source
-                    .insert((rank, irecv), (sender, send.index));
-            }
-        }
-        let unclaimed = model.unclaimed_irecvs();
-        for ((rank, receiver, sender, send), posted) in matches.into_iter().zip(exact) {
-            let posted = match posted {
-                Some(p) => Some((p, true)),
-                None => {
-                    model.loose[rank].push((receiver.index, sender, send.index));
-                    model
-                        .earliest_irecv(&unclaimed[rank], sender, send)
-                        .filter(|&p| p < receiver.index)
-                        .map(|p| (p, false))
-                }
-            };
-            model
-                .sources
-                .entry((rank, receiver.index))
-                .or_default()
-                .push((sender, send.index));
-            model.receipts.insert(
-                (sender, send.index),
-                Receipt {
-                    rank,
-                    posted: posted.map(|(p, _)| p),
-                    exact: posted.is_some_and(|(_, exact)| exact),
-                },
-            );
-        }
-        Some(model)
+    fn in_world(&self, comm: u64) -> bool {
+        self.world == Some(comm)
     }
 
-    /// Fills `completes`, `completed_at`, `requests`, `any_calls` and
-    /// `first_opaque`. Returns, for each `Matched` record `(rank, record)`
-    /// of a receive completed by a call on several requests, the `Irecv` it
-    /// completed: the runtime writes a request's `Completed` record just
-    /// before processing it, and so before its `Matched` record.
-    fn read_completions(&mut self) -> HashMap<(usize, u64), u64> {
-        let mut paired = HashMap::default();
-        for (rank, trace) in self.traces.iter().enumerate() {
-            let mut last: HashMap<u64, u64> = HashMap::default();
-            for op in &trace.ops {
-                match op.kind {
-                    OpKind::Completed => {
-                        let made = op.completed_request().and_then(|done| {
-                            let made = trace.ops.get(done.origin as usize)?;
-                            (is_request(made) && made.index < done.call && done.call < op.index)
-                                .then_some((done.call, made.index))
-                        });
-                        if let Some((call, made)) = made {
-                            self.complete(rank, call, made);
-                            last.insert(call, made);
-                        }
-                    }
-                    OpKind::Matched => {
-                        let receiver = op.matched_send().map(|m| m.receiver);
-                        if let Some(&made) = receiver.and_then(|r| last.get(&r)) {
-                            if trace.ops[made as usize].kind.is_nonblocking_receive() {
-                                paired.insert((rank, op.index), made);
-                            }
-                        }
-                    }
-                    OpKind::Wait | OpKind::Test if !op.has(flags::FAILED) => {
-                        if let Some(made) = request_origin(trace, op) {
-                            self.complete(rank, op.index, made.index);
-                        }
-                    }
-                    kind if kind.is_nonblocking_collective() => {
-                        self.first_opaque[rank].get_or_insert(op.index);
-                    }
-                    _ if is_request(op) => {
-                        self.requests[rank].push(op.index);
-                        self.handles
-                            .entry((rank, op.request))
-                            .or_default()
-                            .push(op.index);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        for (&(rank, call), _) in self.completes.iter() {
-            if matches!(
-                self.traces[rank].ops[call as usize].kind,
-                OpKind::Waitany | OpKind::Waitsome
-            ) {
-                self.any_calls[rank].push(call);
-            }
-        }
-        for calls in &mut self.any_calls {
-            calls.sort_unstable();
-        }
-        for (&key, made) in &self.handles {
-            let (rank, _) = key;
-            let mut span = 0;
-            let mut never = Vec::new();
-            for &request in made {
-                match self.completed_at.get(&(rank, request)) {
-                    Some(&call) => span = span.max(call.saturating_sub(request)),
-                    None => never.push(request),
-                }
-            }
-            self.handle_span.insert(key, span);
-            if !never.is_empty() {
-                self.never_completed.insert(key, never);
-            }
-        }
-        paired
+    /// The call that completed the request `made` of `rank`, if any.
+    fn completed_at(&self, rank: usize, made: u64) -> Option<u64> {
+        let at = *self.ranks[rank].completed_at.get(made as usize)?;
+        (at != NO_RECORD).then_some(at)
     }
 
     /// The requests of `rank` made with `handle` before record `call`,
@@ -613,7 +463,7 @@ impl<'a> Model<'a> {
     /// record order): what a completion of `made` by `call` may stand for
     /// (see [`Model::send_request_cond`]).
     ///
-    /// The same as filtering all of `handles[(rank, handle)]`, without
+    /// The same as filtering all of the handle's requests, without
     /// reading every request the handle was ever recycled for (MPICH
     /// recycles a handle for each step of a loop, which made this
     /// quadratic in the trace, issue 13): a request completed at `c`
@@ -624,20 +474,22 @@ impl<'a> Model<'a> {
         if handle == 0 {
             return Vec::new();
         }
-        let key = (rank, handle);
-        let list = self.handles.get(&key).map_or(&[][..], Vec::as_slice);
-        let span = self.handle_span.get(&key).copied().unwrap_or(0);
-        let window = list.partition_point(|&r| r.saturating_add(span) <= call);
-        let end = list.partition_point(|&r| r < call).max(window);
-        let qualifies = |&r: &u64| {
-            r != made && r < call && self.completed_at.get(&(rank, r)).is_none_or(|&c| c > call)
+        let Some(handle) = self.ranks[rank].handles.get(&handle) else {
+            return Vec::new();
         };
+        let list = &handle.made[..];
+        let span = handle.span;
+        // Searched from where the last search of the handle ended: its
+        // calls come in about record order.
+        let window =
+            partition_point_near(list, handle.hint.get(), |&r| r.saturating_add(span) <= call);
+        let end = partition_point_near(list, window, |&r| r < call).max(window);
+        handle.hint.set(window);
+        let qualifies =
+            |&r: &u64| r != made && r < call && self.completed_at(rank, r).is_none_or(|c| c > call);
         let bound = list.get(window).copied().unwrap_or(u64::MAX);
-        let never = self
+        handle
             .never_completed
-            .get(&key)
-            .map_or(&[][..], Vec::as_slice);
-        never
             .iter()
             .take_while(|&&r| r < bound)
             .chain(&list[window..end])
@@ -646,62 +498,20 @@ impl<'a> Model<'a> {
             .collect()
     }
 
-    /// Notes that record `call` of `rank` completed the request `made`.
-    fn complete(&mut self, rank: usize, call: u64, made: u64) {
-        if self.completed_at.insert((rank, made), call).is_none() {
-            self.completes.entry((rank, call)).or_default().push(made);
+    /// The world collective instance record `op` of `rank` is, when its
+    /// condition is that every other rank reached its own instance (every
+    /// rank has one): the fixpoint counts arrivals at it ([`Gates`])
+    /// rather than test a condition on each other rank.
+    fn world_instance(&self, rank: usize, op: &Op) -> Option<usize> {
+        if op.kind.class() != OpClass::Collective
+            || op.kind.is_nonblocking_collective()
+            || op.has(flags::FAILED)
+            || !self.in_world(op.comm)
+        {
+            return None;
         }
-    }
-
-    /// Per rank, the earliest `Irecv` with each [`IrecvKey`], leaving out
-    /// those a call naming them completed.
-    fn unclaimed_irecvs(&self) -> Vec<HashMap<IrecvKey, u64>> {
-        self.traces
-            .iter()
-            .enumerate()
-            .map(|(rank, trace)| {
-                let mut earliest = HashMap::default();
-                for op in trace.ops.iter().filter(|op| {
-                    op.kind.is_nonblocking_receive()
-                        && !op.has(flags::FAILED)
-                        && !op.has(flags::CANCELLED)
-                        && !op.has(flags::PROC_NULL)
-                        && !self.irecv_source.contains_key(&(rank, op.index))
-                }) {
-                    let world = self.facts.in_world(op.comm);
-                    // The program's pattern: the analysis asks what a run
-                    // of the program without buffering does, where a
-                    // wildcard this replay forced is a wildcard again.
-                    let pattern = RecvPattern::as_written(op);
-                    let key = (world, pattern.source.filter(|_| world), pattern.tag);
-                    earliest.entry(key).or_insert(op.index);
-                }
-                earliest
-            })
-            .collect()
-    }
-
-    /// The earliest of `unclaimed` (a rank's) that may take the message of
-    /// `send` (of `sender`): sources on other communicators cannot be
-    /// translated, any is accepted there.
-    fn earliest_irecv(
-        &self,
-        unclaimed: &HashMap<IrecvKey, u64>,
-        sender: usize,
-        send: &Op,
-    ) -> Option<u64> {
-        let tag = SendSide::of(send)?.tag;
-        let world = self.facts.in_world(send.comm);
-        let source = world.then_some(sender as i32);
-        [
-            (world, source, Some(tag)),
-            (world, None, Some(tag)),
-            (world, source, None),
-            (world, None, None),
-        ]
-        .iter()
-        .filter_map(|key| unclaimed.get(key).copied())
-        .min()
+        let sequence = self.ranks[rank].collectives.binary_search(&op.index).ok()?;
+        (sequence < self.common_instances).then_some(sequence)
     }
 
     /// When `op`, record of `rank`, is passed.
@@ -712,8 +522,7 @@ impl<'a> Model<'a> {
         match op.kind {
             OpKind::Wait | OpKind::Waitall => {
                 let mut cond = Cond::default();
-                let made = self.completes.get(&(rank, op.index)).into_iter().flatten();
-                for &made in made {
+                for &made in self.ranks[rank].completes.all(op.index) {
                     if self.traces[rank].ops[made as usize]
                         .kind
                         .is_nonblocking_send()
@@ -775,18 +584,17 @@ impl<'a> Model<'a> {
     /// A call that completed nothing (all its requests inactive) passes.
     fn any_cond(&self, rank: usize, op: &Op) -> Cond {
         let pass = Cond::default();
-        if !self.completes.contains_key(&(rank, op.index))
-            || self.first_opaque[rank].is_some_and(|c| c < op.index)
-        {
+        let facts = &self.ranks[rank];
+        if !facts.completes.contains(op.index) || facts.first_opaque.is_some_and(|c| c < op.index) {
             return pass;
         }
         let before = |list: &[u64]| list.partition_point(|&i| i < op.index);
-        let made = &self.requests[rank][..before(&self.requests[rank])];
-        let taken = before(&self.any_calls[rank]);
+        let made = &facts.requests[..before(&facts.requests)];
+        let taken = before(&facts.any_calls);
         let mut groups = Vec::new();
         let mut free = 0usize;
         for &request in made {
-            let done_before = self.completed_at.get(&(rank, request)).is_some_and(|&c| {
+            let done_before = self.completed_at(rank, request).is_some_and(|c| {
                 c < op.index
                     && matches!(
                         self.traces[rank].ops[c as usize].kind,
@@ -800,7 +608,7 @@ impl<'a> Model<'a> {
             self.request_needs(rank, request, &mut group);
             let origin = &self.traces[rank].ops[request as usize];
             if origin.kind.is_nonblocking_receive() {
-                if let Some(&(sender, send)) = self.irecv_source.get(&(rank, request)) {
+                if let Some(&(sender, send)) = facts.irecv_source.get(request) {
                     group.push(Need {
                         rank: sender,
                         op: send,
@@ -867,27 +675,26 @@ impl<'a> Model<'a> {
             OpKind::Finalize => {
                 needs.extend((0..self.traces.len()).filter(|&q| q != rank).map(|q| Need {
                     rank: q,
-                    op: self.finalize[q],
+                    op: self.ranks[q].finalize,
                     standard: false,
                     origin: None,
                 }))
             }
             kind if kind.class() == OpClass::Collective
                 && !kind.is_nonblocking_collective()
-                && self.facts.in_world(op.comm) =>
+                && self.in_world(op.comm) =>
             {
-                let colls = &self.facts.collectives;
-                let Ok(sequence) = colls[rank].binary_search_by_key(&op.index, |c| c.index) else {
+                let Ok(sequence) = self.ranks[rank].collectives.binary_search(&op.index) else {
                     return needs;
                 };
                 // A rank without this instance: a mismatch the library
                 // tolerated; not modelled.
-                let instance: Option<Vec<Need>> = (0..colls.len())
+                let instance: Option<Vec<Need>> = (0..self.ranks.len())
                     .filter(|&q| q != rank)
                     .map(|q| {
-                        colls[q].get(sequence).map(|c| Need {
+                        self.ranks[q].collectives.get(sequence).map(|&c| Need {
                             rank: q,
-                            op: c.index,
+                            op: c,
                             standard: false,
                             origin: None,
                         })
@@ -907,10 +714,10 @@ impl<'a> Model<'a> {
 
     /// A send's condition: the receive that took its message was posted.
     fn send_need(&self, rank: usize, send: u64, standard: bool, needs: &mut Vec<Need>) {
-        if let Some(receipt) = self.receipts.get(&(rank, send)) {
-            if let Some(posted) = receipt.posted {
+        if let Some(receipt) = self.ranks[rank].receipts.get(send) {
+            if let Some(posted) = receipt.posted() {
                 needs.push(Need {
-                    rank: receipt.rank,
+                    rank: receipt.rank(),
                     op: posted,
                     standard,
                     origin: None,
@@ -921,7 +728,7 @@ impl<'a> Model<'a> {
 
     /// A receive's conditions: the sends its messages came from were issued.
     fn receive_needs(&self, rank: usize, record: u64, needs: &mut Vec<Need>) {
-        for &(sender, send) in self.sources.get(&(rank, record)).into_iter().flatten() {
+        for &(sender, send) in self.ranks[rank].sources.all(record) {
             needs.push(Need {
                 rank: sender,
                 op: send,
@@ -942,17 +749,26 @@ impl<'a> Model<'a> {
         // Ranks waiting for a rank to reach a record, earliest first.
         let mut waiting: Vec<BinaryHeap<Reverse<(u64, usize)>>> = vec![BinaryHeap::new(); size];
         let mut work: Vec<usize> = (0..size).rev().collect();
+        let mut gates = Gates::new(self, &mut work);
         while let Some(r) = work.pop() {
             while let Some(op) = self.traces[r].ops.get(at[r] as usize) {
-                let cond = current[r].get_or_insert_with(|| self.cond(r, op));
-                if let Some(unmet) = cond.unmet(&at, false) {
-                    for need in unmet {
-                        waiting[need.rank].push(Reverse((need.op, r)));
+                if let Some(instance) = self.world_instance(r, op) {
+                    if !gates.is_open(instance) {
+                        gates.wait(instance, r);
+                        break;
                     }
-                    break;
+                } else {
+                    let cond = current[r].get_or_insert_with(|| self.cond(r, op));
+                    if let Some(unmet) = cond.unmet(&at, false) {
+                        for need in unmet {
+                            waiting[need.rank].push(Reverse((need.op, r)));
+                        }
+                        break;
+                    }
                 }
                 at[r] += 1;
                 current[r] = None;
+                gates.reached(self, r, at[r], &mut work);
                 while let Some(&Reverse((op, waiter))) = waiting[r].peek() {
                     if op > at[r] {
                         break;
@@ -985,24 +801,24 @@ impl<'a> Model<'a> {
                 }
                 let waiting = match op.kind {
                     kind if kind.is_nonblocking_receive() && op.index < here => {
-                        match self.irecv_source.get(&(rank, op.index)) {
+                        match self.ranks[rank].irecv_source.get(op.index) {
                             Some(&(s, n)) => at[s] < n,
-                            None => !surely_sent(&sent[rank], op, self.facts.in_world(op.comm)),
+                            None => !surely_sent(&sent[rank], op, self.in_world(op.comm)),
                         }
                     }
                     OpKind::Recv | OpKind::Sendrecv | OpKind::SendrecvReplace
                         if op.index == here =>
                     {
-                        self.sources
-                            .get(&(rank, here))
-                            .into_iter()
-                            .flatten()
+                        self.ranks[rank]
+                            .sources
+                            .all(here)
+                            .iter()
                             .any(|&(s, n)| at[s] < n)
                     }
                     _ => false,
                 };
                 if waiting {
-                    let world = self.facts.in_world(op.comm);
+                    let world = self.in_world(op.comm);
                     let key = (world, RecvPattern::as_written(op).tag);
                     open[rank].entry(key).or_insert(op.index);
                     if !world {
@@ -1017,7 +833,7 @@ impl<'a> Model<'a> {
         }
         // The earliest posted open wildcard in `open` that accepts `send`.
         let taker = |open: &HashMap<(bool, Option<i32>), u64>, send: &SendSide| {
-            let world = self.facts.in_world(send.comm);
+            let world = self.in_world(send.comm);
             [(world, Some(send.tag)), (world, None)]
                 .iter()
                 .filter_map(|key| open.get(key).copied())
@@ -1032,14 +848,14 @@ impl<'a> Model<'a> {
                 .filter(|op| !op.has(flags::FAILED))
                 .filter_map(|op| Some((op, SendSide::of(op)?)))
             {
-                let candidate = match self.receipts.get(&(sender, send.index)) {
+                let candidate = match self.ranks[sender].receipts.get(send.index) {
                     // Taken by a receive not posted before the wildcard (a
                     // wildcard posted first would have taken it).
-                    Some(receipt) => taker(&open[receipt.rank], &side).is_some_and(|wildcard| {
-                        !receipt.exact || receipt.posted.is_none_or(|p| wildcard < p)
+                    Some(receipt) => taker(&open[receipt.rank()], &side).is_some_and(|wildcard| {
+                        !receipt.exact || receipt.posted().is_none_or(|p| wildcard < p)
                     }),
                     // Never received: still pending at its destination.
-                    None if self.facts.in_world(side.comm) => usize::try_from(side.dest)
+                    None if self.in_world(side.comm) => usize::try_from(side.dest)
                         .ok()
                         .and_then(|d| open.get(d))
                         .is_some_and(|open| taker(open, &side).is_some()),
@@ -1058,11 +874,11 @@ impl<'a> Model<'a> {
     /// by (source: `Some` world rank, `None` any; tag): the latest such
     /// call, and the latest whose message was not sent in state `at`.
     fn loose_sent(&self, at: &[u64]) -> Vec<LooseSent> {
-        self.loose
+        self.ranks
             .iter()
-            .map(|taken| {
+            .map(|facts| {
                 let mut sent = HashMap::default();
-                for &(record, sender, send) in taken {
+                for &(record, sender, send) in &facts.loose {
                     let Some(SendSide { tag, .. }) =
                         SendSide::of(&self.traces[sender].ops[send as usize])
                     else {
@@ -1120,28 +936,6 @@ impl<'a> Model<'a> {
     }
 }
 
-/// An `Irecv`'s arguments, for finding the ones that may take a message:
-/// whether on `MPI_COMM_WORLD`, its source (`None`: `MPI_ANY_SOURCE`, or
-/// another communicator's rank) and tag (`None`: `MPI_ANY_TAG`).
-type IrecvKey = (bool, Option<i32>, Option<i32>);
-
-/// Where the receive whose receiving record is `receiver` was posted, when
-/// the records say: the `Recv`/`Sendrecv` itself, or the `Irecv` that the
-/// `Wait`/`Test` of a single request names.
-fn exact_posting(trace: &RankTrace, receiver: &Op) -> Option<u64> {
-    match receiver.kind {
-        OpKind::Recv | OpKind::Sendrecv | OpKind::SendrecvReplace | OpKind::Mrecv => {
-            Some(receiver.index)
-        }
-        kind if (kind == OpKind::Wait || kind.is_test()) && receiver.count <= 1 => {
-            request_origin(trace, receiver)
-                .filter(|o| o.kind.is_nonblocking_receive())
-                .map(|o| o.index)
-        }
-        _ => None,
-    }
-}
-
 /// A rank's messages taken by `Irecv`s that a call not naming them
 /// completed, by (source: `Some` world rank, `None` any; tag): the latest
 /// such call, and the latest whose message was not sent (see
@@ -1160,29 +954,6 @@ fn surely_sent(sent: &LooseSent, irecv: &Op, world: bool) -> bool {
     sent.get(&key).is_some_and(|&(latest, latest_unsent)| {
         latest > irecv.index && latest_unsent.is_none_or(|u| u < irecv.index)
     })
-}
-
-/// Whether `op` completed a receive (it has the receive's status) and so
-/// must have a `Matched` record.
-fn completed_receive(op: &Op) -> bool {
-    matches!(
-        op.kind,
-        OpKind::Recv
-            | OpKind::Sendrecv
-            | OpKind::SendrecvReplace
-            | OpKind::Mrecv
-            | OpKind::Wait
-            | OpKind::Waitall
-            | OpKind::Waitany
-            | OpKind::Waitsome
-            | OpKind::Test
-            | OpKind::Testall
-            | OpKind::Testany
-            | OpKind::Testsome
-    ) && op.has(flags::HAS_STATUS)
-        && !op.has(flags::FAILED)
-        && !op.has(flags::PROC_NULL)
-        && op.matched.is_some_and(|(source, _)| source >= 0)
 }
 
 /// The wait-for graph of the stuck ranks, its cycle and knot.
@@ -1209,6 +980,9 @@ fn witness(size: usize, stuck: Vec<StuckRank>) -> BufferingHazard {
     knot.sort_unstable();
     BufferingHazard { stuck, cycle, knot }
 }
+
+mod gates;
+mod read;
 
 #[cfg(test)]
 mod tests;

@@ -131,6 +131,7 @@ pub mod exhaustive;
 pub mod explore;
 pub mod oracle;
 pub mod policy;
+mod record_map;
 
 pub use buffering::{find_buffering_hazard, Awaited, BufferingHazard, StuckRank};
 pub use config::{ExploreConfig, LoopAbstraction};

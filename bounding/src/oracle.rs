@@ -122,13 +122,13 @@
 //! non-wildcard `Irecv` is linked to it through its `Matched` records (the
 //! earliest open `Irecv` whose status names that sender).
 
+use crate::record_map::RecordMap;
 use mbh_trace::envelope::{Envelope, RecvPattern, SendSide};
 use mbh_trace::op::{flags, DataFlow, OpClass};
 use mbh_trace::rank_trace::{Op, RankTrace, WildcardEvent};
 use mbh_trace::OpKind;
 use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::Direction;
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeSet;
 
 /// The potential senders of one wildcard receive or probe.
@@ -243,21 +243,11 @@ struct SendInfo {
     /// What it sends (`side.dest` is `rank`'s destination).
     side: SendSide,
     node: NodeIndex,
-}
-
-/// Stands for a choice candidate that took no send: placed at the choice's
-/// own node `at`, so the search marks it ordered (never offered).
-fn no_send(at: NodeIndex) -> SendInfo {
-    SendInfo {
-        rank: -1,
-        op: u64::MAX,
-        side: SendSide {
-            dest: -1,
-            tag: -1,
-            comm: 0,
-        },
-        node: at,
-    }
+    /// Its position: the trace of its rank, and `op`.
+    at: At,
+    /// The receive that took it, if one did ([`Oracle::taken_by`]): asked
+    /// for each candidate of each event, so read once.
+    taken: Option<At>,
 }
 
 /// A collective call of one set: trace index, node, kind, root.
@@ -324,23 +314,44 @@ fn behaves_as(kind: OpKind, zero_buffering: bool) -> OpKind {
     }
 }
 
+/// No node, in [`Oracle::node`].
+const NO_NODE: u32 = u32::MAX;
+
+// Per-trace arrays and sorted maps, not maps keyed by (trace, record):
+// at 1,024 ranks of 10^4 calls those were a cache miss per call and a
+// quarter of the oracle's time (issue 13).
 struct Oracle<'a> {
     traces: &'a [RankTrace],
+    /// The matches-before graph while it is built; then empty, and
+    /// `condensed` answers for it.
     graph: DiGraph<(), ()>,
-    /// Main node of each call (the receive part of a `Sendrecv`).
-    node: Vec<HashMap<u64, NodeIndex>>,
-    /// Sends by destination rank.
+    /// The graph's condensation, which every question is asked of.
+    condensed: reach::Condensed,
+    /// Main node of each call (the receive part of a `Sendrecv`), by
+    /// trace and position of the record ([`NO_NODE`]: none).
+    node: Vec<Vec<u32>>,
+    /// Whether each trace's record indices are their positions (as in
+    /// every trace the runtime writes): its records are then found
+    /// without reading them.
+    dense: Vec<bool>,
+    /// The node of each send (a `Sendrecv`'s send part), by trace and
+    /// record.
+    send_node: Vec<RecordMap<NodeIndex>>,
+    /// The ranks with wildcard events: the only destinations `sends_to`
+    /// is asked about.
+    asked: HashSet<i32>,
+    /// Sends by destination rank, for the ranks in `asked`.
     sends_to: HashMap<i32, Vec<SendInfo>>,
-    /// Which receive call took a send: send position → receive position.
-    taken_by: HashMap<At, At>,
-    /// The send a receive call took: receive position → send position.
-    took: HashMap<At, At>,
+    /// Each trace's position, by its rank.
+    rank_index: HashMap<i32, usize>,
+    /// Which receive call took a send: by the send's trace and record, the
+    /// receive's position.
+    taken_by: Vec<RecordMap<At>>,
+    /// The send a receive call took: by the receive's trace and record,
+    /// the send's position.
+    took: Vec<RecordMap<At>>,
     /// Per trace, the wildcard events: (event, call index, matched rank).
     events: Vec<Vec<(u32, u64, i32)>>,
-}
-
-fn is_sync_send(kind: OpKind) -> bool {
-    kind.is_synchronous_send()
 }
 
 /// Each trace's position, by its rank.
@@ -371,11 +382,42 @@ fn world_ranks(traces: &[RankTrace]) -> HashMap<(u64, i32), i32> {
 
 /// The record with index `i` (records are dense, so normally `ops[i]`).
 fn op_at(trace: &RankTrace, i: u64) -> Option<&Op> {
-    trace
-        .ops
-        .get(i as usize)
-        .filter(|op| op.index == i)
-        .or_else(|| trace.ops.iter().find(|op| op.index == i))
+    position(trace, i).map(|at| &trace.ops[at])
+}
+
+/// Where the record with index `i` is in `trace.ops` (records are dense,
+/// so normally at `i`).
+fn position(trace: &RankTrace, i: u64) -> Option<usize> {
+    usize::try_from(i)
+        .ok()
+        .filter(|&at| trace.ops.get(at).is_some_and(|op| op.index == i))
+        .or_else(|| trace.ops.iter().position(|op| op.index == i))
+}
+
+/// The `Irecv`s of one trace already linked to a completion: a flag per
+/// record, and the indices no record has.
+struct Linked<'a> {
+    trace: &'a RankTrace,
+    at: Vec<bool>,
+    elsewhere: HashSet<u64>,
+}
+
+impl<'a> Linked<'a> {
+    fn new(trace: &'a RankTrace) -> Self {
+        Linked {
+            trace,
+            at: vec![false; trace.ops.len()],
+            elsewhere: HashSet::default(),
+        }
+    }
+
+    /// Links `irecv`; false if it was already.
+    fn insert(&mut self, irecv: u64) -> bool {
+        match position(self.trace, irecv) {
+            Some(at) => !std::mem::replace(&mut self.at[at], true),
+            None => self.elsewhere.insert(irecv),
+        }
+    }
 }
 
 /// What the walk over each rank's calls leaves for the arcs between ranks.
@@ -386,11 +428,11 @@ struct CallNodes {
     collectives: HashMap<(u64, usize), Vec<Member>>,
     /// The calls of each communicator constructor, numbered apart.
     constructors: HashMap<(u64, usize), Vec<NodeIndex>>,
-    /// The node of each send (a `Sendrecv`'s send part).
-    send_node: HashMap<At, NodeIndex>,
     /// Where a synchronous send returns: an `Ssend`'s own completion node,
-    /// an `Issend`'s `Wait`. Its receive precedes that, not the send's
-    /// match (see [`Oracle::add_message_arcs`]).
+    /// an `Issend`'s `Wait` (under zero buffering, also those of the
+    /// standard sends, which behave as synchronous); no other send has an
+    /// entry. Its receive precedes that, not the send's match (see
+    /// [`Oracle::add_message_arcs`]).
     sync_return: HashMap<At, NodeIndex>,
 }
 
@@ -421,33 +463,45 @@ impl<'a> Oracle<'a> {
         let mut o = Oracle {
             traces,
             graph: DiGraph::with_capacity(calls, 2 * calls),
-            node: traces
-                .iter()
-                .map(|t| HashMap::with_capacity_and_hasher(t.ops.len() / 2, Default::default()))
-                .collect(),
+            condensed: reach::Condensed::default(),
+            node: traces.iter().map(|t| vec![NO_NODE; t.ops.len()]).collect(),
+            dense: vec![false; traces.len()],
+            send_node: (0..traces.len()).map(|_| RecordMap::default()).collect(),
+            asked: HashSet::default(),
             sends_to: HashMap::default(),
-            taken_by: HashMap::default(),
-            took: HashMap::default(),
+            rank_index: rank_index(traces),
+            taken_by: Vec::new(),
+            took: Vec::new(),
             events: vec![Vec::new(); traces.len()],
         };
         let completes = o.read_matches();
+        o.asked = traces
+            .iter()
+            .zip(&o.events)
+            .filter(|(_, events)| !events.is_empty())
+            .map(|(trace, _)| trace.rank)
+            .collect();
         let world_rank = world_ranks(traces);
         let mut nodes = CallNodes::default();
         for (t, completed) in completes.iter().enumerate() {
             o.add_rank_calls(t, completed, &world_rank, zero_buffering, &mut nodes);
         }
-        o.add_message_arcs(&nodes, zero_buffering);
+        o.add_message_arcs(&nodes);
         o.add_collective_arcs(nodes);
         o.add_probe_arcs();
+        // The graph goes as it is condensed: at 1,024 ranks of 10^4 calls
+        // it is 0.5 GiB, which the sweeps' labels need next.
+        o.condensed = reach::Condensed::new(std::mem::take(&mut o.graph));
         o
     }
 
     /// Pass 1: every rank's wildcard events, which `Irecv`s each completion
     /// completed (returned, by rank), and which send each receive took.
-    fn read_matches(&mut self) -> Vec<HashMap<u64, Vec<u64>>> {
+    fn read_matches(&mut self) -> Vec<RecordMap<u64>> {
         let traces = self.traces;
         let rank_index = rank_index(traces);
-        let mut completes: Vec<HashMap<u64, Vec<u64>>> = vec![HashMap::default(); traces.len()];
+        let mut completes = Vec::with_capacity(traces.len());
+        let mut taken_by: Vec<Vec<(u64, At)>> = vec![Vec::new(); traces.len()];
         for (t, trace) in traces.iter().enumerate() {
             let ops = &trace.ops;
             let mut event_call: HashMap<u32, u64> = HashMap::default();
@@ -460,17 +514,26 @@ impl<'a> Oracle<'a> {
                 self.events[t].push((clock.event, clock.call, clock.matched));
             }
             let get = |i: u64| op_at(trace, i);
-            let mut linked: BTreeSet<u64> = BTreeSet::new();
+            let mut linked = Linked::new(trace);
+            // (completion, Irecv), in the order found.
+            let mut done: Vec<(u64, u64)> = Vec::new();
             // Waits that name their request's record.
-            for op in ops.iter() {
+            let mut dense = true;
+            for (at, op) in ops.iter().enumerate() {
+                dense &= op.index == at as u64;
                 if let Some(origin) = op.request_origin() {
                     if get(origin).is_some_and(|c| c.kind.is_nonblocking_receive())
                         && linked.insert(origin)
                     {
-                        completes[t].entry(op.index).or_default().push(origin);
+                        done.push((op.index, origin));
                     }
                 }
             }
+            self.dense[t] = dense;
+            let mut took: Vec<(u64, At)> = Vec::new();
+            // The receives of `took[..gathered]`, gathered when asked for.
+            let mut took_calls: HashSet<u64> = HashSet::default();
+            let mut gathered = 0;
             for (m, matched) in ops.iter().filter_map(|op| Some((op, op.matched_send()?))) {
                 let Some(receiver) = get(matched.receiver) else {
                     continue;
@@ -488,11 +551,13 @@ impl<'a> Oracle<'a> {
                         .request_origin()
                         .filter(|&i| get(i).is_some_and(|c| c.kind.is_nonblocking_receive()));
                     let found = by_event.or(by_completed).or(by_aux).or_else(|| {
+                        took_calls.extend(took[gathered..].iter().map(|&(c, _)| c));
+                        gathered = took.len();
                         // The earliest Irecv before it, not yet linked to a
                         // message, whose status names this sender.
                         ops.iter()
                             .filter(|c| c.kind.is_nonblocking_receive() && c.index < receiver.index)
-                            .filter(|c| !self.took.contains_key(&(t, c.index)))
+                            .filter(|c| !took_calls.contains(&c.index))
                             .find(|c| c.matched.is_none_or(|(s, _)| s == send.sender))
                             .map(|c| c.index)
                     });
@@ -500,18 +565,23 @@ impl<'a> Oracle<'a> {
                         continue;
                     };
                     if linked.insert(irecv) {
-                        completes[t].entry(receiver.index).or_default().push(irecv);
+                        done.push((receiver.index, irecv));
                     }
                     irecv
                 } else {
                     receiver.index
                 };
                 if let Some(&s) = rank_index.get(&send.sender) {
-                    self.took.insert((t, call), (s, send.record));
-                    self.taken_by.insert((s, send.record), (t, call));
+                    took.push((call, (s, send.record)));
+                    taken_by[s].push((send.record, (t, call)));
                 }
             }
+            self.took.push(RecordMap::last_wins(took));
+            completes.push(RecordMap::multi(done));
         }
+        // Pushed in the order the traces were read: where two receives
+        // name one send, the last one read took it (as a map's insert).
+        self.taken_by = taken_by.into_iter().map(RecordMap::last_wins).collect();
         completes
     }
 
@@ -520,14 +590,15 @@ impl<'a> Oracle<'a> {
     fn add_rank_calls(
         &mut self,
         t: usize,
-        completes: &HashMap<u64, Vec<u64>>,
+        completes: &RecordMap<u64>,
         world_rank: &HashMap<(u64, i32), i32>,
         zero_buffering: bool,
         nodes: &mut CallNodes,
     ) {
         let trace = &self.traces[t];
         let mut walk = RankWalk::default();
-        for op in &trace.ops {
+        let mut send_node = Vec::new();
+        for (at, op) in trace.ops.iter().enumerate() {
             let class = op.kind.class();
             if op.has(flags::CANCELLED) {
                 // It matched nothing and ordered nothing.
@@ -564,23 +635,29 @@ impl<'a> Oracle<'a> {
                 if let Some(prev) = walk.channel.insert((side.dest, side.comm, side.tag), n) {
                     self.graph.add_edge(prev, n, ());
                 }
-                nodes.send_node.insert((t, op.index), n);
+                send_node.push((op.index, n));
                 let dest = world_rank
                     .get(&(side.comm, side.dest))
                     .copied()
                     .unwrap_or(side.dest);
-                self.sends_to.entry(dest).or_default().push(SendInfo {
-                    rank: trace.rank,
-                    op: op.index,
-                    side,
-                    node: n,
-                });
+                if self.asked.contains(&dest) {
+                    let at = (self.rank_index[&trace.rank], op.index);
+                    let taken = self.taken_by[at.0].get(at.1).copied();
+                    self.sends_to.entry(dest).or_default().push(SendInfo {
+                        rank: trace.rank,
+                        op: op.index,
+                        side,
+                        node: n,
+                        at,
+                        taken,
+                    });
+                }
                 let acts_as = behaves_as(op.kind, zero_buffering);
                 if matches!(acts_as, OpKind::Issend | OpKind::StartSsend) {
                     walk.issend.insert(op.index, n);
                 }
                 if !op.kind.is_sendrecv() {
-                    self.node[t].insert(op.index, n);
+                    self.node[t][at] = n.index() as u32;
                     if acts_as == OpKind::Ssend {
                         // The send returns after its match: a node of its
                         // own, which fences the rank's later calls.
@@ -596,13 +673,14 @@ impl<'a> Oracle<'a> {
                 continue;
             }
             let n = self.add_call(walk.last_fence);
-            self.node[t].insert(op.index, n);
+            self.node[t][at] = n.index() as u32;
             match class {
                 OpClass::Receive | OpClass::Probe => self.add_receive(t, op, n, &mut walk),
                 OpClass::Completion => {
-                    if let Some(done) = completes.get(&op.index) {
-                        for irecv in done {
-                            if let Some(&r) = self.node[t].get(irecv) {
+                    let done = completes.all(op.index);
+                    if !done.is_empty() {
+                        for &irecv in done {
+                            if let Some(r) = self.node_of(t, irecv) {
                                 self.graph.add_edge(r, n, ());
                             }
                         }
@@ -633,6 +711,20 @@ impl<'a> Oracle<'a> {
                 _ => {}
             }
         }
+        self.send_node[t] = RecordMap::last_wins(send_node);
+    }
+
+    /// The main node of record `record` of trace `t`, if it has one.
+    fn node_of(&self, t: usize, record: u64) -> Option<NodeIndex> {
+        let at = if self.dense[t] {
+            usize::try_from(record)
+                .ok()
+                .filter(|&at| at < self.node[t].len())?
+        } else {
+            position(&self.traces[t], record)?
+        };
+        let node = self.node[t][at];
+        (node != NO_NODE).then(|| NodeIndex::new(node as usize))
     }
 
     /// A node for a call, after the rank's last fence (C1).
@@ -653,7 +745,7 @@ impl<'a> Oracle<'a> {
         // the program, not the replay's postings).
         let pattern = RecvPattern::as_written(op);
         let envelope = op.matched.or_else(|| {
-            let source = match self.took.get(&(t, op.index)) {
+            let source = match self.took[t].get(op.index) {
                 Some(&(s, _)) => self.traces[s].rank,
                 None => {
                     self.events[t]
@@ -686,24 +778,28 @@ impl<'a> Oracle<'a> {
     }
 
     /// Send-receive match sets (C5/C7/C9), and C10 for synchronous sends.
-    fn add_message_arcs(&mut self, nodes: &CallNodes, zero_buffering: bool) {
-        for (&(s, si), &(r, ri)) in &self.taken_by {
-            let (Some(&sn), Some(&rn)) = (nodes.send_node.get(&(s, si)), self.node[r].get(&ri))
-            else {
-                continue;
-            };
-            self.graph.add_edge(sn, rn, ());
-            let kind = op_at(&self.traces[s], si).map(|op| behaves_as(op.kind, zero_buffering));
-            if kind.is_some_and(is_sync_send) {
-                // Seed 000 §5.2.1: what follows the send's return follows
-                // the receive. Not the send's match itself: that would put
-                // everything before the receive (an earlier wildcard
-                // receive of its rank) before the send, and hide a match
-                // that send could have made (SCENARIOS.md S8).
+    fn add_message_arcs(&mut self, nodes: &CallNodes) {
+        let mut arcs = Vec::new();
+        for (s, taken_by) in self.taken_by.iter().enumerate() {
+            for (si, &(r, ri)) in taken_by.iter() {
+                let (Some(&sn), Some(rn)) = (self.send_node[s].get(si), self.node_of(r, ri)) else {
+                    continue;
+                };
+                arcs.push((sn, rn));
+                // Seed 000 §5.2.1: what follows a synchronous send's return
+                // follows the receive (only a send that behaves as
+                // synchronous has a return in `sync_return`). Not the
+                // send's match itself: that would put everything before
+                // the receive (an earlier wildcard receive of its rank)
+                // before the send, and hide a match that send could have
+                // made (SCENARIOS.md S8).
                 if let Some(&returned) = nodes.sync_return.get(&(s, si)) {
-                    self.graph.add_edge(rn, returned, ());
+                    arcs.push((rn, returned));
                 }
             }
+        }
+        for (from, to) in arcs {
+            self.graph.add_edge(from, to, ());
         }
     }
 
@@ -746,8 +842,7 @@ impl<'a> Oracle<'a> {
                             .get(&index)
                             .copied()
                             .flatten()
-                            .and_then(|c| self.node[t].get(&c))
-                            .copied()
+                            .and_then(|c| self.node_of(t, c))
                     } else {
                         Some(n)
                     };
@@ -792,7 +887,6 @@ impl<'a> Oracle<'a> {
     /// Wildcard probes: each is preceded by the message it saw.
     fn add_probe_arcs(&mut self) {
         let traces = self.traces;
-        let rank_index = rank_index(traces);
         for (t, trace) in traces.iter().enumerate() {
             for &(_, call, matched) in &self.events[t] {
                 let Some(op) = op_at(trace, call) else {
@@ -810,14 +904,10 @@ impl<'a> Oracle<'a> {
                     .into_iter()
                     .flatten()
                     .filter(|s| s.rank == matched && pattern.accepts(&s.side.envelope(s.rank)))
-                    .filter(|s| {
-                        self.taken_by
-                            .get(&(rank_index[&s.rank], s.op))
-                            .is_none_or(|&(_, ri)| ri > call)
-                    })
+                    .filter(|s| s.taken.is_none_or(|(_, ri)| ri > call))
                     .min_by_key(|s| s.op)
                     .map(|s| s.node);
-                if let (Some(s), Some(&p)) = (seen, self.node[t].get(&call)) {
+                if let (Some(s), Some(p)) = (seen, self.node_of(t, call)) {
                     self.graph.add_edge(s, p, ());
                 }
             }
@@ -825,13 +915,6 @@ impl<'a> Oracle<'a> {
     }
 
     fn answer(&self) -> Vec<OracleMatch> {
-        let rank_index = rank_index(self.traces);
-        let send_node: HashMap<At, NodeIndex> = self
-            .sends_to
-            .values()
-            .flatten()
-            .map(|s| ((rank_index[&s.rank], s.op), s.node))
-            .collect();
         let questions: Vec<Question> = self
             .traces
             .iter()
@@ -841,7 +924,7 @@ impl<'a> Oracle<'a> {
                     .iter()
                     .filter_map(move |&(event, call, matched)| {
                         let op = op_at(trace, call)?;
-                        let node = *self.node[t].get(&call)?;
+                        let node = self.node_of(t, call)?;
                         Some(Question {
                             t,
                             event,
@@ -853,17 +936,15 @@ impl<'a> Oracle<'a> {
                     })
             })
             .collect();
-        let condensed = reach::Condensed::new(&self.graph);
+        let condensed = &self.condensed;
         let mut labels = Vec::new();
         let mut out = Vec::with_capacity(questions.len());
         // Per answer, in order: the sender whose message's past is asked
         // for, and that message's node.
         let mut past_wanted: Vec<Vec<(i32, NodeIndex)>> = Vec::with_capacity(questions.len());
         for batch in questions.chunks(reach::BATCH) {
-            let candidates: Vec<Vec<&SendInfo>> = batch
-                .iter()
-                .map(|q| self.candidates(q, &rank_index))
-                .collect();
+            let candidates: Vec<Vec<&SendInfo>> =
+                batch.iter().map(|q| self.candidates(q)).collect();
             let mut ordered: Vec<Vec<bool>> =
                 candidates.iter().map(|c| vec![false; c.len()]).collect();
             let sources: Vec<NodeIndex> = batch.iter().map(|q| q.node).collect();
@@ -887,15 +968,14 @@ impl<'a> Oracle<'a> {
                     if senders.insert(s.rank) {
                         wanted.push((s.rank, s.node));
                     }
-                    if self.taken_by.contains_key(&(rank_index[&s.rank], s.op)) {
+                    if s.taken.is_some() {
                         received.insert(s.rank);
                     }
                 }
                 // The message it took needs its own past as much.
-                if let Some(&node) = self
-                    .took
-                    .get(&(q.t, q.call))
-                    .and_then(|at| send_node.get(at))
+                if let Some(&node) = self.took[q.t]
+                    .get(q.call)
+                    .and_then(|&(s, op)| self.send_node[s].get(op))
                 {
                     wanted.push((q.matched, node));
                 }
@@ -912,7 +992,7 @@ impl<'a> Oracle<'a> {
                 });
             }
         }
-        let pasts = self.wildcard_pasts(&condensed, &past_wanted);
+        let pasts = self.wildcard_pasts(condensed, &past_wanted);
         for (answer, wanted) in out.iter_mut().zip(&past_wanted) {
             answer.enablers = wanted
                 .iter()
@@ -929,7 +1009,7 @@ impl<'a> Oracle<'a> {
     /// The messages wildcard event `q` could take besides the one it did:
     /// unclaimed, compatible with its pattern (any source), not from the
     /// matched rank.
-    fn candidates(&self, q: &Question, rank_index: &HashMap<i32, usize>) -> Vec<&SendInfo> {
+    fn candidates(&self, q: &Question) -> Vec<&SendInfo> {
         let trace = &self.traces[q.t];
         let Some(op) = op_at(trace, q.call) else {
             return Vec::new();
@@ -940,18 +1020,14 @@ impl<'a> Oracle<'a> {
             source: None,
             ..RecvPattern::as_written(op)
         };
+        let took = self.took[q.t].get(q.call);
         self.sends_to
             .get(&trace.rank)
             .into_iter()
             .flatten()
             .filter(|s| s.rank != q.matched && pattern.accepts(&s.side.envelope(s.rank)))
             .filter(|s| {
-                let at = (rank_index[&s.rank], s.op);
-                self.took.get(&(q.t, q.call)) != Some(&at)
-                    && self
-                        .taken_by
-                        .get(&at)
-                        .is_none_or(|&(rt, ri)| rt != q.t || ri > q.call)
+                took != Some(&s.at) && s.taken.is_none_or(|(rt, ri)| rt != q.t || ri > q.call)
             })
             .collect()
     }
@@ -995,15 +1071,10 @@ impl<'a> Oracle<'a> {
     /// [`potential_senders_and_indices`]): one search from the choice's
     /// call per choice.
     fn answer_indices(&self) -> Vec<OracleMatch> {
-        let mut stamp = vec![0u32; self.graph.node_count()];
+        // Sized at the first choice: most runs have none.
+        let mut stamp = Vec::new();
         let mut generation = 0u32;
         let mut out = Vec::new();
-        let send_at: HashMap<(i32, u64), &SendInfo> = self
-            .sends_to
-            .values()
-            .flatten()
-            .map(|info| ((info.rank, info.op), info))
-            .collect();
         for (t, trace) in self.traces.iter().enumerate() {
             let mut by_choice: std::collections::BTreeMap<(u32, u64), Vec<(i32, u64)>> =
                 std::collections::BTreeMap::new();
@@ -1014,32 +1085,27 @@ impl<'a> Oracle<'a> {
                     .push((candidate.index, candidate.receive));
             }
             for ((event, call), candidates) in by_choice {
-                let (Some(&from), Some(choice)) = (self.node[t].get(&call), op_at(trace, call))
-                else {
+                let (Some(from), Some(choice)) = (self.node_of(t, call), op_at(trace, call)) else {
                     continue;
                 };
-                // The sends the candidates took; one not reached from the
-                // choice's call could have come first.
-                let sends: Vec<SendInfo> = candidates
+                // The nodes of the sends the candidates took; one not
+                // reached from the choice's call could have come first. A
+                // candidate that took no send stands at the choice's own
+                // node, so the search marks it ordered (never offered).
+                let sends: Vec<NodeIndex> = candidates
                     .iter()
                     .map(|&(_, made)| {
-                        self.took
-                            .get(&(t, made))
-                            .and_then(|&(s, op)| send_at.get(&(self.traces[s].rank, op)))
-                            .map_or(no_send(from), |&&info| info)
+                        self.took[t]
+                            .get(made)
+                            .and_then(|&(s, op)| self.send_node[s].get(op))
+                            .copied()
+                            .unwrap_or(from)
                     })
                     .collect();
-                let refs: Vec<&SendInfo> = sends.iter().collect();
-                let mut after = vec![false; refs.len()];
+                let mut after = vec![false; sends.len()];
                 generation += 1;
-                self.search(
-                    from,
-                    Direction::Outgoing,
-                    &mut stamp,
-                    generation,
-                    &refs,
-                    &mut after,
-                );
+                self.condensed
+                    .search(from, &sends, &mut stamp, generation, &mut after);
                 let indices: Vec<i32> = candidates
                     .iter()
                     .zip(&after)
@@ -1066,59 +1132,12 @@ impl<'a> Oracle<'a> {
         let mut at = HashMap::default();
         for (t, trace) in self.traces.iter().enumerate() {
             for &(event, call, _) in &self.events[t] {
-                if let Some(&node) = self.node[t].get(&call) {
+                if let Some(node) = self.node_of(t, call) {
                     at.insert(node, (trace.rank, event));
                 }
             }
         }
         at
-    }
-
-    /// Breadth-first search from `from` along `direction`, marking the
-    /// candidates it reaches as ordered; stops once all are. (Choices
-    /// among requests are few; wildcard events use [`reach`] instead.)
-    fn search(
-        &self,
-        from: NodeIndex,
-        direction: Direction,
-        stamp: &mut [u32],
-        generation: u32,
-        candidates: &[&SendInfo],
-        ordered: &mut [bool],
-    ) {
-        let mut left = ordered.iter().filter(|&&o| !o).count();
-        if left == 0 {
-            return;
-        }
-        let wanted: HashMap<NodeIndex, Vec<usize>> =
-            candidates
-                .iter()
-                .enumerate()
-                .fold(HashMap::default(), |mut m, (i, s)| {
-                    m.entry(s.node).or_insert_with(Vec::new).push(i);
-                    m
-                });
-        let mut queue = std::collections::VecDeque::from([from]);
-        stamp[from.index()] = generation;
-        while let Some(n) = queue.pop_front() {
-            if let Some(hits) = wanted.get(&n) {
-                for &i in hits {
-                    if !ordered[i] {
-                        ordered[i] = true;
-                        left -= 1;
-                    }
-                }
-                if left == 0 {
-                    return;
-                }
-            }
-            for next in self.graph.neighbors_directed(n, direction) {
-                if stamp[next.index()] != generation {
-                    stamp[next.index()] = generation;
-                    queue.push_back(next);
-                }
-            }
-        }
     }
 }
 

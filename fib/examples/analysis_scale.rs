@@ -13,7 +13,10 @@
 //! (`TraceWriter`), so the generator's memory is not counted; this process
 //! then reads them back (`RankTrace::read_decoded`, as `verify` does) and
 //! runs each analysis on them, printing a Markdown table. `--skip` leaves
-//! phases out (`oracle`, `fib`, ...).
+//! phases out (`events`, `deadlock`, `buffering`, `hazard`, `fib`,
+//! `oracle`). The deadlock check, the buffering analysis and the oracle
+//! print a digest of their answer: a change that keeps the digests of
+//! the old build on every size keeps the answers.
 //!
 //! # The program the traces record
 //!
@@ -45,6 +48,7 @@ use mbh_fib::{audit, Coverage, Options, Verdict};
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{Op, RankState, RawOp, TraceWriter, WildcardEvent, WORLD_COMM};
 use mbh_trace::{OpKind, RankTrace};
+use rayon::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -694,6 +698,12 @@ fn analyse(ranks: usize, dir: &Path, skip: &[String]) -> bool {
     if run("oracle") {
         oracle_phase(&traces, &mut table);
     }
+    // Last: `verify` runs no such analysis after the others (a run that
+    // finished has no hazard but in a program that relies on buffering),
+    // and what it leaves to the allocator would weigh on their peaks.
+    if run("hazard") {
+        ok &= hazard_phase(traces, &mut table).1;
+    }
     println!(
         "| **total** | **{:.2}** | **{:.2}** | **{:.0}** (largest phase peak) | | |",
         table.total, table.cpu, table.peak
@@ -701,10 +711,12 @@ fn analyse(ranks: usize, dir: &Path, skip: &[String]) -> bool {
     ok
 }
 
-/// Reads and decodes `rank-0.trace` ... of `dir`, as `verify` does; a
-/// damaged or truncated trace is an error.
+/// Reads and decodes `rank-0.trace` ... of `dir`, as `verify` does (in
+/// parallel: `mbh_verdict::read_traces`); a damaged or truncated trace is
+/// an error.
 fn read_traces(ranks: usize, dir: &Path) -> Result<Vec<RankTrace>, String> {
     (0..ranks)
+        .into_par_iter()
         .map(|rank| {
             let path = dir.join(format!("rank-{rank}.trace"));
             let decoded = RankTrace::read_decoded(&path).map_err(|e| e.to_string())?;
@@ -774,7 +786,11 @@ fn deadlock_phase(
         "deadlock check, all ranks blocked",
         took,
         &match &found {
-            Some(d) => format!("deadlock of {} ranks", d.ranks().len()),
+            Some(d) => format!(
+                "deadlock of {} ranks, answer digest {:016x}",
+                d.ranks().len(),
+                digest(d)
+            ),
             None => "no deadlock (wrong)".to_string(),
         },
     );
@@ -825,13 +841,95 @@ fn buffering_phase(traces: &[RankTrace], table: &mut Table) -> bool {
     table.row(
         "buffering analysis",
         took,
-        if hazard.is_none() {
-            "no hazard"
-        } else {
-            "HAZARD (wrong)"
+        &match &hazard {
+            None => format!("no hazard, answer digest {:016x}", digest(&hazard)),
+            Some(_) => "HAZARD (wrong)".to_string(),
         },
     );
     hazard.is_none()
+}
+
+/// Phase `hazard`: the buffering analysis on the same traces with a ring
+/// of standard sends added before every `MPI_Finalize` (rank `r` sends to
+/// `r + 1`, then receives from `r - 1`: a run that finished only because
+/// the sends were buffered), so that the whole run is replayed before
+/// every rank gets stuck and the witness has a cycle of all ranks. Gives
+/// the traces back as they came, and whether it rightly found a hazard of
+/// every rank.
+fn hazard_phase(mut traces: Vec<RankTrace>, table: &mut Table) -> (Vec<RankTrace>, bool) {
+    let saved = add_send_ring(&mut traces);
+    let (hazard, took) = timed(|| find_buffering_hazard(&traces));
+    let right = hazard
+        .as_ref()
+        .is_some_and(|h| h.stuck.len() == traces.len() && h.cycle.len() == traces.len());
+    table.row(
+        "buffering analysis, a ring of sends at the end",
+        took,
+        &match &hazard {
+            Some(h) => format!(
+                "hazard of {} ranks{}, answer digest {:016x}",
+                h.stuck.len(),
+                if right { "" } else { " (wrong)" },
+                digest(&hazard)
+            ),
+            None => "no hazard (wrong)".to_string(),
+        },
+    );
+    drop(hazard);
+    remove_send_ring(&mut traces, saved);
+    (traces, right)
+}
+
+/// Puts, before every rank's `MPI_Finalize` record (the last), an
+/// `MPI_Send` to the next rank, then an `MPI_Recv` from the previous one
+/// with its `Matched` record naming that rank's send (tag 99). Returns the
+/// `MPI_Finalize` records taken off, for [`remove_send_ring`].
+fn add_send_ring(traces: &mut [RankTrace]) -> Vec<Option<Op>> {
+    let size = traces.len() as i32;
+    let finalize: Vec<Option<Op>> = traces.iter_mut().map(|t| t.ops.pop()).collect();
+    let send_at: Vec<u64> = traces.iter().map(|t| t.ops.len() as u64).collect();
+    for t in traces.iter_mut() {
+        let (next, previous) = ((t.rank + 1) % size, (t.rank + size - 1) % size);
+        let at = t.ops.len() as u64;
+        let mut send = Op::new(at, OpKind::Send);
+        send.flags = flags::RETURNED;
+        send.peer = next;
+        send.tag = 99;
+        send.comm = WORLD_COMM;
+        send.count = 1;
+        send.site = 11;
+        let mut recv = Op::new(at + 1, OpKind::Recv);
+        recv.flags = flags::RETURNED | flags::HAS_STATUS;
+        recv.peer = previous;
+        recv.tag = 99;
+        recv.comm = WORLD_COMM;
+        recv.count = 1;
+        recv.site = 12;
+        recv.matched = Some((previous, 99));
+        let mut matched = Op::new(at + 2, OpKind::Matched);
+        matched.request = at + 1;
+        matched.peer = previous;
+        matched.aux = send_at[previous as usize];
+        matched.count = -1;
+        t.ops.extend([send, recv, matched]);
+    }
+    for (t, last) in traces.iter_mut().zip(&finalize) {
+        if let Some(last) = last {
+            let mut last = last.clone();
+            last.index = t.ops.len() as u64;
+            t.ops.push(last);
+        }
+    }
+    finalize
+}
+
+/// Undoes [`add_send_ring`].
+fn remove_send_ring(traces: &mut [RankTrace], saved: Vec<Option<Op>>) {
+    for (t, finalize) in traces.iter_mut().zip(saved) {
+        let keep = t.ops.len() - 3 - usize::from(finalize.is_some());
+        t.ops.truncate(keep);
+        t.ops.extend(finalize);
+    }
 }
 
 /// Phase `fib`: the barrier audit of the traces as one complete,
@@ -979,6 +1077,22 @@ mod tests {
             .count();
         assert_eq!(wildcards, 8);
         assert_eq!(g[0].events, 8);
+    }
+
+    #[test]
+    fn a_ring_of_sends_is_a_hazard_of_every_rank_and_is_undone() {
+        let dir = tempfile::tempdir().unwrap();
+        generate(9, 300, dir.path()).unwrap();
+        let mut traces = read_traces(9, dir.path()).unwrap();
+        let text = format!("{traces:?}");
+        assert!(find_buffering_hazard(&traces).is_none());
+        let saved = add_send_ring(&mut traces);
+        let hazard = find_buffering_hazard(&traces).expect("a hazard");
+        assert_eq!(hazard.ranks(), (0..9).collect::<Vec<i32>>());
+        assert_eq!(hazard.cycle.len(), 9);
+        assert!(hazard.stuck.iter().all(|s| s.kind == OpKind::Send));
+        remove_send_ring(&mut traces, saved);
+        assert_eq!(format!("{traces:?}"), text);
     }
 
     #[test]

@@ -13,10 +13,11 @@ use crate::rank_end::{
 };
 use crate::symbolize::Symbolizer;
 use mbh_trace::layout::InterleavingDir;
-use mbh_trace::rank_trace::{RankState, RankTrace};
+use mbh_trace::rank_trace::{Decoded, RankState, RankTrace, TraceError};
 use mbh_trace::report::JobEnd;
 use mbh_trace::report::{RankOutcome, RunOutcome};
 use mbh_trace::{Finding, SiteTable};
+use rayon::prelude::*;
 
 /// Everything `analyze` needs about one finished run.
 pub struct RunContext<'a> {
@@ -58,45 +59,52 @@ pub struct Analysis {
 
 /// Reads every rank's trace of `dir` (`None`: missing or unreadable), and
 /// the warnings about the unreadable ones and the ones cut short.
+///
+/// The ranks' files are read and decoded in parallel (rayon): at 1,024
+/// ranks of 10^4 calls they are 1.6 GiB decoded (BENCHMARKS.md,
+/// "Post-run analysis at scale"). The warnings come in rank order.
 pub fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<String>) {
+    let read: Vec<Option<Result<Decoded, TraceError>>> = (0..np as i32)
+        .into_par_iter()
+        .map(|rank| {
+            let path = dir.trace(rank);
+            path.exists().then(|| RankTrace::read_decoded(&path))
+        })
+        .collect();
     let mut traces = Vec::new();
     let mut warnings = Vec::new();
-    for rank in 0..np as i32 {
-        let path = dir.trace(rank);
-        traces.push(if path.exists() {
-            match RankTrace::read_decoded(&path) {
-                Ok(decoded) => {
-                    if let Some(cut) = decoded.truncated {
-                        // A rank killed while its trace was being copied
-                        // or a full disk: what the file holds is kept, and
-                        // the report says what is missing (issue 12).
-                        warnings.push(format!(
-                            "rank {rank}'s trace is cut short: its header counts {} records, the file holds {}; what the rank did after record {} is not analysed",
-                            cut.counted, cut.kept, cut.kept
-                        ));
-                    }
-                    if let Some(damage) = &decoded.damaged {
-                        warnings.push(format!(
-                            "rank {rank}'s trace is damaged ({damage}); the {} records before it are analysed, what follows is not",
-                            decoded.trace.ops.len()
-                        ));
-                    }
-                    let lost = decoded.trace.end.lost_records;
-                    if lost > 0 {
-                        warnings.push(format!(
-                            "rank {rank}'s runtime could not write {lost} record{} (its trace could not grow: is the run directory's disk full?); what they held is not analysed",
-                            if lost == 1 { "" } else { "s" }
-                        ));
-                    }
-                    Some(decoded.trace)
+    for (rank, read) in read.into_iter().enumerate() {
+        traces.push(match read {
+            Some(Ok(decoded)) => {
+                if let Some(cut) = decoded.truncated {
+                    // A rank killed while its trace was being copied
+                    // or a full disk: what the file holds is kept, and
+                    // the report says what is missing (issue 12).
+                    warnings.push(format!(
+                        "rank {rank}'s trace is cut short: its header counts {} records, the file holds {}; what the rank did after record {} is not analysed",
+                        cut.counted, cut.kept, cut.kept
+                    ));
                 }
-                Err(e) => {
-                    warnings.push(format!("rank {rank}'s trace is unreadable: {e}"));
-                    None
+                if let Some(damage) = &decoded.damaged {
+                    warnings.push(format!(
+                        "rank {rank}'s trace is damaged ({damage}); the {} records before it are analysed, what follows is not",
+                        decoded.trace.ops.len()
+                    ));
                 }
+                let lost = decoded.trace.end.lost_records;
+                if lost > 0 {
+                    warnings.push(format!(
+                        "rank {rank}'s runtime could not write {lost} record{} (its trace could not grow: is the run directory's disk full?); what they held is not analysed",
+                        if lost == 1 { "" } else { "s" }
+                    ));
+                }
+                Some(decoded.trace)
             }
-        } else {
-            None
+            Some(Err(e)) => {
+                warnings.push(format!("rank {rank}'s trace is unreadable: {e}"));
+                None
+            }
+            None => None,
         });
     }
     (traces, warnings)

@@ -21,6 +21,8 @@
 //! when they are read. The unit tests compare it with breadth-first search.
 
 use petgraph::graph::{DiGraph, NodeIndex};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 
 /// Sources per sweep: one bit each in a [`Bits`] word group.
 pub(super) const BATCH: usize = 256;
@@ -41,6 +43,7 @@ pub(super) enum Sweep {
 /// are numbered in reverse topological order (Tarjan emits a component after
 /// every component it reaches), so every arc goes from a larger number to a
 /// smaller one.
+#[derive(Default)]
 pub(super) struct Condensed {
     /// The component of each node.
     component_of: Vec<u32>,
@@ -51,8 +54,11 @@ pub(super) struct Condensed {
 }
 
 impl Condensed {
-    pub(super) fn new(graph: &DiGraph<(), ()>) -> Condensed {
-        let nodes = Successors::from_graph(graph);
+    /// Condenses `graph`, which goes once its arcs are read (the oracle's
+    /// is the largest thing it holds).
+    pub(super) fn new(graph: DiGraph<(), ()>) -> Condensed {
+        let nodes = Successors::from_graph(&graph);
+        drop(graph);
         let (component_of, count) = tarjan(&nodes);
         // Arcs between components, grouped by their source (a counting
         // sort); duplicates are left in, they only cost a repeated `or`.
@@ -137,6 +143,55 @@ impl Condensed {
     /// Whether bit `i` is set for `node` in labels of the last sweep.
     pub(super) fn has(&self, labels: &[Bits], node: NodeIndex, i: usize) -> bool {
         labels[self.component_of[node.index()] as usize][i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// Breadth-first search of the components `from` reaches, marking the
+    /// `targets` it reaches as `ordered`; stops once all are. `stamp`
+    /// (sized here at first use) marks the components seen with
+    /// `generation`, new for each search. (Choices among requests are few;
+    /// wildcard events use sweeps instead.)
+    pub(super) fn search(
+        &self,
+        from: NodeIndex,
+        targets: &[NodeIndex],
+        stamp: &mut Vec<u32>,
+        generation: u32,
+        ordered: &mut [bool],
+    ) {
+        let mut left = ordered.iter().filter(|&&o| !o).count();
+        if left == 0 {
+            return;
+        }
+        stamp.resize(self.component_count() as usize, 0);
+        let mut wanted: HashMap<u32, Vec<usize>> = HashMap::default();
+        for (i, node) in targets.iter().enumerate() {
+            wanted
+                .entry(self.component_of[node.index()])
+                .or_default()
+                .push(i);
+        }
+        let start = self.component_of[from.index()];
+        let mut queue = VecDeque::from([start]);
+        stamp[start as usize] = generation;
+        while let Some(c) = queue.pop_front() {
+            if let Some(hits) = wanted.get(&c) {
+                for &i in hits {
+                    if !ordered[i] {
+                        ordered[i] = true;
+                        left -= 1;
+                    }
+                }
+                if left == 0 {
+                    return;
+                }
+            }
+            for &next in self.successors_of(c) {
+                if stamp[next as usize] != generation {
+                    stamp[next as usize] = generation;
+                    queue.push_back(next);
+                }
+            }
+        }
     }
 }
 
@@ -286,7 +341,7 @@ mod tests {
     fn sweeps_agree_with_breadth_first_search_from_each_source() {
         for seed in 0..40 {
             let g = graph(seed, 120, 200);
-            let condensed = Condensed::new(&g);
+            let condensed = Condensed::new(g.clone());
             let sources: Vec<NodeIndex> = g.node_indices().step_by(7).collect();
             let mut labels = Vec::new();
             for direction in [Sweep::Forward, Sweep::Backward] {
@@ -321,10 +376,40 @@ mod tests {
     }
 
     #[test]
+    fn a_search_reaches_what_breadth_first_search_reaches() {
+        let mut stamp = Vec::new();
+        let mut generation = 0;
+        for seed in 0..40 {
+            let g = graph(seed, 120, 200);
+            let condensed = Condensed::new(g.clone());
+            let targets: Vec<NodeIndex> = g.node_indices().collect();
+            for source in g.node_indices().step_by(5) {
+                let mut reached = vec![false; g.node_count()];
+                let mut bfs = Bfs::new(&g, source);
+                while let Some(n) = bfs.next(&g) {
+                    reached[n.index()] = true;
+                }
+                // One target already known ordered stays so.
+                let mut ordered = vec![false; targets.len()];
+                ordered[0] = true;
+                generation += 1;
+                condensed.search(source, &targets, &mut stamp, generation, &mut ordered);
+                for (i, n) in targets.iter().enumerate() {
+                    assert_eq!(
+                        ordered[i],
+                        i == 0 || reached[n.index()],
+                        "seed {seed}, from {source:?} to {n:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn components_are_numbered_against_the_arcs_and_join_cycles() {
         for seed in 0..40 {
             let g = graph(seed, 150, 260);
-            let condensed = Condensed::new(&g);
+            let condensed = Condensed::new(g.clone());
             for c in 0..condensed.component_count() {
                 assert!(condensed.successors_of(c).iter().all(|&to| to < c));
             }
@@ -346,7 +431,7 @@ mod tests {
             g.add_edge(pair[0], pair[1], ());
         }
         g.add_edge(chain[999_999], chain[500_000], ());
-        let condensed = Condensed::new(&g);
+        let condensed = Condensed::new(g.clone());
         assert_eq!(condensed.component_count(), 500_001);
         let mut labels = Vec::new();
         condensed.sweep(&[chain[0]], Sweep::Forward, &mut labels);
@@ -360,7 +445,7 @@ mod tests {
         for pair in chain.windows(2) {
             g.add_edge(pair[0], pair[1], ());
         }
-        let condensed = Condensed::new(&g);
+        let condensed = Condensed::new(g.clone());
         let mut labels = Vec::new();
         condensed.sweep(&chain[..BATCH], Sweep::Forward, &mut labels);
         // The last node is reached from every source; the first only from
