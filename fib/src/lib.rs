@@ -147,12 +147,19 @@
 //!   without the early stop: one dominator tree per R over its window.
 #![deny(missing_docs)]
 
+// The differential tests share the integration tests' trace builder
+// (`tests/common`), which names the crate `mbh_fib`.
+#[cfg(test)]
+extern crate self as mbh_fib;
+
 mod audit;
 mod graph;
 mod joint;
 mod model;
 mod patch;
 mod reach;
+#[cfg(test)]
+mod reference;
 mod relevance;
 
 pub use audit::{
