@@ -102,7 +102,12 @@
 //! completion of its rank that was reached, whose fence chain leads to its
 //! issue; or after a send of its rank with its tag whose match was
 //! reached, since those match in order), or at the first send ordered in
-//! the full graph and no longer reached. A unit re-sweeps only the
+//! the full graph and no longer reached. A collective node reached (for
+//! CheckRelevant: one no barrier dominates, and not a barrier) settles
+//! every member whose completion it leads to at once, so a receive
+//! followed by an `MPI_Allreduce` stops there instead of after every
+//! rank's completion of it, which lie interleaved with the rest of the
+//! run (issue 13: 1,024 ranks). A unit re-sweeps only the
 //! receives whose last sweep went through one of its instances; receives
 //! of different runs and windows are swept in parallel (rayon).
 //!
@@ -154,6 +159,7 @@ extern crate self as mbh_fib;
 
 mod audit;
 mod graph;
+mod horizon;
 mod joint;
 mod model;
 mod patch;

@@ -3,6 +3,7 @@
 //! through which alone R and S are ordered.
 
 use crate::graph::{resolve_matches, RunGraph};
+use crate::horizon::Horizon;
 use crate::model::{
     is_fence, is_plain_send, is_receive, CollectiveInstance, Edge, Event, Node, OpRef,
 };
@@ -12,6 +13,7 @@ use mbh_trace::{RankTrace, RecvPattern};
 use petgraph::graph::NodeIndex;
 use petgraph::Direction;
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
@@ -149,30 +151,44 @@ impl RankSends {
 /// The sends to one (communicator, destination).
 #[derive(Debug, Default)]
 pub(crate) struct DestSends {
-    by_rank: HashMap<i32, RankSends>,
-    by_tag: HashMap<i32, usize>,
+    /// The sends by sending rank, sorted by rank.
+    pub(crate) senders: Vec<(i32, RankSends)>,
+    by_tag: FxHashMap<i32, usize>,
     total: usize,
     max_position: u32,
     /// Every send's (match position, match node), by position.
     pub(crate) by_position: Vec<(u32, NodeIndex)>,
-    /// The sends by (rank, tag): they match in order (one chain of
+    /// The sends by (rank, tag), sorted: they match in order (one chain of
     /// [`crate::Edge::SendOrder`] edges each).
-    pub(crate) by_rank_tag: HashMap<(i32, i32), RankSends>,
+    pub(crate) by_rank_tag: Vec<((i32, i32), RankSends)>,
+}
+
+impl DestSends {
+    /// The index of `rank` in [`DestSends::senders`].
+    pub(crate) fn sender(&self, rank: i32) -> Option<usize> {
+        self.senders.binary_search_by_key(&rank, |s| s.0).ok()
+    }
 }
 
 /// The candidate sends of a run: each send's match node, and the sends by
 /// (communicator, destination).
 #[derive(Debug, Default)]
 pub(crate) struct Sends {
-    pub(crate) info: HashMap<NodeIndex, SendInfo>,
-    pub(crate) dests: HashMap<(u64, i32), DestSends>,
+    pub(crate) info: FxHashMap<NodeIndex, SendInfo>,
+    pub(crate) dests: FxHashMap<(u64, i32), DestSends>,
 }
 
 impl Sends {
     /// The plain sends of `ranks` that have a match node in `graph`.
     pub(crate) fn collect(graph: &RunGraph, ranks: &[RankTrace]) -> Sends {
-        let mut info: HashMap<NodeIndex, SendInfo> = HashMap::new();
-        let mut dests: HashMap<(u64, i32), DestSends> = HashMap::new();
+        let mut info: FxHashMap<NodeIndex, SendInfo> = FxHashMap::default();
+        // Per destination: its sends by rank, by (rank, tag), and the rest.
+        type Building = (
+            FxHashMap<i32, RankSends>,
+            FxHashMap<(i32, i32), RankSends>,
+            DestSends,
+        );
+        let mut dests: FxHashMap<(u64, i32), Building> = FxHashMap::default();
         for trace in ranks {
             for op in trace.ops.iter().filter(|op| is_plain_send(op)) {
                 let Some(n) = graph.op_nodes(trace.rank, op.index).and_then(|n| n.send) else {
@@ -188,13 +204,13 @@ impl Sends {
                         tag: op.tag,
                     },
                 );
-                let dest = dests.entry((op.comm, op.peer)).or_default();
+                let (by_rank, by_rank_tag, dest) = dests.entry((op.comm, op.peer)).or_default();
                 let position = graph.position(n);
-                dest.by_rank
+                by_rank
                     .entry(trace.rank)
                     .or_default()
                     .push(op.index, position);
-                dest.by_rank_tag
+                by_rank_tag
                     .entry((trace.rank, op.tag))
                     .or_default()
                     .push(op.index, position);
@@ -204,9 +220,17 @@ impl Sends {
                 dest.by_position.push((position, n));
             }
         }
-        for dest in dests.values_mut() {
-            dest.by_position.sort_unstable();
-        }
+        let dests = dests
+            .into_iter()
+            .map(|(key, (by_rank, by_rank_tag, mut dest))| {
+                dest.by_position.sort_unstable();
+                dest.senders = by_rank.into_iter().collect();
+                dest.senders.sort_unstable_by_key(|s| s.0);
+                dest.by_rank_tag = by_rank_tag.into_iter().collect();
+                dest.by_rank_tag.sort_unstable_by_key(|s| s.0);
+                (key, dest)
+            })
+            .collect();
         Sends { info, dests }
     }
 }
@@ -327,7 +351,10 @@ impl Receive {
 /// For each R, one sweep in topological order from R's match
 /// ([`crate::WindowedReach::sweep`]) that stops once no candidate S can
 /// have a barrier on every path to it: a fence completion with no barrier
-/// on every path to it settles every send its rank issues later. On a
+/// on every path to it settles every send its rank issues later, and a
+/// collective (not a barrier) with none settles every member it
+/// completes. The horizon (the largest position left to reach) comes
+/// down in O(log ranks) per settled rank. On a
 /// program that synchronises as it goes this is a few barrier epochs per R,
 /// whatever the length of the trace: O(Σ_R |W_R| log |W_R|), never an
 /// all-pairs closure. Receives are checked in parallel (rayon), each
@@ -542,57 +569,70 @@ pub(crate) fn path_steps(graph: &RunGraph, path: Vec<NodeIndex>) -> Vec<PathStep
 /// to the match of a send issued there (its issue is an accepted last
 /// step). So only the sends of each rank up to its earliest such fence
 /// remain, and the sweep can stop past the largest of their positions.
+///
+/// A collective C (not a barrier) that no barrier dominates settles every
+/// member whose completion it leads to, at once: C is one of that
+/// completion's predecessors, so whatever dominates the completion is C
+/// or dominates C. The sweep need not reach those completions one by one
+/// (they lie beyond C, interleaved with the rest of the run past C) before
+/// it knows it may stop.
 struct Settle<'a> {
     graph: &'a RunGraph,
     dest: &'a DestSends,
-    /// Per rank: the earliest settling fence seen, and the largest position
-    /// of the sends up to it.
-    fence: HashMap<i32, (u64, u32)>,
+    /// Per sender (as in [`DestSends::senders`]): the earliest settling
+    /// fence seen.
+    fence: Vec<u64>,
     /// The largest position a remaining candidate can have.
-    horizon: u32,
+    horizon: Horizon,
 }
 
 impl<'a> Settle<'a> {
     fn new(graph: &'a RunGraph, dest: &'a DestSends) -> Self {
+        let all = dest.senders.iter();
+        let values = all.map(|(_, s)| s.max_up_to(None).unwrap_or(0));
         Settle {
             graph,
             dest,
-            fence: HashMap::new(),
-            horizon: dest.max_position,
+            fence: vec![u64::MAX; dest.senders.len()],
+            horizon: Horizon::new(values.collect()),
+        }
+    }
+
+    /// A completion no barrier dominates: if a fence, its rank's later
+    /// sends are settled.
+    fn completed(&mut self, n: NodeIndex) {
+        let Node::Event {
+            op,
+            event: Event::Complete,
+        } = self.graph.graph()[n]
+        else {
+            return;
+        };
+        let Some(g) = self.dest.sender(op.rank) else {
+            return;
+        };
+        if is_fence(op.kind) && op.index < self.fence[g] {
+            self.fence[g] = op.index;
+            let max = self.dest.senders[g].1.max_up_to(Some(op.index));
+            self.horizon.lower(g, max.unwrap_or(0));
         }
     }
 
     fn visit(&mut self, n: NodeIndex, free: bool) -> Sweep {
-        if let (
-            true,
-            Node::Event {
-                op,
-                event: Event::Complete,
-            },
-        ) = (free, self.graph.graph()[n])
-        {
-            if let (true, Some(sends)) = (is_fence(op.kind), self.dest.by_rank.get(&op.rank)) {
-                let earlier = self
-                    .fence
-                    .get(&op.rank)
-                    .is_some_and(|&(i, _)| i <= op.index);
-                if !earlier {
-                    let max = sends.max_up_to(Some(op.index)).unwrap_or(0);
-                    self.fence.insert(op.rank, (op.index, max));
-                    self.horizon = self
-                        .dest
-                        .by_rank
-                        .iter()
-                        .map(|(rank, sends)| match self.fence.get(rank) {
-                            Some(&(_, max)) => max,
-                            None => sends.max_up_to(None).unwrap_or(0),
-                        })
-                        .max()
-                        .unwrap_or(0);
+        match (free, self.graph.graph()[n]) {
+            (true, Node::Event { .. }) => self.completed(n),
+            (true, Node::Collective(c)) if !c.is_barrier() => {
+                for m in self
+                    .graph
+                    .graph()
+                    .neighbors_directed(n, Direction::Outgoing)
+                {
+                    self.completed(m);
                 }
             }
+            _ => {}
         }
-        if self.graph.position(n) >= self.horizon {
+        if self.graph.position(n) >= self.horizon.max() {
             Sweep::Stop
         } else {
             Sweep::Continue
