@@ -2,6 +2,7 @@
 //! sets, and InterCB edges through them (seed 004 §3.2, CheckRelevant's
 //! first three steps), over the events of each call (seed 001 §2.1).
 
+use crate::cbgraph::{CbGraph, EdgeStream, NONE, RECEIVE_HALF, SEND_HALF};
 use crate::model::{
     has_receive_half, has_send_half, is_fence, is_node, is_plain_send, is_receive,
     is_synchronous_send, CollectiveInstance, Edge, Event, Node, OpRef, Options, SendBuffering,
@@ -11,8 +12,9 @@ use mbh_trace::envelope::{Envelope, RecvPattern, SendSide};
 use mbh_trace::op::{flags, DataFlow, OpClass};
 use mbh_trace::rank_trace::{Op, RankState};
 use mbh_trace::{OpKind, RankTrace};
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -181,12 +183,9 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
 /// are labelled with the rule that made them ([`Edge`]).
 #[derive(Debug)]
 pub struct RunGraph {
-    graph: DiGraph<Node, Edge>,
+    graph: CbGraph,
     /// Trace position of each rank.
-    rank_pos: HashMap<i32, usize>,
-    /// Nodes of each record, by trace position and record index.
-    nodes: Vec<Vec<Option<OpNodes>>>,
-    matches: Vec<P2pMatch>,
+    rank_pos: FxHashMap<i32, usize>,
     collectives: Vec<CollectiveSet>,
     issues: Vec<RunIssue>,
     world: Option<u64>,
@@ -213,13 +212,12 @@ impl RunGraph {
     ///
     /// O(n + m) time and space for n records and m `Matched` records, plus,
     /// for each receive with a wildcard, one step per (source, tag) pair
-    /// matched earlier on its rank and communicator.
+    /// matched earlier on its rank and communicator. About 20 bytes per
+    /// node and 10 per edge ([`CbGraph`]), 16 per call.
     pub fn build(ranks: &[RankTrace], options: &Options) -> RunGraph {
         let mut g = RunGraph {
-            graph: DiGraph::new(),
+            graph: CbGraph::default(),
             rank_pos: ranks.iter().enumerate().map(|(i, t)| (t.rank, i)).collect(),
-            nodes: Vec::with_capacity(ranks.len()),
-            matches: Vec::new(),
             collectives: Vec::new(),
             issues: Vec::new(),
             world: None,
@@ -245,25 +243,55 @@ impl RunGraph {
         let (raw, issues) = resolve_matches(ranks);
         g.issues.extend(issues);
         g.learn_comm_ranks(ranks, &raw);
-        g.add_nodes(ranks, &raw, options);
+        add_calls(&mut g.graph, ranks);
+        g.merge_matches(&raw);
+        let mut edges = EdgeStream::default();
+        edges.add_unsorted_first(lifecycle_edges(&g.graph, options));
         for pos in 0..ranks.len() {
-            g.add_intra_edges(ranks, pos, &raw);
+            edges.add_batch(g.intra_edges(ranks, pos, &raw));
         }
-        g.add_collectives(ranks);
+        let (hubs, inter) = g.collective_sets(ranks);
+        for (instance, members) in hubs {
+            let node = g.graph.add_hub(instance);
+            g.collectives.push(CollectiveSet {
+                instance,
+                members,
+                node,
+            });
+        }
+        let hub = |i: NodeIndex| g.collectives[i.index()].node;
+        let inter = inter
+            .into_iter()
+            .map(|(a, b, e)| match e {
+                Edge::CollectiveIn => (a, hub(b), e),
+                _ => (hub(a), b, e),
+            })
+            .collect();
+        edges.add_batch(inter);
+        edges.lay_out(&mut g.graph);
         g.check_wildcards(ranks);
         g.positions = WindowedReach::new(&g.graph).into_positions();
         g
     }
 
-    /// The petgraph graph.
-    pub fn graph(&self) -> &DiGraph<Node, Edge> {
+    /// The graph.
+    pub fn graph(&self) -> &CbGraph {
         &self.graph
+    }
+
+    /// What node `n` stands for.
+    pub fn node(&self, n: NodeIndex) -> Node {
+        self.graph.node(n)
+    }
+
+    /// The slot of record `index` of `rank` in the graph's call table.
+    fn slot(&self, rank: i32, index: u64) -> Option<usize> {
+        self.graph.slot(*self.rank_pos.get(&rank)?, index)
     }
 
     /// The nodes of record `index` of `rank`.
     pub fn op_nodes(&self, rank: i32, index: u64) -> Option<OpNodes> {
-        let pos = *self.rank_pos.get(&rank)?;
-        *self.nodes[pos].get(usize::try_from(index).ok()?)?
+        self.slot_nodes(self.slot(rank, index)?)
     }
 
     /// The node of one event of record `index` of `rank`.
@@ -284,9 +312,18 @@ impl RunGraph {
             .any(|e| *e.weight() == kind)
     }
 
-    /// The point-to-point match sets.
-    pub fn matches(&self) -> &[P2pMatch] {
-        &self.matches
+    /// The point-to-point match sets, by receive (rank, record index).
+    pub fn matches(&self) -> Vec<P2pMatch> {
+        let g = &self.graph;
+        let mut out: Vec<P2pMatch> = (0..g.ops.len())
+            .filter(|&slot| g.recv_partner[slot] != NONE)
+            .map(|slot| P2pMatch {
+                send: g.op_ref(g.recv_partner[slot] as usize),
+                receive: g.op_ref(slot),
+            })
+            .collect();
+        out.sort_by_key(|m| (m.receive.key(), m.send.key()));
+        out
     }
 
     /// The collective match sets (barriers included).
@@ -324,8 +361,8 @@ impl RunGraph {
     }
 
     /// The windowed reachability structure of the graph.
-    pub fn reach(&self) -> WindowedReach<&DiGraph<Node, Edge>> {
-        WindowedReach::with_positions(&self.graph, self.positions.clone())
+    pub fn reach(&self) -> WindowedReach<'_, &CbGraph> {
+        WindowedReach::with_positions(&self.graph, &self.positions)
     }
 
     /// The graph in Graphviz DOT, one cluster per rank, for failing tests
@@ -336,12 +373,12 @@ impl RunGraph {
         let mut by_rank: BTreeMap<i32, Vec<NodeIndex>> = BTreeMap::new();
         let mut shared = Vec::new();
         for n in self.graph.node_indices() {
-            match &self.graph[n] {
+            match self.graph.node(n) {
                 Node::Event { op, .. } => by_rank.entry(op.rank).or_default().push(n),
                 _ => shared.push(n),
             }
         }
-        let label = |n: NodeIndex| self.graph[n].to_string().replace('"', "'");
+        let label = |n: NodeIndex| self.graph.node(n).to_string().replace('"', "'");
         for (rank, nodes) in by_rank {
             let _ = writeln!(out, "  subgraph cluster_{rank} {{\n    label=\"P{rank}\";");
             for n in nodes {
@@ -357,19 +394,27 @@ impl RunGraph {
                 label(n)
             );
         }
-        for e in self.graph.edge_references() {
-            let style = if e.weight().is_intra() {
-                "solid"
-            } else {
-                "dashed"
-            };
-            let _ = writeln!(
-                out,
-                "  n{} -> n{} [label=\"{:?}\", style={style}, fontsize=8];",
-                e.source().index(),
-                e.target().index(),
-                e.weight()
-            );
+        for n in self.graph.node_indices() {
+            // By source, each source's edges in the order added.
+            let mut edges: Vec<_> = self
+                .graph
+                .edges_directed(n, petgraph::Direction::Outgoing)
+                .collect();
+            edges.reverse();
+            for e in edges {
+                let style = if e.weight().is_intra() {
+                    "solid"
+                } else {
+                    "dashed"
+                };
+                let _ = writeln!(
+                    out,
+                    "  n{} -> n{} [label=\"{:?}\", style={style}, fontsize=8];",
+                    e.source().index(),
+                    e.target().index(),
+                    e.weight()
+                );
+            }
         }
         out.push_str("}\n");
         out
@@ -402,81 +447,21 @@ impl RunGraph {
         }
     }
 
-    /// Event nodes of every call, match sets merged, and each call's
-    /// lifecycle edges.
-    fn add_nodes(&mut self, ranks: &[RankTrace], raw: &[RawMatch], options: &Options) {
-        let mut edges = Vec::new();
-        for trace in ranks {
-            let mut nodes: Vec<Option<OpNodes>> = Vec::new();
-            for op in trace.ops.iter().filter(|op| is_node(op)) {
-                let Ok(i) = usize::try_from(op.index) else {
-                    continue;
-                };
-                if i >= nodes.len() {
-                    nodes.resize(i + 1, None);
-                }
-                let me = OpRef::of(trace.rank, op);
-                let mut add = |event| self.graph.add_node(Node::Event { op: me, event });
-                let issue = add(Event::Issue);
-                let send = has_send_half(op).then(|| add(Event::SendMatch));
-                let receive = has_receive_half(op).then(|| add(Event::ReceiveMatch));
-                let complete = add(Event::Complete);
-                edges.push((issue, complete, Edge::Lifecycle));
-                if let Some(s) = send {
-                    edges.push((issue, s, Edge::Lifecycle));
-                    let waits_for_match =
-                        is_synchronous_send(op.kind) || options.buffering == SendBuffering::Zero;
-                    if waits_for_match {
-                        edges.push((s, complete, Edge::Lifecycle));
-                    }
-                }
-                if let Some(r) = receive {
-                    edges.push((issue, r, Edge::Lifecycle));
-                    edges.push((r, complete, Edge::Lifecycle));
-                }
-                nodes[i] = Some(OpNodes {
-                    issue,
-                    send,
-                    receive,
-                    complete,
-                });
-            }
-            self.nodes.push(nodes);
-        }
-        // A match set is one event: redirect the receive's match edges to
-        // the send's match node and drop the receive's own.
-        let mut merged: HashMap<NodeIndex, NodeIndex> = HashMap::new();
+    /// Merges each match set into one event: the receive's match is the
+    /// send's match node (its own stays, isolated, so that node numbers
+    /// follow the calls).
+    fn merge_matches(&mut self, raw: &[RawMatch]) {
         for &(rr, ri, sr, si) in raw {
-            let (Some(r), Some(s)) = (self.op_nodes(rr, ri), self.op_nodes(sr, si)) else {
+            let (Some(r), Some(s)) = (self.slot(rr, ri), self.slot(sr, si)) else {
                 continue;
             };
-            let (Some(rm), Some(sm)) = (r.receive, s.send) else {
+            let g = &mut self.graph;
+            let has = |slot: usize, half: u8| g.ops[slot].halves & half != 0;
+            if !has(r, RECEIVE_HALF) || !has(s, SEND_HALF) {
                 continue;
-            };
-            let (Some(receive), Some(send)) = (self.op_of(r.issue), self.op_of(s.issue)) else {
-                continue;
-            };
-            self.graph[sm] = Node::Match { send, receive };
-            merged.insert(rm, sm);
-            let pos = self.rank_pos[&rr];
-            if let Some(Some(n)) = self.nodes[pos].get_mut(ri as usize) {
-                n.receive = Some(sm);
             }
-            self.matches.push(P2pMatch { send, receive });
-        }
-        for (a, b, _) in edges.iter_mut() {
-            *a = merged.get(a).copied().unwrap_or(*a);
-            *b = merged.get(b).copied().unwrap_or(*b);
-        }
-        // The receive's own match nodes stay, isolated (removing them would
-        // renumber the graph).
-        self.add_edges(edges);
-    }
-
-    fn op_of(&self, n: NodeIndex) -> Option<OpRef> {
-        match self.graph[n] {
-            Node::Event { op, .. } => Some(op),
-            _ => None,
+            g.send_partner[s] = r as u32;
+            g.recv_partner[r] = s as u32;
         }
     }
 
@@ -499,17 +484,19 @@ impl RunGraph {
 
     /// IntraCB edges of one rank (seed 001 Definition 2, with tags and
     /// communicators, and seed 004's trumping exception).
-    fn add_intra_edges(&mut self, ranks: &[RankTrace], pos: usize, raw: &[RawMatch]) {
+    fn intra_edges(
+        &self,
+        ranks: &[RankTrace],
+        pos: usize,
+        raw: &[RawMatch],
+    ) -> Vec<(NodeIndex, NodeIndex, Edge)> {
         let trace = &ranks[pos];
-        let nodes = |i: u64| -> Option<OpNodes> {
-            self.nodes[pos]
-                .get(usize::try_from(i).ok()?)
-                .copied()
-                .flatten()
-        };
-        let sender_of: HashMap<u64, (i32, u64)> = raw
+        let nodes = |i: u64| self.graph.slot(pos, i).and_then(|s| self.slot_nodes(s));
+        // The rank's matches: `raw` is sorted by receiving rank.
+        let mine =
+            raw.partition_point(|m| m.0 < trace.rank)..raw.partition_point(|m| m.0 <= trace.rank);
+        let sender_of: HashMap<u64, (i32, u64)> = raw[mine]
             .iter()
-            .filter(|m| m.0 == trace.rank)
             .map(|&(_, ri, sr, si)| (ri, (sr, si)))
             .collect();
         let completed_by: std::collections::HashSet<u64> = trace
@@ -611,20 +598,38 @@ impl RunGraph {
                 edges.push((o.complete, c.complete, Edge::Completion));
             }
         }
-        self.add_edges(edges);
+        edges
     }
 
-    fn add_edges(&mut self, mut edges: Vec<(NodeIndex, NodeIndex, Edge)>) {
-        edges.retain(|(a, b, _)| a != b);
-        edges.sort_unstable_by_key(|&(a, b, e)| (a, b, e as u8));
-        edges.dedup();
-        for (a, b, e) in edges {
-            self.graph.add_edge(a, b, e);
-        }
+    /// The nodes of the call in `slot`, its receive merged as in
+    /// [`RunGraph::op_nodes`].
+    fn slot_nodes(&self, slot: usize) -> Option<OpNodes> {
+        let (issue, send, receive, complete) = self.graph.ops.get(slot)?.nodes();
+        let partner = self.graph.recv_partner[slot];
+        let receive = match (receive, partner) {
+            (Some(_), p) if p != NONE => self.graph.ops[p as usize].nodes().1,
+            (r, _) => r,
+        };
+        let n = |i: u32| NodeIndex::new(i as usize);
+        Some(OpNodes {
+            issue: n(issue),
+            send: send.map(n),
+            receive: receive.map(n),
+            complete: n(complete),
+        })
     }
 
-    /// Collective match sets and their InterCB edges.
-    fn add_collectives(&mut self, ranks: &[RankTrace]) {
+    /// Collective match sets (instance, members by rank) and their InterCB
+    /// edges, with the instance's place in the list standing for its node
+    /// (`CollectiveIn` edges end there, `CollectiveOut` edges start there).
+    #[allow(clippy::type_complexity)]
+    fn collective_sets(
+        &mut self,
+        ranks: &[RankTrace],
+    ) -> (
+        Vec<(CollectiveInstance, Vec<OpRef>)>,
+        Vec<(NodeIndex, NodeIndex, Edge)>,
+    ) {
         type Member<'t> = (OpNodes, &'t Op, i32);
         let mut instances: BTreeMap<CollectiveInstance, Vec<Member>> = BTreeMap::new();
         for (pos, trace) in ranks.iter().enumerate() {
@@ -634,7 +639,11 @@ impl RunGraph {
                 .iter()
                 .filter(|op| op.kind.class() == OpClass::Collective)
             {
-                let Some(Some(n)) = self.nodes[pos].get(op.index as usize).copied() else {
+                let Some(n) = self
+                    .graph
+                    .slot(pos, op.index)
+                    .and_then(|s| self.slot_nodes(s))
+                else {
                     continue;
                 };
                 let k = seq.entry((op.comm, op.kind as u16)).or_insert(0);
@@ -651,7 +660,8 @@ impl RunGraph {
             }
         }
         let mut edges = Vec::new();
-        for (instance, mut members) in instances {
+        let mut sets = Vec::with_capacity(instances.len());
+        for (i, (instance, mut members)) in instances.into_iter().enumerate() {
             members.sort_by_key(|m| m.2);
             if Some(instance.comm) == self.world && members.len() < ranks.len() {
                 self.issues.push(RunIssue::IncompleteCollective {
@@ -660,7 +670,7 @@ impl RunGraph {
                     ranks: ranks.len(),
                 });
             }
-            let hub = self.graph.add_node(Node::Collective(instance));
+            let hub = NodeIndex::new(i);
             let roots: Option<Vec<bool>> = members
                 .iter()
                 .map(|&(_, op, rank)| self.comm_rank(instance.comm, rank).map(|r| r == op.peer))
@@ -687,36 +697,34 @@ impl RunGraph {
                     (vec![false; members.len()], vec![false; members.len()])
                 }
             };
-            for (i, &(n, _, _)) in members.iter().enumerate() {
-                if enter[i] {
+            for (k, &(n, _, _)) in members.iter().enumerate() {
+                if enter[k] {
                     edges.push((n.issue, hub, Edge::CollectiveIn));
                 }
-                if exit[i] {
+                if exit[k] {
                     edges.push((hub, n.complete, Edge::CollectiveOut));
                 }
             }
-            self.collectives.push(CollectiveSet {
-                instance,
-                members: members
-                    .iter()
-                    .map(|&(_, op, rank)| OpRef::of(rank, op))
-                    .collect(),
-                node: hub,
-            });
+            let members = members
+                .iter()
+                .map(|&(_, op, rank)| OpRef::of(rank, op))
+                .collect();
+            sets.push((instance, members));
         }
-        self.add_edges(edges);
+        (sets, edges)
     }
 
     /// Reports wildcard receives whose matched send is unknown.
     fn check_wildcards(&mut self, ranks: &[RankTrace]) {
-        let matched: std::collections::HashSet<(i32, u64)> =
-            self.matches.iter().map(|m| m.receive.key()).collect();
         for trace in ranks {
             for op in &trace.ops {
-                if is_receive(op)
-                    && op.has(flags::ANY_SOURCE)
-                    && !matched.contains(&(trace.rank, op.index))
-                {
+                if !is_receive(op) || !op.has(flags::ANY_SOURCE) {
+                    continue;
+                }
+                let matched = self
+                    .slot(trace.rank, op.index)
+                    .is_some_and(|s| self.graph.recv_partner[s] != NONE);
+                if !matched {
                     self.issues.push(RunIssue::UnresolvedWildcard {
                         receive: OpRef::of(trace.rank, op),
                     });
@@ -724,4 +732,59 @@ impl RunGraph {
             }
         }
     }
+}
+
+/// The calls with nodes, rank by rank, in trace order: numbers the nodes
+/// (issue, send match, receive match, completion of each call, in turn).
+fn add_calls(b: &mut CbGraph, ranks: &[RankTrace]) {
+    for trace in ranks {
+        b.begin_rank(trace.rank);
+        for op in trace.ops.iter().filter(|op| is_node(op)) {
+            let halves = if has_send_half(op) { SEND_HALF } else { 0 }
+                | if has_receive_half(op) {
+                    RECEIVE_HALF
+                } else {
+                    0
+                };
+            b.add_op(op.index, op.site, op.kind, halves);
+        }
+    }
+    b.end_calls();
+}
+
+/// Each call's own states in order (seed 001 Fig 3), a receive's match
+/// being the send's match node once merged: issued before matched and
+/// completed; a receive, and a send that cannot be buffered, matched
+/// before completed. Each call's edges, without duplicates (a call that
+/// took its own message has one match node for both halves).
+fn lifecycle_edges<'g>(
+    g: &'g CbGraph,
+    options: &'g Options,
+) -> impl Iterator<Item = (u32, u32, Edge)> + 'g {
+    (0..g.ops.len()).flat_map(move |slot| {
+        let op = &g.ops[slot];
+        let (issue, send, receive, complete) = op.nodes();
+        let receive = match (receive, g.recv_partner[slot]) {
+            (Some(_), p) if p != NONE => g.ops[p as usize].nodes().1,
+            (r, _) => r,
+        };
+        let mut edges: Vec<(u32, u32, Edge)> = Vec::with_capacity(5);
+        edges.push((issue, complete, Edge::Lifecycle));
+        if let Some(s) = send {
+            edges.push((issue, s, Edge::Lifecycle));
+            let waits_for_match =
+                is_synchronous_send(op.kind) || options.buffering == SendBuffering::Zero;
+            if waits_for_match {
+                edges.push((s, complete, Edge::Lifecycle));
+            }
+        }
+        if let Some(r) = receive {
+            edges.push((issue, r, Edge::Lifecycle));
+            edges.push((r, complete, Edge::Lifecycle));
+        }
+        edges.retain(|(a, b, _)| a != b);
+        edges.sort_unstable_by_key(|&(a, b, _)| (a, b));
+        edges.dedup();
+        edges
+    })
 }

@@ -22,6 +22,7 @@
 //! only when its last sweep went through one of the unit's instances:
 //! otherwise cutting them changes nothing it saw.
 
+use crate::cbgraph::CbGraph;
 use crate::graph::RunGraph;
 use crate::horizon::Horizon;
 use crate::model::is_fence;
@@ -30,7 +31,7 @@ use crate::reach::{Sweep, WindowedReach, Workspace};
 use crate::relevance::{path_steps, send_side, DestSends, RankSends, Receive, Sends, Taken};
 use crate::PathStep;
 use mbh_trace::RankTrace;
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::graph::NodeIndex;
 use petgraph::Direction;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -54,8 +55,9 @@ impl JointRun {
         ranks: &[RankTrace],
         taken: &Taken,
     ) -> Option<JointRun> {
-        let sends = Sends::collect(&graph, ranks);
-        let receives: Vec<Receive> = Receive::collect(&graph, ranks)
+        let receives = Receive::collect(&graph, ranks);
+        let sends = Sends::collect(&graph, ranks, &receives);
+        let receives: Vec<Receive> = receives
             .into_iter()
             .filter(|rc| rc.pairs(&graph, &sends, taken) > 0)
             .collect();
@@ -208,7 +210,7 @@ impl<'a> Settled<'a> {
         let Node::Event {
             op,
             event: Event::Complete,
-        } = graph.graph()[n]
+        } = graph.node(n)
         else {
             return;
         };
@@ -228,7 +230,7 @@ impl<'a> Settled<'a> {
 
     /// Takes in the reached node `n`.
     fn visit(&mut self, graph: &RunGraph, sends: &Sends, n: NodeIndex) {
-        match graph.graph()[n] {
+        match graph.node(n) {
             Node::Event { .. } => self.completed(graph, n),
             Node::Collective(_) => {
                 for m in graph.graph().neighbors_directed(n, Direction::Outgoing) {
@@ -262,7 +264,7 @@ impl<'a> Settled<'a> {
 /// is not in `known`.
 fn sweep(
     run: &JointRun,
-    reach: &WindowedReach<&DiGraph<Node, crate::Edge>>,
+    reach: &WindowedReach<'_, &CbGraph>,
     ws: &mut Workspace,
     (rc, taken): (&Receive, &Taken),
     cut: &dyn Fn(NodeIndex) -> bool,
@@ -304,7 +306,7 @@ fn sweep(
         }
     };
     reach.sweep_reach(ws, rc.node, cut, |n, position, ws| {
-        if matches!(graph.graph()[n], Node::Collective(c) if c.is_barrier()) {
+        if matches!(graph.node(n), Node::Collective(c) if c.is_barrier()) {
             out.hubs.push(n);
         }
         while let Some(&(_, s)) = list.get(cursor).filter(|&&(p, _)| p < position) {
@@ -461,7 +463,7 @@ pub(crate) fn choose(runs: &[JointRun], taken: &Taken, units: &[Vec<u32>]) -> Ch
 /// also have ordered the pair.
 fn explain(
     run: &JointRun,
-    reach: &WindowedReach<&DiGraph<Node, crate::Edge>>,
+    reach: &WindowedReach<'_, &CbGraph>,
     hubs: &Hubs,
     ws: &mut Workspace,
     (rc, s): (&Receive, NodeIndex),

@@ -21,11 +21,11 @@
 //! relevant, naming the sites of the set they depend on
 //! ([`Verdict::Relevant`]'s `after_deleting`).
 //!
-//! Owns: the completes-before graphs ([`RunGraph`], petgraph), the
-//! windowed reachability and cut search ([`WindowedReach`]),
-//! CheckRelevant ([`check_relevant`]), the verdicts per site with their
-//! evidence and the deletion set ([`audit`]), and the patch that deletes
-//! irrelevant calls ([`deletion_patch`]).
+//! Owns: the completes-before graphs ([`RunGraph`], stored as
+//! [`CbGraph`]), the windowed reachability and cut search
+//! ([`WindowedReach`]), CheckRelevant ([`check_relevant`]), the verdicts
+//! per site with their evidence and the deletion set ([`audit`]), and the
+//! patch that deletes irrelevant calls ([`deletion_patch`]).
 //!
 //! Must not: run programs, read files or decide exploration; it reads
 //! traces (`mbh_trace::RankTrace`) only.
@@ -158,6 +158,7 @@
 extern crate self as mbh_fib;
 
 mod audit;
+mod cbgraph;
 mod graph;
 mod horizon;
 mod joint;
@@ -171,6 +172,7 @@ mod relevance;
 pub use audit::{
     audit, Audit, AuditStats, BarrierVerdict, Coverage, Evidence, UnknownReason, Verdict,
 };
+pub use cbgraph::{CbGraph, EdgeReference, Neighbors};
 pub use graph::{CollectiveSet, OpNodes, P2pMatch, RunGraph, RunIssue};
 pub use model::{CollectiveInstance, Edge, Event, Node, OpRef, Options, SendBuffering};
 pub use patch::{deletion_patch, DeletionPatch, SkipReason, Skipped};

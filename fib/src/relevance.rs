@@ -2,7 +2,7 @@
 //! and each send S it could have taken but did not, the barrier instances
 //! through which alone R and S are ordered.
 
-use crate::graph::{resolve_matches, RunGraph};
+use crate::graph::{record, resolve_matches, RawMatch, RunGraph};
 use crate::horizon::Horizon;
 use crate::model::{
     is_fence, is_plain_send, is_receive, CollectiveInstance, Edge, Event, Node, OpRef,
@@ -11,6 +11,7 @@ use crate::reach::{CutRules, Sweep, Workspace};
 use mbh_trace::op::flags;
 use mbh_trace::{RankTrace, RecvPattern};
 use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -73,15 +74,26 @@ pub struct RunRelevance {
 /// The (receive, send) pairs matched in some explored run, by `(rank,
 /// record index)`: a receive that took a send in one run is never asked
 /// whether a barrier kept it from that send in another.
+///
+/// Only wildcard receives (`MPI_ANY_SOURCE`) are kept: they are the only
+/// ones asked about, and a halo exchange's specific receives would
+/// otherwise be millions of sets (issue 13).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Taken(HashMap<(i32, u64), HashSet<(i32, u64)>>);
 
 impl Taken {
-    /// The pairs matched in any of `runs`.
+    /// The pairs matched by wildcard receives in any of `runs`.
     pub fn from_runs(runs: &[Vec<RankTrace>]) -> Self {
         let pairs: Vec<_> = runs
             .par_iter()
-            .flat_map_iter(|run| resolve_matches(run).0)
+            .flat_map_iter(|run| {
+                let by_rank: FxHashMap<i32, &RankTrace> = run.iter().map(|t| (t.rank, t)).collect();
+                let wildcard = move |&(rr, ri, _, _): &RawMatch| {
+                    let op = by_rank.get(&rr).and_then(|t| record(t, ri));
+                    op.is_some_and(|op| op.has(flags::ANY_SOURCE))
+                };
+                resolve_matches(run).0.into_iter().filter(wildcard)
+            })
             .collect();
         let mut taken: HashMap<_, HashSet<_>> = HashMap::new();
         for (rr, ri, sr, si) in pairs {
@@ -179,8 +191,12 @@ pub(crate) struct Sends {
 }
 
 impl Sends {
-    /// The plain sends of `ranks` that have a match node in `graph`.
-    pub(crate) fn collect(graph: &RunGraph, ranks: &[RankTrace]) -> Sends {
+    /// The plain sends of `ranks` that have a match node in `graph`, to a
+    /// (communicator, destination) of one of `receives` (no other send is
+    /// a candidate).
+    pub(crate) fn collect(graph: &RunGraph, ranks: &[RankTrace], receives: &[Receive]) -> Sends {
+        let wanted: rustc_hash::FxHashSet<(u64, i32)> =
+            receives.iter().map(|rc| (rc.comm, rc.me)).collect();
         let mut info: FxHashMap<NodeIndex, SendInfo> = FxHashMap::default();
         // Per destination: its sends by rank, by (rank, tag), and the rest.
         type Building = (
@@ -191,6 +207,9 @@ impl Sends {
         let mut dests: FxHashMap<(u64, i32), Building> = FxHashMap::default();
         for trace in ranks {
             for op in trace.ops.iter().filter(|op| is_plain_send(op)) {
+                if !wanted.contains(&(op.comm, op.peer)) {
+                    continue;
+                }
                 let Some(n) = graph.op_nodes(trace.rank, op.index).and_then(|n| n.send) else {
                     continue;
                 };
@@ -264,7 +283,7 @@ impl Receive {
                 else {
                     continue;
                 };
-                let Node::Match { send: took, .. } = graph.graph()[node] else {
+                let Node::Match { send: took, .. } = graph.node(node) else {
                     continue; // unresolved: reported by the graph
                 };
                 let (Some(me), Some(took)) = (
@@ -361,12 +380,11 @@ impl Receive {
 /// thread with its own [`Workspace`]. A run whose graph has cycles falls
 /// back to one dominator tree per R over its whole forward window.
 pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> RunRelevance {
-    let sends = Sends::collect(graph, ranks);
-    let Sends { info, dests } = &sends;
     let receives = Receive::collect(graph, ranks);
+    let sends = Sends::collect(graph, ranks, &receives);
+    let Sends { info, dests } = &sends;
     let reach = graph.reach();
-    let is_barrier =
-        |n: NodeIndex| matches!(graph.graph()[n], Node::Collective(c) if c.is_barrier());
+    let is_barrier = |n: NodeIndex| matches!(graph.node(n), Node::Collective(c) if c.is_barrier());
     let send_first = graph.options().check_send_first;
     let results: Vec<(Vec<RelevantPair>, RunStats)> = receives
         .par_iter()
@@ -386,7 +404,7 @@ pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> R
             }
             let mut record = |s: NodeIndex, cut: Vec<NodeIndex>, order: Order| {
                 for hub in cut {
-                    let Node::Collective(barrier) = graph.graph()[hub] else {
+                    let Node::Collective(barrier) = graph.node(hub) else {
                         continue;
                     };
                     let (from, to) = match order {
@@ -477,7 +495,7 @@ pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> R
 /// a constraint on it: seed 004's InterCB edges lead from a match partner
 /// to the other's successors, never to the other itself.
 pub(crate) fn send_side(graph: &RunGraph, target: NodeIndex, pred: NodeIndex) -> bool {
-    let send = match graph.graph()[target] {
+    let send = match graph.node(target) {
         Node::Match { send, .. } => send,
         Node::Event { op, .. } => op,
         Node::Collective(_) => return false,
@@ -551,7 +569,7 @@ pub(crate) fn path_steps(graph: &RunGraph, path: Vec<NodeIndex>) -> Vec<PathStep
                 .map(|e| *e.weight())
         });
         steps.push(PathStep {
-            node: graph.graph()[n],
+            node: graph.node(n),
             via,
         });
         prev = Some(n);
@@ -604,7 +622,7 @@ impl<'a> Settle<'a> {
         let Node::Event {
             op,
             event: Event::Complete,
-        } = self.graph.graph()[n]
+        } = self.graph.node(n)
         else {
             return;
         };
@@ -619,7 +637,7 @@ impl<'a> Settle<'a> {
     }
 
     fn visit(&mut self, n: NodeIndex, free: bool) -> Sweep {
-        match (free, self.graph.graph()[n]) {
+        match (free, self.graph.node(n)) {
             (true, Node::Event { .. }) => self.completed(n),
             (true, Node::Collective(c)) if !c.is_barrier() => {
                 for m in self

@@ -16,9 +16,13 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
+use crate::Edge;
 use crate::{audit, check_relevant, Audit, Coverage, Options, RunGraph, SendBuffering, Verdict};
 use common::{run, Rank, Source};
 use mbh_trace::{OpKind, RankTrace};
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
 
 /// SplitMix64: a small, seedable generator (the programs must be
 /// reproducible from the seed a failure prints).
@@ -663,6 +667,48 @@ fn examined(a: &Audit) -> [usize; 6] {
     ]
 }
 
+/// The graphs are the same node for node: what each node is, its edges in
+/// each direction in the order they are listed (searches and shortest
+/// paths follow it), their rules, the positions.
+fn same_graph(g: &RunGraph, h: &super::RunGraph, seed: u64) {
+    let (new, old) = (g.graph(), h.graph());
+    assert_eq!(new.node_count(), old.node_count(), "seed {seed}");
+    assert_eq!(new.edge_count(), old.edge_count(), "seed {seed}");
+    let (r, s) = (g.reach(), h.reach());
+    assert_eq!(r.is_acyclic(), s.is_acyclic(), "seed {seed}");
+    for n in old.node_indices() {
+        assert_eq!(new.node(n), old[n], "seed {seed}, node {}", n.index());
+        assert_eq!(
+            r.position(n),
+            s.position(n),
+            "seed {seed}, node {}",
+            n.index()
+        );
+        for dir in [Direction::Outgoing, Direction::Incoming] {
+            let a: Vec<(NodeIndex, NodeIndex, Edge)> = new
+                .edges_directed(n, dir)
+                .map(|e| (e.source(), e.target(), *e.weight()))
+                .collect();
+            let b: Vec<(NodeIndex, NodeIndex, Edge)> = old
+                .edges_directed(n, dir)
+                .map(|e| (e.source(), e.target(), *e.weight()))
+                .collect();
+            assert_eq!(a, b, "seed {seed}, node {} {dir:?}", n.index());
+            let a: Vec<_> = new.neighbors_directed(n, dir).collect();
+            let b: Vec<_> = old.neighbors_directed(n, dir).collect();
+            assert_eq!(a, b, "seed {seed}, node {} {dir:?}", n.index());
+        }
+    }
+    for slot in 0..g.graph().ops.len() {
+        let op = g.graph().op_ref(slot);
+        let (a, b) = (g.op_nodes(op.rank, op.index), h.op_nodes(op.rank, op.index));
+        assert_eq!(a, b, "seed {seed}, {op}");
+    }
+    assert_eq!(g.matches(), h.matches(), "seed {seed}");
+    assert_eq!(g.collectives(), h.collectives(), "seed {seed}");
+    assert_eq!(g.issues(), h.issues(), "seed {seed}");
+}
+
 #[test]
 fn audits_agree_with_the_reference_on_random_programs() {
     let cases = if cfg!(debug_assertions) { 1500 } else { 6000 };
@@ -687,6 +733,7 @@ fn audits_agree_with_the_reference_on_random_programs() {
                 super::RunGraph::build(ranks, &options),
             );
             cyclic += usize::from(!h.reach().is_acyclic());
+            same_graph(&g, &h, seed);
             let (new, old) = (
                 check_relevant(&g, ranks, &taken),
                 super::check_relevant(&h, ranks, &old_taken),

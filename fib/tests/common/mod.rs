@@ -432,7 +432,7 @@ pub fn lost_pairs(runs: &[Vec<RankTrace>], deleted: &BTreeSet<u32>) -> Vec<LostP
                 let Some(rn) = g.op_nodes(rt.rank, r.index).and_then(|n| n.receive) else {
                     continue;
                 };
-                let Node::Match { send: took, .. } = g.graph()[rn] else {
+                let Node::Match { send: took, .. } = g.node(rn) else {
                     continue;
                 };
                 let (full, less) = (reached(rn, &HashSet::new()), reached(rn, &cut));
