@@ -15,8 +15,9 @@ use mbh_trace::{OpKind, RankTrace};
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
+use rustc_hash::FxHashSet;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// A point-to-point match set: the send a receive took, from the receive's
 /// `Matched` record.
@@ -115,7 +116,7 @@ pub(crate) fn record(trace: &RankTrace, index: u64) -> Option<&Op> {
 /// indices; a record naming the `Wait` that completed an `Irecv` is
 /// resolved to the `Irecv` through the wait's request link.
 pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIssue>) {
-    let by_rank: HashMap<i32, &RankTrace> = ranks.iter().map(|t| (t.rank, t)).collect();
+    let by_rank: FxHashMap<i32, &RankTrace> = ranks.iter().map(|t| (t.rank, t)).collect();
     let mut raw = Vec::new();
     let mut issues = Vec::new();
     for trace in ranks {
@@ -156,8 +157,8 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
     raw.sort_unstable();
     raw.dedup();
     // One send per receive, one receive per send.
-    let mut seen_recv = HashMap::new();
-    let mut seen_send = HashMap::new();
+    let mut seen_recv = FxHashMap::default();
+    let mut seen_send = FxHashMap::default();
     raw.retain(|&(rr, ri, sr, si)| {
         let a = seen_recv.insert((rr, ri), (sr, si));
         let b = seen_send.insert((sr, si), (rr, ri));
@@ -187,9 +188,11 @@ pub struct RunGraph {
     /// Trace position of each rank.
     rank_pos: FxHashMap<i32, usize>,
     collectives: Vec<CollectiveSet>,
+    /// Per collective set: the members whose completion it leads to.
+    exits: Vec<Vec<OpRef>>,
     issues: Vec<RunIssue>,
     world: Option<u64>,
-    comm_rank: HashMap<(u64, i32), i32>,
+    comm_rank: FxHashMap<(u64, i32), i32>,
     positions: (Vec<u32>, bool),
     options: Options,
 }
@@ -219,9 +222,10 @@ impl RunGraph {
             graph: CbGraph::default(),
             rank_pos: ranks.iter().enumerate().map(|(i, t)| (t.rank, i)).collect(),
             collectives: Vec::new(),
+            exits: Vec::new(),
             issues: Vec::new(),
             world: None,
-            comm_rank: HashMap::new(),
+            comm_rank: FxHashMap::default(),
             positions: (Vec::new(), true),
             options: *options,
         };
@@ -251,7 +255,8 @@ impl RunGraph {
             edges.add_batch(g.intra_edges(ranks, pos, &raw));
         }
         let (hubs, inter) = g.collective_sets(ranks);
-        for (instance, members) in hubs {
+        for (instance, members, exits) in hubs {
+            g.exits.push(exits);
             let node = g.graph.add_hub(instance);
             g.collectives.push(CollectiveSet {
                 instance,
@@ -329,6 +334,16 @@ impl RunGraph {
     /// The collective match sets (barriers included).
     pub fn collectives(&self) -> &[CollectiveSet] {
         &self.collectives
+    }
+
+    /// The members of collective node `hub` whose completion it leads to
+    /// (none if `hub` is not a collective node).
+    pub(crate) fn exits(&self, hub: NodeIndex) -> &[OpRef] {
+        let base = self.graph.hub_base as usize;
+        match hub.index().checked_sub(base) {
+            Some(i) => self.exits.get(i).map_or(&[], Vec::as_slice),
+            None => &[],
+        }
     }
 
     /// What in the traces the analysis could not use.
@@ -495,23 +510,23 @@ impl RunGraph {
         // The rank's matches: `raw` is sorted by receiving rank.
         let mine =
             raw.partition_point(|m| m.0 < trace.rank)..raw.partition_point(|m| m.0 <= trace.rank);
-        let sender_of: HashMap<u64, (i32, u64)> = raw[mine]
+        let sender_of: FxHashMap<u64, (i32, u64)> = raw[mine]
             .iter()
             .map(|&(_, ri, sr, si)| (ri, (sr, si)))
             .collect();
-        let completed_by: std::collections::HashSet<u64> = trace
+        let completed_by: FxHashSet<u64> = trace
             .ops
             .iter()
             .filter_map(|m| Some(m.matched_send()?.receiver))
             .collect();
         let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
         // Rule 1: last send per (communicator, destination, tag).
-        let mut last_send: HashMap<(u64, i32, i32), NodeIndex> = HashMap::new();
+        let mut last_send: FxHashMap<(u64, i32, i32), NodeIndex> = FxHashMap::default();
         // Rule 2: last receive per acceptance (communicator, source, tag).
         // The program's patterns (`RecvPattern::as_written`): the graph is
         // about the program's orderings, and a wildcard a guided replay
         // forced is a wildcard in the program whose run this reproduces.
-        let mut last_recv: HashMap<RecvPattern, NodeIndex> = HashMap::new();
+        let mut last_recv: FxHashMap<RecvPattern, NodeIndex> = FxHashMap::default();
         // Example 5: last receive per message taken (communicator, source,
         // tag), with what it accepted.
         let mut last_taker: BTreeMap<(u64, i32, i32), (NodeIndex, RecvPattern)> = BTreeMap::new();
@@ -627,13 +642,13 @@ impl RunGraph {
         &mut self,
         ranks: &[RankTrace],
     ) -> (
-        Vec<(CollectiveInstance, Vec<OpRef>)>,
+        Vec<(CollectiveInstance, Vec<OpRef>, Vec<OpRef>)>,
         Vec<(NodeIndex, NodeIndex, Edge)>,
     ) {
         type Member<'t> = (OpNodes, &'t Op, i32);
         let mut instances: BTreeMap<CollectiveInstance, Vec<Member>> = BTreeMap::new();
         for (pos, trace) in ranks.iter().enumerate() {
-            let mut seq: HashMap<(u64, u16), u64> = HashMap::new();
+            let mut seq: FxHashMap<(u64, u16), u64> = FxHashMap::default();
             for op in trace
                 .ops
                 .iter()
@@ -705,11 +720,17 @@ impl RunGraph {
                     edges.push((hub, n.complete, Edge::CollectiveOut));
                 }
             }
-            let members = members
+            let refs: Vec<OpRef> = members
                 .iter()
                 .map(|&(_, op, rank)| OpRef::of(rank, op))
                 .collect();
-            sets.push((instance, members));
+            let exits = refs
+                .iter()
+                .zip(&exit)
+                .filter(|(_, &e)| e)
+                .map(|(&r, _)| r)
+                .collect();
+            sets.push((instance, refs, exits));
         }
         (sets, edges)
     }

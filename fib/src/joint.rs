@@ -204,16 +204,9 @@ impl<'a> Settled<'a> {
         self.horizon.lower(g, max);
     }
 
-    /// A completion reached: if a fence, its rank's later sends are
-    /// settled.
-    fn completed(&mut self, graph: &RunGraph, n: NodeIndex) {
-        let Node::Event {
-            op,
-            event: Event::Complete,
-        } = graph.node(n)
-        else {
-            return;
-        };
+    /// A completion of `op` reached: if a fence, its rank's later sends
+    /// are settled.
+    fn completed(&mut self, op: OpRef) {
         let earlier = self.fence.get(&op.rank).is_some_and(|&i| i <= op.index);
         if !is_fence(op.kind) || earlier {
             return;
@@ -231,13 +224,16 @@ impl<'a> Settled<'a> {
     /// Takes in the reached node `n`.
     fn visit(&mut self, graph: &RunGraph, sends: &Sends, n: NodeIndex) {
         match graph.node(n) {
-            Node::Event { .. } => self.completed(graph, n),
+            Node::Event {
+                op,
+                event: Event::Complete,
+            } => self.completed(op),
             Node::Collective(_) => {
-                for m in graph.graph().neighbors_directed(n, Direction::Outgoing) {
-                    self.completed(graph, m);
+                for &op in graph.exits(n) {
+                    self.completed(op);
                 }
             }
-            Node::Match { .. } => {}
+            _ => {}
         }
         if let Some(s) = sends.info.get(&n) {
             if s.comm != self.comm || s.dest != self.me {

@@ -14,9 +14,8 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
 
 /// Which of the two a barrier orders first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -79,7 +78,7 @@ pub struct RunRelevance {
 /// ones asked about, and a halo exchange's specific receives would
 /// otherwise be millions of sets (issue 13).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Taken(HashMap<(i32, u64), HashSet<(i32, u64)>>);
+pub struct Taken(FxHashMap<(i32, u64), FxHashSet<(i32, u64)>>);
 
 impl Taken {
     /// The pairs matched by wildcard receives in any of `runs`.
@@ -95,7 +94,7 @@ impl Taken {
                 resolve_matches(run).0.into_iter().filter(wildcard)
             })
             .collect();
-        let mut taken: HashMap<_, HashSet<_>> = HashMap::new();
+        let mut taken: FxHashMap<_, FxHashSet<_>> = FxHashMap::default();
         for (rr, ri, sr, si) in pairs {
             taken.entry((rr, ri)).or_default().insert((sr, si));
         }
@@ -195,8 +194,7 @@ impl Sends {
     /// (communicator, destination) of one of `receives` (no other send is
     /// a candidate).
     pub(crate) fn collect(graph: &RunGraph, ranks: &[RankTrace], receives: &[Receive]) -> Sends {
-        let wanted: rustc_hash::FxHashSet<(u64, i32)> =
-            receives.iter().map(|rc| (rc.comm, rc.me)).collect();
+        let wanted: FxHashSet<(u64, i32)> = receives.iter().map(|rc| (rc.comm, rc.me)).collect();
         let mut info: FxHashMap<NodeIndex, SendInfo> = FxHashMap::default();
         // Per destination: its sends by rank, by (rank, tag), and the rest.
         type Building = (
@@ -616,16 +614,9 @@ impl<'a> Settle<'a> {
         }
     }
 
-    /// A completion no barrier dominates: if a fence, its rank's later
-    /// sends are settled.
-    fn completed(&mut self, n: NodeIndex) {
-        let Node::Event {
-            op,
-            event: Event::Complete,
-        } = self.graph.node(n)
-        else {
-            return;
-        };
+    /// A completion of `op` no barrier dominates: if a fence, its rank's
+    /// later sends are settled.
+    fn completed(&mut self, op: OpRef) {
         let Some(g) = self.dest.sender(op.rank) else {
             return;
         };
@@ -638,14 +629,16 @@ impl<'a> Settle<'a> {
 
     fn visit(&mut self, n: NodeIndex, free: bool) -> Sweep {
         match (free, self.graph.node(n)) {
-            (true, Node::Event { .. }) => self.completed(n),
+            (
+                true,
+                Node::Event {
+                    op,
+                    event: Event::Complete,
+                },
+            ) => self.completed(op),
             (true, Node::Collective(c)) if !c.is_barrier() => {
-                for m in self
-                    .graph
-                    .graph()
-                    .neighbors_directed(n, Direction::Outgoing)
-                {
-                    self.completed(m);
+                for &op in self.graph.exits(n) {
+                    self.completed(op);
                 }
             }
             _ => {}
