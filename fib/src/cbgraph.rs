@@ -73,6 +73,12 @@ pub(crate) struct RankOps {
     pub(crate) start: u32,
     pub(crate) end: u32,
     unordered: Option<FxHashMap<u32, u32>>,
+    /// While building: slot by record index ([`NONE`]: no call), when the
+    /// indices are dense enough; the builder looks calls up millions of
+    /// times.
+    dense: Option<Vec<u32>>,
+    /// Records of the rank's trace (bounds `dense`).
+    records: usize,
 }
 
 /// A run's completes-before graph: nodes, edges labelled with their rule,
@@ -265,6 +271,12 @@ impl CbGraph {
     pub(crate) fn slot(&self, pos: usize, index: u64) -> Option<usize> {
         let r = self.ranks.get(pos)?;
         let index = u32::try_from(index).ok()?;
+        if let Some(dense) = &r.dense {
+            return dense
+                .get(index as usize)
+                .filter(|&&s| s != NONE)
+                .map(|&s| s as usize);
+        }
         match &r.unordered {
             Some(map) => map.get(&index).map(|&s| s as usize),
             None => {
@@ -315,15 +327,26 @@ impl IntoNodeIdentifiers for &CbGraph {
 }
 
 impl CbGraph {
-    /// Starts the calls of the next rank (building).
-    pub(crate) fn begin_rank(&mut self, rank: i32) {
+    /// Starts the calls of the next rank, whose trace has `records`
+    /// records (building).
+    pub(crate) fn begin_rank(&mut self, rank: i32, records: usize) {
         let start = self.ops.len() as u32;
         self.ranks.push(RankOps {
             rank,
             start,
             end: start,
             unordered: None,
+            dense: Some(Vec::with_capacity(records)),
+            records,
         });
+    }
+
+    /// Ends building: the lookup tables by record index go (lookups are
+    /// binary searches from now on).
+    pub(crate) fn end_build(&mut self) {
+        for r in &mut self.ranks {
+            r.dense = None;
+        }
     }
 
     /// Adds a call of the current rank with the given match halves
@@ -357,6 +380,16 @@ impl CbGraph {
         }
         if let Some(map) = &mut rank.unordered {
             map.insert(index, slot as u32);
+        }
+        let at = index as usize;
+        if at > 2 * rank.records + 64 {
+            rank.dense = None;
+        }
+        if let Some(dense) = &mut rank.dense {
+            if dense.len() <= at {
+                dense.resize(at + 1, NONE);
+            }
+            dense[at] = slot as u32;
         }
         rank.end = slot as u32 + 1;
         Some(slot)

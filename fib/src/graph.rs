@@ -156,13 +156,16 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
     }
     raw.sort_unstable();
     raw.dedup();
-    // One send per receive, one receive per send.
-    let mut seen_recv = FxHashMap::default();
-    let mut seen_send = FxHashMap::default();
+    // One send per receive, one receive per send: a later match of either
+    // is dropped (it still counts as seen). `raw` is sorted, so an earlier
+    // match of the receive is the one just before.
+    let mut last_recv = None;
+    let mut seen_send = FxHashSet::default();
+    seen_send.reserve(raw.len());
     raw.retain(|&(rr, ri, sr, si)| {
-        let a = seen_recv.insert((rr, ri), (sr, si));
-        let b = seen_send.insert((sr, si), (rr, ri));
-        if a.is_some() || b.is_some() {
+        let a = last_recv.replace((rr, ri)) == Some((rr, ri));
+        let b = !seen_send.insert((sr, si));
+        if a || b {
             issues.push(RunIssue::BadMatchRecord {
                 rank: rr,
                 record: ri,
@@ -218,6 +221,16 @@ impl RunGraph {
     /// matched earlier on its rank and communicator. About 20 bytes per
     /// node and 10 per edge ([`CbGraph`]), 16 per call.
     pub fn build(ranks: &[RankTrace], options: &Options) -> RunGraph {
+        Self::build_resolved(ranks, options, resolve_matches(ranks))
+    }
+
+    /// [`RunGraph::build`] with the run's matches already resolved
+    /// ([`resolve_matches`]).
+    pub(crate) fn build_resolved(
+        ranks: &[RankTrace],
+        options: &Options,
+        (raw, issues): (Vec<RawMatch>, Vec<RunIssue>),
+    ) -> RunGraph {
         let mut g = RunGraph {
             graph: CbGraph::default(),
             rank_pos: ranks.iter().enumerate().map(|(i, t)| (t.rank, i)).collect(),
@@ -244,7 +257,6 @@ impl RunGraph {
             .flat_map(|t| &t.ops)
             .find(|op| matches!(op.kind, OpKind::Init | OpKind::InitThread))
             .map(|op| op.comm);
-        let (raw, issues) = resolve_matches(ranks);
         g.issues.extend(issues);
         g.learn_comm_ranks(ranks, &raw);
         add_calls(&mut g.graph, ranks);
@@ -273,6 +285,8 @@ impl RunGraph {
             })
             .collect();
         edges.add_batch(inter);
+        drop(raw);
+        g.graph.end_build();
         edges.lay_out(&mut g.graph);
         g.check_wildcards(ranks);
         g.positions = WindowedReach::new(&g.graph).into_positions();
@@ -759,7 +773,7 @@ impl RunGraph {
 /// (issue, send match, receive match, completion of each call, in turn).
 fn add_calls(b: &mut CbGraph, ranks: &[RankTrace]) {
     for trace in ranks {
-        b.begin_rank(trace.rank);
+        b.begin_rank(trace.rank, trace.ops.len());
         for op in trace.ops.iter().filter(|op| is_node(op)) {
             let halves = if has_send_half(op) { SEND_HALF } else { 0 }
                 | if has_receive_half(op) {

@@ -692,6 +692,11 @@ where
     let mut finished = BitSet::new(n);
     let mut finish: Vec<u32> = Vec::with_capacity(n);
     let mut stack: Vec<u32> = Vec::new();
+    // A predecessor met while it is still being explored closes a cycle
+    // (a back edge of this depth-first search, which checks each node's
+    // neighbours when it discovers the node, as a recursive one would);
+    // without one, every component is a single node.
+    let mut cyclic = false;
     for start in graph.node_identifiers() {
         let start = graph.to_index(start);
         if discovered.has(start) {
@@ -707,6 +712,8 @@ where
                     let p = graph.to_index(p);
                     if !discovered.has(p) {
                         stack.push(p as u32);
+                    } else if !finished.has(p) {
+                        cyclic = true;
                     }
                 }
             } else {
@@ -718,9 +725,17 @@ where
         }
     }
     drop(finished);
+    let mut topo = vec![0u32; n];
+    if !cyclic {
+        // Components come in decreasing finishing order: position k is the
+        // k-th node to finish.
+        for (k, &node) in finish.iter().enumerate() {
+            topo[node as usize] = k as u32;
+        }
+        return (topo, true);
+    }
     let mut reached = discovered;
     reached.clear();
-    let mut topo = vec![0u32; n];
     let mut components = 0u32;
     let mut acyclic = true;
     for &leader in finish.iter().rev() {

@@ -83,20 +83,28 @@ pub struct Taken(FxHashMap<(i32, u64), FxHashSet<(i32, u64)>>);
 impl Taken {
     /// The pairs matched by wildcard receives in any of `runs`.
     pub fn from_runs(runs: &[Vec<RankTrace>]) -> Self {
-        let pairs: Vec<_> = runs
-            .par_iter()
-            .flat_map_iter(|run| {
-                let by_rank: FxHashMap<i32, &RankTrace> = run.iter().map(|t| (t.rank, t)).collect();
-                let wildcard = move |&(rr, ri, _, _): &RawMatch| {
-                    let op = by_rank.get(&rr).and_then(|t| record(t, ri));
-                    op.is_some_and(|op| op.has(flags::ANY_SOURCE))
-                };
-                resolve_matches(run).0.into_iter().filter(wildcard)
-            })
-            .collect();
+        let resolved: Vec<_> = runs.par_iter().map(|run| resolve_matches(run)).collect();
+        Taken::from_resolved(runs, &resolved)
+    }
+
+    /// [`Taken::from_runs`] from each run's resolved matches
+    /// ([`resolve_matches`]).
+    pub(crate) fn from_resolved(
+        runs: &[Vec<RankTrace>],
+        resolved: &[(Vec<RawMatch>, Vec<crate::RunIssue>)],
+    ) -> Self {
         let mut taken: FxHashMap<_, FxHashSet<_>> = FxHashMap::default();
-        for (rr, ri, sr, si) in pairs {
-            taken.entry((rr, ri)).or_default().insert((sr, si));
+        for (run, (raw, _)) in runs.iter().zip(resolved) {
+            let by_rank: FxHashMap<i32, &RankTrace> = run.iter().map(|t| (t.rank, t)).collect();
+            let wildcard = |rr: i32, ri: u64| {
+                let op = by_rank.get(&rr).and_then(|t| record(t, ri));
+                op.is_some_and(|op| op.has(flags::ANY_SOURCE))
+            };
+            for &(rr, ri, sr, si) in raw {
+                if wildcard(rr, ri) {
+                    taken.entry((rr, ri)).or_default().insert((sr, si));
+                }
+            }
         }
         Taken(taken)
     }
