@@ -423,18 +423,19 @@ pub(crate) struct EdgeStream {
 }
 
 impl EdgeStream {
-    /// Adds the first batch of edges, all [`Edge::Lifecycle`], in any
+    /// Adds an edge of the first batch, all [`Edge::Lifecycle`], in any
     /// order and without duplicates: each node's edges of this batch are
     /// listed as if sorted by their other end (as one sorted batch of
     /// `add_edge` calls lists them).
-    pub(crate) fn add_unsorted_first(&mut self, edges: impl Iterator<Item = (u32, u32, Edge)>) {
-        debug_assert!(self.from.is_empty());
-        for (a, b, e) in edges {
-            debug_assert_eq!(e, Edge::Lifecycle);
-            self.from.push(a);
-            self.to.push(b);
-            self.kind.push(e);
-        }
+    pub(crate) fn push_first(&mut self, a: u32, b: u32) {
+        debug_assert_eq!(self.first_batch, 0);
+        self.from.push(a);
+        self.to.push(b);
+        self.kind.push(Edge::Lifecycle);
+    }
+
+    /// Ends the first batch.
+    pub(crate) fn end_first(&mut self) {
         self.first_batch = self.from.len();
     }
 
@@ -442,7 +443,13 @@ impl EdgeStream {
     /// by (source, target, rule), no duplicates.
     pub(crate) fn add_batch(&mut self, mut edges: Vec<(NodeIndex, NodeIndex, Edge)>) {
         edges.retain(|(a, b, _)| a != b);
-        edges.sort_unstable_by_key(|&(a, b, e)| (a, b, e as u8));
+        // One key: source and target in a word, then the rule.
+        let key = |&(a, b, e): &(NodeIndex, NodeIndex, Edge)| {
+            ((a.index() as u64) << 32 | b.index() as u64, e as u8)
+        };
+        if !edges.is_sorted_by_key(key) {
+            edges.sort_unstable_by_key(key);
+        }
         edges.dedup();
         for (a, b, e) in edges {
             self.from.push(a.index() as u32);

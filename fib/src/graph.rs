@@ -160,11 +160,10 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
     // is dropped (it still counts as seen). `raw` is sorted, so an earlier
     // match of the receive is the one just before.
     let mut last_recv = None;
-    let mut seen_send = FxHashSet::default();
-    seen_send.reserve(raw.len());
+    let mut seen_send = SeenSends::new(&by_rank);
     raw.retain(|&(rr, ri, sr, si)| {
         let a = last_recv.replace((rr, ri)) == Some((rr, ri));
-        let b = !seen_send.insert((sr, si));
+        let b = !seen_send.insert(sr, si);
         if a || b {
             issues.push(RunIssue::BadMatchRecord {
                 rank: rr,
@@ -176,6 +175,40 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
         true
     });
     (raw, issues)
+}
+
+/// The sends already matched, by rank and record index: a bit per record
+/// of each rank (a set for indices beyond its record count).
+struct SeenSends {
+    bits: FxHashMap<i32, Vec<u64>>,
+    beyond: FxHashSet<(i32, u64)>,
+}
+
+impl SeenSends {
+    fn new(by_rank: &FxHashMap<i32, &RankTrace>) -> Self {
+        let bits = by_rank
+            .iter()
+            .map(|(&rank, t)| (rank, vec![0u64; t.ops.len().div_ceil(64)]))
+            .collect();
+        SeenSends {
+            bits,
+            beyond: FxHashSet::default(),
+        }
+    }
+
+    /// Adds send `index` of `rank`; whether it was new.
+    fn insert(&mut self, rank: i32, index: u64) -> bool {
+        let words = self.bits.get_mut(&rank);
+        match (words, usize::try_from(index / 64)) {
+            (Some(words), Ok(w)) if w < words.len() => {
+                let bit = 1u64 << (index % 64);
+                let new = words[w] & bit == 0;
+                words[w] |= bit;
+                new
+            }
+            _ => self.beyond.insert((rank, index)),
+        }
+    }
 }
 
 /// The completes-before graph of one run.
@@ -262,7 +295,7 @@ impl RunGraph {
         add_calls(&mut g.graph, ranks);
         g.merge_matches(&raw);
         let mut edges = EdgeStream::default();
-        edges.add_unsorted_first(lifecycle_edges(&g.graph, options));
+        lifecycle_edges(&g.graph, options, &mut edges);
         for pos in 0..ranks.len() {
             edges.add_batch(g.intra_edges(ranks, pos, &raw));
         }
@@ -458,15 +491,16 @@ impl RunGraph {
     /// status source is its sender's rank.
     fn learn_comm_ranks(&mut self, ranks: &[RankTrace], raw: &[RawMatch]) {
         for &(rr, ri, sr, si) in raw {
-            let (Some(recv), Some(send)) = (
-                self.trace_record(ranks, rr, ri),
-                self.trace_record(ranks, sr, si),
-            ) else {
+            // Most messages are on the world: no send to look up.
+            let Some(recv) = self.trace_record(ranks, rr, ri) else {
                 continue;
             };
             if Some(recv.comm) == self.world {
                 continue;
             }
+            let Some(send) = self.trace_record(ranks, sr, si) else {
+                continue;
+            };
             if is_plain_send(send) {
                 self.comm_rank.entry((send.comm, rr)).or_insert(send.peer);
             }
@@ -544,12 +578,20 @@ impl RunGraph {
         // Example 5: last receive per message taken (communicator, source,
         // tag), with what it accepted.
         let mut last_taker: BTreeMap<(u64, i32, i32), (NodeIndex, RecvPattern)> = BTreeMap::new();
+        // Which shapes of acceptance (source given or any, tag given or
+        // any) `last_recv` holds: a key of another shape is not looked up
+        // (a halo exchange's specific receives would look up four shapes
+        // twice each).
+        let mut shapes = [false; 4];
+        let shape =
+            |p: &RecvPattern| usize::from(p.source.is_none()) * 2 + usize::from(p.tag.is_none());
         let mut last_fence: Option<NodeIndex> = None;
         for op in &trace.ops {
             let Some(n) = nodes(op.index) else { continue };
+            let fence = is_fence(op.kind);
             if let Some(f) = last_fence {
                 edges.push((f, n.issue, Edge::Fence));
-                if is_fence(op.kind) {
+                if fence {
                     edges.push((f, n.complete, Edge::Fence));
                 }
             }
@@ -565,6 +607,9 @@ impl RunGraph {
                 for source in [acc.source, None] {
                     for tag in [acc.tag, None] {
                         let key = RecvPattern { source, tag, ..acc };
+                        if !shapes[shape(&key)] {
+                            continue;
+                        }
                         if let Some(&prev) = last_recv.get(&key) {
                             edges.push((prev, r, Edge::ReceiveOrder));
                         }
@@ -592,17 +637,18 @@ impl RunGraph {
                                 source: key_source,
                                 tag: key_tag,
                             };
-                            match last_recv.get(&key) {
-                                Some(&prev) if !key.contains(&acc) => {
-                                    edges.push((prev, r, Edge::OlderReceiveFirst))
-                                }
-                                _ => {}
+                            if !shapes[shape(&key)] || key.contains(&acc) {
+                                continue;
+                            }
+                            if let Some(&prev) = last_recv.get(&key) {
+                                edges.push((prev, r, Edge::OlderReceiveFirst))
                             }
                         }
                     }
                     last_taker.insert((op.comm, source, tag), (r, acc));
                 }
                 last_recv.insert(acc, r);
+                shapes[shape(&acc)] = true;
             }
             if op.kind.class() == OpClass::Completion {
                 // `Test`, `Waitany` and the `some` forms may return without
@@ -615,7 +661,7 @@ impl RunGraph {
                     edges.push((o.complete, n.complete, Edge::Completion));
                 }
             }
-            if is_fence(op.kind) {
+            if fence {
                 last_fence = Some(n.complete);
             }
         }
@@ -792,34 +838,37 @@ fn add_calls(b: &mut CbGraph, ranks: &[RankTrace]) {
 /// completed; a receive, and a send that cannot be buffered, matched
 /// before completed. Each call's edges, without duplicates (a call that
 /// took its own message has one match node for both halves).
-fn lifecycle_edges<'g>(
-    g: &'g CbGraph,
-    options: &'g Options,
-) -> impl Iterator<Item = (u32, u32, Edge)> + 'g {
-    (0..g.ops.len()).flat_map(move |slot| {
-        let op = &g.ops[slot];
+fn lifecycle_edges(g: &CbGraph, options: &Options, out: &mut EdgeStream) {
+    for (op, &partner) in g.ops.iter().zip(&g.recv_partner) {
         let (issue, send, receive, complete) = op.nodes();
-        let receive = match (receive, g.recv_partner[slot]) {
+        let receive = match (receive, partner) {
             (Some(_), p) if p != NONE => g.ops[p as usize].nodes().1,
             (r, _) => r,
         };
-        let mut edges: Vec<(u32, u32, Edge)> = Vec::with_capacity(5);
-        edges.push((issue, complete, Edge::Lifecycle));
+        let mut edges = [(0u32, 0u32); 5];
+        let mut len = 0;
+        let mut push = |a: u32, b: u32| {
+            if a != b && !edges[..len].contains(&(a, b)) {
+                edges[len] = (a, b);
+                len += 1;
+            }
+        };
+        push(issue, complete);
         if let Some(s) = send {
-            edges.push((issue, s, Edge::Lifecycle));
+            push(issue, s);
             let waits_for_match =
                 is_synchronous_send(op.kind) || options.buffering == SendBuffering::Zero;
             if waits_for_match {
-                edges.push((s, complete, Edge::Lifecycle));
+                push(s, complete);
             }
         }
         if let Some(r) = receive {
-            edges.push((issue, r, Edge::Lifecycle));
-            edges.push((r, complete, Edge::Lifecycle));
+            push(issue, r);
+            push(r, complete);
         }
-        edges.retain(|(a, b, _)| a != b);
-        edges.sort_unstable_by_key(|&(a, b, _)| (a, b));
-        edges.dedup();
-        edges
-    })
+        for &(a, b) in &edges[..len] {
+            out.push_first(a, b);
+        }
+    }
+    out.end_first();
 }
