@@ -30,6 +30,9 @@ use std::slice::Iter;
 /// No partner, no call.
 pub(crate) const NONE: u32 = u32::MAX;
 
+/// Nodes per entry of [`CbGraph`]'s block index.
+const BLOCK: u32 = 64;
+
 /// One call with nodes: its record index, site, kind, first node (its
 /// issue) and which match events it has.
 #[derive(Debug, Clone, Copy)]
@@ -104,6 +107,9 @@ pub struct CbGraph {
     /// Collective instance nodes come after every call's nodes (while
     /// building: the number of call nodes so far).
     pub(crate) hub_base: u32,
+    /// Per block of [`BLOCK`] call nodes, the slot of its first node's
+    /// call: finding a node's call is a search among a few calls.
+    blocks: Vec<u32>,
     pub(crate) hubs: Vec<CollectiveInstance>,
 }
 
@@ -212,9 +218,37 @@ impl CbGraph {
         self.edges_connecting(a, b).next().map(|e| e.id)
     }
 
-    /// The slot of the call whose nodes include `n` (not a collective).
+    /// The slot of the call whose nodes include `n` (not a collective):
+    /// a binary search among the few calls of `n`'s block of nodes.
     fn slot_of(&self, n: u32) -> usize {
-        self.ops.partition_point(|op| op.first <= n) - 1
+        let b = (n / BLOCK) as usize;
+        let (from, to) = match (self.blocks.get(b), self.blocks.get(b + 1)) {
+            (Some(&from), Some(&to)) => (from as usize, to as usize + 1),
+            _ => (0, self.ops.len()),
+        };
+        let to = to.min(self.ops.len());
+        from + self.ops[from..to].partition_point(|op| op.first <= n) - 1
+    }
+
+    /// The collective instance of node `n`, if it is one.
+    pub fn collective(&self, n: NodeIndex) -> Option<CollectiveInstance> {
+        let i = (n.index() as u32).checked_sub(self.hub_base)?;
+        self.hubs.get(i as usize).copied()
+    }
+
+    /// Indexes the calls by block of nodes (building, once they are all
+    /// added).
+    fn index_blocks(&mut self) {
+        let blocks = self.hub_base.div_ceil(BLOCK) as usize + 1;
+        self.blocks = Vec::with_capacity(blocks);
+        let mut slot = 0usize;
+        for b in 0..blocks as u32 {
+            let n = b * BLOCK;
+            while slot + 1 < self.ops.len() && self.ops[slot + 1].first <= n {
+                slot += 1;
+            }
+            self.blocks.push(slot as u32);
+        }
     }
 
     /// The rank of the call in `slot`.
@@ -401,6 +435,7 @@ impl CbGraph {
         let n = self.ops.len();
         self.send_partner = vec![NONE; n];
         self.recv_partner = vec![NONE; n];
+        self.index_blocks();
     }
 
     /// Adds a collective instance's node (building).

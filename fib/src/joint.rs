@@ -302,7 +302,7 @@ fn sweep(
         }
     };
     reach.sweep_reach(ws, rc.node, cut, |n, position, ws| {
-        if matches!(graph.node(n), Node::Collective(c) if c.is_barrier()) {
+        if graph.graph().collective(n).is_some_and(|c| c.is_barrier()) {
             out.hubs.push(n);
         }
         while let Some(&(_, s)) = list.get(cursor).filter(|&&(p, _)| p < position) {

@@ -390,7 +390,7 @@ pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> R
     let sends = Sends::collect(graph, ranks, &receives);
     let Sends { info, dests } = &sends;
     let reach = graph.reach();
-    let is_barrier = |n: NodeIndex| matches!(graph.node(n), Node::Collective(c) if c.is_barrier());
+    let is_barrier = |n: NodeIndex| graph.graph().collective(n).is_some_and(|c| c.is_barrier());
     let send_first = graph.options().check_send_first;
     let results: Vec<(Vec<RelevantPair>, RunStats)> = receives
         .par_iter()
@@ -636,15 +636,13 @@ impl<'a> Settle<'a> {
     }
 
     fn visit(&mut self, n: NodeIndex, free: bool) -> Sweep {
-        match (free, self.graph.node(n)) {
-            (
-                true,
-                Node::Event {
-                    op,
-                    event: Event::Complete,
-                },
-            ) => self.completed(op),
-            (true, Node::Collective(c)) if !c.is_barrier() => {
+        // Only a node no barrier dominates settles anything.
+        match free.then(|| self.graph.node(n)) {
+            Some(Node::Event {
+                op,
+                event: Event::Complete,
+            }) => self.completed(op),
+            Some(Node::Collective(c)) if !c.is_barrier() => {
                 for &op in self.graph.exits(n) {
                     self.completed(op);
                 }
