@@ -515,48 +515,40 @@ fn lay_out(
     kind: &[Edge],
     first: usize,
 ) -> (Vec<u32>, Vec<NodeIndex>, Vec<Edge>) {
+    // `start[a + 1]` counts `a`'s edges, then, summed, is where its list
+    // begins, then the next free place in it: once every edge is placed,
+    // where it ends, that is, where `a + 1`'s begins.
     let mut start = vec![0u32; n + 1];
     for &a in at {
-        start[a as usize + 1] += 1;
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut out = Laid {
-        fill: start[..n].to_vec(),
-        to: vec![NodeIndex::new(0); at.len()],
-        rule: vec![Edge::Lifecycle; at.len()],
-    };
-    for e in 0..first {
-        out.place(at[e], other[e], kind[e]);
-    }
-    // The first batch was added sorted by (source, target): each node's
-    // part of it is in order of the other end. Its rule is the same
-    // throughout ([`Edge::Lifecycle`]), so sorting the ends is enough.
-    for (&from, &to) in start.iter().zip(&out.fill) {
-        let part = from as usize..to as usize;
-        if part.len() > 1 {
-            out.to[part].sort_unstable();
+        if let Some(c) = start.get_mut(a as usize + 2) {
+            *c += 1;
         }
     }
-    for e in first..at.len() {
-        out.place(at[e], other[e], kind[e]);
+    for i in 1..n {
+        start[i + 1] += start[i];
     }
-    (start, out.to, out.rule)
-}
-
-/// Adjacency lists being filled: the next free place in each node's list.
-struct Laid {
-    fill: Vec<u32>,
-    to: Vec<NodeIndex>,
-    rule: Vec<Edge>,
-}
-
-impl Laid {
-    fn place(&mut self, a: u32, b: u32, rule: Edge) {
-        let slot = self.fill[a as usize] as usize;
-        self.fill[a as usize] += 1;
-        self.to[slot] = NodeIndex::new(b as usize);
-        self.rule[slot] = rule;
+    let mut to = vec![NodeIndex::new(0); at.len()];
+    let mut rule = vec![Edge::Lifecycle; at.len()];
+    for e in 0..at.len() {
+        let cursor = &mut start[at[e] as usize + 1];
+        let slot = *cursor as usize;
+        *cursor += 1;
+        to[slot] = NodeIndex::new(other[e] as usize);
+        rule[slot] = kind[e];
     }
+    // The first batch, all `Lifecycle` and the only edges of that rule, was
+    // added sorted by (source, target): each node's list begins with its
+    // part of it, in order of the other end.
+    debug_assert!(kind[first..].iter().all(|&k| k != Edge::Lifecycle));
+    for i in 0..n {
+        let list = start[i] as usize..start[i + 1] as usize;
+        let len = rule[list.clone()]
+            .iter()
+            .take_while(|&&r| r == Edge::Lifecycle)
+            .count();
+        if len > 1 {
+            to[list.start..list.start + len].sort_unstable();
+        }
+    }
+    (start, to, rule)
 }
