@@ -933,8 +933,9 @@ fn remove_send_ring(traces: &mut [RankTrace], saved: Vec<Option<Op>>) {
 }
 
 /// Phase `fib`: the barrier audit of the traces as one complete,
-/// deadlock-free exploration, with each barrier's verdict. Gives the
-/// traces back.
+/// deadlock-free exploration, with each barrier's verdict and a digest of
+/// every verdict with its evidence and path (an A/B check of a change to
+/// Fib). Gives the traces back.
 fn fib_phase(traces: Vec<RankTrace>, table: &mut Table) -> Vec<RankTrace> {
     let runs = vec![traces];
     let full = Coverage {
@@ -951,10 +952,11 @@ fn fib_phase(traces: Vec<RankTrace>, table: &mut Table) -> Vec<RankTrace> {
         "Fib (barrier audit)",
         took,
         &format!(
-            "{} nodes, {} wildcard receives; {}",
+            "{} nodes, {} wildcard receives; {}; verdict digest {:016x}",
             result.stats.nodes,
             result.stats.wildcard_receives,
-            verdicts.join("; ")
+            verdicts.join("; "),
+            digest(&result.barriers)
         ),
     );
     runs.into_iter().next().unwrap_or_default()

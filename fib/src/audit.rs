@@ -1,7 +1,7 @@
 //! Verdicts per barrier site, across every explored run (seed 004 §3.2,
 //! Fib's outer loop).
 
-use crate::graph::{RunGraph, RunIssue};
+use crate::graph::{resolve_matches, RawMatch, RunGraph, RunIssue};
 use crate::joint::{self, JointRun};
 use crate::model::{CollectiveInstance, OpRef, Options};
 use crate::relevance::{check_relevant, evidence_path, Order, PathStep, RelevantPair, Taken};
@@ -9,6 +9,9 @@ use mbh_trace::{OpKind, RankTrace};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// A run's matches and the problems found resolving them.
+type Resolved = (Vec<RawMatch>, Vec<RunIssue>);
 
 /// How far the exploration that produced the runs got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -181,12 +184,11 @@ struct RunOutcome {
 }
 
 fn analyse_run(
-    interleaving: usize,
-    ranks: &[RankTrace],
+    (interleaving, ranks, resolved): (usize, &[RankTrace], Resolved),
     taken: &Taken,
     (options, keep): (&Options, bool),
 ) -> RunOutcome {
-    let graph = RunGraph::build(ranks, options);
+    let graph = RunGraph::build_resolved(ranks, options, resolved);
     let found = check_relevant(&graph, ranks, taken);
     let members: BTreeMap<CollectiveInstance, &[OpRef]> = graph
         .collectives()
@@ -293,14 +295,17 @@ fn analyse_run(
 /// irrelevant sites whose instances its last sweep went through: a few
 /// windows per receive on a program that synchronises as it goes.
 pub fn audit(runs: &[Vec<RankTrace>], coverage: Coverage, options: &Options) -> Audit {
-    let taken = Taken::from_runs(runs);
+    // Each run's matches, resolved once for Taken and its graph.
+    let resolved: Vec<Resolved> = runs.par_iter().map(|run| resolve_matches(run)).collect();
+    let taken = Taken::from_resolved(runs, &resolved);
     // Irrelevant verdicts need a complete, deadlock-free exploration: only
     // then are the graphs kept for the deletion set's check.
     let keep = coverage.complete && coverage.deadlock_free;
     let outcomes: Vec<RunOutcome> = runs
         .par_iter()
+        .zip(resolved)
         .enumerate()
-        .map(|(i, ranks)| analyse_run(i, ranks, &taken, (options, keep)))
+        .map(|(i, (ranks, res))| analyse_run((i, ranks, res), &taken, (options, keep)))
         .collect();
     let mut stats = AuditStats {
         interleavings: runs.len(),

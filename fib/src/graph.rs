@@ -2,6 +2,7 @@
 //! sets, and InterCB edges through them (seed 004 §3.2, CheckRelevant's
 //! first three steps), over the events of each call (seed 001 §2.1).
 
+use crate::cbgraph::{CbGraph, EdgeStream, NONE, RECEIVE_HALF, SEND_HALF};
 use crate::model::{
     has_receive_half, has_send_half, is_fence, is_node, is_plain_send, is_receive,
     is_synchronous_send, CollectiveInstance, Edge, Event, Node, OpRef, Options, SendBuffering,
@@ -11,10 +12,12 @@ use mbh_trace::envelope::{Envelope, RecvPattern, SendSide};
 use mbh_trace::op::{flags, DataFlow, OpClass};
 use mbh_trace::rank_trace::{Op, RankState};
 use mbh_trace::{OpKind, RankTrace};
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
+use rustc_hash::FxHashMap;
+use rustc_hash::FxHashSet;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// A point-to-point match set: the send a receive took, from the receive's
 /// `Matched` record.
@@ -113,7 +116,7 @@ pub(crate) fn record(trace: &RankTrace, index: u64) -> Option<&Op> {
 /// indices; a record naming the `Wait` that completed an `Irecv` is
 /// resolved to the `Irecv` through the wait's request link.
 pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIssue>) {
-    let by_rank: HashMap<i32, &RankTrace> = ranks.iter().map(|t| (t.rank, t)).collect();
+    let by_rank: FxHashMap<i32, &RankTrace> = ranks.iter().map(|t| (t.rank, t)).collect();
     let mut raw = Vec::new();
     let mut issues = Vec::new();
     for trace in ranks {
@@ -153,13 +156,15 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
     }
     raw.sort_unstable();
     raw.dedup();
-    // One send per receive, one receive per send.
-    let mut seen_recv = HashMap::new();
-    let mut seen_send = HashMap::new();
+    // One send per receive, one receive per send: a later match of either
+    // is dropped (it still counts as seen). `raw` is sorted, so an earlier
+    // match of the receive is the one just before.
+    let mut last_recv = None;
+    let mut seen_send = SeenSends::new(&by_rank);
     raw.retain(|&(rr, ri, sr, si)| {
-        let a = seen_recv.insert((rr, ri), (sr, si));
-        let b = seen_send.insert((sr, si), (rr, ri));
-        if a.is_some() || b.is_some() {
+        let a = last_recv.replace((rr, ri)) == Some((rr, ri));
+        let b = !seen_send.insert(sr, si);
+        if a || b {
             issues.push(RunIssue::BadMatchRecord {
                 rank: rr,
                 record: ri,
@@ -172,6 +177,40 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
     (raw, issues)
 }
 
+/// The sends already matched, by rank and record index: a bit per record
+/// of each rank (a set for indices beyond its record count).
+struct SeenSends {
+    bits: FxHashMap<i32, Vec<u64>>,
+    beyond: FxHashSet<(i32, u64)>,
+}
+
+impl SeenSends {
+    fn new(by_rank: &FxHashMap<i32, &RankTrace>) -> Self {
+        let bits = by_rank
+            .iter()
+            .map(|(&rank, t)| (rank, vec![0u64; t.ops.len().div_ceil(64)]))
+            .collect();
+        SeenSends {
+            bits,
+            beyond: FxHashSet::default(),
+        }
+    }
+
+    /// Adds send `index` of `rank`; whether it was new.
+    fn insert(&mut self, rank: i32, index: u64) -> bool {
+        let words = self.bits.get_mut(&rank);
+        match (words, usize::try_from(index / 64)) {
+            (Some(words), Ok(w)) if w < words.len() => {
+                let bit = 1u64 << (index % 64);
+                let new = words[w] & bit == 0;
+                words[w] |= bit;
+                new
+            }
+            _ => self.beyond.insert((rank, index)),
+        }
+    }
+}
+
 /// The completes-before graph of one run.
 ///
 /// Nodes are the events of the MPI calls of every rank (not the tool's
@@ -181,16 +220,15 @@ pub(crate) fn resolve_matches(ranks: &[RankTrace]) -> (Vec<RawMatch>, Vec<RunIss
 /// are labelled with the rule that made them ([`Edge`]).
 #[derive(Debug)]
 pub struct RunGraph {
-    graph: DiGraph<Node, Edge>,
+    graph: CbGraph,
     /// Trace position of each rank.
-    rank_pos: HashMap<i32, usize>,
-    /// Nodes of each record, by trace position and record index.
-    nodes: Vec<Vec<Option<OpNodes>>>,
-    matches: Vec<P2pMatch>,
+    rank_pos: FxHashMap<i32, usize>,
     collectives: Vec<CollectiveSet>,
+    /// Per collective set: the members whose completion it leads to.
+    exits: Vec<Vec<OpRef>>,
     issues: Vec<RunIssue>,
     world: Option<u64>,
-    comm_rank: HashMap<(u64, i32), i32>,
+    comm_rank: FxHashMap<(u64, i32), i32>,
     positions: (Vec<u32>, bool),
     options: Options,
 }
@@ -213,17 +251,27 @@ impl RunGraph {
     ///
     /// O(n + m) time and space for n records and m `Matched` records, plus,
     /// for each receive with a wildcard, one step per (source, tag) pair
-    /// matched earlier on its rank and communicator.
+    /// matched earlier on its rank and communicator. About 20 bytes per
+    /// node and 10 per edge ([`CbGraph`]), 16 per call.
     pub fn build(ranks: &[RankTrace], options: &Options) -> RunGraph {
+        Self::build_resolved(ranks, options, resolve_matches(ranks))
+    }
+
+    /// [`RunGraph::build`] with the run's matches already resolved
+    /// ([`resolve_matches`]).
+    pub(crate) fn build_resolved(
+        ranks: &[RankTrace],
+        options: &Options,
+        (raw, issues): (Vec<RawMatch>, Vec<RunIssue>),
+    ) -> RunGraph {
         let mut g = RunGraph {
-            graph: DiGraph::new(),
+            graph: CbGraph::default(),
             rank_pos: ranks.iter().enumerate().map(|(i, t)| (t.rank, i)).collect(),
-            nodes: Vec::with_capacity(ranks.len()),
-            matches: Vec::new(),
             collectives: Vec::new(),
+            exits: Vec::new(),
             issues: Vec::new(),
             world: None,
-            comm_rank: HashMap::new(),
+            comm_rank: FxHashMap::default(),
             positions: (Vec::new(), true),
             options: *options,
         };
@@ -242,28 +290,60 @@ impl RunGraph {
             .flat_map(|t| &t.ops)
             .find(|op| matches!(op.kind, OpKind::Init | OpKind::InitThread))
             .map(|op| op.comm);
-        let (raw, issues) = resolve_matches(ranks);
         g.issues.extend(issues);
         g.learn_comm_ranks(ranks, &raw);
-        g.add_nodes(ranks, &raw, options);
+        add_calls(&mut g.graph, ranks);
+        g.merge_matches(&raw);
+        let mut edges = EdgeStream::default();
+        lifecycle_edges(&g.graph, options, &mut edges);
         for pos in 0..ranks.len() {
-            g.add_intra_edges(ranks, pos, &raw);
+            edges.add_batch(g.intra_edges(ranks, pos, &raw));
         }
-        g.add_collectives(ranks);
+        let (hubs, inter) = g.collective_sets(ranks);
+        for (instance, members, exits) in hubs {
+            g.exits.push(exits);
+            let node = g.graph.add_hub(instance);
+            g.collectives.push(CollectiveSet {
+                instance,
+                members,
+                node,
+            });
+        }
+        let hub = |i: NodeIndex| g.collectives[i.index()].node;
+        let inter = inter
+            .into_iter()
+            .map(|(a, b, e)| match e {
+                Edge::CollectiveIn => (a, hub(b), e),
+                _ => (hub(a), b, e),
+            })
+            .collect();
+        edges.add_batch(inter);
+        drop(raw);
+        g.graph.end_build();
+        edges.lay_out(&mut g.graph);
         g.check_wildcards(ranks);
         g.positions = WindowedReach::new(&g.graph).into_positions();
         g
     }
 
-    /// The petgraph graph.
-    pub fn graph(&self) -> &DiGraph<Node, Edge> {
+    /// The graph.
+    pub fn graph(&self) -> &CbGraph {
         &self.graph
+    }
+
+    /// What node `n` stands for.
+    pub fn node(&self, n: NodeIndex) -> Node {
+        self.graph.node(n)
+    }
+
+    /// The slot of record `index` of `rank` in the graph's call table.
+    fn slot(&self, rank: i32, index: u64) -> Option<usize> {
+        self.graph.slot(*self.rank_pos.get(&rank)?, index)
     }
 
     /// The nodes of record `index` of `rank`.
     pub fn op_nodes(&self, rank: i32, index: u64) -> Option<OpNodes> {
-        let pos = *self.rank_pos.get(&rank)?;
-        *self.nodes[pos].get(usize::try_from(index).ok()?)?
+        self.slot_nodes(self.slot(rank, index)?)
     }
 
     /// The node of one event of record `index` of `rank`.
@@ -284,14 +364,33 @@ impl RunGraph {
             .any(|e| *e.weight() == kind)
     }
 
-    /// The point-to-point match sets.
-    pub fn matches(&self) -> &[P2pMatch] {
-        &self.matches
+    /// The point-to-point match sets, by receive (rank, record index).
+    pub fn matches(&self) -> Vec<P2pMatch> {
+        let g = &self.graph;
+        let mut out: Vec<P2pMatch> = (0..g.ops.len())
+            .filter(|&slot| g.recv_partner[slot] != NONE)
+            .map(|slot| P2pMatch {
+                send: g.op_ref(g.recv_partner[slot] as usize),
+                receive: g.op_ref(slot),
+            })
+            .collect();
+        out.sort_by_key(|m| (m.receive.key(), m.send.key()));
+        out
     }
 
     /// The collective match sets (barriers included).
     pub fn collectives(&self) -> &[CollectiveSet] {
         &self.collectives
+    }
+
+    /// The members of collective node `hub` whose completion it leads to
+    /// (none if `hub` is not a collective node).
+    pub(crate) fn exits(&self, hub: NodeIndex) -> &[OpRef] {
+        let base = self.graph.hub_base as usize;
+        match hub.index().checked_sub(base) {
+            Some(i) => self.exits.get(i).map_or(&[], Vec::as_slice),
+            None => &[],
+        }
     }
 
     /// What in the traces the analysis could not use.
@@ -324,8 +423,8 @@ impl RunGraph {
     }
 
     /// The windowed reachability structure of the graph.
-    pub fn reach(&self) -> WindowedReach<&DiGraph<Node, Edge>> {
-        WindowedReach::with_positions(&self.graph, self.positions.clone())
+    pub fn reach(&self) -> WindowedReach<'_, &CbGraph> {
+        WindowedReach::with_positions(&self.graph, &self.positions)
     }
 
     /// The graph in Graphviz DOT, one cluster per rank, for failing tests
@@ -336,12 +435,12 @@ impl RunGraph {
         let mut by_rank: BTreeMap<i32, Vec<NodeIndex>> = BTreeMap::new();
         let mut shared = Vec::new();
         for n in self.graph.node_indices() {
-            match &self.graph[n] {
+            match self.graph.node(n) {
                 Node::Event { op, .. } => by_rank.entry(op.rank).or_default().push(n),
                 _ => shared.push(n),
             }
         }
-        let label = |n: NodeIndex| self.graph[n].to_string().replace('"', "'");
+        let label = |n: NodeIndex| self.graph.node(n).to_string().replace('"', "'");
         for (rank, nodes) in by_rank {
             let _ = writeln!(out, "  subgraph cluster_{rank} {{\n    label=\"P{rank}\";");
             for n in nodes {
@@ -357,19 +456,27 @@ impl RunGraph {
                 label(n)
             );
         }
-        for e in self.graph.edge_references() {
-            let style = if e.weight().is_intra() {
-                "solid"
-            } else {
-                "dashed"
-            };
-            let _ = writeln!(
-                out,
-                "  n{} -> n{} [label=\"{:?}\", style={style}, fontsize=8];",
-                e.source().index(),
-                e.target().index(),
-                e.weight()
-            );
+        for n in self.graph.node_indices() {
+            // By source, each source's edges in the order added.
+            let mut edges: Vec<_> = self
+                .graph
+                .edges_directed(n, petgraph::Direction::Outgoing)
+                .collect();
+            edges.reverse();
+            for e in edges {
+                let style = if e.weight().is_intra() {
+                    "solid"
+                } else {
+                    "dashed"
+                };
+                let _ = writeln!(
+                    out,
+                    "  n{} -> n{} [label=\"{:?}\", style={style}, fontsize=8];",
+                    e.source().index(),
+                    e.target().index(),
+                    e.weight()
+                );
+            }
         }
         out.push_str("}\n");
         out
@@ -384,15 +491,16 @@ impl RunGraph {
     /// status source is its sender's rank.
     fn learn_comm_ranks(&mut self, ranks: &[RankTrace], raw: &[RawMatch]) {
         for &(rr, ri, sr, si) in raw {
-            let (Some(recv), Some(send)) = (
-                self.trace_record(ranks, rr, ri),
-                self.trace_record(ranks, sr, si),
-            ) else {
+            // Most messages are on the world: no send to look up.
+            let Some(recv) = self.trace_record(ranks, rr, ri) else {
                 continue;
             };
             if Some(recv.comm) == self.world {
                 continue;
             }
+            let Some(send) = self.trace_record(ranks, sr, si) else {
+                continue;
+            };
             if is_plain_send(send) {
                 self.comm_rank.entry((send.comm, rr)).or_insert(send.peer);
             }
@@ -402,81 +510,21 @@ impl RunGraph {
         }
     }
 
-    /// Event nodes of every call, match sets merged, and each call's
-    /// lifecycle edges.
-    fn add_nodes(&mut self, ranks: &[RankTrace], raw: &[RawMatch], options: &Options) {
-        let mut edges = Vec::new();
-        for trace in ranks {
-            let mut nodes: Vec<Option<OpNodes>> = Vec::new();
-            for op in trace.ops.iter().filter(|op| is_node(op)) {
-                let Ok(i) = usize::try_from(op.index) else {
-                    continue;
-                };
-                if i >= nodes.len() {
-                    nodes.resize(i + 1, None);
-                }
-                let me = OpRef::of(trace.rank, op);
-                let mut add = |event| self.graph.add_node(Node::Event { op: me, event });
-                let issue = add(Event::Issue);
-                let send = has_send_half(op).then(|| add(Event::SendMatch));
-                let receive = has_receive_half(op).then(|| add(Event::ReceiveMatch));
-                let complete = add(Event::Complete);
-                edges.push((issue, complete, Edge::Lifecycle));
-                if let Some(s) = send {
-                    edges.push((issue, s, Edge::Lifecycle));
-                    let waits_for_match =
-                        is_synchronous_send(op.kind) || options.buffering == SendBuffering::Zero;
-                    if waits_for_match {
-                        edges.push((s, complete, Edge::Lifecycle));
-                    }
-                }
-                if let Some(r) = receive {
-                    edges.push((issue, r, Edge::Lifecycle));
-                    edges.push((r, complete, Edge::Lifecycle));
-                }
-                nodes[i] = Some(OpNodes {
-                    issue,
-                    send,
-                    receive,
-                    complete,
-                });
-            }
-            self.nodes.push(nodes);
-        }
-        // A match set is one event: redirect the receive's match edges to
-        // the send's match node and drop the receive's own.
-        let mut merged: HashMap<NodeIndex, NodeIndex> = HashMap::new();
+    /// Merges each match set into one event: the receive's match is the
+    /// send's match node (its own stays, isolated, so that node numbers
+    /// follow the calls).
+    fn merge_matches(&mut self, raw: &[RawMatch]) {
         for &(rr, ri, sr, si) in raw {
-            let (Some(r), Some(s)) = (self.op_nodes(rr, ri), self.op_nodes(sr, si)) else {
+            let (Some(r), Some(s)) = (self.slot(rr, ri), self.slot(sr, si)) else {
                 continue;
             };
-            let (Some(rm), Some(sm)) = (r.receive, s.send) else {
+            let g = &mut self.graph;
+            let has = |slot: usize, half: u8| g.ops[slot].halves & half != 0;
+            if !has(r, RECEIVE_HALF) || !has(s, SEND_HALF) {
                 continue;
-            };
-            let (Some(receive), Some(send)) = (self.op_of(r.issue), self.op_of(s.issue)) else {
-                continue;
-            };
-            self.graph[sm] = Node::Match { send, receive };
-            merged.insert(rm, sm);
-            let pos = self.rank_pos[&rr];
-            if let Some(Some(n)) = self.nodes[pos].get_mut(ri as usize) {
-                n.receive = Some(sm);
             }
-            self.matches.push(P2pMatch { send, receive });
-        }
-        for (a, b, _) in edges.iter_mut() {
-            *a = merged.get(a).copied().unwrap_or(*a);
-            *b = merged.get(b).copied().unwrap_or(*b);
-        }
-        // The receive's own match nodes stay, isolated (removing them would
-        // renumber the graph).
-        self.add_edges(edges);
-    }
-
-    fn op_of(&self, n: NodeIndex) -> Option<OpRef> {
-        match self.graph[n] {
-            Node::Event { op, .. } => Some(op),
-            _ => None,
+            g.send_partner[s] = r as u32;
+            g.recv_partner[r] = s as u32;
         }
     }
 
@@ -499,41 +547,51 @@ impl RunGraph {
 
     /// IntraCB edges of one rank (seed 001 Definition 2, with tags and
     /// communicators, and seed 004's trumping exception).
-    fn add_intra_edges(&mut self, ranks: &[RankTrace], pos: usize, raw: &[RawMatch]) {
+    fn intra_edges(
+        &self,
+        ranks: &[RankTrace],
+        pos: usize,
+        raw: &[RawMatch],
+    ) -> Vec<(NodeIndex, NodeIndex, Edge)> {
         let trace = &ranks[pos];
-        let nodes = |i: u64| -> Option<OpNodes> {
-            self.nodes[pos]
-                .get(usize::try_from(i).ok()?)
-                .copied()
-                .flatten()
-        };
-        let sender_of: HashMap<u64, (i32, u64)> = raw
+        let nodes = |i: u64| self.graph.slot(pos, i).and_then(|s| self.slot_nodes(s));
+        // The rank's matches: `raw` is sorted by receiving rank.
+        let mine =
+            raw.partition_point(|m| m.0 < trace.rank)..raw.partition_point(|m| m.0 <= trace.rank);
+        let sender_of: FxHashMap<u64, (i32, u64)> = raw[mine]
             .iter()
-            .filter(|m| m.0 == trace.rank)
             .map(|&(_, ri, sr, si)| (ri, (sr, si)))
             .collect();
-        let completed_by: std::collections::HashSet<u64> = trace
+        let completed_by: FxHashSet<u64> = trace
             .ops
             .iter()
             .filter_map(|m| Some(m.matched_send()?.receiver))
             .collect();
         let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
         // Rule 1: last send per (communicator, destination, tag).
-        let mut last_send: HashMap<(u64, i32, i32), NodeIndex> = HashMap::new();
+        let mut last_send: FxHashMap<(u64, i32, i32), NodeIndex> = FxHashMap::default();
         // Rule 2: last receive per acceptance (communicator, source, tag).
         // The program's patterns (`RecvPattern::as_written`): the graph is
         // about the program's orderings, and a wildcard a guided replay
         // forced is a wildcard in the program whose run this reproduces.
-        let mut last_recv: HashMap<RecvPattern, NodeIndex> = HashMap::new();
+        let mut last_recv: FxHashMap<RecvPattern, NodeIndex> = FxHashMap::default();
         // Example 5: last receive per message taken (communicator, source,
         // tag), with what it accepted.
         let mut last_taker: BTreeMap<(u64, i32, i32), (NodeIndex, RecvPattern)> = BTreeMap::new();
+        // Which shapes of acceptance (source given or any, tag given or
+        // any) `last_recv` holds: a key of another shape is not looked up
+        // (a halo exchange's specific receives would look up four shapes
+        // twice each).
+        let mut shapes = [false; 4];
+        let shape =
+            |p: &RecvPattern| usize::from(p.source.is_none()) * 2 + usize::from(p.tag.is_none());
         let mut last_fence: Option<NodeIndex> = None;
         for op in &trace.ops {
             let Some(n) = nodes(op.index) else { continue };
+            let fence = is_fence(op.kind);
             if let Some(f) = last_fence {
                 edges.push((f, n.issue, Edge::Fence));
-                if is_fence(op.kind) {
+                if fence {
                     edges.push((f, n.complete, Edge::Fence));
                 }
             }
@@ -549,6 +607,9 @@ impl RunGraph {
                 for source in [acc.source, None] {
                     for tag in [acc.tag, None] {
                         let key = RecvPattern { source, tag, ..acc };
+                        if !shapes[shape(&key)] {
+                            continue;
+                        }
                         if let Some(&prev) = last_recv.get(&key) {
                             edges.push((prev, r, Edge::ReceiveOrder));
                         }
@@ -576,17 +637,18 @@ impl RunGraph {
                                 source: key_source,
                                 tag: key_tag,
                             };
-                            match last_recv.get(&key) {
-                                Some(&prev) if !key.contains(&acc) => {
-                                    edges.push((prev, r, Edge::OlderReceiveFirst))
-                                }
-                                _ => {}
+                            if !shapes[shape(&key)] || key.contains(&acc) {
+                                continue;
+                            }
+                            if let Some(&prev) = last_recv.get(&key) {
+                                edges.push((prev, r, Edge::OlderReceiveFirst))
                             }
                         }
                     }
                     last_taker.insert((op.comm, source, tag), (r, acc));
                 }
                 last_recv.insert(acc, r);
+                shapes[shape(&acc)] = true;
             }
             if op.kind.class() == OpClass::Completion {
                 // `Test`, `Waitany` and the `some` forms may return without
@@ -599,7 +661,7 @@ impl RunGraph {
                     edges.push((o.complete, n.complete, Edge::Completion));
                 }
             }
-            if is_fence(op.kind) {
+            if fence {
                 last_fence = Some(n.complete);
             }
         }
@@ -611,30 +673,52 @@ impl RunGraph {
                 edges.push((o.complete, c.complete, Edge::Completion));
             }
         }
-        self.add_edges(edges);
+        edges
     }
 
-    fn add_edges(&mut self, mut edges: Vec<(NodeIndex, NodeIndex, Edge)>) {
-        edges.retain(|(a, b, _)| a != b);
-        edges.sort_unstable_by_key(|&(a, b, e)| (a, b, e as u8));
-        edges.dedup();
-        for (a, b, e) in edges {
-            self.graph.add_edge(a, b, e);
-        }
+    /// The nodes of the call in `slot`, its receive merged as in
+    /// [`RunGraph::op_nodes`].
+    fn slot_nodes(&self, slot: usize) -> Option<OpNodes> {
+        let (issue, send, receive, complete) = self.graph.ops.get(slot)?.nodes();
+        let partner = self.graph.recv_partner[slot];
+        let receive = match (receive, partner) {
+            (Some(_), p) if p != NONE => self.graph.ops[p as usize].nodes().1,
+            (r, _) => r,
+        };
+        let n = |i: u32| NodeIndex::new(i as usize);
+        Some(OpNodes {
+            issue: n(issue),
+            send: send.map(n),
+            receive: receive.map(n),
+            complete: n(complete),
+        })
     }
 
-    /// Collective match sets and their InterCB edges.
-    fn add_collectives(&mut self, ranks: &[RankTrace]) {
+    /// Collective match sets (instance, members by rank) and their InterCB
+    /// edges, with the instance's place in the list standing for its node
+    /// (`CollectiveIn` edges end there, `CollectiveOut` edges start there).
+    #[allow(clippy::type_complexity)]
+    fn collective_sets(
+        &mut self,
+        ranks: &[RankTrace],
+    ) -> (
+        Vec<(CollectiveInstance, Vec<OpRef>, Vec<OpRef>)>,
+        Vec<(NodeIndex, NodeIndex, Edge)>,
+    ) {
         type Member<'t> = (OpNodes, &'t Op, i32);
         let mut instances: BTreeMap<CollectiveInstance, Vec<Member>> = BTreeMap::new();
         for (pos, trace) in ranks.iter().enumerate() {
-            let mut seq: HashMap<(u64, u16), u64> = HashMap::new();
+            let mut seq: FxHashMap<(u64, u16), u64> = FxHashMap::default();
             for op in trace
                 .ops
                 .iter()
                 .filter(|op| op.kind.class() == OpClass::Collective)
             {
-                let Some(Some(n)) = self.nodes[pos].get(op.index as usize).copied() else {
+                let Some(n) = self
+                    .graph
+                    .slot(pos, op.index)
+                    .and_then(|s| self.slot_nodes(s))
+                else {
                     continue;
                 };
                 let k = seq.entry((op.comm, op.kind as u16)).or_insert(0);
@@ -651,7 +735,8 @@ impl RunGraph {
             }
         }
         let mut edges = Vec::new();
-        for (instance, mut members) in instances {
+        let mut sets = Vec::with_capacity(instances.len());
+        for (i, (instance, mut members)) in instances.into_iter().enumerate() {
             members.sort_by_key(|m| m.2);
             if Some(instance.comm) == self.world && members.len() < ranks.len() {
                 self.issues.push(RunIssue::IncompleteCollective {
@@ -660,7 +745,7 @@ impl RunGraph {
                     ranks: ranks.len(),
                 });
             }
-            let hub = self.graph.add_node(Node::Collective(instance));
+            let hub = NodeIndex::new(i);
             let roots: Option<Vec<bool>> = members
                 .iter()
                 .map(|&(_, op, rank)| self.comm_rank(instance.comm, rank).map(|r| r == op.peer))
@@ -687,36 +772,40 @@ impl RunGraph {
                     (vec![false; members.len()], vec![false; members.len()])
                 }
             };
-            for (i, &(n, _, _)) in members.iter().enumerate() {
-                if enter[i] {
+            for (k, &(n, _, _)) in members.iter().enumerate() {
+                if enter[k] {
                     edges.push((n.issue, hub, Edge::CollectiveIn));
                 }
-                if exit[i] {
+                if exit[k] {
                     edges.push((hub, n.complete, Edge::CollectiveOut));
                 }
             }
-            self.collectives.push(CollectiveSet {
-                instance,
-                members: members
-                    .iter()
-                    .map(|&(_, op, rank)| OpRef::of(rank, op))
-                    .collect(),
-                node: hub,
-            });
+            let refs: Vec<OpRef> = members
+                .iter()
+                .map(|&(_, op, rank)| OpRef::of(rank, op))
+                .collect();
+            let exits = refs
+                .iter()
+                .zip(&exit)
+                .filter(|(_, &e)| e)
+                .map(|(&r, _)| r)
+                .collect();
+            sets.push((instance, refs, exits));
         }
-        self.add_edges(edges);
+        (sets, edges)
     }
 
     /// Reports wildcard receives whose matched send is unknown.
     fn check_wildcards(&mut self, ranks: &[RankTrace]) {
-        let matched: std::collections::HashSet<(i32, u64)> =
-            self.matches.iter().map(|m| m.receive.key()).collect();
         for trace in ranks {
             for op in &trace.ops {
-                if is_receive(op)
-                    && op.has(flags::ANY_SOURCE)
-                    && !matched.contains(&(trace.rank, op.index))
-                {
+                if !is_receive(op) || !op.has(flags::ANY_SOURCE) {
+                    continue;
+                }
+                let matched = self
+                    .slot(trace.rank, op.index)
+                    .is_some_and(|s| self.graph.recv_partner[s] != NONE);
+                if !matched {
                     self.issues.push(RunIssue::UnresolvedWildcard {
                         receive: OpRef::of(trace.rank, op),
                     });
@@ -724,4 +813,62 @@ impl RunGraph {
             }
         }
     }
+}
+
+/// The calls with nodes, rank by rank, in trace order: numbers the nodes
+/// (issue, send match, receive match, completion of each call, in turn).
+fn add_calls(b: &mut CbGraph, ranks: &[RankTrace]) {
+    for trace in ranks {
+        b.begin_rank(trace.rank, trace.ops.len());
+        for op in trace.ops.iter().filter(|op| is_node(op)) {
+            let halves = if has_send_half(op) { SEND_HALF } else { 0 }
+                | if has_receive_half(op) {
+                    RECEIVE_HALF
+                } else {
+                    0
+                };
+            b.add_op(op.index, op.site, op.kind, halves);
+        }
+    }
+    b.end_calls();
+}
+
+/// Each call's own states in order (seed 001 Fig 3), a receive's match
+/// being the send's match node once merged: issued before matched and
+/// completed; a receive, and a send that cannot be buffered, matched
+/// before completed. Each call's edges, without duplicates (a call that
+/// took its own message has one match node for both halves).
+fn lifecycle_edges(g: &CbGraph, options: &Options, out: &mut EdgeStream) {
+    for (op, &partner) in g.ops.iter().zip(&g.recv_partner) {
+        let (issue, send, receive, complete) = op.nodes();
+        let receive = match (receive, partner) {
+            (Some(_), p) if p != NONE => g.ops[p as usize].nodes().1,
+            (r, _) => r,
+        };
+        let mut edges = [(0u32, 0u32); 5];
+        let mut len = 0;
+        let mut push = |a: u32, b: u32| {
+            if a != b && !edges[..len].contains(&(a, b)) {
+                edges[len] = (a, b);
+                len += 1;
+            }
+        };
+        push(issue, complete);
+        if let Some(s) = send {
+            push(issue, s);
+            let waits_for_match =
+                is_synchronous_send(op.kind) || options.buffering == SendBuffering::Zero;
+            if waits_for_match {
+                push(s, complete);
+            }
+        }
+        if let Some(r) = receive {
+            push(issue, r);
+            push(r, complete);
+        }
+        for &(a, b) in &edges[..len] {
+            out.push_first(a, b);
+        }
+    }
+    out.end_first();
 }

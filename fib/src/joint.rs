@@ -22,16 +22,19 @@
 //! only when its last sweep went through one of the unit's instances:
 //! otherwise cutting them changes nothing it saw.
 
+use crate::cbgraph::CbGraph;
 use crate::graph::RunGraph;
+use crate::horizon::Horizon;
 use crate::model::is_fence;
 use crate::model::{CollectiveInstance, Event, Node, OpRef};
 use crate::reach::{Sweep, WindowedReach, Workspace};
 use crate::relevance::{path_steps, send_side, DestSends, RankSends, Receive, Sends, Taken};
 use crate::PathStep;
 use mbh_trace::RankTrace;
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::graph::NodeIndex;
 use petgraph::Direction;
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What the joint check needs of one run, kept from the per-run analysis.
@@ -52,8 +55,9 @@ impl JointRun {
         ranks: &[RankTrace],
         taken: &Taken,
     ) -> Option<JointRun> {
-        let sends = Sends::collect(&graph, ranks);
-        let receives: Vec<Receive> = Receive::collect(&graph, ranks)
+        let receives = Receive::collect(&graph, ranks);
+        let sends = Sends::collect(&graph, ranks, &receives);
+        let receives: Vec<Receive> = receives
             .into_iter()
             .filter(|rc| rc.pairs(&graph, &sends, taken) > 0)
             .collect();
@@ -142,82 +146,111 @@ impl Hubs {
 /// with no barrier instance on it), and the sends of a rank with one tag
 /// after one whose match the sweep reached (they match in order) are
 /// reached through their own side; the sweep can stop past the largest
-/// position of the others.
+/// position of the others. A collective node reached leads to its
+/// members' completions (never cut): it settles those ranks at once.
 struct Settled<'a> {
     comm: u64,
     me: i32,
-    /// The (rank, tag) groups of sends R accepts.
+    /// The (rank, tag) groups of sends R accepts, sorted.
     groups: Vec<((i32, i32), &'a RankSends)>,
-    /// Per rank: the earliest fence completion reached.
-    fence: HashMap<i32, u64>,
-    /// Per (rank, tag): the earliest send whose match was reached.
-    chain: HashMap<(i32, i32), u64>,
-    horizon: u32,
+    /// Per rank with a group: the earliest fence completion reached.
+    fence: FxHashMap<i32, u64>,
+    /// Per group: the earliest send whose match was reached.
+    chain: Vec<u64>,
+    horizon: Horizon,
 }
 
 impl<'a> Settled<'a> {
     fn new(dest: &'a DestSends, rc: &Receive) -> Self {
-        let mut groups: Vec<_> = dest
+        let groups: Vec<_> = dest
             .by_rank_tag
             .iter()
             .filter(|((_, t), _)| rc.tag.is_none_or(|x| x == *t))
-            .map(|(&k, s)| (k, s))
+            .map(|(k, s)| (*k, s))
             .collect();
-        groups.sort_unstable_by_key(|g| g.0);
-        let mut settled = Settled {
+        let values = groups.iter().map(|g| g.1.max_up_to(None).unwrap_or(0));
+        Settled {
             comm: rc.comm,
             me: rc.me,
+            chain: vec![u64::MAX; groups.len()],
+            horizon: Horizon::new(values.collect()),
             groups,
-            fence: HashMap::new(),
-            chain: HashMap::new(),
-            horizon: 0,
-        };
-        settled.update();
-        settled
+            fence: FxHashMap::default(),
+        }
     }
 
     /// The index after which the sends of `group` are settled.
     fn bound(&self, (rank, tag): (i32, i32)) -> Option<u64> {
         let fence = self.fence.get(&rank).copied();
-        let chain = self.chain.get(&(rank, tag)).copied();
+        let chain = self
+            .group(rank, tag)
+            .map(|g| self.chain[g])
+            .filter(|&i| i != u64::MAX);
         fence.into_iter().chain(chain).min()
+    }
+
+    fn group(&self, rank: i32, tag: i32) -> Option<usize> {
+        self.groups.binary_search_by_key(&(rank, tag), |g| g.0).ok()
     }
 
     fn settles(&self, send: OpRef, tag: i32) -> bool {
         self.bound((send.rank, tag)).is_some_and(|b| b < send.index)
     }
 
-    fn update(&mut self) {
-        self.horizon = self
-            .groups
-            .iter()
-            .filter_map(|&(k, sends)| sends.max_up_to(self.bound(k)))
-            .max()
-            .unwrap_or(0);
+    /// Lowers the horizon of group `g` to its sends up to its bound.
+    fn lower(&mut self, g: usize) {
+        let (key, sends) = self.groups[g];
+        let max = sends.max_up_to(self.bound(key)).unwrap_or(0);
+        self.horizon.lower(g, max);
+    }
+
+    /// A completion of `op` reached: if a fence, its rank's later sends
+    /// are settled.
+    fn completed(&mut self, op: OpRef) {
+        let earlier = self.fence.get(&op.rank).is_some_and(|&i| i <= op.index);
+        if !is_fence(op.kind) || earlier {
+            return;
+        }
+        let from = self.groups.partition_point(|g| g.0 .0 < op.rank);
+        let to = self.groups.partition_point(|g| g.0 .0 <= op.rank);
+        if from < to {
+            self.fence.insert(op.rank, op.index);
+            for g in from..to {
+                self.lower(g);
+            }
+        }
     }
 
     /// Takes in the reached node `n`.
     fn visit(&mut self, graph: &RunGraph, sends: &Sends, n: NodeIndex) {
-        if let Node::Event {
-            op,
-            event: Event::Complete,
-        } = graph.graph()[n]
-        {
-            let earlier = self.fence.get(&op.rank).is_some_and(|&i| i <= op.index);
-            if is_fence(op.kind) && !earlier && self.groups.iter().any(|g| g.0 .0 == op.rank) {
-                self.fence.insert(op.rank, op.index);
-                self.update();
+        match graph.node(n) {
+            Node::Event {
+                op,
+                event: Event::Complete,
+            } => self.completed(op),
+            Node::Collective(_) => {
+                for &op in graph.exits(n) {
+                    self.completed(op);
+                }
             }
+            _ => {}
         }
         if let Some(s) = sends.info.get(&n) {
-            let key = (s.op.rank, s.tag);
-            let earlier = self.chain.get(&key).is_some_and(|&i| i <= s.op.index);
-            let accepted = self.groups.binary_search_by_key(&key, |g| g.0).is_ok();
-            if s.comm == self.comm && s.dest == self.me && accepted && !earlier {
-                self.chain.insert(key, s.op.index);
-                self.update();
+            if s.comm != self.comm || s.dest != self.me {
+                return;
+            }
+            let Some(g) = self.group(s.op.rank, s.tag) else {
+                return;
+            };
+            if s.op.index < self.chain[g] {
+                self.chain[g] = s.op.index;
+                self.lower(g);
             }
         }
+    }
+
+    fn horizon(&mut self) -> u32 {
+        self.horizon.max()
     }
 }
 
@@ -227,7 +260,7 @@ impl<'a> Settled<'a> {
 /// is not in `known`.
 fn sweep(
     run: &JointRun,
-    reach: &WindowedReach<&DiGraph<Node, crate::Edge>>,
+    reach: &WindowedReach<'_, &CbGraph>,
     ws: &mut Workspace,
     (rc, taken): (&Receive, &Taken),
     cut: &dyn Fn(NodeIndex) -> bool,
@@ -269,7 +302,7 @@ fn sweep(
         }
     };
     reach.sweep_reach(ws, rc.node, cut, |n, position, ws| {
-        if matches!(graph.graph()[n], Node::Collective(c) if c.is_barrier()) {
+        if graph.graph().collective(n).is_some_and(|c| c.is_barrier()) {
             out.hubs.push(n);
         }
         while let Some(&(_, s)) = list.get(cursor).filter(|&&(p, _)| p < position) {
@@ -279,7 +312,7 @@ fn sweep(
             }
         }
         settle.visit(graph, &run.sends, n);
-        if acyclic && position >= settle.horizon {
+        if acyclic && position >= settle.horizon() {
             Sweep::Stop
         } else {
             Sweep::Continue
@@ -289,7 +322,8 @@ fn sweep(
         // Past the stop, every send up to the horizon is decided; the later
         // ones come after a reached fence of their rank, or after a reached
         // send of their rank and tag.
-        while let Some(&(_, s)) = list.get(cursor).filter(|&&(p, _)| p <= settle.horizon) {
+        let horizon = settle.horizon();
+        while let Some(&(_, s)) = list.get(cursor).filter(|&&(p, _)| p <= horizon) {
             cursor += 1;
             let settled = (run.sends.info.get(&s)).is_some_and(|i| settle.settles(i.op, i.tag));
             if judge(s, settled, ws, &mut out) {
@@ -425,7 +459,7 @@ pub(crate) fn choose(runs: &[JointRun], taken: &Taken, units: &[Vec<u32>]) -> Ch
 /// also have ordered the pair.
 fn explain(
     run: &JointRun,
-    reach: &WindowedReach<&DiGraph<Node, crate::Edge>>,
+    reach: &WindowedReach<'_, &CbGraph>,
     hubs: &Hubs,
     ws: &mut Workspace,
     (rc, s): (&Receive, NodeIndex),

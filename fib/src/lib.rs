@@ -21,11 +21,11 @@
 //! relevant, naming the sites of the set they depend on
 //! ([`Verdict::Relevant`]'s `after_deleting`).
 //!
-//! Owns: the completes-before graphs ([`RunGraph`], petgraph), the
-//! windowed reachability and cut search ([`WindowedReach`]),
-//! CheckRelevant ([`check_relevant`]), the verdicts per site with their
-//! evidence and the deletion set ([`audit`]), and the patch that deletes
-//! irrelevant calls ([`deletion_patch`]).
+//! Owns: the completes-before graphs ([`RunGraph`], stored as
+//! [`CbGraph`]), the windowed reachability and cut search
+//! ([`WindowedReach`]), CheckRelevant ([`check_relevant`]), the verdicts
+//! per site with their evidence and the deletion set ([`audit`]), and the
+//! patch that deletes irrelevant calls ([`deletion_patch`]).
 //!
 //! Must not: run programs, read files or decide exploration; it reads
 //! traces (`mbh_trace::RankTrace`) only.
@@ -102,7 +102,12 @@
 //! completion of its rank that was reached, whose fence chain leads to its
 //! issue; or after a send of its rank with its tag whose match was
 //! reached, since those match in order), or at the first send ordered in
-//! the full graph and no longer reached. A unit re-sweeps only the
+//! the full graph and no longer reached. A collective node reached (for
+//! CheckRelevant: one no barrier dominates, and not a barrier) settles
+//! every member whose completion it leads to at once, so a receive
+//! followed by an `MPI_Allreduce` stops there instead of after every
+//! rank's completion of it, which lie interleaved with the rest of the
+//! run (issue 13: 1,024 ranks). A unit re-sweeps only the
 //! receives whose last sweep went through one of its instances; receives
 //! of different runs and windows are swept in parallel (rayon).
 //!
@@ -147,17 +152,27 @@
 //!   without the early stop: one dominator tree per R over its window.
 #![deny(missing_docs)]
 
+// The differential tests share the integration tests' trace builder
+// (`tests/common`), which names the crate `mbh_fib`.
+#[cfg(test)]
+extern crate self as mbh_fib;
+
 mod audit;
+mod cbgraph;
 mod graph;
+mod horizon;
 mod joint;
 mod model;
 mod patch;
 mod reach;
+#[cfg(test)]
+mod reference;
 mod relevance;
 
 pub use audit::{
     audit, Audit, AuditStats, BarrierVerdict, Coverage, Evidence, UnknownReason, Verdict,
 };
+pub use cbgraph::{CbGraph, EdgeReference, Neighbors};
 pub use graph::{CollectiveSet, OpNodes, P2pMatch, RunGraph, RunIssue};
 pub use model::{CollectiveInstance, Edge, Event, Node, OpRef, Options, SendBuffering};
 pub use patch::{deletion_patch, DeletionPatch, SkipReason, Skipped};

@@ -10,10 +10,11 @@
 //! Dominance Algorithm*, through [`petgraph::algo::dominators`]).
 
 use petgraph::algo::dominators::simple_fast;
-use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::{IntoNeighborsDirected, IntoNodeIdentifiers, NodeIndexable, Visitable};
+use petgraph::visit::{IntoNeighborsDirected, IntoNodeIdentifiers, NodeIndexable};
 use petgraph::Direction;
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -56,15 +57,16 @@ impl<N> CutRules<Every<N>, Every<N>, EveryStep<N>> {
     }
 }
 
-/// Reusable scratch space of the searches: visit marks stamped with an
-/// epoch (so starting a search costs nothing), the BFS queue and order.
+/// Reusable scratch space of the searches: the nodes a search marked (a
+/// map, so that a search costs what it visits, not the graph's size: a
+/// run of 1,024 ranks has tens of millions of nodes, and each thread of
+/// each parallel search has its own workspace), the BFS queue and order.
 /// One per thread; see [`WindowedReach`].
 #[derive(Debug, Default)]
 pub struct Workspace {
-    stamp: Vec<u32>,
-    epoch: u32,
-    /// Position of each marked node in `order` (its local index).
-    local: Vec<u32>,
+    /// Position of each marked node in `order` (its local index), by graph
+    /// index.
+    local: FxHashMap<u32, u32>,
     /// BFS parent (local index) of each node in `order`, for paths.
     parent: Vec<u32>,
     queue: VecDeque<usize>,
@@ -79,21 +81,18 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// An empty workspace; it grows to the graph on first use.
+    /// An empty workspace.
     pub fn new() -> Self {
         Self::default()
     }
 
-    fn begin(&mut self, bound: usize) {
-        if self.stamp.len() < bound {
-            self.stamp.resize(bound, 0);
-            self.local.resize(bound, 0);
+    fn begin(&mut self) {
+        // A map that once held a large search is not cleared bucket by
+        // bucket for every small one after it.
+        if self.local.capacity() > 1 << 16 && self.local.len() < self.local.capacity() / 8 {
+            self.local = FxHashMap::default();
         }
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
-            self.epoch = 1;
-        }
+        self.local.clear();
         self.queue.clear();
         self.order.clear();
         self.parent.clear();
@@ -105,12 +104,16 @@ impl Workspace {
     }
 
     fn marked(&self, n: usize) -> bool {
-        self.stamp[n] == self.epoch
+        self.local.contains_key(&(n as u32))
+    }
+
+    /// The local index of marked node `n`.
+    fn local(&self, n: usize) -> u32 {
+        self.local.get(&(n as u32)).copied().unwrap_or(NONE)
     }
 
     fn mark(&mut self, n: usize, parent: u32) {
-        self.stamp[n] = self.epoch;
-        self.local[n] = self.order.len() as u32;
+        self.local.insert(n as u32, self.order.len() as u32);
         self.order.push(n);
         self.parent.push(parent);
         self.queue.push_back(n);
@@ -127,7 +130,7 @@ impl Workspace {
 
     /// Whether the last search reached node `index` (a graph index).
     pub fn reached(&self, index: usize) -> bool {
-        self.stamp.get(index) == Some(&self.epoch)
+        u32::try_from(index).is_ok_and(|i| self.local.contains_key(&i))
     }
 }
 
@@ -153,15 +156,15 @@ impl Workspace {
 /// assert_eq!(cuts, vec![Some(vec![n(3)]), Some(vec![])]);
 /// ```
 #[derive(Debug, Clone)]
-pub struct WindowedReach<G> {
+pub struct WindowedReach<'p, G> {
     graph: G,
-    topo: Vec<u32>,
+    topo: Cow<'p, [u32]>,
     acyclic: bool,
 }
 
-impl<G> WindowedReach<G>
+impl<'p, G> WindowedReach<'p, G>
 where
-    G: IntoNeighborsDirected + IntoNodeIdentifiers + NodeIndexable + Visitable + Copy,
+    G: IntoNeighborsDirected + IntoNodeIdentifiers + NodeIndexable + Copy,
 {
     /// Computes the topological positions of `graph`'s strongly connected
     /// components.
@@ -170,42 +173,28 @@ where
     ///
     /// O(|V| + |E|) time, O(|V|) space.
     pub fn new(graph: G) -> Self {
-        let sccs = kosaraju_scc(graph);
-        let acyclic = sccs.iter().all(|c| c.len() == 1)
-            && !graph.node_identifiers().any(|n| {
-                graph
-                    .neighbors_directed(n, Direction::Outgoing)
-                    .any(|m| m == n)
-            });
-        let mut topo = vec![0u32; graph.node_bound()];
-        // Kosaraju lists the components in reverse topological order.
-        let last = sccs.len().saturating_sub(1);
-        for (i, scc) in sccs.iter().enumerate() {
-            for &n in scc {
-                topo[graph.to_index(n)] = (last - i) as u32;
-            }
-        }
+        let (topo, acyclic) = positions(graph);
         WindowedReach {
             graph,
-            topo,
+            topo: Cow::Owned(topo),
             acyclic,
         }
     }
 
     /// Reuses positions computed by [`WindowedReach::new`] for the same,
     /// unchanged graph.
-    pub(crate) fn with_positions(graph: G, topo: (Vec<u32>, bool)) -> Self {
+    pub(crate) fn with_positions(graph: G, topo: &'p (Vec<u32>, bool)) -> Self {
         debug_assert_eq!(topo.0.len(), graph.node_bound());
         WindowedReach {
             graph,
-            topo: topo.0,
+            topo: Cow::Borrowed(&topo.0),
             acyclic: topo.1,
         }
     }
 
     /// The positions, by node index, and whether the graph is acyclic.
     pub fn into_positions(self) -> (Vec<u32>, bool) {
-        (self.topo, self.acyclic)
+        (self.topo.into_owned(), self.acyclic)
     }
 
     /// Whether the graph has no cycle (then positions are all distinct).
@@ -246,14 +235,14 @@ where
         stop: Option<usize>,
         refused: &dyn Fn(usize, usize) -> bool,
     ) -> bool {
-        ws.begin(self.graph.node_bound());
+        ws.begin();
         let start = self.graph.to_index(from);
         ws.mark(start, u32::MAX);
         if stop == Some(start) {
             return true;
         }
         while let Some(u) = ws.queue.pop_front() {
-            let parent = ws.local[u];
+            let parent = ws.local(u);
             for v in self.graph.neighbors_directed(self.graph.from_index(u), dir) {
                 let v = self.graph.to_index(v);
                 if ws.marked(v) || !self.within(v, dir, bound) || refused(u, v) {
@@ -362,7 +351,7 @@ where
             for v in self.graph.neighbors_directed(self.graph.from_index(u), dir) {
                 let v = self.graph.to_index(v);
                 if ws.marked(v) && !refused(u, v) {
-                    local.add_edge(NodeIndex::new(i), NodeIndex::new(ws.local[v] as usize), ());
+                    local.add_edge(NodeIndex::new(i), NodeIndex::new(ws.local(v) as usize), ());
                 }
             }
         }
@@ -407,7 +396,7 @@ where
         if ti == root {
             return Some(Vec::new());
         }
-        let reached = |n: usize| ws.marked(n) && ws.done[ws.local[n] as usize];
+        let reached = |n: usize| ws.marked(n) && ws.done[ws.local(n) as usize];
         let mut common: Option<Vec<G::NodeId>> = None;
         for p in self.graph.neighbors_directed(t, back) {
             let pi = self.graph.to_index(p);
@@ -420,7 +409,7 @@ where
             if pi != root && pi != ti && candidate(p) {
                 chain.push(p);
             }
-            let mut at = ws.up[ws.local[pi] as usize];
+            let mut at = ws.up[ws.local(pi) as usize];
             while at != NONE {
                 if ws.order[at as usize] != ti {
                     chain.push(self.graph.from_index(ws.order[at as usize]));
@@ -477,13 +466,13 @@ where
             return false;
         }
         let start = self.position(from);
-        ws.begin(self.graph.node_bound());
+        ws.begin();
         let root = self.graph.to_index(from);
         ws.mark(root, NONE);
         ws.heap.push(Reverse((start, root)));
         let never = |_: usize, _: usize| false;
         while let Some(Reverse((_, u))) = ws.heap.pop() {
-            let lu = ws.local[u] as usize;
+            let lu = ws.local(u) as usize;
             let node = self.graph.from_index(u);
             if u != root {
                 // All reachable predecessors come earlier: intersect them.
@@ -493,7 +482,7 @@ where
                     if !ws.marked(p) {
                         continue;
                     }
-                    let lp = ws.local[p];
+                    let lp = ws.local(p);
                     debug_assert!(ws.done[lp as usize]);
                     acc = if acc == NONE {
                         lp
@@ -561,7 +550,7 @@ where
         skip: impl Fn(G::NodeId) -> bool,
         mut visit: impl FnMut(G::NodeId, u32, &Workspace) -> Sweep,
     ) {
-        ws.begin(self.graph.node_bound());
+        ws.begin();
         let root = self.graph.to_index(from);
         ws.mark(root, NONE);
         ws.heap.push(Reverse((self.topo[root], root)));
@@ -575,7 +564,7 @@ where
                 if ws.marked(vi) || skip(v) {
                     continue;
                 }
-                ws.mark(vi, ws.local[u]);
+                ws.mark(vi, ws.local(u));
                 ws.heap.push(Reverse((self.topo[vi], vi)));
             }
         }
@@ -669,7 +658,7 @@ where
         if !self.search(ws, from, dir, hi, Some(target), &refused) {
             return None;
         }
-        let mut at = ws.local[target];
+        let mut at = ws.local(target);
         let mut path = Vec::new();
         while at != u32::MAX {
             path.push(self.graph.from_index(ws.order[at as usize]));
@@ -677,6 +666,133 @@ where
         }
         path.reverse();
         Some(path)
+    }
+}
+
+/// The topological position of each node's strongly connected component
+/// (by node index), and whether every component is a single node without
+/// a loop.
+///
+/// Kosaraju's algorithm as petgraph's `kosaraju_scc` runs it, so that the
+/// positions are the ones it gives (the order of the nodes it leaves
+/// unordered decides which send a search meets first, hence the evidence
+/// of a kept barrier): a depth-first postorder of the reversed graph from
+/// each node in index order, neighbours pushed in the order the graph
+/// lists them; then, in decreasing finishing order, each node not yet
+/// reached leads a component of the nodes it reaches, and components come
+/// in reverse topological order. Without petgraph's vector per component
+/// (tens of millions of them at issue 13's sizes): two bit sets, the
+/// finishing order and a stack.
+fn positions<G>(graph: G) -> (Vec<u32>, bool)
+where
+    G: IntoNeighborsDirected + IntoNodeIdentifiers + NodeIndexable,
+{
+    let n = graph.node_bound();
+    let mut discovered = BitSet::new(n);
+    let mut finished = BitSet::new(n);
+    let mut finish: Vec<u32> = Vec::with_capacity(n);
+    let mut stack: Vec<u32> = Vec::new();
+    // A predecessor met while it is still being explored closes a cycle
+    // (a back edge of this depth-first search, which checks each node's
+    // neighbours when it discovers the node, as a recursive one would);
+    // without one, every component is a single node.
+    let mut cyclic = false;
+    for start in graph.node_identifiers() {
+        let start = graph.to_index(start);
+        if discovered.has(start) {
+            continue;
+        }
+        stack.clear();
+        stack.push(start as u32);
+        while let Some(&top) = stack.last() {
+            let top = top as usize;
+            if discovered.insert(top) {
+                let node = graph.from_index(top);
+                for p in graph.neighbors_directed(node, Direction::Incoming) {
+                    let p = graph.to_index(p);
+                    if !discovered.has(p) {
+                        stack.push(p as u32);
+                    } else if !finished.has(p) {
+                        cyclic = true;
+                    }
+                }
+            } else {
+                stack.pop();
+                if finished.insert(top) {
+                    finish.push(top as u32);
+                }
+            }
+        }
+    }
+    drop(finished);
+    let mut topo = vec![0u32; n];
+    if !cyclic {
+        // Components come in decreasing finishing order: position k is the
+        // k-th node to finish.
+        for (k, &node) in finish.iter().enumerate() {
+            topo[node as usize] = k as u32;
+        }
+        return (topo, true);
+    }
+    let mut reached = discovered;
+    reached.clear();
+    let mut components = 0u32;
+    let mut acyclic = true;
+    for &leader in finish.iter().rev() {
+        if reached.has(leader as usize) {
+            continue;
+        }
+        stack.clear();
+        stack.push(leader);
+        let mut size = 0usize;
+        while let Some(node) = stack.pop() {
+            let node = node as usize;
+            if !reached.insert(node) {
+                continue;
+            }
+            size += 1;
+            topo[node] = components;
+            for s in graph.neighbors_directed(graph.from_index(node), Direction::Outgoing) {
+                let s = graph.to_index(s);
+                acyclic &= s != node;
+                if !reached.has(s) {
+                    stack.push(s as u32);
+                }
+            }
+        }
+        acyclic &= size == 1;
+        components += 1;
+    }
+    // Components came in reverse topological order.
+    let last = components.saturating_sub(1);
+    for &node in &finish {
+        topo[node as usize] = last - topo[node as usize];
+    }
+    (topo, acyclic)
+}
+
+/// A fixed-size set of node indices.
+struct BitSet(Vec<u64>);
+
+impl BitSet {
+    fn new(n: usize) -> Self {
+        BitSet(vec![0; n.div_ceil(64)])
+    }
+
+    fn has(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// Adds `i`; whether it was absent.
+    fn insert(&mut self, i: usize) -> bool {
+        let (word, bit) = (&mut self.0[i / 64], 1u64 << (i % 64));
+        let absent = *word & bit == 0;
+        *word |= bit;
+        absent
+    }
+
+    fn clear(&mut self) {
+        self.0.iter_mut().for_each(|w| *w = 0);
     }
 }
 

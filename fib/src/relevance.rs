@@ -2,7 +2,8 @@
 //! and each send S it could have taken but did not, the barrier instances
 //! through which alone R and S are ordered.
 
-use crate::graph::{resolve_matches, RunGraph};
+use crate::graph::{record, resolve_matches, RawMatch, RunGraph};
+use crate::horizon::Horizon;
 use crate::model::{
     is_fence, is_plain_send, is_receive, CollectiveInstance, Edge, Event, Node, OpRef,
 };
@@ -10,10 +11,11 @@ use crate::reach::{CutRules, Sweep, Workspace};
 use mbh_trace::op::flags;
 use mbh_trace::{RankTrace, RecvPattern};
 use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
 
 /// Which of the two a barrier orders first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -71,19 +73,38 @@ pub struct RunRelevance {
 /// The (receive, send) pairs matched in some explored run, by `(rank,
 /// record index)`: a receive that took a send in one run is never asked
 /// whether a barrier kept it from that send in another.
+///
+/// Only wildcard receives (`MPI_ANY_SOURCE`) are kept: they are the only
+/// ones asked about, and a halo exchange's specific receives would
+/// otherwise be millions of sets (issue 13).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Taken(HashMap<(i32, u64), HashSet<(i32, u64)>>);
+pub struct Taken(FxHashMap<(i32, u64), FxHashSet<(i32, u64)>>);
 
 impl Taken {
-    /// The pairs matched in any of `runs`.
+    /// The pairs matched by wildcard receives in any of `runs`.
     pub fn from_runs(runs: &[Vec<RankTrace>]) -> Self {
-        let pairs: Vec<_> = runs
-            .par_iter()
-            .flat_map_iter(|run| resolve_matches(run).0)
-            .collect();
-        let mut taken: HashMap<_, HashSet<_>> = HashMap::new();
-        for (rr, ri, sr, si) in pairs {
-            taken.entry((rr, ri)).or_default().insert((sr, si));
+        let resolved: Vec<_> = runs.par_iter().map(|run| resolve_matches(run)).collect();
+        Taken::from_resolved(runs, &resolved)
+    }
+
+    /// [`Taken::from_runs`] from each run's resolved matches
+    /// ([`resolve_matches`]).
+    pub(crate) fn from_resolved(
+        runs: &[Vec<RankTrace>],
+        resolved: &[(Vec<RawMatch>, Vec<crate::RunIssue>)],
+    ) -> Self {
+        let mut taken: FxHashMap<_, FxHashSet<_>> = FxHashMap::default();
+        for (run, (raw, _)) in runs.iter().zip(resolved) {
+            let by_rank: FxHashMap<i32, &RankTrace> = run.iter().map(|t| (t.rank, t)).collect();
+            let wildcard = |rr: i32, ri: u64| {
+                let op = by_rank.get(&rr).and_then(|t| record(t, ri));
+                op.is_some_and(|op| op.has(flags::ANY_SOURCE))
+            };
+            for &(rr, ri, sr, si) in raw {
+                if wildcard(rr, ri) {
+                    taken.entry((rr, ri)).or_default().insert((sr, si));
+                }
+            }
         }
         Taken(taken)
     }
@@ -149,32 +170,52 @@ impl RankSends {
 /// The sends to one (communicator, destination).
 #[derive(Debug, Default)]
 pub(crate) struct DestSends {
-    by_rank: HashMap<i32, RankSends>,
-    by_tag: HashMap<i32, usize>,
+    /// The sends by sending rank, sorted by rank.
+    pub(crate) senders: Vec<(i32, RankSends)>,
+    by_tag: FxHashMap<i32, usize>,
     total: usize,
     max_position: u32,
     /// Every send's (match position, match node), by position.
     pub(crate) by_position: Vec<(u32, NodeIndex)>,
-    /// The sends by (rank, tag): they match in order (one chain of
+    /// The sends by (rank, tag), sorted: they match in order (one chain of
     /// [`crate::Edge::SendOrder`] edges each).
-    pub(crate) by_rank_tag: HashMap<(i32, i32), RankSends>,
+    pub(crate) by_rank_tag: Vec<((i32, i32), RankSends)>,
+}
+
+impl DestSends {
+    /// The index of `rank` in [`DestSends::senders`].
+    pub(crate) fn sender(&self, rank: i32) -> Option<usize> {
+        self.senders.binary_search_by_key(&rank, |s| s.0).ok()
+    }
 }
 
 /// The candidate sends of a run: each send's match node, and the sends by
 /// (communicator, destination).
 #[derive(Debug, Default)]
 pub(crate) struct Sends {
-    pub(crate) info: HashMap<NodeIndex, SendInfo>,
-    pub(crate) dests: HashMap<(u64, i32), DestSends>,
+    pub(crate) info: FxHashMap<NodeIndex, SendInfo>,
+    pub(crate) dests: FxHashMap<(u64, i32), DestSends>,
 }
 
 impl Sends {
-    /// The plain sends of `ranks` that have a match node in `graph`.
-    pub(crate) fn collect(graph: &RunGraph, ranks: &[RankTrace]) -> Sends {
-        let mut info: HashMap<NodeIndex, SendInfo> = HashMap::new();
-        let mut dests: HashMap<(u64, i32), DestSends> = HashMap::new();
+    /// The plain sends of `ranks` that have a match node in `graph`, to a
+    /// (communicator, destination) of one of `receives` (no other send is
+    /// a candidate).
+    pub(crate) fn collect(graph: &RunGraph, ranks: &[RankTrace], receives: &[Receive]) -> Sends {
+        let wanted: FxHashSet<(u64, i32)> = receives.iter().map(|rc| (rc.comm, rc.me)).collect();
+        let mut info: FxHashMap<NodeIndex, SendInfo> = FxHashMap::default();
+        // Per destination: its sends by rank, by (rank, tag), and the rest.
+        type Building = (
+            FxHashMap<i32, RankSends>,
+            FxHashMap<(i32, i32), RankSends>,
+            DestSends,
+        );
+        let mut dests: FxHashMap<(u64, i32), Building> = FxHashMap::default();
         for trace in ranks {
             for op in trace.ops.iter().filter(|op| is_plain_send(op)) {
+                if !wanted.contains(&(op.comm, op.peer)) {
+                    continue;
+                }
                 let Some(n) = graph.op_nodes(trace.rank, op.index).and_then(|n| n.send) else {
                     continue;
                 };
@@ -188,13 +229,13 @@ impl Sends {
                         tag: op.tag,
                     },
                 );
-                let dest = dests.entry((op.comm, op.peer)).or_default();
+                let (by_rank, by_rank_tag, dest) = dests.entry((op.comm, op.peer)).or_default();
                 let position = graph.position(n);
-                dest.by_rank
+                by_rank
                     .entry(trace.rank)
                     .or_default()
                     .push(op.index, position);
-                dest.by_rank_tag
+                by_rank_tag
                     .entry((trace.rank, op.tag))
                     .or_default()
                     .push(op.index, position);
@@ -204,9 +245,17 @@ impl Sends {
                 dest.by_position.push((position, n));
             }
         }
-        for dest in dests.values_mut() {
-            dest.by_position.sort_unstable();
-        }
+        let dests = dests
+            .into_iter()
+            .map(|(key, (by_rank, by_rank_tag, mut dest))| {
+                dest.by_position.sort_unstable();
+                dest.senders = by_rank.into_iter().collect();
+                dest.senders.sort_unstable_by_key(|s| s.0);
+                dest.by_rank_tag = by_rank_tag.into_iter().collect();
+                dest.by_rank_tag.sort_unstable_by_key(|s| s.0);
+                (key, dest)
+            })
+            .collect();
         Sends { info, dests }
     }
 }
@@ -240,7 +289,7 @@ impl Receive {
                 else {
                     continue;
                 };
-                let Node::Match { send: took, .. } = graph.graph()[node] else {
+                let Node::Match { send: took, .. } = graph.node(node) else {
                     continue; // unresolved: reported by the graph
                 };
                 let (Some(me), Some(took)) = (
@@ -327,19 +376,21 @@ impl Receive {
 /// For each R, one sweep in topological order from R's match
 /// ([`crate::WindowedReach::sweep`]) that stops once no candidate S can
 /// have a barrier on every path to it: a fence completion with no barrier
-/// on every path to it settles every send its rank issues later. On a
+/// on every path to it settles every send its rank issues later, and a
+/// collective (not a barrier) with none settles every member it
+/// completes. The horizon (the largest position left to reach) comes
+/// down in O(log ranks) per settled rank. On a
 /// program that synchronises as it goes this is a few barrier epochs per R,
 /// whatever the length of the trace: O(Σ_R |W_R| log |W_R|), never an
 /// all-pairs closure. Receives are checked in parallel (rayon), each
 /// thread with its own [`Workspace`]. A run whose graph has cycles falls
 /// back to one dominator tree per R over its whole forward window.
 pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> RunRelevance {
-    let sends = Sends::collect(graph, ranks);
-    let Sends { info, dests } = &sends;
     let receives = Receive::collect(graph, ranks);
+    let sends = Sends::collect(graph, ranks, &receives);
+    let Sends { info, dests } = &sends;
     let reach = graph.reach();
-    let is_barrier =
-        |n: NodeIndex| matches!(graph.graph()[n], Node::Collective(c) if c.is_barrier());
+    let is_barrier = |n: NodeIndex| graph.graph().collective(n).is_some_and(|c| c.is_barrier());
     let send_first = graph.options().check_send_first;
     let results: Vec<(Vec<RelevantPair>, RunStats)> = receives
         .par_iter()
@@ -359,7 +410,7 @@ pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> R
             }
             let mut record = |s: NodeIndex, cut: Vec<NodeIndex>, order: Order| {
                 for hub in cut {
-                    let Node::Collective(barrier) = graph.graph()[hub] else {
+                    let Node::Collective(barrier) = graph.node(hub) else {
                         continue;
                     };
                     let (from, to) = match order {
@@ -450,7 +501,7 @@ pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> R
 /// a constraint on it: seed 004's InterCB edges lead from a match partner
 /// to the other's successors, never to the other itself.
 pub(crate) fn send_side(graph: &RunGraph, target: NodeIndex, pred: NodeIndex) -> bool {
-    let send = match graph.graph()[target] {
+    let send = match graph.node(target) {
         Node::Match { send, .. } => send,
         Node::Event { op, .. } => op,
         Node::Collective(_) => return false,
@@ -524,7 +575,7 @@ pub(crate) fn path_steps(graph: &RunGraph, path: Vec<NodeIndex>) -> Vec<PathStep
                 .map(|e| *e.weight())
         });
         steps.push(PathStep {
-            node: graph.graph()[n],
+            node: graph.node(n),
             via,
         });
         prev = Some(n);
@@ -542,57 +593,63 @@ pub(crate) fn path_steps(graph: &RunGraph, path: Vec<NodeIndex>) -> Vec<PathStep
 /// to the match of a send issued there (its issue is an accepted last
 /// step). So only the sends of each rank up to its earliest such fence
 /// remain, and the sweep can stop past the largest of their positions.
+///
+/// A collective C (not a barrier) that no barrier dominates settles every
+/// member whose completion it leads to, at once: C is one of that
+/// completion's predecessors, so whatever dominates the completion is C
+/// or dominates C. The sweep need not reach those completions one by one
+/// (they lie beyond C, interleaved with the rest of the run past C) before
+/// it knows it may stop.
 struct Settle<'a> {
     graph: &'a RunGraph,
     dest: &'a DestSends,
-    /// Per rank: the earliest settling fence seen, and the largest position
-    /// of the sends up to it.
-    fence: HashMap<i32, (u64, u32)>,
+    /// Per sender (as in [`DestSends::senders`]): the earliest settling
+    /// fence seen.
+    fence: Vec<u64>,
     /// The largest position a remaining candidate can have.
-    horizon: u32,
+    horizon: Horizon,
 }
 
 impl<'a> Settle<'a> {
     fn new(graph: &'a RunGraph, dest: &'a DestSends) -> Self {
+        let all = dest.senders.iter();
+        let values = all.map(|(_, s)| s.max_up_to(None).unwrap_or(0));
         Settle {
             graph,
             dest,
-            fence: HashMap::new(),
-            horizon: dest.max_position,
+            fence: vec![u64::MAX; dest.senders.len()],
+            horizon: Horizon::new(values.collect()),
+        }
+    }
+
+    /// A completion of `op` no barrier dominates: if a fence, its rank's
+    /// later sends are settled.
+    fn completed(&mut self, op: OpRef) {
+        let Some(g) = self.dest.sender(op.rank) else {
+            return;
+        };
+        if is_fence(op.kind) && op.index < self.fence[g] {
+            self.fence[g] = op.index;
+            let max = self.dest.senders[g].1.max_up_to(Some(op.index));
+            self.horizon.lower(g, max.unwrap_or(0));
         }
     }
 
     fn visit(&mut self, n: NodeIndex, free: bool) -> Sweep {
-        if let (
-            true,
-            Node::Event {
+        // Only a node no barrier dominates settles anything.
+        match free.then(|| self.graph.node(n)) {
+            Some(Node::Event {
                 op,
                 event: Event::Complete,
-            },
-        ) = (free, self.graph.graph()[n])
-        {
-            if let (true, Some(sends)) = (is_fence(op.kind), self.dest.by_rank.get(&op.rank)) {
-                let earlier = self
-                    .fence
-                    .get(&op.rank)
-                    .is_some_and(|&(i, _)| i <= op.index);
-                if !earlier {
-                    let max = sends.max_up_to(Some(op.index)).unwrap_or(0);
-                    self.fence.insert(op.rank, (op.index, max));
-                    self.horizon = self
-                        .dest
-                        .by_rank
-                        .iter()
-                        .map(|(rank, sends)| match self.fence.get(rank) {
-                            Some(&(_, max)) => max,
-                            None => sends.max_up_to(None).unwrap_or(0),
-                        })
-                        .max()
-                        .unwrap_or(0);
+            }) => self.completed(op),
+            Some(Node::Collective(c)) if !c.is_barrier() => {
+                for &op in self.graph.exits(n) {
+                    self.completed(op);
                 }
             }
+            _ => {}
         }
-        if self.graph.position(n) >= self.horizon {
+        if self.graph.position(n) >= self.horizon.max() {
             Sweep::Stop
         } else {
             Sweep::Continue

@@ -7,6 +7,8 @@ use common::*;
 use mbh_fib::{Edge, Event, Node, RunGraph, RunIssue};
 use mbh_trace::OpKind;
 use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
 
 fn ev(g: &RunGraph, rank: i32, index: u64, event: Event) -> NodeIndex {
     g.event(rank, index, event)
@@ -20,8 +22,8 @@ macro_rules! assert_edge {
             $g.has_edge($a, $b, $kind),
             "missing {:?} edge {} -> {}; {}",
             $kind,
-            $g.graph()[$a],
-            $g.graph()[$b],
+            $g.node($a),
+            $g.node($b),
             dump(&$g, $name)
         )
     };
@@ -32,8 +34,8 @@ macro_rules! assert_no_edge {
         assert!(
             $g.graph().find_edge($a, $b).is_none(),
             "unexpected edge {} -> {}; {}",
-            $g.graph()[$a],
-            $g.graph()[$b],
+            $g.node($a),
+            $g.node($b),
             dump(&$g, $name)
         )
     };
@@ -270,7 +272,7 @@ fn a_send_and_its_receive_share_one_match_event() {
     let m = ev(&g, 0, s, Event::SendMatch);
     assert_eq!(Some(m), g.event(1, r, Event::ReceiveMatch));
     assert!(
-        matches!(g.graph()[m], Node::Match { send, receive } if send.index == s && receive.index == r)
+        matches!(g.node(m), Node::Match { send, receive } if send.index == s && receive.index == r)
     );
     // Both issues precede it, the receive's completion follows it.
     assert_edge!(g, ev(&g, 0, s, Event::Issue), m, Edge::Lifecycle, "match");
@@ -510,8 +512,9 @@ fn started_persistent_requests_order_like_isend_and_irecv() {
     let edges = |g: &RunGraph| {
         let mut e: Vec<String> = g
             .graph()
-            .edge_indices()
-            .map(|i| format!("{:?}", g.graph()[i]))
+            .node_indices()
+            .flat_map(|n| g.graph().edges_directed(n, Direction::Outgoing))
+            .map(|e| format!("{:?}", e.weight()))
             .collect();
         e.sort();
         e

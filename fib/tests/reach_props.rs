@@ -162,6 +162,24 @@ proptest! {
     }
 
     #[test]
+    fn positions_are_the_order_of_petgraphs_kosaraju((n, edges, _) in graphs()) {
+        // The positions decide which send a search meets first, hence a kept
+        // barrier's evidence: they are kept as petgraph's Kosaraju ordered
+        // the components (its vector per component cost too much memory).
+        let g = build(n, &edges);
+        let r = WindowedReach::new(&g);
+        let sccs = petgraph::algo::kosaraju_scc(&g);
+        let last = sccs.len() - 1;
+        for (i, scc) in sccs.iter().enumerate() {
+            for &x in scc {
+                prop_assert_eq!(r.position(x) as usize, last - i, "{}", dot(&g));
+            }
+        }
+        let acyclic = sccs.iter().all(|c| c.len() == 1) && !edges.iter().any(|(a, b)| a == b);
+        prop_assert_eq!(r.is_acyclic(), acyclic, "{}", dot(&g));
+    }
+
+    #[test]
     fn windowed_reachability_is_the_closure((n, edges, _) in graphs()) {
         let g = build(n, &edges);
         let r = WindowedReach::new(&g);

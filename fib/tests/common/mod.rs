@@ -278,6 +278,11 @@ impl Rank {
         (coll, waitall)
     }
 
+    /// The last call is still blocked (a deadlock): no `MPI_Finalize`.
+    pub fn blocked(&mut self) {
+        self.state = RankState::Running;
+    }
+
     /// The trace, after `MPI_Finalize` (unless a call is still blocked).
     pub fn done(mut self) -> RankTrace {
         if self.state == RankState::Finalized {
@@ -337,7 +342,10 @@ pub fn graph_zero(run: &[RankTrace]) -> RunGraph {
 /// Writes the graph's DOT to the target directory and returns where, for
 /// assertion messages.
 pub fn dump(g: &RunGraph, name: &str) -> String {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    // Unit tests (`src/reference/tests.rs` shares this module) have no
+    // target temporary directory.
+    let dir = option_env!("CARGO_TARGET_TMPDIR")
+        .map_or_else(std::env::temp_dir, std::path::PathBuf::from);
     let path = dir.join(format!("fib-{name}.dot"));
     match std::fs::write(&path, g.to_dot()) {
         Ok(()) => format!("graph written to {}", path.display()),
@@ -424,7 +432,7 @@ pub fn lost_pairs(runs: &[Vec<RankTrace>], deleted: &BTreeSet<u32>) -> Vec<LostP
                 let Some(rn) = g.op_nodes(rt.rank, r.index).and_then(|n| n.receive) else {
                     continue;
                 };
-                let Node::Match { send: took, .. } = g.graph()[rn] else {
+                let Node::Match { send: took, .. } = g.node(rn) else {
                     continue;
                 };
                 let (full, less) = (reached(rn, &HashSet::new()), reached(rn, &cut));
