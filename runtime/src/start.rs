@@ -3,7 +3,8 @@
 //!
 //! 1. Every rank says whether it has [`ENV_TRACE_DIR`]; the runtime starts
 //!    only when all do (one all-reduce on world, made in every process
-//!    linked with the runtime, so ranks never disagree about piggybacking).
+//!    linked with the runtime, so ranks never disagree about piggybacking;
+//!    start_colls.rs).
 //! 2. The run's configuration is read from `runtime.json` in that
 //!    directory, if present (defaults otherwise: Lamport clocks, the MPI
 //!    library's buffering, a free run). A file that does not parse stops
@@ -12,7 +13,7 @@
 //!    and exit handlers installed, and `MPI_Init` recorded.
 //! 4. The protocol's state is made ([`Rt::start`]) and the wrappers turn on.
 
-use crate::consts::{comm_world, int32, op_min, SUCCESS};
+use crate::consts::{comm_world, SUCCESS};
 use crate::engine::Rt;
 use crate::handle::HandleBits;
 use crate::record::{self, TRACE};
@@ -88,24 +89,11 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
 
 /// Whether all ranks, and whether any rank, have the trace directory.
 fn agree(mine: bool) -> (bool, bool) {
-    let send: [i32; 2] = [i32::from(mine), -i32::from(mine)];
-    let mut got: [i32; 2] = [0, 0];
-    // SAFETY: MPI is initialised; two ints each way. Every process linked
-    // with the runtime makes this call in MPI_Init.
-    let rc = unsafe {
-        mpi_sys::PMPI_Allreduce(
-            send.as_ptr().cast(),
-            got.as_mut_ptr().cast(),
-            2,
-            int32(),
-            op_min(),
-            comm_world(),
-        )
-    };
-    if rc != SUCCESS {
-        return (false, mine);
+    // Every process linked with the runtime makes this call in MPI_Init.
+    match crate::start_colls::min_over_world([i32::from(mine), -i32::from(mine)]) {
+        Some(got) => (got[0] == 1, got[1] == -1),
+        None => (false, mine),
     }
-    (got[0] == 1, got[1] == -1)
 }
 
 /// The run's configuration from `dir`, the default when the file is
