@@ -3,8 +3,9 @@
 //!
 //! 1. Every rank says whether it has [`ENV_TRACE_DIR`]; the runtime starts
 //!    only when all do (one all-reduce on world, made in every process
-//!    linked with the runtime, so ranks never disagree about piggybacking;
-//!    start_colls.rs).
+//!    linked with the runtime, so ranks never disagree about piggybacking),
+//!    and world's two duplicates the protocol runs on are made with it
+//!    (start_colls.rs).
 //! 2. The run's configuration is read from `runtime.json` in that
 //!    directory, if present (defaults otherwise: Lamport clocks, the MPI
 //!    library's buffering, a free run). A file that does not parse stops
@@ -54,9 +55,12 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
     let dir = std::env::var_os(ENV_TRACE_DIR)
         .filter(|d| !d.is_empty())
         .map(PathBuf::from);
-    let (all, any) = agree(dir.is_some());
-    let Some(dir) = dir.filter(|_| all) else {
-        if any {
+    let agreed = match crate::start_colls::agree(dir.is_some()) {
+        Ok(agreed) => agreed,
+        Err(message) => state::fatal(format_args!("cannot start the runtime: {message}")),
+    };
+    let (Some(dir), Some(shadows)) = (dir, agreed.shadows) else {
+        if agreed.any {
             warn(format_args!(
                 "{ENV_TRACE_DIR} is not set on every rank: the runtime stays off"
             ));
@@ -78,21 +82,12 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
         start(dir, rank, size, kind, required, provided, own_stderr);
         Some(())
     });
-    match Rt::start(rank, size, config) {
+    match Rt::start(rank, size, config, shadows) {
         Ok(rt) => {
             state::install(rt);
             crate::checks::redirect_errors();
         }
         Err(message) => state::fatal(format_args!("cannot start the runtime: {message}")),
-    }
-}
-
-/// Whether all ranks, and whether any rank, have the trace directory.
-fn agree(mine: bool) -> (bool, bool) {
-    // Every process linked with the runtime makes this call in MPI_Init.
-    match crate::start_colls::min_over_world([i32::from(mine), -i32::from(mine)]) {
-        Some(got) => (got[0] == 1, got[1] == -1),
-        None => (false, mine),
     }
 }
 

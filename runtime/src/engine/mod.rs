@@ -311,11 +311,17 @@ pub struct Rt {
 }
 
 impl Rt {
-    /// Sets up the protocol right after `MPI_Init`: the shadow of world,
-    /// the clocks, the request slots. Collective over world.
-    pub fn start(rank: i32, size: i32, config: RuntimeConfig) -> Result<Rt, String> {
+    /// Sets up the protocol right after `MPI_Init`, on `shadows`, two
+    /// duplicates of world (start_colls.rs makes them): the clocks, the
+    /// request slots. Collective over world.
+    pub fn start(
+        rank: i32,
+        size: i32,
+        config: RuntimeConfig,
+        shadows: [MPI_Comm; 2],
+    ) -> Result<Rt, String> {
         backoff::decide_yielding(size);
-        let [shadow, sig_shadow] = crate::start_colls::two_world_duplicates()?;
+        let [shadow, sig_shadow] = shadows;
         let (width, me) = match config.clocks {
             Clocks::Lamport => (1, 0),
             Clocks::Vector => (size.max(1) as usize, rank.max(0) as usize),
