@@ -31,8 +31,12 @@ use std::os::raw::c_int;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// Records a trace file has room for before it first grows (1 MiB).
-pub const INITIAL_RECORDS: u64 = 16384;
+/// Records a trace file has room for before it first grows (128 KiB).
+/// Every run of a verification creates, faults in, reads back and deletes
+/// one per rank, most of them a few hundred records long: at 1 MiB,
+/// creating one took a millisecond and deleting it up to several on ext4
+/// (issue 13). A trace that needs more grows by doubling.
+pub const INITIAL_RECORDS: u64 = 2048;
 
 /// Whether `MPI_Init` decided whether to trace (so before it, calls are
 /// labelled for the record `MPI_Init` writes; see `callsite::label`).
