@@ -392,6 +392,22 @@ mod tests {
     }
 
     #[test]
+    fn an_exit_ends_the_wait_for_it_before_its_limit() {
+        // Without the pidfd the wait would sleep its whole limit (a minute
+        // here, against the child's few milliseconds).
+        let mut child = Command::new("sh").args(["-c", "exit 0"]).spawn().unwrap();
+        let exit = ExitWait::of(child.id() as libc::pid_t);
+        assert!(exit.pidfd.is_some(), "this kernel has pidfd_open");
+        let started = Instant::now();
+        exit.wait(Duration::from_secs(60));
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the wait ran to its limit"
+        );
+        assert!(child.try_wait().unwrap().is_some(), "the child has exited");
+    }
+
+    #[test]
     fn a_monitor_can_stop_the_job() {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("job.sh");
