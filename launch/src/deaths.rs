@@ -38,7 +38,7 @@ use std::time::Duration;
 pub use mbh_trace::layout::ENV_DEATH_SOCKET;
 
 /// How long one wait for a close lasts before the watch looks at its stop
-/// flag again.
+/// flag again (when it could not make the connection that wakes it).
 const WAIT: Duration = Duration::from_millis(20);
 
 /// Watches of this process so far: each gets its own socket name.
@@ -54,6 +54,9 @@ pub struct DeathWatch {
     /// that order cannot be trusted.
     exits: Arc<Mutex<Vec<Option<i32>>>>,
     thread: Option<JoinHandle<()>>,
+    /// Closed by [`DeathWatch::finish`] to end the watch's wait at once:
+    /// the search's next run waits for the watch to end (issue 13).
+    wake: Option<UnixStream>,
 }
 
 impl DeathWatch {
@@ -69,11 +72,15 @@ impl DeathWatch {
         let listener = SocketAddr::from_abstract_name(name.as_bytes())
             .and_then(|address| UnixListener::bind_addr(&address))
             .and_then(|listener| listener.set_nonblocking(true).map(|()| listener));
+        let (wake, woken) = match UnixStream::pair() {
+            Ok((wake, woken)) => (Some(wake), Some(woken)),
+            Err(_) => (None, None),
+        };
         let thread = listener.ok().and_then(|listener| {
             let (stop, exits, dir) = (stop.clone(), exits.clone(), dir.clone());
             std::thread::Builder::new()
                 .name("mbhybrid-deaths".into())
-                .spawn(move || watch(listener, &dir, np, &stop, &exits))
+                .spawn(move || watch(listener, woken, &dir, np, &stop, &exits))
                 .ok()
         });
         DeathWatch {
@@ -81,6 +88,7 @@ impl DeathWatch {
             stop,
             exits,
             thread,
+            wake,
         }
     }
 
@@ -93,15 +101,29 @@ impl DeathWatch {
     /// Stops watching; the ranks whose connections closed, in order. Empty
     /// when the order cannot be trusted (see the module docs).
     pub fn finish(mut self) -> Vec<i32> {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.stop_watching();
         let exits = self.exits.lock().map(|e| e.clone()).unwrap_or_default();
         exits
             .into_iter()
             .collect::<Option<Vec<i32>>>()
             .unwrap_or_default()
+    }
+
+    fn stop_watching(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Its end of the pair reads end-of-file: the wait returns.
+        drop(self.wake.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for DeathWatch {
+    /// A watch dropped unfinished stops too (the connection that wakes it
+    /// stays readable once closed: it must not be left polling).
+    fn drop(&mut self) {
+        self.stop_watching();
     }
 }
 
@@ -111,8 +133,11 @@ struct Connection {
     pid: libc::pid_t,
 }
 
+/// Notes the closes until told to stop, and those seen in one last look
+/// after.
 fn watch(
     listener: UnixListener,
+    woken: Option<UnixStream>,
     dir: &InterleavingDir,
     np: u32,
     stop: &AtomicBool,
@@ -121,38 +146,67 @@ fn watch(
     let mut open: Vec<Connection> = Vec::new();
     let mut connected_pids: Vec<libc::pid_t> = Vec::new();
     let mut ranks = RankOfPid::default();
-    while !stop.load(Ordering::Relaxed) {
+    loop {
+        let stopping = stop.load(Ordering::Relaxed);
         accept_all(&listener, &mut open, &mut connected_pids);
-        let closed = wait_for_closes(&listener, &open);
-        if closed.is_empty() {
-            continue;
+        let closed = wait_for_closes(&listener, woken.as_ref(), &open);
+        if !closed.is_empty() {
+            let known = Known {
+                dir,
+                np,
+                connected_pids: &connected_pids,
+                ranks: &mut ranks,
+            };
+            note_closes(&closed, known, exits);
+            open.retain(|c| !closed.contains(&c.pid));
         }
-        let first_batch = exits.lock().map(|e| e.is_empty()).unwrap_or(false);
-        let mut ended = Vec::new();
-        let mut lived_on = false;
-        for pid in &closed {
-            // A process past closing its files is exiting or gone; one that
-            // is neither closed the connection itself.
-            if !already_dying(*pid) {
-                lived_on = true;
-            } else if let Some(rank) = ranks.lookup(dir, np, *pid) {
-                ended.push(rank);
-            }
+        if stopping {
+            return;
         }
-        if first_batch {
-            let every_rank_connected = (0..np as i32).all(|rank| {
-                connected_pids
-                    .iter()
-                    .any(|&pid| ranks.lookup(dir, np, pid) == Some(rank))
-            });
-            if ended.len() != 1 || lived_on || !every_rank_connected {
-                push(exits, None);
-            }
+    }
+}
+
+/// What the watch knows of the job when connections close.
+struct Known<'a> {
+    dir: &'a InterleavingDir,
+    np: u32,
+    connected_pids: &'a [libc::pid_t],
+    ranks: &'a mut RankOfPid,
+}
+
+/// Adds the ranks whose connections closed together, after `None` when
+/// they are the first and the order cannot be trusted.
+fn note_closes(closed: &[libc::pid_t], known: Known<'_>, exits: &Mutex<Vec<Option<i32>>>) {
+    let Known {
+        dir,
+        np,
+        connected_pids,
+        ranks,
+    } = known;
+    let first_batch = exits.lock().map(|e| e.is_empty()).unwrap_or(false);
+    let mut ended = Vec::new();
+    let mut lived_on = false;
+    for &pid in closed {
+        // A process past closing its files is exiting or gone; one that is
+        // neither closed the connection itself.
+        if !already_dying(pid) {
+            lived_on = true;
+        } else if let Some(rank) = ranks.lookup(dir, np, pid) {
+            ended.push(rank);
         }
-        for rank in ended {
-            push(exits, Some(rank));
+    }
+    if first_batch {
+        let every_rank_connected = (0..np as i32).all(|rank| {
+            connected_pids
+                .iter()
+                .any(|&pid| ranks.lookup(dir, np, pid) == Some(rank))
+        });
+        if ended.len() != 1 || lived_on || !every_rank_connected {
+            push(exits, None);
         }
-        open.retain(|c| !closed.contains(&c.pid));
+    }
+    for rank in ended {
+        push(exits, Some(rank));
     }
 }
 
@@ -199,22 +253,26 @@ fn peer_pid(stream: &UnixStream) -> Option<libc::pid_t> {
     (rc == 0 && credentials.pid > 0).then_some(credentials.pid)
 }
 
-/// Waits up to [`WAIT`] for a new connection or closed ones; the peers'
-/// pids of the connections that closed (all at once when several closed
-/// in one wait, which the order cannot split). The runtime never writes,
-/// so a readable connection is a closed one.
-fn wait_for_closes(listener: &UnixListener, open: &[Connection]) -> Vec<libc::pid_t> {
-    let listening = libc::pollfd {
-        fd: listener.as_raw_fd(),
+/// Waits up to [`WAIT`] for a new connection, closed ones, or `woken`
+/// readable; the peers' pids of the connections that closed (all at once
+/// when several closed in one wait, which the order cannot split). The
+/// runtime never writes, so a readable connection is a closed one.
+fn wait_for_closes(
+    listener: &UnixListener,
+    woken: Option<&UnixStream>,
+    open: &[Connection],
+) -> Vec<libc::pid_t> {
+    let readable = |fd: std::os::fd::RawFd| libc::pollfd {
+        fd,
         events: libc::POLLIN,
         revents: 0,
     };
-    let mut fds: Vec<libc::pollfd> = std::iter::once(listening)
-        .chain(open.iter().map(|c| libc::pollfd {
-            fd: c.stream.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }))
+    // A negative descriptor is ignored by poll(2).
+    let wake = woken.map_or(-1, |w| w.as_raw_fd());
+    let mut fds: Vec<libc::pollfd> = [listener.as_raw_fd(), wake]
+        .into_iter()
+        .chain(open.iter().map(|c| c.stream.as_raw_fd()))
+        .map(readable)
         .collect();
     // SAFETY: `fds` holds `fds.len()` valid pollfd entries.
     let ready = unsafe {
@@ -227,7 +285,7 @@ fn wait_for_closes(listener: &UnixListener, open: &[Connection]) -> Vec<libc::pi
     if ready <= 0 {
         return Vec::new();
     }
-    fds[1..]
+    fds[2..]
         .iter()
         .zip(open)
         .filter(|(fd, _)| fd.revents != 0)
@@ -364,18 +422,18 @@ mod tests {
         let mut second = connected_child(&name);
         let (mut open, mut pids) = (Vec::new(), Vec::new());
         while open.len() < 2 {
-            wait_for_closes(&listener, &open);
+            wait_for_closes(&listener, None, &open);
             accept_all(&listener, &mut open, &mut pids);
         }
         pids.sort();
         let mut expected = vec![first.id() as libc::pid_t, second.id() as libc::pid_t];
         expected.sort();
         assert_eq!(pids, expected, "the peers' pids come from SO_PEERCRED");
-        assert!(wait_for_closes(&listener, &open).is_empty());
+        assert!(wait_for_closes(&listener, None, &open).is_empty());
         first.kill().unwrap();
         let mut closed = Vec::new();
         while closed.is_empty() {
-            closed = wait_for_closes(&listener, &open);
+            closed = wait_for_closes(&listener, None, &open);
         }
         assert_eq!(closed, vec![first.id() as libc::pid_t]);
         assert!(

@@ -122,7 +122,8 @@ pub enum Watch {
 pub const POLL_INTERVAL: Duration = Duration::from_millis(25);
 
 /// Runs `job` to its end, its timeout, or until `monitor` (called every
-/// [`POLL_INTERVAL`] while the job runs) says stop. Standard input is
+/// [`POLL_INTERVAL`] while the job runs) says stop. Its end is noticed when
+/// it happens, not at the next look ([`ExitWait`]). Standard input is
 /// `/dev/null`: an MPI job under verification cannot be fed interactively.
 pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result<JobEnd> {
     use std::os::unix::process::CommandExt;
@@ -161,6 +162,7 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
     let mut child = command.spawn()?;
     let group = child.id() as libc::pid_t;
     let _forward = ForwardTermination::to(group);
+    let exit = ExitWait::of(group);
     loop {
         if let Some(status) = child.try_wait()? {
             // Ranks the launcher left behind (it should leave none) go too.
@@ -182,7 +184,54 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
                 elapsed: start.elapsed(),
             });
         }
-        std::thread::sleep(POLL_INTERVAL);
+        exit.wait(POLL_INTERVAL);
+    }
+}
+
+/// Waits for the launcher to exit, up to a limit: on a pidfd, which
+/// becomes readable when the process exits, so the search starts its next
+/// run at once instead of up to [`POLL_INTERVAL`] later (half of it on
+/// average, over every run of an exploration; issue 13). Kernels before 5.3
+/// have no pidfd: the wait then sleeps the whole limit.
+struct ExitWait {
+    /// The pidfd, if the kernel made one.
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+impl ExitWait {
+    fn of(pid: libc::pid_t) -> ExitWait {
+        use std::os::fd::FromRawFd;
+        // SAFETY: pidfd_open(2) takes a pid and flags and returns a new
+        // descriptor or -1; it touches no memory of this process.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        let pidfd = i32::try_from(fd).ok().filter(|&fd| fd >= 0).map(|fd| {
+            // SAFETY: `fd` was just returned by the kernel and is owned by
+            // nothing else.
+            unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
+        });
+        ExitWait { pidfd }
+    }
+
+    /// Returns when the process exited or `limit` passed (early on a
+    /// signal, which the caller's loop absorbs).
+    fn wait(&self, limit: Duration) {
+        use std::os::fd::AsRawFd;
+        let Some(pidfd) = &self.pidfd else {
+            std::thread::sleep(limit);
+            return;
+        };
+        let mut fd = libc::pollfd {
+            fd: pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let millis = i32::try_from(limit.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: one valid pollfd.
+        let ready = unsafe { libc::poll(&mut fd, 1, millis) };
+        if ready < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // A pidfd that cannot be polled: wait as without one.
+            std::thread::sleep(limit);
+        }
     }
 }
 
@@ -340,6 +389,22 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    #[test]
+    fn an_exit_ends_the_wait_for_it_before_its_limit() {
+        // Without the pidfd the wait would sleep its whole limit (a minute
+        // here, against the child's few milliseconds).
+        let mut child = Command::new("sh").args(["-c", "exit 0"]).spawn().unwrap();
+        let exit = ExitWait::of(child.id() as libc::pid_t);
+        assert!(exit.pidfd.is_some(), "this kernel has pidfd_open");
+        let started = Instant::now();
+        exit.wait(Duration::from_secs(60));
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the wait ran to its limit"
+        );
+        assert!(child.try_wait().unwrap().is_some(), "the child has exited");
     }
 
     #[test]

@@ -265,6 +265,7 @@ mod record;
 mod requests;
 mod slots;
 mod start;
+mod start_colls;
 mod state;
 mod trace_file;
 pub mod typesig;

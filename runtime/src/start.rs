@@ -3,7 +3,9 @@
 //!
 //! 1. Every rank says whether it has [`ENV_TRACE_DIR`]; the runtime starts
 //!    only when all do (one all-reduce on world, made in every process
-//!    linked with the runtime, so ranks never disagree about piggybacking).
+//!    linked with the runtime, so ranks never disagree about piggybacking),
+//!    and world's two duplicates the protocol runs on are made with it
+//!    (start_colls.rs).
 //! 2. The run's configuration is read from `runtime.json` in that
 //!    directory, if present (defaults otherwise: Lamport clocks, the MPI
 //!    library's buffering, a free run). A file that does not parse stops
@@ -12,7 +14,7 @@
 //!    and exit handlers installed, and `MPI_Init` recorded.
 //! 4. The protocol's state is made ([`Rt::start`]) and the wrappers turn on.
 
-use crate::consts::{comm_world, int32, op_min, SUCCESS};
+use crate::consts::{comm_world, SUCCESS};
 use crate::engine::Rt;
 use crate::handle::HandleBits;
 use crate::record::{self, TRACE};
@@ -29,8 +31,12 @@ use std::os::raw::c_int;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// Records a trace file has room for before it first grows (1 MiB).
-pub const INITIAL_RECORDS: u64 = 16384;
+/// Records a trace file has room for before it first grows (128 KiB).
+/// Every run of a verification creates, faults in, reads back and deletes
+/// one per rank, most of them a few hundred records long: at 1 MiB,
+/// creating one took a millisecond and deleting it up to several on ext4
+/// (issue 13). A trace that needs more grows by doubling.
+pub const INITIAL_RECORDS: u64 = 2048;
 
 /// Whether `MPI_Init` decided whether to trace (so before it, calls are
 /// labelled for the record `MPI_Init` writes; see `callsite::label`).
@@ -53,9 +59,12 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
     let dir = std::env::var_os(ENV_TRACE_DIR)
         .filter(|d| !d.is_empty())
         .map(PathBuf::from);
-    let (all, any) = agree(dir.is_some());
-    let Some(dir) = dir.filter(|_| all) else {
-        if any {
+    let agreed = match crate::start_colls::agree(dir.is_some()) {
+        Ok(agreed) => agreed,
+        Err(message) => state::fatal(format_args!("cannot start the runtime: {message}")),
+    };
+    let (Some(dir), Some(shadows)) = (dir, agreed.shadows) else {
+        if agreed.any {
             warn(format_args!(
                 "{ENV_TRACE_DIR} is not set on every rank: the runtime stays off"
             ));
@@ -77,35 +86,13 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
         start(dir, rank, size, kind, required, provided, own_stderr);
         Some(())
     });
-    match Rt::start(rank, size, config) {
+    match Rt::start(rank, size, config, shadows) {
         Ok(rt) => {
             state::install(rt);
             crate::checks::redirect_errors();
         }
         Err(message) => state::fatal(format_args!("cannot start the runtime: {message}")),
     }
-}
-
-/// Whether all ranks, and whether any rank, have the trace directory.
-fn agree(mine: bool) -> (bool, bool) {
-    let send: [i32; 2] = [i32::from(mine), -i32::from(mine)];
-    let mut got: [i32; 2] = [0, 0];
-    // SAFETY: MPI is initialised; two ints each way. Every process linked
-    // with the runtime makes this call in MPI_Init.
-    let rc = unsafe {
-        mpi_sys::PMPI_Allreduce(
-            send.as_ptr().cast(),
-            got.as_mut_ptr().cast(),
-            2,
-            int32(),
-            op_min(),
-            comm_world(),
-        )
-    };
-    if rc != SUCCESS {
-        return (false, mine);
-    }
-    (got[0] == 1, got[1] == -1)
 }
 
 /// The run's configuration from `dir`, the default when the file is

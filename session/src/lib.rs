@@ -13,7 +13,9 @@
 //! - [`search_loop`]: the depth-first search over interleavings that
 //!   `mbh-bounding`'s explorer steers, with the budgets that stop it (the
 //!   one place they are enforced) and the report's search statistics;
-//! - [`run_ahead`]: the interleavings `--jobs` launches ahead of the search.
+//! - [`run_ahead`]: the interleavings `--jobs` launches ahead of the search;
+//! - [`pruner`]: deleting the traces of runs that showed nothing, off the
+//!   path from one run to the next.
 //!
 //! It must not parse the command line, choose the MPI (the binary resolves
 //! the launcher and the runtime and passes them in [`SessionRequest`]), or
@@ -29,6 +31,7 @@
 
 pub mod error;
 pub mod interleaving;
+pub mod pruner;
 pub mod run_ahead;
 pub mod search_loop;
 pub mod session;

@@ -6,6 +6,7 @@
 
 use crate::error::{Result, SessionError};
 use crate::interleaving::{self, LaunchSpec};
+use crate::pruner::Pruner;
 use crate::run_ahead::RunAhead;
 use crate::session::Session;
 use mbh_bounding::RunEnd;
@@ -90,6 +91,8 @@ pub fn explore(
     let mut found = Exploration::empty();
     let mut seen_findings = HashSet::new();
     let mut seen_wildcards: BTreeMap<(i32, u32), usize> = BTreeMap::new();
+    // Dropped before this returns: every pruned directory is pruned then.
+    let pruner = Pruner::start();
 
     'passes: for &buffering in &settings.bufferings {
         let mut engine = Engine::new(settings, buffering);
@@ -149,7 +152,7 @@ pub fn explore(
                 let mut outcome = run.analysis.outcome.clone();
                 outcome.infeasible = true;
                 found.runs.push(outcome);
-                interleaving::prune(&run.dir);
+                pruner.prune(&run.dir);
                 continue;
             }
             if recorded.too_big {
@@ -167,7 +170,7 @@ pub fn explore(
             found.add_wildcards(session, &mut seen_wildcards, &run, n);
             found.add_outcome(&run, n, keep_traces);
             if !new_finding && !settings.keep_traces {
-                interleaving::prune(&run.dir);
+                pruner.prune(&run.dir);
             }
         }
         if !found.end_pass(&engine, ahead.take(), settings) {

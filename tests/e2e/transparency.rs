@@ -141,3 +141,49 @@ fn what_a_program_asks_mpi_about_its_communicators_is_unchanged() {
     );
     verify_prints_as_plain_mpi(source, 4, dir.path(), &expected);
 }
+
+#[test]
+fn a_job_where_some_ranks_lack_the_trace_directory_runs_untraced_to_its_end() {
+    // The ranks agree in MPI_Init whether to trace; those that have the
+    // directory start the runtime's own communicators with the agreement,
+    // the one that lacks it only after (runtime/src/start_colls.rs). Both
+    // must meet, and every rank then runs the program as plain MPI.
+    let source = "tests/programs/r1_output_order.c";
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(std::path::Path::new(source), dir.path());
+    let traces = dir.path().join("traces");
+    std::fs::create_dir_all(&traces).unwrap();
+    let unset_on_rank_0 = dir.path().join("unset_on_rank_0.sh");
+    std::fs::write(
+        &unset_on_rank_0,
+        "r=${PMI_RANK:-$OMPI_COMM_WORLD_RANK}\n\
+         if [ \"$r\" = 0 ]; then unset MBHYBRID_TRACE_DIR; fi\n\
+         exec \"$@\"\n",
+    )
+    .unwrap();
+    let out = mbh_tests::mpiexec(4)
+        .arg("sh")
+        .arg(&unset_on_rank_0)
+        .arg(&exe)
+        .env_remove("LD_LIBRARY_PATH")
+        .env("MBHYBRID_TRACE_DIR", &traces)
+        .output()
+        .expect("mpiexec runs");
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("arrival order: "), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("is not set on every rank").count(),
+        4,
+        "every rank says why it does not trace\n{}",
+        describe(&out)
+    );
+    let written: Vec<_> = std::fs::read_dir(&traces)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(written.is_empty(), "no rank traced: {written:?}");
+}

@@ -315,22 +315,17 @@ pub struct Rt {
 }
 
 impl Rt {
-    /// Sets up the protocol right after `MPI_Init`: the shadow of world,
-    /// the clocks, the request slots. Collective over world.
-    pub fn start(rank: i32, size: i32, config: RuntimeConfig) -> Result<Rt, String> {
+    /// Sets up the protocol right after `MPI_Init`, on `shadows`, two
+    /// duplicates of world (start_colls.rs makes them): the clocks, the
+    /// request slots. Collective over world.
+    pub fn start(
+        rank: i32,
+        size: i32,
+        config: RuntimeConfig,
+        shadows: [MPI_Comm; 2],
+    ) -> Result<Rt, String> {
         backoff::decide_yielding(size);
-        let mut shadow = comm_world();
-        // SAFETY: MPI is initialised; `shadow` is a valid out-parameter.
-        let rc = unsafe { mpi_sys::PMPI_Comm_dup(comm_world(), &mut shadow) };
-        if rc != SUCCESS {
-            return Err(format!("MPI_Comm_dup of MPI_COMM_WORLD failed ({rc})"));
-        }
-        let mut sig_shadow = comm_world();
-        // SAFETY: as above.
-        let rc = unsafe { mpi_sys::PMPI_Comm_dup(comm_world(), &mut sig_shadow) };
-        if rc != SUCCESS {
-            return Err(format!("MPI_Comm_dup of MPI_COMM_WORLD failed ({rc})"));
-        }
+        let [shadow, sig_shadow] = shadows;
         let (width, me) = match config.clocks {
             Clocks::Lamport => (1, 0),
             Clocks::Vector => (size.max(1) as usize, rank.max(0) as usize),
