@@ -440,6 +440,7 @@ impl Rt {
             acked: false,
             sig: self.signature(datatype),
             probed: Some(p.clock),
+            settled: None,
         };
         let id = self.slots.alloc(Kind::Recv(state), index);
         let mut ty = datatype;

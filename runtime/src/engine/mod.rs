@@ -63,7 +63,7 @@ use crate::llcp::{DoneEvent, Envelope, Llcp, Pattern, PendingEvent, Rank, Receiv
 use crate::packed::{HandleMap, Wire};
 use crate::piggyback::{self, Header};
 use crate::record;
-use crate::slots::{Kind, Slots};
+use crate::slots::{Kind, Settled, Slots};
 use crate::state::fatal;
 use crate::typesig::{self, Sig};
 use backoff::Backoff;
@@ -1322,23 +1322,35 @@ fn resolve(slots: &mut Slots, acks: &mut Vec<u32>, p: &PendingEvent) -> Option<E
     let Kind::Recv(r) = slot.kind else {
         return None;
     };
-    let mut status = blank_status();
-    loop {
-        let mut flag: c_int = 0;
-        // SAFETY: a receive request the runtime holds; valid out-parameters.
-        let rc = unsafe { mpi_sys::PMPI_Request_get_status(slot.request, &mut flag, &mut status) };
-        if rc != SUCCESS {
-            return None;
+    let tag = match r.settled {
+        // A polled `MPI_Waitall` already completed it: MPI freed the
+        // request, its status is what the runtime kept.
+        Some(Settled::Tag(tag)) => tag,
+        Some(Settled::Cancelled) => return None,
+        None => {
+            let mut status = blank_status();
+            loop {
+                let mut flag: c_int = 0;
+                // SAFETY: a receive request the runtime holds; valid
+                // out-parameters.
+                let rc = unsafe {
+                    mpi_sys::PMPI_Request_get_status(slot.request, &mut flag, &mut status)
+                };
+                if rc != SUCCESS {
+                    return None;
+                }
+                if flag != 0 {
+                    break;
+                }
+                pause();
+            }
+            // SAFETY: a status MPI just filled.
+            if unsafe { persist::was_cancelled(&status) } {
+                return None;
+            }
+            status.MPI_TAG
         }
-        if flag != 0 {
-            break;
-        }
-        pause();
-    }
-    // SAFETY: a status MPI just filled.
-    if unsafe { persist::was_cancelled(&status) } {
-        return None;
-    }
+    };
     if let Some(s) = slots.get_mut(id) {
         if let Kind::Recv(r) = &mut s.kind {
             r.observed = true;
@@ -1353,7 +1365,7 @@ fn resolve(slots: &mut Slots, acks: &mut Vec<u32>, p: &PendingEvent) -> Option<E
     }
     Some(Envelope {
         source: header.sender,
-        tag: status.MPI_TAG,
+        tag,
     })
 }
 

@@ -582,6 +582,7 @@ impl Rt {
             acked: false,
             sig: self.signature(datatype),
             probed: None,
+            settled: None,
         };
         let id = self.slots.alloc(Kind::Recv(state), index);
         let packed_bytes = self.wire.packed_bytes(count, datatype);
