@@ -377,6 +377,7 @@ impl Rt {
                     false,
                     (check, index),
                     Some(p.clock),
+                    None,
                 )
             };
         } else {
