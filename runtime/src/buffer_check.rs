@@ -11,11 +11,13 @@
 
 use crate::checks;
 use crate::consts::SUCCESS;
+use crate::handle::HandleBits;
 use mbh_trace::check::Check;
 use mbh_trace::config::RoomAtCall;
 use mbh_trace::static_report::BufferAccess;
 use mpi_sys::{MPI_Count, MPI_Datatype};
 use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// The rooms of the run's configuration, ordered by site and access.
@@ -51,6 +53,29 @@ fn bytes_covered(count: c_int, datatype: MPI_Datatype) -> Option<u64> {
 /// bound to the last element's true end (`MPI_Type_get_true_extent`), or
 /// `None` when MPI cannot say.
 fn true_span(count: c_int, datatype: MPI_Datatype) -> Option<(i128, i128)> {
+    let e = extents(datatype)?;
+    let end = i128::from(e.true_lb)
+        + i128::from(count - 1) * i128::from(e.extent)
+        + i128::from(e.true_extent);
+    Some((i128::from(e.true_lb).min(end), end))
+}
+
+/// What [`true_span`] needs of a datatype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Extents {
+    extent: MPI_Count,
+    true_lb: MPI_Count,
+    true_extent: MPI_Count,
+}
+
+/// The extents of `datatype`, asked of MPI once per handle while it stays
+/// in [`CACHE`] (two calls into MPI on every checked call were a tenth of
+/// the runtime's instructions per small message).
+fn extents(datatype: MPI_Datatype) -> Option<Extents> {
+    let bits = datatype.bits();
+    if let Some(e) = CACHE.get(bits) {
+        return Some(e);
+    }
     let (mut lb, mut extent): (MPI_Count, MPI_Count) = (0, 0);
     let (mut true_lb, mut true_extent): (MPI_Count, MPI_Count) = (0, 0);
     // SAFETY: valid out-parameters; an invalid datatype returns an error
@@ -63,9 +88,129 @@ fn true_span(count: c_int, datatype: MPI_Datatype) -> Option<(i128, i128)> {
     if !ok {
         return None;
     }
-    let end =
-        i128::from(true_lb) + i128::from(count - 1) * i128::from(extent) + i128::from(true_extent);
-    Some((i128::from(true_lb).min(end), end))
+    let e = Extents {
+        extent,
+        true_lb,
+        true_extent,
+    };
+    CACHE.put(bits, e);
+    Some(e)
+}
+
+/// Forgets what is known of a datatype being freed (its handle may name
+/// another type next).
+pub fn forget_type(datatype: MPI_Datatype) {
+    CACHE.forget(datatype.bits());
+    PASSED.clear();
+}
+
+/// Checks of heap buffers that passed, remembered: the same buffer,
+/// count and datatype again (a program's loop), with no allocation or
+/// free noted since ([`crate::heap::generation`]), passes again without
+/// looking the block up. Atomics only because it is a static, as for
+/// [`CACHE`].
+struct Passed {
+    /// Per entry: buffer, count, datatype bits, heap generation + 1
+    /// (0: empty).
+    entries: [[AtomicU64; 4]; PASSED_CHECKS],
+    next: AtomicU64,
+}
+
+/// Entries of [`PASSED`]: a send buffer and a receive buffer.
+const PASSED_CHECKS: usize = 2;
+
+static PASSED: Passed = Passed {
+    entries: [const { [const { AtomicU64::new(0) }; 4] }; PASSED_CHECKS],
+    next: AtomicU64::new(0),
+};
+
+impl Passed {
+    fn key(
+        buffer: *const c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        generation: usize,
+    ) -> [u64; 4] {
+        [
+            buffer as usize as u64,
+            u64::from(count as u32),
+            datatype.bits(),
+            (generation as u64).wrapping_add(1),
+        ]
+    }
+
+    #[inline]
+    fn contains(&self, key: [u64; 4]) -> bool {
+        self.entries
+            .iter()
+            .any(|e| (0..4).all(|k| e[k].load(Ordering::Relaxed) == key[k]))
+    }
+
+    fn insert(&self, key: [u64; 4]) {
+        let at = self.next.load(Ordering::Relaxed) as usize % PASSED_CHECKS;
+        self.next.store(at as u64 + 1, Ordering::Relaxed);
+        for (word, value) in self.entries[at].iter().zip(key) {
+            word.store(value, Ordering::Relaxed);
+        }
+    }
+
+    fn clear(&self) {
+        for e in &self.entries {
+            e[3].store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Entries of [`CACHE`] (a power of two).
+const CACHED_TYPES: usize = 8;
+
+/// The extents of the datatypes used last, direct-mapped by handle.
+/// Atomics only because it is a static: one thread calls MPI (the
+/// runtime's rule), so each entry has one writer and no reader elsewhere.
+struct ExtentCache {
+    /// Handle bits + 1 (0: empty).
+    keys: [AtomicU64; CACHED_TYPES],
+    values: [[AtomicI64; 3]; CACHED_TYPES],
+}
+
+static CACHE: ExtentCache = ExtentCache {
+    keys: [const { AtomicU64::new(0) }; CACHED_TYPES],
+    values: [const { [const { AtomicI64::new(0) }; 3] }; CACHED_TYPES],
+};
+
+impl ExtentCache {
+    fn entry(bits: u64) -> usize {
+        (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize % CACHED_TYPES
+    }
+
+    fn get(&self, bits: u64) -> Option<Extents> {
+        let i = Self::entry(bits);
+        if self.keys[i].load(Ordering::Relaxed) != bits.wrapping_add(1) {
+            return None;
+        }
+        let [extent, true_lb, true_extent] = &self.values[i];
+        Some(Extents {
+            extent: extent.load(Ordering::Relaxed),
+            true_lb: true_lb.load(Ordering::Relaxed),
+            true_extent: true_extent.load(Ordering::Relaxed),
+        })
+    }
+
+    fn put(&self, bits: u64, e: Extents) {
+        let i = Self::entry(bits);
+        let [extent, true_lb, true_extent] = &self.values[i];
+        extent.store(e.extent, Ordering::Relaxed);
+        true_lb.store(e.true_lb, Ordering::Relaxed);
+        true_extent.store(e.true_extent, Ordering::Relaxed);
+        self.keys[i].store(bits.wrapping_add(1), Ordering::Relaxed);
+    }
+
+    fn forget(&self, bits: u64) {
+        let i = Self::entry(bits);
+        if self.keys[i].load(Ordering::Relaxed) == bits.wrapping_add(1) {
+            self.keys[i].store(0, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The address range `count` elements of `datatype` at `buffer` touch
@@ -96,6 +241,14 @@ pub fn check_fits(
     datatype: MPI_Datatype,
     access: BufferAccess,
 ) {
+    if !crate::heap::any_noted() && ROOMS.get().is_none_or(|rooms| rooms.is_empty()) {
+        return; // nothing known of any buffer
+    }
+    let generation = crate::heap::generation();
+    let passed = Passed::key(buffer, count, datatype, generation);
+    if PASSED.contains(passed) {
+        return;
+    }
     let site = crate::record::peek_site();
     // The heap block the buffer starts, else the static analysis's room
     // for the call.
@@ -109,6 +262,9 @@ pub fn check_fits(
     let Some(covered) = bytes_covered(count, datatype) else {
         return;
     };
+    if covered <= size && !from_room {
+        PASSED.insert(passed);
+    }
     if covered > size {
         checks::report(
             Check::BufferOverflow {

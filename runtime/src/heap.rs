@@ -34,6 +34,24 @@ static KEYS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(EMPTY) }; SLOTS];
 static SIZES: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 /// Blocks noted, so a program that allocates nothing pays nothing.
 static NOTED: AtomicUsize = AtomicUsize::new(0);
+/// Changes with every allocation and free noted: an answer read from the
+/// table holds while it stays the same ([`generation`]). A load and a
+/// store, not a locked increment, on the program's allocation path: two
+/// threads racing still move it, which is all a reader compares.
+static GENERATION: AtomicUsize = AtomicUsize::new(0);
+
+/// The table's generation (see [`GENERATION`]).
+#[inline]
+pub fn generation() -> usize {
+    GENERATION.load(Ordering::Acquire)
+}
+
+fn next_generation() {
+    GENERATION.store(
+        GENERATION.load(Ordering::Relaxed).wrapping_add(1),
+        Ordering::Release,
+    );
+}
 
 fn first_slot(block: usize) -> usize {
     // Blocks are 16-aligned: the low bits carry nothing.
@@ -72,6 +90,7 @@ pub extern "C" fn mbhybrid_note_alloc(block: *mut c_void, size: usize) {
     SIZES[slot].store(size, Ordering::Relaxed);
     KEYS[slot].store(block, Ordering::Release);
     NOTED.fetch_add(1, Ordering::Relaxed);
+    next_generation();
 }
 
 /// Called by the program's instrumented code before `block` is freed.
@@ -83,7 +102,15 @@ pub extern "C" fn mbhybrid_note_free(block: *mut c_void) {
     }
     if let Some(slot) = slots_of(block).find(|&s| KEYS[s].load(Ordering::Acquire) == block) {
         KEYS[slot].store(FREED, Ordering::Release);
+        next_generation();
     }
+}
+
+/// Whether any block was noted (a program `mbhybrid build` did not
+/// compile notes none).
+#[inline]
+pub fn any_noted() -> bool {
+    NOTED.load(Ordering::Relaxed) != 0
 }
 
 /// The size of the live block that starts at `buffer`, if it is listed.

@@ -75,6 +75,58 @@ impl Hasher for HandleHasher {
 /// A map keyed by handle bits with [`HandleHasher`].
 pub type HandleMap<V> = HashMap<u64, V, BuildHasherDefault<HandleHasher>>;
 
+/// A [`HandleMap`] of answers about handles with the last one asked in
+/// front: a program sends the same datatype over and over, and one
+/// compare costs less than hashing and probing on every message.
+#[derive(Debug)]
+pub struct HandleCache<V: Copy> {
+    /// The handle asked last ([`NO_HANDLE`]: none), and its answer.
+    last_bits: u64,
+    last: V,
+    map: HandleMap<V>,
+}
+
+/// Bits no handle has (MPICH's are 32-bit integers, Open MPI's pointers).
+const NO_HANDLE: u64 = u64::MAX;
+
+impl<V: Copy> HandleCache<V> {
+    /// An empty cache; `blank` fills the place of the last answer until
+    /// there is one (it is never returned).
+    pub fn new(blank: V) -> Self {
+        HandleCache {
+            last_bits: NO_HANDLE,
+            last: blank,
+            map: HandleMap::with_capacity_and_hasher(64, Default::default()),
+        }
+    }
+
+    /// The answer for handle `bits`, made by `make` the first time.
+    #[inline(always)]
+    pub fn get_or_insert_with(&mut self, bits: u64, make: impl FnOnce() -> V) -> V {
+        if self.last_bits == bits {
+            return self.last;
+        }
+        self.miss(bits, make)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, bits: u64, make: impl FnOnce() -> V) -> V {
+        let v = *self.map.entry(bits).or_insert_with(make);
+        self.last_bits = bits;
+        self.last = v;
+        v
+    }
+
+    /// Forgets the answer for handle `bits` (the handle was freed).
+    pub fn remove(&mut self, bits: u64) {
+        self.map.remove(&bits);
+        if self.last_bits == bits {
+            self.last_bits = NO_HANDLE;
+        }
+    }
+}
+
 /// How one side of a message goes to MPI: `count` x `datatype` at `buf`.
 #[derive(Debug)]
 pub struct Message {
@@ -120,7 +172,7 @@ pub struct Wire {
     out: Vec<u64>,
     inn: Vec<u64>,
     /// Element size of each datatype handle seen, when packable.
-    layouts: HandleMap<Option<usize>>,
+    layouts: HandleCache<Option<usize>>,
 }
 
 impl Wire {
@@ -131,23 +183,23 @@ impl Wire {
             hbytes,
             out: vec![0; words],
             inn: vec![0; words],
-            layouts: HandleMap::with_capacity_and_hasher(64, Default::default()),
+            layouts: HandleCache::new(None),
         }
     }
 
     /// Bytes of `count` x `datatype` when the message can go packed.
+    #[inline]
     pub fn packed_bytes(&mut self, count: c_int, datatype: MPI_Datatype) -> Option<usize> {
-        let bits = datatype.bits();
-        let size = match self.layouts.get(&bits) {
-            Some(&size) => size,
-            None => {
-                let size = element_size(datatype);
-                self.layouts.insert(bits, size);
-                size
-            }
-        }?;
+        let size = self
+            .layouts
+            .get_or_insert_with(datatype.bits(), || element_size(datatype))?;
         let bytes = usize::try_from(count).ok()?.checked_mul(size)?;
         (bytes <= MAX_DATA).then_some(bytes)
+    }
+
+    /// Forgets what is known of a datatype being freed.
+    pub fn forget_type(&mut self, datatype: MPI_Datatype) {
+        self.layouts.remove(datatype.bits());
     }
 
     /// The send of header `header` (`hbytes` bytes) and `count` x
@@ -180,8 +232,34 @@ impl Wire {
         }
     }
 
+    /// Where a send of `count` x `datatype` best has its header written:
+    /// at the start of the send scratch when it goes packed (then
+    /// [`Wire::outgoing`] moves only the data), else at `stable`, where
+    /// the struct type will point.
+    #[inline]
+    pub fn send_header(
+        &mut self,
+        count: c_int,
+        datatype: MPI_Datatype,
+        stable: *mut u64,
+    ) -> *mut u64 {
+        if count >= 0 && self.packed_bytes(count, datatype).is_some() {
+            self.out.as_mut_ptr()
+        } else {
+            stable
+        }
+    }
+
+    /// The header words of the last packed receive (its scratch's start):
+    /// [`unpack`] leaves the header there.
+    #[inline]
+    pub fn received_header(&self) -> &[u64] {
+        &self.inn[..self.hbytes / 8]
+    }
+
     /// The receive of a header into `header` and `count` x `datatype` into
-    /// `buf`: into the receive scratch (then [`unpack`]), or as a struct
+    /// `buf`: into the receive scratch (then [`unpack`], which leaves the
+    /// header in the scratch: [`Wire::received_header`]), or as a struct
     /// type.
     ///
     /// # Safety
@@ -203,7 +281,7 @@ impl Wire {
                 datatype: byte(),
                 derived: false,
                 unpack: Some(Unpack {
-                    header,
+                    header: self.inn.as_mut_ptr(),
                     data: buf.cast(),
                     capacity: bytes,
                 }),
@@ -282,29 +360,34 @@ pub unsafe fn struct_message(
 /// After a packed receive completed successfully with `status`: copies the
 /// header (`hbytes`) and the data that arrived out of the scratch. Nothing
 /// for a struct-type message (MPI put both in place). The status still
-/// counts the header; [`piggyback::fix_status`] removes it.
+/// counts the header; [`piggyback::fix_status`] removes it, given the
+/// count returned here (header and data bytes), so MPI is asked once.
 ///
 /// # Safety
 ///
 /// `message` is the receive's, completed with `status` (a status MPI
 /// filled in); its scratch has not been reused.
-pub unsafe fn unpack(message: &Message, hbytes: usize, status: *const MPI_Status) {
-    let Some(u) = message.unpack else {
-        return;
-    };
+pub unsafe fn unpack(
+    message: &Message,
+    hbytes: usize,
+    status: *const MPI_Status,
+) -> Option<MPI_Count> {
+    let u = message.unpack?;
     let from = message.buf.cast::<u8>().cast_const();
     // SAFETY: the caller's contract.
-    if unsafe { unpack_data(from, hbytes, u.data, u.capacity, status) } {
+    let received = unsafe { unpack_data(from, hbytes, u.data, u.capacity, status) }?;
+    if u.header.cast::<u8>().cast_const() != from {
         // SAFETY: the scratch starts with the header MPI wrote; the header
-        // memory is the caller's.
+        // memory is the caller's, apart from the scratch.
         unsafe { std::ptr::copy_nonoverlapping(from, u.header.cast::<u8>(), hbytes) };
     }
+    Some(received)
 }
 
 /// Copies the data of a packed receive completed with `status` from after
 /// the header at `from` (`hbytes`) to `to` (at most `capacity` bytes).
-/// Returns whether a header arrived (false: the message is foreign, or the
-/// status holds no count).
+/// Returns the bytes the status counts (header and data) when a header
+/// arrived (`None`: the message is foreign, or the status holds no count).
 ///
 /// # Safety
 ///
@@ -316,23 +399,22 @@ pub unsafe fn unpack_data(
     to: *mut u8,
     capacity: usize,
     status: *const MPI_Status,
-) -> bool {
+) -> Option<MPI_Count> {
     if status.is_null() || status == crate::consts::status_ignore().cast_const() {
-        return false;
+        return None;
     }
-    let mut received: MPI_Count = 0;
-    // SAFETY: a status MPI filled in; valid out-parameter.
-    let rc = unsafe { mpi_sys::PMPI_Get_elements_x(status, byte(), &mut received) };
-    let received = usize::try_from(received).unwrap_or(0);
-    if rc != SUCCESS || received < hbytes {
-        return false;
+    // SAFETY: a status MPI filled in.
+    let count = unsafe { piggyback::status_bytes(status) }?;
+    let received = usize::try_from(count).unwrap_or(0);
+    if received < hbytes {
+        return None;
     }
     let data = (received - hbytes).min(capacity);
     if data > 0 {
         // SAFETY: the caller's contract.
         unsafe { std::ptr::copy_nonoverlapping(from.add(hbytes), to, data) };
     }
-    true
+    Some(count)
 }
 
 /// The element size of `datatype` when its `count` elements are `count *

@@ -163,23 +163,74 @@ pub fn free_type(datatype: &mut MPI_Datatype) {
     unsafe { mpi_sys::PMPI_Type_free(datatype) };
 }
 
-/// Removes the header's bytes from the count of a receive's or probe's
-/// `status`. Returns the bytes of data, `None` when the message is shorter
-/// than a header (it was sent without one).
+unsafe extern "C" {
+    fn mbhybrid_rt_status_bytes(status: *const MPI_Status) -> std::os::raw::c_longlong;
+    fn mbhybrid_rt_status_set_bytes(
+        status: *mut MPI_Status,
+        bytes: std::os::raw::c_longlong,
+    ) -> c_int;
+}
+
+/// The bytes a receive's or probe's `status` counts (`MPI_Get_elements_x`
+/// of `MPI_BYTE`), read from the struct where `mpi.h` lays it out
+/// (`mpi_consts.c`), or asked of MPI where the layout is not known.
+/// `None` when MPI cannot say.
 ///
 /// # Safety
 ///
 /// `status` must be a valid status MPI filled in.
-pub unsafe fn fix_status(status: *mut MPI_Status, header_bytes: c_int) -> Option<u64> {
+#[inline]
+pub unsafe fn status_bytes(status: *const MPI_Status) -> Option<MPI_Count> {
+    // SAFETY: the caller's contract.
+    let bytes = unsafe { mbhybrid_rt_status_bytes(status) };
+    if bytes >= 0 {
+        return Some(bytes as MPI_Count);
+    }
     let mut bytes: MPI_Count = 0;
     // SAFETY: a valid status; `bytes` is a valid out-parameter.
     let rc = unsafe { mpi_sys::PMPI_Get_elements_x(status, byte(), &mut bytes) };
+    (rc == SUCCESS).then_some(bytes)
+}
+
+/// Sets the bytes `status` counts (`MPI_Status_set_elements_x` of
+/// `MPI_BYTE`), as [`status_bytes`] reads them.
+///
+/// # Safety
+///
+/// `status` must be a valid status MPI filled in.
+#[inline]
+unsafe fn set_status_bytes(status: *mut MPI_Status, bytes: MPI_Count) {
+    // SAFETY: the caller's contract.
+    if unsafe { mbhybrid_rt_status_set_bytes(status, bytes as std::os::raw::c_longlong) } == 0 {
+        // SAFETY: as above.
+        unsafe { mpi_sys::PMPI_Status_set_elements_x(status, byte(), bytes) };
+    }
+}
+
+/// Removes the header's bytes from the count of a receive's or probe's
+/// `status`. Returns the bytes of data, `None` when the message is shorter
+/// than a header (it was sent without one). `known`: the bytes the status
+/// counts, when the caller already asked MPI (a packed receive's unpack).
+///
+/// # Safety
+///
+/// `status` must be a valid status MPI filled in.
+pub unsafe fn fix_status(
+    status: *mut MPI_Status,
+    header_bytes: c_int,
+    known: Option<MPI_Count>,
+) -> Option<u64> {
+    let bytes = match known {
+        Some(bytes) => bytes,
+        // SAFETY: the caller's contract.
+        None => unsafe { status_bytes(status) }?,
+    };
     let header = MPI_Count::from(header_bytes);
-    if rc != SUCCESS || bytes < header {
+    if bytes < header {
         return None;
     }
-    // SAFETY: as above.
-    unsafe { mpi_sys::PMPI_Status_set_elements_x(status, byte(), bytes - header) };
+    // SAFETY: the caller's contract.
+    unsafe { set_status_bytes(status, bytes - header) };
     u64::try_from(bytes - header).ok()
 }
 
@@ -204,6 +255,37 @@ mod tests {
         assert_eq!(back, h);
         assert!(back.sync());
         assert_eq!(back.op_index(), Some(17));
+    }
+
+    #[test]
+    fn status_bytes_round_trip_and_leave_the_other_fields() {
+        for bytes in [0, 1, 40, 41, (1 << 31) + 3, (1 << 32) + 7, 1 << 40] {
+            let mut status = crate::engine::blank_status();
+            status.MPI_SOURCE = 3;
+            status.MPI_TAG = 17;
+            status.MPI_ERROR = 5;
+            // SAFETY: a status of this MPI's layout.
+            unsafe { set_status_bytes(&mut status, bytes) };
+            // SAFETY: as above.
+            assert_eq!(unsafe { status_bytes(&status) }, Some(bytes));
+            assert_eq!(
+                (status.MPI_SOURCE, status.MPI_TAG, status.MPI_ERROR),
+                (3, 17, 5)
+            );
+        }
+    }
+
+    #[cfg(not(mpi_pointer_handles))] // MPICH's layout
+    #[test]
+    fn status_bytes_keep_mpich_cancelled_flag() {
+        let mut status = crate::engine::blank_status();
+        status.count_hi_and_cancelled = 1;
+        // SAFETY: a status of this MPI's layout.
+        unsafe { set_status_bytes(&mut status, (3 << 32) + 9) };
+        assert_eq!(status.count_hi_and_cancelled, 3 << 1 | 1);
+        assert_eq!(status.count_lo, 9);
+        // SAFETY: as above.
+        assert_eq!(unsafe { status_bytes(&status) }, Some((3 << 32) + 9));
     }
 
     #[test]

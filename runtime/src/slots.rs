@@ -23,6 +23,7 @@
 //! requests the program freed with `MPI_Request_free` (orphans).
 
 use mpi_sys::{MPI_Comm, MPI_Request};
+use std::os::raw::c_int;
 
 /// Slots per chunk of memory.
 pub const CHUNK: usize = 256;
@@ -61,6 +62,19 @@ pub struct RecvState {
     /// An `MPI_Imrecv`: the clock of the matched probe that took the
     /// message (it was matched there).
     pub probed: Option<u64>,
+    /// A polled `MPI_Waitall` saw MPI complete (and free) the request and
+    /// has not processed it yet (`engine/settle.rs`): what the status said.
+    pub settled: Option<Settled>,
+}
+
+/// What MPI's status said of a receive whose request MPI already freed:
+/// the runtime cannot ask MPI about it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// It matched a message with this tag.
+    Tag(c_int),
+    /// It was cancelled.
+    Cancelled,
 }
 
 /// What a slot holds.

@@ -112,7 +112,7 @@ impl TraceFile {
     /// Appends `op`, growing the file when it is full. `None` when the
     /// trace is not open or cannot grow: the record is dropped and counted
     /// in the header, so the trace never looks complete (issue 12).
-    #[inline]
+    #[inline(always)]
     pub fn append(&self, op: RawOp) -> Option<u64> {
         if let Some(index) = self.writer()?.append(op) {
             if index % POPULATE_RECORDS == 0 && index > 0 {
@@ -120,6 +120,13 @@ impl TraceFile {
             }
             return Some(index);
         }
+        self.append_growing(op)
+    }
+
+    /// [`TraceFile::append`] when the mapping is full.
+    #[cold]
+    #[inline(never)]
+    fn append_growing(&self, op: RawOp) -> Option<u64> {
         if self.full.load(Ordering::Relaxed) || self.grow().is_err() {
             self.full.store(true, Ordering::Relaxed);
             // The mapping published last (grow unmaps only after it

@@ -186,6 +186,43 @@ pub fn send_word(sig: Sig, count: c_int) -> u64 {
     }
 }
 
+/// The last [`send_word`] and [`expected`] answers: a program sends and
+/// receives the same count of the same type over and over, and each
+/// answer costs a power by repeated squaring.
+#[derive(Debug, Default)]
+pub struct Memo {
+    send: Option<(Sig, c_int, u64)>,
+    receive: Option<(Sig, u64, Expect)>,
+}
+
+impl Memo {
+    /// [`send_word`], remembered.
+    #[inline]
+    pub fn send_word(&mut self, sig: Sig, count: c_int) -> u64 {
+        match self.send {
+            Some((s, c, word)) if s == sig && c == count => word,
+            _ => {
+                let word = send_word(sig, count);
+                self.send = Some((sig, count, word));
+                word
+            }
+        }
+    }
+
+    /// [`expected`], remembered.
+    #[inline]
+    pub fn expected(&mut self, recv: Sig, bytes: u64) -> Expect {
+        match self.receive {
+            Some((s, b, expect)) if s == recv && b == bytes => expect,
+            _ => {
+                let expect = expected(recv, bytes);
+                self.receive = Some((recv, bytes, expect));
+                expect
+            }
+        }
+    }
+}
+
 /// What the receiver expects of the sender's signature word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {

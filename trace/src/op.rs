@@ -32,6 +32,7 @@ macro_rules! op_kinds {
             }
 
             /// What the operation does, for matching and reporting.
+            #[inline]
             pub fn class(self) -> OpClass {
                 match self { $( OpKind::$variant => OpClass::$class, )* }
             }

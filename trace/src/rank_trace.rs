@@ -257,6 +257,7 @@ impl TraceWriter {
     ///
     /// `base` must be valid for reads and writes of `len` bytes, aligned to
     /// 8, for as long as the writer lives, and no other writer may use it.
+    #[inline]
     pub unsafe fn from_raw(base: *mut u8, len: usize) -> Option<Self> {
         if base.is_null() || len < HEADER_SIZE || !(base as usize).is_multiple_of(8) {
             return None;
@@ -265,10 +266,12 @@ impl TraceWriter {
         Some(TraceWriter { base, capacity })
     }
 
+    #[inline]
     fn header(&self) -> *mut RawHeader {
         self.base.cast()
     }
 
+    #[inline]
     fn u64_field(&self, field: *mut u64) -> &AtomicU64 {
         // SAFETY: the field lies inside the mapping and is 8-aligned
         // (RawHeader is repr(C) at the page-aligned base).
@@ -294,6 +297,7 @@ impl TraceWriter {
     }
 
     /// Records written so far.
+    #[inline]
     pub fn len(&self) -> u64 {
         // SAFETY: see `u64_field`.
         self.u64_field(unsafe { &raw mut (*self.header()).record_count })
@@ -306,26 +310,31 @@ impl TraceWriter {
     }
 
     /// Slots in the mapping.
+    #[inline]
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
 
     /// Appends `op` (its `index` is set here) and returns its index, or
     /// `None` when the mapping is full (the caller grows it and retries).
+    #[inline]
     pub fn append(&mut self, mut op: RawOp) -> Option<u64> {
         let index = self.len();
         if index >= self.capacity {
             return None;
         }
         op.index = index;
-        // SAFETY: slot `index` < capacity lies inside the mapping, 8-aligned.
-        unsafe { self.slot(index).write_volatile(op) };
+        // SAFETY: slot `index` < capacity lies inside the mapping, 8-aligned;
+        // a plain write (built in place when inlined): the release store
+        // below publishes it.
+        unsafe { self.slot(index).write(op) };
         // SAFETY: see `u64_field`.
         self.u64_field(unsafe { &raw mut (*self.header()).record_count })
             .store(index + 1, Ordering::Release);
         Some(index)
     }
 
+    #[inline]
     fn slot(&self, index: u64) -> *mut RawOp {
         // SAFETY (of callers): index < capacity.
         unsafe {
@@ -336,22 +345,26 @@ impl TraceWriter {
     }
 
     /// Changes a written record in place (a call returning fills in its
-    /// status). Out-of-range indices are ignored.
+    /// status). Out-of-range indices are ignored. Only the fields `change`
+    /// sets are stored (a call's return is a few words on the hot path,
+    /// not a copy of the record out and back), each an aligned word, as
+    /// readers of a live trace expect.
+    #[inline]
     pub fn update(&mut self, index: u64, change: impl FnOnce(&mut RawOp)) {
         // `len` comes from the mapped header, which the writer does not
         // own alone; never trust it past the mapping.
         if index >= self.len().min(self.capacity) {
             return;
         }
-        let slot = self.slot(index);
-        // SAFETY: the slot is inside the mapping and written.
-        let mut op = unsafe { slot.read_volatile() };
-        change(&mut op);
-        // SAFETY: as above.
-        unsafe { slot.write_volatile(op) };
+        // SAFETY: the slot is inside the mapping, 8-aligned and written;
+        // this process holds no other reference to it (one writer, and
+        // `&mut self` for the duration). Other processes only read the
+        // file.
+        change(unsafe { &mut *self.slot(index) });
     }
 
     /// Marks record `index` as the blocking call in progress, or none.
+    #[inline]
     pub fn set_blocking(&self, index: Option<u64>) {
         let value = index.map_or(0, |i| i + 1);
         // SAFETY: see `u64_field`.

@@ -1039,7 +1039,7 @@ impl Rt {
                 .is_some_and(|s| matches!(s.kind, Kind::Recv(_)));
             if receive {
                 // SAFETY: a status MPI just filled.
-                unsafe { piggyback::fix_status(status, self.hbytes) };
+                unsafe { piggyback::fix_status(status, self.hbytes, None) };
             }
         }
         rc

@@ -377,6 +377,7 @@ impl Rt {
                     false,
                     (check, index),
                     Some(p.clock),
+                    None,
                 )
             };
         } else {
@@ -440,6 +441,7 @@ impl Rt {
             acked: false,
             sig: self.signature(datatype),
             probed: Some(p.clock),
+            settled: None,
         };
         let id = self.slots.alloc(Kind::Recv(state), index);
         let mut ty = datatype;

@@ -61,10 +61,10 @@ use crate::consts::{
 };
 use crate::handle::HandleBits;
 use crate::llcp::{DoneEvent, Envelope, Llcp, Pattern, PendingEvent, Rank, Receive, Sink};
-use crate::packed::{HandleMap, Wire};
+use crate::packed::{HandleCache, Wire};
 use crate::piggyback::{self, Header};
 use crate::record;
-use crate::slots::{Kind, Slots};
+use crate::slots::{Kind, Settled, Slots};
 use crate::state::fatal;
 use crate::typesig::{self, Sig};
 use backoff::Backoff;
@@ -73,7 +73,7 @@ use mbh_trace::config::{Buffering, Clocks, RuntimeConfig};
 use mbh_trace::op::{flags, ReuseFound};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
+use mpi_sys::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
 use std::collections::HashMap;
 use std::os::raw::c_int;
 
@@ -86,8 +86,10 @@ const ACK_TAGS: u32 = 32000;
 /// Where a received message's header is.
 #[derive(Debug, Clone, Copy)]
 enum HeaderAt {
-    /// The scratch header of blocking receives.
+    /// The scratch header of blocking receives (the struct path's).
     Scratch,
+    /// The start of the packed receive scratch ([`Wire::received_header`]).
+    Wire,
     /// A request slot.
     Slot(u32),
 }
@@ -280,7 +282,9 @@ pub struct Rt {
     /// Scratch memory of the packed fast path of blocking calls.
     wire: Wire,
     /// Type signatures by datatype handle (dropped by `MPI_Type_free`).
-    types: HandleMap<Sig>,
+    types: HandleCache<Sig>,
+    /// The signature words of the last send and receive.
+    sig_words: typesig::Memo,
     /// The error handlers the program chose.
     handlers: Handlers,
     /// Handles the program made and has not freed.
@@ -368,7 +372,8 @@ impl Rt {
             acks_due: Vec::with_capacity(16),
             packed: Vec::new(),
             wire: Wire::new(hwords * 8),
-            types: HandleMap::with_capacity_and_hasher(64, Default::default()),
+            types: HandleCache::new(Sig::UNCHECKED),
+            sig_words: typesig::Memo::default(),
             handlers: Handlers::new(),
             resources: Resources::new(),
             sigs: coll::SigChecks::new(sig_shadow)?,
@@ -403,6 +408,7 @@ impl Rt {
     }
 
     /// Whether blocking must poll (see the module docs).
+    #[inline]
     fn must_poll(&self) -> bool {
         !self.slots.watched().is_empty() || self.sigs.any_pending() || self.det.is_some()
     }
@@ -432,26 +438,25 @@ impl Rt {
     }
 
     /// The type signature of `datatype` (asked of MPI once per handle).
+    #[inline]
     pub fn signature(&mut self, datatype: MPI_Datatype) -> Sig {
-        let bits = datatype.bits();
-        if let Some(sig) = self.types.get(&bits) {
-            return *sig;
-        }
-        let sig = typesig::describe(datatype);
-        self.types.insert(bits, sig);
-        sig
+        self.types
+            .get_or_insert_with(datatype.bits(), || typesig::describe(datatype))
     }
 
     /// The header's signature word of a send of `count` x `datatype`.
+    #[inline]
     fn send_signature(&mut self, count: c_int, datatype: MPI_Datatype) -> u64 {
         let sig = self.signature(datatype);
-        typesig::send_word(sig, count)
+        self.sig_words.send_word(sig, count)
     }
 
     /// Forgets the signature of a datatype being freed (its handle may be
     /// reused).
     pub fn forget_type(&mut self, datatype: MPI_Datatype) {
-        self.types.remove(&datatype.bits());
+        self.types.remove(datatype.bits());
+        self.wire.forget_type(datatype);
+        crate::buffer_check::forget_type(datatype);
     }
 
     /// The error handlers the program chose.
@@ -827,7 +832,7 @@ impl Rt {
         match slot.kind {
             Kind::Recv(r) => {
                 // SAFETY: the caller's contract.
-                unsafe { self.unpack_slot(id, status) };
+                let received = unsafe { self.unpack_slot(id, status) };
                 // A receive's message clock judges the choices that left
                 // it outstanding (seed 001 §4, `choose.rs`).
                 // SAFETY: the caller's contract.
@@ -842,6 +847,7 @@ impl Rt {
                         r.acked,
                         (r.sig, slot.record),
                         r.probed,
+                        received,
                     )
                 }
                 .map(|_| self.clock_in);
@@ -914,21 +920,18 @@ impl Rt {
     /// # Safety
     ///
     /// `status` is null, ignored or the completed receive's status.
-    unsafe fn unpack_slot(&mut self, id: u32, status: *const MPI_Status) {
-        let Some(slot) = self.slots.get_mut(id) else {
-            return;
-        };
-        let Some((to, capacity)) = slot.unpack else {
-            return;
-        };
+    unsafe fn unpack_slot(&mut self, id: u32, status: *const MPI_Status) -> Option<MPI_Count> {
+        let (to, capacity) = self.slots.get_mut(id)?.unpack?;
         let from = self.slots.header(id).cast::<u8>().cast_const();
         // SAFETY: the slot (or its room) holds the header and `capacity`
         // bytes MPI wrote; `to` is the user's receive buffer.
-        if unsafe { crate::packed::unpack_data(from, self.hbytes as usize, to, capacity, status) } {
-            if let Some(slot) = self.slots.get_mut(id) {
-                slot.unpack = None;
-            }
+        let received = unsafe {
+            crate::packed::unpack_data(from, self.hbytes as usize, to, capacity, status)
+        }?;
+        if let Some(slot) = self.slots.get_mut(id) {
+            slot.unpack = None;
         }
+        Some(received)
     }
 
     /// A receive completed with `status` (not yet fixed) and its header at
@@ -955,12 +958,13 @@ impl Rt {
         acked: bool,
         check: (Sig, Option<u64>),
         probed: Option<u64>,
+        received: Option<MPI_Count>,
     ) -> Option<Envelope> {
         if status.is_null() {
             return None;
         }
         // SAFETY: the caller's contract.
-        let Some(bytes) = (unsafe { piggyback::fix_status(status, self.hbytes) }) else {
+        let Some(bytes) = (unsafe { piggyback::fix_status(status, self.hbytes, received) }) else {
             // SAFETY: as above.
             let source = unsafe { (*status).MPI_SOURCE };
             fatal(format_args!(
@@ -969,6 +973,7 @@ impl Rt {
         };
         match header {
             HeaderAt::Scratch => self.msg.copy_from_slice(&self.recv_hdr),
+            HeaderAt::Wire => self.msg.copy_from_slice(self.wire.received_header()),
             HeaderAt::Slot(id) => self.msg.copy_from_slice(self.slots.header_words(id)),
         }
         // SAFETY: as above.
@@ -984,7 +989,7 @@ impl Rt {
             source: h.sender,
             tag,
         };
-        if typesig::mismatch(h.signature, typesig::expected(check.0, bytes)) {
+        if typesig::mismatch(h.signature, self.sig_words.expected(check.0, bytes)) {
             let at = check.1.unwrap_or(u64::MAX);
             checks::report(
                 Check::TypeMismatch {
@@ -1089,7 +1094,7 @@ impl Rt {
         // SAFETY: the caller's contract.
         let (source, tag) = unsafe { ((*status).MPI_SOURCE, (*status).MPI_TAG) };
         // SAFETY: as above.
-        if unsafe { piggyback::fix_status(status, self.hbytes) }.is_none() {
+        if unsafe { piggyback::fix_status(status, self.hbytes, None) }.is_none() {
             fatal(format_args!(
                 "a message from rank {source} (tag {tag}) arrived without mbhybrid's header: it was sent by a call the runtime does not see"
             ));
@@ -1120,7 +1125,8 @@ impl Rt {
 
     /// A blocking receive (posted as `posting` with `tag`, issued `seq`-th
     /// at clock `start`, record `index`) completed into `status` with its
-    /// header in the scratch header.
+    /// header at `header` (the status counting `received` bytes, header
+    /// included, when the unpack read it).
     ///
     /// # Safety
     ///
@@ -1136,6 +1142,7 @@ impl Rt {
         index: Option<u64>,
         datatype: MPI_Datatype,
         status: *mut MPI_Status,
+        (header, received): (HeaderAt, Option<MPI_Count>),
     ) {
         if self.det.is_some() && posting.source == any_source() && !status.is_null() {
             // SAFETY: the caller's contract.
@@ -1157,10 +1164,11 @@ impl Rt {
                 Receive::Blocking(event),
                 status,
                 index,
-                HeaderAt::Scratch,
+                header,
                 false,
                 (check, index),
                 None,
+                received,
             )
         };
     }
@@ -1328,23 +1336,35 @@ fn resolve(slots: &mut Slots, acks: &mut Vec<u32>, p: &PendingEvent) -> Option<E
     let Kind::Recv(r) = slot.kind else {
         return None;
     };
-    let mut status = blank_status();
-    loop {
-        let mut flag: c_int = 0;
-        // SAFETY: a receive request the runtime holds; valid out-parameters.
-        let rc = unsafe { mpi_sys::PMPI_Request_get_status(slot.request, &mut flag, &mut status) };
-        if rc != SUCCESS {
-            return None;
+    let tag = match r.settled {
+        // A polled `MPI_Waitall` already completed it: MPI freed the
+        // request, its status is what the runtime kept.
+        Some(Settled::Tag(tag)) => tag,
+        Some(Settled::Cancelled) => return None,
+        None => {
+            let mut status = blank_status();
+            loop {
+                let mut flag: c_int = 0;
+                // SAFETY: a receive request the runtime holds; valid
+                // out-parameters.
+                let rc = unsafe {
+                    mpi_sys::PMPI_Request_get_status(slot.request, &mut flag, &mut status)
+                };
+                if rc != SUCCESS {
+                    return None;
+                }
+                if flag != 0 {
+                    break;
+                }
+                pause();
+            }
+            // SAFETY: a status MPI just filled.
+            if unsafe { persist::was_cancelled(&status) } {
+                return None;
+            }
+            status.MPI_TAG
         }
-        if flag != 0 {
-            break;
-        }
-        pause();
-    }
-    // SAFETY: a status MPI just filled.
-    if unsafe { persist::was_cancelled(&status) } {
-        return None;
-    }
+    };
     if let Some(s) = slots.get_mut(id) {
         if let Kind::Recv(r) = &mut s.kind {
             r.observed = true;
@@ -1359,7 +1379,7 @@ fn resolve(slots: &mut Slots, acks: &mut Vec<u32>, p: &PendingEvent) -> Option<E
     }
     Some(Envelope {
         source: header.sender,
-        tag: status.MPI_TAG,
+        tag,
     })
 }
 

@@ -7,7 +7,7 @@
 //! [`crate::piggyback`]). `MPI_PROC_NULL` peers make no message and go to
 //! MPI unchanged.
 
-use super::{finish_received, read_status, status_target, words_mut, Posting, Rt, Waits};
+use super::{finish_received, read_status, status_target, words_mut, HeaderAt, Posting, Rt, Waits};
 use crate::consts::{
     bottom, byte, packed, proc_null, request_null, status_ignore, uint64, SUCCESS,
 };
@@ -220,21 +220,18 @@ impl Rt {
             0
         };
         let signature = self.send_signature(count, datatype);
+        let header = self
+            .wire
+            .send_header(count, datatype, self.send_hdr.as_mut_ptr());
+        // SAFETY: the send scratch or the scratch header, `hwords` long
+        // each, not otherwise referenced until the send below.
+        let words = unsafe { words_mut(header, self.hwords) };
         Self::encode(
-            &mut self.send_hdr,
-            &self.llcp,
-            self.rank,
-            index,
-            sync,
-            ack_tag,
-            signature,
+            words, &self.llcp, self.rank, index, sync, ack_tag, signature,
         );
         // SAFETY: the header outlives the blocking send below, which
         // completes before the send scratch is used again.
-        let mut msg = match unsafe {
-            self.wire
-                .outgoing(self.send_hdr.as_ptr(), buf, count, datatype)
-        } {
+        let mut msg = match unsafe { self.wire.outgoing(header, buf, count, datatype) } {
             Ok(msg) => msg,
             Err(rc) => {
                 Self::cancel(&mut ack);
@@ -453,6 +450,7 @@ impl Rt {
         let target = status_target(status, &mut local);
         let header = self.recv_hdr.as_mut_ptr();
         self.det_alone(comm, posting.source);
+        let (mut received, mut at) = (None, HeaderAt::Scratch);
         // SAFETY: the scratch header outlives the blocking receive, which
         // completes (and is unpacked) before the receive scratch is reused.
         let rc = match unsafe { self.wire.incoming(header, buf, count, datatype) } {
@@ -478,7 +476,10 @@ impl Rt {
                 };
                 if rc == SUCCESS {
                     // SAFETY: completed into `target`; scratch untouched.
-                    unsafe { packed::unpack(&msg, self.hbytes as usize, target) };
+                    received = unsafe { packed::unpack(&msg, self.hbytes as usize, target) };
+                    if msg.is_packed() {
+                        at = HeaderAt::Wire;
+                    }
                 }
                 msg.free();
                 rc
@@ -488,7 +489,17 @@ impl Rt {
         if rc == SUCCESS {
             // SAFETY: the receive succeeded into `target`.
             unsafe {
-                self.blocking_received(seq, comm, posting, tag, start, index, datatype, target)
+                self.blocking_received(
+                    seq,
+                    comm,
+                    posting,
+                    tag,
+                    start,
+                    index,
+                    datatype,
+                    target,
+                    (at, received),
+                )
             };
         }
         finish_received(index, rc, target);
@@ -582,6 +593,7 @@ impl Rt {
             acked: false,
             sig: self.signature(datatype),
             probed: None,
+            settled: None,
         };
         let id = self.slots.alloc(Kind::Recv(state), index);
         let packed_bytes = self.wire.packed_bytes(count, datatype);
@@ -807,15 +819,32 @@ impl Rt {
         }
         // SAFETY: the requests posted above, or null ones.
         rc = unsafe { self.sendrecv_complete(rc, &mut requests, &mut statuses, &mut ack) };
+        let mut received = None;
+        let at = match &incoming {
+            Some(msg) if msg.is_packed() => HeaderAt::Wire,
+            _ => HeaderAt::Scratch,
+        };
         if rc == SUCCESS && !target.is_null() {
             // SAFETY: `target` is the caller's status or `local`; the
             // receive completed and its scratch is untouched since.
-            unsafe { self.sendrecv_status(target, statuses[0], incoming.as_ref(), source == null) };
+            received = unsafe {
+                self.sendrecv_status(target, statuses[0], incoming.as_ref(), source == null)
+            };
         }
         if rc == SUCCESS && source != null {
             // SAFETY: the receive completed into `target`.
             unsafe {
-                self.blocking_received(seq, comm, posting, recvtag, start, index, recvtype, target)
+                self.blocking_received(
+                    seq,
+                    comm,
+                    posting,
+                    recvtag,
+                    start,
+                    index,
+                    recvtype,
+                    target,
+                    (at, received),
+                )
             };
         }
         if send.sync {
@@ -955,16 +984,15 @@ impl Rt {
             0
         };
         let signature = self.send_signature(count, datatype);
+        let header = self
+            .wire
+            .send_header(count, datatype, self.send_hdr.as_mut_ptr());
+        // SAFETY: the send scratch or the scratch header, `hwords` long
+        // each, not otherwise referenced until the send completes.
+        let words = unsafe { words_mut(header, self.hwords) };
         Self::encode(
-            &mut self.send_hdr,
-            &self.llcp,
-            self.rank,
-            index,
-            sync,
-            ack_tag,
-            signature,
+            words, &self.llcp, self.rank, index, sync, ack_tag, signature,
         );
-        let header = self.send_hdr.as_ptr();
         // SAFETY: the scratch header and send scratch outlive the
         // completion.
         match unsafe { self.wire.outgoing(header, buf, count, datatype) } {
@@ -1032,20 +1060,22 @@ impl Rt {
     /// # Safety
     ///
     /// `target` is valid for writes; the receive of `incoming` completed
-    /// and its scratch is untouched since.
+    /// and its scratch is untouched since. Returns what
+    /// [`packed::unpack`] read of the status.
     unsafe fn sendrecv_status(
         &self,
         target: *mut MPI_Status,
         status: MPI_Status,
         incoming: Option<&packed::Message>,
         from_null: bool,
-    ) {
+    ) -> Option<mpi_sys::MPI_Count> {
         // SAFETY: `target` is the caller's status or `local`.
         unsafe { *target = status };
+        let mut received = None;
         if let Some(msg) = incoming {
             // SAFETY: the receive completed into `target`; the receive
             // scratch is untouched since.
-            unsafe { packed::unpack(msg, self.hbytes as usize, target) };
+            received = unsafe { packed::unpack(msg, self.hbytes as usize, target) };
         }
         if from_null {
             // What MPI's own `MPI_Sendrecv` says for no message (an
@@ -1053,7 +1083,9 @@ impl Rt {
             // `MPI_Waitall` says less).
             // SAFETY: as above.
             unsafe { super::proc_null_status(target) };
+            return None;
         }
+        received
     }
 
     /// A synchronous `MPI_Sendrecv`'s acknowledgement: once the call

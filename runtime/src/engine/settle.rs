@@ -14,11 +14,17 @@
 //! `MPI_REQUEST_NULL` (or inactive, for persistent ones), and on a failure
 //! `MPI_ERR_IN_STATUS` with each status's error `MPI_SUCCESS`, the
 //! failure's code, or `MPI_ERR_PENDING` (MPI-3.1 §3.7.5).
+//!
+//! A receive `MPI_Testsome` completed is freed by MPI but processed (its
+//! clock, its `Matched` record) only when the call returns, in issue
+//! order. Meanwhile an orphan `service` reaps can resolve it as a pending
+//! event (`CompleteNow`): the tag it matched is kept in its slot
+//! ([`crate::slots::Settled`]) for that, since MPI can no longer be asked.
 
 use super::backoff::Backoff;
 use super::{persist, Rt};
 use crate::consts::{request_null, undefined, ERR_IN_STATUS, ERR_PENDING, SUCCESS};
-use crate::slots::Kind;
+use crate::slots::{Kind, Settled};
 use mpi_sys::{MPI_Request, MPI_Status};
 use std::os::raw::c_int;
 
@@ -153,9 +159,20 @@ impl Rt {
         if !matches!(slot.kind, Kind::Recv(_)) || slot.orphan {
             return;
         }
-        self.observe(id);
         // SAFETY: a status MPI just filled.
-        if !(self.cancels && unsafe { persist::was_cancelled(status) }) {
+        let cancelled = self.cancels && unsafe { persist::was_cancelled(status) };
+        // MPI freed the request: a pending event resolved before the call
+        // processes it (an orphan `service` reaps meanwhile completes it)
+        // reads this instead of asking MPI about a freed handle.
+        if let Some(Kind::Recv(r)) = self.slots.get_mut(id).map(|s| &mut s.kind) {
+            r.settled = Some(if cancelled {
+                Settled::Cancelled
+            } else {
+                Settled::Tag(status.MPI_TAG)
+            });
+        }
+        self.observe(id);
+        if !cancelled {
             self.early_ack(id);
         }
     }
