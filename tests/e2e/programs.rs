@@ -102,6 +102,7 @@ fn every_program_has_a_test() {
         "w1_probe_poll.c",
         "w2_subcomm_wildcard.c",
         "w3_dup_comm_poll.c",
+        "w4_freed_receive_in_waitall.c",
         "x1_waitany_order.c",
         "x2_testany_order.c",
         "x3_waitany_causal.c",
