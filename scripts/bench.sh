@@ -2,7 +2,7 @@
 # Benchmarks for BENCHMARKS.md (not tests: numbers, not verdicts).
 #
 #   scripts/bench.sh [SCALE [PARTS]]   SCALE 10 = full size (default), 1 = a smoke run;
-#                                      PARTS: any of overhead,interleaving,fib,jobs,run,kernels (default all)
+#                                      PARTS: any of overhead,interleaving,fib,jobs,run,kernels,analysis (default all)
 #
 # 1. Runtime overhead: bench/pingpong.c built once with plain `mpicc` and once
 #    with `mbhybrid build`, run under mpiexec on 2, 4 and 8 ranks: plain MPICH,
@@ -20,11 +20,15 @@
 #    bench/graph_exchange.c (a graph code's many small messages), plain
 #    MPICH against the runtime as in verify's first run, alternating,
 #    median of 5 of the kernels' own timed loops; their results must agree.
+# 7. Post-run analysis at scale: the analyses verify and audit-barriers run
+#    on a finished run's traces, on synthetic traces of 1,024 ranks of
+#    SCALE x 1,000 calls each (fib/examples/analysis_scale.rs), phase by
+#    phase with CPU time and peak memory.
 # Prints Markdown tables on standard output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scale=${1:-10}
-parts=${2:-overhead,interleaving,fib,jobs,run,kernels}
+parts=${2:-overhead,interleaving,fib,jobs,run,kernels,analysis}
 want() { [[ ",$parts," == *",$1,"* ]]; }
 cargo build -q --release --workspace
 mbh=$PWD/target/release/mbhybrid
@@ -214,4 +218,12 @@ t = statistics.median(k for k, _ in traced)
 print(f"| {name} | {np} | {p:.3f} | {t:.3f} | {t/p:.2f} | {'yes' if same else 'NO'} |")
 PY
 done
+fi
+
+if want analysis; then
+echo
+echo "## Post-run analysis at scale: 1,024 ranks x $((scale * 1000)) calls ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the start)"
+echo
+cargo build -q --release -p mbh-fib --example analysis_scale
+target/release/examples/analysis_scale 1024 "$((scale * 1000))" --dir "$work/analysis"
 fi

@@ -138,6 +138,10 @@ pub struct Message {
     pub datatype: MPI_Datatype,
     /// `datatype` is a struct type this message owns (freed by [`Message::free`]).
     derived: bool,
+    /// Header and data go as `MPI_BYTE` through a scratch: unlike
+    /// `derived`, still true after [`Message::free`], which `MPI_Sendrecv`
+    /// calls before its receive completes and it asks where the header is.
+    packed: bool,
     /// A packed receive: where its header and data go once it arrived.
     unpack: Option<Unpack>,
 }
@@ -159,9 +163,10 @@ impl Message {
         }
     }
 
-    /// Whether the message goes packed (tests, benchmarks).
+    /// Whether the message goes packed (its header then lies in the
+    /// scratch), before or after [`Message::free`].
     pub fn is_packed(&self) -> bool {
-        !self.derived
+        self.packed
     }
 }
 
@@ -280,6 +285,7 @@ impl Wire {
                 count: (self.hbytes + bytes) as c_int,
                 datatype: byte(),
                 derived: false,
+                packed: true,
                 unpack: Some(Unpack {
                     header: self.inn.as_mut_ptr(),
                     data: buf.cast(),
@@ -324,6 +330,7 @@ pub unsafe fn pack(
         count: (hbytes + bytes) as c_int,
         datatype: byte(),
         derived: false,
+        packed: true,
         unpack: None,
     }
 }
@@ -353,6 +360,7 @@ pub unsafe fn struct_message(
         count: 1,
         datatype: ty,
         derived: true,
+        packed: false,
         unpack: None,
     })
 }
