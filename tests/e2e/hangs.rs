@@ -48,6 +48,17 @@ fn a_waitall_whose_second_send_is_never_received_deadlocks() {
     );
 }
 
+/// A `Sendrecv` that received but cannot send must not hold its
+/// synchronous sender (soak seed 4051): under `--buffering zero` the ring
+/// used to end at its timeout; the expectations ask for the deadlock with
+/// rank 1 in `MPI_Finalize` and the other two in `MPI_Sendrecv`.
+#[test]
+fn a_sendrecv_that_received_but_cannot_send_releases_its_sender() {
+    let report = check_program("tests/programs/h3_sendrecv_received_cannot_send.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert_eq!(report.findings[0].kind, "deadlock");
+}
+
 #[test]
 fn sendrecvs_whose_tags_disagree_deadlock() {
     check_program("tests/programs/d2_sendrecv_tags.c");

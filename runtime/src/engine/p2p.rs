@@ -745,10 +745,11 @@ impl Rt {
     /// `MPI_Sendrecv` recorded as `kind` (`Sendrecv`, `SendrecvReplace`).
     ///
     /// The receive is posted first (deterministic mode decides a wildcard
-    /// one now: `Waits::Exchange`), then the send; both complete together.
-    /// Then the status is written, the receive counted as a blocking one,
-    /// and a synchronous send's acknowledgement taken. A phase that fails
-    /// skips those after it, and what was posted is cancelled.
+    /// one now: `Waits::Exchange`), then the send. The receive completes
+    /// first: the status is written and the receive counted as a blocking
+    /// one (which acknowledges a synchronous sender); then the send
+    /// completes and its own acknowledgement is taken. When posting fails,
+    /// what was posted is cancelled.
     ///
     /// # Safety
     ///
@@ -817,35 +818,45 @@ impl Rt {
             // outlive the completion below.
             rc = unsafe { self.sendrecv_post_send(&send, comm, index, &mut requests[1], &mut ack) };
         }
-        // SAFETY: the requests posted above, or null ones.
-        rc = unsafe { self.sendrecv_complete(rc, &mut requests, &mut statuses, &mut ack) };
-        let mut received = None;
-        let at = match &incoming {
-            Some(msg) if msg.is_packed() => HeaderAt::Wire,
-            _ => HeaderAt::Scratch,
-        };
-        if rc == SUCCESS && !target.is_null() {
-            // SAFETY: `target` is the caller's status or `local`; the
-            // receive completed and its scratch is untouched since.
-            received = unsafe {
-                self.sendrecv_status(target, statuses[0], incoming.as_ref(), source == null)
-            };
+        if rc != SUCCESS {
+            // Undo what was posted.
+            for request in &mut requests {
+                Self::cancel(request);
+            }
+            Self::cancel(&mut ack);
+            finish_received(index, rc, target);
+            return rc;
         }
-        if rc == SUCCESS && source != null {
-            // SAFETY: the receive completed into `target`.
+        // The receive half is completed, and its synchronous sender
+        // acknowledged, before the send half: MPI's own `MPI_Sendrecv`
+        // lets that sender return as soon as its message is taken. Waiting
+        // for both halves first held a `Sendrecv` that received but cannot
+        // send its sender inside the runtime, a wait MPI does not have and
+        // the wait-for graph cannot see: under `--buffering zero` a ring
+        // of them ended at the timeout instead of as a deadlock (soak
+        // seed 4051). The ack carries the clock after the receive, as
+        // before (seed 000 §5.2.1, `MatchedWithSsend`).
+        // SAFETY: the receive posted above; `statuses` outlives the wait.
+        rc = unsafe { self.block_on(&mut requests[0], &mut statuses[0], None) };
+        if rc == SUCCESS {
+            // SAFETY: the receive completed into `statuses[0]`; its scratch
+            // is untouched since.
             unsafe {
-                self.blocking_received(
-                    seq,
+                self.sendrecv_received(
+                    &recv,
                     comm,
+                    (seq, start, index),
                     posting,
-                    recvtag,
-                    start,
-                    index,
-                    recvtype,
+                    &incoming,
+                    statuses[0],
                     target,
-                    (at, received),
                 )
             };
+        }
+        // SAFETY: the send posted above.
+        let sent = unsafe { self.block_on(&mut requests[1], &mut statuses[1], None) };
+        if rc == SUCCESS {
+            rc = sent;
         }
         if send.sync {
             // SAFETY: `ack` is the acknowledgement's receive posted above.
@@ -1007,49 +1018,56 @@ impl Rt {
         }
     }
 
-    /// Completes `MPI_Sendrecv`'s receive and send together when both were
-    /// posted (`rc` is `MPI_SUCCESS`): waited for, or polled when this
-    /// rank must keep serving others meanwhile ([`Rt::must_poll`]).
-    /// Otherwise cancels what was posted, the acknowledgement's receive
-    /// included, and returns `rc`.
+    /// `MPI_Sendrecv`'s receive half completed with `status`: the
+    /// caller's status written into `target` (corrected by the header when
+    /// the message came through the receive scratch, `incoming`), and the
+    /// receive counted as a blocking one (issued `seq`-th at clock `start`,
+    /// record `index`; posted as `posting`), which acknowledges a
+    /// synchronous sender.
     ///
     /// # Safety
     ///
-    /// `requests` and `ack` are requests posted by `MPI_Sendrecv`'s
-    /// phases, or null ones.
-    unsafe fn sendrecv_complete(
+    /// `target` is the caller's status or a local one; the receive
+    /// completed and its scratch is untouched since.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sendrecv_received(
         &mut self,
-        rc: c_int,
-        requests: &mut [MPI_Request; 2],
-        statuses: &mut [MPI_Status; 2],
-        ack: &mut MPI_Request,
-    ) -> c_int {
-        if rc != SUCCESS {
-            // Undo what was posted.
-            for request in requests {
-                Self::cancel(request);
-            }
-            Self::cancel(ack);
-            return rc;
+        recv: &RecvHalf,
+        comm: MPI_Comm,
+        (seq, start, index): (u64, u64, Option<u64>),
+        posting: Posting,
+        incoming: &Option<packed::Message>,
+        status: MPI_Status,
+        target: *mut MPI_Status,
+    ) {
+        let from_null = recv.source == proc_null();
+        let mut received = None;
+        if !target.is_null() {
+            // SAFETY: the caller's contract.
+            received =
+                unsafe { self.sendrecv_status(target, status, incoming.as_ref(), from_null) };
         }
-        if !self.must_poll() {
-            // SAFETY: two requests made above.
-            unsafe { mpi_sys::PMPI_Waitall(2, requests.as_mut_ptr(), statuses.as_mut_ptr()) }
-        } else {
-            // SAFETY: as above.
-            unsafe {
-                self.spin(|_| {
-                    let mut flag: c_int = 0;
-                    let rc = mpi_sys::PMPI_Testall(
-                        2,
-                        requests.as_mut_ptr(),
-                        &mut flag,
-                        statuses.as_mut_ptr(),
-                    );
-                    (rc != SUCCESS || flag != 0).then_some(rc)
-                })
-            }
+        if from_null {
+            return;
         }
+        let at = match incoming {
+            Some(msg) if msg.is_packed() => HeaderAt::Wire,
+            _ => HeaderAt::Scratch,
+        };
+        // SAFETY: the receive completed into `target`.
+        unsafe {
+            self.blocking_received(
+                seq,
+                comm,
+                posting,
+                recv.tag,
+                start,
+                index,
+                recv.datatype,
+                target,
+                (at, received),
+            )
+        };
     }
 
     /// Writes the completed receive's `status` into `target`, corrected
