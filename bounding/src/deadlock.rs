@@ -35,7 +35,10 @@
 //! see [`mbh_trace::rank_trace::RawOp::tag`]); each `Wait` names the
 //! record that made its request, and a waiting `Waitall`/`Waitany`/
 //! `Waitsome` lists the records that made each of its requests
-//! ([`OpKind::WaitRequest`]).
+//! ([`OpKind::WaitRequest`]). A receive MPI completed inside a `Waitall`
+//! still blocked is done, with the send it took, as its
+//! [`OpKind::Settled`] record says: the runtime processes such a call's
+//! completions (and writes their `Matched` records) only when it returns.
 //! A communicator's members are `MPI_COMM_WORLD`'s ranks for the world,
 //! and for a named communicator the ranks whose traces hold its
 //! [`OpKind::CommId`] record (each member writes one when the communicator
@@ -88,6 +91,7 @@ use crate::comm_ranks::CommRanks;
 use mbh_trace::envelope::{RecvPattern, SendSide};
 use mbh_trace::op::{flags, OpClass};
 use mbh_trace::rank_trace::{Op, RankState, RankTrace};
+use mbh_trace::record::MatchedSend;
 use mbh_trace::OpKind;
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -623,7 +627,11 @@ impl<'a> Facts<'a> {
         };
         for (rank, trace) in traces.iter().enumerate() {
             let me = rank as i32;
+            let mut settled = Vec::new();
             for op in &trace.ops {
+                if let Some(took) = op.settled_send() {
+                    settled.push(took);
+                }
                 let failed = op.has(flags::FAILED);
                 if let Some(sent) = SendSide::of(op)
                     .filter(|_| !failed)
@@ -681,11 +689,30 @@ impl<'a> Facts<'a> {
                     _ => {}
                 }
             }
+            facts.settle(rank, &settled);
             if is_dead(trace) && trace.end.state == RankState::Finalized {
                 facts.finalizing[rank] = true;
             }
         }
         facts
+    }
+
+    /// Receives of `rank` that MPI completed inside a `Waitall` still
+    /// blocked (`Settled` records, naming the receive's own record) and
+    /// that the runtime has not processed yet: complete, and their sends
+    /// taken, as the `Matched` record to come will say.
+    fn settle(&mut self, rank: usize, settled: &[MatchedSend]) {
+        for took in settled {
+            if !self.completed[rank].insert(took.receiver) {
+                continue; // processed: its receive record says so
+            }
+            let send = took.send;
+            self.exact[rank].insert((send.sender, send.record));
+            *self
+                .exact_from
+                .entry((send.sender, rank as i32))
+                .or_default() += 1;
+        }
     }
 
     pub(crate) fn in_world(&self, comm: u64) -> bool {

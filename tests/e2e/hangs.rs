@@ -59,6 +59,16 @@ fn a_sendrecv_that_received_but_cannot_send_releases_its_sender() {
     assert_eq!(report.findings[0].kind, "deadlock");
 }
 
+/// A receive MPI completed inside a `Waitall` that is still blocked is no
+/// longer posted: the send it took must not look takeable by it (soak seed
+/// 4094, whose hangs ran into the timeout).
+#[test]
+fn a_waitall_whose_wildcard_receive_completed_deadlocks() {
+    let report = check_program("tests/programs/h4_waitall_settled_receive.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert_eq!(report.findings[0].kind, "deadlock");
+}
+
 #[test]
 fn sendrecvs_whose_tags_disagree_deadlock() {
     check_program("tests/programs/d2_sendrecv_tags.c");

@@ -55,6 +55,7 @@ fn every_program_has_a_test() {
         "h1_comm_free_after_gather.c",
         "h2_waitall_one_send_unreceived.c",
         "h3_sendrecv_received_cannot_send.c",
+        "h4_waitall_settled_receive.c",
         "invalid_rank_fatal.c",
         "k1_forked_child_exits.c",
         "k2_many_records.c",

@@ -317,6 +317,17 @@ op_kinds! {
     /// addresses seen is full there). `comm`, `request`, `aux` = the
     /// function's name after `MPI_` ([`call_name`]).
     CallSite = 251 => "mbhybrid:call-site", Clock;
+    /// Not an MPI call: a receive that MPI completed inside a blocked
+    /// `MPI_Waitall` which processes its completions (clock, `Matched`
+    /// record) only when it returns; the fields are a `Matched` record's
+    /// except `request`, the receive's own record (`MPI_Irecv`, ...)
+    /// ([`Op::settled_send`](crate::rank_trace::Op::settled_send)). Written
+    /// only once the call has polled long enough to look stuck, so the
+    /// wait-for graph does not count the receive as still posted (a send
+    /// it took would look takeable by it: soak seed 4094). Only the
+    /// wait-for graph reads it; the `Matched` record follows when the call
+    /// returns.
+    Settled = 252 => "mbhybrid:settled", Clock;
 }
 
 /// The MPI function's name a [`OpKind::CallSite`] record carries in its

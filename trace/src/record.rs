@@ -224,6 +224,22 @@ impl Op {
         })
     }
 
+    /// Which remote send an [`OpKind::Settled`] record says a receive took
+    /// before its call returned (the words as in [`Op::matched_send`],
+    /// but `receiver` is the index of the receive's own record, the
+    /// `MPI_Irecv` or `MPI_Start`). `None` for other kinds.
+    pub fn settled_send(&self) -> Option<MatchedSend> {
+        (self.kind == OpKind::Settled).then_some(MatchedSend {
+            receiver: self.request,
+            send: SendRef {
+                sender: self.peer,
+                record: self.aux,
+            },
+            event: (self.count >= 0).then_some(self.count as u32),
+            clock: self.comm,
+        })
+    }
+
     /// The communicator an [`OpKind::CommId`] record names, and this rank's
     /// rank in it ([`CommNaming`] says which word holds what). `None` for
     /// other kinds.
@@ -468,6 +484,20 @@ mod tests {
         }
         assert_eq!(record(OpKind::Matched, 1, 4, 0, 6, 9).event_clock(), None);
         assert_eq!(record(OpKind::Matched, 1, 4, 0, 6, 9).potential(), None);
+    }
+
+    #[test]
+    fn a_settled_record_names_the_receive_and_the_send_it_took() {
+        let settled = record(OpKind::Settled, 2, -1, 0, 3, 8);
+        let took = settled.settled_send().expect("decoded");
+        assert_eq!(
+            (took.receiver, took.send.sender, took.send.record),
+            (3, 2, 8)
+        );
+        assert_eq!(took.event, None);
+        // Only the wait-for graph reads it: not a `Matched` record.
+        assert_eq!(settled.matched_send(), None);
+        assert_eq!(record(OpKind::Matched, 2, 5, 11, 3, 8).settled_send(), None);
     }
 
     #[test]

@@ -1249,3 +1249,51 @@ fn a_waitany_waits_only_for_the_requests_it_was_given() {
         assert_eq!(find_deadlock(&unlisted), None, "{kind:?}");
     }
 }
+
+#[test]
+fn a_receive_settled_inside_a_blocked_waitall_is_no_longer_posted() {
+    // Soak seed 4094. P0: Irecv(from 1, tag 1); Irecv(*, tag 1); Waitall,
+    // inside which MPI completed the wildcard receive with P2's first send
+    // (a `Settled` record, before the `Matched` one the return writes).
+    // P1: Send(to 0, tag 2), never received. P2: Send(to 0, tag 1) twice,
+    // blocked in the second.
+    let p0 = |settled: bool| {
+        let mut r = Rank::new(0, 3).irecv(1, 1, 7).irecv(ANY, 1, 8);
+        let waitall = r.next();
+        r = r.call(Op {
+            flags: 0,
+            count: 2,
+            ..op(OpKind::Waitall, 0, 0)
+        });
+        for origin in [1u64, 2] {
+            r = r.call(Op {
+                request: waitall,
+                aux: origin + 1,
+                ..op(OpKind::WaitRequest, 0, 0)
+            });
+        }
+        if settled {
+            r = r.call(Op {
+                request: 2,
+                aux: 1,
+                count: -1,
+                ..op(OpKind::Settled, 2, 0)
+            });
+        }
+        r.trace(RankState::Running, Some(waitall))
+    };
+    let snapshot = |settled: bool| {
+        [
+            p0(settled),
+            Rank::new(1, 3).blocked(op(OpKind::Send, 0, 2)),
+            Rank::new(2, 3).send(0, 1).blocked(op(OpKind::Send, 0, 1)),
+        ]
+    };
+    // Without the record the wildcard receive looks posted, and P2's
+    // second send takeable by it.
+    assert_eq!(find_deadlock(&snapshot(false)), None);
+    let d = deadlock(&snapshot(true));
+    assert_eq!(waits(&d, 0), &WaitFor::All(vec![1]));
+    assert_eq!(waits(&d, 2), &WaitFor::All(vec![0]));
+    assert_eq!(d.cycle, vec![0, 1]);
+}

@@ -58,6 +58,12 @@ impl Backoff {
             || self.passes % Self::SERVICE_EVERY == Self::SERVICE_EVERY - 1
     }
 
+    /// Whether the wait is long (its requests are listed).
+    #[inline(always)]
+    pub(super) fn is_long(&self) -> bool {
+        self.passes >= Self::BUSY_PASSES
+    }
+
     /// Ends a pass; true on the one pass that makes the wait long (the
     /// call then counts as waiting: `awaited.rs` lists its requests).
     #[inline(always)]

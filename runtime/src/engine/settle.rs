@@ -25,6 +25,10 @@ use super::backoff::Backoff;
 use super::{persist, Rt};
 use crate::consts::{request_null, undefined, ERR_IN_STATUS, ERR_PENDING, SUCCESS};
 use crate::slots::{Kind, Settled};
+use crate::{piggyback, record};
+use mbh_trace::op::flags;
+use mbh_trace::rank_trace::RawOp;
+use mbh_trace::OpKind;
 use mpi_sys::{MPI_Request, MPI_Status};
 use std::os::raw::c_int;
 
@@ -36,6 +40,8 @@ pub(super) struct Scratch {
     statuses: Vec<MPI_Status>,
     /// Per request of the array: MPI reported it complete.
     settled: Vec<bool>,
+    /// Per request of the array: its `Settled` record is written.
+    recorded: Vec<bool>,
     /// The array's receives taken off the watch list for the call.
     unwatched: Vec<u32>,
 }
@@ -83,7 +89,11 @@ impl Rt {
                 }
                 if backoff.pause() {
                     self.list_awaited();
+                    self.record_settled();
                 }
+            } else if backoff.is_long() {
+                // Completions after the call started to look stuck.
+                self.record_settled();
             }
         };
         self.det_blocking(outer);
@@ -108,6 +118,45 @@ impl Rt {
                 self.slots.unwatch(id);
                 self.settle.unwatched.push(id);
             }
+        }
+    }
+
+    /// Writes a `Settled` record for each receive of the array that MPI
+    /// completed and the call will process only when it returns, once
+    /// each. Called when the call looks stuck: the wait-for graph must not
+    /// count those receives as still posted, or a send one of them took
+    /// would look takeable by it and the rank that sent it "slow, not
+    /// stuck" (soak seed 4094, which ran into the timeout).
+    fn record_settled(&mut self) {
+        for i in 0..self.settle.settled.len() {
+            if !self.settle.settled[i] || self.settle.recorded[i] {
+                continue;
+            }
+            self.settle.recorded[i] = true;
+            let Some(id) = self.ids.get(i).copied().flatten() else {
+                continue;
+            };
+            let Some(slot) = self.slots.get(id).copied() else {
+                continue;
+            };
+            let Kind::Recv(r) = slot.kind else {
+                continue;
+            };
+            if !matches!(r.settled, Some(Settled::Tag(_))) {
+                continue; // cancelled: no message
+            }
+            let Some(header) = piggyback::decode(self.slots.header_words(id)) else {
+                continue;
+            };
+            record::append(|| RawOp {
+                kind: OpKind::Settled as u16,
+                flags: flags::RETURNED,
+                request: slot.record.unwrap_or(u64::MAX),
+                peer: header.sender,
+                aux: header.op_index,
+                count: -1,
+                ..RawOp::default()
+            });
         }
     }
 
@@ -238,6 +287,8 @@ impl Scratch {
     fn prepare(&mut self, n: usize) {
         self.settled.clear();
         self.settled.resize(n, false);
+        self.recorded.clear();
+        self.recorded.resize(n, false);
         if self.indices.len() < n {
             self.indices.resize(n, 0);
             self.statuses.resize(n, super::blank_status());
