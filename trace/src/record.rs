@@ -213,15 +213,7 @@ impl Op {
     /// ([`MatchedSend`] says which word holds what). `None` for other
     /// kinds.
     pub fn matched_send(&self) -> Option<MatchedSend> {
-        (self.kind == OpKind::Matched).then_some(MatchedSend {
-            receiver: self.request,
-            send: SendRef {
-                sender: self.peer,
-                record: self.aux,
-            },
-            event: (self.count >= 0).then_some(self.count as u32),
-            clock: self.comm,
-        })
+        (self.kind == OpKind::Matched).then(|| self.took_words())
     }
 
     /// Which remote send an [`OpKind::Settled`] record says a receive took
@@ -229,7 +221,12 @@ impl Op {
     /// but `receiver` is the index of the receive's own record, the
     /// `MPI_Irecv` or `MPI_Start`). `None` for other kinds.
     pub fn settled_send(&self) -> Option<MatchedSend> {
-        (self.kind == OpKind::Settled).then_some(MatchedSend {
+        (self.kind == OpKind::Settled).then(|| self.took_words())
+    }
+
+    /// The words of a `Matched` or `Settled` record.
+    fn took_words(&self) -> MatchedSend {
+        MatchedSend {
             receiver: self.request,
             send: SendRef {
                 sender: self.peer,
@@ -237,7 +234,7 @@ impl Op {
             },
             event: (self.count >= 0).then_some(self.count as u32),
             clock: self.comm,
-        })
+        }
     }
 
     /// The communicator an [`OpKind::CommId`] record names, and this rank's
