@@ -59,8 +59,16 @@
 //! receive of a tag takes the `k`-th send of that tag. `Matched` records
 //! (which send a receive matched, exactly) are used instead when the
 //! destination wrote one for each of its completed receives from that
-//! source. A receive posted earlier with the very same source, tag and
-//! communicator and not yet completed takes a send first.
+//! source. Receives posted earlier and not yet completed take a send
+//! first, in MPI's order (MPI-4.0 §3.5: a sender's messages in the order
+//! sent, each to the earliest posted receive that accepts it) when none of
+//! them is a wildcard on the same communicator: a wildcard `Irecv` waited
+//! on gets nothing from a sender whose one message an earlier `Irecv` from
+//! it accepts, even while the runtime has not processed that `Irecv`'s
+//! completion (it does so when the program waits on it). With an earlier
+//! wildcard among them, which receive a message reaches depends on which
+//! sender's arrives first, and only earlier receives that accept exactly
+//! the same messages are counted ahead.
 //!
 //! A rank blocked in a collective whose position another rank filled with
 //! a different collective is a collective mismatch: its call never
@@ -773,6 +781,31 @@ impl<'a> Facts<'a> {
             .count()
     }
 
+    /// Whether one of the issued sends from `src` to `dst` that no
+    /// completed receive took reaches the receive `pattern`, past the
+    /// receives `earlier` posted before it and still pending (each with a
+    /// source: a wildcard among them could take another sender's message
+    /// first). MPI matches a sender's messages in the order they were sent,
+    /// each with the earliest posted receive that accepts it (MPI-4.0
+    /// §3.5, non-overtaking), so a message an earlier receive accepts is
+    /// that receive's, whether or not the runtime processed its completion
+    /// yet: a `Wait` on a wildcard `Irecv` whose sender's one message went
+    /// to the `Irecv` before it (soak seed 4220) waits for another sender.
+    fn reaches(&self, src: i32, dst: i32, pattern: &RecvPattern, earlier: &[RecvPattern]) -> bool {
+        let mut filled = vec![false; earlier.len()];
+        for send in self.sends(src, dst) {
+            if self.taken(src, dst, send) {
+                continue;
+            }
+            match (0..earlier.len()).find(|&i| !filled[i] && accepts(&earlier[i], send)) {
+                Some(i) => filled[i] = true,
+                None if accepts(pattern, send) => return true,
+                None => {}
+            }
+        }
+        false
+    }
+
     /// Whether `op` of `rank` (a nonblocking call) is known complete.
     fn is_complete(&self, rank: usize, op: &Op) -> bool {
         self.completed[rank].contains(&op.index)
@@ -842,16 +875,27 @@ impl<'a> Facts<'a> {
         }
         let pattern = RecvPattern::as_posted(op);
         let me = rank as i32;
-        // Receives posted earlier that accept exactly the same messages
-        // are matched first.
-        let ahead = self
+        let earlier: Vec<RecvPattern> = self
             .pending_receives(rank)
-            .filter(|r| r.index < op.index && RecvPattern::as_posted(r) == pattern)
-            .count();
+            .filter(|r| r.index < op.index && r.comm == op.comm)
+            .map(RecvPattern::as_posted)
+            .collect();
+        // With no wildcard among them, each sender's messages go to the
+        // earlier receives in MPI's order; otherwise only receives that
+        // accept exactly the same messages are known to be matched first.
+        let in_order = earlier.iter().all(|r| r.source.is_some());
+        let ahead = earlier.iter().filter(|&r| *r == pattern).count();
+        let gets_from = |src: i32| {
+            if in_order {
+                self.reaches(src, me, &pattern, &earlier)
+            } else {
+                self.available(src, me, &pattern) > ahead
+            }
+        };
         match pattern.source {
             Some(src) => match self.ranks.world_rank(op.comm, src) {
                 None => Cond::CanComplete,
-                Some(src) if self.available(src, me, &pattern) > ahead => Cond::CanComplete,
+                Some(src) if gets_from(src) => Cond::CanComplete,
                 Some(src) => Cond::Waits(WaitFor::All(vec![src])),
             },
             None => {
@@ -860,11 +904,16 @@ impl<'a> Facts<'a> {
                     .map(|&r| r as i32)
                     .filter(|&r| r != me)
                     .collect();
-                let available: usize = others
-                    .iter()
-                    .map(|&src| self.available(src, me, &pattern))
-                    .sum();
-                if available > ahead {
+                let gets = if in_order {
+                    others.iter().any(|&src| gets_from(src))
+                } else {
+                    let available: usize = others
+                        .iter()
+                        .map(|&src| self.available(src, me, &pattern))
+                        .sum();
+                    available > ahead
+                };
+                if gets {
                     Cond::CanComplete
                 } else {
                     Cond::Waits(WaitFor::Any(others))

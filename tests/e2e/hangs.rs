@@ -69,6 +69,18 @@ fn a_waitall_whose_wildcard_receive_completed_deadlocks() {
     assert_eq!(report.findings[0].kind, "deadlock");
 }
 
+/// A wildcard `Irecv` posted after a receive from rank 1 never gets rank
+/// 1's one message (MPI gives it to the receive posted first), even while
+/// the runtime has not processed that receive's completion: the graph
+/// follows MPI's matching order (soak seed 4220, whose forced `Waitany`
+/// runs ran into the timeout).
+#[test]
+fn a_wait_on_a_wildcard_after_a_receive_that_took_the_message_deadlocks() {
+    let report = check_program("tests/programs/h5_wait_wildcard_after_specific_irecv.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert_eq!(report.findings[0].kind, "deadlock");
+}
+
 #[test]
 fn sendrecvs_whose_tags_disagree_deadlock() {
     check_program("tests/programs/d2_sendrecv_tags.c");

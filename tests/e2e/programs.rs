@@ -56,6 +56,7 @@ fn every_program_has_a_test() {
         "h2_waitall_one_send_unreceived.c",
         "h3_sendrecv_received_cannot_send.c",
         "h4_waitall_settled_receive.c",
+        "h5_wait_wildcard_after_specific_irecv.c",
         "invalid_rank_fatal.c",
         "k1_forked_child_exits.c",
         "k2_many_records.c",

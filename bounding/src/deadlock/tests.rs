@@ -432,6 +432,73 @@ fn an_earlier_identical_irecv_takes_the_message_first() {
 }
 
 #[test]
+fn an_earlier_specific_irecv_takes_the_message_a_later_wildcard_waits_for() {
+    // Soak seed 4220's shape: rank 0's `Irecv` from rank 1 was posted
+    // first, so rank 1's one message is its (MPI may have completed it
+    // without the runtime processing it yet); the wildcard `Irecv` waited
+    // on gets nothing from rank 1, and ranks 1 and 2 wait in a barrier.
+    let snapshot = [
+        Rank::new(0, 3)
+            .irecv(1, 0, 5)
+            .irecv(ANY, 0, 6)
+            .blocked_wait(2),
+        Rank::new(1, 3)
+            .send(0, 0)
+            .blocked(op(OpKind::Barrier, 0, 0)),
+        Rank::new(2, 3).blocked(op(OpKind::Barrier, 0, 0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::Any(vec![1, 2]));
+    // A second message from rank 1 is left for the wildcard.
+    let snapshot = [
+        Rank::new(0, 3)
+            .irecv(1, 0, 5)
+            .irecv(ANY, 0, 6)
+            .blocked_wait(2),
+        Rank::new(1, 3)
+            .send(0, 0)
+            .send(0, 0)
+            .blocked(op(OpKind::Barrier, 0, 0)),
+        Rank::new(2, 3).blocked(op(OpKind::Barrier, 0, 0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+    // The earlier receive takes another tag only: the message is free.
+    let snapshot = [
+        Rank::new(0, 3)
+            .irecv(1, 7, 5)
+            .irecv(ANY, 0, 6)
+            .blocked_wait(2),
+        Rank::new(1, 3)
+            .send(0, 0)
+            .blocked(op(OpKind::Barrier, 0, 0)),
+        Rank::new(2, 3).blocked(op(OpKind::Barrier, 0, 0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
+fn an_earlier_wildcard_leaves_the_order_of_matches_open() {
+    // Rank 0 posted a wildcard, then a receive from rank 1, then waits on
+    // a wildcard. If rank 1's message comes first the first wildcard
+    // takes it, and rank 2's then reaches the receive waited on: it can
+    // complete, whatever a per-sender order would say.
+    let snapshot = [
+        Rank::new(0, 3)
+            .irecv(ANY, 0, 4)
+            .irecv(1, 0, 5)
+            .irecv(ANY, 0, 6)
+            .blocked_wait(3),
+        Rank::new(1, 3)
+            .send(0, 0)
+            .blocked(op(OpKind::Barrier, 0, 0)),
+        Rank::new(2, 3)
+            .send(0, 0)
+            .blocked(op(OpKind::Barrier, 0, 0)),
+    ];
+    assert_eq!(find_deadlock(&snapshot), None);
+}
+
+#[test]
 fn matched_records_say_exactly_which_send_was_taken() {
     // P0's first receive took P1's send (record 1), as its Matched record says.
     let p0 = Rank::new(0, 2).recv(1, 0, (1, 0)).call(Op {
