@@ -81,6 +81,17 @@ fn a_wait_on_a_wildcard_after_a_receive_that_took_the_message_deadlocks() {
     assert_eq!(report.findings[0].kind, "deadlock");
 }
 
+/// A `Testany` loop polling for its last receive, which nobody sends,
+/// waits for that receive alone: the one it already returned does not
+/// make it look slow (soak seed 4406, whose such loops ran into the
+/// timeout).
+#[test]
+fn a_testany_loop_after_a_completion_deadlocks() {
+    let report = check_program("tests/programs/h6_testany_loop_after_a_completion.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert_eq!(report.findings[0].kind, "deadlock");
+}
+
 #[test]
 fn sendrecvs_whose_tags_disagree_deadlock() {
     check_program("tests/programs/d2_sendrecv_tags.c");

@@ -57,6 +57,7 @@ fn every_program_has_a_test() {
         "h3_sendrecv_received_cannot_send.c",
         "h4_waitall_settled_receive.c",
         "h5_wait_wildcard_after_specific_irecv.c",
+        "h6_testany_loop_after_a_completion.c",
         "invalid_rank_fatal.c",
         "k1_forked_child_exits.c",
         "k2_many_records.c",

@@ -1127,6 +1127,30 @@ fn a_long_test_loop_is_blocked_as_its_wait() {
     assert_eq!(blocked.polled, None);
 }
 
+/// A `Testany` loop stands for a `Waitany` on the requests still
+/// outstanding: a receive it already returned is not one of them (soak
+/// seed 4406, whose loops polled for their last receive until the timeout).
+#[test]
+fn a_testany_loop_waits_only_for_requests_not_yet_completed() {
+    let mut first = Rank::new(0, 3).irecv(ANY, 0, 6);
+    first.ops[1].matched = Some((1, 0));
+    let waitany = Op {
+        count: 2,
+        ..op(OpKind::Waitany, 0, 0)
+    };
+    let snapshot = [
+        first
+            .irecv(ANY, 0, 7)
+            .polling(OpKind::Testany, waitany, POLLS_TO_BE_STUCK),
+        Rank::new(1, 3)
+            .send(0, 0)
+            .blocked(op(OpKind::Finalize, 0, 0)),
+        Rank::new(2, 3).blocked(op(OpKind::Finalize, 0, 0)),
+    ];
+    let d = deadlock(&snapshot);
+    assert_eq!(waits(&d, 0), &WaitFor::Any(vec![1, 2]));
+}
+
 /// A short series is a rank that may still leave its loop: no verdict.
 #[test]
 fn a_short_test_loop_is_no_deadlock() {
