@@ -5,6 +5,14 @@
 
 use crate::util::check_program;
 
+/// Verifies `source` (its expectations included) and asserts that the
+/// report holds one finding, a deadlock.
+fn only_a_deadlock(source: &str) {
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert_eq!(report.findings[0].kind, "deadlock");
+}
+
 #[test]
 fn a_receive_on_a_split_communicator_from_a_finalizing_rank_deadlocks() {
     let report = check_program("tests/programs/d1_split_recv_finalize.c");
@@ -23,9 +31,7 @@ fn a_receive_on_a_split_communicator_from_a_finalizing_rank_deadlocks() {
 /// waits in `MPI_Finalize`, and the deadlock is confirmed.
 #[test]
 fn a_rank_that_freed_the_communicator_of_an_unfinished_gather_deadlocks() {
-    let report = check_program("tests/programs/h1_comm_free_after_gather.c");
-    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
-    assert_eq!(report.findings[0].kind, "deadlock");
+    only_a_deadlock("tests/programs/h1_comm_free_after_gather.c");
 }
 
 /// A `Waitall` waits for every one of its requests: one send that can
@@ -54,9 +60,7 @@ fn a_waitall_whose_second_send_is_never_received_deadlocks() {
 /// rank 1 in `MPI_Finalize` and the other two in `MPI_Sendrecv`.
 #[test]
 fn a_sendrecv_that_received_but_cannot_send_releases_its_sender() {
-    let report = check_program("tests/programs/h3_sendrecv_received_cannot_send.c");
-    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
-    assert_eq!(report.findings[0].kind, "deadlock");
+    only_a_deadlock("tests/programs/h3_sendrecv_received_cannot_send.c");
 }
 
 /// A receive MPI completed inside a `Waitall` that is still blocked is no
@@ -64,9 +68,7 @@ fn a_sendrecv_that_received_but_cannot_send_releases_its_sender() {
 /// 4094, whose hangs ran into the timeout).
 #[test]
 fn a_waitall_whose_wildcard_receive_completed_deadlocks() {
-    let report = check_program("tests/programs/h4_waitall_settled_receive.c");
-    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
-    assert_eq!(report.findings[0].kind, "deadlock");
+    only_a_deadlock("tests/programs/h4_waitall_settled_receive.c");
 }
 
 /// A wildcard `Irecv` posted after a receive from rank 1 never gets rank
@@ -76,9 +78,7 @@ fn a_waitall_whose_wildcard_receive_completed_deadlocks() {
 /// runs ran into the timeout).
 #[test]
 fn a_wait_on_a_wildcard_after_a_receive_that_took_the_message_deadlocks() {
-    let report = check_program("tests/programs/h5_wait_wildcard_after_specific_irecv.c");
-    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
-    assert_eq!(report.findings[0].kind, "deadlock");
+    only_a_deadlock("tests/programs/h5_wait_wildcard_after_specific_irecv.c");
 }
 
 /// A `Testany` loop polling for its last receive, which nobody sends,
@@ -87,9 +87,7 @@ fn a_wait_on_a_wildcard_after_a_receive_that_took_the_message_deadlocks() {
 /// timeout).
 #[test]
 fn a_testany_loop_after_a_completion_deadlocks() {
-    let report = check_program("tests/programs/h6_testany_loop_after_a_completion.c");
-    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
-    assert_eq!(report.findings[0].kind, "deadlock");
+    only_a_deadlock("tests/programs/h6_testany_loop_after_a_completion.c");
 }
 
 #[test]

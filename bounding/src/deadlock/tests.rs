@@ -431,49 +431,35 @@ fn an_earlier_identical_irecv_takes_the_message_first() {
     assert_eq!(find_deadlock(&snapshot), None);
 }
 
+/// Rank 0 posted an `Irecv` from rank 1 with `first_tag`, then a wildcard
+/// one with tag 0, and waits on the wildcard; rank 1 sent `sends` messages
+/// with tag 0; ranks 1 and 2 wait in a barrier.
+fn wildcard_after_specific(first_tag: i32, sends: usize) -> [Option<RankTrace>; 3] {
+    let mut sender = Rank::new(1, 3);
+    for _ in 0..sends {
+        sender = sender.send(0, 0);
+    }
+    [
+        Rank::new(0, 3)
+            .irecv(1, first_tag, 5)
+            .irecv(ANY, 0, 6)
+            .blocked_wait(2),
+        sender.blocked(op(OpKind::Barrier, 0, 0)),
+        Rank::new(2, 3).blocked(op(OpKind::Barrier, 0, 0)),
+    ]
+}
+
 #[test]
 fn an_earlier_specific_irecv_takes_the_message_a_later_wildcard_waits_for() {
-    // Soak seed 4220's shape: rank 0's `Irecv` from rank 1 was posted
-    // first, so rank 1's one message is its (MPI may have completed it
-    // without the runtime processing it yet); the wildcard `Irecv` waited
-    // on gets nothing from rank 1, and ranks 1 and 2 wait in a barrier.
-    let snapshot = [
-        Rank::new(0, 3)
-            .irecv(1, 0, 5)
-            .irecv(ANY, 0, 6)
-            .blocked_wait(2),
-        Rank::new(1, 3)
-            .send(0, 0)
-            .blocked(op(OpKind::Barrier, 0, 0)),
-        Rank::new(2, 3).blocked(op(OpKind::Barrier, 0, 0)),
-    ];
-    let d = deadlock(&snapshot);
+    // Soak seed 4220's shape: the `Irecv` from rank 1 was posted first, so
+    // rank 1's one message is its (MPI may have completed it without the
+    // runtime processing it yet); the wildcard gets nothing from rank 1.
+    let d = deadlock(&wildcard_after_specific(0, 1));
     assert_eq!(waits(&d, 0), &WaitFor::Any(vec![1, 2]));
     // A second message from rank 1 is left for the wildcard.
-    let snapshot = [
-        Rank::new(0, 3)
-            .irecv(1, 0, 5)
-            .irecv(ANY, 0, 6)
-            .blocked_wait(2),
-        Rank::new(1, 3)
-            .send(0, 0)
-            .send(0, 0)
-            .blocked(op(OpKind::Barrier, 0, 0)),
-        Rank::new(2, 3).blocked(op(OpKind::Barrier, 0, 0)),
-    ];
-    assert_eq!(find_deadlock(&snapshot), None);
+    assert_eq!(find_deadlock(&wildcard_after_specific(0, 2)), None);
     // The earlier receive takes another tag only: the message is free.
-    let snapshot = [
-        Rank::new(0, 3)
-            .irecv(1, 7, 5)
-            .irecv(ANY, 0, 6)
-            .blocked_wait(2),
-        Rank::new(1, 3)
-            .send(0, 0)
-            .blocked(op(OpKind::Barrier, 0, 0)),
-        Rank::new(2, 3).blocked(op(OpKind::Barrier, 0, 0)),
-    ];
-    assert_eq!(find_deadlock(&snapshot), None);
+    assert_eq!(find_deadlock(&wildcard_after_specific(7, 1)), None);
 }
 
 #[test]
