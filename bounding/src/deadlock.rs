@@ -36,9 +36,10 @@
 //! record that made its request, and a waiting `Waitall`/`Waitany`/
 //! `Waitsome` lists the records that made each of its requests
 //! ([`OpKind::WaitRequest`]). A receive MPI completed inside a `Waitall`
-//! still blocked is done, with the send it took, as its
-//! [`OpKind::Settled`] record says: the runtime processes such a call's
-//! completions (and writes their `Matched` records) only when it returns.
+//! still blocked, or while its rank waited or polled for something else,
+//! is done, with the send it took, as its [`OpKind::Settled`] record
+//! says: the runtime writes its `Matched` record only when the program
+//! completes it (a `Waitall` when it returns), which may be never.
 //! A communicator's members are `MPI_COMM_WORLD`'s ranks for the world,
 //! and for a named communicator the ranks whose traces hold its
 //! [`OpKind::CommId`] record (each member writes one when the communicator
@@ -705,10 +706,11 @@ impl<'a> Facts<'a> {
         facts
     }
 
-    /// Receives of `rank` that MPI completed inside a `Waitall` still
-    /// blocked (`Settled` records, naming the receive's own record) and
-    /// that the runtime has not processed yet: complete, and their sends
-    /// taken, as the `Matched` record to come will say.
+    /// Receives of `rank` that MPI completed and the runtime has not
+    /// processed yet (`Settled` records, naming the receive's own record:
+    /// inside a `Waitall` still blocked, or seen by the runtime's polling):
+    /// complete, and their sends taken, as the `Matched` record to come
+    /// will say.
     fn settle(&mut self, rank: usize, settled: &[MatchedSend]) {
         for took in settled {
             if !self.completed[rank].insert(took.receiver) {

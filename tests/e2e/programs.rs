@@ -58,6 +58,7 @@ fn every_program_has_a_test() {
         "h4_waitall_settled_receive.c",
         "h5_wait_wildcard_after_specific_irecv.c",
         "h6_testany_loop_after_a_completion.c",
+        "h7_test_loop_beside_completed_wildcards.c",
         "invalid_rank_fatal.c",
         "k1_forked_child_exits.c",
         "k2_many_records.c",

@@ -317,16 +317,19 @@ op_kinds! {
     /// addresses seen is full there). `comm`, `request`, `aux` = the
     /// function's name after `MPI_` ([`call_name`]).
     CallSite = 251 => "mbhybrid:call-site", Clock;
-    /// Not an MPI call: a receive that MPI completed inside a blocked
-    /// `MPI_Waitall` which processes its completions (clock, `Matched`
-    /// record) only when it returns; the fields are a `Matched` record's
-    /// except `request`, the receive's own record (`MPI_Irecv`, ...)
-    /// ([`Op::settled_send`](crate::rank_trace::Op::settled_send)). Written
-    /// only once the call has polled long enough to look stuck, so the
-    /// wait-for graph does not count the receive as still posted (a send
-    /// it took would look takeable by it: soak seed 4094). Only the
-    /// wait-for graph reads it; the `Matched` record follows when the call
-    /// returns.
+    /// Not an MPI call: a receive that MPI completed before the program
+    /// completed it, so the runtime has not processed it (clock, `Matched`
+    /// record): inside a blocked `MPI_Waitall` that processes its
+    /// completions only when it returns (written once the call has polled
+    /// long enough to look stuck), or seen complete by the runtime's
+    /// polling while the rank waited or polled for something else. The
+    /// fields are a `Matched` record's except `request`, the receive's own
+    /// record (`MPI_Irecv`, ...)
+    /// ([`Op::settled_send`](crate::rank_trace::Op::settled_send)). The
+    /// wait-for graph must not count the receive as still posted: a send
+    /// it took would look takeable by it (soak seeds 4094 and 4480). Only
+    /// the graph reads it; the `Matched` record follows when the program
+    /// completes the receive, if it does.
     Settled = 252 => "mbhybrid:settled", Clock;
 }
 

@@ -698,6 +698,12 @@ impl Rt {
                     // SAFETY: a status MPI just filled.
                     if !(self.cancels && unsafe { persist::was_cancelled(&status) }) {
                         self.early_ack(id);
+                        // The program completes it later, maybe never
+                        // (a rank polling another request): meanwhile the
+                        // wait-for graph must not count it as posted, or
+                        // a message it could take would make that sender
+                        // look "slow, not stuck" (soak seed 4480).
+                        self.record_took(id);
                     }
                 }
                 Kind::Send(send) if send.sync && !self.ack_arrived(id) => {

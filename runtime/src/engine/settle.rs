@@ -136,28 +136,39 @@ impl Rt {
             let Some(id) = self.ids.get(i).copied().flatten() else {
                 continue;
             };
-            let Some(slot) = self.slots.get(id).copied() else {
-                continue;
-            };
-            let Kind::Recv(r) = slot.kind else {
-                continue;
-            };
-            if !matches!(r.settled, Some(Settled::Tag(_))) {
-                continue; // cancelled: no message
+            // `None`: an orphan's; `Cancelled`: no message taken.
+            let took = matches!(
+                self.slots.get(id).map(|s| s.kind),
+                Some(Kind::Recv(r)) if matches!(r.settled, Some(Settled::Tag(_)))
+            );
+            if took {
+                self.record_took(id);
             }
-            let Some(header) = piggyback::decode(self.slots.header_words(id)) else {
-                continue;
-            };
-            record::append(|| RawOp {
-                kind: OpKind::Settled as u16,
-                flags: flags::RETURNED,
-                request: slot.record.unwrap_or(u64::MAX),
-                peer: header.sender,
-                aux: header.op_index,
-                count: -1,
-                ..RawOp::default()
-            });
         }
+    }
+
+    /// Writes the `Settled` record of receive slot `id`, which MPI
+    /// completed (not cancelled) and the program has not completed yet:
+    /// the send it took, as its piggybacked header names it.
+    pub(super) fn record_took(&self, id: u32) {
+        let Some(slot) = self.slots.get(id).copied() else {
+            return;
+        };
+        if !matches!(slot.kind, Kind::Recv(_)) {
+            return;
+        }
+        let Some(header) = piggyback::decode(self.slots.header_words(id)) else {
+            return;
+        };
+        record::append(|| RawOp {
+            kind: OpKind::Settled as u16,
+            flags: flags::RETURNED,
+            request: slot.record.unwrap_or(u64::MAX),
+            peer: header.sender,
+            aux: header.op_index,
+            count: -1,
+            ..RawOp::default()
+        });
     }
 
     /// Puts back on the watch list the array's receives a failure left
