@@ -99,6 +99,32 @@ fn a_test_loop_beside_completed_wildcard_receives_deadlocks() {
     only_a_deadlock("tests/programs/h7_test_loop_beside_completed_wildcards.c");
 }
 
+/// A replay that forces a `Testany`/`Testsome` loop to return a request
+/// that cannot complete first hangs; the loop waits for that request
+/// alone, so the graph confirms the hang instead of the run ending at its
+/// timeout (the exhaustive reference forces every index, feasible or not;
+/// before, the send beside it made the loop look slow). The infeasible
+/// run is no finding.
+#[test]
+fn a_forced_poll_on_several_that_cannot_complete_is_confirmed() {
+    for source in [
+        "tests/programs/h8_forced_testany_that_cannot_complete.c",
+        "tests/programs/h9_forced_testsome_that_cannot_complete.c",
+    ] {
+        let report = check_program(source);
+        let states: Vec<Vec<&str>> = report
+            .runs
+            .iter()
+            .map(|run| run.ranks.iter().map(|r| r.state.as_str()).collect())
+            .collect();
+        assert_eq!(
+            states,
+            [["finalized"; 3], ["deadlocked"; 3]],
+            "{source}: the forced run's hang is confirmed, not timed out"
+        );
+    }
+}
+
 #[test]
 fn sendrecvs_whose_tags_disagree_deadlock() {
     check_program("tests/programs/d2_sendrecv_tags.c");

@@ -234,6 +234,24 @@ impl Rt {
         });
     }
 
+    /// A call on several (`polled`: `MPI_Testany`, `MPI_Testsome`) of
+    /// `count` requests found none complete: in a polling loop it stands
+    /// for `wait` (`MPI_Waitany`, `MPI_Waitsome`) on the rank's outstanding
+    /// requests, or, when a replay forces it to return request `forced`,
+    /// for `MPI_Wait` on that one alone: no other can complete it (seed 001
+    /// §4). A forcing that request cannot meet is then a deadlock the
+    /// wait-for graph confirms, not a loop that looks slow because another
+    /// request can complete (the exhaustive reference forces every index,
+    /// feasible or not).
+    fn polled_many(&self, polled: OpKind, wait: OpKind, count: c_int, forced: Option<usize>) {
+        record::poll(polled, || match forced {
+            Some(j) if j < self.handles.len() => {
+                self.completion_op(OpKind::Wait, self.handles[j], self.ids[j], 1)
+            }
+            _ => self.many_op(wait, count),
+        });
+    }
+
     /// Reads `count` requests into the scratch lists; `None` when the
     /// arguments are for MPI to reject.
     ///
@@ -716,8 +734,8 @@ impl Rt {
         } else if chosen == undefined() {
             // SAFETY: written by MPI (rc is SUCCESS here).
             if unsafe { *flag } == 0 {
-                // Waitany's graph node is any outstanding request's.
-                record::poll(OpKind::Testany, || self.many_op(OpKind::Waitany, count));
+                let forced = choice.and_then(|c| c.forced);
+                self.polled_many(OpKind::Testany, OpKind::Waitany, count, forced);
             }
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
@@ -947,7 +965,8 @@ impl Rt {
             }
         } else {
             if out == 0 {
-                record::poll(OpKind::Testsome, || self.many_op(OpKind::Waitsome, count));
+                let forced = choice.and_then(|c| c.forced);
+                self.polled_many(OpKind::Testsome, OpKind::Waitsome, count, forced);
             }
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
