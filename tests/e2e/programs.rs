@@ -60,7 +60,6 @@ fn every_program_has_a_test() {
         "h6_testany_loop_after_a_completion.c",
         "h7_test_loop_beside_completed_wildcards.c",
         "h8_forced_testany_that_cannot_complete.c",
-        "h9_forced_testsome_that_cannot_complete.c",
         "invalid_rank_fatal.c",
         "k1_forked_child_exits.c",
         "k2_many_records.c",
