@@ -1,6 +1,6 @@
 /* mbhybrid-test: np=3 exit=1 interleavings=2 */
 /* x1_waitany_order.c with MPI_Waitsome: the choice is the request the call
- * returns first (seed 001 §4; which others join it is left to MPI). The
+ * returns first (seed 001 §4; during verification it returns one). The
  * assertion fails only when rank 2's request heads the list. */
 #include <assert.h>
 #include <mpi.h>

@@ -770,10 +770,31 @@ impl Rt {
         rc
     }
 
+    /// `MPI_Testsome` that returns at most one request, through
+    /// [`Rt::testany_masked`]: see [`Rt::any_as_some`].
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Testsome`, with `statuses` valid for one status.
+    unsafe fn testsome_one(
+        &mut self,
+        count: c_int,
+        requests: *mut MPI_Request,
+        outcount: *mut c_int,
+        indices: *mut c_int,
+        statuses: *mut MPI_Status,
+    ) -> c_int {
+        let (mut index, mut flag) = (undefined(), 0);
+        // SAFETY: the caller's contract; valid out-parameters.
+        let rc = unsafe { self.testany_masked(count, requests, &mut index, &mut flag, statuses) };
+        // SAFETY: the caller's contract.
+        unsafe { any_as_some(rc, index, flag, outcount, indices, statuses) }
+    }
+
     /// A `some` form forced to index `j` (seed 001 §4): waits for (`wait`)
-    /// or tests that request alone; once it completed, it heads the list,
-    /// and the others that completed too follow it, as MPI would return
-    /// them (which others join is left to MPI: the choice is the first).
+    /// or tests that request alone, and returns it alone once it completed
+    /// (the choice is the first of the list; see below why nothing joins
+    /// it).
     ///
     /// # Safety
     ///
@@ -782,7 +803,6 @@ impl Rt {
     #[allow(clippy::too_many_arguments)]
     unsafe fn some_forced(
         &mut self,
-        count: c_int,
         requests: *mut MPI_Request,
         j: usize,
         outcount: *mut c_int,
@@ -808,21 +828,14 @@ impl Rt {
                 return rc;
             }
             *indices = j as c_int;
-            if self.det.is_some() {
-                // Deterministic mode returns the chosen request alone: which
-                // others have completed too depends on timing.
-                return SUCCESS;
-            }
-            let mut more: c_int = 0;
-            let rc =
-                self.testsome_masked(count, requests, &mut more, indices.add(1), statuses.add(1));
-            if (rc == SUCCESS || rc == ERR_IN_STATUS) && more > 0 && more != undefined() {
-                *outcount = 1 + more;
-            }
-            if rc == ERR_IN_STATUS {
-                return rc;
-            }
         }
+        // The forced request alone, though others may have completed too:
+        // which ones MPI would join to it depends on timing, and one it
+        // joined could not head a later call the replay forces (a
+        // `Testsome` loop forced to index 1, then to index 0, failed when
+        // MPI returned 0 with 1). Returning fewer than have completed is
+        // what MPI does when they complete a moment later; the next call
+        // returns them.
         SUCCESS
     }
 
@@ -876,16 +889,28 @@ impl Rt {
         }
         let rc = if let Some(j) = choice.and_then(|c| c.forced) {
             // SAFETY: the caller's arguments and valid statuses; `j` < n.
-            unsafe { self.some_forced(count, requests, j, outcount, indices, sts, true) }
+            unsafe { self.some_forced(requests, j, outcount, indices, sts, true) }
         } else if !self.any_unacknowledged() && !self.must_poll() {
             self.list_awaited();
             // SAFETY: the caller's arguments and valid statuses.
-            unsafe { mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, sts) }
+            unsafe {
+                if choice.is_some() {
+                    let mut one = undefined();
+                    let rc = mpi_sys::PMPI_Waitany(count, requests, &mut one, sts);
+                    any_as_some(rc, one, 1, outcount, indices, sts)
+                } else {
+                    mpi_sys::PMPI_Waitsome(count, requests, outcount, indices, sts)
+                }
+            }
         } else {
             // SAFETY: as above, polled.
             unsafe {
                 self.spin(|rt| {
-                    let rc = rt.testsome_masked(count, requests, outcount, indices, sts);
+                    let rc = if choice.is_some() {
+                        rt.testsome_one(count, requests, outcount, indices, sts)
+                    } else {
+                        rt.testsome_masked(count, requests, outcount, indices, sts)
+                    };
                     (rc != SUCCESS || *outcount != 0).then_some(rc)
                 })
             }
@@ -933,10 +958,12 @@ impl Rt {
         let choice = self.choosing(false);
         let rc = match choice.and_then(|c| c.forced) {
             // SAFETY: the caller's arguments and valid statuses; `j` < n.
-            Some(j) => unsafe {
-                self.some_forced(count, requests, j, outcount, indices, sts, false)
-            },
+            Some(j) => unsafe { self.some_forced(requests, j, outcount, indices, sts, false) },
             // SAFETY: the caller's arguments and valid statuses.
+            None if choice.is_some() => unsafe {
+                self.testsome_one(count, requests, outcount, indices, sts)
+            },
+            // SAFETY: as above.
             None => unsafe { self.testsome_masked(count, requests, outcount, indices, sts) },
         };
         let out = if rc == SUCCESS || rc == ERR_IN_STATUS {
@@ -1262,4 +1289,52 @@ impl Rt {
             })
         }
     }
+}
+
+/// Gives one `MPI_Waitany`/`MPI_Testany` result (`rc`, `index`, `flag`;
+/// the status already in `statuses[0]`) as a `some` form's: no request
+/// (`outcount` 0), none active (`MPI_UNDEFINED`), or the one request, a
+/// failed one as `MPI_ERR_IN_STATUS` with its code in its status
+/// (MPI-4.0 §3.7.5).
+///
+/// A `some` call that is a choice returns one request at a time during
+/// verification, as an MPI whose progress completes one operation per
+/// call does: which requests MPI would return together depends on
+/// timing, so the search could not force it, and a program that prints
+/// or branches on them would have outcomes no run can be made to repeat.
+/// One at a time, the call is a `Waitany`/`Testany` for the search (seed
+/// 001 §4), and every order in which the requests complete is explored.
+///
+/// # Safety
+///
+/// `outcount` and `indices` valid for writing (one index), `statuses`
+/// for one status.
+unsafe fn any_as_some(
+    rc: c_int,
+    index: c_int,
+    flag: c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if flag == 0 {
+            *outcount = 0;
+            return rc;
+        }
+        if index == undefined() {
+            if rc == SUCCESS {
+                *outcount = undefined();
+            }
+            return rc;
+        }
+        *outcount = 1;
+        *indices = index;
+        if rc != SUCCESS {
+            (*statuses).MPI_ERROR = rc;
+            return ERR_IN_STATUS;
+        }
+    }
+    SUCCESS
 }
