@@ -11,9 +11,9 @@
 //! outcomes.
 //!
 //! Every rank prints one line, `sig R: …`, just before `MPI_Finalize`: for
-//! every receive in program order (probes and `Waitany`/`Testany` indices
-//! included), a letter and the sender's world rank (`t` and the tag after an
-//! `MPI_ANY_TAG` receive). The sorted lines of a run identify its wildcard
+//! every receive in program order (probes and `Waitany`/`Testany`/
+//! `Waitsome`/`Testsome` indices included), a letter and the sender's world
+//! rank (`t` and the tag after an `MPI_ANY_TAG` receive). The sorted lines of a run identify its wildcard
 //! outcomes.
 //!
 //! ```
@@ -91,6 +91,10 @@ pub enum RecvStyle {
     IrecvTest,
     /// `MPI_Irecv` each, then an `MPI_Testany` loop.
     IrecvTestany,
+    /// `MPI_Irecv` each, then `MPI_Waitsome` until all are done.
+    IrecvWaitsome,
+    /// `MPI_Irecv` each, then an `MPI_Testsome` loop.
+    IrecvTestsome,
     /// `MPI_Probe(MPI_ANY_SOURCE)`, then `MPI_Recv` from `status.MPI_SOURCE`.
     Probe,
     /// An `MPI_Iprobe(MPI_ANY_SOURCE)` loop, then `MPI_Recv` from the source.
@@ -322,6 +326,8 @@ pub struct Features {
     pub irecv_waitany: bool,
     pub irecv_test_loop: bool,
     pub irecv_testany_loop: bool,
+    pub irecv_waitsome: bool,
+    pub irecv_testsome_loop: bool,
     pub send: bool,
     pub isend_wait: bool,
     pub probe: bool,
@@ -356,6 +362,8 @@ impl Features {
             ("irecv_waitany", self.irecv_waitany),
             ("irecv_test_loop", self.irecv_test_loop),
             ("irecv_testany_loop", self.irecv_testany_loop),
+            ("irecv_waitsome", self.irecv_waitsome),
+            ("irecv_testsome_loop", self.irecv_testsome_loop),
             ("send", self.send),
             ("isend_wait", self.isend_wait),
             ("probe", self.probe),
@@ -469,8 +477,30 @@ impl Program {
                 });
             }
         }
+        program.some_forms(seed);
         debug_assert_eq!(program.validate(), Ok(()), "seed {seed}");
         program
+    }
+
+    /// Turns about half of the `Waitany`/`Testany` fan-ins into their
+    /// `Waitsome`/`Testsome` forms, drawing from a stream of its own: the
+    /// main stream, and so every other part of each seed's program, stays
+    /// as it was before the `some` forms joined the generator (the suite's
+    /// seeds were picked on it, and soak rows name them).
+    fn some_forms(&mut self, seed: u64) {
+        let mut rng = Rng(seed ^ 0x736f_6d65_666f_726d);
+        for phase in &mut self.phases {
+            if let PhaseKind::FanIn { style, .. } = &mut phase.kind {
+                let some = match *style {
+                    RecvStyle::IrecvWaitany => RecvStyle::IrecvWaitsome,
+                    RecvStyle::IrecvTestany => RecvStyle::IrecvTestsome,
+                    _ => continue,
+                };
+                if rng.chance(1, 2) {
+                    *style = some;
+                }
+            }
+        }
     }
 
     fn bug_phase(&self, rng: &mut Rng, comm: Comm) -> Phase {
@@ -782,6 +812,8 @@ impl Program {
                         RecvStyle::IrecvWaitany => f.irecv_waitany = true,
                         RecvStyle::IrecvTest => f.irecv_test_loop = true,
                         RecvStyle::IrecvTestany => f.irecv_testany_loop = true,
+                        RecvStyle::IrecvWaitsome => f.irecv_waitsome = true,
+                        RecvStyle::IrecvTestsome => f.irecv_testsome_loop = true,
                         RecvStyle::Probe => {
                             f.probe = true;
                             f.specific_recv = true;
@@ -1359,6 +1391,31 @@ fn emit_fan_in(
             wl(w, 5, "if (flag && idx != MPI_UNDEFINED) {");
             wl(w, 6, "rec('x', idx);");
             record(w, 6, 'w', "st.MPI_SOURCE", "rb[idx]");
+            wl(w, 6, "done++;");
+            wl(w, 5, "}");
+            wl(w, 4, "}");
+        }
+        RecvStyle::IrecvWaitsome | RecvStyle::IrecvTestsome => {
+            let wait = style == RecvStyle::IrecvWaitsome;
+            irecvs(w);
+            wl(w, 4, "int done = 0;");
+            wl(w, 4, &format!("while (done < {k}) {{"));
+            wl(w, 5, &format!("int out = 0, some_idx[{k}];"));
+            wl(w, 5, &format!("MPI_Status some_st[{k}];"));
+            let call = if wait { "MPI_Waitsome" } else { "MPI_Testsome" };
+            wl(w, 5, &format!("{call}({k}, rq, &out, some_idx, some_st);"));
+            wl(
+                w,
+                5,
+                "for (int j = 0; j < out && out != MPI_UNDEFINED; j++) {",
+            );
+            wl(w, 6, "int idx = some_idx[j];");
+            wl(
+                w,
+                6,
+                &format!("rec('{}', idx);", if wait { 'i' } else { 'x' }),
+            );
+            record(w, 6, 'w', "some_st[j].MPI_SOURCE", "rb[idx]");
             wl(w, 6, "done++;");
             wl(w, 5, "}");
             wl(w, 4, "}");
