@@ -771,7 +771,7 @@ impl Rt {
     }
 
     /// `MPI_Testsome` that returns at most one request, through
-    /// [`Rt::testany_masked`]: see [`Rt::any_as_some`].
+    /// [`Rt::testany_masked`]: see [`any_as_some`].
     ///
     /// # Safety
     ///
