@@ -13,8 +13,8 @@
 //! Every rank prints one line, `sig R: …`, just before `MPI_Finalize`: for
 //! every receive in program order (probes and `Waitany`/`Testany`/
 //! `Waitsome`/`Testsome` indices included), a letter and the sender's world
-//! rank (`t` and the tag after an `MPI_ANY_TAG` receive). The sorted lines of a run identify its wildcard
-//! outcomes.
+//! rank (`t` and the tag after an `MPI_ANY_TAG` receive). The sorted lines
+//! of a run identify its wildcard outcomes.
 //!
 //! ```
 //! use mbh_tests::generator::Program;
