@@ -14,6 +14,7 @@
 //!   `mbh-bounding`'s explorer steers, with the budgets that stop it (the
 //!   one place they are enforced) and the report's search statistics;
 //! - [`run_ahead`]: the interleavings `--jobs` launches ahead of the search;
+//! - [`divergence`]: how a forced match that did not happen is told;
 //! - [`pruner`]: deleting the traces of runs that showed nothing, off the
 //!   path from one run to the next.
 //!
@@ -29,6 +30,7 @@
 
 #![deny(missing_docs)]
 
+pub mod divergence;
 pub mod error;
 pub mod interleaving;
 pub mod pruner;

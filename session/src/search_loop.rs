@@ -4,6 +4,7 @@
 //! budget is spent. Findings are deduplicated across interleavings by kind
 //! and sites, each keeping the first interleaving that showed it.
 
+use crate::divergence::{self, ForcedCall};
 use crate::error::{Result, SessionError};
 use crate::interleaving::{self, LaunchSpec};
 use crate::pruner::Pruner;
@@ -90,7 +91,7 @@ pub fn explore(
     let started = Instant::now();
     let mut found = Exploration::empty();
     let mut seen_findings = HashSet::new();
-    let mut seen_wildcards: BTreeMap<(i32, u32), usize> = BTreeMap::new();
+    let mut seen_wildcards: BTreeMap<(i32, u32), SeenEvent> = BTreeMap::new();
     // Dropped before this returns: every pruned directory is pruned then.
     let pruner = Pruner::start();
 
@@ -160,16 +161,19 @@ pub fn explore(
                     format!("interleaving {n} has too many wildcard events for --search exhaustive; use the guided search")
                 });
             }
-            found.note_unmatched(n, recorded.unmatched);
+            // Wildcards first: an unmatched forcing is told with its call.
+            found.add_wildcards(session, &mut seen_wildcards, &run, n);
+            let diverged = !recorded.unmatched.is_empty();
+            found.note_unmatched(n, recorded.unmatched, &seen_wildcards, &run.dir.path);
             let shown = Shown {
                 n,
                 buffering,
                 guidance: next.guidance.as_ref(),
             };
             let new_finding = found.add_findings(session, &mut seen_findings, &run, &shown);
-            found.add_wildcards(session, &mut seen_wildcards, &run, n);
             found.add_outcome(&run, n, keep_traces);
-            if !new_finding && !settings.keep_traces {
+            // A diverged run is kept: its error points at its directory.
+            if !new_finding && !diverged && !settings.keep_traces {
                 pruner.prune(&run.dir);
             }
         }
@@ -240,6 +244,14 @@ fn run_end(run: &interleaving::Interleaving) -> RunEnd {
     }
 }
 
+/// A wildcard event some run recorded: its entry in
+/// [`Exploration::wildcards`], and what kind of choice it is (as the first
+/// run that made it saw it).
+struct SeenEvent {
+    report: usize,
+    index_choice: bool,
+}
+
 /// What makes two findings the same ([`Finding::dedup_key`]).
 type FindingKey = (FindingKind, Vec<(String, u32)>);
 
@@ -297,19 +309,27 @@ impl Exploration {
     }
 
     /// Forced matches the run did not make: errors of the search, also
-    /// listed as warnings.
-    fn note_unmatched(&mut self, n: u32, unmatched: Vec<mbh_bounding::UnmatchedForce>) {
+    /// listed as warnings, each told with its call as an earlier run
+    /// recorded it.
+    fn note_unmatched(
+        &mut self,
+        n: u32,
+        unmatched: Vec<mbh_bounding::UnmatchedForce>,
+        seen: &BTreeMap<(i32, u32), SeenEvent>,
+        run_dir: &std::path::Path,
+    ) {
         for unmatched in unmatched {
-            let what = format!(
-                "interleaving {n}: rank {}'s wildcard event {} was forced to take rank {}'s message but {}; the clocks claimed a match MPI could not make (a bug of mbhybrid: please report it with this run directory)",
-                unmatched.forced.rank,
-                unmatched.forced.event,
-                unmatched.forced.source,
-                match unmatched.observed {
-                    Some(other) => format!("took rank {other}'s"),
-                    None => "never completed".to_string(),
+            let key = (unmatched.forced.rank, unmatched.forced.event);
+            let call = seen.get(&key).map(|event| {
+                let report = &self.wildcards[event.report];
+                ForcedCall {
+                    call: &report.call,
+                    file: &report.file,
+                    line: report.line,
+                    index_choice: event.index_choice,
                 }
-            );
+            });
+            let what = divergence::search_error(&unmatched, call, n, run_dir);
             self.warnings.push(what.clone());
             self.diverged.push(what);
         }
@@ -362,15 +382,21 @@ impl Exploration {
     fn add_wildcards(
         &mut self,
         session: &Session,
-        seen: &mut BTreeMap<(i32, u32), usize>,
+        seen: &mut BTreeMap<(i32, u32), SeenEvent>,
         run: &interleaving::Interleaving,
         n: u32,
     ) {
         for event in &run.events {
-            let at = *seen.entry((event.rank, event.event)).or_insert_with(|| {
-                self.wildcards.push(wildcard_report(session, event, n));
-                self.wildcards.len() - 1
-            });
+            let at = seen
+                .entry((event.rank, event.event))
+                .or_insert_with(|| {
+                    self.wildcards.push(wildcard_report(session, event, n));
+                    SeenEvent {
+                        report: self.wildcards.len() - 1,
+                        index_choice: event.is_index_choice(),
+                    }
+                })
+                .report;
             let senders = &mut self.wildcards[at].senders;
             senders.extend(event.potential.iter().copied());
             if event.matched >= 0 {
@@ -648,5 +674,55 @@ impl Engine {
             Engine::Guided(e) => e.is_complete(),
             Engine::Exhaustive(e) => e.is_complete(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mbh_trace::config::ForcedMatch;
+
+    /// The search's error names the call an earlier run recorded for the
+    /// forced event, in that call's terms.
+    #[test]
+    fn an_unmatched_forcing_is_told_with_the_call_an_earlier_run_recorded() {
+        let mut found = Exploration::empty();
+        found.wildcards.push(WildcardReport {
+            rank: 2,
+            file: "manager.c".into(),
+            line: 31,
+            call: "MPI_Testany".into(),
+            matched: vec![1],
+            potential: vec![0],
+            event: 5,
+            interleaving: 1,
+            clock: 9,
+            senders: Vec::new(),
+        });
+        let seen = BTreeMap::from([(
+            (2, 5),
+            SeenEvent {
+                report: 0,
+                index_choice: true,
+            },
+        )]);
+        let unmatched = mbh_bounding::UnmatchedForce {
+            forced: ForcedMatch {
+                rank: 2,
+                event: 5,
+                source: 0,
+            },
+            observed: Some(1),
+        };
+        found.note_unmatched(3, vec![unmatched], &seen, std::path::Path::new("runs/x/i3"));
+        assert_eq!(found.diverged, found.warnings);
+        assert!(
+            found.diverged[0].starts_with(
+                "interleaving 3: rank 2's MPI_Testany at manager.c:31 (its wildcard event 5) was forced to return request index 0 first but returned index 1;"
+            ),
+            "{:?}",
+            found.diverged
+        );
+        assert!(found.diverged[0].contains("runs/x/i3"));
     }
 }

@@ -7,10 +7,13 @@ use crate::cli::{Format, ReplayArgs};
 use crate::error::UsageError;
 use anyhow::{Context, Result};
 use is_terminal::IsTerminal;
+use mbh_bounding::UnmatchedForce;
+use mbh_session::divergence::{self, ForcedCall};
 use mbh_session::interleaving;
 use mbh_session::Session;
-use mbh_trace::config::RuntimeConfig;
+use mbh_trace::config::{ForcedMatch, RuntimeConfig};
 use mbh_trace::layout::InterleavingDir;
+use mbh_trace::rank_trace::WildcardEvent;
 use mbh_trace::report::{ChoicePointStats, Report};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,23 +57,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let replayed = interleaving::run(&mut session, args.interleaving, dir, config.clone())?;
     let mut warnings = session.warnings.clone();
     let forced = config.guidance.as_ref().map_or(0, |g| g.forced.len());
-    let diverged: Vec<String> = config
-        .guidance
-        .iter()
-        .flat_map(|g| &g.forced)
-        .filter(|f| {
-            !replayed
-                .events
-                .iter()
-                .any(|e| e.rank == f.rank && e.event == f.event && e.matched == f.source)
-        })
-        .map(|f| {
-            format!(
-                "rank {}'s wildcard event {} did not take rank {}'s message as recorded",
-                f.rank, f.event, f.source
-            )
-        })
-        .collect();
+    let diverged = divergences(&session, &config, &replayed.events, &recorded);
     let divergence: Vec<String> = diverged
         .iter()
         .map(|d| format!("interleaving {}: {d}", args.interleaving))
@@ -115,6 +102,51 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
 }
 
 /// The run directory named by a run id (under the run root) or a path.
+/// The forced matches of `config` the replay did not make, each told with
+/// its call: as the replay made it, or else as the recorded run did (a
+/// receive forced to a sender that never sent never completes, and only
+/// the recording, when its traces were kept, knows which call it was).
+fn divergences(
+    session: &Session,
+    config: &RuntimeConfig,
+    replayed: &[WildcardEvent],
+    recorded: &InterleavingDir,
+) -> Vec<String> {
+    let find = |events: &'_ [WildcardEvent], forced: &ForcedMatch| {
+        events
+            .iter()
+            .position(|e| e.rank == forced.rank && e.event == forced.event)
+    };
+    let forced = config.guidance.iter().flat_map(|g| &g.forced);
+    let unmatched: Vec<UnmatchedForce> = forced
+        .filter_map(|&forced| {
+            let observed = find(replayed, &forced)
+                .map(|at| replayed[at].matched)
+                .filter(|&m| m >= 0);
+            (observed != Some(forced.source)).then_some(UnmatchedForce { forced, observed })
+        })
+        .collect();
+    let recorded_events: Vec<WildcardEvent> = if unmatched.is_empty() {
+        Vec::new()
+    } else {
+        let (traces, _) = mbh_verdict::read_traces(recorded, session.np);
+        traces
+            .iter()
+            .flatten()
+            .flat_map(|t| t.wildcard_events())
+            .collect()
+    };
+    unmatched
+        .iter()
+        .map(|u| {
+            let event = find(replayed, &u.forced)
+                .map(|at| &replayed[at])
+                .or_else(|| find(&recorded_events, &u.forced).map(|at| &recorded_events[at]));
+            divergence::describe(u, event.map(|e| ForcedCall::of(session, e)))
+        })
+        .collect()
+}
+
 fn locate_run(args: &ReplayArgs) -> Result<PathBuf, mbh_session::SessionError> {
     let candidates = [args.run_dir.join(&args.run), PathBuf::from(&args.run)];
     candidates

@@ -195,8 +195,9 @@ fn a_clean_but_partial_search_exits_3() {
 }
 
 /// Issue 11: a replay that cannot make a forced match says so as an error
-/// (exit 2), never as a warning or a silent fallback. E4's rank 1 is forced
-/// to take a message from itself, which it never sends.
+/// (exit 2), never as a warning or a silent fallback, and names the call
+/// it forced. E4's rank 1 is forced to take a message from itself, which
+/// it never sends.
 #[test]
 fn a_replay_whose_forced_match_cannot_happen_fails_loudly() {
     let _lock = mbh_tests::mpi_lock();
@@ -206,8 +207,16 @@ fn a_replay_whose_forced_match_cannot_happen_fails_loudly() {
         dir.path(),
     );
     let (_, report, out) = verify_json(&exe, 3, dir.path(), &[]);
+    // The deadlock's run: its traces are kept, so the error can name the
+    // call the forcing was for.
+    let deadlock = report
+        .findings
+        .iter()
+        .find(|f| f.kind == "deadlock")
+        .unwrap_or_else(|| panic!("E4 deadlocks\n{}", describe(&out)));
+    let interleaving = deadlock.interleaving.to_string();
     let replay_config = std::path::Path::new(&report.run_dir)
-        .join("i1")
+        .join(format!("i{interleaving}"))
         .join("replay.json");
     let text = std::fs::read_to_string(&replay_config)
         .unwrap_or_else(|e| panic!("{}: {e}\n{}", replay_config.display(), describe(&out)));
@@ -221,7 +230,7 @@ fn a_replay_whose_forced_match_cannot_happen_fails_loudly() {
             "replay",
             &report.run_id,
             "--interleaving",
-            "1",
+            &interleaving,
             "--run-dir",
             runs.to_str().unwrap(),
         ],
@@ -230,7 +239,10 @@ fn a_replay_whose_forced_match_cannot_happen_fails_loudly() {
     let stderr = String::from_utf8_lossy(&replayed.stderr);
     assert!(
         stderr.contains("error: 1 forced match(es) did not happen")
-            && stderr.contains("rank 1's wildcard event 0 did not take rank 1's message"),
+            && stderr.contains("rank 1's MPI_Recv at ")
+            && stderr.contains(
+                "e4_wildcard_deadlock.c:12 (its wildcard event 0) was forced to take rank 1's message but"
+            ),
         "{}",
         describe(&replayed)
     );
