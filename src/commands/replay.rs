@@ -101,7 +101,6 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| super::verify::replay_exit_code(&report)))
 }
 
-/// The run directory named by a run id (under the run root) or a path.
 /// The forced matches of `config` the replay did not make, each told with
 /// its call: as the replay made it, or else as the recorded run did (a
 /// receive forced to a sender that never sent never completes, and only
@@ -112,16 +111,11 @@ fn divergences(
     replayed: &[WildcardEvent],
     recorded: &InterleavingDir,
 ) -> Vec<String> {
-    let find = |events: &'_ [WildcardEvent], forced: &ForcedMatch| {
-        events
-            .iter()
-            .position(|e| e.rank == forced.rank && e.event == forced.event)
-    };
     let forced = config.guidance.iter().flat_map(|g| &g.forced);
     let unmatched: Vec<UnmatchedForce> = forced
         .filter_map(|&forced| {
-            let observed = find(replayed, &forced)
-                .map(|at| replayed[at].matched)
+            let observed = event_of(replayed, &forced)
+                .map(|e| e.matched)
                 .filter(|&m| m >= 0);
             (observed != Some(forced.source)).then_some(UnmatchedForce { forced, observed })
         })
@@ -139,14 +133,21 @@ fn divergences(
     unmatched
         .iter()
         .map(|u| {
-            let event = find(replayed, &u.forced)
-                .map(|at| &replayed[at])
-                .or_else(|| find(&recorded_events, &u.forced).map(|at| &recorded_events[at]));
+            let event =
+                event_of(replayed, &u.forced).or_else(|| event_of(&recorded_events, &u.forced));
             divergence::describe(u, event.map(|e| ForcedCall::of(session, e)))
         })
         .collect()
 }
 
+/// The event of `events` that `forced` names.
+fn event_of<'a>(events: &'a [WildcardEvent], forced: &ForcedMatch) -> Option<&'a WildcardEvent> {
+    events
+        .iter()
+        .find(|e| e.rank == forced.rank && e.event == forced.event)
+}
+
+/// The run directory named by a run id (under the run root) or a path.
 fn locate_run(args: &ReplayArgs) -> Result<PathBuf, mbh_session::SessionError> {
     let candidates = [args.run_dir.join(&args.run), PathBuf::from(&args.run)];
     candidates
