@@ -181,6 +181,14 @@ pub enum SearchArg {
     Exhaustive,
 }
 
+/// A level of findings that fails the run (`--deny`, `-D`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DenyArg {
+    /// Warnings (leaks, buffering hazards, collective divergence, ...)
+    /// make the exit status 1, as errors do.
+    Warnings,
+}
+
 /// Loop-iteration abstraction (`--loop-abstraction`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LoopAbstractionArg {
@@ -295,6 +303,11 @@ pub struct VerifyArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// Make warnings fail the run (exit status 1), as `-D warnings` does
+    /// for rustc. Without it only errors do: warnings are reported (and
+    /// kept in JSON and SARIF) and never change the exit status.
+    #[arg(long = "deny", short = 'D', value_enum, value_name = "LEVEL")]
+    pub deny: Vec<DenyArg>,
     /// Seconds one run may take before it is stopped and reported as `timeout`.
     #[arg(long, value_name = "SECS", default_value_t = 120,
           value_parser = clap::value_parser!(u64).range(1..))]

@@ -161,7 +161,7 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
     let start = Instant::now();
     let mut child = command.spawn()?;
     let group = child.id() as libc::pid_t;
-    let _forward = ForwardTermination::to(group);
+    let _forward = crate::termination::ForwardTermination::to(group);
     let exit = ExitWait::of(group);
     loop {
         if let Some(status) = child.try_wait()? {
@@ -232,62 +232,6 @@ impl ExitWait {
             // A pidfd that cannot be polled: wait as without one.
             std::thread::sleep(limit);
         }
-    }
-}
-
-/// The process groups of the jobs running now (0: a free slot), for the
-/// signal handler: each job runs in a group of its own (so a timeout can
-/// stop all of it), which also shields it from the terminal's Ctrl-C.
-/// Without this, an interrupted mbhybrid would leave the launcher and its
-/// ranks spinning. One slot per job `verify --jobs` may run at once (its
-/// limit, 256) and one spare.
-static RUNNING_GROUPS: [std::sync::atomic::AtomicI32; 257] =
-    [const { std::sync::atomic::AtomicI32::new(0) }; 257];
-
-/// While alive, SIGINT, SIGTERM and SIGHUP to mbhybrid also kill the job.
-struct ForwardTermination {
-    /// Its slot in [`RUNNING_GROUPS`], if one was free.
-    slot: Option<usize>,
-}
-
-impl ForwardTermination {
-    fn to(group: libc::pid_t) -> Self {
-        use std::sync::atomic::Ordering::SeqCst;
-        use std::sync::Once;
-        static INSTALL: Once = Once::new();
-        let slot = RUNNING_GROUPS
-            .iter()
-            .position(|slot| slot.compare_exchange(0, group, SeqCst, SeqCst).is_ok());
-        INSTALL.call_once(|| {
-            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-                // SAFETY: installs an async-signal-safe handler (it only
-                // calls kill(2), signal(2) and raise(3)).
-                unsafe { libc::signal(signal, on_termination as *const () as libc::sighandler_t) };
-            }
-        });
-        ForwardTermination { slot }
-    }
-}
-
-impl Drop for ForwardTermination {
-    fn drop(&mut self) {
-        if let Some(slot) = self.slot {
-            RUNNING_GROUPS[slot].store(0, std::sync::atomic::Ordering::SeqCst);
-        }
-    }
-}
-
-extern "C" fn on_termination(signal: libc::c_int) {
-    // SAFETY: atomic loads, kill, signal and raise are async-signal-safe.
-    unsafe {
-        for slot in &RUNNING_GROUPS {
-            let group = slot.load(std::sync::atomic::Ordering::SeqCst);
-            if group > 0 {
-                libc::kill(-group, libc::SIGKILL);
-            }
-        }
-        libc::signal(signal, libc::SIG_DFL);
-        libc::raise(signal);
     }
 }
 

@@ -10,7 +10,10 @@
 //!   rank is blocked, and stopping it only for a deadlock the wait-for
 //!   graph of `mbh-bounding` confirms;
 //! - [`deaths`]: which rank of the job died first, from the order in which
-//!   the ranks' sockets close.
+//!   the ranks' sockets close;
+//! - [`termination`]: what SIGINT, SIGTERM (a batch system's time limit)
+//!   and their kin do to the running jobs, and whether one asked the
+//!   command to stop and report.
 //!
 //! It must not judge a run (that is `mbh-verdict`'s, from the traces the
 //! job leaves), read the command line, or print.
@@ -26,5 +29,6 @@
 pub mod deaths;
 pub mod hang_monitor;
 pub mod job;
+pub mod termination;
 
 pub use job::{run, Job, Launcher, LauncherError, Watch, POLL_INTERVAL};

@@ -33,6 +33,7 @@
 pub mod divergence;
 pub mod error;
 pub mod interleaving;
+pub mod progress;
 pub mod pruner;
 pub mod run_ahead;
 pub mod search_loop;

@@ -7,6 +7,7 @@
 use crate::divergence::{self, ForcedCall};
 use crate::error::{Result, SessionError};
 use crate::interleaving::{self, LaunchSpec};
+use crate::progress::{Progress, Snapshot};
 use crate::pruner::Pruner;
 use crate::run_ahead::RunAhead;
 use crate::session::Session;
@@ -94,6 +95,7 @@ pub fn explore(
     let mut seen_wildcards: BTreeMap<(i32, u32), SeenEvent> = BTreeMap::new();
     // Dropped before this returns: every pruned directory is pruned then.
     let pruner = Pruner::start();
+    let mut progress = Progress::start(session.progress);
 
     'passes: for &buffering in &settings.bufferings {
         let mut engine = Engine::new(settings, buffering);
@@ -105,14 +107,17 @@ pub fn explore(
             )
         });
         while let Some(next) = engine.next_run() {
-            if let Some(why) = budget_spent(&found, settings, started) {
+            if let Some(why) = budget_spent(&found, session, settings, started) {
                 found.incomplete_because = Some(why);
                 break;
             }
             let n = found.interleavings + 1;
-            if session.progress {
-                print_progress(n, &engine, &found, ahead.as_ref(), started);
-            }
+            progress.interleaving(&Snapshot {
+                interleaving: n,
+                stats: &engine.stats(),
+                findings: found.findings.len(),
+                running_ahead: ahead.as_ref().map(RunAhead::running),
+            });
             let config = RuntimeConfig {
                 clocks: settings.clocks,
                 buffering,
@@ -122,7 +127,17 @@ pub fn explore(
                 ..RuntimeConfig::default()
             };
             let dir = InterleavingDir::new(&session.run_dir, n);
-            let run = match run_interleaving(session, ahead.as_mut(), &engine, n, dir, config) {
+            let run = run_interleaving(session, ahead.as_mut(), &engine, n, dir, config);
+            if let Some(why) = stopped_by_signal(&found) {
+                // The signal killed this run: what it shows is the kill,
+                // not the program. The report covers the runs before it.
+                found.incomplete_because = Some(why);
+                if let Ok(run) = run {
+                    pruner.prune(&run.dir);
+                }
+                break 'passes;
+            }
+            let run = match run {
                 Ok(run) => run,
                 // What ran is still reported (issue 12): a run directory
                 // that became unwritable, a launcher that stopped working.
@@ -181,9 +196,7 @@ pub fn explore(
             break 'passes;
         }
     }
-    if session.progress {
-        eprintln!();
-    }
+    progress.finish();
     found.complete = found.incomplete_because.is_none();
     found.wildcards.sort_by_key(|w| (w.rank, w.event));
     // Findings stay in order of discovery: the timelines refer to them by
@@ -191,29 +204,33 @@ pub fn explore(
     Ok(found)
 }
 
-/// The progress line on standard error.
-fn print_progress(
-    n: u32,
-    engine: &Engine,
-    found: &Exploration,
-    ahead: Option<&RunAhead>,
-    started: Instant,
-) {
-    let running_ahead = ahead.map_or(String::new(), |a| format!(", {} more running", a.running()));
-    eprint!(
-        "\rmbhybrid: interleaving {n} ({} choice points known, {} findings, {:.1} s{running_ahead})   ",
-        engine.stats().found,
-        found.findings.len(),
-        started.elapsed().as_secs_f64()
-    );
+/// Why the search stopped, when SIGINT, SIGTERM or a batch system's time
+/// limit asked it to (`mbh_launch::termination`).
+fn stopped_by_signal(found: &Exploration) -> Option<String> {
+    mbh_launch::termination::stop_requested().map(|signal| {
+        format!(
+            "stopped by {signal} after {} interleaving(s); the report covers those",
+            found.interleavings
+        )
+    })
 }
 
-/// Why the search must start no more runs, when a budget is spent.
-fn budget_spent(found: &Exploration, settings: &Settings, started: Instant) -> Option<String> {
+/// Why the search must start no more runs, when a budget is spent or a
+/// signal asked it to stop.
+fn budget_spent(
+    found: &Exploration,
+    session: &Session,
+    settings: &Settings,
+    started: Instant,
+) -> Option<String> {
+    if let Some(why) = stopped_by_signal(found) {
+        return Some(why);
+    }
     if found.interleavings >= settings.max_interleavings {
         return Some(format!(
-            "stopped at --max-interleavings {}; raise it, or bound the search with --mixing-bound K or --loop-abstraction auto",
-            settings.max_interleavings
+            "stopped at --max-interleavings {}; raise it{}",
+            settings.max_interleavings,
+            bounding_advice(session, settings)
         ));
     }
     settings
@@ -221,10 +238,42 @@ fn budget_spent(found: &Exploration, settings: &Settings, started: Instant) -> O
         .is_some_and(|budget| started.elapsed() >= budget)
         .then(|| {
             format!(
-                "stopped by --time-budget after {} interleavings; raise it, or bound the search with --mixing-bound K or --loop-abstraction auto",
-                found.interleavings
+                "stopped by --time-budget after {} interleavings; raise it{}",
+                found.interleavings,
+                bounding_advice(session, settings)
             )
         })
+}
+
+/// The bounds that would shorten this program's search, as the end of a
+/// sentence (", or bound the search with ..."): only options that change
+/// something for it (issue 37). `--loop-abstraction auto` only when `build`
+/// marked a loop it may abstract; `--mixing-bound` only when none is set.
+fn bounding_advice(session: &Session, settings: &Settings) -> String {
+    use mbh_bounding::LoopAbstraction;
+    use mbh_trace::static_report::LoopMarker;
+    let abstractable = session
+        .sites
+        .as_ref()
+        .and_then(|sites| sites.analysis.as_ref())
+        .is_some_and(|report| {
+            report
+                .loops
+                .iter()
+                .any(|l| l.marker == LoopMarker::Abstract)
+        });
+    let mut options = Vec::new();
+    if settings.bounds.mixing_bound.is_none() {
+        options.push("--mixing-bound K");
+    }
+    if abstractable && settings.bounds.loop_abstraction == LoopAbstraction::Off {
+        options.push("--loop-abstraction auto");
+    }
+    if options.is_empty() {
+        String::new()
+    } else {
+        format!(", or bound the search with {}", options.join(" or "))
+    }
 }
 
 /// How a run ended, for the engine. A run stopped by the timeout is stuck

@@ -4,6 +4,7 @@
 //! manifest a `verify` wrote.
 
 use crate::error::{Result, SessionError};
+use crate::progress::ProgressMode;
 use mbh_launch::Launcher;
 use mbh_trace::layout::RunManifest;
 use mbh_trace::SiteTable;
@@ -37,8 +38,8 @@ pub struct Session {
     pub run_id: String,
     /// The run directory (absolute).
     pub run_dir: PathBuf,
-    /// Whether to print progress to standard error.
-    pub progress: bool,
+    /// Where a search shows its progress.
+    pub progress: ProgressMode,
     /// Warnings found while preparing (they go into the report).
     pub warnings: Vec<String>,
 }
@@ -63,8 +64,8 @@ pub struct SessionRequest<'a> {
     pub run_root: &'a Path,
     /// `--timeout`, seconds.
     pub timeout: u64,
-    /// Print progress.
-    pub progress: bool,
+    /// Where a search shows its progress.
+    pub progress: ProgressMode,
 }
 
 /// Where the runtime library is, for programs not built by mbhybrid, and
@@ -144,7 +145,11 @@ impl Session {
     }
 
     /// The session of an earlier run, from its manifest (for `replay`).
-    pub fn resume(run_dir: &Path, progress: bool, runtime: &RuntimeLookup) -> Result<Session> {
+    pub fn resume(
+        run_dir: &Path,
+        progress: ProgressMode,
+        runtime: &RuntimeLookup,
+    ) -> Result<Session> {
         let manifest_path = RunManifest::path(run_dir);
         let text = std::fs::read_to_string(&manifest_path)
             .map_err(|_| SessionError::NoSuchRun(run_dir.to_owned()))?;

@@ -87,7 +87,9 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     }
     let exit = super::verify::tool_stop_exit(&tool_stops)
         .or_else(|| super::verify::divergence_exit(&diverged))
-        .unwrap_or_else(|| super::verify::exit_code(&report));
+        .unwrap_or_else(|| {
+            super::verify::exit_code(&report, super::verify::failing_severity(&args.verify))
+        });
     if let Some(path) = &args.patch {
         let root = args.patch_root.as_deref().unwrap_or(&session.cwd);
         write_patch(path, root, &session, &report.barriers)?;

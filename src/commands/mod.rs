@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 
 /// The session of a command that launches `program ARGS` as `job` says,
 /// each run stopped after `timeout` seconds, with progress on standard
-/// error when `progress`.
+/// error as `progress` says.
 pub fn prepare_session(
     job: &JobArgs,
     program: &Path,
     args: &[String],
     timeout: u64,
-    progress: bool,
+    progress: mbh_session::progress::ProgressMode,
 ) -> anyhow::Result<Session> {
     let mpi = crate::mpi_choice::setup(
         program,

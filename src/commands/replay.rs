@@ -24,7 +24,11 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let run_dir = locate_run(args)?;
     let progress = args.format == Format::Human && std::io::stderr().is_terminal();
-    let mut session = Session::resume(&run_dir, progress, &crate::mpi_choice::installed_runtime())?;
+    let mut session = Session::resume(
+        &run_dir,
+        mbh_session::progress::ProgressMode::Off,
+        &crate::mpi_choice::installed_runtime(),
+    )?;
     let recorded = InterleavingDir::new(&run_dir, args.interleaving);
     let text = std::fs::read_to_string(recorded.replay_config()).map_err(|_| {
         UsageError::NoSuchInterleaving {

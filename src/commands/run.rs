@@ -23,7 +23,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         &args.program,
         &args.args,
         args.timeout.unwrap_or(NO_TIMEOUT),
-        false,
+        mbh_session::progress::ProgressMode::Off,
     )?;
     let config = RuntimeConfig {
         deterministic: Some(Deterministic {

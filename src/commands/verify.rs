@@ -1,11 +1,15 @@
 //! `mbhybrid verify`: explore the program's wildcard outcomes and report.
 
-use crate::cli::{BufferingArg, ClocksArg, Format, LoopAbstractionArg, SearchArg, VerifyArgs};
+use crate::cli::{
+    BufferingArg, ClocksArg, DenyArg, Format, LoopAbstractionArg, SearchArg, VerifyArgs,
+};
 use anyhow::Result;
 use is_terminal::IsTerminal;
+use mbh_session::progress::ProgressMode;
 use mbh_session::search_loop::{self, Exploration, Settings};
 use mbh_session::Session;
 use mbh_trace::config::{Buffering, Clocks};
+use mbh_trace::finding::Severity;
 use mbh_trace::report::Report;
 use std::path::Path;
 use std::process::ExitCode;
@@ -36,7 +40,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
         .map(|path| write_html(path, &report, &session.cwd, &timelines));
     let exit = tool_stop_exit(&tool_stops)
         .or_else(|| divergence_exit(&diverged))
-        .unwrap_or_else(|| exit_code(&report));
+        .unwrap_or_else(|| exit_code(&report, failing_severity(args)));
     html.transpose()?;
     Ok(exit)
 }
@@ -80,12 +84,16 @@ pub fn tool_stop_exit(tool_stops: &[String]) -> Option<ExitCode> {
 
 /// The session of a `verify`-like command (`audit-barriers` shares it).
 pub fn prepare(args: &VerifyArgs) -> Result<Session> {
+    // Ctrl-C, SIGTERM or a batch system's time limit stops the search and
+    // prints what ran (issue 37).
+    mbh_launch::termination::report_on_stop();
     super::prepare_session(
         &args.job,
         &args.program,
         &args.args,
         args.timeout,
-        args.format == Format::Human && std::io::stderr().is_terminal(),
+        // Standard error: never in the way of `--format json` on stdout.
+        ProgressMode::for_stderr(),
     )
 }
 
@@ -176,9 +184,26 @@ pub fn limits(session: &Session) -> Vec<String> {
     limits
 }
 
-/// 0 nothing found, 1 findings.
-pub fn exit_code(report: &Report) -> ExitCode {
-    if !report.findings.is_empty() {
+/// The least severe finding that fails the run: errors, or warnings too
+/// under `--deny warnings`. Compilers never fail a build on a warning
+/// unless asked, and neither does `verify` (issue 37).
+pub fn failing_severity(args: &VerifyArgs) -> Severity {
+    if args.deny.contains(&DenyArg::Warnings) {
+        Severity::Warning
+    } else {
+        Severity::Error
+    }
+}
+
+/// Whether `report` holds a finding at least as severe as `failing`.
+pub fn has_failing_finding(report: &Report, failing: Severity) -> bool {
+    report.findings.iter().any(|f| f.severity <= failing)
+}
+
+/// 1 a finding that fails the run (see [`failing_severity`]), else 3 when
+/// coverage is partial (warnings never hide it), else 0.
+pub fn exit_code(report: &Report, failing: Severity) -> ExitCode {
+    if has_failing_finding(report, failing) {
         ExitCode::from(1)
     } else if coverage_is_partial(report) {
         ExitCode::from(PARTIAL_COVERAGE)
@@ -199,9 +224,10 @@ pub fn coverage_is_partial(report: &Report) -> bool {
         || report.choice_points.mixing_bounded > 0
 }
 
-/// The exit status of a replay: one run, whose coverage is not the point.
+/// The exit status of a replay: one run, whose coverage is not the point;
+/// 1 when it shows an error, as `verify` without `--deny`.
 pub fn replay_exit_code(report: &Report) -> ExitCode {
-    if report.findings.is_empty() {
+    if !has_failing_finding(report, Severity::Error) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -26,6 +26,7 @@ mod programs;
 mod reuse;
 mod scenarios;
 mod static_report;
+mod stopping;
 mod transparency;
 mod util;
 mod wildcards;

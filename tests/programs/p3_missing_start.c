@@ -1,4 +1,4 @@
-/* mbhybrid-test: np=2 exit=1 */
+/* mbhybrid-test: np=2 exit=0 */
 /* A persistent receive waited on a second time without MPI_Start: MPI
  * returns at once (the request is inactive), the tool reports it. */
 #include <mpi.h>

@@ -1,4 +1,4 @@
-/* mbhybrid-test: np=2 exit=1 interleavings=1 */
+/* mbhybrid-test: np=2 exit=0 interleavings=1 */
 /* Issue 19: a collective under a condition that mixes the rank and the
  * program's input. Without arguments `n_iters` is 2, every rank calls
  * MPI_Allreduce, and the run is clean. With the argument `1`, rank 1

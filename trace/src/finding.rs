@@ -123,7 +123,8 @@ impl FindingKind {
     }
 }
 
-/// How bad a finding is.
+/// How bad a finding is, most severe first: `verify`'s exit status
+/// compares severities by this order (`--deny warnings`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {

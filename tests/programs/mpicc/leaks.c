@@ -1,4 +1,4 @@
-/* mbhybrid-test: np=2 exit=1 */
+/* mbhybrid-test: np=2 exit=0 */
 /* Issue 17 item 3: the local checks of a program built by plain `mpicc`
  * (tests/e2e/mpicc_builds.rs). `MPI_Comm_dup` has no record of its own: the
  * leak names it from the runtime's record of the call's site. Rank 0 never
