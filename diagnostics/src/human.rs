@@ -29,6 +29,9 @@ pub fn render(report: &Report, base_dir: &std::path::Path, color: bool) -> Resul
     for finding in &report.findings {
         let diagnostic = to_diagnostic(finding, &mut sources);
         term::emit_to_write_style(&mut buffer, &config, sources.files(), &diagnostic)?;
+        for line in output_of_its_run(report, finding) {
+            buffer_line(&mut buffer, &line);
+        }
         buffer_line(&mut buffer, "");
     }
     // What the verdict does not cover, beside the verdict.
@@ -114,6 +117,38 @@ fn place(location: &mbh_trace::Location) -> String {
         (line, 0) => format!("{}:{line}", location.file),
         (line, column) => format!("{}:{line}:{column}", location.file),
     }
+}
+
+/// Lines of the program's output shown under a finding.
+const OUTPUT_LINES: usize = 5;
+
+/// The last lines the program printed in the interleaving that showed
+/// `finding`, and where all of it is (issue 37): what a person reads next
+/// after the diagnostic.
+fn output_of_its_run(report: &Report, finding: &Finding) -> Vec<String> {
+    let Some(run) = report
+        .runs
+        .iter()
+        .find(|r| r.interleaving == finding.interleaving)
+    else {
+        return Vec::new();
+    };
+    let printed: Vec<&str> = run.stdout.lines().collect();
+    if printed.is_empty() {
+        return Vec::new();
+    }
+    let shown = &printed[printed.len().saturating_sub(OUTPUT_LINES)..];
+    let whole = run.dir.as_ref().map_or(String::new(), |dir| {
+        format!("; all of it in {dir}/launcher.stdout")
+    });
+    let mut lines = vec![format!(
+        "   = output of interleaving {} (last {} line{}{whole}):",
+        run.interleaving,
+        shown.len(),
+        if shown.len() == 1 { "" } else { "s" }
+    )];
+    lines.extend(shown.iter().map(|l| format!("     | {l}")));
+    lines
 }
 
 fn outcome_lines(report: &Report) -> String {
@@ -282,5 +317,32 @@ mod tests {
             warning < note && note < summary && warning.is_some(),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_finding_shows_the_end_of_its_runs_output_and_where_the_rest_is() {
+        let f = Finding::new(FindingKind::Assertion, Severity::Error, "assertion failed");
+        let mut report = crate::short::tests::report_with(vec![f]);
+        report.runs = vec![mbh_trace::report::RunOutcome {
+            interleaving: report.findings[0].interleaving,
+            launcher_exit: Some(1),
+            ranks: Vec::new(),
+            seconds: 0.1,
+            stdout: (1..=7).map(|k| format!("step {k}\n")).collect(),
+            dir: Some("runs/r1/i1".into()),
+            infeasible: false,
+        }];
+        let text = render(&report, std::path::Path::new("/"), false).unwrap();
+        assert!(
+            text.contains(
+                "= output of interleaving 1 (last 5 lines; all of it in runs/r1/i1/launcher.stdout):"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("     | step 7") && text.contains("     | step 3"),
+            "{text}"
+        );
+        assert!(!text.contains("step 2"), "{text}");
     }
 }

@@ -105,6 +105,9 @@ pub struct Job<'a> {
     /// Leave standard output and error to the job (`mbhybrid run`) instead
     /// of the two files.
     pub passthrough: bool,
+    /// The job's working directory ([`crate::workdir`]); `None`: this
+    /// process's.
+    pub current_dir: Option<PathBuf>,
     /// How long the run may take.
     pub timeout: Duration,
 }
@@ -136,6 +139,9 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
         .envs(job.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .process_group(0);
+    if let Some(dir) = &job.current_dir {
+        command.current_dir(dir);
+    }
     if !job.passthrough {
         command
             .stdout(File::create(&job.stdout)?)
@@ -308,6 +314,7 @@ mod tests {
             stdout: dir.path().join("out"),
             stderr: dir.path().join("err"),
             passthrough: false,
+            current_dir: None,
             timeout: Duration::from_millis(500),
         };
         let ended = run(&job, &mut || Watch::Continue).unwrap();
@@ -369,6 +376,7 @@ mod tests {
             stdout: dir.path().join("out"),
             stderr: dir.path().join("err"),
             passthrough: false,
+            current_dir: None,
             timeout: Duration::from_secs(60),
         };
         let mut polls = 0;

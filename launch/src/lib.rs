@@ -11,6 +11,7 @@
 //!   graph of `mbh-bounding` confirms;
 //! - [`deaths`]: which rank of the job died first, from the order in which
 //!   the ranks' sockets close;
+//! - [`workdir`]: the working folder of one run, mirroring the user's;
 //! - [`termination`]: what SIGINT, SIGTERM (a batch system's time limit)
 //!   and their kin do to the running jobs, and whether one asked the
 //!   command to stop and report.
@@ -30,5 +31,6 @@ pub mod deaths;
 pub mod hang_monitor;
 pub mod job;
 pub mod termination;
+pub mod workdir;
 
 pub use job::{run, Job, Launcher, LauncherError, Watch, POLL_INTERVAL};

@@ -56,6 +56,10 @@ pub struct LaunchSpec {
     buffer_rooms: Vec<RoomAtCall>,
     watch_buffers: bool,
     passthrough: bool,
+    /// The user's working directory, which each run's own mirrors.
+    cwd: std::path::PathBuf,
+    /// The run directory, never linked into a run's working directory.
+    run_dir: std::path::PathBuf,
 }
 
 impl LaunchSpec {
@@ -71,11 +75,13 @@ impl LaunchSpec {
             buffer_rooms: buffer_rooms(session),
             watch_buffers: session.sites.as_ref().is_some_and(|t| t.access_checks),
             passthrough: false,
+            cwd: session.cwd.clone(),
+            run_dir: session.run_dir.clone(),
         }
     }
 
-    /// The same launch with the program's output left to it (`mbhybrid
-    /// run`).
+    /// The same launch with the program's output, and working directory,
+    /// left to it (`mbhybrid run`: one run, as `mpiexec` would make it).
     pub fn passthrough(mut self) -> LaunchSpec {
         self.passthrough = true;
         self
@@ -146,6 +152,16 @@ pub fn launch(
         }
     })?;
 
+    // Each run writes its files in a folder of its own (issue 37).
+    let current_dir = if spec.passthrough {
+        None
+    } else {
+        let made = mbh_launch::workdir::mirror(&spec.cwd, &dir.work(), &spec.run_dir);
+        Some(made.map_err(|e| SessionError::RunDirUnwritable {
+            path: dir.work(),
+            reason: e.to_string(),
+        })?)
+    };
     let deaths = mbh_launch::deaths::DeathWatch::start(&dir, spec.np);
     let mut env = vec![
         (ENV_TRACE_DIR.to_string(), dir.path.display().to_string()),
@@ -172,6 +188,7 @@ pub fn launch(
         stdout: dir.launcher_stdout(),
         stderr: dir.launcher_stderr(),
         passthrough: spec.passthrough,
+        current_dir,
         timeout: spec.timeout,
     };
     let mut monitor = DeadlockMonitor::new(&dir, spec.np);

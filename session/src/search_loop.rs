@@ -167,6 +167,7 @@ pub fn explore(
                 // sender that could not match. Nothing of it is reported.
                 let mut outcome = run.analysis.outcome.clone();
                 outcome.infeasible = true;
+                outcome.dir = None;
                 found.runs.push(outcome);
                 pruner.prune(&run.dir);
                 continue;
@@ -190,6 +191,9 @@ pub fn explore(
             // A diverged run is kept: its error points at its directory.
             if !new_finding && !diverged && !settings.keep_traces {
                 pruner.prune(&run.dir);
+                if let Some(outcome) = found.runs.last_mut() {
+                    outcome.dir = None;
+                }
             }
         }
         if !found.end_pass(&engine, ahead.take(), settings) {

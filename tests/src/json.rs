@@ -113,6 +113,7 @@ pub struct Run {
     pub ranks: Vec<RankEnd>,
     pub seconds: f64,
     pub stdout: String,
+    pub dir: Option<String>,
     #[serde(default)]
     pub infeasible: bool,
 }

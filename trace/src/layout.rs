@@ -11,6 +11,8 @@
 //!       launcher.stderr        the launcher's own standard error
 //!       runtime.json           clocks, buffering, forced matches of this run
 //!       replay.json            every wildcard match of this run, for `replay`
+//!       work/CWD_NAME/         the run's working directory: links to the
+//!                              user's entries, and the files the run wrote
 //!     i2/ ...
 //! ```
 //!
@@ -71,6 +73,11 @@ impl InterleavingDir {
     /// The standard error file of `rank`.
     pub fn stderr(&self, rank: i32) -> PathBuf {
         self.path.join(format!("rank-{rank}.stderr"))
+    }
+
+    /// Where the run's working directory is made (`mbh_launch::workdir`).
+    pub fn work(&self) -> PathBuf {
+        self.path.join("work")
     }
 
     /// The launcher's standard output.

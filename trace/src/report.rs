@@ -101,6 +101,12 @@ pub struct RunOutcome {
     /// long).
     #[serde(default)]
     pub stdout: String,
+    /// The interleaving's directory, when it is kept (it showed a new
+    /// finding, or `--keep-traces`): the whole standard output in
+    /// `launcher.stdout`, each rank's standard error in `rank-N.stderr`,
+    /// and the files the run wrote in `work/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
     /// The exhaustive reference search (`--search exhaustive`) forced a
     /// match this run could not make: it is not an execution of the
     /// program, and its findings are not reported.

@@ -947,6 +947,7 @@ fn report() -> impl Strategy<Value = Report> {
                 ranks,
                 seconds,
                 stdout,
+                dir: None,
                 infeasible,
             },
         );

@@ -7,7 +7,7 @@
 
 use crate::local_checks::local_check_findings;
 use crate::no_verdict::{no_rank_started, NoVerdict};
-use crate::printed::tail;
+use crate::printed::{tail, without_launcher_banner};
 use crate::rank_end::{
     before_init_findings, killed_finding, rank_finding, timeout_finding, tool_stop_message,
 };
@@ -197,6 +197,7 @@ pub fn analyze(
         });
     }
 
+    let launcher_stdout = std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default();
     if ctx.ended.timed_out {
         findings.push(timeout_finding(ctx, &traces));
     } else if findings.is_empty()
@@ -207,8 +208,6 @@ pub fn analyze(
     {
         // Nothing inside the processes explains the failure: they were
         // killed from outside (the launcher, the OOM killer, a user).
-        let launcher_stdout =
-            std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default();
         findings.push(killed_finding(
             ctx,
             &ranks,
@@ -224,7 +223,8 @@ pub fn analyze(
             launcher_exit: ctx.ended.status.and_then(|s| s.code()),
             ranks,
             seconds: ctx.ended.elapsed.as_secs_f64(),
-            stdout: tail(&std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default()),
+            stdout: tail(without_launcher_banner(&launcher_stdout)),
+            dir: Some(ctx.dir.path.display().to_string()),
             infeasible: false,
         },
         findings,

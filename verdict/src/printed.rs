@@ -142,6 +142,29 @@ pub(crate) fn hydra_bad_termination(stdout: &str) -> Option<(u32, Option<i32>)> 
     Some((pid, signal))
 }
 
+/// What the program printed, without the banner MPICH's Hydra appends to
+/// its standard output when a rank fails ("BAD TERMINATION OF ONE OF YOUR
+/// APPLICATION PROCESSES" between lines of `=`): the launcher's words, not
+/// the program's, which a report shows under a finding.
+pub(crate) fn without_launcher_banner(stdout: &str) -> &str {
+    let Some(title) = stdout.find("BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES") else {
+        return stdout;
+    };
+    // The banner starts at the line of `=` before its title.
+    let before = &stdout[..title];
+    let rule = before
+        .trim_end_matches(|c: char| c != '\n')
+        .trim_end_matches('\n')
+        .rfind('\n')
+        .map_or(0, |at| at + 1);
+    let starts_with_rule = stdout[rule..].starts_with("=====");
+    if starts_with_rule {
+        &stdout[..rule]
+    } else {
+        &stdout[..before.rfind('\n').map_or(0, |at| at + 1)]
+    }
+}
+
 pub(crate) fn tail(text: &str) -> String {
     if text.len() <= STDERR_TAIL {
         return text.to_string();
@@ -344,6 +367,20 @@ mod tests {
             (b.file.as_str(), b.line, b.expression.as_str()),
             ("/x/y.c", 7, "s[0] == ':' && n")
         );
+    }
+
+    #[test]
+    fn hydras_banner_is_not_the_programs_output() {
+        let stdout = "read the input\nfirst message from rank 2\n\n\
+            ===================================================================================\n\
+            =   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n\
+            =   RANK 0 PID 12 RUNNING AT vm\n\
+            ===================================================================================\n";
+        assert_eq!(
+            without_launcher_banner(stdout),
+            "read the input\nfirst message from rank 2\n\n"
+        );
+        assert_eq!(without_launcher_banner("plain\n"), "plain\n");
     }
 
     #[test]
