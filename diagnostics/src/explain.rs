@@ -41,6 +41,7 @@ const PAGES: &[(&str, &str)] = &[
     ("MBH0017", include_str!("../codes/MBH0017.md")),
     ("MBH0018", include_str!("../codes/MBH0018.md")),
     ("MBH0019", include_str!("../codes/MBH0019.md")),
+    ("MBH0020", include_str!("../codes/MBH0020.md")),
 ];
 
 /// Every code with its page, in code order.
@@ -251,12 +252,12 @@ mod tests {
         }
         assert_eq!(canonical("16"), Some("MBH0016"));
         for bad in [
-            "", "MBH", "MBH00001", "E0001", "0", "20", "9999", "1a", "-1", "MBH-1",
+            "", "MBH", "MBH00001", "E0001", "0", "21", "9999", "1a", "-1", "MBH-1",
         ] {
             assert_eq!(canonical(bad), None, "{bad:?}");
         }
         assert!(page("mbh0015").unwrap().starts_with("# MBH0015: timeout\n"));
-        assert!(page("20").is_none());
+        assert!(page("21").is_none());
     }
 
     #[test]

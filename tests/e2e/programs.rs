@@ -81,6 +81,8 @@ fn every_program_has_a_test() {
         "p4_wildcard_mprobe.c",
         "p5_cancel_recv.c",
         "packed_messages.c",
+        "q1_unreceived_send.c",
+        "q2_freed_send_unreceived.c",
         "r1_output_order.c",
         "s10_master_worker.c",
         "s11_reduce.c",
@@ -526,4 +528,36 @@ fn p5_cancelled_receives_are_flagged_in_the_trace() {
         .filter(|op| op.kind == mbh_trace::OpKind::Cancel)
         .count();
     assert_eq!(cancels, 2);
+}
+
+/// Issue 38 (MPI-4.0 §11.2.2): a message nobody receives is an error at
+/// its send, with the receiver and the tag, although every rank finalized.
+#[test]
+fn q1_a_message_never_received_is_reported_at_its_send() {
+    let source = "tests/programs/q1_unreceived_send.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(
+        (finding.code.as_str(), finding.severity.as_str()),
+        ("MBH0020", "error")
+    );
+    assert!(
+        finding
+            .message
+            .contains("rank 0 sent to rank 1 with tag 7 was never received"),
+        "{finding:?}"
+    );
+}
+
+/// Issue 38: a freed active send still has to be received; the one that
+/// is (through a Waitany beside a wildcard receive) is not reported.
+#[test]
+fn q2_a_freed_send_never_received_is_reported_and_a_received_one_is_not() {
+    let report = check_program("tests/programs/q2_freed_send_unreceived.c");
+    assert!(
+        report.findings.iter().all(|f| f.ranks == [2]),
+        "{:?}",
+        report.findings
+    );
 }

@@ -46,6 +46,8 @@ pub enum FindingKind {
     /// A collective that some ranks may skip: a branch guarding it depends
     /// on the rank or on received data (issue 19).
     CollectiveDivergence,
+    /// A message sent and never received before `MPI_Finalize` (issue 38).
+    UnreceivedMessage,
 }
 
 impl FindingKind {
@@ -70,6 +72,7 @@ impl FindingKind {
         FindingKind::BufferType,
         FindingKind::BufferOverflow,
         FindingKind::CollectiveDivergence,
+        FindingKind::UnreceivedMessage,
     ];
 
     /// The stable code (`MBH0001`). Append-only: never renumber.
@@ -94,6 +97,7 @@ impl FindingKind {
             FindingKind::BufferType => "MBH0017",
             FindingKind::BufferOverflow => "MBH0018",
             FindingKind::CollectiveDivergence => "MBH0019",
+            FindingKind::UnreceivedMessage => "MBH0020",
         }
     }
 
@@ -119,6 +123,7 @@ impl FindingKind {
             FindingKind::BufferType => "buffer-type",
             FindingKind::BufferOverflow => "buffer-overflow",
             FindingKind::CollectiveDivergence => "collective-divergence",
+            FindingKind::UnreceivedMessage => "unreceived-message",
         }
     }
 }

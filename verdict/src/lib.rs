@@ -19,6 +19,8 @@
 //!   collectives some ranks skip ([`divergence`]);
 //! - [`buffers`] and [`reuse`]: buffer errors `build` proved and buffer
 //!   reuse the runtime saw;
+//! - [`unreceived`]: messages sent and never received before
+//!   `MPI_Finalize`;
 //! - [`timeline`]: the space-time diagram of the HTML report;
 //! - [`symbolize`]: program counters to source lines (DWARF).
 //!
@@ -69,6 +71,7 @@ pub mod rank_end;
 pub mod reuse;
 pub mod symbolize;
 pub mod timeline;
+pub mod unreceived;
 
 pub use no_verdict::NoVerdict;
 pub use outcome::{analyze, read_traces, Analysis, RunContext};

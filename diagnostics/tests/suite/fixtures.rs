@@ -398,6 +398,18 @@ pub fn finding(kind: FindingKind) -> Finding {
         .note("found by `mbhybrid build`'s analysis of the program's control flow")
         .help("make every rank of the communicator reach the collective, and let the condition decide only the work around it")
         .run(1, &[0]),
+        K::UnreceivedMessage => b(
+            Error,
+            "a message that rank 0 sent to rank 1 with tag 7 was never received",
+        )
+        .primary(
+            "MPI_Send(",
+            0,
+            Some("MPI_Send"),
+            "sent to rank 1, tag 7; no receive took it before `MPI_Finalize`",
+        )
+        .help("receive every message a rank sends before `MPI_Finalize` (MPI-4.0 §11.2.2): add the matching receive, or do not send it")
+        .run(1, &[0]),
     };
     built.finding
 }
