@@ -507,66 +507,107 @@ fn run_interleaving(
     interleaving::analyze(session, n, launched)
 }
 
-/// "rank 1's `MPI_Irecv` at crooked.c:25 took rank 2's message (rank 0
-/// could match it too)", for every choice point of the run, and "was made
-/// to take" for every match the run forced; for a choice among requests
-/// "rank 0's `MPI_Waitany` at a.c:9 returned index 1 (index 0 could
-/// complete too)" and "was made to return".
+/// Decisions a finding lists one by one; past this the others are
+/// counted per call site (a message-driven loop makes hundreds: issue 37
+/// saw 859 notes on one finding).
+const DECISIONS_LISTED: usize = 8;
+
+/// One wildcard decision of an interleaving, in words.
+struct Decision {
+    rank: i32,
+    place: String,
+    /// The search forced it (else MPI made it, and it had alternatives).
+    forced: bool,
+    text: String,
+}
+
+/// What the interleaving decided at its wildcard events, for a finding's
+/// notes: the forced decisions first, then the others, at most
+/// [`DECISIONS_LISTED`] listed; the rest counted per rank and call site.
 fn decision_notes(
     session: &Session,
     events: &[WildcardEvent],
     guidance: Option<&Guidance>,
 ) -> Vec<String> {
-    events
+    let decisions: Vec<Decision> = events
         .iter()
-        .filter_map(|e| {
-            // A forced match is a decision of this interleaving even when
-            // the run (stopped by a deadlock, say) never saw its
-            // alternatives.
-            let flipped = guidance.is_some_and(|g| g.source_for(e.rank, e.event).is_some());
-            if e.potential.is_empty() && !flipped {
-                return None;
-            }
-            let place = match session.sites.as_ref().and_then(|s| s.get(e.site)) {
-                Some(site) => format!(
-                    "`{}` at {}",
-                    site.call,
-                    mbh_verdict::place::site_place(site)
-                ),
-                None => format!("`{}` (wildcard event {})", e.kind.mpi_name(), e.event),
-            };
-            if e.is_index_choice() {
-                // seed 001 §4: which request completed first.
-                let others = if e.potential.is_empty() {
-                    String::new()
-                } else {
-                    let list: Vec<String> =
-                        e.potential.iter().map(|p| format!("index {p}")).collect();
-                    format!(" ({} could complete too)", list.join(", "))
-                };
-                let how = if flipped {
-                    "was made to return"
-                } else {
-                    "returned"
-                };
-                return Some(format!(
-                    "in this interleaving rank {}'s {place} {how} index {}{others}",
-                    e.rank, e.matched
-                ));
-            }
-            let others = if e.potential.is_empty() {
-                String::new()
-            } else {
-                let list: Vec<String> = e.potential.iter().map(|p| format!("rank {p}")).collect();
-                format!(" ({} could match it too)", list.join(", "))
-            };
-            let how = if flipped { "was made to take" } else { "took" };
-            Some(format!(
-                "in this interleaving rank {}'s {place} {how} rank {}'s message{others}",
-                e.rank, e.matched
-            ))
-        })
-        .collect()
+        .filter_map(|e| decision(session, e, guidance))
+        .collect();
+    summarise(decisions)
+}
+
+/// The notes of `decisions` (in event order): the forced ones first, at
+/// most [`DECISIONS_LISTED`] listed, the rest counted per rank and site.
+fn summarise(mut decisions: Vec<Decision>) -> Vec<String> {
+    // Stable: each group keeps the order of the events.
+    decisions.sort_by_key(|d| !d.forced);
+    let listed = decisions.len().min(DECISIONS_LISTED);
+    let mut notes: Vec<String> = decisions[..listed].iter().map(|d| d.text.clone()).collect();
+    let mut rest: BTreeMap<(i32, &str), usize> = BTreeMap::new();
+    for d in &decisions[listed..] {
+        *rest.entry((d.rank, d.place.as_str())).or_default() += 1;
+    }
+    for ((rank, place), count) in rest {
+        notes.push(format!(
+            "and {count} more decision{} of rank {rank}'s {place} in this interleaving (`mbhybrid replay` makes them all)",
+            if count == 1 { "" } else { "s" }
+        ));
+    }
+    notes
+}
+
+/// Event `e` as a decision, if it was one: forced, or with alternatives.
+fn decision(session: &Session, e: &WildcardEvent, guidance: Option<&Guidance>) -> Option<Decision> {
+    // A forced match is a decision of this interleaving even when the run
+    // (stopped by a deadlock, say) never saw its alternatives.
+    let forced = guidance.is_some_and(|g| g.source_for(e.rank, e.event).is_some());
+    if e.potential.is_empty() && !forced {
+        return None;
+    }
+    let place = match session.sites.as_ref().and_then(|s| s.get(e.site)) {
+        Some(site) => format!(
+            "`{}` at {}",
+            site.call,
+            mbh_verdict::place::site_place(site)
+        ),
+        None => format!("`{}` (wildcard event {})", e.kind.mpi_name(), e.event),
+    };
+    let text = if e.is_index_choice() {
+        // seed 001 §4: which request completed first.
+        let others = if e.potential.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = e.potential.iter().map(|p| format!("index {p}")).collect();
+            format!(" ({} could complete too)", list.join(", "))
+        };
+        let how = if forced {
+            "was made to return"
+        } else {
+            "returned"
+        };
+        format!(
+            "in this interleaving rank {}'s {place} {how} index {}{others}",
+            e.rank, e.matched
+        )
+    } else {
+        let others = if e.potential.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = e.potential.iter().map(|p| format!("rank {p}")).collect();
+            format!(" ({} could match it too)", list.join(", "))
+        };
+        let how = if forced { "was made to take" } else { "took" };
+        format!(
+            "in this interleaving rank {}'s {place} {how} rank {}'s message{others}",
+            e.rank, e.matched
+        )
+    };
+    Some(Decision {
+        rank: e.rank,
+        place,
+        forced,
+        text,
+    })
 }
 
 /// A collective divergence an earlier run only warned about, confirmed by
@@ -777,5 +818,33 @@ mod tests {
             found.diverged
         );
         assert!(found.diverged[0].contains("runs/x/i3"));
+    }
+
+    /// A run of hundreds of wildcard decisions gives a finding a few
+    /// notes: the forced decision first, then a count per call site.
+    #[test]
+    fn many_decisions_are_listed_up_to_a_few_then_counted_per_site() {
+        let decision = |rank, place: &str, forced, k| Decision {
+            rank,
+            place: place.into(),
+            forced,
+            text: format!("decision {k} of rank {rank}"),
+        };
+        let mut decisions: Vec<Decision> = (0..300)
+            .map(|k| decision(0, "`MPI_Testany` at lib.c:40", false, k))
+            .collect();
+        decisions.push(decision(1, "`MPI_Recv` at lib.c:60", false, 300));
+        decisions.insert(150, decision(0, "`MPI_Testany` at lib.c:40", true, 999));
+        let notes = summarise(decisions);
+        assert_eq!(notes.len(), DECISIONS_LISTED + 2, "{notes:#?}");
+        assert_eq!(notes[0], "decision 999 of rank 0", "the forced one first");
+        assert_eq!(notes[1], "decision 0 of rank 0");
+        assert_eq!(
+            notes[DECISIONS_LISTED],
+            "and 293 more decisions of rank 0's `MPI_Testany` at lib.c:40 in this interleaving (`mbhybrid replay` makes them all)"
+        );
+        assert!(notes[DECISIONS_LISTED + 1].starts_with("and 1 more decision of rank 1's"));
+        let few = summarise(vec![decision(2, "`MPI_Recv` at a.c:3", false, 1)]);
+        assert_eq!(few, ["decision 1 of rank 2"]);
     }
 }
