@@ -325,7 +325,13 @@ fn a_run_directory_made_read_only_mid_run_keeps_the_report() {
 pid=$!
 until ls -d {runs}/*/i3 >/dev/null 2>&1; do sleep 0.05; done
 run=$(ls -d {runs}/*)
-mount --bind "$run" "$run" && mount -o remount,ro,bind "$run" || exit 99
+mount --bind "$run" "$run" || exit 99
+# A remount fails (EBUSY) while the search is writing through the mount,
+# as when it makes a run's working folder: try again until it takes.
+tries=0
+until mount -o remount,ro,bind "$run" 2>/dev/null; do
+  tries=$((tries + 1)); [ $tries -lt 200 ] || exit 99; sleep 0.01
+done
 wait $pid"#,
         mbhybrid = mbh_tests::mbhybrid().display(),
         runs = runs.display(),
