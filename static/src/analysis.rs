@@ -37,6 +37,7 @@ use crate::consts::{self, LocalVars, MpiConstants};
 use crate::divergence;
 use crate::ir::{Function, InstId, Loc, Val};
 use crate::mpi;
+use crate::pointers::Pointers;
 use crate::{Module, MpiCallSite};
 
 /// One module to analyse, with the source it came from.
@@ -122,6 +123,8 @@ pub struct Analysis<'ctx> {
 /// Per function: everything computed about it on its own.
 struct Local {
     vars: LocalVars,
+    /// Where its pointers point, solved once for every analysis.
+    pointers: Pointers,
     cfg: Cfg,
     loops: Loops,
 }
@@ -267,14 +270,17 @@ pub fn analyze<'ctx>(
 
 /// Phase 3: what each function's own code gives, computed in parallel
 /// since no function needs another's: its control-flow graph with the
-/// dominator tree, its natural loops, and its local variables.
+/// dominator tree, its natural loops, its local variables and where its
+/// pointers point.
 fn per_function(fns: &[Function]) -> Vec<Local> {
     fns.par_iter()
         .map(|f| {
             let cfg = Cfg::new(f);
             let loops = Loops::new(&cfg);
+            let vars = LocalVars::of(f);
             Local {
-                vars: LocalVars::of(f),
+                pointers: Pointers::of(f, &vars),
+                vars,
                 cfg,
                 loops,
             }
@@ -296,7 +302,7 @@ fn divergent(
     divergence::find(
         &divergence::Program {
             fns: prog.fns,
-            vars: prog.locals.iter().map(|l| &l.vars).collect(),
+            pointers: prog.locals.iter().map(|l| &l.pointers).collect(),
             cfgs: prog.locals.iter().map(|l| &l.cfg).collect(),
             sites: sites
                 .iter()

@@ -131,7 +131,7 @@ pub(crate) fn check(
         };
         let Some(dt) = args
             .get(b.datatype)
-            .map(|v| consts::resolve(program, f, vars, v, 0))
+            .map(|v| consts::resolve(program, f, vars, v))
             .and_then(|r| r.single().and_then(|c| consts.datatype(c)).cloned())
         else {
             out.extend(room(b, &target).map(Fact::Room));
@@ -150,7 +150,7 @@ pub(crate) fn check(
         let count = b
             .count
             .and_then(|k| args.get(k))
-            .map(|v| consts::resolve(program, f, vars, v, 0));
+            .map(|v| consts::resolve(program, f, vars, v));
         match count.as_ref().and_then(|c| c.single()) {
             Some(consts::ConstValue::Int(count)) => {
                 if let Some(message) = overflow(&target, &dt, *count) {

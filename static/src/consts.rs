@@ -1,6 +1,6 @@
 //! The installed MPI's constants, and resolving call arguments to them.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use llvm_sys::core::{LLVMGetInitializer, LLVMGetNamedGlobal};
 
@@ -337,24 +337,6 @@ pub(crate) enum Resolved {
 }
 
 impl Resolved {
-    fn one(value: ConstValue) -> Self {
-        Resolved::OneOf([value].into())
-    }
-
-    fn union(self, other: Resolved) -> Resolved {
-        match (self, other) {
-            (Resolved::OneOf(mut a), Resolved::OneOf(b)) => {
-                a.extend(b);
-                if a.len() > 16 {
-                    Resolved::Unknown
-                } else {
-                    Resolved::OneOf(a)
-                }
-            }
-            _ => Resolved::Unknown,
-        }
-    }
-
     /// Whether it may be `value`.
     pub fn may_be(&self, value: &ConstValue) -> bool {
         match self {
@@ -443,92 +425,283 @@ pub(crate) trait Program {
 /// `select`, loads of plain local variables (every store into one is
 /// resolved), constant globals, and parameters of internal functions (every
 /// direct caller's argument).
+///
+/// Every step copies a value (a `phi` may be any of its operands, a load
+/// any value stored, a parameter any caller's argument), so what `value`
+/// may be is the set of constants reachable from it through those steps,
+/// or unknown when anything else is reachable. One walk that visits each
+/// `(function, operand)` once finds it: the work is linear in what is
+/// reachable, however the `phi`s and variables nest (a recursion without
+/// that memory was exponential in their depth, issue 37).
 pub(crate) fn resolve(
     program: &dyn Program,
     f: &Function,
     vars: &LocalVars,
     value: &Val,
-    depth: u32,
 ) -> Resolved {
-    if depth > 12 {
-        return Resolved::Unknown;
+    Resolver::new(program).resolve(f, vars, value)
+}
+
+/// Beyond this many constants, a value counts as unknown.
+const MAX_CONSTANTS: usize = 16;
+
+/// One walk of [`resolve`].
+struct Resolver<'p> {
+    program: &'p dyn Program,
+    /// The operands visited, by function (its address) and operand.
+    seen: HashSet<(usize, Val)>,
+    /// Operands visited: the walk's cost, for the tests.
+    #[cfg(test)]
+    visits: usize,
+}
+
+/// An operand of a function with that function's local variables.
+type Operand<'p> = (&'p Function, &'p LocalVars, Val);
+
+/// What one operand is: a constant, other operands it copies, or anything.
+enum Step<'p> {
+    Constant(ConstValue),
+    Copies(Vec<Operand<'p>>),
+    Unknown,
+}
+
+impl<'p> Resolver<'p> {
+    fn new(program: &'p dyn Program) -> Self {
+        Resolver {
+            program,
+            seen: HashSet::new(),
+            #[cfg(test)]
+            visits: 0,
+        }
     }
-    match value {
-        Val::Int(i) => Resolved::one(ConstValue::Int(*i)),
-        Val::Null => Resolved::one(ConstValue::Null),
-        Val::Global(g) => match program.const_global(f.module, g) {
-            // A constant global holding a constant: its value. Otherwise
-            // its address (Open MPI's handles are addresses of globals).
-            Some(v) if !matches!(v, Val::Global(h) if h == g) => {
-                resolve(program, f, vars, &v.clone(), depth + 1)
+
+    fn resolve(&mut self, f: &'p Function, vars: &'p LocalVars, value: &Val) -> Resolved {
+        let mut found = BTreeSet::new();
+        let mut stack: Vec<Operand<'p>> = vec![(f, vars, value.clone())];
+        while let Some((f, vars, v)) = stack.pop() {
+            if !self.seen.insert((f as *const Function as usize, v.clone())) {
+                continue;
             }
-            _ => Resolved::one(ConstValue::Global(g.clone())),
-        },
-        Val::Other => Resolved::Unknown,
-        Val::Arg(p) => {
-            let Some(callers) = program.callers(f.module, &f.name) else {
-                return Resolved::Unknown;
-            };
-            if callers.is_empty() {
-                return Resolved::Unknown;
+            #[cfg(test)]
+            {
+                self.visits += 1;
             }
-            let mut out: Option<Resolved> = None;
-            for &(caller, call) in callers {
-                let (cf, cvars) = program.function(caller);
-                let arg = cf.insts[call as usize]
-                    .ops
-                    .get(*p as usize)
-                    .cloned()
-                    .unwrap_or(Val::Other);
-                let r = resolve(program, cf, cvars, &arg, depth + 1);
-                out = Some(match out {
-                    None => r,
-                    Some(prev) => prev.union(r),
-                });
-                if out == Some(Resolved::Unknown) {
-                    break;
+            match self.step(f, vars, &v) {
+                Step::Constant(c) => {
+                    found.insert(c);
+                    if found.len() > MAX_CONSTANTS {
+                        return Resolved::Unknown;
+                    }
+                }
+                Step::Copies(operands) => stack.extend(operands),
+                Step::Unknown => return Resolved::Unknown,
+            }
+        }
+        if found.is_empty() {
+            // Only cycles of copies with no way in: nothing is known.
+            return Resolved::Unknown;
+        }
+        Resolved::OneOf(found)
+    }
+
+    /// What operand `value` of `f` is, one step.
+    fn step(&self, f: &'p Function, vars: &'p LocalVars, value: &Val) -> Step<'p> {
+        let program = self.program;
+        let copies = |vals: &[Val]| {
+            if vals.is_empty() {
+                Step::Unknown
+            } else {
+                Step::Copies(vals.iter().map(|v| (f, vars, v.clone())).collect())
+            }
+        };
+        match value {
+            Val::Int(i) => Step::Constant(ConstValue::Int(*i)),
+            Val::Null => Step::Constant(ConstValue::Null),
+            Val::Global(g) => match program.const_global(f.module, g) {
+                // A constant global holding a constant: its value. Otherwise
+                // its address (Open MPI's handles are addresses of globals).
+                Some(v) if !matches!(v, Val::Global(h) if h == g) => copies(std::slice::from_ref(v)),
+                _ => Step::Constant(ConstValue::Global(g.clone())),
+            },
+            Val::Other => Step::Unknown,
+            Val::Arg(p) => match program.callers(f.module, &f.name) {
+                Some(callers) if !callers.is_empty() => Step::Copies(
+                    callers
+                        .iter()
+                        .map(|&(caller, call)| {
+                            let (cf, cvars) = program.function(caller);
+                            let arg = cf.insts[call as usize]
+                                .ops
+                                .get(*p as usize)
+                                .cloned()
+                                .unwrap_or(Val::Other);
+                            (cf, cvars, arg)
+                        })
+                        .collect(),
+                ),
+                _ => Step::Unknown,
+            },
+            Val::Inst(i) => {
+                let inst = &f.insts[*i as usize];
+                match &inst.op {
+                    Op::Load => match &inst.ops[0] {
+                        Val::Inst(a) if vars.is_plain(f, *a) => match vars.stores.get(a) {
+                            Some(stores) => copies(stores),
+                            None => Step::Unknown,
+                        },
+                        Val::Global(g) => match program.const_global(f.module, g) {
+                            Some(v) => copies(std::slice::from_ref(v)),
+                            None => Step::Unknown,
+                        },
+                        _ => Step::Unknown,
+                    },
+                    Op::Phi => copies(&inst.ops),
+                    Op::Cast => copies(&inst.ops[..1]),
+                    Op::Select => copies(&inst.ops[1..]),
+                    _ => Step::Unknown,
                 }
             }
-            out.unwrap_or(Resolved::Unknown)
         }
-        Val::Inst(i) => {
-            let inst = &f.insts[*i as usize];
-            match &inst.op {
-                Op::Load => match &inst.ops[0] {
-                    Val::Inst(a) if vars.is_plain(f, *a) => {
-                        let Some(stores) = vars.stores.get(a) else {
-                            return Resolved::Unknown;
-                        };
-                        let mut out: Option<Resolved> = None;
-                        for v in stores {
-                            let r = resolve(program, f, vars, v, depth + 1);
-                            out = Some(match out {
-                                None => r,
-                                Some(prev) => prev.union(r),
-                            });
-                        }
-                        out.unwrap_or(Resolved::Unknown)
-                    }
-                    Val::Global(g) => match program.const_global(f.module, g) {
-                        Some(v) => resolve(program, f, vars, &v.clone(), depth + 1),
-                        None => Resolved::Unknown,
-                    },
-                    _ => Resolved::Unknown,
-                },
-                Op::Phi => inst
-                    .ops
-                    .iter()
-                    .map(|v| resolve(program, f, vars, v, depth + 1))
-                    .reduce(Resolved::union)
-                    .unwrap_or(Resolved::Unknown),
-                Op::Cast => resolve(program, f, vars, &inst.ops[0], depth + 1),
-                Op::Select => inst.ops[1..]
-                    .iter()
-                    .map(|v| resolve(program, f, vars, v, depth + 1))
-                    .reduce(Resolved::union)
-                    .unwrap_or(Resolved::Unknown),
-                _ => Resolved::Unknown,
-            }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Files;
+
+    /// One function, no constant globals, no known callers.
+    struct Alone(Function, LocalVars);
+
+    impl Program for Alone {
+        fn const_global(&self, _: usize, _: &str) -> Option<&Val> {
+            None
         }
+        fn callers(&self, _: usize, _: &str) -> Option<&[(usize, InstId)]> {
+            None
+        }
+        fn function(&self, _: usize) -> (&Function, &LocalVars) {
+            (&self.0, &self.1)
+        }
+    }
+
+    fn alone(ir: &str) -> Alone {
+        let context = inkwell::context::Context::create();
+        let module = Module::parse(&context, "test.ll", ir.as_bytes()).unwrap();
+        let f = ir::read_module(&module, 0, &mut Files::default())
+            .functions
+            .remove(0);
+        let vars = LocalVars::of(&f);
+        Alone(f, vars)
+    }
+
+    /// What the source argument of the function's only call may be, and
+    /// how many operands the walk visited.
+    fn source_of_call(p: &Alone) -> (Resolved, usize) {
+        let (f, vars) = (&p.0, &p.1);
+        let call = f
+            .insts
+            .iter()
+            .find(|i| matches!(i.op, Op::Call(_)))
+            .expect("a call");
+        let mut walk = Resolver::new(p);
+        let r = walk.resolve(f, vars, &call.ops[0]);
+        (r, walk.visits)
+    }
+
+    /// `levels` diamonds choosing between the previous value and a
+    /// variable holding it, so that each level reads the one before twice
+    /// (a phi and a load of a plain variable); then a call with it.
+    fn diamonds(levels: usize) -> String {
+        let mut ir = String::from(
+            "declare void @use(i32)
+define void @f(i1 %c) {
+entry:
+  %v = alloca i32
+               store i32 -2, ptr %v
+  %s0 = load i32, ptr %v
+  br label %d1
+",
+        );
+        for k in 1..=levels {
+            let p = k - 1;
+            ir.push_str(&format!(
+                "d{k}:
+  store i32 %s{p}, ptr %v
+  br i1 %c, label %l{k}, label %r{k}
+                 l{k}:
+  %a{k} = load i32, ptr %v
+  br label %j{k}
+                 r{k}:
+  br label %j{k}
+                 j{k}:
+  %s{k} = phi i32 [ %a{k}, %l{k} ], [ %s{p}, %r{k} ]
+  br label %d{}
+",
+                k + 1
+            ));
+        }
+        ir.push_str(&format!(
+            "d{}:
+  call void @use(i32 %s{levels})
+  ret void
+}}
+",
+            levels + 1
+        ));
+        ir
+    }
+
+    #[test]
+    fn nested_phis_and_variables_resolve_in_linear_work() {
+        let p = alone(&diamonds(8));
+        let (resolved, visits) = source_of_call(&p);
+        let operands: usize = p.0.insts.iter().map(|i| i.ops.len()).sum();
+        assert!(
+            visits <= p.0.insts.len() + operands,
+            "{visits} operands visited for {} instructions",
+            p.0.insts.len()
+        );
+        assert_eq!(resolved, Resolved::OneOf([ConstValue::Int(-2)].into()));
+    }
+
+    #[test]
+    fn a_value_carried_around_a_loop_is_one_of_its_ways_in() {
+        let p = alone(
+            "declare void @use(i32)
+define void @f(i1 %c) {
+entry:
+  br label %loop
+             loop:
+  %s = phi i32 [ -2, %entry ], [ %t, %loop ]
+               %t = select i1 %c, i32 %s, i32 3
+  call void @use(i32 %s)
+               br i1 %c, label %loop, label %done
+done:
+  ret void
+}
+",
+        );
+        let (resolved, _) = source_of_call(&p);
+        assert_eq!(
+            resolved,
+            Resolved::OneOf([ConstValue::Int(-2), ConstValue::Int(3)].into())
+        );
+    }
+
+    #[test]
+    fn a_computed_value_is_unknown() {
+        let p = alone(
+            "declare void @use(i32)
+define void @f(i32 %n) {
+entry:
+               %m = add i32 %n, 1
+  %s = select i1 true, i32 %m, i32 3
+               call void @use(i32 %s)
+  ret void
+}
+",
+        );
+        assert_eq!(source_of_call(&p).0, Resolved::Unknown);
     }
 }

@@ -99,10 +99,10 @@ use rayon::prelude::*;
 
 use crate::balance::{balanced, Token};
 use crate::cfg::Cfg;
-use crate::consts::LocalVars;
 use crate::control_dep::ControlDeps;
 use crate::ir::{BlockId, Callee, Function, InstId, Loc, Op, Term, Val};
 use crate::mpi::{self, Role};
+use crate::pointers::Pointers;
 use crate::taint::{self, Addr, CallKind, Obj};
 
 /// Rounds of the whole-program fixpoint (summaries and caller contexts);
@@ -184,7 +184,8 @@ impl Deps {
 /// What the pass needs from the rest of the analysis.
 pub(crate) struct Program<'a> {
     pub fns: &'a [Function],
-    pub vars: Vec<&'a LocalVars>,
+    /// Per function: where its pointers point.
+    pub pointers: Vec<&'a Pointers>,
     pub cfgs: Vec<&'a Cfg>,
     /// Per function: its MPI call sites, `(site id, instruction)`.
     pub sites: Vec<Vec<(u32, InstId)>>,
@@ -467,7 +468,7 @@ impl<'a> Flow<'a> {
             .map(|i| {
                 let inst = &f.insts[i];
                 inst.is_ptr
-                    .then(|| taint::address(f, p.vars[fi], &Val::Inst(i as InstId), 0))
+                    .then(|| p.pointers[fi].addr(&Val::Inst(i as InstId)))
                     .flatten()
             })
             .collect();
@@ -521,7 +522,7 @@ impl<'a> Flow<'a> {
     fn addr(&self, v: &Val) -> Option<Addr> {
         match v {
             Val::Inst(i) => self.addrs.get(*i as usize).cloned().flatten(),
-            _ => taint::address(self.f, self.p.vars[self.fi], v, 0),
+            _ => self.p.pointers[self.fi].addr(v),
         }
     }
 

@@ -23,6 +23,11 @@
 //!     source lines (from clang's `!llvm.loop` locations);
 //!   - irreducible control flow (cycles left once back edges are removed),
 //!     for which **no** loop is claimed;
+//!   - where each pointer points (the `pointers` module): one table per
+//!     function, solved once by a worklist over a lattice of height four
+//!     and shared by the taint, loop and divergence analyses, so that their
+//!     cost stays linear however deep `phi` chains and pointer variables
+//!     nest;
 //!   - every MPI call's class (send, receive, probe, completion,
 //!     collective, communicator, datatype, other) and, for receives and
 //!     probes, the source and tag resolved to the installed MPI's
@@ -219,6 +224,7 @@ mod error;
 mod ir;
 mod module;
 mod mpi;
+mod pointers;
 mod sites;
 mod taint;
 

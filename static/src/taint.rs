@@ -39,6 +39,8 @@ use mbh_trace::static_report::CallClass;
 use crate::consts::{LocalVars, MpiConstants};
 use crate::ir::{BlockId, Callee, Function, InstId, Op, Val};
 use crate::mpi::{self, Role};
+pub(crate) use crate::pointers::{Addr, Obj};
+use crate::pointers::{Pointers, ALLOC};
 
 pub(crate) const DATA: u8 = 1;
 pub(crate) const SENDER: u8 = 2;
@@ -47,31 +49,6 @@ pub(crate) const OTHER: u8 = 8;
 pub(crate) const INDEX: u8 = 16;
 /// On objects only: a status, whose fields are told apart when read.
 pub(crate) const STATUS: u8 = 32;
-
-/// A memory object.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) enum Obj {
-    Local(InstId),
-    Heap(InstId),
-    Global(String),
-    Param(u32),
-    Unknown,
-}
-
-impl Obj {
-    fn is_local(&self) -> bool {
-        matches!(self, Obj::Local(_) | Obj::Heap(_))
-    }
-}
-
-/// Where a pointer points: an object, and the byte offset into it when
-/// known modulo the sizes of the variable indices.
-#[derive(Debug, Clone)]
-pub(crate) struct Addr {
-    pub obj: Obj,
-    pub offset: Option<i64>,
-    pub scales: Vec<u64>,
-}
 
 /// How a call is treated.
 #[derive(Debug, Clone)]
@@ -93,14 +70,6 @@ pub(crate) enum CallKind {
     Opaque,
 }
 
-const ALLOC: &[&str] = &[
-    "malloc",
-    "calloc",
-    "realloc",
-    "aligned_alloc",
-    "valloc",
-    "strdup",
-];
 const PURE: &[&str] = &[
     "printf",
     "fprintf",
@@ -205,6 +174,8 @@ pub(crate) fn call_kind(name: &str) -> CallKind {
 pub(crate) struct Input<'a> {
     pub f: &'a Function,
     pub vars: &'a LocalVars,
+    /// Where the function's pointers point.
+    pub pointers: &'a Pointers,
     pub consts: &'a MpiConstants,
     /// Blocks of the region (the loop body, or every block).
     pub region: &'a [bool],
@@ -229,7 +200,6 @@ pub(crate) enum Verdict {
 
 struct Run<'a, 'b> {
     input: &'b Input<'a>,
-    addrs: HashMap<InstId, Option<Addr>>,
     vlab: Vec<u8>,
     olab: HashMap<Obj, u8>,
     collected: BTreeSet<Obj>,
@@ -243,18 +213,11 @@ pub(crate) fn run(input: &Input<'_>) -> Verdict {
     let f = input.f;
     let mut run = Run {
         input,
-        addrs: HashMap::new(),
         vlab: vec![0; f.insts.len()],
         olab: HashMap::new(),
         collected: BTreeSet::new(),
         escapes: HashMap::new(),
     };
-    for i in 0..f.insts.len() as InstId {
-        if f.insts[i as usize].is_ptr {
-            let a = run.compute_addr(&Val::Inst(i), 0);
-            run.addrs.insert(i, a);
-        }
-    }
     run.seed();
     let mut rounds = 0;
     while run.step() {
@@ -288,109 +251,6 @@ fn what(labels: u8) -> &'static str {
     }
 }
 
-/// Where pointer `v` of `f` points: through offsets, casts, allocations,
-/// `phi`/`select` of one object and loads of plain local pointer variables
-/// (every store into one resolved to the same object); `None` for values
-/// that are not pointers.
-pub(crate) fn address(f: &Function, vars: &LocalVars, v: &Val, depth: u32) -> Option<Addr> {
-    if depth > 16 {
-        return Some(Addr {
-            obj: Obj::Unknown,
-            offset: None,
-            scales: Vec::new(),
-        });
-    }
-    let unknown = || {
-        Some(Addr {
-            obj: Obj::Unknown,
-            offset: None,
-            scales: Vec::new(),
-        })
-    };
-    let at = |obj| {
-        Some(Addr {
-            obj,
-            offset: Some(0),
-            scales: Vec::new(),
-        })
-    };
-    match v {
-        Val::Arg(p) => at(Obj::Param(*p)),
-        Val::Global(g) => at(Obj::Global(g.clone())),
-        Val::Int(_) | Val::Null | Val::Other => None,
-        Val::Inst(i) => {
-            let inst = &f.insts[*i as usize];
-            if !inst.is_ptr {
-                return None;
-            }
-            match &inst.op {
-                Op::Alloca(_) => at(Obj::Local(*i)),
-                Op::Gep { offset, var } => {
-                    let mut base = address(f, vars, &inst.ops[0], depth + 1)?;
-                    base.offset = base.offset.map(|o| o.wrapping_add(*offset));
-                    base.scales.extend(var.iter().map(|(_, s)| *s));
-                    Some(base)
-                }
-                Op::Cast => address(f, vars, &inst.ops[0], depth + 1).or_else(unknown),
-                Op::Call(Callee::Named(n)) if ALLOC.contains(&n.as_str()) => at(Obj::Heap(*i)),
-                Op::Load => match &inst.ops[0] {
-                    Val::Inst(a) if vars.is_plain(f, *a) => {
-                        let Some(stores) = vars.stores.get(a) else {
-                            return unknown();
-                        };
-                        let addrs: Vec<Option<Addr>> = stores
-                            .iter()
-                            .map(|s| address(f, vars, s, depth + 1))
-                            .collect();
-                        let objs: BTreeSet<Option<Obj>> = addrs
-                            .iter()
-                            .map(|a| a.as_ref().map(|a| a.obj.clone()))
-                            .filter(|o| o.is_some())
-                            .collect();
-                        if objs.len() != 1 {
-                            return unknown();
-                        }
-                        let mut found = addrs.into_iter().flatten().collect::<Vec<_>>();
-                        if found.len() == 1 {
-                            found.pop()
-                        } else {
-                            let obj = found[0].obj.clone();
-                            Some(Addr {
-                                obj,
-                                offset: None,
-                                scales: Vec::new(),
-                            })
-                        }
-                    }
-                    _ => unknown(),
-                },
-                Op::Phi | Op::Select => {
-                    let choices = if matches!(inst.op, Op::Select) {
-                        &inst.ops[1..]
-                    } else {
-                        &inst.ops[..]
-                    };
-                    let objs: BTreeSet<Obj> = choices
-                        .iter()
-                        .filter_map(|c| address(f, vars, c, depth + 1))
-                        .map(|a| a.obj)
-                        .collect();
-                    if objs.len() == 1 {
-                        Some(Addr {
-                            obj: objs.into_iter().next().expect("one object"),
-                            offset: None,
-                            scales: Vec::new(),
-                        })
-                    } else {
-                        unknown()
-                    }
-                }
-                _ => unknown(),
-            }
-        }
-    }
-}
-
 impl Run<'_, '_> {
     fn f(&self) -> &Function {
         self.input.f
@@ -401,18 +261,8 @@ impl Run<'_, '_> {
         self.input.region[b as usize]
     }
 
-    fn compute_addr(&self, v: &Val, depth: u32) -> Option<Addr> {
-        address(self.f(), self.input.vars, v, depth)
-    }
-
     fn addr(&self, v: &Val) -> Option<Addr> {
-        match v {
-            Val::Inst(i) => match self.addrs.get(i) {
-                Some(a) => a.clone(),
-                None => self.compute_addr(v, 0),
-            },
-            _ => self.compute_addr(v, 0),
-        }
+        self.input.pointers.addr(v)
     }
 
     fn val(&self, v: &Val) -> u8 {

@@ -81,6 +81,7 @@ pub(super) fn wildcard_summaries(
             let verdict = taint::run(&taint::Input {
                 f,
                 vars: &locals[g].vars,
+                pointers: &locals[g].pointers,
                 consts,
                 region: &region,
                 seeds: &seeds,
@@ -167,6 +168,7 @@ fn decide(
     let verdict = taint::run(&taint::Input {
         f,
         vars: &local.vars,
+        pointers: &local.pointers,
         consts,
         region: &l.body,
         seeds: &seeds,

@@ -55,9 +55,7 @@ pub(super) fn mpi_sites(prog: &Prog<'_>, counts: &[u32]) -> Vec<Vec<SiteFact>> {
                 let on_comm_self = func
                     .communicator_arg()
                     .and_then(|k| inst.ops.get(k))
-                    .is_some_and(|comm| {
-                        consts::resolve(prog, f, vars, comm, 0).is(&consts.comm_self)
-                    });
+                    .is_some_and(|comm| consts::resolve(prog, f, vars, comm).is(&consts.comm_self));
                 out.push(SiteFact {
                     id,
                     inst: k as InstId,
@@ -116,7 +114,7 @@ fn wildcard(
     let source = func.arg(Role::Source)?;
     let resolve = |k: Option<usize>| -> Resolved {
         match k.and_then(|k| args.get(k)) {
-            Some(v) => consts::resolve(prog, f, vars, v, 0),
+            Some(v) => consts::resolve(prog, f, vars, v),
             None => Resolved::Unknown,
         }
     };
