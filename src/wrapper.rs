@@ -43,6 +43,7 @@ pub fn main(language: Language) -> ExitCode {
             }
         }
     }
+    let args = gcc_options_for_clang(name, language, &args);
     if args.iter().any(|a| a == "-v") {
         // As mpicc does before its compiler's own `-v` output: say what
         // this driver is.
@@ -105,6 +106,25 @@ pub fn main(language: Language) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The command line `args`, written for gcc's `mpicc`, as clang takes it
+/// (`mbh_instrument::clang_command_line`): gcc's own options are dropped,
+/// with one warning naming them, so a build written for gcc still builds.
+fn gcc_options_for_clang(name: &str, language: Language, args: &[String]) -> Vec<String> {
+    let line = mbh_instrument::clang_command_line(language, args);
+    if !line.dropped.is_empty() {
+        let (options, them) = match line.dropped.len() {
+            1 => ("option", "it"),
+            _ => ("options", "them"),
+        };
+        eprintln!(
+            "{name}: warning: ignoring the gcc {options} {}: clang 16, which mbhybrid compiles \
+             with, does not know {them}",
+            line.dropped.join(" ")
+        );
+    }
+    line.args
 }
 
 fn exit_status(status: i32) -> ExitCode {

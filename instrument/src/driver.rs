@@ -840,7 +840,7 @@ fn link_line_compile_flags(words: &[Word], output: &Path) -> Vec<String> {
 
 /// One element of a compiler command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Word {
+pub(crate) enum Word {
     /// An input file, with the `-x` language in force for it.
     Input { path: String, lang: Option<String> },
     /// `-lNAME` or `-l NAME`.
@@ -917,7 +917,7 @@ const WITH_VALUE: &[&str] = &[
 ];
 
 /// Splits a command line into [`Word`]s, the way the compiler reads it.
-fn parse(args: &[String]) -> Vec<Word> {
+pub(crate) fn parse(args: &[String]) -> Vec<Word> {
     let mut words = Vec::new();
     let mut lang: Option<String> = None;
     let mut iter = args.iter();

@@ -16,6 +16,7 @@ mod divergence;
 mod fault_injection;
 mod faults;
 mod gcc_c;
+mod gcc_options;
 mod generator;
 mod hangs;
 mod jobs;
