@@ -135,14 +135,14 @@ pub fn drive(req: &DriverRequest) -> Result<Driven, BuildError> {
 }
 
 /// An option of MPICH's `mpicc` that the driver handles itself.
-enum WrapperOption {
+pub(crate) enum WrapperOption {
     Show(Show),
     Ignore,
 }
 
 /// What `-show` and its kin print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Show {
+pub(crate) enum Show {
     /// The plain compiler command line.
     Command,
     /// The MPI compile flags.
@@ -151,7 +151,7 @@ enum Show {
     LinkFlags,
 }
 
-fn wrapper_option(arg: &str) -> Result<Option<WrapperOption>, BuildError> {
+pub(crate) fn wrapper_option(arg: &str) -> Result<Option<WrapperOption>, BuildError> {
     let refuse = |why| {
         Err(BuildError::WrapperOption {
             option: arg.to_owned(),

@@ -23,7 +23,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::driver::{parse, Word};
+use crate::driver::{parse, wrapper_option, Word};
 use crate::embed::Language;
 use crate::toolchain::find_clang;
 
@@ -75,7 +75,8 @@ fn optimization_level(arg: &str) -> String {
 }
 
 /// The options of a command line with their values, without its inputs,
-/// output, libraries and response files: what `clang -###` is asked about.
+/// output, libraries, response files and MPICH wrapper options: what
+/// `clang -###` is asked about.
 fn options_of(args: &[String]) -> Vec<String> {
     parse(args)
         .into_iter()
@@ -85,6 +86,8 @@ fn options_of(args: &[String]) -> Vec<String> {
         })
         .flatten()
         .filter(|w| !w.starts_with('@'))
+        // MPICH's `mpicc` options (`-show`) are the driver's, not clang's.
+        .filter(|w| matches!(wrapper_option(w), Ok(None)))
         .collect()
 }
 
@@ -191,6 +194,8 @@ mod tests {
             "c",
             "@rsp",
             "-fipa-pta",
+            "-show",
+            "-cc=gcc",
         ]);
         assert_eq!(
             options_of(&args),
