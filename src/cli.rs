@@ -60,6 +60,15 @@ pub enum Command {
     ///
     /// `mbhybrid explain MBH0001` (or `0001`, or `1`).
     Explain(ExplainArgs),
+    /// Print the folder of MPI compiler wrapper names (mpicc, mpicxx, mpic++,
+    /// mpiCC) for the compiler drivers; put it first on PATH to build any
+    /// project through them, with no file edited.
+    ///
+    /// `PATH="$(mbhybrid wrappers):$PATH" make` (also `./configure`, `cmake`,
+    /// and Makefiles that call `$(MPICC)`). The names are links to mbhybrid,
+    /// made beside it on first use; the drivers find the MPI's own wrappers
+    /// for its flags further on the PATH.
+    Wrappers,
 }
 
 /// `mbhybrid audit-barriers`.

@@ -162,7 +162,8 @@ pub use error::{BuildError, InstrumentError};
 pub use gcc_only::{clang_command_line, ClangCommandLine};
 pub use markers::{insert_markers, MarkerCounts, PCONTROL};
 pub use mpi_family::{
-    family_from_env, links_runtime, runtime_dir_for, MpiFamily, MpiInstall, MPI_ENV,
+    family_from_env, find_mpi_wrapper, links_runtime, runtime_dir_for, MpiFamily, MpiInstall,
+    MPI_ENV, OWN_EXECUTABLES, PROBING_ENV,
 };
 pub use mpi_flags::MpiFlags;
 pub use site_ids::{insert_site_ids, SITE_GLOBAL};

@@ -20,6 +20,7 @@ mod gcc_options;
 mod generator;
 mod hangs;
 mod jobs;
+mod masquerade;
 mod mpicc_builds;
 mod mpich_values;
 mod oracle;
