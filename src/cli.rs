@@ -80,7 +80,9 @@ pub struct AuditArgs {
     pub patch: Option<PathBuf>,
     /// The directory the patch is meant to be applied in (`patch -p1` or
     /// `git apply` run there); its paths are relative to it [default: the
-    /// current directory].
+    /// deepest directory holding the sources, the directory the program was
+    /// built in and the current one, as the command says when it writes
+    /// the patch].
     #[arg(long, value_name = "DIR", requires = "patch")]
     pub patch_root: Option<PathBuf>,
     /// Everything `verify` takes.

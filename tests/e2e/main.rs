@@ -24,6 +24,7 @@ mod masquerade;
 mod mpicc_builds;
 mod mpich_values;
 mod oracle;
+mod patch_paths;
 mod programs;
 mod reuse;
 mod scenarios;
