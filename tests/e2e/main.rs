@@ -30,6 +30,7 @@ mod reuse;
 mod scenarios;
 mod static_report;
 mod transparency;
+mod unknown_lines;
 mod util;
 mod wildcards;
 mod wrappers;
