@@ -2,6 +2,7 @@
 //! `mbhybrid` binary on real MPICH. One test binary; every test that starts
 //! an MPI job holds `mpi_lock()`.
 
+mod apps;
 mod arguments;
 mod bad_input;
 mod barriers;
