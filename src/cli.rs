@@ -60,6 +60,15 @@ pub enum Command {
     ///
     /// `mbhybrid explain MBH0001` (or `0001`, or `1`).
     Explain(ExplainArgs),
+    /// Print the folder of MPI compiler wrapper names (mpicc, mpicxx, mpic++,
+    /// mpiCC) for the compiler drivers; put it first on PATH to build any
+    /// project through them, with no file edited.
+    ///
+    /// `PATH="$(mbhybrid wrappers):$PATH" make` (also `./configure`, `cmake`,
+    /// and Makefiles that call `$(MPICC)`). The names are links to mbhybrid,
+    /// made beside it on first use; the drivers find the MPI's own wrappers
+    /// for its flags further on the PATH.
+    Wrappers,
 }
 
 /// `mbhybrid audit-barriers`.
@@ -71,7 +80,9 @@ pub struct AuditArgs {
     pub patch: Option<PathBuf>,
     /// The directory the patch is meant to be applied in (`patch -p1` or
     /// `git apply` run there); its paths are relative to it [default: the
-    /// current directory].
+    /// deepest directory holding the sources, the directory the program was
+    /// built in and the current one, as the command says when it writes
+    /// the patch].
     #[arg(long, value_name = "DIR", requires = "patch")]
     pub patch_root: Option<PathBuf>,
     /// Everything `verify` takes.

@@ -55,5 +55,6 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Explain(args) => commands::explain::run(&args),
         cli::Command::Analyze(args) => commands::analyze::run(&args),
         cli::Command::AuditBarriers(args) => commands::audit::run(&args),
+        cli::Command::Wrappers => commands::wrappers::run(),
     }
 }

@@ -15,12 +15,18 @@ use std::process::ExitCode;
 
 use mbh_instrument::{BuildError, Driven, DriverRequest, Language};
 
-/// The language of the compiler driver `argv0` names, if it names one.
+/// The language of the compiler driver `argv0` names, if it names one:
+/// the drivers' own names, and the MPI wrapper names of the folder
+/// `mbhybrid wrappers` makes (links to `mbhybrid`).
 pub fn invoked_as(argv0: &OsStr) -> Option<Language> {
-    match Path::new(argv0).file_name()?.to_str()? {
+    let name = Path::new(argv0).file_name()?.to_str()?;
+    match name {
         "mbhybrid-cc" => Some(Language::C),
         "mbhybrid-c++" | "mbhybrid-cxx" => Some(Language::Cxx),
-        _ => None,
+        _ => crate::commands::wrappers::MPI_WRAPPER_NAMES
+            .iter()
+            .find(|(wrapper, _)| *wrapper == name)
+            .map(|(_, language)| *language),
     }
 }
 
@@ -30,6 +36,19 @@ pub fn main(language: Language) -> ExitCode {
         Language::C => "mbhybrid-cc",
         Language::Cxx => "mbhybrid-c++",
     };
+    if std::env::var_os(mbh_instrument::PROBING_ENV).is_some() {
+        // Asked for its flags as if it were the MPI's wrapper: a copy of
+        // this program under an MPI wrapper's name is on the PATH before
+        // the real one, and answering would ask itself again forever.
+        eprintln!(
+            "{name}: error: this is mbhybrid's compiler driver, run where the MPI's own compiler \
+             wrapper was looked for: put only the folder `mbhybrid wrappers` prints before the \
+             MPI's wrappers on the PATH (its names are links to mbhybrid, which the drivers \
+             skip), never a copy of the drivers under an MPI wrapper's name ({} is set)",
+            mbh_instrument::PROBING_ENV
+        );
+        return ExitCode::from(2);
+    }
     let mut args = Vec::new();
     for arg in std::env::args_os().skip(1) {
         match arg.into_string() {
@@ -43,6 +62,7 @@ pub fn main(language: Language) -> ExitCode {
             }
         }
     }
+    let args = gcc_options_for_clang(name, language, &args);
     if args.iter().any(|a| a == "-v") {
         // As mpicc does before its compiler's own `-v` output: say what
         // this driver is.
@@ -107,6 +127,25 @@ pub fn main(language: Language) -> ExitCode {
     }
 }
 
+/// The command line `args`, written for gcc's `mpicc`, as clang takes it
+/// (`mbh_instrument::clang_command_line`): gcc's own options are dropped,
+/// with one warning naming them, so a build written for gcc still builds.
+fn gcc_options_for_clang(name: &str, language: Language, args: &[String]) -> Vec<String> {
+    let line = mbh_instrument::clang_command_line(language, args);
+    if !line.dropped.is_empty() {
+        let (options, them) = match line.dropped.len() {
+            1 => ("option", "it"),
+            _ => ("options", "them"),
+        };
+        eprintln!(
+            "{name}: warning: ignoring the gcc {options} {}: clang 16, which mbhybrid compiles \
+             with, does not know {them}",
+            line.dropped.join(" ")
+        );
+    }
+    line.args
+}
+
 fn exit_status(status: i32) -> ExitCode {
     ExitCode::from(u8::try_from(status).unwrap_or(1))
 }
@@ -125,5 +164,10 @@ mod tests {
         assert_eq!(lang("mbhybrid"), None);
         assert_eq!(lang("target/debug/mbhybrid"), None);
         assert_eq!(lang("cc"), None);
+        assert_eq!(lang("/x/mpi-wrappers/mpicc"), Some(Language::C));
+        for cxx in ["mpicxx", "mpic++", "mpiCC"] {
+            assert_eq!(lang(cxx), Some(Language::Cxx));
+        }
+        assert_eq!(lang("mpicc.mpich"), None);
     }
 }

@@ -69,15 +69,11 @@ pub fn human(report: &Report) -> String {
         let _ = writeln!(out, "barriers:");
     }
     for b in barriers {
-        let _ = writeln!(out, "  {}:{}: {}: {}", b.file, b.line, b.verdict, reason(b));
+        let place = mbh_trace::place(&b.file, b.line, 0, None);
+        let _ = writeln!(out, "  {place}: {}: {}", b.verdict, reason(b));
         for l in &b.evidence {
-            let _ = writeln!(
-                out,
-                "    {}:{}: {}",
-                l.file,
-                l.line,
-                crate::with_rank(&l.label, l.rank)
-            );
+            let place = mbh_trace::place(&l.file, l.line, 0, l.function.as_deref());
+            let _ = writeln!(out, "    {place}: {}", crate::with_rank(&l.label, l.rank));
         }
     }
     if let Some(cost) = &report.barrier_audit {

@@ -282,13 +282,7 @@ fn location_block(out: &mut String, location: &Location, sources: &mut Sources) 
         Role::Primary => "primary",
         Role::Secondary => "secondary",
     };
-    let mut place = escape(&location.file);
-    if location.line > 0 {
-        let _ = write!(place, ":{}", location.line);
-        if location.column > 0 {
-            let _ = write!(place, ":{}", location.column);
-        }
-    }
+    let place = escape(&location.place());
     let call = location
         .call
         .as_deref()

@@ -93,7 +93,7 @@ fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usi
                 Role::Secondary => Label::secondary(id, range).with_message(label_text),
             }),
             // The source is not readable from here: name the place in words.
-            None => notes.push(format!("{}: {label_text}", place(location))),
+            None => notes.push(format!("{}: {label_text}", location.place())),
         }
     }
     notes.extend(finding.notes.iter().cloned());
@@ -108,15 +108,6 @@ fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usi
         .with_message(finding.message.clone())
         .with_labels(labels)
         .with_notes(notes)
-}
-
-/// `file:line:column`, without the parts that are unknown (0).
-fn place(location: &mbh_trace::Location) -> String {
-    match (location.line, location.column) {
-        (0, _) => location.file.clone(),
-        (line, 0) => format!("{}:{line}", location.file),
-        (line, column) => format!("{}:{line}:{column}", location.file),
-    }
 }
 
 /// Lines of the program's output shown under a finding.

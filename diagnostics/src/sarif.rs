@@ -418,6 +418,18 @@ fn location(l: &Location) -> sarif::Location {
         }
         location.physical_location = Some(physical);
     }
+    // Without a line (SARIF lines start at 1), the function names the
+    // place: the logical location SARIF viewers show.
+    if let Some(function) = l
+        .function
+        .as_deref()
+        .filter(|f| l.line == 0 && !f.is_empty())
+    {
+        location.logical_locations = Some(vec![sarif::LogicalLocation::builder()
+            .name(function)
+            .kind("function")
+            .build()]);
+    }
     location
 }
 

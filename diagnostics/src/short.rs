@@ -27,19 +27,27 @@ pub fn render(report: &Report) -> String {
                 Role::Primary => (severity, finding.message.as_str()),
                 Role::Secondary => ("note", location.label.as_str()),
             };
+            let text = crate::with_rank(text, location.rank);
             let _ = writeln!(
                 out,
-                "{}:{}:{}: {word}: [{}] {}",
-                location.file,
-                location.line,
-                location.column.max(1),
-                finding.code,
-                crate::with_rank(text, location.rank)
+                "{}: {word}: [{}] {text}",
+                gcc_place(location),
+                finding.code
             );
         }
     }
     out.push_str(&crate::barriers::short(&report.barriers));
     out
+}
+
+/// `file:line:column` as gcc prints it (column 1 when unknown, which
+/// editors' patterns need); without a line, the file and the function
+/// (``main.c (in `main`)``), as gcc names a file without a line.
+fn gcc_place(location: &mbh_trace::Location) -> String {
+    match location.line {
+        0 => location.place(),
+        line => format!("{}:{line}:{}", location.file, location.column.max(1)),
+    }
 }
 
 fn severity_word(severity: Severity) -> &'static str {

@@ -573,6 +573,10 @@ pub(crate) fn instrument_program(
         units.iter().map(|u| u.display.clone()).collect(),
     );
     table.access_checks = options.access_checks;
+    table.directory = std::path::absolute(base_dir)
+        .unwrap_or_else(|_| base_dir.to_owned())
+        .to_string_lossy()
+        .into_owned();
     let mut markers = MarkerCounts::default();
     let mut instrumented = Vec::new();
     {

@@ -135,14 +135,14 @@ pub fn drive(req: &DriverRequest) -> Result<Driven, BuildError> {
 }
 
 /// An option of MPICH's `mpicc` that the driver handles itself.
-enum WrapperOption {
+pub(crate) enum WrapperOption {
     Show(Show),
     Ignore,
 }
 
 /// What `-show` and its kin print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Show {
+pub(crate) enum Show {
     /// The plain compiler command line.
     Command,
     /// The MPI compile flags.
@@ -151,7 +151,7 @@ enum Show {
     LinkFlags,
 }
 
-fn wrapper_option(arg: &str) -> Result<Option<WrapperOption>, BuildError> {
+pub(crate) fn wrapper_option(arg: &str) -> Result<Option<WrapperOption>, BuildError> {
     let refuse = |why| {
         Err(BuildError::WrapperOption {
             option: arg.to_owned(),
@@ -840,7 +840,7 @@ fn link_line_compile_flags(words: &[Word], output: &Path) -> Vec<String> {
 
 /// One element of a compiler command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Word {
+pub(crate) enum Word {
     /// An input file, with the `-x` language in force for it.
     Input { path: String, lang: Option<String> },
     /// `-lNAME` or `-l NAME`.
@@ -917,7 +917,7 @@ const WITH_VALUE: &[&str] = &[
 ];
 
 /// Splits a command line into [`Word`]s, the way the compiler reads it.
-fn parse(args: &[String]) -> Vec<Word> {
+pub(crate) fn parse(args: &[String]) -> Vec<Word> {
     let mut words = Vec::new();
     let mut lang: Option<String> = None;
     let mut iter = args.iter();

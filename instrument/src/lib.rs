@@ -107,6 +107,11 @@
 //!   implement (nested functions, variable-length arrays in structs, a
 //!   declaration right after a label) still fail, and C++ gets nothing:
 //!   g++ refuses these too.
+//! * The drivers take command lines written for gcc ([`clang_command_line`]):
+//!   `-O4` and above become `-O3` as in gcc, and the options clang 16
+//!   does not know (gcc's own, such as `-ftree-vectorizer-verbose=0`) are
+//!   dropped, by clang's own answer, for the caller to name in a warning.
+//!   Options inside a response file are not looked at.
 //! * A marker call runs on every traversal of its edge, also in loops that
 //!   turn out to receive nothing in a run; nested marked loops produce
 //!   nested markers, also across function calls.
@@ -136,6 +141,7 @@ mod driver;
 mod embed;
 mod error;
 mod gcc_compat;
+mod gcc_only;
 mod markers;
 mod mpi_family;
 mod mpi_flags;
@@ -153,9 +159,11 @@ pub use config::{read_config, ZoneBound, CONFIG_FILE};
 pub use driver::{access_checks_from_env, drive, Driven, DriverRequest, ENV_ACCESS_CHECKS};
 pub use embed::Language;
 pub use error::{BuildError, InstrumentError};
+pub use gcc_only::{clang_command_line, ClangCommandLine};
 pub use markers::{insert_markers, MarkerCounts, PCONTROL};
 pub use mpi_family::{
-    family_from_env, links_runtime, runtime_dir_for, MpiFamily, MpiInstall, MPI_ENV,
+    family_from_env, find_mpi_wrapper, links_runtime, runtime_dir_for, MpiFamily, MpiInstall,
+    MPI_ENV, OWN_EXECUTABLES, PROBING_ENV,
 };
 pub use mpi_flags::MpiFlags;
 pub use site_ids::{insert_site_ids, SITE_GLOBAL};

@@ -137,26 +137,28 @@ impl MpiInstall {
             Some(family) => Some(family),
             None => family_from_env()?,
         };
-        let plain = which::which("mpicc").ok().and_then(|mpicc| {
-            let flags = MpiFlags::probe_wrapper(&mpicc).ok()?;
-            Some(MpiInstall {
+        let plain = find_mpi_wrapper("mpicc").map(|mpicc| {
+            let flags = MpiFlags::probe_wrapper(&mpicc)?;
+            Ok(MpiInstall {
                 family: MpiFamily::of_link_flags(&flags),
                 mpicc,
                 c_flags: flags,
             })
         });
         let Some(family) = wanted else {
-            return plain.ok_or_else(|| BuildError::MpiWrapperNotFound {
-                tried: "mpicc".to_owned(),
+            return plain.unwrap_or_else(|| {
+                Err(BuildError::MpiWrapperNotFound {
+                    tried: "mpicc".to_owned(),
+                })
             });
         };
-        if let Some(plain) = plain.filter(|p| p.family == family) {
+        if let Some(Ok(plain)) = plain.filter(|p| p.as_ref().is_ok_and(|p| p.family == family)) {
             return Ok(plain);
         }
         let names = family.suffixed_wrappers(false);
         let mpicc = names
             .iter()
-            .find_map(|name| which::which(name).ok())
+            .find_map(|name| find_mpi_wrapper(name))
             .ok_or_else(|| BuildError::MpiNotInstalled {
                 family,
                 tried: format!("{}, mpicc", names.join(", ")),
@@ -174,7 +176,7 @@ impl MpiInstall {
     pub fn cxx_flags(&self) -> Result<MpiFlags, BuildError> {
         let plain = ["mpicxx", "mpic++", "mpiCC"]
             .iter()
-            .find_map(|name| which::which(name).ok())
+            .find_map(|name| find_mpi_wrapper(name))
             .and_then(|wrapper| {
                 let flags = MpiFlags::probe_wrapper(&wrapper).ok()?;
                 (MpiFamily::of_link_flags(&flags) == self.family).then_some(flags)
@@ -185,13 +187,45 @@ impl MpiInstall {
         let names = self.family.suffixed_wrappers(true);
         let wrapper = names
             .iter()
-            .find_map(|name| which::which(name).ok())
+            .find_map(|name| find_mpi_wrapper(name))
             .ok_or_else(|| BuildError::MpiNotInstalled {
                 family: self.family,
                 tried: format!("{}, mpicxx", names.join(", ")),
             })?;
         MpiFlags::probe_wrapper(&wrapper)
     }
+}
+
+/// The names of mbhybrid's own executables: `mbhybrid`, and the programs
+/// that run it as a compiler driver. A `mpicc` that is one of these (a
+/// link in the folder of MPI wrapper names `mbhybrid wrappers` prints, put
+/// first on the `PATH`) is not the MPI's wrapper.
+pub const OWN_EXECUTABLES: [&str; 3] = ["mbhybrid", "mbhybrid-cc", "mbhybrid-cxx"];
+
+/// The environment variable set for an MPI wrapper asked for its flags:
+/// a compiler driver that finds it set was run as the wrapper it looks
+/// for (a copy of it under an MPI wrapper's name on the `PATH`), and stops
+/// instead of asking itself again.
+pub const PROBING_ENV: &str = "MBHYBRID_PROBING_MPI_WRAPPER";
+
+/// The first MPI compiler wrapper called `name` on the `PATH` that is not
+/// one of mbhybrid's own executables ([`OWN_EXECUTABLES`], followed
+/// through links): with the folder of wrapper names for the drivers first
+/// on the `PATH`, the real `mpicc` is the next one.
+pub fn find_mpi_wrapper(name: &str) -> Option<PathBuf> {
+    which::which_all(name)
+        .ok()?
+        .find(|path| !is_own_executable(path))
+}
+
+/// Whether `path` is (a link to) one of mbhybrid's executables.
+fn is_own_executable(path: &Path) -> bool {
+    let Ok(real) = path.canonicalize() else {
+        return false;
+    };
+    real.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| OWN_EXECUTABLES.contains(&n))
 }
 
 /// The family `MBHYBRID_MPI` names, if set.

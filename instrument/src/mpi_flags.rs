@@ -52,7 +52,7 @@ impl MpiFlags {
     fn probe_first(names: &[&str]) -> Result<MpiFlags, BuildError> {
         let wrapper = names
             .iter()
-            .find_map(|name| which::which(name).ok())
+            .find_map(|name| crate::mpi_family::find_mpi_wrapper(name))
             .ok_or_else(|| BuildError::MpiWrapperNotFound {
                 tried: names.join(", "),
             })?;
@@ -70,17 +70,29 @@ impl MpiFlags {
     /// A wrapper that does not know a form passes it to its compiler, which
     /// fails, so the next form is tried.
     pub fn probe_wrapper(wrapper: &Path) -> Result<MpiFlags, BuildError> {
-        let ask =
-            |arg: &str| -> Result<Option<String>, BuildError> {
-                let output = Command::new(wrapper).arg(arg).output().map_err(|source| {
-                    BuildError::Spawn {
-                        program: wrapper.to_owned(),
-                        source,
-                    }
+        let ask = |arg: &str| -> Result<Option<String>, BuildError> {
+            let output = Command::new(wrapper)
+                .arg(arg)
+                .env(crate::mpi_family::PROBING_ENV, "1")
+                .output()
+                .map_err(|source| BuildError::Spawn {
+                    program: wrapper.to_owned(),
+                    source,
                 })?;
-                let text = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-                Ok((output.status.success() && !text.is_empty()).then_some(text))
-            };
+            if !output.status.success()
+                && String::from_utf8_lossy(&output.stderr).contains(crate::mpi_family::PROBING_ENV)
+            {
+                return Err(BuildError::MpiFlags {
+                    wrapper: wrapper.to_owned(),
+                    detail: "it is mbhybrid's own compiler driver, not the MPI's wrapper (a copy \
+                             or a script running it, ahead of the MPI's wrappers on the PATH); \
+                             put the folder `mbhybrid wrappers` prints there instead"
+                        .to_owned(),
+                });
+            }
+            let text = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+            Ok((output.status.success() && !text.is_empty()).then_some(text))
+        };
         for (compile, link) in [
             ("--showme:compile", "--showme:link"),
             ("-show-compile-info", "-show-link-info"),

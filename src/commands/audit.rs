@@ -12,6 +12,7 @@ use mbh_trace::report::{AuditCost, BarrierVerdict};
 use mbh_trace::{FindingKind, Role};
 use mbh_verdict::place::site_location;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -91,8 +92,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
             super::verify::exit_code(&report, super::verify::failing_severity(&args.verify))
         });
     if let Some(path) = &args.patch {
-        let root = args.patch_root.as_deref().unwrap_or(&session.cwd);
-        write_patch(path, root, &session, &report.barriers)?;
+        write_patch(path, args.patch_root.as_deref(), &session, &report.barriers)?;
     }
     if let Some(path) = &verify.html {
         super::verify::write_html(path, &report, &session.cwd, &timelines)?;
@@ -210,17 +210,50 @@ fn barriers_at(session: &Session, file: &str, sites: &[u32]) -> (String, bool) {
 /// `file` relative to `root` (both made absolute and canonical), as
 /// `patch -p1` and `git apply` want it (issue 12: an absolute path after
 /// `a/` is refused by both). `None` when `file` is not under `root`.
-fn relative_to(file: &std::path::Path, root: &std::path::Path) -> Option<String> {
+fn relative_to(file: &Path, root: &Path) -> Option<String> {
     let file = file.canonicalize().ok()?;
     let root = root.canonicalize().ok()?;
     let relative = file.strip_prefix(&root).ok()?;
     Some(relative.to_string_lossy().into_owned())
 }
 
-/// Writes one unified diff deleting every irrelevant barrier call.
+/// Where a patch of `sources` is applied when the user names no
+/// directory: the deepest directory that holds them, the directory the
+/// program was built in (`build_dir`) and the current one (`cwd`), so that
+/// `audit-barriers` run from a project's `bin/` makes a patch for the
+/// project's root. A working directory elsewhere on the machine (whose
+/// only common ancestor with the sources is `/`) is left out.
+fn default_patch_root(cwd: &Path, build_dir: &Path, sources: &[PathBuf]) -> PathBuf {
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_owned());
+    let project = sources
+        .iter()
+        .map(|s| real(s.parent().unwrap_or(s)))
+        .fold(real(build_dir), |root, dir| common_ancestor(&root, &dir));
+    let with_cwd = common_ancestor(&project, &real(cwd));
+    if with_cwd.parent().is_none() {
+        project
+    } else {
+        with_cwd
+    }
+}
+
+/// The longest path both `a` and `b` start with.
+fn common_ancestor(a: &Path, b: &Path) -> PathBuf {
+    a.components()
+        .zip(b.components())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x)
+        .collect()
+}
+
+/// Writes one unified diff deleting every irrelevant barrier call, its
+/// paths relative to `root` (else [`default_patch_root`]), and says on
+/// standard error where and how to apply it. Sources are found from the
+/// directory the program was built in (the site table's), wherever this
+/// command runs.
 fn write_patch(
-    path: &std::path::Path,
-    root: &std::path::Path,
+    path: &Path,
+    root: Option<&Path>,
     session: &Session,
     barriers: &[BarrierVerdict],
 ) -> Result<()> {
@@ -242,14 +275,35 @@ fn write_patch(
             }
         }
     }
+    let source_path = |file: &str| match sites {
+        Some(table) => table.source_path(file, &session.cwd),
+        None => session.cwd.join(file),
+    };
+    let build_dir = match sites.map(|t| t.directory.as_str()) {
+        Some("") | None => session.cwd.clone(),
+        Some(dir) => PathBuf::from(dir),
+    };
+    let root = match root {
+        Some(root) => root.to_owned(),
+        None => {
+            let files: Vec<PathBuf> = by_file.keys().map(|f| source_path(f)).collect();
+            default_patch_root(&session.cwd, &build_dir, &files)
+        }
+    };
     let mut diff = String::new();
     for (file, calls) in by_file {
-        let absolute = session.cwd.join(file);
-        let source = std::fs::read_to_string(&absolute)
-            .with_context(|| format!("cannot read {file} to write the patch"))?;
-        let patch_path = relative_to(&absolute, root).with_context(|| {
+        let absolute = source_path(file);
+        let source = std::fs::read_to_string(&absolute).with_context(|| {
             format!(
-                "{file} is not under {}, where the patch is meant to be applied: give --patch-root a directory that holds the sources",
+                "cannot read {} (site file {file}, built in {}) to write the patch",
+                absolute.display(),
+                build_dir.display()
+            )
+        })?;
+        let patch_path = relative_to(&absolute, &root).with_context(|| {
+            format!(
+                "{} is not under {}, where the patch is meant to be applied: give --patch-root a directory that holds the sources",
+                absolute.display(),
                 root.display()
             )
         })?;
@@ -262,7 +316,67 @@ fn write_patch(
         }
         diff.push_str(&patch.diff);
     }
-    std::fs::write(path, diff)
+    std::fs::write(path, &diff)
         .with_context(|| format!("cannot write the patch to {}", path.display()))?;
+    let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    if diff.is_empty() {
+        eprintln!(
+            "mbhybrid: wrote {}: empty, no barrier to delete",
+            shown.display()
+        );
+    } else {
+        // The paths carry git's `a/` and `b/` prefixes: `-p1` strips them.
+        eprintln!(
+            "mbhybrid: wrote {}: apply it in {} with `patch -p1 < {}` (or `git apply`)",
+            shown.display(),
+            root.display(),
+            shown.display()
+        );
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_patch_root_holds_the_sources_the_build_and_the_working_directory() {
+        let p = PathBuf::from;
+        let sources = [p("/w/CoMD/src-mpi/parallel.c")];
+        assert_eq!(
+            default_patch_root(
+                Path::new("/w/CoMD/bin"),
+                Path::new("/w/CoMD/src-mpi"),
+                &sources
+            ),
+            p("/w/CoMD")
+        );
+        assert_eq!(
+            default_patch_root(
+                Path::new("/w/CoMD/src-mpi"),
+                Path::new("/w/CoMD/src-mpi"),
+                &sources
+            ),
+            p("/w/CoMD/src-mpi")
+        );
+        // A CMake build directory: the sources' project.
+        assert_eq!(
+            default_patch_root(
+                Path::new("/w/app/build"),
+                Path::new("/w/app/build"),
+                &[p("/w/app/src/a.c"), p("/w/app/lib/b.c")]
+            ),
+            p("/w/app")
+        );
+        // Run from elsewhere on the machine: the project's root still.
+        assert_eq!(
+            default_patch_root(
+                Path::new("/tmp/run"),
+                Path::new("/w/app"),
+                &[p("/w/app/a.c")]
+            ),
+            p("/w/app")
+        );
+    }
 }

@@ -8,6 +8,7 @@ pub mod explain;
 pub mod replay;
 pub mod run;
 pub mod verify;
+pub mod wrappers;
 
 use crate::cli::JobArgs;
 use mbh_session::{Session, SessionRequest};

@@ -2,6 +2,7 @@
 //! `mbhybrid` binary on real MPICH. One test binary; every test that starts
 //! an MPI job holds `mpi_lock()`.
 
+mod apps;
 mod arguments;
 mod bad_input;
 mod barriers;
@@ -16,12 +17,15 @@ mod divergence;
 mod fault_injection;
 mod faults;
 mod gcc_c;
+mod gcc_options;
 mod generator;
 mod hangs;
 mod jobs;
+mod masquerade;
 mod mpicc_builds;
 mod mpich_values;
 mod oracle;
+mod patch_paths;
 mod programs;
 mod reuse;
 mod run_folders;
@@ -29,6 +33,7 @@ mod scenarios;
 mod static_report;
 mod stopping;
 mod transparency;
+mod unknown_lines;
 mod util;
 mod wildcards;
 mod wrappers;

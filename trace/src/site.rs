@@ -59,7 +59,8 @@ pub struct Site {
     pub function: String,
     /// The MPI function called, as written (`MPI_Send`, `PMPI_Recv`).
     pub call: String,
-    /// Source file, relative to the directory `build` ran in when below it.
+    /// Source file, relative to the directory `build` ran in when below it
+    /// ([`SiteTable::directory`]).
     pub file: String,
     /// 1-based line, 0 when the IR carried no debug location. For a site
     /// made from a return address in code without debug information, 0,
@@ -92,6 +93,12 @@ pub struct SiteTable {
     /// `MBHYBRID_ACCESS_CHECKS=off`, and in tables written before it could.
     #[serde(default)]
     pub access_checks: bool,
+    /// The directory `build` (or a compiler driver's link) ran in,
+    /// absolute: the relative file names of the sites and sources are
+    /// relative to it, wherever a later command runs. Empty in tables
+    /// written before it was recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub directory: String,
 }
 
 /// Why a site table could not be read.
@@ -160,7 +167,20 @@ impl SiteTable {
             sites: Vec::new(),
             analysis: None,
             access_checks: false,
+            directory: String::new(),
         }
+    }
+
+    /// Where source file `file` (a site's or a source's name) is: under
+    /// [`directory`](SiteTable::directory) when relative, or under
+    /// `fallback` (the directory of the command at hand) in a table
+    /// without one.
+    pub fn source_path(&self, file: &str, fallback: &Path) -> PathBuf {
+        let base = match self.directory.as_str() {
+            "" => fallback,
+            directory => Path::new(directory),
+        };
+        base.join(file)
     }
 
     /// The path of the table that belongs to executable `exe`.
@@ -309,6 +329,28 @@ mod tests {
         assert_eq!(table.get(near).map(|s| s.line), Some(10));
         assert_eq!(table.get(1).map(|s| s.line), Some(3));
         assert!(table.get(site_from_offset(0x3000).unwrap()).is_none());
+    }
+
+    #[test]
+    fn sources_are_found_from_the_build_directory() {
+        let mut table = SiteTable::new("../bin/app", vec!["app.c".into()]);
+        let here = Path::new("/work/app/bin");
+        // A table of before the directory was recorded: the command's own.
+        assert_eq!(
+            table.source_path("app.c", here),
+            Path::new("/work/app/bin/app.c")
+        );
+        table.directory = "/work/app/src".into();
+        assert_eq!(
+            table.source_path("app.c", here),
+            Path::new("/work/app/src/app.c")
+        );
+        assert_eq!(
+            table.source_path("/usr/include/x.h", here),
+            Path::new("/usr/include/x.h")
+        );
+        let text = serde_json::to_string(&table).unwrap();
+        assert!(text.contains(r#""directory":"/work/app/src""#), "{text}");
     }
 
     #[test]

@@ -260,10 +260,23 @@ pub struct Span {
     pub column: u32,
 }
 
+impl Span {
+    /// `file:line:column` as gcc prints a warning's place; without a line,
+    /// the file and `function` (the one the place is in, `""` when
+    /// unknown) instead ([`crate::place`]).
+    pub fn gcc_place(&self, function: &str) -> String {
+        match self.line {
+            0 => crate::place(&self.file, 0, 0, Some(function)),
+            line => format!("{}:{line}:{}", self.file, self.column),
+        }
+    }
+}
+
 impl std::fmt::Display for Span {
-    /// `file:line`, the way users name a place in `mbhybrid.toml`.
+    /// `file:line`, the way users name a place in `mbhybrid.toml`; the
+    /// file alone when the line is unknown ([`crate::place`]).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
+        f.write_str(&crate::place(&self.file, self.line, 0, None))
     }
 }
 
@@ -486,22 +499,25 @@ impl StaticReport {
                 .map(|d| format!(" (`{}` is declared at {d})", b.object))
                 .unwrap_or_default();
             format!(
-                "{}:{}:{}: warning: `{}` {}: {}{declared}",
-                b.span.file, b.span.line, b.span.column, b.call, b.argument, b.message
+                "{}: warning: `{}` {}: {}{declared}",
+                b.span.gcc_place(&b.function),
+                b.call,
+                b.argument,
+                b.message
             )
         });
         let unsupported = self.unsupported.iter().map(|u| {
             format!(
-                "{}:{}:{}: warning: `{}` is {}",
-                u.span.file, u.span.line, u.span.column, u.call, u.reason
+                "{}: warning: `{}` is {}",
+                u.span.gcc_place(&u.function),
+                u.call,
+                u.reason
             )
         });
-        let notes = self.notes.iter().map(|n| {
-            format!(
-                "{}:{}:{}: warning: {}",
-                n.span.file, n.span.line, n.span.column, n.message
-            )
-        });
+        let notes = self
+            .notes
+            .iter()
+            .map(|n| format!("{}: warning: {}", n.span.gcc_place(""), n.message));
         // Collectives some ranks may skip (issue 19): only those behind a
         // branch whose paths make different collectives (`mbh-static`'s
         // balance check, after PARCOACH), so `if (rank == 0)
@@ -509,10 +525,8 @@ impl StaticReport {
         // confirms or clears each from a run (verdict/src/divergence.rs).
         let divergent = self.divergent_collectives.iter().map(|d| {
             format!(
-                "{}:{}:{}: warning: {} [MBH0019]",
-                d.span.file,
-                d.span.line,
-                d.span.column,
+                "{}: warning: {} [MBH0019]",
+                d.span.gcc_place(&d.function),
                 d.message()
             )
         });

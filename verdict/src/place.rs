@@ -23,7 +23,10 @@ pub(crate) fn push_stack(f: &mut Finding, ctx: &RunContext<'_>, trace: &RankTrac
         .iter()
         .map(|pos| {
             let function = pos.function.as_deref().unwrap_or("?");
-            format!("{function} ({}:{})", pos.file, pos.line)
+            format!(
+                "{function} ({})",
+                mbh_trace::place(&pos.file, pos.line, 0, None)
+            )
         })
         .collect();
     f.notes.push(format!(
