@@ -21,6 +21,7 @@ mod hangs;
 mod jobs;
 mod mpicc_builds;
 mod mpich_values;
+mod not_modelled;
 mod oracle;
 mod programs;
 mod reuse;
