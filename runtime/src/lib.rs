@@ -105,7 +105,10 @@
 //! runtime does not handle stops the run with `mbhybrid: MPI_Xxx is not
 //! supported by this version of the runtime (called at site N)` (exit code
 //! 70), so a message without a header never reaches a receive that expects
-//! one.
+//! one. A call of a function the runtime does not model (one-sided
+//! communication, neighbourhood and persistent collectives, `MPI_T`, ...:
+//! `mbh_trace::support`'s table) goes to MPI through a pass-through that
+//! records it (`not_modelled.rs`), so `verify` reports the run as partial.
 //!
 //! The per-call path allocates nothing (scratch buffers, request slots and
 //! the event lists are allocated at `MPI_Init` and grow only past their
@@ -147,7 +150,8 @@
 //!   learns no sender from it.
 //! * Every blocking and nonblocking collective of MPI-3 is wrapped (see
 //!   `engine/coll.rs`); neighbourhood and persistent collectives and the
-//!   large-count (`_c`) forms go to MPI unchanged and carry no clocks.
+//!   large-count (`_c`) forms go to MPI unchanged and carry no clocks
+//!   (their calls are recorded as not modelled).
 //!   Collectives on intercommunicators, `MPI_Comm_idup` and the
 //!   intercommunicator constructors exchange no clocks and are not
 //!   signature-checked. A communicator the runtime did not see made gets

@@ -95,7 +95,10 @@ pub fn family(function: &str) -> &'static str {
         "persistent collectives"
     } else if name.starts_with("T_") {
         "the tool information interface (MPI_T)"
-    } else if name.starts_with("Session_") || name.contains("from_group") {
+    } else if name.starts_with("Session_")
+        || name.contains("from_group")
+        || name == "Group_from_session_pset"
+    {
         "MPI-4 sessions"
     } else if name.starts_with("Pready") || name == "Parrived" {
         "partitioned communication"
