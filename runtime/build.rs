@@ -4,6 +4,12 @@
 //! installed `mpi.h` is MPI 4's (MPICH 4 declares the MPI 4 calls, Open MPI
 //! 4 does not). `MPICC` chooses the MPI, as it does for `mpi-sys`; each MPI's
 //! runtime is built in its own target directory (`scripts/build-runtimes.sh`).
+//!
+//! It also reads every function the header declares and writes, for those
+//! `mbh_trace::support` classes as not modelled, the list the runtime's
+//! pass-through wrappers are made from (`$OUT_DIR/not_modelled.rs`, see
+//! `src/not_modelled.rs`), and the header's functions
+//! (`$OUT_DIR/mpi_functions.txt`, for the runtime's tests).
 
 use std::path::PathBuf;
 
@@ -42,6 +48,7 @@ fn main() {
         println!("cargo:rustc-cfg=mpi_pointer_handles");
     }
     build.compile("mbhybrid_pcontrol");
+    write_not_modelled(&header.functions);
 
     // rustc's version script for a cdylib exports only Rust items, so a C
     // symbol from a static library would stay local. A second (anonymous)
@@ -60,12 +67,34 @@ fn main() {
     }
 }
 
+/// Writes the pass-through list of the header's unmodelled functions and
+/// the list of the header's functions (see the crate's build doc).
+fn write_not_modelled(functions: &std::collections::BTreeSet<String>) {
+    use mbh_trace::support::{index_of, support, Support};
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let mut list = String::from("pass_through! {\n");
+    for name in functions {
+        if support(name) == Some(Support::NotModelled) {
+            if let Some(index) = index_of(name) {
+                list.push_str(&format!("    {index} {name} => P{name};\n"));
+            }
+        }
+    }
+    list.push_str("}\n");
+    std::fs::write(out.join("not_modelled.rs"), list).expect("write not_modelled.rs");
+    let names: Vec<&str> = functions.iter().map(String::as_str).collect();
+    std::fs::write(out.join("mpi_functions.txt"), names.join("\n"))
+        .expect("write mpi_functions.txt");
+}
+
 /// What the installed `mpi.h` says of its MPI.
 struct Header {
     /// `MPI_VERSION` (3 when it cannot be read).
     version: u32,
     /// Whether it is Open MPI's (`OPEN_MPI` defined).
     open_mpi: bool,
+    /// The MPI functions it declares.
+    functions: std::collections::BTreeSet<String>,
 }
 
 /// Reads [`Header`] from the `mpi.h` in `include_dirs` by running the
@@ -91,5 +120,6 @@ fn probe_header(include_dirs: &[PathBuf]) -> Header {
             .and_then(|version| version.trim().parse().ok())
             .unwrap_or(3),
         open_mpi: lines.any(|line| line == "mbh_open_mpi"),
+        functions: mbh_trace::support::declared_functions(&text),
     }
 }

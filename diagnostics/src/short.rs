@@ -84,6 +84,7 @@ pub(crate) mod tests {
             runs: vec![],
             warnings: vec![],
             limits: vec![],
+            not_modelled: vec![],
             run_ahead: None,
             seconds: 0.5,
         }

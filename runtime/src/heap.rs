@@ -12,12 +12,18 @@
 //!
 //! The table is a fixed array probed linearly, with no lock: any thread
 //! may allocate, and a full table (or a long probe) drops the block,
-//! which only means fewer checks. A slot's size is written before its key
-//! is published, so a reader that sees the key reads that block's size.
-//! Nothing here allocates, and nothing changes what the program computes.
+//! which only means fewer checks. A slot's key is the block's address or
+//! one of three markers (empty, freed, being written); the addresses at
+//! or below the markers are never looked up nor listed ([`address_of`]),
+//! since MPI programs pass such pointers as buffers (Open MPI's
+//! `MPI_IN_PLACE` is 1: it once matched a freed slot, issue 38). A slot
+//! is written like a sequence lock: marked, size, then key; a reader
+//! re-reads the key after the size, so it returns a size only with the
+//! key that was published with it. Nothing here allocates, and nothing
+//! changes what the program computes.
 
 use std::os::raw::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
 
 /// Slots in the table: live blocks beyond it are not followed.
 const SLOTS: usize = 1 << 15;
@@ -53,6 +59,14 @@ fn next_generation() {
     );
 }
 
+/// The key of the block at `pointer`, or `None` for a pointer no block
+/// starts at that would read as a slot's marker (NULL, `MPI_BOTTOM`,
+/// Open MPI's `MPI_IN_PLACE`): every entry to the table goes through here.
+fn address_of(pointer: *const c_void) -> Option<usize> {
+    let address = pointer as usize;
+    (address > CLAIMED).then_some(address)
+}
+
 fn first_slot(block: usize) -> usize {
     // Blocks are 16-aligned: the low bits carry nothing.
     (block >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) % SLOTS
@@ -67,10 +81,15 @@ fn slots_of(block: usize) -> impl Iterator<Item = usize> {
 /// `size` bytes returned `block`.
 #[no_mangle]
 pub extern "C" fn mbhybrid_note_alloc(block: *mut c_void, size: usize) {
-    let block = block as usize;
-    if block <= CLAIMED {
-        return; // a failed allocation
-    }
+    list(block, size);
+}
+
+/// Lists the block at `block` with `size` bytes; whether it is listed (a
+/// failed allocation, or a table full around its slot, is not).
+fn list(block: *mut c_void, size: usize) -> bool {
+    let Some(block) = address_of(block) else {
+        return false; // a failed allocation
+    };
     // A block still listed (its free was not seen) is replaced in place.
     let slot = slots_of(block)
         .find(|&s| KEYS[s].load(Ordering::Acquire) == block)
@@ -84,22 +103,25 @@ pub extern "C" fn mbhybrid_note_alloc(block: *mut c_void, size: usize) {
             })
         });
     let Some(slot) = slot else {
-        return; // the table is full around here: this block is not checked
+        return false; // the table is full around here: this block is not checked
     };
-    KEYS[slot].store(CLAIMED, Ordering::Release);
+    KEYS[slot].store(CLAIMED, Ordering::Relaxed);
+    // The mark is seen before the new size by a reader that sees the size
+    // (the reader's fence in `block_size` pairs with this one).
+    fence(Ordering::Release);
     SIZES[slot].store(size, Ordering::Relaxed);
     KEYS[slot].store(block, Ordering::Release);
     NOTED.fetch_add(1, Ordering::Relaxed);
     next_generation();
+    true
 }
 
 /// Called by the program's instrumented code before `block` is freed.
 #[no_mangle]
 pub extern "C" fn mbhybrid_note_free(block: *mut c_void) {
-    let block = block as usize;
-    if block <= CLAIMED {
+    let Some(block) = address_of(block) else {
         return;
-    }
+    };
     if let Some(slot) = slots_of(block).find(|&s| KEYS[s].load(Ordering::Acquire) == block) {
         KEYS[slot].store(FREED, Ordering::Release);
         next_generation();
@@ -118,14 +140,15 @@ pub fn block_size(buffer: *const c_void) -> Option<usize> {
     if NOTED.load(Ordering::Relaxed) == 0 {
         return None;
     }
-    let block = buffer as usize;
+    let block = address_of(buffer)?;
     for slot in slots_of(block) {
         match KEYS[slot].load(Ordering::Acquire) {
             EMPTY => return None,
             key if key == block => {
                 let size = SIZES[slot].load(Ordering::Relaxed);
+                fence(Ordering::Acquire);
                 // Still the same block after reading its size.
-                return (KEYS[slot].load(Ordering::Acquire) == block).then_some(size);
+                return (KEYS[slot].load(Ordering::Relaxed) == block).then_some(size);
             }
             _ => {}
         }
@@ -134,28 +157,4 @@ pub fn block_size(buffer: *const c_void) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn blocks_are_found_until_freed_and_replaced_when_reused() {
-        let a = 0x7000_0000_1000usize as *mut c_void;
-        let b = 0x7000_0000_2000usize as *mut c_void;
-        mbhybrid_note_alloc(a, 4000);
-        mbhybrid_note_alloc(b, 16);
-        assert_eq!(block_size(a), Some(4000));
-        assert_eq!(block_size(b), Some(16));
-        assert_eq!(block_size((a as usize + 16) as *const c_void), None);
-        mbhybrid_note_free(a);
-        assert_eq!(block_size(a), None);
-        assert_eq!(
-            block_size(b),
-            Some(16),
-            "a freed slot does not end the probe"
-        );
-        mbhybrid_note_alloc(b, 64);
-        assert_eq!(block_size(b), Some(64), "a block whose free was not seen");
-        mbhybrid_note_alloc(std::ptr::null_mut(), 10);
-        assert_eq!(block_size(std::ptr::null()), None);
-    }
-}
+mod tests;

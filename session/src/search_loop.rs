@@ -74,6 +74,9 @@ pub struct Exploration {
     /// said. The search stops there; the commands report it as an error
     /// after the report (issue 12: a limit of the tool, not a finding).
     pub tool_stops: Vec<String>,
+    /// The calls of MPI functions the runtime does not model, over every
+    /// interleaving (issue 38): the search is not complete when any.
+    pub not_modelled: Vec<mbh_trace::finding::Location>,
     /// The traces of every interleaving, kept only when a caller asks (Fib).
     pub traces: Vec<Vec<mbh_trace::RankTrace>>,
     /// How the runs made ahead were used (`--jobs`, more than one).
@@ -177,6 +180,7 @@ pub fn explore(
                     format!("interleaving {n} has too many wildcard events for --search exhaustive; use the guided search")
                 });
             }
+            found.add_not_modelled(&run.analysis.not_modelled);
             // Wildcards first: an unmatched forcing is told with its call.
             found.add_wildcards(session, &mut seen_wildcards, &run, n);
             let diverged = !recorded.unmatched.is_empty();
@@ -201,6 +205,12 @@ pub fn explore(
         }
     }
     progress.finish();
+    if found.incomplete_because.is_none() && !found.not_modelled.is_empty() {
+        found.incomplete_because = Some(format!(
+            "the program calls MPI functions mbhybrid does not model, so what they do is not verified: {}",
+            mbh_verdict::not_modelled::summary(&found.not_modelled)
+        ));
+    }
     found.complete = found.incomplete_because.is_none();
     found.wildcards.sort_by_key(|w| (w.rank, w.event));
     // Findings stay in order of discovery: the timelines refer to them by
@@ -316,6 +326,19 @@ struct Shown<'a> {
 }
 
 impl Exploration {
+    /// Adds the unmodelled calls of a run not seen before (by function
+    /// and line).
+    fn add_not_modelled(&mut self, calls: &[mbh_trace::finding::Location]) {
+        for call in calls {
+            let same = |l: &mbh_trace::finding::Location| {
+                (&l.call, &l.file, l.line) == (&call.call, &call.file, call.line)
+            };
+            if !self.not_modelled.iter().any(same) {
+                self.not_modelled.push(call.clone());
+            }
+        }
+    }
+
     fn empty() -> Exploration {
         Exploration {
             interleavings: 0,
@@ -331,6 +354,7 @@ impl Exploration {
             tool_stops: Vec::new(),
             traces: Vec::new(),
             run_ahead: None,
+            not_modelled: Vec::new(),
             timelines: Vec::new(),
         }
     }

@@ -97,6 +97,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         runs: vec![replayed.analysis.outcome],
         warnings,
         limits: super::verify::limits(&session),
+        not_modelled: replayed.analysis.not_modelled.clone(),
         run_ahead: None,
         seconds: started.elapsed().as_secs_f64(),
     };

@@ -170,6 +170,7 @@ pub fn report(
         runs: exploration.runs,
         warnings,
         limits: limits(session),
+        not_modelled: exploration.not_modelled,
         run_ahead: exploration.run_ahead,
         seconds: started.elapsed().as_secs_f64(),
     }

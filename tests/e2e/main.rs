@@ -24,6 +24,7 @@ mod jobs;
 mod masquerade;
 mod mpicc_builds;
 mod mpich_values;
+mod not_modelled;
 mod oracle;
 mod patch_paths;
 mod programs;

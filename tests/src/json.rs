@@ -32,6 +32,10 @@ pub struct Report {
     /// Absent when empty.
     #[serde(default)]
     pub limits: Vec<String>,
+    /// Calls of MPI functions mbhybrid does not model (issue 38); absent
+    /// when none.
+    #[serde(default)]
+    pub not_modelled: Vec<Location>,
     /// Absent without `--jobs N`, N > 1.
     #[serde(default)]
     pub run_ahead: Option<RunAhead>,

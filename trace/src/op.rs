@@ -331,6 +331,15 @@ op_kinds! {
     /// the graph reads it; the `Matched` record follows when the program
     /// completes the receive, if it does.
     Settled = 252 => "mbhybrid:settled", Clock;
+    /// Not an MPI call: the program called an MPI function the runtime
+    /// passes to MPI without modelling it
+    /// ([`Support::NotModelled`](crate::support::Support::NotModelled):
+    /// `MPI_Put`, `MPI_Neighbor_alltoall`, ...), at `site`. Written the
+    /// first time the rank calls it from that site. `count` = the
+    /// function's position in [`crate::support::calls`]; `comm`,
+    /// `request`, `aux` = its name as [`call_name`] encodes it (a check
+    /// that both agree).
+    NotModelled = 253 => "mbhybrid:not-modelled", Clock;
 }
 
 /// The MPI function's name a [`OpKind::CallSite`] record carries in its

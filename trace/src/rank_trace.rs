@@ -827,6 +827,20 @@ impl RankTrace {
             })
     }
 
+    /// The calls of MPI functions the runtime does not model, from the
+    /// trace's [`OpKind::NotModelled`] records: (site, function). A record
+    /// whose position and name disagree (a damaged one) is skipped.
+    pub fn not_modelled_calls(&self) -> impl Iterator<Item = (u32, &'static str)> + '_ {
+        self.ops
+            .iter()
+            .filter(|op| op.kind == OpKind::NotModelled)
+            .filter_map(|op| {
+                let name = crate::support::name_at(usize::try_from(op.count).ok()?)?;
+                let words = crate::op::call_name::encode(name);
+                (words == [op.comm, op.request, op.aux]).then_some((op.site, name))
+            })
+    }
+
     /// Reads a trace file, keeping the complete records of a file cut
     /// short (see [`RankTrace::read_decoded`] to learn that it was).
     pub fn read(path: &Path) -> Result<Self, TraceError> {

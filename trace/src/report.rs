@@ -1,7 +1,7 @@
 //! The report of a verification: the JSON object `verify --format json`
 //! prints (DESIGN.md, "Command line"). Fields may be added, none renamed.
 
-use crate::finding::Finding;
+use crate::finding::{Finding, Location};
 use serde::{Deserialize, Serialize};
 
 /// Counts of choice points (wildcard receives with more than one possible
@@ -182,6 +182,12 @@ pub struct Report {
     /// are those.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<String>,
+    /// The calls of MPI functions the runtime does not model that the
+    /// program made (`MPI_Put`, `MPI_Neighbor_alltoall`, ...; issue 38),
+    /// one per function and line: what they do is not verified, so the
+    /// report is not `complete`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_modelled: Vec<Location>,
     /// `verify --jobs N` with `N > 1`: how the runs made ahead were used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_ahead: Option<RunAheadStats>,

@@ -1003,6 +1003,7 @@ fn report() -> impl Strategy<Value = Report> {
                 // Limits are strings like warnings: the same ones, in
                 // another order, exercise both fields (and an absent one).
                 limits: warnings.iter().rev().cloned().collect(),
+                not_modelled: Vec::new(),
                 run_ahead: (interleavings % 3 == 1).then_some(RunAheadStats {
                     jobs: np,
                     taken: interleavings / 2,

@@ -64,6 +64,7 @@ mod fixtures;
 pub mod judge;
 pub mod local_checks;
 pub mod no_verdict;
+pub mod not_modelled;
 pub mod outcome;
 pub mod place;
 pub mod printed;

@@ -55,6 +55,9 @@ pub struct Analysis {
     /// failure): its message per rank. A limit of the tool, never a
     /// finding against the program (issue 12).
     pub tool_stops: Vec<String>,
+    /// The calls of MPI functions the runtime does not model the ranks
+    /// made ([`crate::not_modelled`]): the run is partial (issue 38).
+    pub not_modelled: Vec<mbh_trace::finding::Location>,
 }
 
 /// Reads every rank's trace of `dir` (`None`: missing or unreadable), and
@@ -218,6 +221,7 @@ pub fn analyze(
         ));
     }
 
+    let not_modelled = crate::not_modelled::calls(ctx, &traces);
     Ok(Analysis {
         outcome: RunOutcome {
             interleaving: ctx.interleaving,
@@ -232,6 +236,7 @@ pub fn analyze(
         traces,
         warnings,
         tool_stops,
+        not_modelled,
     })
 }
 

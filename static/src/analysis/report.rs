@@ -236,7 +236,7 @@ impl<'ctx> Assembly<'_, 'ctx> {
                     call: s.name.clone(),
                     function: f.shown_name().into_owned(),
                     span: sspan,
-                    reason: reason.to_owned(),
+                    reason,
                 });
             }
         }

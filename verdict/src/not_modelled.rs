@@ -1,0 +1,74 @@
+//! The calls of MPI functions the runtime does not model (issue 38), from
+//! the ranks' [`OpKind::NotModelled`](mbh_trace::OpKind::NotModelled)
+//! records: each is a place the verdict does not cover, so a run that
+//! made one is partial. One location per function and call site, on the
+//! lowest rank that made it.
+
+use crate::outcome::RunContext;
+use crate::place::site_location;
+use mbh_trace::finding::{Location, Role};
+use mbh_trace::RankTrace;
+use std::collections::BTreeMap;
+
+/// What a location of an unmodelled call says.
+pub const LABEL: &str = "not modelled by mbhybrid: not verified";
+
+/// The unmodelled calls the ranks of `traces` made, by function then line.
+pub fn calls(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Vec<Location> {
+    let mut found: BTreeMap<(&'static str, u32), i32> = BTreeMap::new();
+    for trace in traces.iter().flatten() {
+        for (site, name) in trace.not_modelled_calls() {
+            let rank = found.entry((name, site)).or_insert(trace.rank);
+            *rank = (*rank).min(trace.rank);
+        }
+    }
+    let mut locations: Vec<Location> = found
+        .into_iter()
+        .map(|((name, site), rank)| location(ctx, name, site, rank))
+        .collect();
+    locations.sort_by(|a, b| (&a.call, &a.file, a.line).cmp(&(&b.call, &b.file, b.line)));
+    locations.dedup_by(|a, b| (&a.call, &a.file, a.line) == (&b.call, &b.file, b.line));
+    locations
+}
+
+/// Where call `name` at `site` is; a site no table knows (a call from a
+/// library) is placed in the program, line 0.
+fn location(ctx: &RunContext<'_>, name: &str, site: u32, rank: i32) -> Location {
+    let mut location = match ctx.sites.and_then(|s| s.get(site)) {
+        Some(known) => site_location(known, rank, Role::Primary, LABEL),
+        None => Location {
+            file: ctx.program.to_owned(),
+            line: 0,
+            column: 0,
+            rank,
+            call: None,
+            function: None,
+            role: Role::Primary,
+            label: LABEL.to_owned(),
+        },
+    };
+    location.call = Some(name.to_owned());
+    location
+}
+
+/// `MPI_Put (rma.c:12), MPI_Win_fence (rma.c:10, rma.c:14)`: the calls of
+/// `locations` by function, for a sentence.
+pub fn summary(locations: &[Location]) -> String {
+    let mut by_call: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for l in locations {
+        let place = if l.line == 0 {
+            l.file.clone()
+        } else {
+            format!("{}:{}", l.file, l.line)
+        };
+        let places = by_call.entry(l.call.as_deref().unwrap_or("?")).or_default();
+        if !places.contains(&place) {
+            places.push(place);
+        }
+    }
+    by_call
+        .into_iter()
+        .map(|(call, places)| format!("{call} ({})", places.join(", ")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
