@@ -254,6 +254,6 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", kind.name()));
             assert!(codes.insert(kind.code()));
         }
-        assert_eq!(FindingKind::ALL.len(), 19);
+        assert_eq!(FindingKind::ALL.len(), 20);
     }
 }
