@@ -109,6 +109,9 @@ pub fn explore(
                 settings.jobs,
             )
         });
+        // A stop (a signal, a failed run, a tool stop) still ends the
+        // pass, so the report counts the choice points this pass found.
+        let mut stop_passes = false;
         while let Some(next) = engine.next_run() {
             if let Some(why) = budget_spent(&found, session, settings, started) {
                 found.incomplete_because = Some(why);
@@ -138,7 +141,8 @@ pub fn explore(
                 if let Ok(run) = run {
                     pruner.prune(&run.dir);
                 }
-                break 'passes;
+                stop_passes = true;
+                break;
             }
             let run = match run {
                 Ok(run) => run,
@@ -148,7 +152,8 @@ pub fn explore(
                     found.incomplete_because =
                         Some(format!("interleaving {n} could not run: {error:#}"));
                     found.failure = Some(error);
-                    break 'passes;
+                    stop_passes = true;
+                    break;
                 }
                 Err(error) => return Err(error),
             };
@@ -160,7 +165,8 @@ pub fn explore(
                 found.incomplete_because = Some(format!(
                     "the runtime stopped interleaving {n}: it cannot handle a call the program makes"
                 ));
-                break 'passes;
+                stop_passes = true;
+                break;
             }
 
             let end = run_end(&run);
@@ -200,7 +206,7 @@ pub fn explore(
                 }
             }
         }
-        if !found.end_pass(&engine, ahead.take(), settings) {
+        if !found.end_pass(&engine, ahead.take(), settings) || stop_passes {
             break 'passes;
         }
     }

@@ -534,8 +534,12 @@ fn hpcg_results(line: &str) -> Option<String> {
     let line = line.trim();
     let counts = line.contains("iteration count=") || line.contains("iterations per set=");
     let verdicts = line.ends_with("::Result=PASSED") || line.ends_with("::Result=FAILED");
-    (counts || verdicts || line.contains("HPCG result is"))
-        .then(|| line.split(" with a GFLOP/s rating").next().unwrap_or(line).to_owned())
+    (counts || verdicts || line.contains("HPCG result is")).then(|| {
+        line.split(" with a GFLOP/s rating")
+            .next()
+            .unwrap_or(line)
+            .to_owned()
+    })
 }
 
 fn check_hpcg(np: u32) {
@@ -570,10 +574,16 @@ fn hpcg_verifies_clean_at_4_ranks_with_the_plain_builds_results() {
 /// LULESH's iteration count and final energy, and its symmetry check.
 fn lulesh_results(line: &str) -> Option<String> {
     let line = line.trim();
-    ["Iteration count", "Final Origin Energy", "Max Abs Diff", "Total Abs Diff", "Max Rel Diff"]
-        .iter()
-        .any(|s| line.starts_with(s))
-        .then(|| line.to_owned())
+    [
+        "Iteration count",
+        "Final Origin Energy",
+        "Max Abs Diff",
+        "Total Abs Diff",
+        "Max Rel Diff",
+    ]
+    .iter()
+    .any(|s| line.starts_with(s))
+    .then(|| line.to_owned())
 }
 
 #[test]

@@ -113,6 +113,8 @@ fn stop_with(signal: &str, name: &str) {
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     assert!(report.interleavings >= 1);
     assert_eq!(report.runs.len(), report.interleavings as usize);
+    // The choice points the stopped search knew are counted.
+    assert!(report.choice_points.found > 0, "{:?}", report.choice_points);
     assert!(
         report
             .warnings
