@@ -7,7 +7,8 @@
 //! untouched. `verify` then names the calls and reports the run as
 //! partial: a verdict never covers what the runtime did not see.
 //!
-//! The list is the installed header's unmodelled functions, which the
+//! The list is the installed header's unmodelled functions, and those the
+//! table does not know (a newer MPI's: not modelled either), which the
 //! build script writes (`build.rs`), so the library never refers to a
 //! function its MPI lacks. A pass-through needs no signature: it saves the
 //! six argument registers, records, restores them and jumps, so the stack
@@ -64,7 +65,10 @@ pub extern "C" fn note(index: usize, caller: usize) {
         return;
     }
     let _ = std::panic::catch_unwind(|| {
-        let Some(name) = mbh_trace::support::name_at(index) else {
+        let known = mbh_trace::support::known();
+        let Some(name) = mbh_trace::support::name_at(index)
+            .or_else(|| UNKNOWN.get(index.checked_sub(known)?).copied())
+        else {
             return;
         };
         crate::callsite::CALLER.store(caller, Ordering::Relaxed);
@@ -78,7 +82,11 @@ pub extern "C" fn note(index: usize, caller: usize) {
             kind: OpKind::NotModelled as u16,
             flags: flags::RETURNED,
             site,
-            count: i32::try_from(index).unwrap_or(i32::MAX),
+            count: if index < known {
+                i32::try_from(index).unwrap_or(-1)
+            } else {
+                -1
+            },
             comm,
             request,
             aux,
