@@ -55,7 +55,7 @@ fn location(ctx: &RunContext<'_>, name: &str, site: u32, rank: i32) -> Location 
 const PLACES_SHOWN: usize = 3;
 
 /// `MPI_Put (rma.c:12), MPI_Win_fence (rma.c:10, rma.c:14)`: the calls of
-/// `locations` by function, for a sentence (at most [`PLACES_SHOWN`]
+/// `locations` by function, for a sentence (at most three
 /// places each, then how many more).
 pub fn summary(locations: &[Location]) -> String {
     let mut by_call: BTreeMap<&str, Vec<String>> = BTreeMap::new();
