@@ -72,15 +72,28 @@ fn main() {
 fn write_not_modelled(functions: &std::collections::BTreeSet<String>) {
     use mbh_trace::support::{index_of, support, Support};
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    // A function the table does not know (a newer MPI) is passed through
+    // as not modelled too, past the table's positions: never silent.
     let mut list = String::from("pass_through! {\n");
+    let mut unknown = Vec::new();
     for name in functions {
-        if support(name) == Some(Support::NotModelled) {
-            if let Some(index) = index_of(name) {
-                list.push_str(&format!("    {index} {name} => P{name};\n"));
+        let index = match support(name) {
+            Some(Support::NotModelled) => index_of(name),
+            None => {
+                unknown.push(name.as_str());
+                Some(mbh_trace::support::known() + unknown.len() - 1)
             }
+            Some(_) => None,
+        };
+        if let Some(index) = index {
+            list.push_str(&format!("    {index} {name} => P{name};\n"));
         }
     }
     list.push_str("}\n");
+    list.push_str(&format!(
+        "/// Functions of the header the table does not know, by position past it.\n\
+         pub(crate) const UNKNOWN: &[&str] = &{unknown:?};\n"
+    ));
     std::fs::write(out.join("not_modelled.rs"), list).expect("write not_modelled.rs");
     let names: Vec<&str> = functions.iter().map(String::as_str).collect();
     std::fs::write(out.join("mpi_functions.txt"), names.join("\n"))

@@ -7,7 +7,8 @@
 //! untouched. `verify` then names the calls and reports the run as
 //! partial: a verdict never covers what the runtime did not see.
 //!
-//! The list is the installed header's unmodelled functions, which the
+//! The list is the installed header's unmodelled functions, and those the
+//! table does not know (a newer MPI's: not modelled either), which the
 //! build script writes (`build.rs`), so the library never refers to a
 //! function its MPI lacks. A pass-through needs no signature: it saves the
 //! six argument registers, records, restores them and jumps, so the stack
@@ -37,7 +38,7 @@ const WINDOW: usize = 16;
 static SEEN: [AtomicU64; SEEN_SLOTS] = [const { AtomicU64::new(0) }; SEEN_SLOTS];
 
 /// Whether the pair `key` is recorded already; claims a slot for it
-/// otherwise. One thread calls MPI at a time (the runtime's rule).
+/// otherwise. Called holding the runtime's state: one caller at a time.
 fn seen_before(key: u64) -> bool {
     let home = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
     for i in 0..WINDOW {
@@ -55,35 +56,50 @@ fn seen_before(key: u64) -> bool {
 }
 
 /// Records that the program called the unmodelled function at position
-/// `index` of [`mbh_trace::support::calls`], returning to `caller`.
-/// Called by the pass-throughs with the program's argument registers
-/// saved; never unwinds. Nothing is recorded outside tracing, nor for a
-/// call MPI makes of itself while a wrapper runs (not the program's).
+/// `index` of [`mbh_trace::support::calls`] (past it: of the build
+/// script's `UNKNOWN`), returning to `caller`. Called by the pass-throughs
+/// with the program's argument registers saved; never unwinds. Nothing is
+/// recorded outside tracing, nor for a call made while a wrapper holds the
+/// runtime's state (MPI calling itself inside a wrapper's call, or a
+/// second thread: holding the state keeps the trace to one writer).
 pub extern "C" fn note(index: usize, caller: usize) {
-    if !record::recording() || crate::state::busy() {
+    if !record::recording() {
         return;
     }
     let _ = std::panic::catch_unwind(|| {
-        let Some(name) = mbh_trace::support::name_at(index) else {
-            return;
-        };
-        crate::callsite::CALLER.store(caller, Ordering::Relaxed);
-        crate::callsite::label(name);
-        let site = record::site();
-        if seen_before(((index as u64 + 1) << 32) | u64::from(site)) {
-            return;
-        }
-        let [comm, request, aux] = call_name::encode(name);
-        record::append(|| RawOp {
-            kind: OpKind::NotModelled as u16,
-            flags: flags::RETURNED,
-            site,
-            count: i32::try_from(index).unwrap_or(i32::MAX),
-            comm,
-            request,
-            aux,
-            ..RawOp::default()
-        });
+        crate::state::try_with(|_| record_call(index, caller));
+    });
+}
+
+/// Writes the [`OpKind::NotModelled`] record of the call, unless this rank
+/// wrote one for the function and site before.
+fn record_call(index: usize, caller: usize) {
+    let known = mbh_trace::support::known();
+    let Some(name) = mbh_trace::support::name_at(index)
+        .or_else(|| UNKNOWN.get(index.checked_sub(known)?).copied())
+    else {
+        return;
+    };
+    crate::callsite::CALLER.store(caller, Ordering::Relaxed);
+    crate::callsite::label(name);
+    let site = record::site();
+    if seen_before(((index as u64 + 1) << 32) | u64::from(site)) {
+        return;
+    }
+    let [comm, request, aux] = call_name::encode(name);
+    record::append(|| RawOp {
+        kind: OpKind::NotModelled as u16,
+        flags: flags::RETURNED,
+        site,
+        count: if index < known {
+            i32::try_from(index).unwrap_or(-1)
+        } else {
+            -1
+        },
+        comm,
+        request,
+        aux,
+        ..RawOp::default()
     });
 }
 

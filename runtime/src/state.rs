@@ -77,12 +77,6 @@ fn with_cell<R>(f: impl FnOnce(&mut Option<Rt>) -> R) -> R {
     f(slot)
 }
 
-/// Whether a wrapper holds the state now (so an MPI call made now is
-/// MPI's own, from inside the wrapper's call, or a second thread's).
-pub fn busy() -> bool {
-    RT.busy.load(Ordering::Acquire)
-}
-
 /// Runs `f` on the state unless it is busy or missing (an exit handler
 /// that may run in the middle of anything).
 pub fn try_with<R>(f: impl FnOnce(&mut Rt) -> R) -> Option<R> {

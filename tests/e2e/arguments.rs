@@ -71,6 +71,15 @@ fn a4_heap_overflows_are_found_before_the_receive() {
     );
 }
 
+/// Issue 38 item 5: an in-place `MPI_Allreduce` after many frees is
+/// silent. On Open MPI, whose `MPI_IN_PLACE` is the pointer 1, the heap
+/// table once matched it to a freed slot and reported a false overflow.
+#[test]
+fn a6_in_place_buffers_are_never_heap_blocks() {
+    let report = check_program("tests/programs/heap/in_place_after_frees.c");
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+}
+
 /// A derived datatype against a stack array: the static analysis gives the
 /// runtime the array's room, and the runtime, which knows the extent,
 /// finds the receive that cannot fit, with the array's declaration.

@@ -336,9 +336,10 @@ op_kinds! {
     /// ([`Support::NotModelled`](crate::support::Support::NotModelled):
     /// `MPI_Put`, `MPI_Neighbor_alltoall`, ...), at `site`. Written the
     /// first time the rank calls it from that site. `count` = the
-    /// function's position in [`crate::support::calls`]; `comm`,
-    /// `request`, `aux` = its name as [`call_name`] encodes it (a check
-    /// that both agree).
+    /// function's position in [`crate::support::calls`] (-1 for a
+    /// function of the header the table does not know, likewise passed
+    /// through); `comm`, `request`, `aux` = its name as [`call_name`]
+    /// encodes it (a check that both agree).
     NotModelled = 253 => "mbhybrid:not-modelled", Clock;
 }
 

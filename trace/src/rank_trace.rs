@@ -829,15 +829,19 @@ impl RankTrace {
 
     /// The calls of MPI functions the runtime does not model, from the
     /// trace's [`OpKind::NotModelled`] records: (site, function). A record
-    /// whose position and name disagree (a damaged one) is skipped.
-    pub fn not_modelled_calls(&self) -> impl Iterator<Item = (u32, &'static str)> + '_ {
+    /// whose position and name disagree (a damaged one) is skipped; one of
+    /// a function the table does not know gives the name it carries.
+    pub fn not_modelled_calls(&self) -> impl Iterator<Item = (u32, String)> + '_ {
         self.ops
             .iter()
             .filter(|op| op.kind == OpKind::NotModelled)
             .filter_map(|op| {
+                let words = [op.comm, op.request, op.aux];
+                if op.count < 0 {
+                    return Some((op.site, crate::op::call_name::decode(words)?));
+                }
                 let name = crate::support::name_at(usize::try_from(op.count).ok()?)?;
-                let words = crate::op::call_name::encode(name);
-                (words == [op.comm, op.request, op.aux]).then_some((op.site, name))
+                (crate::op::call_name::encode(name) == words).then(|| (op.site, name.to_owned()))
             })
     }
 

@@ -44,6 +44,11 @@ pub fn calls() -> impl Iterator<Item = (&'static str, Support)> {
     calls::CALLS.iter().copied()
 }
 
+/// How many functions [`calls`] lists.
+pub fn known() -> usize {
+    calls::CALLS.len()
+}
+
 /// The class of `function` (`MPI_Put`; a `PMPI_` name is accepted), or
 /// `None` for a name the table does not know.
 pub fn support(function: &str) -> Option<Support> {
@@ -124,10 +129,17 @@ pub fn family(function: &str) -> &'static str {
 }
 
 /// Why `function` cannot be verified fully by this version, or `None` when
-/// the runtime handles it (modelled or harmless, or a name the table does
-/// not know). Accepts `PMPI_` names.
+/// the runtime handles it (modelled or harmless). An `MPI_` function the
+/// table does not know (from an MPI newer than it) is not modelled: the
+/// runtime passes it through and records it as such. Accepts `PMPI_`
+/// names.
 pub fn unsupported_reason(function: &str) -> Option<String> {
-    match support(function)? {
+    let Some(class) = support(function) else {
+        return function.contains("MPI_").then(|| {
+            "not known to this version of mbhybrid (an MPI function newer than its table): it runs as it would, but what it does is not verified, and `verify` reports the run as partial".to_owned()
+        });
+    };
+    match class {
         Support::Stops => Some(
             "not supported by this version of the mbhybrid runtime: the run stops when the call is made"
                 .to_owned(),
@@ -294,6 +306,9 @@ mod tests {
             .unwrap()
             .contains("not modelled by this version of mbhybrid (one-sided communication (RMA))"));
         assert!(unsupported_reason("MPI_Send").is_none());
+        assert!(unsupported_reason("MPI_Comm_from_the_future")
+            .unwrap()
+            .contains("not known to this version"));
         assert!(unsupported_reason("MPI_Comm_rank").is_none());
     }
 

@@ -15,7 +15,7 @@ pub const LABEL: &str = "not modelled by mbhybrid: not verified";
 
 /// The unmodelled calls the ranks of `traces` made, by function then line.
 pub fn calls(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Vec<Location> {
-    let mut found: BTreeMap<(&'static str, u32), i32> = BTreeMap::new();
+    let mut found: BTreeMap<(String, u32), i32> = BTreeMap::new();
     for trace in traces.iter().flatten() {
         for (site, name) in trace.not_modelled_calls() {
             let rank = found.entry((name, site)).or_insert(trace.rank);
@@ -24,7 +24,7 @@ pub fn calls(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Vec<Location
     }
     let mut locations: Vec<Location> = found
         .into_iter()
-        .map(|((name, site), rank)| location(ctx, name, site, rank))
+        .map(|((name, site), rank)| location(ctx, &name, site, rank))
         .collect();
     locations.sort_by(|a, b| (&a.call, &a.file, a.line).cmp(&(&b.call, &b.file, b.line)));
     locations.dedup_by(|a, b| (&a.call, &a.file, a.line) == (&b.call, &b.file, b.line));
@@ -51,8 +51,12 @@ fn location(ctx: &RunContext<'_>, name: &str, site: u32, rank: i32) -> Location 
     location
 }
 
+/// Places named per function in [`summary`]; the JSON lists them all.
+const PLACES_SHOWN: usize = 3;
+
 /// `MPI_Put (rma.c:12), MPI_Win_fence (rma.c:10, rma.c:14)`: the calls of
-/// `locations` by function, for a sentence.
+/// `locations` by function, for a sentence (at most three
+/// places each, then how many more).
 pub fn summary(locations: &[Location]) -> String {
     let mut by_call: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for l in locations {
@@ -68,7 +72,47 @@ pub fn summary(locations: &[Location]) -> String {
     }
     by_call
         .into_iter()
-        .map(|(call, places)| format!("{call} ({})", places.join(", ")))
+        .map(|(call, places)| {
+            let more = places.len().saturating_sub(PLACES_SHOWN);
+            let shown = places[..places.len().min(PLACES_SHOWN)].join(", ");
+            match more {
+                0 => format!("{call} ({shown})"),
+                n => format!("{call} ({shown} and {n} more)"),
+            }
+        })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(call: &str, line: u32) -> Location {
+        Location {
+            file: "rma.c".into(),
+            line,
+            column: 3,
+            rank: 0,
+            call: Some(call.into()),
+            function: None,
+            role: Role::Primary,
+            label: LABEL.into(),
+        }
+    }
+
+    #[test]
+    fn the_summary_names_each_function_with_its_first_lines() {
+        let calls = [
+            at("MPI_Win_fence", 10),
+            at("MPI_Put", 12),
+            at("MPI_Win_fence", 14),
+            at("MPI_Win_fence", 16),
+            at("MPI_Win_fence", 18),
+        ];
+        assert_eq!(
+            summary(&calls),
+            "MPI_Put (rma.c:12), MPI_Win_fence (rma.c:10, rma.c:14, rma.c:16 and 1 more)"
+        );
+    }
 }
