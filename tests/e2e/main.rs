@@ -24,6 +24,7 @@ mod mpich_values;
 mod oracle;
 mod programs;
 mod reuse;
+mod rooted_early;
 mod run_folders;
 mod scenarios;
 mod static_report;

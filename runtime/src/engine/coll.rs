@@ -5,13 +5,17 @@
 //! | [`Flow`] | calls | clocks |
 //! | --- | --- | --- |
 //! | `All` | `Barrier`, `Allreduce`, `Allgather(v)`, `Alltoall(v/w)`, `Reduce_scatter(_block)`, communicator constructors, `Finalize` | maximum over all ranks (`MPI_Iallreduce`) |
-//! | `FromRoot` | `Bcast`, `Scatter(v)` | the others take the maximum of theirs and the root's (`MPI_Ibcast`) |
+//! | `FromRoot` | `Bcast`, `Scatter(v)` | the others take the maximum of theirs and the root's (`MPI_Ibcast`); the root keeps its own and waits for nothing more than the collective itself made it wait for |
 //! | `ToRoot` | `Reduce`, `Gather(v)` | the root takes the maximum of all (`MPI_Ireduce`); the others keep theirs and wait for nothing more than the collective itself made them wait for |
 //! | `Prefix` | `Scan` | rank `i` takes the maximum of ranks `0..=i` (`MPI_Iscan`) |
 //! | `ExclusivePrefix` | `Exscan` | rank `i` takes the maximum of ranks `0..i` and its own (`MPI_Iexscan`) |
 //!
 //! No flow is more synchronising than MPI's own (seed 003 Fig 4, SCENARIOS
 //! S11): a rooted or prefix collective orders only what its data orders.
+//! A rank that only sends in a rooted collective leaves the clock exchange
+//! in flight (`root_flow.rs`), and in a guided run the program's call too
+//! (`early.rs`), so a forced match that needs it to leave before the others
+//! enter can happen whatever the MPI library does.
 //!
 //! # Nonblocking collectives
 //!
@@ -67,6 +71,7 @@
 //! the program's mismatched collectives never get to hang or to write into
 //! the wrong buffers for long.
 
+use super::early::EarlyStart;
 use super::Rt;
 use crate::checks;
 use crate::consts::{comm_world, op_max, op_min, request_null, status_ignore, uint64, SUCCESS};
@@ -337,6 +342,7 @@ impl Rt {
         &mut self,
         c: Coll,
         start: impl FnOnce(*mut MPI_Request) -> c_int,
+        early: Option<EarlyStart<'_>>,
     ) -> c_int {
         let index = record::begin(|| Self::coll_record(&c), true);
         let flow = c.kind.data_flow().unwrap_or(Flow::All);
@@ -344,6 +350,16 @@ impl Rt {
         let shadows = unsafe { self.shadows(c.comm) };
         let check = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
         note_sequence(index, check);
+        let early =
+            early.filter(|_| shadows.is_some_and(|(_, me, _)| only_sends(flow, me, c.root)));
+        if let Some((rc, _)) = self.leave_early(early) {
+            if let (SUCCESS, Some((shadow, me, _))) = (rc, shadows) {
+                // SAFETY: a valid clock shadow of `c.comm`.
+                unsafe { self.exchange(shadow, c.root, flow, me) };
+            }
+            record::finish(index, rc, true, |_| {});
+            return rc;
+        }
         let mut request = request_null();
         let mut rc = start(&mut request);
         self.det_collective(check.map(|seq| (c.comm, seq)));
@@ -379,6 +395,7 @@ impl Rt {
         c: Coll,
         request: *mut MPI_Request,
         start: impl FnOnce() -> c_int,
+        early: Option<EarlyStart<'_>>,
     ) -> c_int {
         let index = record::begin(|| Self::coll_record(&c), false);
         let flow = c.kind.data_flow().unwrap_or(Flow::All);
@@ -386,7 +403,17 @@ impl Rt {
         let shadows = unsafe { self.shadows(c.comm) };
         let seq = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
         note_sequence(index, seq);
-        let rc = start();
+        let early =
+            early.filter(|_| shadows.is_some_and(|(_, me, _)| only_sends(flow, me, c.root)));
+        let rc = match self.leave_early(early) {
+            // The program's request is done at once (`early.rs`).
+            // SAFETY: the caller's request.
+            Some((SUCCESS, _)) if !request.is_null() => unsafe {
+                super::early::done_request(request)
+            },
+            Some((rc, _)) => rc,
+            None => start(),
+        };
         let handle = (rc == SUCCESS && !request.is_null()).then(|| {
             // SAFETY: non-null, written by MPI.
             unsafe { *request }
@@ -447,10 +474,10 @@ impl Rt {
         flow: Flow,
         me: c_int,
     ) {
-        if flow == Flow::ToRoot && me != root {
+        if only_sends(flow, me, root) {
             // The slot keeps no exchange: nothing to wait for or merge.
             // SAFETY: the caller's contract.
-            unsafe { self.root_flow_start(shadow, root) };
+            unsafe { self.root_flow_start(shadow, root, flow) };
             return;
         }
         let width = self.width;
@@ -761,9 +788,9 @@ impl Rt {
     /// `shadow` must be a valid intracommunicator every rank of which
     /// makes the same call.
     pub(super) unsafe fn exchange(&mut self, shadow: MPI_Comm, root: c_int, flow: Flow, me: c_int) {
-        if flow == Flow::ToRoot && me != root {
+        if only_sends(flow, me, root) {
             // SAFETY: the caller's contract.
-            unsafe { self.root_flow_start(shadow, root) };
+            unsafe { self.root_flow_start(shadow, root, flow) };
             return;
         }
         self.coll_in.copy_from_slice(self.llcp.clock());
@@ -794,31 +821,39 @@ impl Rt {
         }
     }
 
-    /// Starts this non-root rank's clock reduction to `root` on `shadow`
-    /// and leaves it in flight (`root_flow.rs`: waiting would make the
-    /// collective synchronise where MPI does not).
+    /// Starts the clock exchange of a rank that only sends in a rooted
+    /// collective ([`only_sends`]: a reduction to `root`, or the root's
+    /// broadcast) on `shadow` and leaves it in flight (`root_flow.rs`:
+    /// waiting would make the collective synchronise where MPI does not).
     ///
     /// # Safety
     ///
     /// `shadow` must be a valid intracommunicator every rank of which
     /// makes the same call.
-    unsafe fn root_flow_start(&mut self, shadow: MPI_Comm, root: c_int) {
+    unsafe fn root_flow_start(&mut self, shadow: MPI_Comm, root: c_int, flow: Flow) {
         let mut buffer = self.root_flows.buffer(self.llcp.clock());
         let mut request = request_null();
+        let width = self.width as c_int;
+        let words = buffer.as_mut_ptr().cast();
         // SAFETY: `buffer` holds `width` words and stays, boxed, in the
-        // list of flows until the request completes; the receive buffer is
-        // significant at the root only.
+        // list of flows until the request completes; a reduction's receive
+        // buffer is significant at the root only, and a broadcast's root
+        // only sends.
         let rc = unsafe {
-            mpi_sys::PMPI_Ireduce(
-                buffer.as_mut_ptr().cast(),
-                std::ptr::null_mut(),
-                self.width as c_int,
-                uint64(),
-                op_max(),
-                root,
-                shadow,
-                &mut request,
-            )
+            if flow == Flow::FromRoot {
+                mpi_sys::PMPI_Ibcast(words, width, uint64(), root, shadow, &mut request)
+            } else {
+                mpi_sys::PMPI_Ireduce(
+                    words,
+                    std::ptr::null_mut(),
+                    width,
+                    uint64(),
+                    op_max(),
+                    root,
+                    shadow,
+                    &mut request,
+                )
+            }
         };
         if rc != SUCCESS {
             fatal(format_args!(
@@ -1154,6 +1189,7 @@ impl Rt {
             // here is one the wait-for graph cannot see. What is still in
             // flight completes at MPI_Finalize (`root_flow.rs`).
             self.root_flows.poll();
+            self.early.poll();
             self.sig_forget(handle);
             if let Some(mut shadow) = self.comms.forget(handle) {
                 // SAFETY: a shadow the runtime made; every rank frees
@@ -1163,6 +1199,18 @@ impl Rt {
         }
         // SAFETY: the caller's contract.
         unsafe { mpi_sys::PMPI_Comm_free(comm) }
+    }
+}
+
+/// Whether this rank (`me`) only sends in a collective of `flow` rooted at
+/// `root` (the root of a `FromRoot` one, any other rank of a `ToRoot`
+/// one): MPI lets it leave before the others enter (MPI-4.0 §6.1), and it
+/// takes no clock.
+fn only_sends(flow: Flow, me: c_int, root: c_int) -> bool {
+    match flow {
+        Flow::FromRoot => me == root,
+        Flow::ToRoot => me != root,
+        Flow::All | Flow::Prefix | Flow::ExclusivePrefix => false,
     }
 }
 

@@ -41,6 +41,7 @@ mod complete;
 mod deferred;
 mod deterministic;
 mod dtp;
+mod early;
 mod matched;
 mod p2p;
 mod persist;
@@ -48,6 +49,7 @@ mod root_flow;
 mod settle;
 
 pub use coll::{pair_term, Coll, CollState, Flow};
+pub use early::{EarlyLeaves, EarlyStart, Span};
 pub use p2p::SendMode;
 pub(crate) use p2p::{pmpi_isend, pmpi_send};
 pub(crate) use persist::pmpi_init;
@@ -294,6 +296,9 @@ pub struct Rt {
     /// Clock reductions of collectives this rank is not the root of, in
     /// flight (`root_flow.rs`).
     root_flows: root_flow::RootFlows,
+    /// The program's rooted collectives this rank left before the others
+    /// entered them, in flight (`early.rs`).
+    early: early::EarlyLeaves,
     /// Persistent requests the program holds, by handle bits.
     persistent: HashMap<u64, persist::Persistent>,
     /// Program handles swapped out of an array for a completion call
@@ -378,6 +383,7 @@ impl Rt {
             resources: Resources::new(),
             sigs: coll::SigChecks::new(sig_shadow)?,
             root_flows: root_flow::RootFlows::new(width),
+            early: early::EarlyLeaves::new(),
             persistent: HashMap::with_capacity(64),
             swapped: Vec::with_capacity(64),
             cancels: false,
@@ -673,6 +679,7 @@ impl Rt {
         }
         self.sig_poll_all();
         self.root_flows.poll();
+        self.early.poll();
         let mut i = 0;
         while let Some(&id) = self.slots.watched().get(i) {
             if Some(id) == skip {
@@ -1218,6 +1225,7 @@ impl Rt {
         // started can complete (those of collectives the program never
         // completed too, so no runtime request outlives MPI).
         self.root_flows_wait_all();
+        self.early_wait_all();
         self.sig_wait_all();
         let colls: Vec<u32> = self.slots.ids_in_use().collect();
         for id in colls {

@@ -1,0 +1,154 @@
+//! Issue 38: a rank that only sends in a collective may leave it before
+//! the others enter it (MPI-4.0 §6.1), and a match that needs it is found,
+//! forced and replayed, whatever the MPI library's own call would do; where
+//! the library still keeps the sender inside (prefix reductions), the
+//! search is partial with the reason, never a deadlock.
+//!
+//! One program, `r1_rooted_early.c`, takes the collective by name: the
+//! early sender E sends after it, another sender before it, and the
+//! receiver's first wildcard receive asserts that it took the other one.
+
+use crate::util::{build, describe, line_of, verify_json_with_args};
+use mbh_tests::json::Report;
+use mbh_tests::{run_mbhybrid, workspace_root};
+use std::path::Path;
+
+const SOURCE: &str = "tests/programs/r1_rooted_early.c";
+
+const CLOCKS: [&str; 2] = ["lamport", "vector"];
+
+/// Verifies the program with `args` under `clocks`: exit status, report,
+/// and the output for messages.
+fn verify(exe: &Path, dir: &Path, clocks: &str, args: &[&str]) -> (i32, Report, String) {
+    let (status, report, out) = verify_json_with_args(exe, 3, dir, &["--clocks", clocks], args);
+    (status, report, describe(&out))
+}
+
+/// No deadlock or timeout among the findings.
+fn assert_no_hang(report: &Report, context: &str) {
+    assert!(
+        report
+            .findings
+            .iter()
+            .all(|f| f.kind != "deadlock" && f.kind != "timeout"),
+        "a hang MPI does not allow\n{context}"
+    );
+}
+
+/// `collective`'s early sender lets the receiver take its message first:
+/// the assertion is found on rank 0, the search is complete, and the
+/// finding's replay reproduces it. With the assertion off, the run in
+/// which the sender left early completes, and every rank received the data
+/// the sender had at the call, though it overwrote its buffers at once.
+fn check_early_sender(collective: &str) {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(Path::new(SOURCE), dir.path());
+    let line = line_of(SOURCE, "R's first match");
+    for clocks in CLOCKS {
+        let (status, report, context) = verify(&exe, dir.path(), clocks, &[collective]);
+        assert_no_hang(&report, &context);
+        assert_eq!(status, 1, "{collective} --clocks {clocks}\n{context}");
+        assert!(report.complete, "{collective} --clocks {clocks}\n{context}");
+        assert_eq!(report.findings.len(), 1, "{context}");
+        let finding = &report.findings[0];
+        assert_eq!(finding.kind, "assertion", "{context}");
+        assert_eq!(
+            (finding.locations[0].line, finding.locations[0].rank),
+            (line, 0),
+            "{context}"
+        );
+        let replay = finding.replay.as_deref().unwrap_or_default();
+        let mut args: Vec<&str> = replay.split_whitespace().skip(1).collect();
+        args.extend(["--format", "json"]);
+        let out = run_mbhybrid(&workspace_root(), &args);
+        let replayed: Report = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("`{replay}`: {e}\n{}", describe(&out)));
+        assert_eq!(out.status.code(), Some(1), "`{replay}`\n{}", describe(&out));
+        assert!(
+            replayed
+                .findings
+                .iter()
+                .any(|f| f.kind == "assertion" && f.locations[0].line == line),
+            "`{replay}`\n{}",
+            describe(&out)
+        );
+
+        let (status, report, context) = verify(&exe, dir.path(), clocks, &[collective, "quiet"]);
+        assert_eq!(
+            (status, report.interleavings, report.complete),
+            (0, 2, true),
+            "{collective} quiet --clocks {clocks}\n{context}"
+        );
+        assert!(report.findings.is_empty(), "{context}");
+    }
+}
+
+macro_rules! early_senders {
+    ($($name:ident),* $(,)?) => { $(
+        #[test]
+        fn $name() {
+            check_early_sender(stringify!($name));
+        }
+    )* };
+}
+
+early_senders!(
+    bcast, ibcast, scatter, iscatter, scatterv, iscatterv, gather, igather, gatherv, igatherv,
+    reduce, ireduce,
+);
+
+/// Rank 0 of a scan or an exscan may leave before the others enter too,
+/// but the runtime cannot make this MPI library let it (its result is
+/// computed with the others'): the forced match does not happen, the run
+/// that waited for it is no deadlock, and the search is partial, exit 3,
+/// with the reason.
+fn check_prefix(collective: &str) {
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(Path::new(SOURCE), dir.path());
+    for clocks in CLOCKS {
+        let (status, report, context) = verify(&exe, dir.path(), clocks, &[collective]);
+        assert_no_hang(&report, &context);
+        if report.findings.is_empty() {
+            assert!(
+                !report.complete,
+                "{collective} --clocks {clocks}\n{context}"
+            );
+            assert_eq!(status, 3, "{collective} --clocks {clocks}\n{context}");
+            assert!(
+                report.warnings.iter().any(|w| w
+                    .contains("was forced to take rank 0's message but never completed")
+                    && w.contains("not checked")),
+                "{context}"
+            );
+        } else {
+            // A library that lets rank 0 leave: the assertion, found.
+            assert_eq!(
+                (status, report.findings[0].kind.as_str()),
+                (1, "assertion"),
+                "{context}"
+            );
+        }
+    }
+}
+
+#[test]
+fn scan() {
+    check_prefix("scan");
+}
+
+#[test]
+fn iscan() {
+    check_prefix("iscan");
+}
+
+#[test]
+fn exscan() {
+    check_prefix("exscan");
+}
+
+#[test]
+fn iexscan() {
+    check_prefix("iexscan");
+}
