@@ -8,7 +8,7 @@
 //! early sender E sends after it, another sender before it, and the
 //! receiver's first wildcard receive asserts that it took the other one.
 
-use crate::util::{build, describe, line_of, verify_json_with_args};
+use crate::util::{build, check_program_with, describe, line_of, verify_json_with_args};
 use mbh_tests::json::Report;
 use mbh_tests::{run_mbhybrid, workspace_root};
 use std::path::Path;
@@ -151,4 +151,20 @@ fn exscan() {
 #[test]
 fn iexscan() {
     check_prefix("iexscan");
+}
+
+/// Issue 38's program (a 1-int `MPI_Bcast` rooted at the later sender),
+/// and the same with `MPI_Scatter`: the assertion, under both clocks, in
+/// the two interleavings there are (the header's expectations).
+#[test]
+fn issue_38_programs_find_the_assertion_under_both_clocks() {
+    for source in [
+        "tests/programs/r2_bcast_root_leaves_early.c",
+        "tests/programs/r3_scatter_root_leaves_early.c",
+    ] {
+        for clocks in CLOCKS {
+            let report = check_program_with(source, &["--clocks", clocks]);
+            assert!(report.complete, "{source} --clocks {clocks}");
+        }
+    }
 }
