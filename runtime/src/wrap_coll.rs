@@ -30,7 +30,7 @@
 
 use crate::buffer_check::check_fits;
 use crate::consts::{in_place, SUCCESS};
-use crate::engine::{pair_term, Coll, EarlyLeaves, EarlyStart, Rt, Span};
+use crate::engine::{pair_term, Coll, Early, EarlyLeaves, EarlyStart, PrefixCall, Rt, Span};
 use crate::state::{self, active};
 use crate::typesig::{Shape, Sig};
 use crate::wrap_early::{own_block, scatter_span, scatterv_span};
@@ -371,7 +371,8 @@ macro_rules! collectives {
             data: |$rt:ident| $data:expr
             $(, pairs: $pairs:expr)?
             $(, buffers: $buffers:expr)?
-            $(, early: |$leaves:ident, $early_request:ident| $early:expr)? $(,)?
+            $(, early: |$leaves:ident, $early_request:ident| $early:expr)?
+            $(, prefix: $prefix:expr)? $(,)?
         }
     )*) => { $(
         #[doc = concat!("The body of `", stringify!($kind), "`'s export.")]
@@ -400,8 +401,11 @@ macro_rules! collectives {
                         unsafe { $early }
                     };
                 )?
+                let early = early_or_none!($(on_copy, $leaves)?)
+                    .map(Early::Send)
+                    $(.or(Some(Early::Prefix($prefix))))?;
                 // SAFETY: as above.
-                unsafe { $rt.collective(c, start, early_or_none!($(on_copy, $leaves)?)) }
+                unsafe { $rt.collective(c, start, early) }
             })
         }
 
@@ -543,6 +547,7 @@ collectives! {
         count: count,
         datatype: datatype,
         data: |rt| reduction_word(rt, count, datatype, op),
+        prefix: PrefixCall { sendbuf, recvbuf, count, datatype, op, exclusive: false },
     }
 
     exscan, iexscan => PMPI_Exscan, PMPI_Iexscan(
@@ -558,6 +563,7 @@ collectives! {
         count: count,
         datatype: datatype,
         data: |rt| reduction_word(rt, count, datatype, op),
+        prefix: PrefixCall { sendbuf, recvbuf, count, datatype, op, exclusive: true },
     }
 
     reduce_scatter_block, ireduce_scatter_block => PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block(

@@ -5,7 +5,8 @@
  * (MPI-4.0 §6.1). The early sender E sends to the receiver R after the
  * collective, the other sender A before it, so R's first wildcard receive
  * can take E's message and the assertion fails. argv[1] names the
- * collective ("ibcast": its nonblocking form, waited at once); with
+ * collective ("ibcast": its nonblocking form, waited at once; "iscan" and
+ * "iexscan" are not made to leave early, and their search is partial); with
  * argv[2] "quiet" there is no assertion, and the run in which E left early
  * completes and checks its data. Messages
  * are large, so the MPI library's own call would wait for the others; E

@@ -71,7 +71,7 @@
 //! the program's mismatched collectives never get to hang or to write into
 //! the wrong buffers for long.
 
-use super::early::EarlyStart;
+use super::early::{Early, EarlyStart};
 use super::Rt;
 use crate::checks;
 use crate::consts::{comm_world, op_max, op_min, request_null, status_ignore, uint64, SUCCESS};
@@ -342,7 +342,7 @@ impl Rt {
         &mut self,
         c: Coll,
         start: impl FnOnce(*mut MPI_Request) -> c_int,
-        early: Option<EarlyStart<'_>>,
+        early: Option<Early<'_>>,
     ) -> c_int {
         let index = record::begin(|| Self::coll_record(&c), true);
         let flow = c.kind.data_flow().unwrap_or(Flow::All);
@@ -350,13 +350,8 @@ impl Rt {
         let shadows = unsafe { self.shadows(c.comm) };
         let check = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
         note_sequence(index, check);
-        let early =
-            early.filter(|_| shadows.is_some_and(|(_, me, _)| only_sends(flow, me, c.root)));
-        if let Some((rc, _)) = self.leave_early(early) {
-            if let (SUCCESS, Some((shadow, me, _))) = (rc, shadows) {
-                // SAFETY: a valid clock shadow of `c.comm`.
-                unsafe { self.exchange(shadow, c.root, flow, me) };
-            }
+        // SAFETY: `early` describes the caller's call on `c.comm`.
+        if let Some(rc) = unsafe { self.collective_early(early, c.root, flow, shadows) } {
             record::finish(index, rc, true, |_| {});
             return rc;
         }
@@ -380,6 +375,48 @@ impl Rt {
         }
         record::finish(index, rc, true, |_| {});
         rc
+    }
+
+    /// Runs a blocking collective through `early` in a guided run, where
+    /// this rank may leave it before the others enter (`early.rs`,
+    /// `prefix_chain.rs`), with its clock exchange; `None` when the caller
+    /// must run it as usual.
+    ///
+    /// # Safety
+    ///
+    /// `early` describes the program's call on the communicator of
+    /// `shadows`, rooted at `root`.
+    unsafe fn collective_early(
+        &mut self,
+        early: Option<Early<'_>>,
+        root: c_int,
+        flow: Flow,
+        shadows: Option<(MPI_Comm, c_int, usize)>,
+    ) -> Option<c_int> {
+        if !self.llcp.guiding() {
+            return None;
+        }
+        let (shadow, me, _) = shadows?;
+        match early? {
+            Early::Send(start) if only_sends(flow, me, root) => {
+                let rc = self.leave_early(Some(start))?;
+                if rc == SUCCESS {
+                    // SAFETY: a valid clock shadow of the call's communicator.
+                    unsafe { self.exchange(shadow, root, flow, me) };
+                }
+                Some(rc)
+            }
+            Early::Prefix(call) => {
+                let mut n: c_int = 0;
+                // SAFETY: a valid out-parameter; the runtime's shadow.
+                if unsafe { mpi_sys::PMPI_Comm_size(shadow, &mut n) } != SUCCESS {
+                    return None;
+                }
+                // SAFETY: the caller's contract; the chain merges clocks.
+                unsafe { self.prefix_chain(call, shadow, me, n) }
+            }
+            Early::Send(_) => None,
+        }
     }
 
     /// Runs a nonblocking collective: `start` makes the program's request
@@ -408,10 +445,8 @@ impl Rt {
         let rc = match self.leave_early(early) {
             // The program's request is done at once (`early.rs`).
             // SAFETY: the caller's request.
-            Some((SUCCESS, _)) if !request.is_null() => unsafe {
-                super::early::done_request(request)
-            },
-            Some((rc, _)) => rc,
+            Some(SUCCESS) if !request.is_null() => unsafe { super::early::done_request(request) },
+            Some(rc) => rc,
             None => start(),
         };
         let handle = (rc == SUCCESS && !request.is_null()).then(|| {

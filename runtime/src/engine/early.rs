@@ -20,7 +20,9 @@
 //! it: the first run lets the MPI library decide, as the program would run
 //! without mbhybrid, and the clocks still find the matches an early return
 //! allows; copies are taken from a pool that keeps its buffers, so a loop
-//! of collectives allocates only while its messages grow.
+//! of collectives allocates only while its messages grow. `MPI_Scan` and
+//! `MPI_Exscan`, where every rank but the last may leave before the ranks
+//! above it enter, run as a chain instead (`prefix_chain.rs`).
 
 use super::Rt;
 use crate::consts::{bottom, in_place, status_ignore, SUCCESS};
@@ -85,7 +87,7 @@ impl Span {
         })
     }
 
-    fn len(self) -> usize {
+    pub(super) fn len(self) -> usize {
         usize::try_from(self.hi - self.lo).unwrap_or(0)
     }
 }
@@ -122,17 +124,26 @@ impl EarlyLeaves {
         if base.is_null() || base == bottom().cast_const() || base == in_place().cast_const() {
             return None;
         }
-        let mut copy = self.spare.pop().unwrap_or_default();
-        copy.clear();
-        let len = span.len();
+        let mut copy = self.buffer();
         // SAFETY: the caller's contract: the call reads these bytes.
-        let from = unsafe { std::slice::from_raw_parts(base.cast::<u8>().offset(span.lo), len) };
+        let from =
+            unsafe { std::slice::from_raw_parts(base.cast::<u8>().offset(span.lo), span.len()) };
         copy.extend_from_slice(from);
-        // MPI addresses elements from the base; `lo` may be negative, so
-        // the base may lie outside the copy (never dereferenced there).
-        let at = copy.as_mut_ptr().wrapping_offset(-span.lo).cast::<c_void>();
+        let at = base_in(&mut copy, span);
         self.staged = Some(copy);
         Some(at)
+    }
+
+    /// An empty buffer from the pool.
+    pub(super) fn buffer(&mut self) -> Vec<u8> {
+        let mut buffer = self.spare.pop().unwrap_or_default();
+        buffer.clear();
+        buffer
+    }
+
+    /// Follows `request`, which reads `buffer`, until it completes.
+    pub(super) fn follow(&mut self, request: MPI_Request, buffer: Vec<u8>) {
+        self.pending.push((request, buffer));
     }
 
     /// The call on the staged copy started (`rc`): follows its request.
@@ -168,25 +179,41 @@ impl EarlyLeaves {
         (!self.pending.is_empty()).then(|| self.pending.remove(0))
     }
 
-    fn recycle(&mut self, copy: Vec<u8>) {
+    /// Takes back a buffer no request reads.
+    pub(super) fn recycle(&mut self, copy: Vec<u8>) {
         if self.spare.len() < KEEP {
             self.spare.push(copy);
         }
     }
 }
 
+/// The address that stands for a buffer's base in `copy`, which holds the
+/// buffer's bytes `span`. MPI addresses elements from the base; `lo` may
+/// be positive or negative, so the base may lie outside the copy (never
+/// dereferenced there).
+pub(super) fn base_in(copy: &mut [u8], span: Span) -> *mut c_void {
+    copy.as_mut_ptr().wrapping_offset(-span.lo).cast::<c_void>()
+}
+
 /// Starts the program's collective on a copy of what this rank sends;
 /// `Some(rc)` when it did, `None` when it could not copy (nothing started).
 pub type EarlyStart<'a> = &'a mut dyn FnMut(&mut EarlyLeaves, *mut MPI_Request) -> Option<c_int>;
 
+/// How a blocking collective lets a rank leave before the others enter.
+pub enum Early<'a> {
+    /// A rank that only sends in a rooted collective: its call started on
+    /// a copy of what it sends.
+    Send(EarlyStart<'a>),
+    /// `MPI_Scan`/`MPI_Exscan`: a chain (`prefix_chain.rs`).
+    Prefix(super::prefix_chain::PrefixCall),
+}
+
 impl Rt {
     /// Starts the program's collective through `early` and leaves it in
-    /// flight, when this rank may leave it early (module docs) and the run
-    /// is guided. `None` when the caller must run the call as usual.
-    pub(super) fn leave_early(
-        &mut self,
-        early: Option<EarlyStart<'_>>,
-    ) -> Option<(c_int, MPI_Request)> {
+    /// flight, when the run is guided (module docs; the caller knows that
+    /// this rank only sends). `None` when the caller must run the call as
+    /// usual.
+    pub(super) fn leave_early(&mut self, early: Option<EarlyStart<'_>>) -> Option<c_int> {
         let early = early?;
         if !self.llcp.guiding() {
             return None;
@@ -194,7 +221,7 @@ impl Rt {
         let mut request = crate::consts::request_null();
         let rc = early(&mut self.early, &mut request)?;
         self.early.started(rc, request);
-        Some((rc, request))
+        Some(rc)
     }
 
     /// Completes every collective this rank left early (`MPI_Finalize`,

@@ -45,15 +45,17 @@ mod early;
 mod matched;
 mod p2p;
 mod persist;
+mod prefix_chain;
 mod root_flow;
 mod settle;
 
 pub use coll::{pair_term, Coll, CollState, Flow};
-pub use early::{EarlyLeaves, EarlyStart, Span};
+pub use early::{Early, EarlyLeaves, EarlyStart, Span};
 pub use p2p::SendMode;
 pub(crate) use p2p::{pmpi_isend, pmpi_send};
 pub(crate) use persist::pmpi_init;
 pub use persist::PersistentOp;
+pub use prefix_chain::PrefixCall;
 
 use crate::checks::{self, Handlers, Resources};
 use crate::choice::Choices;
