@@ -435,8 +435,11 @@ macro_rules! collectives {
                         unsafe { $early }
                     };
                 )?
+                let early = early_or_none!($(on_copy, $leaves)?)
+                    .map(Early::Send)
+                    $(.or(Some(Early::Prefix($prefix))))?;
                 // SAFETY: as above.
-                unsafe { $rt.icollective(c, request, start, early_or_none!($(on_copy, $leaves)?)) }
+                unsafe { $rt.icollective(c, request, start, early) }
             })
         }
     )* };

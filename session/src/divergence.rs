@@ -106,7 +106,7 @@ pub fn search_limit(
         ""
     };
     format!(
-        "interleaving {n}: {}: the sender did not get to send it under this MPI library, though the clocks found the match possible (MPI lets a rank leave a collective before the others enter it where its result does not depend on them, as rank 0 of MPI_Iscan; a library may keep it inside), so that outcome was not checked{hang}",
+        "interleaving {n}: {}: the sender did not get to send it under this MPI library, though the clocks found the match possible (MPI lets a rank leave a collective before the others enter it where its result does not depend on them; the MPI library kept it inside, where mbhybrid could not let it out), so that outcome was not checked{hang}",
         describe(unmatched, call)
     )
 }

@@ -5,8 +5,9 @@
  * (MPI-4.0 §6.1). The early sender E sends to the receiver R after the
  * collective, the other sender A before it, so R's first wildcard receive
  * can take E's message and the assertion fails. argv[1] names the
- * collective ("ibcast": its nonblocking form, waited at once; "iscan" and
- * "iexscan" are not made to leave early, and their search is partial); with
+ * collective ("ibcast": its nonblocking form, waited at once;
+ * "bcast_bottom": MPI_Bcast from MPI_BOTTOM, which the tool does not make
+ * leave early, so its search is partial); with
  * argv[2] "quiet" there is no assertion, and the run in which E left early
  * completes and checks its data. Messages
  * are large, so the MPI library's own call would wait for the others; E
@@ -31,6 +32,17 @@ static void collective(const char *name, int root, int *send, int *recv) {
   const char *c = name + nb;
   if (!strcmp(c, "bcast"))
     nb ? MPI_Ibcast(send, N, MPI_INT, root, w, &r) : MPI_Bcast(send, N, MPI_INT, root, w);
+  else if (!strcmp(c, "bcast_bottom")) {
+    /* From MPI_BOTTOM: absolute addresses, which the tool does not copy. */
+    MPI_Aint at;
+    int len = N;
+    MPI_Datatype t;
+    MPI_Get_address(send, &at);
+    MPI_Type_create_hindexed(1, &len, &at, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    MPI_Bcast(MPI_BOTTOM, 1, t, root, w);
+    MPI_Type_free(&t);
+  }
   else if (!strcmp(c, "scatter"))
     nb ? MPI_Iscatter(send, N, MPI_INT, recv, N, MPI_INT, root, w, &r)
        : MPI_Scatter(send, N, MPI_INT, recv, N, MPI_INT, root, w);

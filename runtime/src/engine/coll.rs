@@ -71,7 +71,7 @@
 //! the program's mismatched collectives never get to hang or to write into
 //! the wrong buffers for long.
 
-use super::early::{Early, EarlyStart};
+use super::early::Early;
 use super::Rt;
 use crate::checks;
 use crate::consts::{comm_world, op_max, op_min, request_null, status_ignore, uint64, SUCCESS};
@@ -115,7 +115,13 @@ pub struct CollState {
     /// This rank takes the exchanged clock (the root of a `ToRoot` flow,
     /// any rank but the first of an `ExclusivePrefix` one, everyone else).
     pub takes: bool,
+    /// The prefix chain the request finishes (`prefix_chain.rs`), or
+    /// [`NO_CHAIN`].
+    pub chain: u32,
 }
+
+/// [`CollState::chain`] of a collective run by the MPI library.
+pub const NO_CHAIN: u32 = u32::MAX;
 
 /// One signature check.
 #[derive(Debug, Clone, Copy)]
@@ -419,6 +425,60 @@ impl Rt {
         }
     }
 
+    /// Starts a nonblocking collective through `early` in a guided run
+    /// (`early.rs`, `prefix_chain.rs`): MPI's code, the chain the request
+    /// finishes ([`NO_CHAIN`]: none), and whether the clocks are exchanged
+    /// already (a chain carries them). `None` when the caller must start
+    /// it as usual.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Rt::collective_early`]; `request` is the program's.
+    unsafe fn icollective_early(
+        &mut self,
+        early: Option<Early<'_>>,
+        root: c_int,
+        flow: Flow,
+        shadows: Option<(MPI_Comm, c_int, usize)>,
+        request: *mut MPI_Request,
+    ) -> Option<(c_int, u32, bool)> {
+        if !self.llcp.guiding() || request.is_null() {
+            return None;
+        }
+        let (shadow, me, _) = shadows?;
+        // The program's request is done at once when nothing is left to
+        // wait for (`early.rs`).
+        let done = |rc| {
+            if rc == SUCCESS {
+                // SAFETY: the caller's request, valid for writes.
+                unsafe { super::early::done_request(request) }
+            } else {
+                rc
+            }
+        };
+        match early? {
+            Early::Send(start) if only_sends(flow, me, root) => {
+                Some((done(self.leave_early(Some(start))?), NO_CHAIN, false))
+            }
+            Early::Prefix(call) => {
+                let mut n: c_int = 0;
+                // SAFETY: a valid out-parameter; the runtime's shadow.
+                if unsafe { mpi_sys::PMPI_Comm_size(shadow, &mut n) } != SUCCESS {
+                    return None;
+                }
+                // SAFETY: the caller's contract.
+                Some(
+                    match unsafe { self.prefix_chain_start(call, shadow, me, n, request)? } {
+                        Ok(Some(at)) => (SUCCESS, at, true),
+                        Ok(None) => (done(SUCCESS), NO_CHAIN, true),
+                        Err(rc) => (rc, NO_CHAIN, true),
+                    },
+                )
+            }
+            Early::Send(_) => None,
+        }
+    }
+
     /// Runs a nonblocking collective: `start` makes the program's request
     /// in `*request`; the clock exchange starts with it and completes with
     /// it (see the module docs).
@@ -432,7 +492,7 @@ impl Rt {
         c: Coll,
         request: *mut MPI_Request,
         start: impl FnOnce() -> c_int,
-        early: Option<EarlyStart<'_>>,
+        early: Option<Early<'_>>,
     ) -> c_int {
         let index = record::begin(|| Self::coll_record(&c), false);
         let flow = c.kind.data_flow().unwrap_or(Flow::All);
@@ -440,15 +500,9 @@ impl Rt {
         let shadows = unsafe { self.shadows(c.comm) };
         let seq = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
         note_sequence(index, seq);
-        let early =
-            early.filter(|_| shadows.is_some_and(|(_, me, _)| only_sends(flow, me, c.root)));
-        let rc = match self.leave_early(early) {
-            // The program's request is done at once (`early.rs`).
-            // SAFETY: the caller's request.
-            Some(SUCCESS) if !request.is_null() => unsafe { super::early::done_request(request) },
-            Some(rc) => rc,
-            None => start(),
-        };
+        // SAFETY: `early` describes the caller's call on `c.comm`.
+        let started = unsafe { self.icollective_early(early, c.root, flow, shadows, request) };
+        let (rc, chain, exchanged) = started.unwrap_or_else(|| (start(), NO_CHAIN, false));
         let handle = (rc == SUCCESS && !request.is_null()).then(|| {
             // SAFETY: non-null, written by MPI.
             unsafe { *request }
@@ -459,13 +513,14 @@ impl Rt {
                     exchange: request_null(),
                     flow,
                     takes: false,
+                    chain,
                 }),
                 index,
             );
             if let Some(slot) = self.slots.get_mut(id) {
                 slot.request = handle;
             }
-            if let Some((shadow, me, _)) = shadows {
+            if let (Some((shadow, me, _)), false) = (shadows, exchanged) {
                 // SAFETY: a valid clock shadow of `c.comm`; the slot's
                 // memory stays until the slot is released.
                 unsafe { self.exchange_start(id, shadow, c.root, flow, me) };
@@ -564,6 +619,14 @@ impl Rt {
         origin: Option<u64>,
         completer: Option<u64>,
     ) {
+        if state.chain != NO_CHAIN {
+            let rc = self.chain_done(state.chain);
+            if rc != SUCCESS {
+                fatal(format_args!(
+                    "a scan the runtime ran as a chain failed (MPI error {rc})"
+                ));
+            }
+        }
         let mut exchange = state.exchange;
         if exchange.bits() != request_null().bits() {
             // SAFETY: the runtime's exchange request; every rank started it

@@ -301,6 +301,8 @@ pub struct Rt {
     /// The program's rooted collectives this rank left before the others
     /// entered them, in flight (`early.rs`).
     early: early::EarlyLeaves,
+    /// `MPI_Iscan`/`MPI_Iexscan` chains in flight (`prefix_chain.rs`).
+    chains: prefix_chain::Chains,
     /// Persistent requests the program holds, by handle bits.
     persistent: HashMap<u64, persist::Persistent>,
     /// Program handles swapped out of an array for a completion call
@@ -386,6 +388,7 @@ impl Rt {
             sigs: coll::SigChecks::new(sig_shadow)?,
             root_flows: root_flow::RootFlows::new(width),
             early: early::EarlyLeaves::new(),
+            chains: prefix_chain::Chains::default(),
             persistent: HashMap::with_capacity(64),
             swapped: Vec::with_capacity(64),
             cancels: false,
@@ -1231,11 +1234,23 @@ impl Rt {
         self.sig_wait_all();
         let colls: Vec<u32> = self.slots.ids_in_use().collect();
         for id in colls {
-            if let Some(Kind::Coll(state)) = self.slots.get_mut(id).map(|s| &mut s.kind) {
+            let Some(slot) = self.slots.get_mut(id) else {
+                continue;
+            };
+            let mut request = slot.request;
+            if let Kind::Coll(state) = &mut slot.kind {
                 let mut exchange = state.exchange;
                 state.exchange = request_null();
+                let chain = std::mem::replace(&mut state.chain, coll::NO_CHAIN);
                 // SAFETY: the runtime's exchange request.
                 unsafe { self.block_on(&mut exchange, status_ignore(), Some(id)) };
+                if chain != coll::NO_CHAIN {
+                    // A scan's chain the program never completed: the rank
+                    // above waits for it (`prefix_chain.rs`).
+                    // SAFETY: the chain's receive, which the program left.
+                    unsafe { self.block_on(&mut request, status_ignore(), Some(id)) };
+                    self.chain_done(chain);
+                }
             }
         }
         self.sig_free_all();
