@@ -278,6 +278,7 @@ pub mod typesig;
 mod watchdog;
 mod wrap;
 mod wrap_coll;
+mod wrap_early;
 
 pub use handle::HandleBits;
 

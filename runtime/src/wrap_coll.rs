@@ -30,9 +30,10 @@
 
 use crate::buffer_check::check_fits;
 use crate::consts::{in_place, SUCCESS};
-use crate::engine::{pair_term, Coll, Rt};
+use crate::engine::{pair_term, Coll, Early, EarlyLeaves, EarlyStart, PrefixCall, Rt, Span};
 use crate::state::{self, active};
 use crate::typesig::{Shape, Sig};
+use crate::wrap_early::{own_block, scatter_span, scatterv_span};
 use mbh_trace::static_report::BufferAccess as Access;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
@@ -369,7 +370,9 @@ macro_rules! collectives {
             datatype: $datatype:expr,
             data: |$rt:ident| $data:expr
             $(, pairs: $pairs:expr)?
-            $(, buffers: $buffers:expr)? $(,)?
+            $(, buffers: $buffers:expr)?
+            $(, early: |$leaves:ident, $early_request:ident| $early:expr)?
+            $(, prefix: $prefix:expr)? $(,)?
         }
     )*) => { $(
         #[doc = concat!("The body of `", stringify!($kind), "`'s export.")]
@@ -391,8 +394,18 @@ macro_rules! collectives {
                 };
                 // SAFETY: the nonblocking form of the caller's call.
                 let start = |request| unsafe { mpi_sys::$ipmpi($($arg,)* request) };
+                $(
+                    let mut on_copy = |$leaves: &mut EarlyLeaves, $early_request: *mut MPI_Request| {
+                        // SAFETY: the caller's call, on a copy of what it
+                        // sends (each collective's `early` says how).
+                        unsafe { $early }
+                    };
+                )?
+                let early = early_or_none!($(on_copy, $leaves)?)
+                    .map(Early::Send)
+                    $(.or(Some(Early::Prefix($prefix))))?;
                 // SAFETY: as above.
-                unsafe { $rt.collective(c, start) }
+                unsafe { $rt.collective(c, start, early) }
             })
         }
 
@@ -415,11 +428,32 @@ macro_rules! collectives {
                 };
                 // SAFETY: the caller's call.
                 let start = || unsafe { mpi_sys::$ipmpi($($arg,)* request) };
+                $(
+                    let mut on_copy = |$leaves: &mut EarlyLeaves, $early_request: *mut MPI_Request| {
+                        // SAFETY: the caller's call, on a copy of what it
+                        // sends (each collective's `early` says how).
+                        unsafe { $early }
+                    };
+                )?
+                let early = early_or_none!($(on_copy, $leaves)?)
+                    .map(Early::Send)
+                    $(.or(Some(Early::Prefix($prefix))))?;
                 // SAFETY: as above.
-                unsafe { $rt.icollective(c, request, start) }
+                unsafe { $rt.icollective(c, request, start, early) }
             })
         }
     )* };
+}
+
+/// How a rank that only sends in a rooted collective starts it on a copy of
+/// its send buffer (`engine/early.rs`); `None` for the other collectives.
+macro_rules! early_or_none {
+    () => {
+        None
+    };
+    ($on_copy:ident, $leaves:ident) => {
+        Some(&mut $on_copy as EarlyStart<'_>)
+    };
 }
 
 /// A collective's share of the pairwise check: 0 unless it has one.
@@ -456,6 +490,11 @@ collectives! {
         datatype: datatype,
         data: |rt| rt.data_word(count, datatype),
         buffers: check_fits(buffer, count, datatype, Access::ReadWrite),
+        // Early: the root's buffer as MPI reads it.
+        early: |leaves, request| {
+            let copy = leaves.stage(buffer, Span::of(0, count, datatype)?)?;
+            Some(mpi_sys::PMPI_Ibcast(copy, count, datatype, root, comm, request))
+        },
     }
 
     reduce, ireduce => PMPI_Reduce, PMPI_Ireduce(
@@ -472,6 +511,11 @@ collectives! {
         count: count,
         datatype: datatype,
         data: |rt| reduction_word(rt, count, datatype, op),
+        // Early: a non-root's send buffer as MPI reads it.
+        early: |leaves, request| {
+            let copy = leaves.stage(sendbuf, Span::of(0, count, datatype)?)?;
+            Some(mpi_sys::PMPI_Ireduce(copy, recvbuf, count, datatype, op, root, comm, request))
+        },
     }
 
     allreduce, iallreduce => PMPI_Allreduce, PMPI_Iallreduce(
@@ -506,6 +550,7 @@ collectives! {
         count: count,
         datatype: datatype,
         data: |rt| reduction_word(rt, count, datatype, op),
+        prefix: PrefixCall { sendbuf, recvbuf, count, datatype, op, exclusive: false },
     }
 
     exscan, iexscan => PMPI_Exscan, PMPI_Iexscan(
@@ -521,6 +566,7 @@ collectives! {
         count: count,
         datatype: datatype,
         data: |rt| reduction_word(rt, count, datatype, op),
+        prefix: PrefixCall { sendbuf, recvbuf, count, datatype, op, exclusive: true },
     }
 
     reduce_scatter_block, ireduce_scatter_block => PMPI_Reduce_scatter_block, PMPI_Ireduce_scatter_block(
@@ -568,6 +614,13 @@ collectives! {
         count: sendcount,
         datatype: sendtype,
         data: |rt| rooted_word(rt, comm, root, (sendcount, sendtype), (recvcount, recvtype)),
+        // Early: a non-root's send buffer as MPI reads it.
+        early: |leaves, request| {
+            let copy = leaves.stage(sendbuf, Span::of(0, sendcount, sendtype)?)?;
+            Some(mpi_sys::PMPI_Igather(
+                copy, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+            ))
+        },
     }
 
     scatter, iscatter => PMPI_Scatter, PMPI_Iscatter(
@@ -585,6 +638,16 @@ collectives! {
         count: sendcount,
         datatype: sendtype,
         data: |rt| rooted_word(rt, comm, root, (recvcount, recvtype), (sendcount, sendtype)),
+        // Early: the root's buffers as MPI uses them; its own
+        // block is copied now, so MPI leaves its receive buffer alone.
+        early: |leaves, request| {
+            let span = scatter_span(sendcount, sendtype, comm)?;
+            own_block(sendbuf, root.checked_mul(sendcount)?, sendcount, sendtype, recvbuf, recvcount, recvtype)?;
+            let copy = leaves.stage(sendbuf, span)?;
+            Some(mpi_sys::PMPI_Iscatter(
+                copy, sendcount, sendtype, in_place(), recvcount, recvtype, root, comm, request,
+            ))
+        },
     }
 
     allgather, iallgather => PMPI_Allgather, PMPI_Iallgather(
@@ -644,6 +707,14 @@ collectives! {
             root,
             comm,
         ),
+        // Early: a non-root's send buffer as MPI reads it.
+        early: |leaves, request| {
+            let copy = leaves.stage(sendbuf, Span::of(0, sendcount, sendtype)?)?;
+            Some(mpi_sys::PMPI_Igatherv(
+                copy, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                request,
+            ))
+        },
     }
 
     scatterv, iscatterv => PMPI_Scatterv, PMPI_Iscatterv(
@@ -671,6 +742,20 @@ collectives! {
             root,
             comm,
         ),
+        // Early: the root's buffers as MPI uses them (its counts
+        // and displacements hold one entry per rank); its own block is
+        // copied now, so MPI leaves its receive buffer alone.
+        early: |leaves, request| {
+            let span = scatterv_span(sendcounts, displs, sendtype, comm)?;
+            let me = usize::try_from(root).ok()?;
+            let (count, displ) = (*sendcounts.add(me), *displs.add(me));
+            own_block(sendbuf, displ, count, sendtype, recvbuf, recvcount, recvtype)?;
+            let copy = leaves.stage(sendbuf, span)?;
+            Some(mpi_sys::PMPI_Iscatterv(
+                copy, sendcounts, displs, sendtype, in_place(), recvcount, recvtype, root, comm,
+                request,
+            ))
+        },
     }
 
     allgatherv, iallgatherv => PMPI_Allgatherv, PMPI_Iallgatherv(

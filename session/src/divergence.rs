@@ -90,6 +90,27 @@ pub fn search_error(
     )
 }
 
+/// The search's note for a forced match that never completed in
+/// interleaving `n`: not run, so the search is partial. `stalled` when
+/// the run hung on it (the hang is not reported: the program's wildcard
+/// receive would have taken another message).
+pub fn search_limit(
+    unmatched: &UnmatchedForce,
+    call: Option<ForcedCall<'_>>,
+    n: u32,
+    stalled: bool,
+) -> String {
+    let hang = if stalled {
+        "; the run hung waiting for it, which is not reported: without the forcing the receive takes another message"
+    } else {
+        ""
+    };
+    format!(
+        "interleaving {n}: {}: the sender did not get to send it under this MPI library, though the clocks found the match possible (MPI lets a rank leave a collective before the others enter it where its result does not depend on them; the MPI library kept it inside, where mbhybrid could not let it out), so that outcome was not checked{hang}",
+        describe(unmatched, call)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

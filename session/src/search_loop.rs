@@ -144,7 +144,7 @@ pub fn explore(
                 stop_passes = true;
                 break;
             }
-            let run = match run {
+            let mut run = match run {
                 Ok(run) => run,
                 // What ran is still reported (issue 12): a run directory
                 // that became unwritable, a launcher that stopped working.
@@ -190,7 +190,14 @@ pub fn explore(
             // Wildcards first: an unmatched forcing is told with its call.
             found.add_wildcards(session, &mut seen_wildcards, &run, n);
             let diverged = !recorded.unmatched.is_empty();
-            found.note_unmatched(n, recorded.unmatched, &seen_wildcards, &run.dir.path);
+            let stalled = drop_forced_stalls(&mut run, &recorded.unmatched);
+            found.note_unmatched(
+                n,
+                recorded.unmatched,
+                &seen_wildcards,
+                &run.dir.path,
+                stalled,
+            );
             let shown = Shown {
                 n,
                 buffering,
@@ -313,6 +320,35 @@ fn run_end(run: &interleaving::Interleaving) -> RunEnd {
     }
 }
 
+/// Removes the deadlock (or timeout) of a run in which a forced receive
+/// never completed, when that receive's rank is one of those it names:
+/// the receive waited for the one sender it was forced to, and the
+/// program's wildcard receive would have taken another's, so the hang is
+/// the forcing's, not the program's (issue 38: a sender the MPI library
+/// kept inside a collective MPI lets it leave early). Returns whether it
+/// removed one.
+fn drop_forced_stalls(
+    run: &mut interleaving::Interleaving,
+    unmatched: &[mbh_bounding::UnmatchedForce],
+) -> bool {
+    let stuck: Vec<i32> = unmatched
+        .iter()
+        .filter(|u| u.observed.is_none())
+        .map(|u| u.forced.rank)
+        .collect();
+    let findings = &mut run.analysis.findings;
+    let before = findings.len();
+    findings.retain(|f| {
+        !(matches!(f.kind, FindingKind::Deadlock | FindingKind::Timeout)
+            && f.ranks.iter().any(|r| stuck.contains(r)))
+    });
+    let dropped = findings.len() < before;
+    if dropped {
+        run.deadlocked = false;
+    }
+    dropped
+}
+
 /// A wildcard event some run recorded: its entry in
 /// [`Exploration::wildcards`], and what kind of choice it is (as the first
 /// run that made it saw it).
@@ -391,15 +427,20 @@ impl Exploration {
         self.incomplete_because.is_none() || engine.is_complete()
     }
 
-    /// Forced matches the run did not make: errors of the search, also
-    /// listed as warnings, each told with its call as an earlier run
-    /// recorded it.
+    /// Forced matches the run did not make, each told with its call as an
+    /// earlier run recorded it. Each makes the search partial: an outcome
+    /// the clocks found was not run. One that took another sender is an
+    /// error of the search (a forced receive names its sender, so it is a
+    /// bug of mbhybrid); one that never completed (`stalled`: the run's
+    /// hang was dropped for it) is a limit: the MPI library kept its sender
+    /// from sending, which MPI would have allowed (issue 38).
     fn note_unmatched(
         &mut self,
         n: u32,
         unmatched: Vec<mbh_bounding::UnmatchedForce>,
         seen: &BTreeMap<(i32, u32), SeenEvent>,
         run_dir: &std::path::Path,
+        stalled: bool,
     ) {
         for unmatched in unmatched {
             let key = (unmatched.forced.rank, unmatched.forced.event);
@@ -412,8 +453,15 @@ impl Exploration {
                     index_choice: event.index_choice,
                 }
             });
+            if unmatched.observed.is_none() {
+                let what = divergence::search_limit(&unmatched, call, n, stalled);
+                self.warnings.push(what.clone());
+                self.incomplete_because.get_or_insert(what);
+                continue;
+            }
             let what = divergence::search_error(&unmatched, call, n, run_dir);
             self.warnings.push(what.clone());
+            self.incomplete_because.get_or_insert_with(|| what.clone());
             self.diverged.push(what);
         }
     }
@@ -838,8 +886,15 @@ mod tests {
             },
             observed: Some(1),
         };
-        found.note_unmatched(3, vec![unmatched], &seen, std::path::Path::new("runs/x/i3"));
+        found.note_unmatched(
+            3,
+            vec![unmatched],
+            &seen,
+            std::path::Path::new("runs/x/i3"),
+            false,
+        );
         assert_eq!(found.diverged, found.warnings);
+        assert!(found.incomplete_because.is_some(), "never complete");
         assert!(
             found.diverged[0].starts_with(
                 "interleaving 3: rank 2's MPI_Testany at manager.c:31 (its wildcard event 5) was forced to return request index 0 first but returned index 1;"
@@ -876,5 +931,38 @@ mod tests {
         assert!(notes[DECISIONS_LISTED + 1].starts_with("and 1 more decision of rank 1's"));
         let few = summarise(vec![decision(2, "`MPI_Recv` at a.c:3", false, 1)]);
         assert_eq!(few, ["decision 1 of rank 2"]);
+    }
+
+    /// Issue 38: a forced receive that never completed is a limit of the
+    /// run, not an error of the search: the search is partial, with the
+    /// reason, and no exit-2 divergence.
+    #[test]
+    fn a_forced_receive_that_never_completed_makes_the_search_partial() {
+        let mut found = Exploration::empty();
+        let unmatched = mbh_bounding::UnmatchedForce {
+            forced: ForcedMatch {
+                rank: 0,
+                event: 0,
+                source: 2,
+            },
+            observed: None,
+        };
+        let seen = BTreeMap::new();
+        found.note_unmatched(
+            2,
+            vec![unmatched],
+            &seen,
+            std::path::Path::new("runs/x/i2"),
+            true,
+        );
+        assert!(found.diverged.is_empty(), "{:?}", found.diverged);
+        let why = found.incomplete_because.as_deref().unwrap_or_default();
+        assert!(
+            why.starts_with("interleaving 2: rank 0's wildcard event 0 was forced to take rank 2's message but never completed: ")
+                && why.contains("not checked")
+                && why.contains("hung"),
+            "{why}"
+        );
+        assert_eq!(found.warnings, [why.to_string()]);
     }
 }

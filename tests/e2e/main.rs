@@ -29,6 +29,7 @@ mod oracle;
 mod patch_paths;
 mod programs;
 mod reuse;
+mod rooted_early;
 mod run_folders;
 mod scenarios;
 mod static_report;

@@ -5,13 +5,17 @@
 //! | [`Flow`] | calls | clocks |
 //! | --- | --- | --- |
 //! | `All` | `Barrier`, `Allreduce`, `Allgather(v)`, `Alltoall(v/w)`, `Reduce_scatter(_block)`, communicator constructors, `Finalize` | maximum over all ranks (`MPI_Iallreduce`) |
-//! | `FromRoot` | `Bcast`, `Scatter(v)` | the others take the maximum of theirs and the root's (`MPI_Ibcast`) |
+//! | `FromRoot` | `Bcast`, `Scatter(v)` | the others take the maximum of theirs and the root's (`MPI_Ibcast`); the root keeps its own and waits for nothing more than the collective itself made it wait for |
 //! | `ToRoot` | `Reduce`, `Gather(v)` | the root takes the maximum of all (`MPI_Ireduce`); the others keep theirs and wait for nothing more than the collective itself made them wait for |
 //! | `Prefix` | `Scan` | rank `i` takes the maximum of ranks `0..=i` (`MPI_Iscan`) |
 //! | `ExclusivePrefix` | `Exscan` | rank `i` takes the maximum of ranks `0..i` and its own (`MPI_Iexscan`) |
 //!
 //! No flow is more synchronising than MPI's own (seed 003 Fig 4, SCENARIOS
 //! S11): a rooted or prefix collective orders only what its data orders.
+//! A rank that only sends in a rooted collective leaves the clock exchange
+//! in flight (`root_flow.rs`), and in a guided run the program's call too
+//! (`early.rs`), so a forced match that needs it to leave before the others
+//! enter can happen whatever the MPI library does.
 //!
 //! # Nonblocking collectives
 //!
@@ -67,6 +71,7 @@
 //! the program's mismatched collectives never get to hang or to write into
 //! the wrong buffers for long.
 
+use super::early::Early;
 use super::Rt;
 use crate::checks;
 use crate::consts::{comm_world, op_max, op_min, request_null, status_ignore, uint64, SUCCESS};
@@ -110,7 +115,13 @@ pub struct CollState {
     /// This rank takes the exchanged clock (the root of a `ToRoot` flow,
     /// any rank but the first of an `ExclusivePrefix` one, everyone else).
     pub takes: bool,
+    /// The prefix chain the request finishes (`prefix_chain.rs`), or
+    /// [`NO_CHAIN`].
+    pub chain: u32,
 }
+
+/// [`CollState::chain`] of a collective run by the MPI library.
+pub const NO_CHAIN: u32 = u32::MAX;
 
 /// One signature check.
 #[derive(Debug, Clone, Copy)]
@@ -337,6 +348,7 @@ impl Rt {
         &mut self,
         c: Coll,
         start: impl FnOnce(*mut MPI_Request) -> c_int,
+        early: Option<Early<'_>>,
     ) -> c_int {
         let index = record::begin(|| Self::coll_record(&c), true);
         let flow = c.kind.data_flow().unwrap_or(Flow::All);
@@ -344,6 +356,11 @@ impl Rt {
         let shadows = unsafe { self.shadows(c.comm) };
         let check = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
         note_sequence(index, check);
+        // SAFETY: `early` describes the caller's call on `c.comm`.
+        if let Some(rc) = unsafe { self.collective_early(early, c.root, flow, shadows) } {
+            record::finish(index, rc, true, |_| {});
+            return rc;
+        }
         let mut request = request_null();
         let mut rc = start(&mut request);
         self.det_collective(check.map(|seq| (c.comm, seq)));
@@ -366,6 +383,102 @@ impl Rt {
         rc
     }
 
+    /// Runs a blocking collective through `early` in a guided run, where
+    /// this rank may leave it before the others enter (`early.rs`,
+    /// `prefix_chain.rs`), with its clock exchange; `None` when the caller
+    /// must run it as usual.
+    ///
+    /// # Safety
+    ///
+    /// `early` describes the program's call on the communicator of
+    /// `shadows`, rooted at `root`.
+    unsafe fn collective_early(
+        &mut self,
+        early: Option<Early<'_>>,
+        root: c_int,
+        flow: Flow,
+        shadows: Option<(MPI_Comm, c_int, usize)>,
+    ) -> Option<c_int> {
+        if !self.llcp.guiding() {
+            return None;
+        }
+        let (shadow, me, _) = shadows?;
+        match early? {
+            Early::Send(start) if only_sends(flow, me, root) => {
+                let rc = self.leave_early(Some(start))?;
+                if rc == SUCCESS {
+                    // SAFETY: a valid clock shadow of the call's communicator.
+                    unsafe { self.exchange(shadow, root, flow, me) };
+                }
+                Some(rc)
+            }
+            Early::Prefix(call) => {
+                let mut n: c_int = 0;
+                // SAFETY: a valid out-parameter; the runtime's shadow.
+                if unsafe { mpi_sys::PMPI_Comm_size(shadow, &mut n) } != SUCCESS {
+                    return None;
+                }
+                // SAFETY: the caller's contract; the chain merges clocks.
+                unsafe { self.prefix_chain(call, shadow, me, n) }
+            }
+            Early::Send(_) => None,
+        }
+    }
+
+    /// Starts a nonblocking collective through `early` in a guided run
+    /// (`early.rs`, `prefix_chain.rs`): MPI's code, the chain the request
+    /// finishes ([`NO_CHAIN`]: none), and whether the clocks are exchanged
+    /// already (a chain carries them). `None` when the caller must start
+    /// it as usual.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Rt::collective_early`]; `request` is the program's.
+    unsafe fn icollective_early(
+        &mut self,
+        early: Option<Early<'_>>,
+        root: c_int,
+        flow: Flow,
+        shadows: Option<(MPI_Comm, c_int, usize)>,
+        request: *mut MPI_Request,
+    ) -> Option<(c_int, u32, bool)> {
+        if !self.llcp.guiding() || request.is_null() {
+            return None;
+        }
+        let (shadow, me, _) = shadows?;
+        // The program's request is done at once when nothing is left to
+        // wait for (`early.rs`).
+        let done = |rc| {
+            if rc == SUCCESS {
+                // SAFETY: the caller's request, valid for writes.
+                unsafe { super::early::done_request(request) }
+            } else {
+                rc
+            }
+        };
+        match early? {
+            Early::Send(start) if only_sends(flow, me, root) => {
+                Some((done(self.leave_early(Some(start))?), NO_CHAIN, false))
+            }
+            Early::Prefix(call) => {
+                let mut n: c_int = 0;
+                // SAFETY: a valid out-parameter; the runtime's shadow.
+                if unsafe { mpi_sys::PMPI_Comm_size(shadow, &mut n) } != SUCCESS {
+                    return None;
+                }
+                // SAFETY: the caller's contract.
+                Some(
+                    match unsafe { self.prefix_chain_start(call, shadow, me, n, request)? } {
+                        Ok(Some(at)) => (SUCCESS, at, true),
+                        Ok(None) => (done(SUCCESS), NO_CHAIN, true),
+                        Err(rc) => (rc, NO_CHAIN, true),
+                    },
+                )
+            }
+            Early::Send(_) => None,
+        }
+    }
+
     /// Runs a nonblocking collective: `start` makes the program's request
     /// in `*request`; the clock exchange starts with it and completes with
     /// it (see the module docs).
@@ -379,6 +492,7 @@ impl Rt {
         c: Coll,
         request: *mut MPI_Request,
         start: impl FnOnce() -> c_int,
+        early: Option<Early<'_>>,
     ) -> c_int {
         let index = record::begin(|| Self::coll_record(&c), false);
         let flow = c.kind.data_flow().unwrap_or(Flow::All);
@@ -386,7 +500,9 @@ impl Rt {
         let shadows = unsafe { self.shadows(c.comm) };
         let seq = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
         note_sequence(index, seq);
-        let rc = start();
+        // SAFETY: `early` describes the caller's call on `c.comm`.
+        let started = unsafe { self.icollective_early(early, c.root, flow, shadows, request) };
+        let (rc, chain, exchanged) = started.unwrap_or_else(|| (start(), NO_CHAIN, false));
         let handle = (rc == SUCCESS && !request.is_null()).then(|| {
             // SAFETY: non-null, written by MPI.
             unsafe { *request }
@@ -397,13 +513,14 @@ impl Rt {
                     exchange: request_null(),
                     flow,
                     takes: false,
+                    chain,
                 }),
                 index,
             );
             if let Some(slot) = self.slots.get_mut(id) {
                 slot.request = handle;
             }
-            if let Some((shadow, me, _)) = shadows {
+            if let (Some((shadow, me, _)), false) = (shadows, exchanged) {
                 // SAFETY: a valid clock shadow of `c.comm`; the slot's
                 // memory stays until the slot is released.
                 unsafe { self.exchange_start(id, shadow, c.root, flow, me) };
@@ -447,10 +564,10 @@ impl Rt {
         flow: Flow,
         me: c_int,
     ) {
-        if flow == Flow::ToRoot && me != root {
+        if only_sends(flow, me, root) {
             // The slot keeps no exchange: nothing to wait for or merge.
             // SAFETY: the caller's contract.
-            unsafe { self.root_flow_start(shadow, root) };
+            unsafe { self.root_flow_start(shadow, root, flow) };
             return;
         }
         let width = self.width;
@@ -502,6 +619,14 @@ impl Rt {
         origin: Option<u64>,
         completer: Option<u64>,
     ) {
+        if state.chain != NO_CHAIN {
+            let rc = self.chain_done(state.chain);
+            if rc != SUCCESS {
+                fatal(format_args!(
+                    "a scan the runtime ran as a chain failed (MPI error {rc})"
+                ));
+            }
+        }
         let mut exchange = state.exchange;
         if exchange.bits() != request_null().bits() {
             // SAFETY: the runtime's exchange request; every rank started it
@@ -761,9 +886,9 @@ impl Rt {
     /// `shadow` must be a valid intracommunicator every rank of which
     /// makes the same call.
     pub(super) unsafe fn exchange(&mut self, shadow: MPI_Comm, root: c_int, flow: Flow, me: c_int) {
-        if flow == Flow::ToRoot && me != root {
+        if only_sends(flow, me, root) {
             // SAFETY: the caller's contract.
-            unsafe { self.root_flow_start(shadow, root) };
+            unsafe { self.root_flow_start(shadow, root, flow) };
             return;
         }
         self.coll_in.copy_from_slice(self.llcp.clock());
@@ -794,31 +919,39 @@ impl Rt {
         }
     }
 
-    /// Starts this non-root rank's clock reduction to `root` on `shadow`
-    /// and leaves it in flight (`root_flow.rs`: waiting would make the
-    /// collective synchronise where MPI does not).
+    /// Starts the clock exchange of a rank that only sends in a rooted
+    /// collective ([`only_sends`]: a reduction to `root`, or the root's
+    /// broadcast) on `shadow` and leaves it in flight (`root_flow.rs`:
+    /// waiting would make the collective synchronise where MPI does not).
     ///
     /// # Safety
     ///
     /// `shadow` must be a valid intracommunicator every rank of which
     /// makes the same call.
-    unsafe fn root_flow_start(&mut self, shadow: MPI_Comm, root: c_int) {
+    unsafe fn root_flow_start(&mut self, shadow: MPI_Comm, root: c_int, flow: Flow) {
         let mut buffer = self.root_flows.buffer(self.llcp.clock());
         let mut request = request_null();
+        let width = self.width as c_int;
+        let words = buffer.as_mut_ptr().cast();
         // SAFETY: `buffer` holds `width` words and stays, boxed, in the
-        // list of flows until the request completes; the receive buffer is
-        // significant at the root only.
+        // list of flows until the request completes; a reduction's receive
+        // buffer is significant at the root only, and a broadcast's root
+        // only sends.
         let rc = unsafe {
-            mpi_sys::PMPI_Ireduce(
-                buffer.as_mut_ptr().cast(),
-                std::ptr::null_mut(),
-                self.width as c_int,
-                uint64(),
-                op_max(),
-                root,
-                shadow,
-                &mut request,
-            )
+            if flow == Flow::FromRoot {
+                mpi_sys::PMPI_Ibcast(words, width, uint64(), root, shadow, &mut request)
+            } else {
+                mpi_sys::PMPI_Ireduce(
+                    words,
+                    std::ptr::null_mut(),
+                    width,
+                    uint64(),
+                    op_max(),
+                    root,
+                    shadow,
+                    &mut request,
+                )
+            }
         };
         if rc != SUCCESS {
             fatal(format_args!(
@@ -1154,6 +1287,7 @@ impl Rt {
             // here is one the wait-for graph cannot see. What is still in
             // flight completes at MPI_Finalize (`root_flow.rs`).
             self.root_flows.poll();
+            self.early.poll();
             self.sig_forget(handle);
             if let Some(mut shadow) = self.comms.forget(handle) {
                 // SAFETY: a shadow the runtime made; every rank frees
@@ -1163,6 +1297,18 @@ impl Rt {
         }
         // SAFETY: the caller's contract.
         unsafe { mpi_sys::PMPI_Comm_free(comm) }
+    }
+}
+
+/// Whether this rank (`me`) only sends in a collective of `flow` rooted at
+/// `root` (the root of a `FromRoot` one, any other rank of a `ToRoot`
+/// one): MPI lets it leave before the others enter (MPI-4.0 §6.1), and it
+/// takes no clock.
+fn only_sends(flow: Flow, me: c_int, root: c_int) -> bool {
+    match flow {
+        Flow::FromRoot => me == root,
+        Flow::ToRoot => me != root,
+        Flow::All | Flow::Prefix | Flow::ExclusivePrefix => false,
     }
 }
 

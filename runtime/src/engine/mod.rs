@@ -41,17 +41,21 @@ mod complete;
 mod deferred;
 mod deterministic;
 mod dtp;
+mod early;
 mod matched;
 mod p2p;
 mod persist;
+mod prefix_chain;
 mod root_flow;
 mod settle;
 
 pub use coll::{pair_term, Coll, CollState, Flow};
+pub use early::{Early, EarlyLeaves, EarlyStart, Span};
 pub use p2p::SendMode;
 pub(crate) use p2p::{pmpi_isend, pmpi_send};
 pub(crate) use persist::pmpi_init;
 pub use persist::PersistentOp;
+pub use prefix_chain::PrefixCall;
 
 use crate::checks::{self, Handlers, Resources};
 use crate::choice::Choices;
@@ -294,6 +298,11 @@ pub struct Rt {
     /// Clock reductions of collectives this rank is not the root of, in
     /// flight (`root_flow.rs`).
     root_flows: root_flow::RootFlows,
+    /// The program's rooted collectives this rank left before the others
+    /// entered them, in flight (`early.rs`).
+    early: early::EarlyLeaves,
+    /// `MPI_Iscan`/`MPI_Iexscan` chains in flight (`prefix_chain.rs`).
+    chains: prefix_chain::Chains,
     /// Persistent requests the program holds, by handle bits.
     persistent: HashMap<u64, persist::Persistent>,
     /// Program handles swapped out of an array for a completion call
@@ -378,6 +387,8 @@ impl Rt {
             resources: Resources::new(),
             sigs: coll::SigChecks::new(sig_shadow)?,
             root_flows: root_flow::RootFlows::new(width),
+            early: early::EarlyLeaves::new(),
+            chains: prefix_chain::Chains::default(),
             persistent: HashMap::with_capacity(64),
             swapped: Vec::with_capacity(64),
             cancels: false,
@@ -673,6 +684,7 @@ impl Rt {
         }
         self.sig_poll_all();
         self.root_flows.poll();
+        self.early.poll();
         let mut i = 0;
         while let Some(&id) = self.slots.watched().get(i) {
             if Some(id) == skip {
@@ -1218,14 +1230,27 @@ impl Rt {
         // started can complete (those of collectives the program never
         // completed too, so no runtime request outlives MPI).
         self.root_flows_wait_all();
+        self.early_wait_all();
         self.sig_wait_all();
         let colls: Vec<u32> = self.slots.ids_in_use().collect();
         for id in colls {
-            if let Some(Kind::Coll(state)) = self.slots.get_mut(id).map(|s| &mut s.kind) {
+            let Some(slot) = self.slots.get_mut(id) else {
+                continue;
+            };
+            let mut request = slot.request;
+            if let Kind::Coll(state) = &mut slot.kind {
                 let mut exchange = state.exchange;
                 state.exchange = request_null();
+                let chain = std::mem::replace(&mut state.chain, coll::NO_CHAIN);
                 // SAFETY: the runtime's exchange request.
                 unsafe { self.block_on(&mut exchange, status_ignore(), Some(id)) };
+                if chain != coll::NO_CHAIN {
+                    // A scan's chain the program never completed: the rank
+                    // above waits for it (`prefix_chain.rs`).
+                    // SAFETY: the chain's receive, which the program left.
+                    unsafe { self.block_on(&mut request, status_ignore(), Some(id)) };
+                    self.chain_done(chain);
+                }
             }
         }
         self.sig_free_all();

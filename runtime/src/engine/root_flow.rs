@@ -1,6 +1,8 @@
 //! Clock contributions that flow to a collective's root ([`Flow::ToRoot`]:
 //! `MPI_Gather`, `MPI_Gatherv`, `MPI_Reduce` and their nonblocking forms)
-//! from ranks that are not the root: started, and left in flight.
+//! from ranks that are not the root, and from the root of a
+//! [`Flow::FromRoot`] one (`MPI_Bcast`, `MPI_Scatter(v)`; MPICH 4.0's
+//! `MPI_Ibcast` root waits for the others): started, and left in flight.
 //!
 //! MPI lets a non-root leave these collectives before the root enters them,
 //! and programs, and the matches mbhybrid forces, can depend on it (seed
@@ -21,6 +23,7 @@
 //! `MPI_Finalize` it can.
 //!
 //! [`Flow::ToRoot`]: super::coll::Flow::ToRoot
+//! [`Flow::FromRoot`]: super::coll::Flow::FromRoot
 
 use crate::consts::SUCCESS;
 use mpi_sys::MPI_Request;
@@ -30,7 +33,8 @@ use std::os::raw::c_int;
 /// allocate while few are in flight.
 const SPARE: usize = 8;
 
-/// The reductions a non-root rank started and has not completed.
+/// The clock exchanges a rank started as a sender only and has not
+/// completed.
 pub(super) struct RootFlows {
     width: usize,
     /// Each request with the buffer it reads (boxed: the address MPI holds
