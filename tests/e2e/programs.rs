@@ -52,6 +52,9 @@ fn every_program_has_a_test() {
         "f4_flip_reaches_through_bcast.c",
         "f5_flip_reveals_an_earlier_sender.c",
         "f6_crash_before_a_slow_sender.c",
+        "g1_rooted_early.c",
+        "g2_bcast_root_leaves_early.c",
+        "g3_scatter_root_leaves_early.c",
         "h1_comm_free_after_gather.c",
         "h2_waitall_one_send_unreceived.c",
         "h3_sendrecv_received_cannot_send.c",
@@ -124,7 +127,7 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in buffering.rs, reuse.rs, fault_injection.rs, faults.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here"
+        "add a #[test] below (or in buffering.rs, reuse.rs, fault_injection.rs, faults.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, rooted_early.rs, wildcards.rs) for each new program, and list it here"
     );
 }
 

@@ -5,7 +5,7 @@
 //! library still keeps the sender inside (a broadcast from `MPI_BOTTOM`),
 //! the search is partial with the reason, never a deadlock.
 //!
-//! One program, `r1_rooted_early.c`, takes the collective by name: the
+//! One program, `g1_rooted_early.c`, takes the collective by name: the
 //! early sender E sends after it, another sender before it, and the
 //! receiver's first wildcard receive asserts that it took the other one.
 
@@ -14,7 +14,7 @@ use mbh_tests::json::Report;
 use mbh_tests::{run_mbhybrid, workspace_root};
 use std::path::Path;
 
-const SOURCE: &str = "tests/programs/r1_rooted_early.c";
+const SOURCE: &str = "tests/programs/g1_rooted_early.c";
 
 const CLOCKS: [&str; 2] = ["lamport", "vector"];
 
@@ -140,8 +140,8 @@ fn a_forced_match_that_still_cannot_happen_makes_the_search_partial() {
 #[test]
 fn issue_38_programs_find_the_assertion_under_both_clocks() {
     for source in [
-        "tests/programs/r2_bcast_root_leaves_early.c",
-        "tests/programs/r3_scatter_root_leaves_early.c",
+        "tests/programs/g2_bcast_root_leaves_early.c",
+        "tests/programs/g3_scatter_root_leaves_early.c",
     ] {
         for clocks in CLOCKS {
             let report = check_program_with(source, &["--clocks", clocks]);

@@ -24,10 +24,11 @@
 //! `MPI_Exscan`, where every rank but the last may leave before the ranks
 //! above it enter, run as a chain instead (`prefix_chain.rs`).
 
+use super::coll::{only_sends, Flow, NO_CHAIN};
 use super::Rt;
 use crate::consts::{bottom, in_place, status_ignore, SUCCESS};
 use crate::state::fatal;
-use mpi_sys::{MPI_Datatype, MPI_Request};
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request};
 use std::os::raw::{c_int, c_void};
 
 /// How many buffers the pool keeps at most (more in flight are freed when
@@ -222,6 +223,102 @@ impl Rt {
         let rc = early(&mut self.early, &mut request)?;
         self.early.started(rc, request);
         Some(rc)
+    }
+
+    /// Runs a blocking collective through `early` in a guided run, where
+    /// this rank may leave it before the others enter (`early.rs`,
+    /// `prefix_chain.rs`), with its clock exchange; `None` when the caller
+    /// must run it as usual.
+    ///
+    /// # Safety
+    ///
+    /// `early` describes the program's call on the communicator of
+    /// `shadows`, rooted at `root`.
+    pub(super) unsafe fn collective_early(
+        &mut self,
+        early: Option<Early<'_>>,
+        root: c_int,
+        flow: Flow,
+        shadows: Option<(MPI_Comm, c_int, usize)>,
+    ) -> Option<c_int> {
+        if !self.llcp.guiding() {
+            return None;
+        }
+        let (shadow, me, _) = shadows?;
+        match early? {
+            Early::Send(start) if only_sends(flow, me, root) => {
+                let rc = self.leave_early(Some(start))?;
+                if rc == SUCCESS {
+                    // SAFETY: a valid clock shadow of the call's communicator.
+                    unsafe { self.exchange(shadow, root, flow, me) };
+                }
+                Some(rc)
+            }
+            Early::Prefix(call) => {
+                let mut n: c_int = 0;
+                // SAFETY: a valid out-parameter; the runtime's shadow.
+                if unsafe { mpi_sys::PMPI_Comm_size(shadow, &mut n) } != SUCCESS {
+                    return None;
+                }
+                // SAFETY: the caller's contract; the chain merges clocks.
+                unsafe { self.prefix_chain(call, shadow, me, n) }
+            }
+            Early::Send(_) => None,
+        }
+    }
+
+    /// Starts a nonblocking collective through `early` in a guided run
+    /// (`early.rs`, `prefix_chain.rs`): MPI's code, the chain the request
+    /// finishes ([`NO_CHAIN`]: none), and whether the clocks are exchanged
+    /// already (a chain carries them). `None` when the caller must start
+    /// it as usual.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Rt::collective_early`]; `request` is the program's.
+    pub(super) unsafe fn icollective_early(
+        &mut self,
+        early: Option<Early<'_>>,
+        root: c_int,
+        flow: Flow,
+        shadows: Option<(MPI_Comm, c_int, usize)>,
+        request: *mut MPI_Request,
+    ) -> Option<(c_int, u32, bool)> {
+        if !self.llcp.guiding() || request.is_null() {
+            return None;
+        }
+        let (shadow, me, _) = shadows?;
+        // The program's request is done at once when nothing is left to
+        // wait for (`early.rs`).
+        let done = |rc| {
+            if rc == SUCCESS {
+                // SAFETY: the caller's request, valid for writes.
+                unsafe { done_request(request) }
+            } else {
+                rc
+            }
+        };
+        match early? {
+            Early::Send(start) if only_sends(flow, me, root) => {
+                Some((done(self.leave_early(Some(start))?), NO_CHAIN, false))
+            }
+            Early::Prefix(call) => {
+                let mut n: c_int = 0;
+                // SAFETY: a valid out-parameter; the runtime's shadow.
+                if unsafe { mpi_sys::PMPI_Comm_size(shadow, &mut n) } != SUCCESS {
+                    return None;
+                }
+                // SAFETY: the caller's contract.
+                Some(
+                    match unsafe { self.prefix_chain_start(call, shadow, me, n, request)? } {
+                        Ok(Some(at)) => (SUCCESS, at, true),
+                        Ok(None) => (done(SUCCESS), NO_CHAIN, true),
+                        Err(rc) => (rc, NO_CHAIN, true),
+                    },
+                )
+            }
+            Early::Send(_) => None,
+        }
     }
 
     /// Completes every collective this rank left early (`MPI_Finalize`,
