@@ -132,3 +132,27 @@ fn build_warns_only_where_the_paths_make_different_collectives() {
     let reordered = build_stderr("tests/programs/e3_collective_order.c");
     assert_eq!(reordered.matches("[MBH0019]").count(), 4, "{reordered}");
 }
+
+/// Issue 38: a collective that a rank- and input-dependent branch decides,
+/// in a run whose input reaches it on no rank, is a warning with the call
+/// and the branch (exit 0: a warning); the input that takes the branch
+/// deadlocks.
+#[test]
+fn a_collective_another_input_makes_ranks_skip_is_a_warning_with_both_lines() {
+    let source = "tests/programs/divergence/rank_and_input.c";
+    let report = check_program(source);
+    let finding = &report.findings[0];
+    assert_eq!(finding.severity, "warning");
+    assert!(
+        finding.message.contains("was not reached with this input"),
+        "{finding:?}"
+    );
+    let lines: Vec<u32> = finding.locations.iter().map(|l| l.line).collect();
+    assert_eq!(lines, [13, 12], "the barrier, then the branch: {finding:?}");
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(std::path::Path::new(source), dir.path());
+    let (status, taken, _) = verify_json_with_args(&exe, 2, dir.path(), &[], &["a", "b"]);
+    assert_eq!(status, 1);
+    assert_eq!(taken.findings[0].kind, "deadlock", "{:?}", taken.findings);
+}

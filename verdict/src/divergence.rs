@@ -16,12 +16,18 @@
 //!   MPI_Reduce(..., buf, ...); else MPI_Reduce(..., NULL, ...)`): the
 //!   other ranks made the same collective elsewhere, as the program
 //!   intends; nothing is said (the run checks the path sensitivity the
-//!   static analysis lacks).
+//!   static analysis lacks);
+//! * no rank made the call, every rank ran to its end, and a branch
+//!   deciding it depends on the rank while the program's input decides
+//!   MPI calls too: another input may take the branch on some ranks only
+//!   (issue 38). A warning with the call and the branches, where `build`
+//!   warned and the run alone cannot tell. It is never an error: the
+//!   analysis does not decide whether ranks can agree on the branch.
 
 use crate::place::site_location;
 use mbh_trace::op::OpClass;
 use mbh_trace::rank_trace::{RankState, WORLD_COMM};
-use mbh_trace::static_report::{DivergentCollective, GuardingBranch};
+use mbh_trace::static_report::{Dependence, DivergentCollective, GuardingBranch};
 use mbh_trace::{Finding, FindingKind, Location, OpKind, RankTrace, Role, Severity, SiteTable};
 use std::collections::BTreeMap;
 
@@ -117,18 +123,70 @@ pub fn divergence_findings(
     let Some(analysis) = &table.analysis else {
         return Vec::new();
     };
+    let input_decides = !analysis.input_branches.is_empty();
     analysis
         .divergent_collectives
         .iter()
         .filter_map(|collective| {
             let site = table.get(collective.site)?;
-            finding(
-                collective,
-                site,
-                &members(collective.site, traces, deadlocked)?,
-            )
+            match members(collective.site, traces, deadlocked) {
+                Some(members) => finding(collective, site, &members),
+                None if input_decides && all_finalized(traces) => unreached(collective, site),
+                None => None,
+            }
         })
         .collect()
+}
+
+/// Whether every rank of the run finalized (a run cut short says nothing
+/// about the calls it did not reach).
+fn all_finalized(traces: &[Option<RankTrace>]) -> bool {
+    traces.iter().all(|t| {
+        t.as_ref()
+            .is_some_and(|t| t.end.state == RankState::Finalized)
+    })
+}
+
+/// The warning for a collective no rank reached in this run, though a
+/// rank-dependent branch decides it.
+fn unreached(collective: &DivergentCollective, site: &mbh_trace::Site) -> Option<Finding> {
+    let on_rank = |b: &&GuardingBranch| b.depends_on.contains(&Dependence::Rank);
+    collective.branches.iter().find(on_rank)?;
+    let reasons: Vec<String> = collective
+        .branches
+        .iter()
+        .map(GuardingBranch::reason)
+        .collect();
+    let mut finding = Finding::new(
+        FindingKind::CollectiveDivergence,
+        Severity::Warning,
+        format!(
+            "`{}` was not reached with this input, and another input may make some ranks skip it: {}",
+            collective.call,
+            reasons.join("; ")
+        ),
+    );
+    finding.locations.push(site_location(
+        site,
+        0,
+        Role::Primary,
+        "every rank of the communicator must make this call",
+    ));
+    for branch in &collective.branches {
+        finding.locations.push(branch_location(branch, 0));
+    }
+    finding.notes.push(
+        "no rank made this call in this run; the program's input decides which MPI calls run, so this verdict does not cover it"
+            .into(),
+    );
+    finding
+        .notes
+        .push("found by `mbhybrid build`'s analysis of the program's control flow".into());
+    finding.help = Some(
+        "run `verify` with an input that reaches the call, or make every rank of the communicator reach it"
+            .into(),
+    );
+    Some(finding)
 }
 
 /// What one run shows of a collective's members.
@@ -255,7 +313,7 @@ fn branch_location(branch: &GuardingBranch, rank: i32) -> Location {
 mod tests {
     use super::*;
     use mbh_trace::rank_trace::Op;
-    use mbh_trace::static_report::{Dependence, Span, StaticReport};
+    use mbh_trace::static_report::{Dependence, InputBranch, Span, StaticReport};
     use mbh_trace::Site;
 
     fn table() -> SiteTable {
@@ -300,6 +358,53 @@ mod tests {
             })
             .collect();
         Some(RankTrace::finalized(rank, 2, ops))
+    }
+
+    /// The table, with the program's input deciding a branch too.
+    fn table_with_input() -> SiteTable {
+        let mut table = table();
+        if let Some(analysis) = table.analysis.as_mut() {
+            analysis.input_branches.push(InputBranch {
+                span: Span {
+                    file: "app.c".into(),
+                    line: 10,
+                    column: 5,
+                },
+                inputs: vec!["argv[1]".into()],
+                function: "main".into(),
+            });
+        }
+        table
+    }
+
+    /// Issue 38: a run whose input does not reach a collective that a
+    /// rank- and input-dependent branch decides warns with both lines.
+    #[test]
+    fn a_collective_no_rank_reached_is_a_warning_when_the_input_decides() {
+        let findings = divergence_findings(
+            Some(&table_with_input()),
+            &[trace(0, 0), trace(1, 0)],
+            false,
+        );
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        let f = &findings[0];
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            f.message.starts_with("`MPI_Barrier` was not reached with this input, and another input may make some ranks skip it: the branch at app.c:10 depends on the rank and argv[1]"),
+            "{}",
+            f.message
+        );
+        let lines: Vec<u32> = f.locations.iter().map(|l| l.line).collect();
+        assert_eq!(lines, [11, 10]);
+        // Without input branches, or in a run cut short, nothing is said.
+        assert!(divergence_findings(Some(&table()), &[trace(0, 0), trace(1, 0)], false).is_empty());
+        let mut cut = trace(1, 0);
+        if let Some(t) = cut.as_mut() {
+            t.end.state = RankState::Signaled;
+        }
+        assert!(
+            divergence_findings(Some(&table_with_input()), &[trace(0, 0), cut], false).is_empty()
+        );
     }
 
     #[test]
@@ -370,10 +475,5 @@ mod tests {
             findings[0].notes[0].contains("(collective-divergence, MBH0019; confirmed in this run")
         );
         assert_eq!(findings[0].locations[1].line, 10, "the branch");
-    }
-
-    #[test]
-    fn a_collective_no_rank_reached_is_left_to_build() {
-        assert!(divergence_findings(Some(&table()), &[trace(0, 0), trace(1, 0)], false).is_empty());
     }
 }

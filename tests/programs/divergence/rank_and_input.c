@@ -1,0 +1,16 @@
+/* mbhybrid-test: np=2 exit=0 interleavings=1 */
+/* Issue 38: rank 0 alone makes the barrier, and only when the program is
+ * given two arguments. Run without them, no rank reaches it: verify warns
+ * with the barrier and the branch (another input makes the ranks
+ * disagree); run with them, the job deadlocks. */
+#include <mpi.h>
+
+int main(int argc, char **argv) {
+  int rank;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0 && argc > 2)
+    MPI_Barrier(MPI_COMM_WORLD); // expect: collective-divergence rank=0
+  MPI_Finalize();
+  return 0;
+}
