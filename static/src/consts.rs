@@ -520,7 +520,9 @@ impl<'p> Resolver<'p> {
             Val::Global(g) => match program.const_global(f.module, g) {
                 // A constant global holding a constant: its value. Otherwise
                 // its address (Open MPI's handles are addresses of globals).
-                Some(v) if !matches!(v, Val::Global(h) if h == g) => copies(std::slice::from_ref(v)),
+                Some(v) if !matches!(v, Val::Global(h) if h == g) => {
+                    copies(std::slice::from_ref(v))
+                }
                 _ => Step::Constant(ConstValue::Global(g.clone())),
             },
             Val::Other => Step::Unknown,
