@@ -84,6 +84,11 @@ const PURE: &[&str] = &[
     "vfprintf",
     "perror",
     "free",
+    // C++'s `operator delete` and `operator delete[]` (plain and sized).
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
     "abs",
     "labs",
     "llabs",

@@ -450,6 +450,30 @@ fn l2_irecv_loop_into_slots_completed_by_waitall_is_one_interleaving() {
     }
 }
 
+/// The same loop in C++ with a destructor alive across it, as in miniFE:
+/// its calls are `invoke`s, and the markers still go on its edges (split
+/// normal edges, exits after the landing pad), so it is abstracted too.
+#[test]
+fn l4_cxx_irecv_loop_with_cleanups_is_one_interleaving() {
+    let report = check_program("tests/programs/cxx/l4_irecv_slots_with_cleanups.cc");
+    assert!(
+        report.choice_points.found >= 4,
+        "{:?}",
+        report.choice_points
+    );
+    assert_eq!(report.choice_points.abstracted, report.choice_points.found);
+    for rank in 0..4 {
+        let sum: i32 = (0..4).filter(|p| *p != rank).map(|p| 10 * p + 1).sum();
+        assert!(
+            report.runs[0]
+                .stdout
+                .contains(&format!("rank {rank} sum {sum}")),
+            "{:?}",
+            report.runs[0].stdout
+        );
+    }
+}
+
 /// Its counter-example: the slot's value decides an assertion, so the
 /// loop is not abstracted even under `auto` (the header's option), and
 /// the search finds the order that fails (the header's `expect:`).
