@@ -159,10 +159,16 @@ fn pcontrol<'ctx>(module: &Module<'ctx>) -> Result<FunctionValue<'ctx>, Instrume
     Ok(llvm.add_function(PCONTROL, ty, None))
 }
 
+/// The first instruction of `block` a call may go before: past its `phi`s
+/// and its `landingpad` (the plan puts an exit marker at the start of a
+/// landing pad that an exception leaves a loop to).
 fn first_non_phi(block: BasicBlock<'_>) -> Option<InstructionValue<'_>> {
     let mut inst = block.get_first_instruction();
     while let Some(i) = inst {
-        if i.get_opcode() != InstructionOpcode::Phi {
+        if !matches!(
+            i.get_opcode(),
+            InstructionOpcode::Phi | InstructionOpcode::LandingPad
+        ) {
             return Some(i);
         }
         inst = i.get_next_instruction();
@@ -190,9 +196,10 @@ fn redirect<'ctx>(
     to: BasicBlock<'ctx>,
     middle: BasicBlock<'ctx>,
 ) {
-    // SAFETY: `terminator` is the live `br`/`switch` of `from` (the plan
-    // only splits those); successor indices are below their count; the
-    // phis are live instructions of `to`, rebuilt with the same type and
+    // SAFETY: `terminator` is the live `br`/`switch` of `from`, or the
+    // `invoke` whose normal edge goes to `to` (the plan only splits those;
+    // an `invoke`'s unwind edge, to a landing pad, is never `to`);
+    // successor indices are below their count; the phis are live instructions of `to`, rebuilt with the same type and
     // incoming values before the old ones are replaced and erased.
     unsafe {
         let t = terminator.as_value_ref();

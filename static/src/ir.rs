@@ -140,6 +140,9 @@ pub(crate) struct Block {
     /// It starts with a landing pad or another exception pad, so nothing
     /// can be inserted before its first instruction.
     pub pad: bool,
+    /// That pad is a `landingpad` (the Itanium exception handling of Linux
+    /// targets): a call may go right after it.
+    pub landing_pad: bool,
     /// The start and end of the source loop whose back edge this block's
     /// terminator is, from its `!llvm.loop` metadata (clang `-g` writes it
     /// on every loop's latch).
@@ -514,11 +517,13 @@ impl Reader<'_> {
             let first = insts.len() as InstId;
             let mut i = LLVMGetFirstInstruction(b);
             let mut pad = false;
+            let mut landing_pad = false;
             let mut term = Term::Unsplittable;
             let mut succs = Vec::new();
             let mut loop_loc = None;
             while !i.is_null() {
                 let opcode = LLVMGetInstructionOpcode(i);
+                landing_pad |= opcode == LLVMOpcode::LLVMLandingPad;
                 let (op, ops) = self.instruction(numbering, i, opcode, declares, &mut pad);
                 if LLVMIsATerminatorInst(i).is_null() {
                     // Not a terminator.
@@ -555,6 +560,7 @@ impl Reader<'_> {
                 succs,
                 term,
                 pad,
+                landing_pad,
                 loop_loc,
             }
         }

@@ -30,7 +30,9 @@
 use crate::consts::LocalVars;
 use crate::ir::{Callee, Function, InstId, Op, Val};
 
-/// Functions whose result is a new heap block.
+/// Functions whose result is a new heap block: C's, and C++'s `operator
+/// new` and `operator new[]` (plain, aligned and `nothrow`, as the Itanium
+/// ABI mangles them).
 pub(crate) const ALLOC: &[&str] = &[
     "malloc",
     "calloc",
@@ -38,6 +40,12 @@ pub(crate) const ALLOC: &[&str] = &[
     "aligned_alloc",
     "valloc",
     "strdup",
+    "_Znwm",
+    "_Znam",
+    "_ZnwmRKSt9nothrow_t",
+    "_ZnamRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t",
+    "_ZnamSt11align_val_t",
 ];
 
 /// A memory object.

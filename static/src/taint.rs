@@ -84,6 +84,11 @@ const PURE: &[&str] = &[
     "vfprintf",
     "perror",
     "free",
+    // C++'s `operator delete` and `operator delete[]` (plain and sized).
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
     "abs",
     "labs",
     "llabs",
@@ -519,41 +524,38 @@ impl Run<'_, '_> {
         self.taint(at, &addr.obj, key | value)
     }
 
-    /// The first leak, in instruction order.
+    /// The leak to tell: the first write of an outcome into memory the
+    /// analysis does not follow, else the first other leak in instruction
+    /// order. Such a write comes first because it is the cause: once an
+    /// outcome is in memory that cannot be named, every read of such
+    /// memory anywhere in the function counts as tainted, and the first of
+    /// those reads (often before the loop) would explain nothing.
     fn sinks(&self) -> Option<String> {
         let f = self.input.f;
         let at = self.input.at;
-        let mut leaks: Vec<(InstId, String)> = self
+        let escape = self
             .escapes
             .iter()
+            .min_by_key(|(obj, (i, _))| (*i, (*obj).clone()))
             .map(|(obj, (i, labels))| {
                 let labels = if labels & STATUS != 0 {
                     (labels & !STATUS) | SENDER
                 } else {
                     *labels
                 };
-                (
-                    *i,
-                    format!(
-                        "{} is written to {} at {}, which the analysis does not follow",
-                        what(labels),
-                        self.name(obj),
-                        at(*i)
-                    ),
+                format!(
+                    "{} is written to {} at {}, which the analysis does not follow",
+                    what(labels),
+                    self.name(obj),
+                    at(*i)
                 )
-            })
-            .collect();
-        for (i, inst) in f.insts.iter().enumerate() {
-            let i = i as InstId;
-            if leaks.iter().any(|(j, _)| *j <= i) {
-                break;
-            }
-            if let Some(message) = self.sink(i, inst) {
-                leaks.push((i, message));
-                break;
-            }
-        }
-        leaks.into_iter().min_by_key(|(i, _)| *i).map(|(_, m)| m)
+            });
+        escape.or_else(|| {
+            f.insts
+                .iter()
+                .enumerate()
+                .find_map(|(i, inst)| self.sink(i as InstId, inst))
+        })
     }
 
     /// Whether instruction `i` leaks an outcome, and how.

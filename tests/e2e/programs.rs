@@ -71,6 +71,8 @@ fn every_program_has_a_test() {
         "k5_call_before_init.c",
         "k6_error_on_comm_self.c",
         "l1_irecv_probe_loop_every_rank.c",
+        "l2_irecv_slots_waitall.c",
+        "l3_irecv_slots_decide_a_branch.c",
         "mpi_abort_rank2.c",
         "mpi_errors_returned.c",
         "n1_ibarrier_other_comm.c",

@@ -425,6 +425,71 @@ fn l1_irecv_and_probe_loop_on_every_rank_is_one_interleaving() {
     }
 }
 
+/// Issue 37, item 4: miniFE's receive loop in C. Every wildcard receive of
+/// every rank is in the loop `build` marked, so `auto` runs one
+/// interleaving of the 3!^4 = 1,296 orders, and every rank's sum is right.
+#[test]
+fn l2_irecv_loop_into_slots_completed_by_waitall_is_one_interleaving() {
+    let report = check_program("tests/programs/l2_irecv_slots_waitall.c");
+    // Up to 4 x 3 receives; one whose other senders had all been taken is
+    // no choice point.
+    assert!(
+        report.choice_points.found >= 4,
+        "{:?}",
+        report.choice_points
+    );
+    assert_eq!(report.choice_points.abstracted, report.choice_points.found);
+    for rank in 0..4 {
+        let sum: i32 = (0..4).filter(|p| *p != rank).map(|p| 10 * p + 1).sum();
+        assert!(
+            report.runs[0]
+                .stdout
+                .contains(&format!("rank {rank} sum {sum}")),
+            "{:?}",
+            report.runs[0].stdout
+        );
+    }
+}
+
+/// The same loop in C++ with a destructor alive across it, as in miniFE:
+/// its calls are `invoke`s, and the markers still go on its edges (split
+/// normal edges, exits after the landing pad), so it is abstracted too.
+#[test]
+fn l4_cxx_irecv_loop_with_cleanups_is_one_interleaving() {
+    let report = check_program("tests/programs/cxx/l4_irecv_slots_with_cleanups.cc");
+    assert!(
+        report.choice_points.found >= 4,
+        "{:?}",
+        report.choice_points
+    );
+    assert_eq!(report.choice_points.abstracted, report.choice_points.found);
+    for rank in 0..4 {
+        let sum: i32 = (0..4).filter(|p| *p != rank).map(|p| 10 * p + 1).sum();
+        assert!(
+            report.runs[0]
+                .stdout
+                .contains(&format!("rank {rank} sum {sum}")),
+            "{:?}",
+            report.runs[0].stdout
+        );
+    }
+}
+
+/// Its counter-example: the slot's value decides an assertion, so the
+/// loop is not abstracted even under `auto` (the header's option), and
+/// the search finds the order that fails (the header's `expect:`).
+#[test]
+fn l3_irecv_slots_that_decide_a_branch_are_explored_under_auto() {
+    let source = "tests/programs/l3_irecv_slots_decide_a_branch.c";
+    let report = check_program(source);
+    assert_eq!(
+        report.choice_points.abstracted, 0,
+        "{source}: {:?}",
+        report.choice_points
+    );
+    assert!(report.interleavings > 1, "{}", report.interleavings);
+}
+
 #[test]
 fn s10_master_worker_is_right_on_every_interleaving_and_abstracts_its_loop() {
     let source = "tests/programs/s10_master_worker.c";

@@ -261,6 +261,14 @@ pub(super) fn loop_end_line(f: &Function, l: &NaturalLoop) -> u32 {
 
 /// The entry and exit edges of loop `l`, with where their markers go, or
 /// why they cannot be instrumented.
+///
+/// C++ code puts most calls in `invoke`s (a local object with a destructor
+/// is enough), so two kinds of edges are common there: an `invoke`'s
+/// normal edge, which can be split like a `br`'s, and its exception edge,
+/// which leaves the loop for a landing pad. An exit marker goes right
+/// after that `landingpad` even when other blocks unwind to it too: an
+/// exit of a loop that is not open is ignored when the trace is read, so
+/// the marker closes the loop only when the exception left it.
 fn loop_edges(f: &Function, cfg: &Cfg, l: &NaturalLoop) -> Result<LoopEdges, String> {
     let mut edges = Vec::new();
     for &p in &cfg.preds[l.header as usize] {
@@ -280,23 +288,46 @@ fn loop_edges(f: &Function, cfg: &Cfg, l: &NaturalLoop) -> Result<LoopEdges, Str
         .map(|(u, v)| {
             let source = &f.blocks[u as usize];
             let target = &f.blocks[v as usize];
-            let splittable = matches!(source.term, Term::Br | Term::Switch);
+            let exit = l.body[u as usize] && !l.body[v as usize];
+            let splittable =
+                matches!(source.term, Term::Br | Term::Switch) || invoke_normal_edge(f, u, v);
             let placement = if cfg.succs[u as usize].len() == 1 && splittable {
                 Placement::EndOfSource
             } else if cfg.preds[v as usize].len() == 1 && !target.pad {
                 Placement::StartOfTarget
             } else if splittable && !target.pad {
                 Placement::Split
+            } else if exit && target.landing_pad {
+                Placement::StartOfTarget
             } else {
                 return Err(
-                    "an edge into or out of it comes from an `invoke`, `callbr` or computed \
-                     goto, or goes to an exception handler, and cannot be split"
+                    "an edge into or out of it comes from a `callbr` or computed goto, or \
+                     goes to an exception handler other than a landing pad, and cannot be split"
                         .to_owned(),
                 );
             };
             Ok((u, v, placement))
         })
         .collect()
+}
+
+/// Whether `u -> v` is the normal edge of an `invoke`: `u` ends in a call
+/// whose two successors are `v` and a landing pad.
+fn invoke_normal_edge(f: &Function, u: BlockId, v: BlockId) -> bool {
+    let block = &f.blocks[u as usize];
+    let ends_in_call = block.end > block.first
+        && matches!(f.insts[(block.end - 1) as usize].op, crate::ir::Op::Call(_));
+    match block.succs.as_slice() {
+        [normal, unwind] => {
+            ends_in_call
+                && block.term == Term::Unsplittable
+                && *normal == v
+                && *unwind != v
+                && f.blocks[*unwind as usize].landing_pad
+                && !f.blocks[v as usize].pad
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -345,16 +376,36 @@ mod tests {
         );
     }
 
+    /// C++: an `invoke`'s normal edge into the loop is split like a `br`'s;
+    /// its exception edge out of the loop gets the exit marker after the
+    /// landing pad, which other blocks unwind to as well.
     #[test]
-    fn an_edge_to_an_exception_handler_gets_no_markers() {
+    fn invoke_edges_get_markers() {
         let found = edges(
             "declare i32 @__gxx_personality_v0(...)\ndeclare void @g()\n\
              define void @h(i32 %n) personality ptr @__gxx_personality_v0 {\n\
-             entry:\n  br label %loop\n\
+             entry:\n  invoke void @g() to label %loop unwind label %pad\n\
              loop:\n  %i = phi i32 [ 0, %entry ], [ %next, %cont ]\n  %next = add i32 %i, 1\n  \
              invoke void @g() to label %cont unwind label %pad\n\
              cont:\n  %more = icmp slt i32 %next, %n\n  br i1 %more, label %loop, label %done\n\
              pad:\n  %lp = landingpad { ptr, i32 } cleanup\n  ret void\n\
+             done:\n  ret void\n}\n",
+        );
+        assert_eq!(
+            found,
+            [Ok(vec![
+                (0, 1, Placement::Split),
+                (1, 3, Placement::StartOfTarget),
+                (2, 4, Placement::StartOfTarget)
+            ])]
+        );
+    }
+
+    #[test]
+    fn an_edge_out_of_a_computed_goto_gets_no_markers() {
+        let found = edges(
+            "define void @k(ptr %a, i1 %c) {\nentry:\n  br i1 %c, label %loop, label %done\n\
+             loop:\n  indirectbr ptr %a, [label %loop, label %done]\n\
              done:\n  ret void\n}\n",
         );
         assert!(found[0].as_ref().unwrap_err().contains("cannot be split"));

@@ -562,6 +562,34 @@ void f(int n) {{
     );
 }
 
+/// A receive into memory reached through a structure (miniFE's
+/// `std::vector` elements): the reason names that write, not an earlier
+/// read of unnamed memory that only counts as tainted because of it.
+#[test]
+fn a_receive_into_unnamed_memory_is_the_reason_given() {
+    let report = report_of_c(
+        "unnamed",
+        &format!(
+            "{PROLOGUE}struct box {{ int *slots; }};
+void show(int *p);
+void f(struct box *b, int n) {{
+  show(b->slots);
+  MPI_Request req[8];
+  for (int i = 0; i < n; i++)
+    MPI_Irecv(&b->slots[i], 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &req[i]);
+  MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+}}
+"
+        ),
+    );
+    let (decision, reason) = only_loop(&report);
+    assert_eq!(decision, LoopDecision::Explore);
+    assert!(
+        reason.contains("the received value is written to memory it cannot name at unnamed.c:9"),
+        "{reason}"
+    );
+}
+
 /// Unsupported calls are listed by name and line.
 #[test]
 fn unsupported_calls_are_listed() {
