@@ -105,6 +105,10 @@ use crate::ir::{BlockId, Callee, Function, InstId, Loc, Op, Term, Val};
 use crate::mpi::{self, Role};
 use crate::taint::{self, Addr, CallKind, Obj};
 
+mod heap;
+mod reaching;
+use reaching::{Cell, Def, Reaching};
+
 /// Rounds of the whole-program fixpoint (summaries and caller contexts);
 /// dependences only grow, so this is a safety bound, not a precision one.
 const PROGRAM_ROUNDS: usize = 16;
@@ -245,16 +249,17 @@ struct Shape {
 
 /// Each block's successors, without the blocks from which the program can
 /// only end (every path reaches an `unreachable`: after `abort`, `exit`, a
-/// failed `assert`). A rank that takes such a path stops; it does not skip
-/// the collectives after the branch, so the branch does not decide them
-/// (a failed assertion is a finding of its own).
+/// failed `assert`) or leave the function by an exception (every path
+/// reaches a `resume`: the cleanups C++ runs while an exception unwinds).
+/// A rank that takes such a path stops, or hands the exception to a
+/// caller whose own landing pads are judged there; it does not skip the
+/// collectives after the branch, so the branch does not decide them (a
+/// failed assertion is a finding of its own). Without this, every
+/// `std::cout << ..` (an `invoke`) under `if (rank == 0)` would make the
+/// rest of its function control-dependent on the test.
 fn living_successors(f: &Function) -> Vec<Vec<u32>> {
     let n = f.blocks.len();
-    let mut dies: Vec<bool> = f
-        .blocks
-        .iter()
-        .map(|b| b.term == Term::Unreachable)
-        .collect();
+    let mut dies: Vec<bool> = f.blocks.iter().map(ends_the_rank).collect();
     // A block all of whose successors die dies too (to a fixpoint).
     let mut changed = true;
     while changed {
@@ -281,6 +286,13 @@ fn living_successors(f: &Function) -> Vec<Vec<u32>> {
                 .collect()
         })
         .collect()
+}
+
+/// Whether a block ends the rank's run of this function other than by a
+/// return: `unreachable`, or `resume` (the only terminator without
+/// successors that is neither: [`Term::Unsplittable`] with none).
+fn ends_the_rank(b: &crate::ir::Block) -> bool {
+    b.term == Term::Unreachable || (b.term == Term::Unsplittable && b.succs.is_empty())
 }
 
 impl Shape {
@@ -322,8 +334,12 @@ impl Shape {
 struct Summary {
     /// Its return value.
     ret: Deps,
-    /// What it writes through each pointer parameter.
-    writes: BTreeMap<u32, Deps>,
+    /// What it writes through each pointer parameter, per offset from
+    /// where the pointer points (`None`: somewhere unknown).
+    writes: BTreeMap<u32, BTreeMap<Option<i64>, Deps>>,
+    /// The cells (parameter, offset) it writes on every path to a return:
+    /// what the caller's object held there before the call is gone.
+    must: BTreeSet<(u32, i64)>,
     /// Parameters an agreeing collective writes through on every path to
     /// a return, with what the result carries.
     agreed: BTreeMap<u32, Deps>,
@@ -410,8 +426,14 @@ struct Flow<'a> {
     shared: &'a Shared<'a>,
     addrs: Vec<Option<Addr>>,
     vals: Vec<Deps>,
+    /// What the writes of locals, heap blocks and parameters' pointees
+    /// may see ([`reaching`]), and what each of those writes carries.
+    reach: Reaching,
+    def_deps: Vec<Deps>,
+    /// Writes of other objects (globals, unknown memory), and writes the
+    /// reaching problem was not told of: seen by every read.
     objs: HashMap<Obj, Deps>,
-    param_writes: BTreeMap<u32, Deps>,
+    param_writes: BTreeMap<u32, BTreeMap<Option<i64>, Deps>>,
     /// Objects written by agreeing collectives (or calls that do so), with
     /// those calls and what their results carry.
     agreed_by: HashMap<Obj, Vec<InstId>>,
@@ -466,9 +488,17 @@ impl<'a> Flow<'a> {
         let addrs = (0..f.insts.len())
             .map(|i| {
                 let inst = &f.insts[i];
-                inst.is_ptr
-                    .then(|| taint::address(f, p.vars[fi], &Val::Inst(i as InstId), 0))
-                    .flatten()
+                let v = Val::Inst(i as InstId);
+                let found = inst
+                    .is_ptr
+                    .then(|| taint::address(f, p.vars[fi], &v, 0))
+                    .flatten();
+                match found {
+                    Some(Addr {
+                        obj: Obj::Unknown, ..
+                    }) => heap::address(f, p.vars[fi], &v).or(found),
+                    _ => found,
+                }
             })
             .collect();
         let mut flow = Flow {
@@ -479,13 +509,126 @@ impl<'a> Flow<'a> {
             shared,
             addrs,
             vals: vec![Deps::default(); f.insts.len()],
+            reach: Reaching::default(),
+            def_deps: Vec::new(),
             objs: HashMap::new(),
             param_writes: BTreeMap::new(),
             agreed_by: HashMap::new(),
             agreed: HashMap::new(),
         };
         flow.find_agreeing_writes();
+        let (writes, reads) = flow.accesses();
+        flow.reach = Reaching::new(f, p.cfgs[fi], writes, &reads);
+        flow.def_deps = vec![Deps::default(); flow.reach.defs.len()];
         flow
+    }
+
+    /// The cell an address names.
+    fn cell(addr: &Addr) -> Cell {
+        Cell {
+            obj: addr.obj.clone(),
+            // An offset known only modulo an index's scale is no field.
+            field: addr.offset.filter(|_| addr.scales.is_empty()),
+        }
+    }
+
+    /// Every write to and read of a tracked object ([`tracked`]) in the
+    /// function, for the reaching-definitions problem.
+    fn accesses(&self) -> (Vec<Def>, Vec<(InstId, Cell)>) {
+        let mut writes = Vec::new();
+        let mut reads = Vec::new();
+        let mut write = |at: InstId, cell: Cell, strong: bool| {
+            if tracked(&cell.obj) {
+                let strong = strong && cell.field.is_some();
+                writes.push(Def {
+                    at: Some(at),
+                    cell,
+                    strong,
+                });
+            }
+        };
+        for (k, inst) in self.f.insts.iter().enumerate() {
+            let i = k as InstId;
+            match &inst.op {
+                Op::Load => {
+                    if let Some(a) = inst.ops.first().and_then(|v| self.addr(v)) {
+                        reads.push((i, Self::cell(&a)));
+                    }
+                }
+                Op::Store => {
+                    if let Some(a) = inst.ops.get(1).and_then(|v| self.addr(v)) {
+                        write(i, Self::cell(&a), true);
+                    }
+                }
+                Op::Call(callee) => {
+                    for (arg, v) in inst.ops.iter().enumerate() {
+                        let Some(a) = self.addr(v) else { continue };
+                        let cell = Self::cell(&a);
+                        reads.push((i, cell.clone()));
+                        reads.push((
+                            i,
+                            Cell {
+                                field: None,
+                                ..cell.clone()
+                            },
+                        ));
+                        for (cell, strong) in self.call_writes(i, callee, arg as u32, cell) {
+                            write(i, cell, strong);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        (writes, reads)
+    }
+
+    /// What call `i` may write through its argument `arg`, which points at
+    /// `cell`: `(cell, strong)`.
+    fn call_writes(&self, i: InstId, callee: &Callee, arg: u32, cell: Cell) -> Vec<(Cell, bool)> {
+        let whole = Cell {
+            field: None,
+            ..cell.clone()
+        };
+        if let Some(&g) = self.shape.callee.get(&i) {
+            let summary = &self.shared.summaries[g];
+            let Some(fields) = summary.writes.get(&arg) else {
+                return Vec::new();
+            };
+            return fields
+                .keys()
+                .map(|field| {
+                    let shifted = Cell {
+                        field: cell.field.zip(*field).map(|(a, b)| a.wrapping_add(b)),
+                        ..cell.clone()
+                    };
+                    let strong = field.is_some_and(|x| summary.must.contains(&(arg, x)));
+                    (shifted, strong)
+                })
+                .collect();
+        }
+        let name = match callee {
+            Callee::Named(n) => n.as_str(),
+            _ => "",
+        };
+        if let Some(func) = mpi::lookup(name).filter(|_| mpi::is_mpi(name)) {
+            let base = mpi::base_name(name).unwrap_or(name);
+            let rank_output = RANK_OUTPUTS.iter().any(|(n, last)| {
+                *n == base
+                    && arg as usize >= self.f.insts[i as usize].ops.len().saturating_sub(*last)
+            });
+            // `MPI_Init` hands back the command line it was given.
+            let keeps_input = matches!(base, "MPI_Init" | "MPI_Init_thread");
+            if keeps_input || !rank_output && !func.role(arg as usize).is_some_and(Role::is_output)
+            {
+                return Vec::new();
+            }
+            // An output replaces the cell it starts at; a buffer may be
+            // longer than one cell, so the rest of the object sees it too.
+            return vec![(cell, true), (whole, false)];
+        }
+        // A library function may write through any pointer it is given.
+        vec![(whole, false)]
     }
 
     /// Records the calls that make every rank agree on an object.
@@ -563,9 +706,33 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// What a read of `obj` at instruction `at` sees: what an agreeing
+    /// What a read of `cell` at instruction `at` sees: for a tracked
+    /// object, the writes that reach it; for another, what an agreeing
     /// collective that dominates `at` wrote, else everything written.
-    fn read(&self, obj: &Obj, at: InstId) -> Deps {
+    fn read(&self, cell: &Cell, at: InstId) -> Deps {
+        let obj = &cell.obj;
+        if tracked(obj) {
+            let mut d = self.objs.get(obj).cloned().unwrap_or_default();
+            match self.reach.seen(at, cell) {
+                Some(defs) => {
+                    for &k in defs {
+                        match self.reach.defs[k].at {
+                            Some(_) => d.join(&self.def_deps[k]),
+                            None => d.join(&self.initial(obj)),
+                        };
+                    }
+                }
+                None => {
+                    d.join(&self.initial(obj));
+                    for (k, def) in self.reach.defs.iter().enumerate() {
+                        if def.cell.obj == *obj {
+                            d.join(&self.def_deps[k]);
+                        }
+                    }
+                }
+            }
+            return d;
+        }
         if let Some(writers) = self.agreed_by.get(obj) {
             if writers.iter().any(|w| self.dominates(*w, at)) {
                 return self.agreed.get(obj).cloned().unwrap_or_default();
@@ -590,14 +757,14 @@ impl<'a> Flow<'a> {
     fn arg(&self, v: &Val, at: InstId) -> Deps {
         let mut d = self.val(v);
         if let Some(a) = self.addr(v) {
-            d.join(&self.read(&a.obj, at));
+            d.join(&self.read(&Self::cell(&a), at));
         }
         d
     }
 
     /// Instruction `at` writes `d` into `obj`, under the branches that
     /// decide whether `at` runs (implicit flow, see [`Flow::control`]).
-    fn write(&mut self, at: InstId, obj: Obj, d: &Deps) -> bool {
+    fn write(&mut self, at: InstId, cell: Cell, d: &Deps) -> bool {
         let mut d = d.clone();
         if let Some(inst) = self.f.insts.get(at as usize) {
             d.join(&self.control(inst.block));
@@ -606,16 +773,41 @@ impl<'a> Flow<'a> {
             return false;
         }
         let d = &d;
-        if let Obj::Param(k) = obj {
-            self.param_writes.entry(k).or_default().join(d);
+        if let Obj::Param(k) = cell.obj {
+            self.param_writes
+                .entry(k)
+                .or_default()
+                .entry(cell.field)
+                .or_default()
+                .join(d);
         }
-        let initial = self.initial(&obj);
-        self.objs.entry(obj).or_insert(initial).join(d)
+        if tracked(&cell.obj) {
+            let defs: Vec<usize> = self
+                .reach
+                .writes(at, &cell.obj)
+                .iter()
+                .copied()
+                .filter(|&k| {
+                    let field = self.reach.defs[k].cell.field;
+                    field.is_none() || field == cell.field
+                })
+                .collect();
+            if !defs.is_empty() {
+                let mut changed = false;
+                for k in defs {
+                    changed |= self.def_deps[k].join(d);
+                }
+                return changed;
+            }
+            return self.objs.entry(cell.obj).or_default().join(d);
+        }
+        let initial = self.initial(&cell.obj);
+        self.objs.entry(cell.obj).or_insert(initial).join(d)
     }
 
     fn write_through(&mut self, at: InstId, ptr: Option<&Val>, d: &Deps) -> bool {
         match ptr.and_then(|v| self.addr(v)) {
-            Some(a) => self.write(at, a.obj, d),
+            Some(a) => self.write(at, Self::cell(&a), d),
             None => false,
         }
     }
@@ -806,8 +998,13 @@ impl<'a> Flow<'a> {
         for (k, a) in args.iter().enumerate() {
             let k = k as u32;
             let Some(addr) = self.addr(a) else { continue };
-            if let Some(w) = summary.writes.get(&k) {
-                changed |= self.write(i, addr.obj.clone(), w);
+            let base = Self::cell(&addr);
+            for (field, w) in summary.writes.get(&k).into_iter().flatten() {
+                let cell = Cell {
+                    field: base.field.zip(*field).map(|(a, b)| a.wrapping_add(b)),
+                    ..base.clone()
+                };
+                changed |= self.write(i, cell, w);
             }
             if let Some(u) = summary.agreed.get(&k) {
                 changed |= self.agreed.entry(addr.obj).or_default().join(u);
@@ -864,7 +1061,7 @@ impl<'a> Flow<'a> {
             if agreeing {
                 changed |= self.agreed.entry(addr.obj.clone()).or_default().join(&d);
             }
-            changed |= self.write(i, addr.obj, &d);
+            changed |= self.write(i, Self::cell(&addr), &d);
         }
         changed
     }
@@ -890,7 +1087,13 @@ impl<'a> Flow<'a> {
                     };
                     for (a, v) in inst.ops.iter().enumerate() {
                         let pointee = match self.addr(v) {
-                            Some(addr) => self.read(&addr.obj, i),
+                            Some(addr) => self.read(
+                                &Cell {
+                                    obj: addr.obj,
+                                    field: None,
+                                },
+                                i,
+                            ),
                             None => Deps::default(),
                         };
                         args.push((g, a as u32, self.val(v), pointee));
@@ -900,6 +1103,7 @@ impl<'a> Flow<'a> {
             }
         }
         summary.agreed = self.agreed_params();
+        summary.must = self.must_writes();
         let globals = self
             .objs
             .iter()
@@ -920,6 +1124,32 @@ impl<'a> Flow<'a> {
             globals,
             conds,
         }
+    }
+
+    /// The cells of parameters' pointees a strong write replaces before
+    /// every return.
+    fn must_writes(&self) -> BTreeSet<(u32, i64)> {
+        let returns = self.returns();
+        let mut out = BTreeSet::new();
+        for def in &self.reach.defs {
+            let (Some(at), Obj::Param(k), Some(field)) = (def.at, &def.cell.obj, def.cell.field)
+            else {
+                continue;
+            };
+            if def.strong && !returns.is_empty() && returns.iter().all(|r| self.dominates(at, *r)) {
+                out.insert((*k, field));
+            }
+        }
+        out
+    }
+
+    /// The function's reachable returns.
+    fn returns(&self) -> Vec<InstId> {
+        let f = self.f;
+        (0..f.insts.len() as InstId)
+            .filter(|i| matches!(f.insts[*i as usize].op, Op::Ret))
+            .filter(|i| self.p.cfgs[self.fi].reachable[f.insts[*i as usize].block as usize])
+            .collect()
     }
 
     /// Parameters written by an agreeing collective that runs before every
@@ -943,6 +1173,13 @@ impl<'a> Flow<'a> {
         }
         out
     }
+}
+
+/// Objects whose cells the reaching-definitions problem follows: those
+/// whose every write this function makes is seen (a global may be written
+/// by any callee, unknown memory through any pointer).
+fn tracked(obj: &Obj) -> bool {
+    matches!(obj, Obj::Local(_) | Obj::Heap(_) | Obj::Param(_))
 }
 
 fn is_agreeing(name: &str) -> bool {
