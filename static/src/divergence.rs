@@ -105,7 +105,7 @@ use crate::ir::{BlockId, Callee, Function, InstId, Loc, Op, Term, Val};
 use crate::mpi::{self, Role};
 use crate::taint::{self, Addr, CallKind, Obj};
 
-mod heap;
+mod addresses;
 mod reaching;
 use reaching::{Cell, Def, Reaching};
 
@@ -219,11 +219,15 @@ pub(crate) fn find(
         .into_par_iter()
         .map(|fi| Shape::of(&p.fns[fi], &p.calls[fi]))
         .collect();
-    let conds: Vec<Vec<Deps>> = flows(p, &shapes).into_iter().map(|o| o.conds).collect();
+    let (conds, uneven): (Vec<Vec<Deps>>, Vec<HashSet<InstId>>) = flows(p, &shapes)
+        .into_iter()
+        .map(|o| (o.conds, o.uneven))
+        .unzip();
     let view = View {
         p,
         shapes: &shapes,
         conds: &conds,
+        uneven: &uneven,
         span,
     };
     Found {
@@ -336,7 +340,7 @@ struct Summary {
     ret: Deps,
     /// What it writes through each pointer parameter, per offset from
     /// where the pointer points (`None`: somewhere unknown).
-    writes: BTreeMap<u32, BTreeMap<Option<i64>, Deps>>,
+    writes: BTreeMap<u32, Fields>,
     /// The cells (parameter, offset) it writes on every path to a return:
     /// what the caller's object held there before the call is gone.
     must: BTreeSet<(u32, i64)>,
@@ -345,11 +349,16 @@ struct Summary {
     agreed: BTreeMap<u32, Deps>,
 }
 
+/// What an object holds, per offset (`None`: somewhere unknown).
+type Fields = BTreeMap<Option<i64>, Deps>;
+
 /// What one function's callers pass it, merged.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Context {
     values: BTreeMap<u32, Deps>,
-    pointees: BTreeMap<u32, Deps>,
+    /// What each pointer parameter points at, per offset from where it
+    /// points (`None`: somewhere unknown).
+    pointees: BTreeMap<u32, Fields>,
 }
 
 /// What the whole program knows at the start of a round.
@@ -364,11 +373,13 @@ struct Shared<'a> {
 struct Outcome {
     summary: Summary,
     /// `(callee, argument, value, pointee)` of each call to a defined
-    /// function.
-    args: Vec<(usize, u32, Deps, Deps)>,
+    /// function, the pointee per offset.
+    args: Vec<(usize, u32, Deps, Fields)>,
     globals: HashMap<String, Deps>,
     /// Per block: its condition's dependences (empty for other blocks).
     conds: Vec<Deps>,
+    /// Its collectives on a communicator whose members depend on the rank.
+    uneven: HashSet<InstId>,
 }
 
 /// The whole-program fixpoint: each round analyses every function with
@@ -399,7 +410,10 @@ fn flows(p: &Program<'_>, shapes: &[Shape]) -> Vec<Outcome> {
                 }
                 let c = &mut next_contexts[*g];
                 c.values.entry(*k).or_default().join(value);
-                c.pointees.entry(*k).or_default().join(pointee);
+                let fields = c.pointees.entry(*k).or_default();
+                for (field, d) in pointee {
+                    fields.entry(*field).or_default().join(d);
+                }
             }
             for (name, d) in &o.globals {
                 next_globals.entry(name.clone()).or_default().join(d);
@@ -430,10 +444,12 @@ struct Flow<'a> {
     /// may see ([`reaching`]), and what each of those writes carries.
     reach: Reaching,
     def_deps: Vec<Deps>,
+    /// Per write: whether the branches deciding it count for its reads.
+    gated: Vec<bool>,
     /// Writes of other objects (globals, unknown memory), and writes the
     /// reaching problem was not told of: seen by every read.
     objs: HashMap<Obj, Deps>,
-    param_writes: BTreeMap<u32, BTreeMap<Option<i64>, Deps>>,
+    param_writes: BTreeMap<u32, Fields>,
     /// Objects written by agreeing collectives (or calls that do so), with
     /// those calls and what their results carry.
     agreed_by: HashMap<Obj, Vec<InstId>>,
@@ -449,6 +465,20 @@ const RANK_OUTPUTS: &[(&str, usize)] = &[
     ("MPI_Cart_coords", 1),
     ("MPI_Cart_shift", 2),
 ];
+
+/// MPI functions whose outputs are one value each (an `int`, a handle).
+const SCALAR_OUTPUTS: &[&str] = &[
+    "MPI_Comm_rank",
+    "MPI_Comm_size",
+    "MPI_Comm_remote_size",
+    "MPI_Group_rank",
+    "MPI_Group_size",
+    "MPI_Cart_rank",
+    "MPI_Cart_shift",
+];
+
+/// Library functions that write one variable per pointer argument.
+const SCANNERS: &[&str] = &["scanf", "fscanf", "sscanf", "vscanf", "vfscanf", "vsscanf"];
 
 /// Collectives whose outputs are the same on every rank.
 const AGREEING: &[&str] = &[
@@ -485,6 +515,7 @@ const READERS: &[&str] = &[
 impl<'a> Flow<'a> {
     fn new(p: &'a Program<'a>, fi: usize, shape: &'a Shape, shared: &'a Shared<'a>) -> Self {
         let f = &p.fns[fi];
+        let followed = addresses::followed_vars(f, p.vars[fi]);
         let addrs = (0..f.insts.len())
             .map(|i| {
                 let inst = &f.insts[i];
@@ -496,7 +527,7 @@ impl<'a> Flow<'a> {
                 match found {
                     Some(Addr {
                         obj: Obj::Unknown, ..
-                    }) => heap::address(f, p.vars[fi], &v).or(found),
+                    }) => addresses::address(f, &followed, &v).or(found),
                     _ => found,
                 }
             })
@@ -511,6 +542,7 @@ impl<'a> Flow<'a> {
             vals: vec![Deps::default(); f.insts.len()],
             reach: Reaching::default(),
             def_deps: Vec::new(),
+            gated: Vec::new(),
             objs: HashMap::new(),
             param_writes: BTreeMap::new(),
             agreed_by: HashMap::new(),
@@ -520,6 +552,7 @@ impl<'a> Flow<'a> {
         let (writes, reads) = flow.accesses();
         flow.reach = Reaching::new(f, p.cfgs[fi], writes, &reads);
         flow.def_deps = vec![Deps::default(); flow.reach.defs.len()];
+        flow.gated = vec![false; flow.reach.defs.len()];
         flow
     }
 
@@ -623,11 +656,26 @@ impl<'a> Flow<'a> {
             {
                 return Vec::new();
             }
-            // An output replaces the cell it starts at; a buffer may be
-            // longer than one cell, so the rest of the object sees it too.
+            // An output replaces the cell it starts at; a buffer, a status
+            // or an array may be longer than one cell, so the rest of the
+            // object sees it too.
+            let one_value = SCALAR_OUTPUTS.contains(&base)
+                || matches!(func.role(arg as usize), Some(Role::Flag | Role::Index));
+            if one_value {
+                return vec![(cell, true)];
+            }
             return vec![(cell, true), (whole, false)];
         }
-        // A library function may write through any pointer it is given.
+        // `scanf("%d", &p.n)` writes the one variable it is given, or
+        // leaves it when the input does not parse; any other library
+        // function may write anywhere in the object it is given.
+        let plain = name
+            .strip_prefix("__isoc99_")
+            .or_else(|| name.strip_prefix("__isoc23_"))
+            .unwrap_or(name);
+        if SCANNERS.contains(&plain) {
+            return vec![(cell, false)];
+        }
         vec![(whole, false)]
     }
 
@@ -693,14 +741,36 @@ impl<'a> Flow<'a> {
         d
     }
 
+    /// What a read at offset `read` of parameter object `obj` sees of what
+    /// it held on entry, through the entry write of offset `entry`: that
+    /// offset's, or every offset's for a read at an unknown one.
+    fn initial_at(&self, obj: &Obj, read: Option<i64>, entry: Option<i64>) -> Deps {
+        let Obj::Param(k) = obj else {
+            return self.initial(obj);
+        };
+        if read.is_none() {
+            return self.initial(obj);
+        }
+        self.shared.contexts[self.fi]
+            .pointees
+            .get(k)
+            .and_then(|fields| fields.get(&entry))
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// What object `obj` holds before this function writes it.
     fn initial(&self, obj: &Obj) -> Deps {
         match obj {
-            Obj::Param(k) => self.shared.contexts[self.fi]
-                .pointees
-                .get(k)
-                .cloned()
-                .unwrap_or_default(),
+            Obj::Param(k) => {
+                let mut d = Deps::default();
+                for fields in self.shared.contexts[self.fi].pointees.get(k).into_iter() {
+                    for f in fields.values() {
+                        d.join(f);
+                    }
+                }
+                d
+            }
             Obj::Global(g) => self.shared.globals.get(g).cloned().unwrap_or_default(),
             _ => Deps::default(),
         }
@@ -713,13 +783,22 @@ impl<'a> Flow<'a> {
         let obj = &cell.obj;
         if tracked(obj) {
             let mut d = self.objs.get(obj).cloned().unwrap_or_default();
+            let block = |i: InstId| self.f.insts[i as usize].block;
             match self.reach.seen(at, cell) {
                 Some(defs) => {
                     for &k in defs {
-                        match self.reach.defs[k].at {
-                            Some(_) => d.join(&self.def_deps[k]),
-                            None => d.join(&self.initial(obj)),
-                        };
+                        let def = &self.reach.defs[k];
+                        match def.at {
+                            Some(w) => {
+                                d.join(&self.def_deps[k]);
+                                if self.gated[k] {
+                                    d.join(&self.gate_between(block(w), block(at)));
+                                }
+                            }
+                            None => {
+                                d.join(&self.initial_at(obj, cell.field, def.cell.field));
+                            }
+                        }
                     }
                 }
                 None => {
@@ -727,6 +806,9 @@ impl<'a> Flow<'a> {
                     for (k, def) in self.reach.defs.iter().enumerate() {
                         if def.cell.obj == *obj {
                             d.join(&self.def_deps[k]);
+                            if let (true, Some(w)) = (self.gated[k], def.at) {
+                                d.join(&self.control(block(w)));
+                            }
                         }
                     }
                 }
@@ -764,22 +846,47 @@ impl<'a> Flow<'a> {
 
     /// Instruction `at` writes `d` into `obj`, under the branches that
     /// decide whether `at` runs (implicit flow, see [`Flow::control`]).
+    ///
+    /// For a tracked cell the branches are added where a read sees the
+    /// write ([`Flow::gate_between`]), as a `phi` takes them: only the
+    /// branches that decide the write and not the read matter there. A
+    /// store in a loop body is not made dependent on the loop's exit test
+    /// for the reads in the same body, which run only when it went the same
+    /// way.
     fn write(&mut self, at: InstId, cell: Cell, d: &Deps) -> bool {
-        let mut d = d.clone();
-        if let Some(inst) = self.f.insts.get(at as usize) {
-            d.join(&self.control(inst.block));
-        }
-        if d.is_empty() {
+        let control = match self.f.insts.get(at as usize) {
+            Some(inst) => self.control(inst.block),
+            None => Deps::default(),
+        };
+        self.record(at, cell, d, &control, true)
+    }
+
+    /// Instruction `at` writes `d` into `cell`, and nothing else: what an
+    /// agreeing collective writes is the same on every rank that makes
+    /// the call, whatever the branches around it (a rank that skips it is
+    /// this pass's finding at the call itself).
+    fn put(&mut self, at: InstId, cell: Cell, d: &Deps) -> bool {
+        self.record(at, cell, d, &Deps::default(), false)
+    }
+
+    /// Records a write of `d` into `cell` at `at`, decided by branches
+    /// that carry `control`; `gated` when a read of a tracked cell adds
+    /// the branches between the write and itself.
+    fn record(&mut self, at: InstId, cell: Cell, d: &Deps, control: &Deps, gated: bool) -> bool {
+        let mut full = d.clone();
+        full.join(control);
+        if full.is_empty() && !gated {
             return false;
         }
-        let d = &d;
         if let Obj::Param(k) = cell.obj {
-            self.param_writes
-                .entry(k)
-                .or_default()
-                .entry(cell.field)
-                .or_default()
-                .join(d);
+            if !full.is_empty() {
+                self.param_writes
+                    .entry(k)
+                    .or_default()
+                    .entry(cell.field)
+                    .or_default()
+                    .join(&full);
+            }
         }
         if tracked(&cell.obj) {
             let defs: Vec<usize> = self
@@ -796,13 +903,33 @@ impl<'a> Flow<'a> {
                 let mut changed = false;
                 for k in defs {
                     changed |= self.def_deps[k].join(d);
+                    changed |= gated && !std::mem::replace(&mut self.gated[k], true);
                 }
                 return changed;
             }
-            return self.objs.entry(cell.obj).or_default().join(d);
+            return !full.is_empty() && self.objs.entry(cell.obj).or_default().join(&full);
+        }
+        if full.is_empty() {
+            return false;
         }
         let initial = self.initial(&cell.obj);
-        self.objs.entry(cell.obj).or_insert(initial).join(d)
+        self.objs.entry(cell.obj).or_insert(initial).join(&full)
+    }
+
+    /// What decides whether a write in block `from` happened, for a read
+    /// in block `to`: the branches `from` depends on and `to` does not.
+    fn gate_between(&self, from: BlockId, to: BlockId) -> Deps {
+        let mut d = Deps::default();
+        let own = &self.shape.guards[to as usize];
+        for a in &self.shape.guards[from as usize] {
+            if own.contains(a) {
+                continue;
+            }
+            if let Some(c) = &self.shape.cond[*a as usize] {
+                d.join(&self.val(c));
+            }
+        }
+        d
     }
 
     fn write_through(&mut self, at: InstId, ptr: Option<&Val>, d: &Deps) -> bool {
@@ -1050,6 +1177,7 @@ impl<'a> Flow<'a> {
             | CallClass::Collective => Deps::received(),
             // `MPI_Get_count` and friends: what the status says.
             CallClass::Other => inputs(),
+            CallClass::Communicator if is_collective(name) => self.membership(base, args),
             _ => return false,
         };
         let mut changed = false;
@@ -1060,10 +1188,38 @@ impl<'a> Flow<'a> {
             let Some(addr) = self.addr(a) else { continue };
             if agreeing {
                 changed |= self.agreed.entry(addr.obj.clone()).or_default().join(&d);
+                changed |= self.put(i, Self::cell(&addr), &d);
+            } else {
+                changed |= self.write(i, Self::cell(&addr), &d);
             }
-            changed |= self.write(i, Self::cell(&addr), &d);
         }
         changed
+    }
+
+    /// What decides which ranks a new communicator holds: the parent's
+    /// members and, for a split, the colour (the key only orders them). A
+    /// handle carries it, so `if (sub != MPI_COMM_NULL)` after a split by
+    /// `rank < 2` is rank-dependent, as it is.
+    fn membership(&self, base: &str, args: &[Val]) -> Deps {
+        let mut d = args.first().map(|c| self.val(c)).unwrap_or_default();
+        if matches!(base, "MPI_Comm_split" | "MPI_Comm_split_type") {
+            d.join(&args.get(1).map(|c| self.val(c)).unwrap_or_default());
+        }
+        d
+    }
+
+    /// The collectives of this function on a communicator whose members
+    /// depend on the rank.
+    fn on_uneven_communicators(&self) -> HashSet<InstId> {
+        self.p.sites[self.fi]
+            .iter()
+            .filter_map(|&(_, i)| {
+                let name = self.f.callee(i)?;
+                let comm = mpi::lookup(name)?.communicator_arg()?;
+                let handle = self.f.insts[i as usize].ops.get(comm)?;
+                self.val(handle).per_rank().then_some(i)
+            })
+            .collect()
     }
 
     fn outcome(&self) -> Outcome {
@@ -1087,14 +1243,8 @@ impl<'a> Flow<'a> {
                     };
                     for (a, v) in inst.ops.iter().enumerate() {
                         let pointee = match self.addr(v) {
-                            Some(addr) => self.read(
-                                &Cell {
-                                    obj: addr.obj,
-                                    field: None,
-                                },
-                                i,
-                            ),
-                            None => Deps::default(),
+                            Some(addr) => self.pointee(&addr, i),
+                            None => BTreeMap::new(),
                         };
                         args.push((g, a as u32, self.val(v), pointee));
                     }
@@ -1116,14 +1266,119 @@ impl<'a> Flow<'a> {
             .shape
             .cond
             .iter()
-            .map(|c| c.as_ref().map(|c| self.val(c)).unwrap_or_default())
+            .map(|c| match c {
+                Some(c) if !self.rank_against_size(c) => self.val(c),
+                _ => Deps::default(),
+            })
             .collect();
         Outcome {
             summary,
             args,
             globals,
             conds,
+            uneven: self.on_uneven_communicators(),
         }
+    }
+
+    /// What `addr` points at when call `at` is made, per offset from it:
+    /// for a tracked object, each write that reaches the call by the
+    /// offset it starts at; for another, all it holds, at no known offset.
+    fn pointee(&self, addr: &Addr, at: InstId) -> Fields {
+        let base = Self::cell(addr);
+        let whole = Cell {
+            field: None,
+            ..base.clone()
+        };
+        let mut out = Fields::new();
+        let seen = self.reach.seen(at, &whole).filter(|_| tracked(&base.obj));
+        let Some(seen) = seen else {
+            let d = self.read(&whole, at);
+            if !d.is_empty() {
+                out.insert(None, d);
+            }
+            return out;
+        };
+        let relative = |field: Option<i64>| base.field.zip(field).map(|(b, f)| f.wrapping_sub(b));
+        let block = |i: InstId| self.f.insts[i as usize].block;
+        for &k in seen {
+            let def = &self.reach.defs[k];
+            match def.at {
+                Some(w) => {
+                    let mut d = self.def_deps[k].clone();
+                    if self.gated[k] {
+                        d.join(&self.gate_between(block(w), block(at)));
+                    }
+                    out.entry(relative(def.cell.field)).or_default().join(&d);
+                }
+                // A parameter passed on: its own entry offsets, shifted.
+                None => {
+                    let Obj::Param(p) = &def.cell.obj else {
+                        continue;
+                    };
+                    let context = self.shared.contexts[self.fi].pointees.get(p);
+                    for (field, d) in context.into_iter().flatten() {
+                        out.entry(relative(*field)).or_default().join(d);
+                    }
+                }
+            }
+        }
+        if let Some(d) = self.objs.get(&base.obj) {
+            out.entry(None).or_default().join(d);
+        }
+        out.retain(|_, d| !d.is_empty());
+        out
+    }
+
+    /// Whether `cond` compares a rank with the size of its communicator
+    /// (`rank < nprocs`, `size == rank`): every comparison of the two has
+    /// one outcome on every rank, since a rank is in `0..size` (MPI 4.1
+    /// §6.4.1), so the branch decides nothing, whatever the predicate.
+    fn rank_against_size(&self, cond: &Val) -> bool {
+        let Val::Inst(c) = cond else { return false };
+        let inst = &self.f.insts[*c as usize];
+        if inst.op != Op::Compute || inst.ops.len() != 2 {
+            return false;
+        }
+        let (Some(a), Some(b)) = (self.mpi_result(&inst.ops[0]), self.mpi_result(&inst.ops[1]))
+        else {
+            return false;
+        };
+        let names = [a.0, b.0];
+        names.contains(&"MPI_Comm_rank") && names.contains(&"MPI_Comm_size") && a.1 == b.1
+    }
+
+    /// For a value read from a variable whose only write that reaches the
+    /// read is one MPI call's output (through integer casts): that call's
+    /// name and its communicator argument.
+    fn mpi_result(&self, v: &Val) -> Option<(&'static str, Val)> {
+        let Val::Inst(i) = v else { return None };
+        let inst = &self.f.insts[*i as usize];
+        match inst.op {
+            Op::Cast => return self.mpi_result(inst.ops.first()?),
+            Op::Load => {}
+            _ => return None,
+        }
+        let cell = Self::cell(&self.addr(inst.ops.first()?)?);
+        let seen = self.reach.seen(*i, &cell)?;
+        let mut writers = seen.iter().map(|&k| self.reach.defs[k].at);
+        let writer = writers.next()??;
+        if !writers.all(|w| w == Some(writer)) {
+            return None;
+        }
+        let call = &self.f.insts[writer as usize];
+        let name = match self.f.callee(writer).and_then(mpi::base_name)? {
+            "MPI_Comm_rank" => "MPI_Comm_rank",
+            "MPI_Comm_size" => "MPI_Comm_size",
+            _ => return None,
+        };
+        let comm = match call.ops.first()? {
+            // A communicator read from a variable: the variable.
+            Val::Inst(l) if self.f.insts[*l as usize].op == Op::Load => {
+                self.f.insts[*l as usize].ops.first()?.clone()
+            }
+            other => other.clone(),
+        };
+        Some((name, comm))
     }
 
     /// The cells of parameters' pointees a strong write replaces before
@@ -1221,6 +1476,12 @@ struct View<'a> {
     p: &'a Program<'a>,
     shapes: &'a [Shape],
     conds: &'a [Vec<Deps>],
+    /// Per function: collectives on a communicator whose members depend on
+    /// the rank. Which ranks belong to it is what the branches around such
+    /// a call usually test (`if (rank != 0) MPI_Intercomm_create(sub, ..)`
+    /// after a split that left rank 0 out); the analysis cannot relate the
+    /// two, and the run compares the members' sequences.
+    uneven: &'a [HashSet<InstId>],
     span: &'a (dyn Fn(&Function, Option<Loc>) -> Span + Sync),
 }
 
@@ -1326,7 +1587,7 @@ impl View<'_> {
     /// Whether every path of branch `(h, a)` to where they meet makes the
     /// same collectives ([`crate::balance`]): then the branch decides
     /// nothing about them, whatever its condition.
-    fn balanced(&self, (h, a): Branch, reaches_mpi: &[bool]) -> bool {
+    fn balanced(&self, (h, a): Branch, reaches_collective: &[bool]) -> bool {
         let f = &self.p.fns[h];
         let shape = &self.shapes[h];
         let tokens = |b: BlockId| -> Option<Vec<Token>> {
@@ -1340,7 +1601,7 @@ impl View<'_> {
                     Op::Call(Callee::Indirect) => return None,
                     Op::Call(_) => {
                         if let Some(&g) = shape.callee.get(&i) {
-                            if reaches_mpi[g] {
+                            if reaches_collective[g] {
                                 out.push(Token::Call(g));
                             }
                         }
@@ -1355,17 +1616,20 @@ impl View<'_> {
 
     fn collectives(&self) -> Vec<DivergentCollective> {
         let entry = self.entry_guards();
-        let reaches_mpi = self.reaches_mpi();
+        let reaches_collective = self.reaches_collective();
         let mut out = Vec::new();
         for (fi, f) in self.p.fns.iter().enumerate() {
             for &(site, i) in &self.p.sites[fi] {
                 let Some(name) = f.callee(i) else { continue };
-                if !is_collective(name) || self.p.single_member.contains(&site) {
+                if !is_collective(name)
+                    || self.p.single_member.contains(&site)
+                    || self.uneven[fi].contains(&i)
+                {
                     continue;
                 }
                 let mut all: BTreeSet<Branch> = self.guards_of(fi, i).into_iter().collect();
                 all.extend(entry[fi].iter().copied());
-                all.retain(|b| !self.balanced(*b, &reaches_mpi));
+                all.retain(|b| !self.balanced(*b, &reaches_collective));
                 let branches: Vec<GuardingBranch> = self
                     .by_line(all, Deps::per_rank)
                     .into_iter()
@@ -1392,8 +1656,26 @@ impl View<'_> {
     /// Per function: whether it makes MPI calls, directly or through the
     /// functions it calls.
     fn reaches_mpi(&self) -> Vec<bool> {
+        self.reaches(|fi| !self.p.sites[fi].is_empty())
+    }
+
+    /// Per function: whether it makes collectives, directly or through the
+    /// functions it calls. Only those can make a branch's paths differ
+    /// (PARCOACH compares sequences of collectives): a helper that calls
+    /// `MPI_Error_string` on one side of a branch decides nothing.
+    fn reaches_collective(&self) -> Vec<bool> {
+        self.reaches(|fi| {
+            self.p.sites[fi]
+                .iter()
+                .any(|(_, i)| self.p.fns[fi].callee(*i).is_some_and(is_collective))
+        })
+    }
+
+    /// Per function: whether it, or a function it calls, is one `start`
+    /// accepts.
+    fn reaches(&self, start: impl Fn(usize) -> bool) -> Vec<bool> {
         let n = self.p.fns.len();
-        let mut reaches: Vec<bool> = (0..n).map(|fi| !self.p.sites[fi].is_empty()).collect();
+        let mut reaches: Vec<bool> = (0..n).map(start).collect();
         for _ in 0..n {
             let mut changed = false;
             for g in 0..n {

@@ -18,9 +18,9 @@
 //! path): it kills the earlier writes of that cell. Every other write
 //! (at an unknown offset, a `memcpy`, a callee that may write) is weak: it
 //! kills nothing and every read of its object may see it. A read at an
-//! unknown offset sees every write of its object. What a cell holds on
-//! entry (a parameter's pointee, as its callers pass it) is a write of
-//! its own, before the first block.
+//! unknown offset sees every write of its object. What a parameter's
+//! pointee holds on entry (as its callers pass it) is a write of its own,
+//! before the first block; locals and heap blocks hold nothing then.
 //!
 //! Offsets are compared by where an access starts: a read of an `int` at
 //! offset 4 does not see a byte stored at offset 5 of the same struct.
@@ -102,8 +102,8 @@ impl Reaching {
     /// Solves the problem for function `f` with control-flow graph `cfg`:
     /// `writes` are the writes of its instructions (in any order; an
     /// instruction's own writes happen after its reads), `reads` the cells
-    /// its instructions read. Every cell read or written gets a write on
-    /// entry.
+    /// its instructions read. Every cell of a parameter's pointee read or
+    /// written gets a write on entry.
     pub fn new(f: &Function, cfg: &Cfg, writes: Vec<Def>, reads: &[(InstId, Cell)]) -> Self {
         let mut defs: Vec<Def> = Vec::new();
         let mut entry_cells: Vec<Cell> = writes
@@ -111,6 +111,9 @@ impl Reaching {
             .map(|d| d.cell.clone())
             .chain(reads.iter().map(|(_, c)| c.clone()))
             .collect();
+        // A local or heap block holds nothing before the function makes
+        // it: only a parameter's pointee has a value on entry.
+        entry_cells.retain(|c| matches!(c.obj, Obj::Param(_)));
         entry_cells.sort();
         entry_cells.dedup();
         defs.extend(entry_cells.into_iter().map(|cell| Def {
