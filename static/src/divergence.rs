@@ -20,8 +20,13 @@
 //! run, says which inputs a dynamic verdict holds for.
 //!
 //! What a condition depends on comes from a value-dependence (taint)
-//! analysis per function, flow-insensitive like [`crate::taint`] and over
-//! the same memory objects (locals, heap blocks, globals, parameters):
+//! analysis per function over the memory objects of [`crate::taint`]
+//! (locals, heap blocks, globals, parameters), plus C++ heap blocks and
+//! `main`'s `argv` through `MPI_Init` ([`addresses`]). Reads of locals,
+//! heap blocks and parameters' pointees are flow- and field-sensitive: a
+//! read sees the writes of its (object, offset) cell that reach it
+//! ([`reaching`]); globals and unknown memory stay one flow-insensitive
+//! object each.
 //!
 //! * sources: the rank (what `MPI_Comm_rank`, `MPI_Group_rank`,
 //!   `MPI_Cart_rank`, `MPI_Cart_coords` and `MPI_Cart_shift` write, on any
@@ -40,14 +45,21 @@
 //!   functions receive from their callers (when every caller is known);
 //! * control: a value stored, or chosen by a `phi`, under a branch takes
 //!   the branch's dependences too (`if (rank == 0) go = 1;` makes `go`
-//!   rank-dependent), as in Huchant et al.'s gated analysis;
+//!   rank-dependent), as in Huchant et al.'s gated analysis: at a `phi`,
+//!   and at a read of memory, the branches that decide the write and not
+//!   the read;
 //! * agreement: what `MPI_Bcast`, `MPI_Allreduce` and `MPI_Allgather(v)`
-//!   (and their nonblocking forms) write is the same on every rank. The
-//!   analysis cannot clear an object's taint, so a load from such an
-//!   object that one of those calls dominates reads the collective's
-//!   result: only the input it carries, nothing per rank. This keeps
-//!   `MPI_Bcast(&n, ..); for (i < n) ..` and `MPI_Allreduce(&mine, &done,
-//!   ..); if (!done) ..` silent. `MPI_Comm_size` is not a source.
+//!   (and their nonblocking forms) write is the same on every rank that
+//!   makes the call, whatever the branches around it: only the input it
+//!   carries, nothing per rank. The write replaces the cell it starts at;
+//!   for globals and unknown memory, a load that one of those calls
+//!   dominates reads the collective's result. This keeps `MPI_Bcast(&n,
+//!   ..); for (i < n) ..` and `MPI_Allreduce(&mine, &done, ..); if
+//!   (!done) ..` silent. `MPI_Comm_size` is not a source, and a
+//!   comparison of the rank with the size of the same communicator has
+//!   one outcome (`if (rank < nprocs)`);
+//! * membership: a communicator handle carries what decides which ranks
+//!   it holds (its parent's, a split's colour).
 //!
 //! Interprocedurally, a collective in a function all of whose calls are
 //! under rank-dependent branches (through any number of callers) is
@@ -58,13 +70,18 @@
 //! one branch per operand, both on the `if`'s line, so the branches of one
 //! function on one line are one entry, with their dependences merged.
 //!
+//! A rank-dependent branch decides a collective only when its paths make
+//! different sequences of collectives ([`crate::balance`], PARCOACH's
+//! comparison): the same collective on both sides of `if (rank == 0) ..
+//! else ..`, or a branch that only prints, decides nothing. Paths that end
+//! the rank (`unreachable` after `abort`, `exit` or a failed `assert`) or
+//! leave the function by an exception (`resume`) are not paths on which it
+//! skips a collective.
+//!
 //! What it does not do, and why:
 //!
-//! * It is a may-analysis with no path sensitivity: a collective called
-//!   on both sides of `if (rank == 0) .. else ..` is reported twice
-//!   (PARCOACH compares collective sequences to drop those; this pass does
-//!   not); so is a collective under a rank branch that every rank takes
-//!   for the sizes actually run.
+//! * A collective under a rank branch that every rank takes for the sizes
+//!   actually run is reported (the run then says it went alike).
 //! * `MPI_Init`, `MPI_Init_thread` and `MPI_Finalize` are not checked: the
 //!   rank is unknown before `MPI_Init`, and `MPI_Finalize` under a rank
 //!   test is almost always one of several exits that all finalize.
@@ -75,16 +92,20 @@
 //!   Communicator handles carry no dependence either.
 //! * A collective on `MPI_COMM_SELF` (resolved as wildcard sources are,
 //!   [`crate::consts::resolve`]) is never reported: its one member cannot
-//!   disagree with itself. One on a communicator split by the same test
-//!   that guards it (`MPI_Comm_split(world, rank < 3, ..)` then `if (rank
-//!   < 3) MPI_Allreduce(.., split)`) is: the analysis does not relate a
-//!   split's colour to a branch, a false alarm a run never confirms.
+//!   disagree with itself. Nor is one on a communicator whose members
+//!   depend on the rank (`MPI_Comm_split(world, rank < 3, ..)` then `if
+//!   (rank < 3) MPI_Allreduce(.., split)`): the analysis cannot relate a
+//!   split's colour to a branch, and the run compares the members.
 //! * Inputs are assumed the same on every rank (`mpiexec` passes one
 //!   command line): a branch on `argv` alone is an input branch, not a
 //!   divergence. `time()` and `rand()` after different seeds may differ
 //!   between ranks; they are reported as inputs only.
-//! * Agreement is by dominance, not by path: a rank-dependent store
-//!   between the broadcast and the load is missed (silence).
+//! * For globals and unknown memory, agreement is by dominance, not by
+//!   path: a rank-dependent store between the broadcast and the load is
+//!   missed (silence). Accesses are compared by the offset they start at:
+//!   a struct written byte by byte and read whole is missed.
+//! * Values are not compared: a minimum over an agreed array that starts
+//!   from the rank's own value is rank-dependent to this pass.
 //! * Pointers stored in memory, function pointers and aliasing through
 //!   parameters are followed as in [`crate::taint`]; calls through
 //!   pointers return values that depend on their arguments. Contexts are
