@@ -311,6 +311,16 @@ fn divergent(
                 .filter(|s| s.on_comm_self)
                 .map(|s| s.id)
                 .collect(),
+            extents: prog
+                .fns
+                .par_iter()
+                .enumerate()
+                .map(|(fi, f)| {
+                    let calls: Vec<InstId> = sites[fi].iter().map(|s| s.inst).collect();
+                    let vars = &prog.locals[fi].vars;
+                    divergence::extents::of(prog, prog.consts, f, vars, &calls)
+                })
+                .collect(),
         },
         &span,
     )

@@ -127,6 +127,7 @@ use crate::mpi::{self, Role};
 use crate::taint::{self, Addr, CallKind, Obj};
 
 mod addresses;
+pub(crate) mod extents;
 mod reaching;
 use reaching::{Cell, Def, Reaching};
 
@@ -222,6 +223,9 @@ pub(crate) struct Program<'a> {
     /// The sites of collectives on a communicator of one member
     /// (`MPI_COMM_SELF`): never divergent.
     pub single_member: HashSet<u32>,
+    /// Per function: the bytes its MPI calls write into receive buffers,
+    /// where known ([`extents`]).
+    pub extents: Vec<extents::Extents>,
 }
 
 /// What the pass found, for the report.
@@ -369,6 +373,10 @@ struct Summary {
     /// a return, with what the result carries.
     agreed: BTreeMap<u32, Deps>,
 }
+
+/// A write a call makes: the cell it starts at, whether it replaces what
+/// it covers, and how many bytes it covers ([`Def::len`]).
+type Write = (Cell, bool, Option<u64>);
 
 /// What an object holds, per offset (`None`: somewhere unknown).
 type Fields = BTreeMap<Option<i64>, Deps>;
@@ -591,12 +599,13 @@ impl<'a> Flow<'a> {
     fn accesses(&self) -> (Vec<Def>, Vec<(InstId, Cell)>) {
         let mut writes = Vec::new();
         let mut reads = Vec::new();
-        let mut write = |at: InstId, cell: Cell, strong: bool| {
+        let mut write = |at: InstId, (cell, strong, len): Write| {
             if tracked(&cell.obj) {
                 let strong = strong && cell.field.is_some();
                 writes.push(Def {
                     at: Some(at),
                     cell,
+                    len,
                     strong,
                 });
             }
@@ -611,7 +620,7 @@ impl<'a> Flow<'a> {
                 }
                 Op::Store => {
                     if let Some(a) = inst.ops.get(1).and_then(|v| self.addr(v)) {
-                        write(i, Self::cell(&a), true);
+                        write(i, (Self::cell(&a), true, Some(1)));
                     }
                 }
                 Op::Call(callee) => {
@@ -626,8 +635,8 @@ impl<'a> Flow<'a> {
                                 ..cell.clone()
                             },
                         ));
-                        for (cell, strong) in self.call_writes(i, callee, arg as u32, cell) {
-                            write(i, cell, strong);
+                        for w in self.call_writes(i, callee, arg as u32, cell) {
+                            write(i, w);
                         }
                     }
                 }
@@ -638,12 +647,10 @@ impl<'a> Flow<'a> {
     }
 
     /// What call `i` may write through its argument `arg`, which points at
-    /// `cell`: `(cell, strong)`.
-    fn call_writes(&self, i: InstId, callee: &Callee, arg: u32, cell: Cell) -> Vec<(Cell, bool)> {
-        let whole = Cell {
-            field: None,
-            ..cell.clone()
-        };
+    /// `cell`.
+    fn call_writes(&self, i: InstId, callee: &Callee, arg: u32, cell: Cell) -> Vec<Write> {
+        // From the cell to the object's end; all of it at an unknown offset.
+        let rest = (cell.clone(), false, None);
         if let Some(&g) = self.shape.callee.get(&i) {
             let summary = &self.shared.summaries[g];
             let Some(fields) = summary.writes.get(&arg) else {
@@ -657,7 +664,7 @@ impl<'a> Flow<'a> {
                         ..cell.clone()
                     };
                     let strong = field.is_some_and(|x| summary.must.contains(&(arg, x)));
-                    (shifted, strong)
+                    (shifted, strong, Some(1))
                 })
                 .collect();
         }
@@ -666,38 +673,61 @@ impl<'a> Flow<'a> {
             _ => "",
         };
         if let Some(func) = mpi::lookup(name).filter(|_| mpi::is_mpi(name)) {
-            let base = mpi::base_name(name).unwrap_or(name);
-            let rank_output = RANK_OUTPUTS.iter().any(|(n, last)| {
-                *n == base
-                    && arg as usize >= self.f.insts[i as usize].ops.len().saturating_sub(*last)
-            });
-            // `MPI_Init` hands back the command line it was given.
-            let keeps_input = matches!(base, "MPI_Init" | "MPI_Init_thread");
-            if keeps_input || !rank_output && !func.role(arg as usize).is_some_and(Role::is_output)
-            {
-                return Vec::new();
-            }
-            // An output replaces the cell it starts at; a buffer, a status
-            // or an array may be longer than one cell, so the rest of the
-            // object sees it too.
-            let one_value = SCALAR_OUTPUTS.contains(&base)
-                || matches!(func.role(arg as usize), Some(Role::Flag | Role::Index));
-            if one_value {
-                return vec![(cell, true)];
-            }
-            return vec![(cell, true), (whole, false)];
+            return self.mpi_writes(i, name, &func, arg, cell);
         }
-        // `scanf("%d", &p.n)` writes the one variable it is given, or
-        // leaves it when the input does not parse; any other library
-        // function may write anywhere in the object it is given.
         let plain = name
             .strip_prefix("__isoc99_")
             .or_else(|| name.strip_prefix("__isoc23_"))
             .unwrap_or(name);
+        // `scanf("%d", &p.n)` writes the one variable it is given, or
+        // leaves it when the input does not parse.
         if SCANNERS.contains(&plain) {
-            return vec![(cell, false)];
+            return vec![(cell, false, Some(1))];
         }
-        vec![(whole, false)]
+        // `memcpy`/`memset` of a constant length replace those bytes.
+        let length = match (taint::call_kind(plain), self.f.insts[i as usize].ops.get(2)) {
+            (CallKind::Copy | CallKind::Set, Some(Val::Int(n))) if arg == 0 && *n >= 0 => {
+                Some(*n as u64)
+            }
+            _ => None,
+        };
+        match length {
+            Some(n) => vec![(cell, true, Some(n))],
+            // Any other function may write anywhere from where the pointer
+            // it is given points.
+            None => vec![rest],
+        }
+    }
+
+    /// What MPI call `i` to `name` writes through its argument `arg`.
+    fn mpi_writes(
+        &self,
+        i: InstId,
+        name: &str,
+        func: &mpi::MpiFunction,
+        arg: u32,
+        cell: Cell,
+    ) -> Vec<Write> {
+        let base = mpi::base_name(name).unwrap_or(name);
+        let rank_output = RANK_OUTPUTS.iter().any(|(n, last)| {
+            *n == base && arg as usize >= self.f.insts[i as usize].ops.len().saturating_sub(*last)
+        });
+        // `MPI_Init` hands back the command line it was given.
+        let keeps_input = matches!(base, "MPI_Init" | "MPI_Init_thread");
+        if keeps_input || !rank_output && !func.role(arg as usize).is_some_and(Role::is_output) {
+            return Vec::new();
+        }
+        let one_value = SCALAR_OUTPUTS.contains(&base)
+            || matches!(func.role(arg as usize), Some(Role::Flag | Role::Index));
+        if one_value {
+            return vec![(cell, true, Some(1))];
+        }
+        if let Some(&n) = self.p.extents[self.fi].get(&(i, arg)) {
+            return vec![(cell, true, Some(n))];
+        }
+        // A buffer, a status or an array of unknown length replaces the
+        // cell it starts at, and may reach the object's end.
+        vec![(cell.clone(), true, Some(1)), (cell, false, None)]
     }
 
     /// Records the calls that make every rank agree on an object.

@@ -13,19 +13,22 @@
 //! and Ullman, *Compilers*, §9.2.4): one bit vector per block, iterated to
 //! its fixpoint, polynomial in blocks times writes.
 //!
-//! A write is *strong* when it replaces the whole cell (a store to a
-//! known offset, an MPI output, a callee that writes the cell on every
-//! path): it kills the earlier writes of that cell. Every other write
-//! (at an unknown offset, a `memcpy`, a callee that may write) is weak: it
-//! kills nothing and every read of its object may see it. A read at an
-//! unknown offset sees every write of its object. What a parameter's
-//! pointee holds on entry (as its callers pass it) is a write of its own,
-//! before the first block; locals and heap blocks hold nothing then.
+//! A write covers a range of its object: one variable or field, a number
+//! of bytes (an MPI buffer of a constant count, a `memcpy` of a constant
+//! length), everything from its offset on, or the whole object (at an
+//! unknown offset). A write is *strong* when it replaces what it covers (a
+//! store, an MPI output, a callee that writes the field on every path): it
+//! kills the earlier writes it covers entirely. Every other write (a
+//! `scanf` that may not parse, a callee that may write) is weak: it kills
+//! nothing. A read at an unknown offset sees every write of its object.
+//! What a parameter's pointee holds on entry (as its callers pass it) is a
+//! write of its own, before the first block; locals and heap blocks hold
+//! nothing then.
 //!
-//! Offsets are compared by where an access starts: a read of an `int` at
-//! offset 4 does not see a byte stored at offset 5 of the same struct.
-//! C code that writes a struct byte by byte and reads it whole is rare;
-//! `memcpy` and `memset`, the usual ways, are weak writes of the object.
+//! A store and a load are compared by where they start: a read of an
+//! `int` at offset 4 does not see a byte stored at offset 5 of the same
+//! struct. C code that writes a struct byte by byte and reads it whole is
+//! rare; `memcpy` and `memset`, the usual ways, cover their bytes.
 
 use std::collections::HashMap;
 
@@ -46,13 +49,42 @@ pub(crate) struct Cell {
 pub(crate) struct Def {
     /// The instruction, `None` for the value on entry.
     pub at: Option<InstId>,
+    /// The object, and the offset the write starts at.
     pub cell: Cell,
+    /// How many bytes from there it covers, for a known offset: `Some(1)`
+    /// for one variable or field (reads compare where they start), `None`
+    /// for everything from there to the object's end.
+    pub len: Option<u64>,
     pub strong: bool,
 }
 
-/// Whether a write of `def` may be what a read of `read` sees.
-fn overlaps(def: &Cell, read: &Cell) -> bool {
-    def.obj == read.obj && (def.field.is_none() || read.field.is_none() || def.field == read.field)
+impl Def {
+    /// Whether the write covers offset `at` of its object.
+    fn covers(&self, at: i64) -> bool {
+        let Some(start) = self.cell.field else {
+            return true;
+        };
+        match self.len {
+            Some(n) => at >= start && ((at - start) as u64) < n,
+            None => at >= start,
+        }
+    }
+
+    /// Whether a read of `read` may see this write.
+    fn seen_by(&self, read: &Cell) -> bool {
+        self.cell.obj == read.obj && read.field.is_none_or(|f| self.covers(f))
+    }
+
+    /// Whether this (strong) write replaces all of what `other` wrote.
+    fn replaces(&self, other: &Def) -> bool {
+        let (Some(start), Some(n)) = (self.cell.field, self.len) else {
+            return false;
+        };
+        let (Some(b), Some(m)) = (other.cell.field, other.len) else {
+            return false;
+        };
+        self.cell.obj == other.cell.obj && b >= start && (b - start) as u64 + m <= n
+    }
 }
 
 /// A set of writes, by index.
@@ -118,19 +150,29 @@ impl Reaching {
         entry_cells.dedup();
         defs.extend(entry_cells.into_iter().map(|cell| Def {
             at: None,
+            len: cell.field.map(|_| 1),
             cell,
             strong: false,
         }));
         let entries = defs.len();
         defs.extend(writes);
         let n = defs.len();
-        // What a strong write kills: the other writes of its exact cell.
-        let mut same_cell: HashMap<&Cell, Vec<usize>> = HashMap::new();
+        // What a strong write kills: the writes of its object it covers.
+        let mut of_obj: HashMap<&Obj, Vec<usize>> = HashMap::new();
         for (k, d) in defs.iter().enumerate() {
-            if d.cell.field.is_some() {
-                same_cell.entry(&d.cell).or_default().push(k);
-            }
+            of_obj.entry(&d.cell.obj).or_default().push(k);
         }
+        let kills: Vec<Vec<usize>> = defs
+            .iter()
+            .map(|d| match d.strong {
+                true => of_obj[&d.cell.obj]
+                    .iter()
+                    .copied()
+                    .filter(|&o| d.replaces(&defs[o]))
+                    .collect(),
+                false => Vec::new(),
+            })
+            .collect();
         let mut at_inst: HashMap<InstId, Vec<usize>> = HashMap::new();
         for (k, d) in defs.iter().enumerate().skip(entries) {
             if let Some(i) = d.at {
@@ -143,10 +185,8 @@ impl Reaching {
         }
         let apply = |set: &mut Bits, i: InstId| {
             for &k in at_inst.get(&i).into_iter().flatten() {
-                if defs[k].strong {
-                    for &other in &same_cell[&defs[k].cell] {
-                        set.remove(other);
-                    }
+                for &other in &kills[k] {
+                    set.remove(other);
                 }
                 set.insert(k);
             }
@@ -181,7 +221,7 @@ impl Reaching {
             let mut set = ins[b].clone();
             for i in block.first..block.end {
                 for cell in reads_at.get(&i).into_iter().flatten() {
-                    let visible = set.ones().filter(|&k| overlaps(&defs[k].cell, cell));
+                    let visible = set.ones().filter(|&k| defs[k].seen_by(cell));
                     seen.insert((i, (*cell).clone()), visible.collect());
                 }
                 apply(&mut set, i);

@@ -438,3 +438,38 @@ fn issue_37_rank_dependence_survives_the_refinements() {
         ]
     );
 }
+
+const PACKED_BROADCAST: &str = r#"#include <mpi.h>
+struct params { int n; int m; };
+static void read_params(struct params *p, int rank) {
+  if (rank == 0) {
+    p->n = 3;
+    p->m = 2;
+  }
+}
+int main(int argc, char **argv) {
+  struct params p = {0, 0};
+  int rank, i, x = 1, y = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  read_params(&p, rank);
+  int packed[2] = {p.n, p.m};
+  MPI_Bcast(&packed[0], 2, MPI_INT, 0, MPI_COMM_WORLD);
+  p.n = packed[0];
+  p.m = packed[1];
+  for (i = 0; i < p.m; i++)
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// Issue 37 (miniFE's `broadcast_parameters`): parameters only rank 0
+/// read, packed into an array broadcast whole (a constant count of a
+/// predefined type), then unpacked: every element is the root's, so a
+/// loop on the second is uniform.
+#[test]
+fn issue_37_a_buffer_broadcast_whole_replaces_every_element() {
+    let report = report("packed_broadcast", PACKED_BROADCAST);
+    assert_eq!(rows(&report.divergent_collectives), []);
+}
