@@ -112,6 +112,7 @@
 //!   merged: a parameter takes what every caller passes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use mbh_trace::static_report::{
     CallClass, Dependence, DivergentCollective, GuardingBranch, InputBranch, Span,
@@ -409,6 +410,15 @@ struct Outcome {
     conds: Vec<Deps>,
     /// Its collectives on a communicator whose members depend on the rank.
     uneven: HashSet<InstId>,
+    memo: Memo,
+}
+
+/// What one round computes of a function that the next can reuse.
+#[derive(Debug, Default)]
+struct Memo {
+    addrs: Arc<Vec<Option<Addr>>>,
+    writes: Vec<Def>,
+    reach: Arc<Reaching>,
 }
 
 /// The whole-program fixpoint: each round analyses every function with
@@ -418,7 +428,7 @@ fn flows(p: &Program<'_>, shapes: &[Shape]) -> Vec<Outcome> {
     let mut summaries = vec![Summary::default(); n];
     let mut contexts = vec![Context::default(); n];
     let mut globals: HashMap<String, Deps> = HashMap::new();
-    let mut outcomes = Vec::new();
+    let mut outcomes: Vec<Outcome> = Vec::new();
     for _ in 0..PROGRAM_ROUNDS {
         let shared = Shared {
             summaries: &summaries,
@@ -427,7 +437,10 @@ fn flows(p: &Program<'_>, shapes: &[Shape]) -> Vec<Outcome> {
         };
         outcomes = (0..n)
             .into_par_iter()
-            .map(|fi| Flow::new(p, fi, &shapes[fi], &shared).run())
+            .map(|fi| {
+                let memo = outcomes.get(fi).map(|o: &Outcome| &o.memo);
+                Flow::new(p, fi, &shapes[fi], &shared, memo).run()
+            })
             .collect();
         let next_summaries: Vec<Summary> = outcomes.iter().map(|o| o.summary.clone()).collect();
         let mut next_contexts = vec![Context::default(); n];
@@ -467,11 +480,13 @@ struct Flow<'a> {
     f: &'a Function,
     shape: &'a Shape,
     shared: &'a Shared<'a>,
-    addrs: Vec<Option<Addr>>,
+    addrs: Arc<Vec<Option<Addr>>>,
     vals: Vec<Deps>,
+    /// The writes the reaching problem was set with.
+    writes: Vec<Def>,
     /// What the writes of locals, heap blocks and parameters' pointees
     /// may see ([`reaching`]), and what each of those writes carries.
-    reach: Reaching,
+    reach: Arc<Reaching>,
     def_deps: Vec<Deps>,
     /// Per write: whether the branches deciding it count for its reads.
     gated: Vec<bool>,
@@ -542,10 +557,56 @@ const READERS: &[&str] = &[
 ];
 
 impl<'a> Flow<'a> {
-    fn new(p: &'a Program<'a>, fi: usize, shape: &'a Shape, shared: &'a Shared<'a>) -> Self {
+    /// The analysis of function `fi` in one round; `memo` is what the
+    /// previous round computed of it that does not change between rounds.
+    fn new(
+        p: &'a Program<'a>,
+        fi: usize,
+        shape: &'a Shape,
+        shared: &'a Shared<'a>,
+        memo: Option<&Memo>,
+    ) -> Self {
+        let f = &p.fns[fi];
+        let addrs = match memo {
+            Some(m) => Arc::clone(&m.addrs),
+            None => Arc::new(Self::addresses(p, fi)),
+        };
+        let mut flow = Flow {
+            p,
+            fi,
+            f,
+            shape,
+            shared,
+            addrs,
+            vals: vec![Deps::default(); f.insts.len()],
+            reach: Arc::default(),
+            writes: Vec::new(),
+            def_deps: Vec::new(),
+            gated: Vec::new(),
+            objs: HashMap::new(),
+            param_writes: BTreeMap::new(),
+            agreed_by: HashMap::new(),
+            agreed: HashMap::new(),
+        };
+        flow.find_agreeing_writes();
+        let (writes, reads) = flow.accesses();
+        // The writes change between rounds only when a callee's summary
+        // gains a written field.
+        flow.reach = match memo {
+            Some(m) if m.writes == writes => Arc::clone(&m.reach),
+            _ => Arc::new(Reaching::new(f, p.cfgs[fi], writes.clone(), &reads)),
+        };
+        flow.writes = writes;
+        flow.def_deps = vec![Deps::default(); flow.reach.defs.len()];
+        flow.gated = vec![false; flow.reach.defs.len()];
+        flow
+    }
+
+    /// Where each pointer instruction of function `fi` points.
+    fn addresses(p: &Program<'_>, fi: usize) -> Vec<Option<Addr>> {
         let f = &p.fns[fi];
         let followed = addresses::followed_vars(f, p.vars[fi]);
-        let addrs = (0..f.insts.len())
+        (0..f.insts.len())
             .map(|i| {
                 let inst = &f.insts[i];
                 let v = Val::Inst(i as InstId);
@@ -560,29 +621,7 @@ impl<'a> Flow<'a> {
                     _ => found,
                 }
             })
-            .collect();
-        let mut flow = Flow {
-            p,
-            fi,
-            f,
-            shape,
-            shared,
-            addrs,
-            vals: vec![Deps::default(); f.insts.len()],
-            reach: Reaching::default(),
-            def_deps: Vec::new(),
-            gated: Vec::new(),
-            objs: HashMap::new(),
-            param_writes: BTreeMap::new(),
-            agreed_by: HashMap::new(),
-            agreed: HashMap::new(),
-        };
-        flow.find_agreeing_writes();
-        let (writes, reads) = flow.accesses();
-        flow.reach = Reaching::new(f, p.cfgs[fi], writes, &reads);
-        flow.def_deps = vec![Deps::default(); flow.reach.defs.len()];
-        flow.gated = vec![false; flow.reach.defs.len()];
-        flow
+            .collect()
     }
 
     /// The cell an address names.
@@ -1328,6 +1367,11 @@ impl<'a> Flow<'a> {
             globals,
             conds,
             uneven: self.on_uneven_communicators(),
+            memo: Memo {
+                addrs: Arc::clone(&self.addrs),
+                writes: self.writes.clone(),
+                reach: Arc::clone(&self.reach),
+            },
         }
     }
 

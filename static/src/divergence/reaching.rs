@@ -45,7 +45,7 @@ pub(crate) struct Cell {
 }
 
 /// One write the analysis knows of.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Def {
     /// The instruction, `None` for the value on entry.
     pub at: Option<InstId>,
