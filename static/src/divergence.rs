@@ -89,7 +89,8 @@
 //!   `MPI_Comm_dup`, `MPI_Comm_idup`, `MPI_Cart_create`, ...) are.
 //! * Sizes are uniform: `MPI_Comm_size` on a split communicator differs
 //!   between groups, but every member of one communicator agrees on it.
-//!   Communicator handles carry no dependence either.
+//!   A communicator handle carries only what decides its members (a
+//!   constructor's output), not the rank of the one holding it.
 //! * A collective on `MPI_COMM_SELF` (resolved as wildcard sources are,
 //!   [`crate::consts::resolve`]) is never reported: its one member cannot
 //!   disagree with itself. Nor is one on a communicator whose members
