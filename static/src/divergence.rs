@@ -1260,7 +1260,14 @@ impl<'a> Flow<'a> {
         };
         let agreeing = is_agreeing(name);
         let d = match func.class {
-            _ if agreeing => inputs().agreed(),
+            _ if agreeing => {
+                // The same on every member of the communicator: what
+                // decides its members is all that differs between ranks.
+                let mut d = inputs().agreed();
+                let comm = func.communicator_arg().and_then(|k| args.get(k));
+                d.join(&comm.map(|c| self.val(c)).unwrap_or_default());
+                d
+            }
             CallClass::Receive
             | CallClass::SendReceive
             | CallClass::Probe

@@ -412,6 +412,10 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (x)
     MPI_Bcast(&y, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &sub);
+  MPI_Allreduce(&rank, &y, 1, MPI_INT, MPI_SUM, sub);
+  if (y > 1)
+    MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return 0;
 }
@@ -422,8 +426,9 @@ int main(int argc, char **argv) {
 /// nprocs`), the rank in one field of a struct whose other field (`p.n`)
 /// stays uniform, a communicator handle from a split that left rank 0 out
 /// (tested before a collective on the world; one on the split itself is
-/// left to the run), and a variable set under a rank test read after a
-/// barrier are all still reported.
+/// left to the run), a variable set under a rank test read after a
+/// barrier, and a sum `MPI_Allreduce` made on each half of a split (the
+/// same within a half, not between them) are all still reported.
 #[test]
 fn issue_37_rank_dependence_survives_the_refinements() {
     let report = report("still_divergent", STILL_DIVERGENT);
@@ -435,6 +440,7 @@ fn issue_37_rank_dependence_survives_the_refinements() {
             row("MPI_Barrier", "main", 15, &[(14, rank)]),
             row("MPI_Allreduce", "main", 20, &[(19, rank)]),
             row("MPI_Bcast", "main", 28, &[(27, rank)]),
+            row("MPI_Barrier", "main", 32, &[(31, rank)]),
         ]
     );
 }
