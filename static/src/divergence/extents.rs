@@ -68,7 +68,7 @@ pub(crate) fn of(
                 .and_then(|d| constants.datatype(&d).map(|t| t.size));
             if let (Some(ConstValue::Int(n)), Some(size)) = (count, size) {
                 if n >= 0 {
-                    out.insert((i, b.buffer as u32), n as u64 * size);
+                    out.insert((i, b.buffer as u32), (n as u64).saturating_mul(size));
                 }
             }
         }

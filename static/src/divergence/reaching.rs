@@ -64,9 +64,12 @@ impl Def {
         let Some(start) = self.cell.field else {
             return true;
         };
+        // In i128: offsets come from the program's constants, whatever
+        // they are.
+        let from_start = i128::from(at) - i128::from(start);
         match self.len {
-            Some(n) => at >= start && ((at - start) as u64) < n,
-            None => at >= start,
+            Some(n) => from_start >= 0 && from_start < i128::from(n),
+            None => from_start >= 0,
         }
     }
 
@@ -83,7 +86,10 @@ impl Def {
         let (Some(b), Some(m)) = (other.cell.field, other.len) else {
             return false;
         };
-        self.cell.obj == other.cell.obj && b >= start && (b - start) as u64 + m <= n
+        let from_start = i128::from(b) - i128::from(start);
+        self.cell.obj == other.cell.obj
+            && from_start >= 0
+            && from_start + i128::from(m) <= i128::from(n)
     }
 }
 
@@ -251,5 +257,78 @@ impl Reaching {
     /// problem was not told of.
     pub fn seen(&self, at: InstId, cell: &Cell) -> Option<&[usize]> {
         self.seen.get(&(at, cell.clone())).map(Vec::as_slice)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(field: Option<i64>, len: Option<u64>, strong: bool) -> Def {
+        Def {
+            at: Some(0),
+            cell: Cell {
+                obj: Obj::Local(1),
+                field,
+            },
+            len,
+            strong,
+        }
+    }
+
+    fn read(field: Option<i64>) -> Cell {
+        Cell {
+            obj: Obj::Local(1),
+            field,
+        }
+    }
+
+    #[test]
+    fn a_field_is_seen_by_reads_that_start_there() {
+        let store = def(Some(8), Some(1), true);
+        assert!(store.seen_by(&read(Some(8))));
+        assert!(!store.seen_by(&read(Some(4))));
+        assert!(!store.seen_by(&read(Some(9))));
+        assert!(store.seen_by(&read(None)), "a read anywhere in the object");
+        let other = Cell {
+            obj: Obj::Local(2),
+            field: Some(8),
+        };
+        assert!(!store.seen_by(&other));
+    }
+
+    #[test]
+    fn a_measured_buffer_covers_its_bytes_and_an_open_one_the_rest() {
+        // `MPI_Bcast(&a[1], 3, MPI_INT, ..)`: bytes 4 to 15.
+        let bcast = def(Some(4), Some(12), true);
+        assert!(!bcast.seen_by(&read(Some(0))));
+        assert!(bcast.seen_by(&read(Some(4))));
+        assert!(bcast.seen_by(&read(Some(12))));
+        assert!(!bcast.seen_by(&read(Some(16))));
+        let open = def(Some(4), None, false);
+        assert!(open.seen_by(&read(Some(400))));
+        assert!(!open.seen_by(&read(Some(0))));
+        let whole = def(None, None, false);
+        assert!(whole.seen_by(&read(Some(-8))));
+    }
+
+    #[test]
+    fn a_strong_write_replaces_only_what_lies_inside_it() {
+        let bcast = def(Some(0), Some(52), true);
+        assert!(bcast.replaces(&def(Some(16), Some(1), true)));
+        assert!(bcast.replaces(&def(Some(0), Some(52), true)));
+        assert!(
+            !bcast.replaces(&def(Some(48), Some(8), true)),
+            "runs past it"
+        );
+        assert!(!bcast.replaces(&def(Some(4), None, false)), "to the end");
+        assert!(!bcast.replaces(&def(None, None, false)), "anywhere");
+        assert!(!def(Some(0), None, true).replaces(&def(Some(0), Some(1), true)));
+        // Offsets far apart do not overflow.
+        assert!(!def(Some(i64::MIN), Some(u64::MAX), true).replaces(&def(
+            Some(i64::MAX),
+            Some(u64::MAX),
+            true
+        )));
     }
 }
