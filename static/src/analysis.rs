@@ -303,6 +303,7 @@ fn divergent(
         &divergence::Program {
             fns: prog.fns,
             pointers: prog.locals.iter().map(|l| &l.pointers).collect(),
+            vars: prog.locals.iter().map(|l| &l.vars).collect(),
             cfgs: prog.locals.iter().map(|l| &l.cfg).collect(),
             sites: sites
                 .iter()
@@ -316,6 +317,16 @@ fn divergent(
                 .flatten()
                 .filter(|s| s.on_comm_self)
                 .map(|s| s.id)
+                .collect(),
+            extents: prog
+                .fns
+                .par_iter()
+                .enumerate()
+                .map(|(fi, f)| {
+                    let calls: Vec<InstId> = sites[fi].iter().map(|s| s.inst).collect();
+                    let vars = &prog.locals[fi].vars;
+                    divergence::extents::of(prog, prog.consts, f, vars, &calls)
+                })
                 .collect(),
         },
         &span,

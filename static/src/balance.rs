@@ -9,8 +9,8 @@
 //!
 //! A branch is *balanced* when every path from it to its immediate
 //! post-dominator (the function's end when it has none) makes the same
-//! sequence of collective calls and of calls to functions that reach MPI
-//! (compared by name, not by communicator or root: the runtime's
+//! sequence of collective calls and of calls to functions that make
+//! collectives (compared by name, not by communicator or root: the runtime's
 //! `collective-mismatch` checks those on every run). Anything this cannot
 //! judge counts as unbalanced, so the warning stays: a loop between the
 //! branch and its join whose body makes such a call (its trip count may
@@ -30,7 +30,8 @@ pub(crate) const MAX_STEPS: usize = 10_000;
 pub(crate) enum Token {
     /// A collective, by MPI name.
     Collective(String),
-    /// A call of the defined function with this index, which reaches MPI.
+    /// A call of the defined function with this index, which makes
+    /// collectives (directly or not).
     Call(usize),
 }
 

@@ -20,8 +20,13 @@
 //! run, says which inputs a dynamic verdict holds for.
 //!
 //! What a condition depends on comes from a value-dependence (taint)
-//! analysis per function, flow-insensitive like [`crate::taint`] and over
-//! the same memory objects (locals, heap blocks, globals, parameters):
+//! analysis per function over the memory objects of [`crate::taint`]
+//! (locals, heap blocks, globals, parameters), plus C++ heap blocks and
+//! `main`'s `argv` through `MPI_Init` ([`addresses`]). Reads of locals,
+//! heap blocks and parameters' pointees are flow- and field-sensitive: a
+//! read sees the writes of its (object, offset) cell that reach it
+//! ([`reaching`]); globals and unknown memory stay one flow-insensitive
+//! object each.
 //!
 //! * sources: the rank (what `MPI_Comm_rank`, `MPI_Group_rank`,
 //!   `MPI_Cart_rank`, `MPI_Cart_coords` and `MPI_Cart_shift` write, on any
@@ -40,14 +45,21 @@
 //!   functions receive from their callers (when every caller is known);
 //! * control: a value stored, or chosen by a `phi`, under a branch takes
 //!   the branch's dependences too (`if (rank == 0) go = 1;` makes `go`
-//!   rank-dependent), as in Huchant et al.'s gated analysis;
+//!   rank-dependent), as in Huchant et al.'s gated analysis: at a `phi`,
+//!   and at a read of memory, the branches that decide the write and not
+//!   the read;
 //! * agreement: what `MPI_Bcast`, `MPI_Allreduce` and `MPI_Allgather(v)`
-//!   (and their nonblocking forms) write is the same on every rank. The
-//!   analysis cannot clear an object's taint, so a load from such an
-//!   object that one of those calls dominates reads the collective's
-//!   result: only the input it carries, nothing per rank. This keeps
-//!   `MPI_Bcast(&n, ..); for (i < n) ..` and `MPI_Allreduce(&mine, &done,
-//!   ..); if (!done) ..` silent. `MPI_Comm_size` is not a source.
+//!   (and their nonblocking forms) write is the same on every rank that
+//!   makes the call, whatever the branches around it: only the input it
+//!   carries, nothing per rank. The write replaces the cell it starts at;
+//!   for globals and unknown memory, a load that one of those calls
+//!   dominates reads the collective's result. This keeps `MPI_Bcast(&n,
+//!   ..); for (i < n) ..` and `MPI_Allreduce(&mine, &done, ..); if
+//!   (!done) ..` silent. `MPI_Comm_size` is not a source, and a
+//!   comparison of the rank with the size of the same communicator has
+//!   one outcome (`if (rank < nprocs)`);
+//! * membership: a communicator handle carries what decides which ranks
+//!   it holds (its parent's, a split's colour).
 //!
 //! Interprocedurally, a collective in a function all of whose calls are
 //! under rank-dependent branches (through any number of callers) is
@@ -58,13 +70,18 @@
 //! one branch per operand, both on the `if`'s line, so the branches of one
 //! function on one line are one entry, with their dependences merged.
 //!
+//! A rank-dependent branch decides a collective only when its paths make
+//! different sequences of collectives ([`crate::balance`], PARCOACH's
+//! comparison): the same collective on both sides of `if (rank == 0) ..
+//! else ..`, or a branch that only prints, decides nothing. Paths that end
+//! the rank (`unreachable` after `abort`, `exit` or a failed `assert`) or
+//! leave the function by an exception (`resume`) are not paths on which it
+//! skips a collective.
+//!
 //! What it does not do, and why:
 //!
-//! * It is a may-analysis with no path sensitivity: a collective called
-//!   on both sides of `if (rank == 0) .. else ..` is reported twice
-//!   (PARCOACH compares collective sequences to drop those; this pass does
-//!   not); so is a collective under a rank branch that every rank takes
-//!   for the sizes actually run.
+//! * A collective under a rank branch that every rank takes for the sizes
+//!   actually run is reported (the run then says it went alike).
 //! * `MPI_Init`, `MPI_Init_thread` and `MPI_Finalize` are not checked: the
 //!   rank is unknown before `MPI_Init`, and `MPI_Finalize` under a rank
 //!   test is almost always one of several exits that all finalize.
@@ -72,25 +89,31 @@
 //!   `MPI_Comm_dup`, `MPI_Comm_idup`, `MPI_Cart_create`, ...) are.
 //! * Sizes are uniform: `MPI_Comm_size` on a split communicator differs
 //!   between groups, but every member of one communicator agrees on it.
-//!   Communicator handles carry no dependence either.
+//!   A communicator handle carries only what decides its members (a
+//!   constructor's output), not the rank of the one holding it.
 //! * A collective on `MPI_COMM_SELF` (resolved as wildcard sources are,
 //!   [`crate::consts::resolve`]) is never reported: its one member cannot
-//!   disagree with itself. One on a communicator split by the same test
-//!   that guards it (`MPI_Comm_split(world, rank < 3, ..)` then `if (rank
-//!   < 3) MPI_Allreduce(.., split)`) is: the analysis does not relate a
-//!   split's colour to a branch, a false alarm a run never confirms.
+//!   disagree with itself. Nor is one on a communicator whose members
+//!   depend on the rank (`MPI_Comm_split(world, rank < 3, ..)` then `if
+//!   (rank < 3) MPI_Allreduce(.., split)`): the analysis cannot relate a
+//!   split's colour to a branch, and the run compares the members.
 //! * Inputs are assumed the same on every rank (`mpiexec` passes one
 //!   command line): a branch on `argv` alone is an input branch, not a
 //!   divergence. `time()` and `rand()` after different seeds may differ
 //!   between ranks; they are reported as inputs only.
-//! * Agreement is by dominance, not by path: a rank-dependent store
-//!   between the broadcast and the load is missed (silence).
+//! * For globals and unknown memory, agreement is by dominance, not by
+//!   path: a rank-dependent store between the broadcast and the load is
+//!   missed (silence). Accesses are compared by the offset they start at:
+//!   a struct written byte by byte and read whole is missed.
+//! * Values are not compared: a minimum over an agreed array that starts
+//!   from the rank's own value is rank-dependent to this pass.
 //! * Pointers stored in memory, function pointers and aliasing through
 //!   parameters are followed as in [`crate::taint`]; calls through
 //!   pointers return values that depend on their arguments. Contexts are
 //!   merged: a parameter takes what every caller passes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use mbh_trace::static_report::{
     CallClass, Dependence, DivergentCollective, GuardingBranch, InputBranch, Span,
@@ -99,11 +122,17 @@ use rayon::prelude::*;
 
 use crate::balance::{balanced, Token};
 use crate::cfg::Cfg;
+use crate::consts::LocalVars;
 use crate::control_dep::ControlDeps;
 use crate::ir::{BlockId, Callee, Function, InstId, Loc, Op, Term, Val};
 use crate::mpi::{self, Role};
 use crate::pointers::Pointers;
 use crate::taint::{self, Addr, CallKind, Obj};
+
+mod addresses;
+pub(crate) mod extents;
+mod reaching;
+use reaching::{Cell, Def, Reaching};
 
 /// Rounds of the whole-program fixpoint (summaries and caller contexts);
 /// dependences only grow, so this is a safety bound, not a precision one.
@@ -186,6 +215,8 @@ pub(crate) struct Program<'a> {
     pub fns: &'a [Function],
     /// Per function: where its pointers point.
     pub pointers: Vec<&'a Pointers>,
+    /// Per function: its local variables and what is stored in them.
+    pub vars: Vec<&'a LocalVars>,
     pub cfgs: Vec<&'a Cfg>,
     /// Per function: its MPI call sites, `(site id, instruction)`.
     pub sites: Vec<Vec<(u32, InstId)>>,
@@ -198,6 +229,9 @@ pub(crate) struct Program<'a> {
     /// The sites of collectives on a communicator of one member
     /// (`MPI_COMM_SELF`): never divergent.
     pub single_member: HashSet<u32>,
+    /// Per function: the bytes its MPI calls write into receive buffers,
+    /// where known ([`extents`]).
+    pub extents: Vec<extents::Extents>,
 }
 
 /// What the pass found, for the report.
@@ -216,11 +250,15 @@ pub(crate) fn find(
         .into_par_iter()
         .map(|fi| Shape::of(&p.fns[fi], &p.calls[fi]))
         .collect();
-    let conds: Vec<Vec<Deps>> = flows(p, &shapes).into_iter().map(|o| o.conds).collect();
+    let (conds, uneven): (Vec<Vec<Deps>>, Vec<HashSet<InstId>>) = flows(p, &shapes)
+        .into_iter()
+        .map(|o| (o.conds, o.uneven))
+        .unzip();
     let view = View {
         p,
         shapes: &shapes,
         conds: &conds,
+        uneven: &uneven,
         span,
     };
     Found {
@@ -246,16 +284,17 @@ struct Shape {
 
 /// Each block's successors, without the blocks from which the program can
 /// only end (every path reaches an `unreachable`: after `abort`, `exit`, a
-/// failed `assert`). A rank that takes such a path stops; it does not skip
-/// the collectives after the branch, so the branch does not decide them
-/// (a failed assertion is a finding of its own).
+/// failed `assert`) or leave the function by an exception (every path
+/// reaches a `resume`: the cleanups C++ runs while an exception unwinds).
+/// A rank that takes such a path stops, or hands the exception to a
+/// caller whose own landing pads are judged there; it does not skip the
+/// collectives after the branch, so the branch does not decide them (a
+/// failed assertion is a finding of its own). Without this, every
+/// `std::cout << ..` (an `invoke`) under `if (rank == 0)` would make the
+/// rest of its function control-dependent on the test.
 fn living_successors(f: &Function) -> Vec<Vec<u32>> {
     let n = f.blocks.len();
-    let mut dies: Vec<bool> = f
-        .blocks
-        .iter()
-        .map(|b| b.term == Term::Unreachable)
-        .collect();
+    let mut dies: Vec<bool> = f.blocks.iter().map(ends_the_rank).collect();
     // A block all of whose successors die dies too (to a fixpoint).
     let mut changed = true;
     while changed {
@@ -282,6 +321,13 @@ fn living_successors(f: &Function) -> Vec<Vec<u32>> {
                 .collect()
         })
         .collect()
+}
+
+/// Whether a block ends the rank's run of this function other than by a
+/// return: `unreachable`, or `resume` (the only terminator without
+/// successors that is neither: [`Term::Unsplittable`] with none).
+fn ends_the_rank(b: &crate::ir::Block) -> bool {
+    b.term == Term::Unreachable || (b.term == Term::Unsplittable && b.succs.is_empty())
 }
 
 impl Shape {
@@ -323,18 +369,31 @@ impl Shape {
 struct Summary {
     /// Its return value.
     ret: Deps,
-    /// What it writes through each pointer parameter.
-    writes: BTreeMap<u32, Deps>,
+    /// What it writes through each pointer parameter, per offset from
+    /// where the pointer points (`None`: somewhere unknown).
+    writes: BTreeMap<u32, Fields>,
+    /// The cells (parameter, offset) it writes on every path to a return:
+    /// what the caller's object held there before the call is gone.
+    must: BTreeSet<(u32, i64)>,
     /// Parameters an agreeing collective writes through on every path to
     /// a return, with what the result carries.
     agreed: BTreeMap<u32, Deps>,
 }
 
+/// A write a call makes: the cell it starts at, whether it replaces what
+/// it covers, and how many bytes it covers ([`Def::len`]).
+type Write = (Cell, bool, Option<u64>);
+
+/// What an object holds, per offset (`None`: somewhere unknown).
+type Fields = BTreeMap<Option<i64>, Deps>;
+
 /// What one function's callers pass it, merged.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Context {
     values: BTreeMap<u32, Deps>,
-    pointees: BTreeMap<u32, Deps>,
+    /// What each pointer parameter points at, per offset from where it
+    /// points (`None`: somewhere unknown).
+    pointees: BTreeMap<u32, Fields>,
 }
 
 /// What the whole program knows at the start of a round.
@@ -349,11 +408,22 @@ struct Shared<'a> {
 struct Outcome {
     summary: Summary,
     /// `(callee, argument, value, pointee)` of each call to a defined
-    /// function.
-    args: Vec<(usize, u32, Deps, Deps)>,
+    /// function, the pointee per offset.
+    args: Vec<(usize, u32, Deps, Fields)>,
     globals: HashMap<String, Deps>,
     /// Per block: its condition's dependences (empty for other blocks).
     conds: Vec<Deps>,
+    /// Its collectives on a communicator whose members depend on the rank.
+    uneven: HashSet<InstId>,
+    memo: Memo,
+}
+
+/// What one round computes of a function that the next can reuse.
+#[derive(Debug, Default)]
+struct Memo {
+    addrs: Arc<Vec<Option<Addr>>>,
+    writes: Vec<Def>,
+    reach: Arc<Reaching>,
 }
 
 /// The whole-program fixpoint: each round analyses every function with
@@ -363,7 +433,7 @@ fn flows(p: &Program<'_>, shapes: &[Shape]) -> Vec<Outcome> {
     let mut summaries = vec![Summary::default(); n];
     let mut contexts = vec![Context::default(); n];
     let mut globals: HashMap<String, Deps> = HashMap::new();
-    let mut outcomes = Vec::new();
+    let mut outcomes: Vec<Outcome> = Vec::new();
     for _ in 0..PROGRAM_ROUNDS {
         let shared = Shared {
             summaries: &summaries,
@@ -372,7 +442,10 @@ fn flows(p: &Program<'_>, shapes: &[Shape]) -> Vec<Outcome> {
         };
         outcomes = (0..n)
             .into_par_iter()
-            .map(|fi| Flow::new(p, fi, &shapes[fi], &shared).run())
+            .map(|fi| {
+                let memo = outcomes.get(fi).map(|o: &Outcome| &o.memo);
+                Flow::new(p, fi, &shapes[fi], &shared, memo).run()
+            })
             .collect();
         let next_summaries: Vec<Summary> = outcomes.iter().map(|o| o.summary.clone()).collect();
         let mut next_contexts = vec![Context::default(); n];
@@ -384,7 +457,10 @@ fn flows(p: &Program<'_>, shapes: &[Shape]) -> Vec<Outcome> {
                 }
                 let c = &mut next_contexts[*g];
                 c.values.entry(*k).or_default().join(value);
-                c.pointees.entry(*k).or_default().join(pointee);
+                let fields = c.pointees.entry(*k).or_default();
+                for (field, d) in pointee {
+                    fields.entry(*field).or_default().join(d);
+                }
             }
             for (name, d) in &o.globals {
                 next_globals.entry(name.clone()).or_default().join(d);
@@ -409,10 +485,20 @@ struct Flow<'a> {
     f: &'a Function,
     shape: &'a Shape,
     shared: &'a Shared<'a>,
-    addrs: Vec<Option<Addr>>,
+    addrs: Arc<Vec<Option<Addr>>>,
     vals: Vec<Deps>,
+    /// The writes the reaching problem was set with.
+    writes: Vec<Def>,
+    /// What the writes of locals, heap blocks and parameters' pointees
+    /// may see ([`reaching`]), and what each of those writes carries.
+    reach: Arc<Reaching>,
+    def_deps: Vec<Deps>,
+    /// Per write: whether the branches deciding it count for its reads.
+    gated: Vec<bool>,
+    /// Writes of other objects (globals, unknown memory), and writes the
+    /// reaching problem was not told of: seen by every read.
     objs: HashMap<Obj, Deps>,
-    param_writes: BTreeMap<u32, Deps>,
+    param_writes: BTreeMap<u32, Fields>,
     /// Objects written by agreeing collectives (or calls that do so), with
     /// those calls and what their results carry.
     agreed_by: HashMap<Obj, Vec<InstId>>,
@@ -428,6 +514,20 @@ const RANK_OUTPUTS: &[(&str, usize)] = &[
     ("MPI_Cart_coords", 1),
     ("MPI_Cart_shift", 2),
 ];
+
+/// MPI functions whose outputs are one value each (an `int`, a handle).
+const SCALAR_OUTPUTS: &[&str] = &[
+    "MPI_Comm_rank",
+    "MPI_Comm_size",
+    "MPI_Comm_remote_size",
+    "MPI_Group_rank",
+    "MPI_Group_size",
+    "MPI_Cart_rank",
+    "MPI_Cart_shift",
+];
+
+/// Library functions that write one variable per pointer argument.
+const SCANNERS: &[&str] = &["scanf", "fscanf", "sscanf", "vscanf", "vfscanf", "vsscanf"];
 
 /// Collectives whose outputs are the same on every rank.
 const AGREEING: &[&str] = &[
@@ -462,16 +562,20 @@ const READERS: &[&str] = &[
 ];
 
 impl<'a> Flow<'a> {
-    fn new(p: &'a Program<'a>, fi: usize, shape: &'a Shape, shared: &'a Shared<'a>) -> Self {
+    /// The analysis of function `fi` in one round; `memo` is what the
+    /// previous round computed of it that does not change between rounds.
+    fn new(
+        p: &'a Program<'a>,
+        fi: usize,
+        shape: &'a Shape,
+        shared: &'a Shared<'a>,
+        memo: Option<&Memo>,
+    ) -> Self {
         let f = &p.fns[fi];
-        let addrs = (0..f.insts.len())
-            .map(|i| {
-                let inst = &f.insts[i];
-                inst.is_ptr
-                    .then(|| p.pointers[fi].addr(&Val::Inst(i as InstId)))
-                    .flatten()
-            })
-            .collect();
+        let addrs = match memo {
+            Some(m) => Arc::clone(&m.addrs),
+            None => Arc::new(Self::addresses(p, fi)),
+        };
         let mut flow = Flow {
             p,
             fi,
@@ -480,13 +584,191 @@ impl<'a> Flow<'a> {
             shared,
             addrs,
             vals: vec![Deps::default(); f.insts.len()],
+            reach: Arc::default(),
+            writes: Vec::new(),
+            def_deps: Vec::new(),
+            gated: Vec::new(),
             objs: HashMap::new(),
             param_writes: BTreeMap::new(),
             agreed_by: HashMap::new(),
             agreed: HashMap::new(),
         };
         flow.find_agreeing_writes();
+        let (writes, reads) = flow.accesses();
+        // The writes change between rounds only when a callee's summary
+        // gains a written field.
+        flow.reach = match memo {
+            Some(m) if m.writes == writes => Arc::clone(&m.reach),
+            _ => Arc::new(Reaching::new(f, p.cfgs[fi], writes.clone(), &reads)),
+        };
+        flow.writes = writes;
+        flow.def_deps = vec![Deps::default(); flow.reach.defs.len()];
+        flow.gated = vec![false; flow.reach.defs.len()];
         flow
+    }
+
+    /// Where each pointer instruction of function `fi` points.
+    fn addresses(p: &Program<'_>, fi: usize) -> Vec<Option<Addr>> {
+        let f = &p.fns[fi];
+        let followed = addresses::followed_vars(f, p.vars[fi]);
+        (0..f.insts.len())
+            .map(|i| {
+                let inst = &f.insts[i];
+                let v = Val::Inst(i as InstId);
+                let found = inst.is_ptr.then(|| p.pointers[fi].addr(&v)).flatten();
+                match found {
+                    Some(Addr {
+                        obj: Obj::Unknown, ..
+                    }) => addresses::address(f, &followed, &v).or(found),
+                    _ => found,
+                }
+            })
+            .collect()
+    }
+
+    /// The cell an address names.
+    fn cell(addr: &Addr) -> Cell {
+        Cell {
+            obj: addr.obj.clone(),
+            // An offset known only modulo an index's scale is no field.
+            field: addr.offset.filter(|_| addr.scales.is_empty()),
+        }
+    }
+
+    /// Every write to and read of a tracked object ([`tracked`]) in the
+    /// function, for the reaching-definitions problem.
+    fn accesses(&self) -> (Vec<Def>, Vec<(InstId, Cell)>) {
+        let mut writes = Vec::new();
+        let mut reads = Vec::new();
+        let mut write = |at: InstId, (cell, strong, len): Write| {
+            if tracked(&cell.obj) {
+                let strong = strong && cell.field.is_some();
+                writes.push(Def {
+                    at: Some(at),
+                    cell,
+                    len,
+                    strong,
+                });
+            }
+        };
+        for (k, inst) in self.f.insts.iter().enumerate() {
+            let i = k as InstId;
+            match &inst.op {
+                Op::Load => {
+                    if let Some(a) = inst.ops.first().and_then(|v| self.addr(v)) {
+                        reads.push((i, Self::cell(&a)));
+                    }
+                }
+                Op::Store => {
+                    if let Some(a) = inst.ops.get(1).and_then(|v| self.addr(v)) {
+                        write(i, (Self::cell(&a), true, Some(1)));
+                    }
+                }
+                Op::Call(callee) => {
+                    for (arg, v) in inst.ops.iter().enumerate() {
+                        let Some(a) = self.addr(v) else { continue };
+                        let cell = Self::cell(&a);
+                        reads.push((i, cell.clone()));
+                        reads.push((
+                            i,
+                            Cell {
+                                field: None,
+                                ..cell.clone()
+                            },
+                        ));
+                        for w in self.call_writes(i, callee, arg as u32, cell) {
+                            write(i, w);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        (writes, reads)
+    }
+
+    /// What call `i` may write through its argument `arg`, which points at
+    /// `cell`.
+    fn call_writes(&self, i: InstId, callee: &Callee, arg: u32, cell: Cell) -> Vec<Write> {
+        // From the cell to the object's end; all of it at an unknown offset.
+        let rest = (cell.clone(), false, None);
+        if let Some(&g) = self.shape.callee.get(&i) {
+            let summary = &self.shared.summaries[g];
+            let Some(fields) = summary.writes.get(&arg) else {
+                return Vec::new();
+            };
+            return fields
+                .keys()
+                .map(|field| {
+                    let shifted = Cell {
+                        field: cell.field.zip(*field).map(|(a, b)| a.wrapping_add(b)),
+                        ..cell.clone()
+                    };
+                    let strong = field.is_some_and(|x| summary.must.contains(&(arg, x)));
+                    (shifted, strong, Some(1))
+                })
+                .collect();
+        }
+        let name = match callee {
+            Callee::Named(n) => n.as_str(),
+            _ => "",
+        };
+        if let Some(func) = mpi::lookup(name).filter(|_| mpi::is_mpi(name)) {
+            return self.mpi_writes(i, name, &func, arg, cell);
+        }
+        let plain = name
+            .strip_prefix("__isoc99_")
+            .or_else(|| name.strip_prefix("__isoc23_"))
+            .unwrap_or(name);
+        // `scanf("%d", &p.n)` writes the one variable it is given, or
+        // leaves it when the input does not parse.
+        if SCANNERS.contains(&plain) {
+            return vec![(cell, false, Some(1))];
+        }
+        // `memcpy`/`memset` of a constant length replace those bytes.
+        let length = match (taint::call_kind(plain), self.f.insts[i as usize].ops.get(2)) {
+            (CallKind::Copy | CallKind::Set, Some(Val::Int(n))) if arg == 0 && *n >= 0 => {
+                Some(*n as u64)
+            }
+            _ => None,
+        };
+        match length {
+            Some(n) => vec![(cell, true, Some(n))],
+            // Any other function may write anywhere from where the pointer
+            // it is given points.
+            None => vec![rest],
+        }
+    }
+
+    /// What MPI call `i` to `name` writes through its argument `arg`.
+    fn mpi_writes(
+        &self,
+        i: InstId,
+        name: &str,
+        func: &mpi::MpiFunction,
+        arg: u32,
+        cell: Cell,
+    ) -> Vec<Write> {
+        let base = mpi::base_name(name).unwrap_or(name);
+        let rank_output = RANK_OUTPUTS.iter().any(|(n, last)| {
+            *n == base && arg as usize >= self.f.insts[i as usize].ops.len().saturating_sub(*last)
+        });
+        // `MPI_Init` hands back the command line it was given.
+        let keeps_input = matches!(base, "MPI_Init" | "MPI_Init_thread");
+        if keeps_input || !rank_output && !func.role(arg as usize).is_some_and(Role::is_output) {
+            return Vec::new();
+        }
+        let one_value = SCALAR_OUTPUTS.contains(&base)
+            || matches!(func.role(arg as usize), Some(Role::Flag | Role::Index));
+        if one_value {
+            return vec![(cell, true, Some(1))];
+        }
+        if let Some(&n) = self.p.extents[self.fi].get(&(i, arg)) {
+            return vec![(cell, true, Some(n))];
+        }
+        // A buffer, a status or an array of unknown length replaces the
+        // cell it starts at, and may reach the object's end.
+        vec![(cell.clone(), true, Some(1)), (cell, false, None)]
     }
 
     /// Records the calls that make every rank agree on an object.
@@ -551,22 +833,80 @@ impl<'a> Flow<'a> {
         d
     }
 
+    /// What a read at offset `read` of parameter object `obj` sees of what
+    /// it held on entry, through the entry write of offset `entry`: that
+    /// offset's, or every offset's for a read at an unknown one.
+    fn initial_at(&self, obj: &Obj, read: Option<i64>, entry: Option<i64>) -> Deps {
+        let Obj::Param(k) = obj else {
+            return self.initial(obj);
+        };
+        if read.is_none() {
+            return self.initial(obj);
+        }
+        self.shared.contexts[self.fi]
+            .pointees
+            .get(k)
+            .and_then(|fields| fields.get(&entry))
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// What object `obj` holds before this function writes it.
     fn initial(&self, obj: &Obj) -> Deps {
         match obj {
-            Obj::Param(k) => self.shared.contexts[self.fi]
-                .pointees
-                .get(k)
-                .cloned()
-                .unwrap_or_default(),
+            Obj::Param(k) => {
+                let mut d = Deps::default();
+                for fields in self.shared.contexts[self.fi].pointees.get(k).into_iter() {
+                    for f in fields.values() {
+                        d.join(f);
+                    }
+                }
+                d
+            }
             Obj::Global(g) => self.shared.globals.get(g).cloned().unwrap_or_default(),
             _ => Deps::default(),
         }
     }
 
-    /// What a read of `obj` at instruction `at` sees: what an agreeing
+    /// What a read of `cell` at instruction `at` sees: for a tracked
+    /// object, the writes that reach it; for another, what an agreeing
     /// collective that dominates `at` wrote, else everything written.
-    fn read(&self, obj: &Obj, at: InstId) -> Deps {
+    fn read(&self, cell: &Cell, at: InstId) -> Deps {
+        let obj = &cell.obj;
+        if tracked(obj) {
+            let mut d = self.objs.get(obj).cloned().unwrap_or_default();
+            let block = |i: InstId| self.f.insts[i as usize].block;
+            match self.reach.seen(at, cell) {
+                Some(defs) => {
+                    for &k in defs {
+                        let def = &self.reach.defs[k];
+                        match def.at {
+                            Some(w) => {
+                                d.join(&self.def_deps[k]);
+                                if self.gated[k] {
+                                    d.join(&self.gate_between(block(w), block(at)));
+                                }
+                            }
+                            None => {
+                                d.join(&self.initial_at(obj, cell.field, def.cell.field));
+                            }
+                        }
+                    }
+                }
+                None => {
+                    d.join(&self.initial(obj));
+                    for (k, def) in self.reach.defs.iter().enumerate() {
+                        if def.cell.obj == *obj {
+                            d.join(&self.def_deps[k]);
+                            if let (true, Some(w)) = (self.gated[k], def.at) {
+                                d.join(&self.control(block(w)));
+                            }
+                        }
+                    }
+                }
+            }
+            return d;
+        }
         if let Some(writers) = self.agreed_by.get(obj) {
             if writers.iter().any(|w| self.dominates(*w, at)) {
                 return self.agreed.get(obj).cloned().unwrap_or_default();
@@ -591,32 +931,102 @@ impl<'a> Flow<'a> {
     fn arg(&self, v: &Val, at: InstId) -> Deps {
         let mut d = self.val(v);
         if let Some(a) = self.addr(v) {
-            d.join(&self.read(&a.obj, at));
+            d.join(&self.read(&Self::cell(&a), at));
         }
         d
     }
 
     /// Instruction `at` writes `d` into `obj`, under the branches that
     /// decide whether `at` runs (implicit flow, see [`Flow::control`]).
-    fn write(&mut self, at: InstId, obj: Obj, d: &Deps) -> bool {
-        let mut d = d.clone();
-        if let Some(inst) = self.f.insts.get(at as usize) {
-            d.join(&self.control(inst.block));
-        }
-        if d.is_empty() {
+    ///
+    /// For a tracked cell the branches are added where a read sees the
+    /// write ([`Flow::gate_between`]), as a `phi` takes them: only the
+    /// branches that decide the write and not the read matter there. A
+    /// store in a loop body is not made dependent on the loop's exit test
+    /// for the reads in the same body, which run only when it went the same
+    /// way.
+    fn write(&mut self, at: InstId, cell: Cell, d: &Deps) -> bool {
+        let control = match self.f.insts.get(at as usize) {
+            Some(inst) => self.control(inst.block),
+            None => Deps::default(),
+        };
+        self.record(at, cell, d, &control, true)
+    }
+
+    /// Instruction `at` writes `d` into `cell`, and nothing else: what an
+    /// agreeing collective writes is the same on every rank that makes
+    /// the call, whatever the branches around it (a rank that skips it is
+    /// this pass's finding at the call itself).
+    fn put(&mut self, at: InstId, cell: Cell, d: &Deps) -> bool {
+        self.record(at, cell, d, &Deps::default(), false)
+    }
+
+    /// Records a write of `d` into `cell` at `at`, decided by branches
+    /// that carry `control`; `gated` when a read of a tracked cell adds
+    /// the branches between the write and itself.
+    fn record(&mut self, at: InstId, cell: Cell, d: &Deps, control: &Deps, gated: bool) -> bool {
+        let mut full = d.clone();
+        full.join(control);
+        if full.is_empty() && !gated {
             return false;
         }
-        let d = &d;
-        if let Obj::Param(k) = obj {
-            self.param_writes.entry(k).or_default().join(d);
+        if let Obj::Param(k) = cell.obj {
+            if !full.is_empty() {
+                self.param_writes
+                    .entry(k)
+                    .or_default()
+                    .entry(cell.field)
+                    .or_default()
+                    .join(&full);
+            }
         }
-        let initial = self.initial(&obj);
-        self.objs.entry(obj).or_insert(initial).join(d)
+        if tracked(&cell.obj) {
+            let defs: Vec<usize> = self
+                .reach
+                .writes(at, &cell.obj)
+                .iter()
+                .copied()
+                .filter(|&k| {
+                    let field = self.reach.defs[k].cell.field;
+                    field.is_none() || field == cell.field
+                })
+                .collect();
+            if !defs.is_empty() {
+                let mut changed = false;
+                for k in defs {
+                    changed |= self.def_deps[k].join(d);
+                    changed |= gated && !std::mem::replace(&mut self.gated[k], true);
+                }
+                return changed;
+            }
+            return !full.is_empty() && self.objs.entry(cell.obj).or_default().join(&full);
+        }
+        if full.is_empty() {
+            return false;
+        }
+        let initial = self.initial(&cell.obj);
+        self.objs.entry(cell.obj).or_insert(initial).join(&full)
+    }
+
+    /// What decides whether a write in block `from` happened, for a read
+    /// in block `to`: the branches `from` depends on and `to` does not.
+    fn gate_between(&self, from: BlockId, to: BlockId) -> Deps {
+        let mut d = Deps::default();
+        let own = &self.shape.guards[to as usize];
+        for a in &self.shape.guards[from as usize] {
+            if own.contains(a) {
+                continue;
+            }
+            if let Some(c) = &self.shape.cond[*a as usize] {
+                d.join(&self.val(c));
+            }
+        }
+        d
     }
 
     fn write_through(&mut self, at: InstId, ptr: Option<&Val>, d: &Deps) -> bool {
         match ptr.and_then(|v| self.addr(v)) {
-            Some(a) => self.write(at, a.obj, d),
+            Some(a) => self.write(at, Self::cell(&a), d),
             None => false,
         }
     }
@@ -807,8 +1217,13 @@ impl<'a> Flow<'a> {
         for (k, a) in args.iter().enumerate() {
             let k = k as u32;
             let Some(addr) = self.addr(a) else { continue };
-            if let Some(w) = summary.writes.get(&k) {
-                changed |= self.write(i, addr.obj.clone(), w);
+            let base = Self::cell(&addr);
+            for (field, w) in summary.writes.get(&k).into_iter().flatten() {
+                let cell = Cell {
+                    field: base.field.zip(*field).map(|(a, b)| a.wrapping_add(b)),
+                    ..base.clone()
+                };
+                changed |= self.write(i, cell, w);
             }
             if let Some(u) = summary.agreed.get(&k) {
                 changed |= self.agreed.entry(addr.obj).or_default().join(u);
@@ -846,7 +1261,14 @@ impl<'a> Flow<'a> {
         };
         let agreeing = is_agreeing(name);
         let d = match func.class {
-            _ if agreeing => inputs().agreed(),
+            _ if agreeing => {
+                // The same on every member of the communicator: what
+                // decides its members is all that differs between ranks.
+                let mut d = inputs().agreed();
+                let comm = func.communicator_arg().and_then(|k| args.get(k));
+                d.join(&comm.map(|c| self.val(c)).unwrap_or_default());
+                d
+            }
             CallClass::Receive
             | CallClass::SendReceive
             | CallClass::Probe
@@ -854,6 +1276,7 @@ impl<'a> Flow<'a> {
             | CallClass::Collective => Deps::received(),
             // `MPI_Get_count` and friends: what the status says.
             CallClass::Other => inputs(),
+            CallClass::Communicator if is_collective(name) => self.membership(base, args),
             _ => return false,
         };
         let mut changed = false;
@@ -864,10 +1287,38 @@ impl<'a> Flow<'a> {
             let Some(addr) = self.addr(a) else { continue };
             if agreeing {
                 changed |= self.agreed.entry(addr.obj.clone()).or_default().join(&d);
+                changed |= self.put(i, Self::cell(&addr), &d);
+            } else {
+                changed |= self.write(i, Self::cell(&addr), &d);
             }
-            changed |= self.write(i, addr.obj, &d);
         }
         changed
+    }
+
+    /// What decides which ranks a new communicator holds: the parent's
+    /// members and, for a split, the colour (the key only orders them). A
+    /// handle carries it, so `if (sub != MPI_COMM_NULL)` after a split by
+    /// `rank < 2` is rank-dependent, as it is.
+    fn membership(&self, base: &str, args: &[Val]) -> Deps {
+        let mut d = args.first().map(|c| self.val(c)).unwrap_or_default();
+        if matches!(base, "MPI_Comm_split" | "MPI_Comm_split_type") {
+            d.join(&args.get(1).map(|c| self.val(c)).unwrap_or_default());
+        }
+        d
+    }
+
+    /// The collectives of this function on a communicator whose members
+    /// depend on the rank.
+    fn on_uneven_communicators(&self) -> HashSet<InstId> {
+        self.p.sites[self.fi]
+            .iter()
+            .filter_map(|&(_, i)| {
+                let name = self.f.callee(i)?;
+                let comm = mpi::lookup(name)?.communicator_arg()?;
+                let handle = self.f.insts[i as usize].ops.get(comm)?;
+                self.val(handle).per_rank().then_some(i)
+            })
+            .collect()
     }
 
     fn outcome(&self) -> Outcome {
@@ -891,8 +1342,8 @@ impl<'a> Flow<'a> {
                     };
                     for (a, v) in inst.ops.iter().enumerate() {
                         let pointee = match self.addr(v) {
-                            Some(addr) => self.read(&addr.obj, i),
-                            None => Deps::default(),
+                            Some(addr) => self.pointee(&addr, i),
+                            None => BTreeMap::new(),
                         };
                         args.push((g, a as u32, self.val(v), pointee));
                     }
@@ -901,6 +1352,7 @@ impl<'a> Flow<'a> {
             }
         }
         summary.agreed = self.agreed_params();
+        summary.must = self.must_writes();
         let globals = self
             .objs
             .iter()
@@ -913,14 +1365,150 @@ impl<'a> Flow<'a> {
             .shape
             .cond
             .iter()
-            .map(|c| c.as_ref().map(|c| self.val(c)).unwrap_or_default())
+            .map(|c| match c {
+                Some(c) if !self.rank_against_size(c) => self.val(c),
+                _ => Deps::default(),
+            })
             .collect();
         Outcome {
             summary,
             args,
             globals,
             conds,
+            uneven: self.on_uneven_communicators(),
+            memo: Memo {
+                addrs: Arc::clone(&self.addrs),
+                writes: self.writes.clone(),
+                reach: Arc::clone(&self.reach),
+            },
         }
+    }
+
+    /// What `addr` points at when call `at` is made, per offset from it:
+    /// for a tracked object, each write that reaches the call by the
+    /// offset it starts at; for another, all it holds, at no known offset.
+    fn pointee(&self, addr: &Addr, at: InstId) -> Fields {
+        let base = Self::cell(addr);
+        let whole = Cell {
+            field: None,
+            ..base.clone()
+        };
+        let mut out = Fields::new();
+        let seen = self.reach.seen(at, &whole).filter(|_| tracked(&base.obj));
+        let Some(seen) = seen else {
+            let d = self.read(&whole, at);
+            if !d.is_empty() {
+                out.insert(None, d);
+            }
+            return out;
+        };
+        let relative = |field: Option<i64>| base.field.zip(field).map(|(b, f)| f.wrapping_sub(b));
+        let block = |i: InstId| self.f.insts[i as usize].block;
+        for &k in seen {
+            let def = &self.reach.defs[k];
+            match def.at {
+                Some(w) => {
+                    let mut d = self.def_deps[k].clone();
+                    if self.gated[k] {
+                        d.join(&self.gate_between(block(w), block(at)));
+                    }
+                    out.entry(relative(def.cell.field)).or_default().join(&d);
+                }
+                // A parameter passed on: its own entry offsets, shifted.
+                None => {
+                    let Obj::Param(p) = &def.cell.obj else {
+                        continue;
+                    };
+                    let context = self.shared.contexts[self.fi].pointees.get(p);
+                    for (field, d) in context.into_iter().flatten() {
+                        out.entry(relative(*field)).or_default().join(d);
+                    }
+                }
+            }
+        }
+        if let Some(d) = self.objs.get(&base.obj) {
+            out.entry(None).or_default().join(d);
+        }
+        out.retain(|_, d| !d.is_empty());
+        out
+    }
+
+    /// Whether `cond` compares a rank with the size of its communicator
+    /// (`rank < nprocs`, `size == rank`): every comparison of the two has
+    /// one outcome on every rank, since a rank is in `0..size` (MPI 4.1
+    /// §6.4.1), so the branch decides nothing, whatever the predicate.
+    fn rank_against_size(&self, cond: &Val) -> bool {
+        let Val::Inst(c) = cond else { return false };
+        let inst = &self.f.insts[*c as usize];
+        if inst.op != Op::Compute || inst.ops.len() != 2 {
+            return false;
+        }
+        let (Some(a), Some(b)) = (self.mpi_result(&inst.ops[0]), self.mpi_result(&inst.ops[1]))
+        else {
+            return false;
+        };
+        let names = [a.0, b.0];
+        names.contains(&"MPI_Comm_rank") && names.contains(&"MPI_Comm_size") && a.1 == b.1
+    }
+
+    /// For a value read from a variable whose only write that reaches the
+    /// read is one MPI call's output (through integer casts): that call's
+    /// name and its communicator argument.
+    fn mpi_result(&self, v: &Val) -> Option<(&'static str, Val)> {
+        let Val::Inst(i) = v else { return None };
+        let inst = &self.f.insts[*i as usize];
+        match inst.op {
+            Op::Cast => return self.mpi_result(inst.ops.first()?),
+            Op::Load => {}
+            _ => return None,
+        }
+        let cell = Self::cell(&self.addr(inst.ops.first()?)?);
+        let seen = self.reach.seen(*i, &cell)?;
+        let mut writers = seen.iter().map(|&k| self.reach.defs[k].at);
+        let writer = writers.next()??;
+        if !writers.all(|w| w == Some(writer)) {
+            return None;
+        }
+        let call = &self.f.insts[writer as usize];
+        let name = match self.f.callee(writer).and_then(mpi::base_name)? {
+            "MPI_Comm_rank" => "MPI_Comm_rank",
+            "MPI_Comm_size" => "MPI_Comm_size",
+            _ => return None,
+        };
+        let comm = match call.ops.first()? {
+            // A communicator read from a variable: the variable.
+            Val::Inst(l) if self.f.insts[*l as usize].op == Op::Load => {
+                self.f.insts[*l as usize].ops.first()?.clone()
+            }
+            other => other.clone(),
+        };
+        Some((name, comm))
+    }
+
+    /// The cells of parameters' pointees a strong write replaces before
+    /// every return.
+    fn must_writes(&self) -> BTreeSet<(u32, i64)> {
+        let returns = self.returns();
+        let mut out = BTreeSet::new();
+        for def in &self.reach.defs {
+            let (Some(at), Obj::Param(k), Some(field)) = (def.at, &def.cell.obj, def.cell.field)
+            else {
+                continue;
+            };
+            if def.strong && !returns.is_empty() && returns.iter().all(|r| self.dominates(at, *r)) {
+                out.insert((*k, field));
+            }
+        }
+        out
+    }
+
+    /// The function's reachable returns.
+    fn returns(&self) -> Vec<InstId> {
+        let f = self.f;
+        (0..f.insts.len() as InstId)
+            .filter(|i| matches!(f.insts[*i as usize].op, Op::Ret))
+            .filter(|i| self.p.cfgs[self.fi].reachable[f.insts[*i as usize].block as usize])
+            .collect()
     }
 
     /// Parameters written by an agreeing collective that runs before every
@@ -944,6 +1532,13 @@ impl<'a> Flow<'a> {
         }
         out
     }
+}
+
+/// Objects whose cells the reaching-definitions problem follows: those
+/// whose every write this function makes is seen (a global may be written
+/// by any callee, unknown memory through any pointer).
+fn tracked(obj: &Obj) -> bool {
+    matches!(obj, Obj::Local(_) | Obj::Heap(_) | Obj::Param(_))
 }
 
 fn is_agreeing(name: &str) -> bool {
@@ -985,6 +1580,12 @@ struct View<'a> {
     p: &'a Program<'a>,
     shapes: &'a [Shape],
     conds: &'a [Vec<Deps>],
+    /// Per function: collectives on a communicator whose members depend on
+    /// the rank. Which ranks belong to it is what the branches around such
+    /// a call usually test (`if (rank != 0) MPI_Intercomm_create(sub, ..)`
+    /// after a split that left rank 0 out); the analysis cannot relate the
+    /// two, and the run compares the members' sequences.
+    uneven: &'a [HashSet<InstId>],
     span: &'a (dyn Fn(&Function, Option<Loc>) -> Span + Sync),
 }
 
@@ -1090,7 +1691,7 @@ impl View<'_> {
     /// Whether every path of branch `(h, a)` to where they meet makes the
     /// same collectives ([`crate::balance`]): then the branch decides
     /// nothing about them, whatever its condition.
-    fn balanced(&self, (h, a): Branch, reaches_mpi: &[bool]) -> bool {
+    fn balanced(&self, (h, a): Branch, reaches_collective: &[bool]) -> bool {
         let f = &self.p.fns[h];
         let shape = &self.shapes[h];
         let tokens = |b: BlockId| -> Option<Vec<Token>> {
@@ -1104,7 +1705,7 @@ impl View<'_> {
                     Op::Call(Callee::Indirect) => return None,
                     Op::Call(_) => {
                         if let Some(&g) = shape.callee.get(&i) {
-                            if reaches_mpi[g] {
+                            if reaches_collective[g] {
                                 out.push(Token::Call(g));
                             }
                         }
@@ -1119,17 +1720,20 @@ impl View<'_> {
 
     fn collectives(&self) -> Vec<DivergentCollective> {
         let entry = self.entry_guards();
-        let reaches_mpi = self.reaches_mpi();
+        let reaches_collective = self.reaches_collective();
         let mut out = Vec::new();
         for (fi, f) in self.p.fns.iter().enumerate() {
             for &(site, i) in &self.p.sites[fi] {
                 let Some(name) = f.callee(i) else { continue };
-                if !is_collective(name) || self.p.single_member.contains(&site) {
+                if !is_collective(name)
+                    || self.p.single_member.contains(&site)
+                    || self.uneven[fi].contains(&i)
+                {
                     continue;
                 }
                 let mut all: BTreeSet<Branch> = self.guards_of(fi, i).into_iter().collect();
                 all.extend(entry[fi].iter().copied());
-                all.retain(|b| !self.balanced(*b, &reaches_mpi));
+                all.retain(|b| !self.balanced(*b, &reaches_collective));
                 let branches: Vec<GuardingBranch> = self
                     .by_line(all, Deps::per_rank)
                     .into_iter()
@@ -1156,8 +1760,26 @@ impl View<'_> {
     /// Per function: whether it makes MPI calls, directly or through the
     /// functions it calls.
     fn reaches_mpi(&self) -> Vec<bool> {
+        self.reaches(|fi| !self.p.sites[fi].is_empty())
+    }
+
+    /// Per function: whether it makes collectives, directly or through the
+    /// functions it calls. Only those can make a branch's paths differ
+    /// (PARCOACH compares sequences of collectives): a helper that calls
+    /// `MPI_Error_string` on one side of a branch decides nothing.
+    fn reaches_collective(&self) -> Vec<bool> {
+        self.reaches(|fi| {
+            self.p.sites[fi]
+                .iter()
+                .any(|(_, i)| self.p.fns[fi].callee(*i).is_some_and(is_collective))
+        })
+    }
+
+    /// Per function: whether it, or a function it calls, is one `start`
+    /// accepts.
+    fn reaches(&self, start: impl Fn(usize) -> bool) -> Vec<bool> {
         let n = self.p.fns.len();
-        let mut reaches: Vec<bool> = (0..n).map(|fi| !self.p.sites[fi].is_empty()).collect();
+        let mut reaches: Vec<bool> = (0..n).map(start).collect();
         for _ in 0..n {
             let mut changed = false;
             for g in 0..n {

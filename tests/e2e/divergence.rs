@@ -2,8 +2,9 @@
 //! analysis, reported from a run that reaches them and confirmed by a run
 //! that shows ranks disagreeing; and the inputs a verdict depends on.
 
-use crate::util::{build, check_program, describe, verify_json_with_args};
+use crate::util::{build, check_program, describe, line_of, verify_json_with_args};
 use mbh_tests::{run_mbhybrid, workspace_root};
+use mbh_trace::static_report::StaticReport;
 
 const V1: &str = "tests/programs/v1_rank_collective.c";
 
@@ -155,4 +156,117 @@ fn a_collective_another_input_makes_ranks_skip_is_a_warning_with_both_lines() {
     let (status, taken, _) = verify_json_with_args(&exe, 2, dir.path(), &[], &["a", "b"]);
     assert_eq!(status, 1);
     assert_eq!(taken.findings[0].kind, "deadlock", "{:?}", taken.findings);
+}
+
+/// `mbhybrid analyze --format json SOURCE`'s report.
+fn analyze(source: &str) -> StaticReport {
+    let out = run_mbhybrid(&workspace_root(), &["analyze", "--format", "json", source]);
+    assert!(out.status.success(), "{}", describe(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)))
+}
+
+/// Each correct program of `tests/programs/divergence/` reproduces a false
+/// alarm of issue 37 on a real application (the comments in each say
+/// which); `analyze` reports no collective some ranks may skip.
+fn assert_no_divergence(source: &str) {
+    let report = analyze(source);
+    let found: Vec<String> = report
+        .divergent_collectives
+        .iter()
+        .map(|d| d.message())
+        .collect();
+    assert!(found.is_empty(), "{source}: {found:#?}");
+}
+
+/// miniFE's `if (myproc == 0) { std::cout << ..; }`: a branch that only
+/// prints and rejoins decides nothing, although `<<` may throw; the run
+/// is clean.
+#[test]
+fn issue_37_a_rank_0_print_branch_decides_nothing() {
+    let source = "tests/programs/divergence/print_branch.cpp";
+    assert_no_divergence(source);
+    let report = check_program(source);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+}
+
+/// The same branch with a barrier in it is still reported, with the
+/// branch, although `<<` may throw there too.
+#[test]
+fn issue_37_a_rank_0_branch_that_makes_a_barrier_is_still_reported() {
+    let source = "tests/programs/divergence/rank_print_barrier.cpp";
+    let report = analyze(source);
+    let found: Vec<(u32, Vec<u32>)> = report
+        .divergent_collectives
+        .iter()
+        .map(|d| {
+            (
+                d.span.line,
+                d.branches.iter().map(|b| b.span.line).collect(),
+            )
+        })
+        .collect();
+    let barrier = line_of(source, "MPI_Barrier(MPI_COMM_WORLD);");
+    let branch = line_of(source, "if (rank == 0)");
+    assert_eq!(found, [(barrier, vec![branch])]);
+}
+
+/// HPCG's CG loop: its condition reads a norm `MPI_Allreduce` produced,
+/// through a reference, next to a timer and a struct holding the rank.
+#[test]
+fn issue_37_a_loop_on_an_allreduce_result_is_uniform() {
+    assert_no_divergence("tests/programs/divergence/allreduce_loop.cpp");
+}
+
+/// HPCG's `if (ierr) return ierr;` after a check of sizes whose rank flag
+/// gates only printing; the sizes share structs with the rank.
+#[test]
+fn issue_37_a_return_computed_from_sizes_only_is_uniform() {
+    assert_no_divergence("tests/programs/divergence/size_only_return.cpp");
+}
+
+/// A loop bound read from the command line, in a struct that also holds
+/// the rank, the time and a value read from a file: no divergence, and the
+/// branch names the input it reads and nothing else.
+#[test]
+fn issue_37_a_branch_names_only_the_inputs_that_reach_it() {
+    let source = "tests/programs/divergence/inputs_named.c";
+    let report = analyze(source);
+    assert!(
+        report.divergent_collectives.is_empty(),
+        "{:?}",
+        report.divergent_collectives
+    );
+    let branches: Vec<(u32, Vec<String>)> = report
+        .input_branches
+        .iter()
+        .map(|b| (b.span.line, b.inputs.clone()))
+        .collect();
+    let line = line_of(source, "for (i = 0; i < p.n; i++)");
+    assert_eq!(
+        branches,
+        [(line, vec!["argc".to_owned(), "argv[1]".to_owned()])]
+    );
+}
+
+/// `if (rank < nprocs)` is always true: no warning at `build`, and the
+/// run is clean.
+#[test]
+fn issue_37_rank_below_size_is_always_true() {
+    let source = "tests/programs/divergence/rank_below_size.c";
+    assert_no_divergence(source);
+    let report = check_program(source);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+}
+
+/// MPICH's intercommunicator harness (`MTestGetIntercomm`'s loop) on 2
+/// ranks: the helper called on both sides of `if (left)` makes the same
+/// collectives, the error path makes none, and the collective under
+/// `if (rank != 0)` is on a communicator rank 0 is not in. Clean at
+/// `build` and in the run.
+#[test]
+fn issue_37_mpich_intercomm_harness_is_clean() {
+    let source = "tests/programs/divergence/intercomm_harness.c";
+    assert_no_divergence(source);
+    let report = check_program(source);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
 }

@@ -383,3 +383,99 @@ fn issue_19_collectives_on_comm_self_are_never_divergent() {
         [row("MPI_Barrier", "main", 13, &[(8, rank)])]
     );
 }
+
+const STILL_DIVERGENT: &str = r#"#include <mpi.h>
+struct params { int rank; int n; };
+int main(int argc, char **argv) {
+  int rank, nprocs, i, x = 1, y = 0;
+  struct params p;
+  MPI_Comm sub;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+  if (rank + 1 < nprocs)
+    MPI_Barrier(MPI_COMM_WORLD);
+  p.rank = rank;
+  p.n = 2;
+  if (p.rank > 0)
+    MPI_Barrier(MPI_COMM_WORLD);
+  for (i = 0; i < p.n; i++)
+    MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 0, rank, &sub);
+  if (sub != MPI_COMM_NULL)
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (sub != MPI_COMM_NULL)
+    MPI_Barrier(sub);
+  x = 0;
+  if (rank == 1)
+    x = 1;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (x)
+    MPI_Bcast(&y, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &sub);
+  MPI_Allreduce(&rank, &y, 1, MPI_INT, MPI_SUM, sub);
+  if (y > 1)
+    MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// Issue 37 made the analysis decide less, never by losing the rank: a
+/// comparison of the rank with the size that is not constant (`rank + 1 <
+/// nprocs`), the rank in one field of a struct whose other field (`p.n`)
+/// stays uniform, a communicator handle from a split that left rank 0 out
+/// (tested before a collective on the world; one on the split itself is
+/// left to the run), a variable set under a rank test read after a
+/// barrier, and a sum `MPI_Allreduce` made on each half of a split (the
+/// same within a half, not between them) are all still reported.
+#[test]
+fn issue_37_rank_dependence_survives_the_refinements() {
+    let report = report("still_divergent", STILL_DIVERGENT);
+    let rank: &[Dependence] = &[Dependence::Rank];
+    assert_eq!(
+        rows(&report.divergent_collectives),
+        [
+            row("MPI_Barrier", "main", 11, &[(10, rank)]),
+            row("MPI_Barrier", "main", 15, &[(14, rank)]),
+            row("MPI_Allreduce", "main", 20, &[(19, rank)]),
+            row("MPI_Bcast", "main", 28, &[(27, rank)]),
+            row("MPI_Barrier", "main", 32, &[(31, rank)]),
+        ]
+    );
+}
+
+const PACKED_BROADCAST: &str = r#"#include <mpi.h>
+struct params { int n; int m; };
+static void read_params(struct params *p, int rank) {
+  if (rank == 0) {
+    p->n = 3;
+    p->m = 2;
+  }
+}
+int main(int argc, char **argv) {
+  struct params p = {0, 0};
+  int rank, i, x = 1, y = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  read_params(&p, rank);
+  int packed[2] = {p.n, p.m};
+  MPI_Bcast(&packed[0], 2, MPI_INT, 0, MPI_COMM_WORLD);
+  p.n = packed[0];
+  p.m = packed[1];
+  for (i = 0; i < p.m; i++)
+    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
+"#;
+
+/// Issue 37 (miniFE's `broadcast_parameters`): parameters only rank 0
+/// read, packed into an array broadcast whole (a constant count of a
+/// predefined type), then unpacked: every element is the root's, so a
+/// loop on the second is uniform.
+#[test]
+fn issue_37_a_buffer_broadcast_whole_replaces_every_element() {
+    let report = report("packed_broadcast", PACKED_BROADCAST);
+    assert_eq!(rows(&report.divergent_collectives), []);
+}
