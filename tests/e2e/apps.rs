@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 /// A build that runs longer than this is taken for a hang (LULESH's link
 /// once ran for more than 15 minutes); `mpicxx` builds each app in under
 /// a minute on the reference machine.
-const BUILD_LIMIT_SECONDS: u32 = 900;
+const BUILD_LIMIT_SECONDS: u32 = 600;
 /// `verify --time-budget`: the search must finish well within it (issue
 /// 37 asks miniFE at 4 ranks in well under five minutes); past it the
 /// report is partial and the test fails.
