@@ -309,19 +309,23 @@ fn first_run_stdout(report: &Report) -> String {
     }
 }
 
-/// The first file under `dir` (recursively) whose name `wanted` accepts.
+/// The first file under `dir` (recursively) whose name `wanted` accepts,
+/// shallowest first. Links are not followed: a run's working folder
+/// mirrors the user's with links, the run directory among them.
 fn find_file(dir: &Path, wanted: &dyn Fn(&str) -> bool) -> Option<PathBuf> {
     let mut entries: Vec<_> = std::fs::read_dir(dir).ok()?.flatten().collect();
     entries.sort_by_key(|e| e.file_name());
+    let is = |e: &std::fs::DirEntry, what: fn(&std::fs::FileType) -> bool| {
+        e.file_type().is_ok_and(|t| what(&t))
+    };
     for entry in &entries {
-        let path = entry.path();
-        if path.is_file() && entry.file_name().to_str().is_some_and(wanted) {
-            return Some(path);
+        if is(entry, std::fs::FileType::is_file) && entry.file_name().to_str().is_some_and(wanted) {
+            return Some(entry.path());
         }
     }
     entries
         .iter()
-        .filter(|e| e.path().is_dir())
+        .filter(|e| is(e, std::fs::FileType::is_dir))
         .find_map(|e| find_file(&e.path(), wanted))
 }
 
