@@ -64,8 +64,9 @@ pub enum Command {
     /// mpiCC) for the compiler drivers; put it first on PATH to build any
     /// project through them, with no file edited.
     ///
-    /// `PATH="$(mbhybrid wrappers):$PATH" make` (also `./configure`, `cmake`,
-    /// and Makefiles that call `$(MPICC)`). The names are links to mbhybrid,
+    /// `PATH="$(mbhybrid wrappers):$PATH" make` (Makefiles that call `$(MPICC)`
+    /// or set `CXX = mpicxx`, `./configure` scripts; with CMake, give
+    /// `-DCMAKE_CXX_COMPILER=mpicxx` too). The names are links to mbhybrid,
     /// made beside it on first use; the drivers find the MPI's own wrappers
     /// for its flags further on the PATH.
     Wrappers,

@@ -16,7 +16,16 @@
 //!   one ("error: unknown argument: '-fipa-pta'"), so no option clang
 //!   accepts is ever dropped, and none it refuses is kept. The probe runs
 //!   only when an option is not one every clang takes (`-I`, `-D`, `-W…`,
-//!   `-O`, `-g`, …), so most compiles cost no extra process.
+//!   `-O`, `-g`, …), so most compiles cost no extra process;
+//! * so are gcc's warning options clang does not know
+//!   (`-Wno-maybe-uninitialized`, `-Wlogical-op`): clang accepts them with
+//!   a warning at every compile and code generation, and under `-Werror`
+//!   fails the build. `clang -###` does not look at warning options, so
+//!   these are asked of clang's front end on an empty file
+//!   (`-fsyntax-only`, "unknown warning option '-Wlogical-op'"), when the
+//!   command line has a warning option beyond the usual few (`-Wall`,
+//!   `-Wextra`, `-Werror`, …). Dropping one changes no code: gcc takes
+//!   them, and only gcc knows what they warn about.
 //!
 //! Options inside a response file (`@FILE`) are left as they are.
 
@@ -54,13 +63,23 @@ pub fn clang_command_line(language: Language, args: &[String]) -> ClangCommandLi
 fn for_clang(clang: &Path, args: &[String]) -> ClangCommandLine {
     let args: Vec<String> = args.iter().map(|a| optimization_level(a)).collect();
     let options = options_of(&args);
-    if options.iter().all(|o| surely_known(o)) {
+    let mut unknown = Vec::new();
+    if !options.iter().all(|o| surely_known(o)) {
+        unknown.extend(unknown_to(clang, &options));
+    }
+    let warnings: Vec<&String> = options
+        .iter()
+        .filter(|o| is_warning_option(o) && !COMMON_WARNINGS.contains(&o.as_str()))
+        .collect();
+    if !warnings.is_empty() {
+        unknown.extend(unknown_warnings_to(clang, &warnings));
+    }
+    if unknown.is_empty() {
         return ClangCommandLine {
             args,
             dropped: Vec::new(),
         };
     }
-    let unknown = unknown_to(clang, &options);
     let (dropped, args): (Vec<String>, Vec<String>) =
         args.into_iter().partition(|a| unknown.contains(a));
     ClangCommandLine { args, dropped }
@@ -136,17 +155,53 @@ fn unknown_to(clang: &Path, options: &[String]) -> Vec<String> {
     unknown_arguments(&String::from_utf8_lossy(&output.stderr))
 }
 
+/// The warning options every clang knows, which need no probe.
+const COMMON_WARNINGS: &[&str] = &[
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-Wno-error",
+    "-Wpedantic",
+    "-Wshadow",
+    "-Wconversion",
+    "-Wunused",
+];
+
+/// Whether `word` is a warning option (`-Wfoo`, `-Wno-foo`,
+/// `-Werror=foo`), not one passing options on (`-Wl,`, `-Wa,`, `-Wp,`).
+fn is_warning_option(word: &str) -> bool {
+    word.len() > 2
+        && word.starts_with("-W")
+        && !["-Wl,", "-Wa,", "-Wp,"].iter().any(|p| word.starts_with(p))
+}
+
+/// The warning options of `warnings` clang's front end does not know,
+/// asked on an empty C file; none when clang cannot be run.
+fn unknown_warnings_to(clang: &Path, warnings: &[&String]) -> Vec<String> {
+    let Ok(output) = Command::new(clang)
+        .args(["-fsyntax-only", "-x", "c", "/dev/null"])
+        .args(warnings)
+        .output()
+    else {
+        return Vec::new();
+    };
+    quoted_after(
+        &String::from_utf8_lossy(&output.stderr),
+        "unknown warning option",
+    )
+}
+
 /// The options clang's messages `text` call unknown: "error: unknown
 /// argument: '-X'" and "error: unknown argument '-X'; did you mean '-Y'?"
 /// (clang 16's two forms).
 fn unknown_arguments(text: &str) -> Vec<String> {
+    quoted_after(text, "error: unknown argument")
+}
+
+/// The first quoted word after `what` on each line of `text` that says it.
+fn quoted_after(text: &str, what: &str) -> Vec<String> {
     text.lines()
-        .filter_map(|line| {
-            line.split_once("error: unknown argument")?
-                .1
-                .split('\'')
-                .nth(1)
-        })
+        .filter_map(|line| line.split_once(what)?.1.split('\'').nth(1))
         .map(str::to_owned)
         .collect()
 }
@@ -213,6 +268,47 @@ mod tests {
         for unknown in ["-ffast-math", "-O5", "-march=native", "-fipa-pta"] {
             assert!(!surely_known(unknown), "{unknown}");
         }
+    }
+
+    /// gcc's warning options go, clang's stay, `-Wl,` is not a warning.
+    #[test]
+    fn clang_names_the_warnings_it_does_not_know() {
+        let clang = crate::toolchain::find_clang(false).expect("clang 16 is installed");
+        let line = for_clang(
+            &clang,
+            &strings(&[
+                "-Wall",
+                "-Werror",
+                "-Wno-maybe-uninitialized",
+                "-Wlogical-op",
+                "-Werror=format-truncation",
+                "-Wno-unused-parameter",
+                "-Wl,--as-needed",
+                "-c",
+                "a.c",
+            ]),
+        );
+        assert_eq!(
+            line.dropped,
+            strings(&[
+                "-Wno-maybe-uninitialized",
+                "-Wlogical-op",
+                "-Werror=format-truncation"
+            ])
+        );
+        assert_eq!(
+            line.args,
+            strings(&[
+                "-Wall",
+                "-Werror",
+                "-Wno-unused-parameter",
+                "-Wl,--as-needed",
+                "-c",
+                "a.c"
+            ])
+        );
+        assert!(!is_warning_option("-W"));
+        assert!(!is_warning_option("-Wp,-MD"));
     }
 
     /// HPCG's `setup/Make.Linux_MPI` flags and CoMD's `-O5`, asked of the

@@ -1,8 +1,8 @@
 //! `mbhybrid wrappers`: the folder of MPI compiler wrapper names (`mpicc`,
 //! `mpicxx`, `mpic++`, `mpiCC`) for the compiler drivers, as ccache's
 //! masquerade folder is for compilers. Put first on the `PATH`, it reaches
-//! every build system, also those that name `mpicc` themselves
-//! (`$(MPICC)`, `find_package(MPI)`), with no file edited:
+//! build systems that name `mpicc` themselves (`$(MPICC)`, `CXX = mpicxx`
+//! in a setup file, `configure` scripts), with no file edited:
 //!
 //! ```sh
 //! PATH="$(mbhybrid wrappers):$PATH" make

@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 /// A build that runs longer than this is taken for a hang (LULESH's link
 /// once ran for more than 15 minutes); `mpicxx` builds each app in under
 /// a minute on the reference machine.
-const BUILD_LIMIT_SECONDS: u32 = 900;
+const BUILD_LIMIT_SECONDS: u32 = 600;
 /// `verify --time-budget`: the search must finish well within it (issue
 /// 37 asks miniFE at 4 ranks in well under five minutes); past it the
 /// report is partial and the test fails.
@@ -309,19 +309,23 @@ fn first_run_stdout(report: &Report) -> String {
     }
 }
 
-/// The first file under `dir` (recursively) whose name `wanted` accepts.
+/// The first file under `dir` (recursively) whose name `wanted` accepts,
+/// shallowest first. Links are not followed: a run's working folder
+/// mirrors the user's with links, the run directory among them.
 fn find_file(dir: &Path, wanted: &dyn Fn(&str) -> bool) -> Option<PathBuf> {
     let mut entries: Vec<_> = std::fs::read_dir(dir).ok()?.flatten().collect();
     entries.sort_by_key(|e| e.file_name());
+    let is = |e: &std::fs::DirEntry, what: fn(&std::fs::FileType) -> bool| {
+        e.file_type().is_ok_and(|t| what(&t))
+    };
     for entry in &entries {
-        let path = entry.path();
-        if path.is_file() && entry.file_name().to_str().is_some_and(wanted) {
-            return Some(path);
+        if is(entry, std::fs::FileType::is_file) && entry.file_name().to_str().is_some_and(wanted) {
+            return Some(entry.path());
         }
     }
     entries
         .iter()
-        .filter(|e| e.path().is_dir())
+        .filter(|e| is(e, std::fs::FileType::is_dir))
         .find_map(|e| find_file(&e.path(), wanted))
 }
 
@@ -571,15 +575,16 @@ fn hpcg_verifies_clean_at_4_ranks_with_the_plain_builds_results() {
     check_hpcg(4);
 }
 
-/// LULESH's iteration count and final energy, and its symmetry check.
+/// LULESH's problem, iteration count and final energy (its symmetry
+/// check's differences are at rounding level, which depends on the
+/// compiler).
 fn lulesh_results(line: &str) -> Option<String> {
     let line = line.trim();
     [
+        "Problem size",
+        "MPI tasks",
         "Iteration count",
         "Final Origin Energy",
-        "Max Abs Diff",
-        "Total Abs Diff",
-        "Max Rel Diff",
     ]
     .iter()
     .any(|s| line.starts_with(s))

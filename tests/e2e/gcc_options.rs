@@ -121,3 +121,31 @@ fn options_clang_knows_are_kept_silently() {
     assert!(out.stderr.is_empty(), "{}", describe(&out));
     assert!(dir.join("ring.o").is_file());
 }
+
+/// gcc's warning options clang does not know, under `-Werror` (where
+/// clang's "unknown warning option" would fail the build): dropped with
+/// one warning, at the compile and at the link.
+#[test]
+fn gcc_only_warning_options_build_under_werror() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("ring.c"), RING).unwrap();
+    let flags = [
+        "-Wall",
+        "-Werror",
+        "-Wlogical-op",
+        "-Wno-maybe-uninitialized",
+    ];
+    for args in [&["-c", "ring.c"][..], &["ring.o", "-o", "ring"]] {
+        let mut line = flags.to_vec();
+        line.extend(args);
+        let out = driver(dir, "mbhybrid-cc", &line);
+        assert!(out.status.success(), "{}", describe(&out));
+        let lines = stderr_lines(&out);
+        assert_eq!(lines.len(), 1, "one warning\n{}", describe(&out));
+        for option in &flags[2..] {
+            assert!(lines[0].contains(option), "{}", describe(&out));
+        }
+        assert!(!lines[0].contains("-Wall"), "{}", describe(&out));
+    }
+}

@@ -128,20 +128,24 @@ fn a_driver_copied_under_an_mpi_name_stops_instead_of_recursing() {
     mbhybrid();
     let bin = mbh_tests::bin_dir();
     let tmp = tempfile::tempdir().unwrap();
-    let impostor = tmp.path().join("mpicc");
-    std::fs::write(
-        &impostor,
-        format!(
-            "#!/bin/sh\nexec {} \"$@\"\n",
-            bin.join("mbhybrid-cc").display()
-        ),
-    )
-    .unwrap();
-    let status = Command::new("chmod")
-        .args(["+x", impostor.to_str().unwrap()])
-        .status()
+    // Under every name the drivers look for (Debian's suffixed ones for
+    // the MPI `MBHYBRID_MPI` names).
+    for name in ["mpicc", "mpicc.mpich", "mpicc.openmpi"] {
+        let impostor = tmp.path().join(name);
+        std::fs::write(
+            &impostor,
+            format!(
+                "#!/bin/sh\nexec {} \"$@\"\n",
+                bin.join("mbhybrid-cc").display()
+            ),
+        )
         .unwrap();
-    assert!(status.success());
+        let status = Command::new("chmod")
+            .args(["+x", impostor.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
     std::fs::write(tmp.path().join("hello.c"), HELLO).unwrap();
     let path = path_with_first(tmp.path());
     let out = run_with_path("mpicc", &["-c", "hello.c"], tmp.path(), &path);
