@@ -30,4 +30,5 @@ MBHYBRID_MPI=openmpi cargo test --locked -p mbh-tests --test e2e -- \
   scenarios:: wildcards:: choices:: collectives:: buffering:: barriers:: \
   hangs:: faults:: fault_injection:: programs:: transparency:: oracle:: deterministic:: \
   completeness:: wrappers:: mpicc_builds:: cxx_names:: arguments:: divergence:: \
-  reuse:: masquerade:: gcc_options:: patch_paths:: apps::comd apps::minife
+  reuse:: masquerade:: gcc_options:: patch_paths:: not_modelled:: rooted_early:: \
+  stopping:: run_folders:: apps::comd apps::minife
