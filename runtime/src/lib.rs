@@ -252,6 +252,7 @@ mod buffer_check;
 mod callsite;
 mod checks;
 mod choice;
+mod coll_pending;
 mod comms;
 mod consts;
 mod crash;

@@ -185,3 +185,54 @@ fn access_checks_of(exe: &Path) -> Option<bool> {
     let table: serde_json::Value = serde_json::from_str(&text).ok()?;
     table["access_checks"].as_bool()
 }
+
+/// Issue 38 §4: the buffers of nonblocking collectives are watched as
+/// point-to-point buffers are: `MPI_Iallreduce`'s send buffer written and
+/// receive buffer read, the root's receive buffer of `MPI_Igather` (its
+/// last rank's block: the extent is `size * recvcount`), a non-root's
+/// buffer of `MPI_Ibcast` read, a block of `MPI_Igatherv` placed by its
+/// displacement. Each at the access, with the collective's line; what a
+/// rank's call does not hand MPI is not reported (the harness checks that
+/// no other finding is made).
+#[test]
+fn u5_nonblocking_collective_buffers_used_early_are_found() {
+    let source = "tests/programs/u5_icoll_reuse.c";
+    let report = check_program(source);
+    let mut found: Vec<(String, Lines)> = report
+        .findings
+        .iter()
+        .map(|f| (f.message.clone(), lines(f)))
+        .collect();
+    found.sort();
+    let at = |marker: &str| line_of(source, marker);
+    let finding = |rank: u32, verb: &str, call: &str, access: &str| {
+        (
+            format!("rank {rank} {verb} the buffer of `{call}` before the collective completed"),
+            (vec![at(access)], vec![at(&format!("{call}(&in"))]),
+        )
+    };
+    let ibcast = |rank: u32, access: &str| {
+        (
+            format!("rank {rank} read the buffer of `MPI_Ibcast` before the collective completed"),
+            (vec![at(access)], vec![at("MPI_Ibcast(&b")]),
+        )
+    };
+    let mut expected = vec![
+        finding(0, "wrote to", "MPI_Iallreduce", "in = 5;"),
+        finding(0, "wrote to", "MPI_Igatherv", "all[8] = -2;"),
+        finding(1, "read", "MPI_Iallreduce", "printf(\"early sum"),
+        ibcast(1, "if (rank == 1) seen += b;"),
+        finding(2, "wrote to", "MPI_Igather", "all[2] = -1;"),
+    ];
+    expected.sort();
+    assert_eq!(found, expected);
+}
+
+/// Nonblocking collectives' buffers touched after their `Wait`/`Test`,
+/// or not the rank's part in the call (a non-root's send buffer of
+/// `MPI_Iscatter`, receive buffer of `MPI_Ireduce`), send buffers read,
+/// `MPI_IN_PLACE`: silent.
+#[test]
+fn u6_nonblocking_collective_buffers_used_in_turn_are_not_reported() {
+    check_program("tests/programs/u6_icoll_clean.c");
+}
