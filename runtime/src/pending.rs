@@ -187,7 +187,7 @@ impl<const N: usize> Table<N> {
     fn ring_len(&self, first: usize) -> usize {
         let mut count = 1;
         let mut at = first;
-        while let Some(next) = self.next_in_ring(at, first) {
+        while let Some(next) = self.next_in_ring(at, first).filter(|_| count < N) {
             count += 1;
             at = next;
         }
@@ -272,7 +272,11 @@ impl<const N: usize> Table<N> {
         // A point-to-point request's ring is its one entry: the loop's
         // second turn is one load of `next`.
         let mut at = Some(first);
-        while let Some(index) = at {
+        // At most the table's entries: a ring is never longer.
+        for _ in 0..N {
+            let Some(index) = at else {
+                break;
+            };
             at = self.next_in_ring(index, first);
             self.drop_entry(index, slot);
         }
