@@ -107,6 +107,7 @@ fn every_program_has_a_test() {
         "u4_derived_and_mrecv.c",
         "u5_icoll_reuse.c",
         "u6_icoll_clean.c",
+        "u7_icoll_forms.c",
         "unchanged_features.c",
         "v1_rank_collective.c",
         "v2_uniform_collectives.c",

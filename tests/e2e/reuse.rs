@@ -236,3 +236,57 @@ fn u5_nonblocking_collective_buffers_used_early_are_found() {
 fn u6_nonblocking_collective_buffers_used_in_turn_are_not_reported() {
     check_program("tests/programs/u6_icoll_clean.c");
 }
+
+/// Every other form of nonblocking collective, each with the extent its
+/// arguments give (`tests/programs/u7_icoll_forms.c`): one finding per
+/// access marked in the source, at its line with its collective's; the
+/// accesses just past each extent, or on a rank that does not hand the
+/// buffer over, are not reported.
+#[test]
+fn u7_each_nonblocking_collective_form_is_watched_over_its_extent() {
+    let source = "tests/programs/u7_icoll_forms.c";
+    let report = check_program(source);
+    let mut found: Vec<(i32, Lines)> = report
+        .findings
+        .iter()
+        .map(|f| (f.ranks[0], lines(f)))
+        .collect();
+    found.sort();
+    let at = |marker: &str| line_of(source, marker);
+    let mut expected = vec![
+        (2, (vec![at("x += out[0];")], vec![at("MPI_Iscan(")])),
+        (1, (vec![at("v = 3;")], vec![at("MPI_Iexscan(")])),
+        (
+            0,
+            (
+                vec![at("in[2] = 9;")],
+                vec![at("MPI_Ireduce_scatter_block(")],
+            ),
+        ),
+        (
+            1,
+            (
+                vec![at("if (rank == 1) x += out[1];")],
+                vec![at("MPI_Ireduce_scatter(big")],
+            ),
+        ),
+        (
+            0,
+            (
+                vec![at("if (rank == 0) big[5] = 1;")],
+                vec![at("MPI_Iscatterv(")],
+            ),
+        ),
+        (2, (vec![at("x += big[4];")], vec![at("MPI_Iallgatherv(")])),
+        (1, (vec![at("in[2] = 0;")], vec![at("MPI_Ialltoall(")])),
+        (
+            0,
+            (
+                vec![at("if (rank == 0) x += big[4];")],
+                vec![at("MPI_Ialltoallw(")],
+            ),
+        ),
+    ];
+    expected.sort();
+    assert_eq!(found, expected, "{:?}", report.findings);
+}
