@@ -54,7 +54,8 @@ struct Entry {
     record: AtomicU64,
     /// The next entry of the same request (its index + 1; 0: the entry is
     /// the request's only one). Written and read by the thread calling
-    /// MPI only.
+    /// MPI only; 0 whenever the entry is free (`forget` clears a ring's),
+    /// so a point-to-point watch need not write it.
     next: AtomicU16,
     /// Access sites already reported against this request (0: none).
     reported: [AtomicU32; SITES_PER_REQUEST],
@@ -228,7 +229,6 @@ impl<const N: usize> Table<N> {
         entry.slot.store(slot, Ordering::Relaxed);
         entry.what.store(what as u32 + 1, Ordering::Relaxed);
         entry.record.store(record, Ordering::Relaxed);
-        entry.next.store(0, Ordering::Relaxed);
         for site in &entry.reported {
             site.store(0, Ordering::Relaxed);
         }
@@ -269,26 +269,37 @@ impl<const N: usize> Table<N> {
         let Some(first) = index.filter(|&i| i < N) else {
             return;
         };
-        // A point-to-point request's ring is its one entry: the loop's
-        // second turn is one load of `next`.
-        let mut at = Some(first);
+        // A point-to-point request's ring is its one entry: it pays one
+        // load of `next` more than a table without rings.
+        let entry = &self.entries[first];
+        let next = entry.next.load(Ordering::Relaxed);
+        if self.drop_entry(first, slot) && next != 0 {
+            entry.next.store(0, Ordering::Relaxed);
+            self.forget_ring(first, usize::from(next) - 1, slot);
+        }
+    }
+
+    /// Drops the rest of the ring of entry `first` (dropped), from `next`.
+    #[cold]
+    fn forget_ring(&self, first: usize, next: usize, slot: u32) {
+        let mut at = Some(next);
         // At most the table's entries: a ring is never longer.
         for _ in 0..N {
             let Some(index) = at else {
                 break;
             };
             at = self.next_in_ring(index, first);
+            self.entries[index].next.store(0, Ordering::Relaxed);
             self.drop_entry(index, slot);
         }
     }
 
-    /// Frees entry `index` if it is in use for `slot`.
-    fn drop_entry(&self, index: usize, slot: u32) {
+    /// Frees entry `index` if it is in use for `slot` (then true).
+    fn drop_entry(&self, index: usize, slot: u32) -> bool {
         let entry = &self.entries[index];
         if entry.start.load(Ordering::Relaxed) == 0 || entry.slot.load(Ordering::Relaxed) != slot {
-            return;
+            return false;
         }
-        entry.next.store(0, Ordering::Relaxed);
         entry.start.store(0, Ordering::Release);
         let live = self.live() - 1;
         self.live.store(live, Ordering::Release);
@@ -300,6 +311,7 @@ impl<const N: usize> Table<N> {
         } else {
             self.free_hint.store(index, Ordering::Relaxed);
         }
+        true
     }
 
     /// The layout of the live buffers ([`Layout`]), `None` when there are
