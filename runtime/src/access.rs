@@ -11,8 +11,9 @@
 //! operation.
 //!
 //! The buffers are kept in [`crate::pending`]: the engine calls [`watch`]
-//! when a nonblocking send or receive is under way and [`forget`] when its
-//! slot is released or the program frees it. Only when the program was
+//! when a nonblocking send or receive is under way, [`watch_all`] with a
+//! nonblocking collective's buffers ([`crate::coll_pending`]), and
+//! [`forget`] when its slot is released or the program frees it. Only when the program was
 //! built with the checks ([`set_watching`], from the run's configuration):
 //! a program built without them pays one relaxed load per nonblocking
 //! call, not the buffer's extent and a table entry.
