@@ -11,8 +11,9 @@
 //! operation.
 //!
 //! The buffers are kept in [`crate::pending`]: the engine calls [`watch`]
-//! when a nonblocking send or receive is under way and [`forget`] when its
-//! slot is released or the program frees it. Only when the program was
+//! when a nonblocking send or receive is under way, [`watch_all`] with a
+//! nonblocking collective's buffers ([`crate::coll_pending`]), and
+//! [`forget`] when its slot is released or the program frees it. Only when the program was
 //! built with the checks ([`set_watching`], from the run's configuration):
 //! a program built without them pays one relaxed load per nonblocking
 //! call, not the buffer's extent and a table entry.
@@ -21,8 +22,10 @@
 //!
 //! * Only code compiled by `mbhybrid build` is checked: accesses made by
 //!   libraries (and by the MPI library itself) are not.
-//! * Nonblocking collectives' and one-sided buffers are not watched; a derived datatype is watched over its whole true extent,
-//!   holes included (an access to a hole is reported).
+//! * One-sided buffers are not watched; a derived datatype is watched over
+//!   its whole true extent, holes included (an access to a hole is
+//!   reported), and so is the hull of a `v`/`w` collective's blocks.
+//!   Nonblocking collectives on an intercommunicator are not watched.
 //! * At most 256 pending buffers per rank and 4 access sites per request
 //!   are followed. The record is written by the accessing thread: an
 //!   access on another thread while the MPI thread records is not
@@ -93,20 +96,46 @@ pub fn watch(
         return;
     };
     if PENDING.watch(slot, range, what, record.unwrap_or(u64::MAX)) {
-        WATCHED.store(PENDING.live(), Ordering::Relaxed);
-        // The new buffer may lie in the old gap: close it before the hull
-        // grows, then publish the new one.
-        mbhybrid_pending_gap_hi.store(0, Ordering::Release);
-        // One writer (this thread): a load and a store, not a locked
-        // read-modify-write.
-        if range.0 < mbhybrid_pending_lo.load(Ordering::Relaxed) {
-            mbhybrid_pending_lo.store(range.0, Ordering::Release);
-        }
-        if range.1 > mbhybrid_pending_hi.load(Ordering::Relaxed) {
-            mbhybrid_pending_hi.store(range.1, Ordering::Release);
-        }
-        publish_layout();
+        publish_watched([range]);
     }
+}
+
+/// Whether buffers are watched in this run: a nonblocking collective's
+/// extents are worth computing only then.
+pub fn watching() -> bool {
+    WATCHING.load(Ordering::Relaxed) && record::recording()
+}
+
+/// Watches the buffers of a nonblocking collective started by record
+/// `record`, now in request slot `slot`: each an address range and what
+/// the program may not do to it ([`crate::coll_pending`]). Forgotten
+/// together with the slot. Called by the thread calling MPI.
+pub fn watch_all(slot: u32, record: Option<u64>, buffers: &[((usize, usize), Pending)]) {
+    if !watching() || buffers.is_empty() {
+        return;
+    }
+    if PENDING.watch_all(slot, buffers, record.unwrap_or(u64::MAX)) > 0 {
+        publish_watched(buffers.iter().map(|&(range, _)| range));
+    }
+}
+
+/// Publishes the hull grown by `ranges`, just watched.
+fn publish_watched(ranges: impl IntoIterator<Item = (usize, usize)>) {
+    WATCHED.store(PENDING.live(), Ordering::Relaxed);
+    // The new buffers may lie in the old gap: close it before the hull
+    // grows, then publish the new one.
+    mbhybrid_pending_gap_hi.store(0, Ordering::Release);
+    // One writer (this thread): a load and a store, not a locked
+    // read-modify-write.
+    for (start, end) in ranges.into_iter().filter(|(start, end)| start < end) {
+        if start < mbhybrid_pending_lo.load(Ordering::Relaxed) {
+            mbhybrid_pending_lo.store(start, Ordering::Release);
+        }
+        if end > mbhybrid_pending_hi.load(Ordering::Relaxed) {
+            mbhybrid_pending_hi.store(end, Ordering::Release);
+        }
+    }
+    publish_layout();
 }
 
 /// Narrows the published hull to the live buffers and opens its widest

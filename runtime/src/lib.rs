@@ -69,7 +69,8 @@
 //!     no longer holds what was copied into the message (not checked for
 //!     freed requests: the runtime completes them when the buffer may be
 //!     gone); or an instrumented store into a pending send's buffer, or
-//!     load or store of a pending receive's (`access.rs`, `pending.rs`:
+//!     load or store of a pending receive's, a nonblocking collective's
+//!     buffers included (`coll_pending.rs`) (`access.rs`, `pending.rs`:
 //!     the program's `mbhybrid_check_access` calls, guarded by the exported
 //!     hull of the pending buffers, `mbhybrid_pending_lo`..`mbhybrid_pending_hi`).
 //!   - `BufferOverflow` (`buffer_check.rs`): a call's count reaches past
@@ -252,6 +253,7 @@ mod buffer_check;
 mod callsite;
 mod checks;
 mod choice;
+mod coll_pending;
 mod comms;
 mod consts;
 mod crash;

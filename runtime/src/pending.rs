@@ -5,7 +5,11 @@
 //! started persistent send) or `MPI_Irecv` (a started persistent receive)
 //! is under way, keyed by its request slot (`slots.rs`), and dropped when
 //! the slot is released (the program's `Wait`/`Test` completed it, or the
-//! runtime did) or the program frees the request.
+//! runtime did) or the program frees the request. A nonblocking collective
+//! has up to two buffers (what it reads, what it writes): its entries are
+//! linked in a ring ([`Table::watch_all`]), so forgetting the slot drops
+//! them all while a point-to-point request, alone in its ring, pays one
+//! load more.
 //!
 //! # Threads
 //!
@@ -48,6 +52,11 @@ struct Entry {
     what: AtomicU32,
     /// The record of the call that started it (`u64::MAX`: none).
     record: AtomicU64,
+    /// The next entry of the same request (its index + 1; 0: the entry is
+    /// the request's only one). Written and read by the thread calling
+    /// MPI only; 0 whenever the entry is free (`forget` clears a ring's),
+    /// so a point-to-point watch need not write it.
+    next: AtomicU16,
     /// Access sites already reported against this request (0: none).
     reported: [AtomicU32; SITES_PER_REQUEST],
 }
@@ -60,6 +69,7 @@ impl Entry {
             slot: AtomicU32::new(0),
             what: AtomicU32::new(0),
             record: AtomicU64::new(u64::MAX),
+            next: AtomicU16::new(0),
             reported: [const { AtomicU32::new(0) }; SITES_PER_REQUEST],
         }
     }
@@ -131,23 +141,84 @@ impl<const N: usize> Table<N> {
     /// Watches `start..end` for the request in `slot`, started by record
     /// `record`. Returns false (not watched) when the range is empty or
     /// the table is full. Only the thread calling MPI calls this.
-    pub fn watch(
+    pub fn watch(&self, slot: u32, range: (usize, usize), what: Pending, record: u64) -> bool {
+        self.watch_entry(slot, range, what, record).is_some()
+    }
+
+    /// Watches each of `buffers` for the one request in `slot` (a
+    /// nonblocking collective's send and receive buffers), linking their
+    /// entries so that [`Table::forget`] drops them together. Returns how
+    /// many are watched (empty ranges and a full table leave some out).
+    /// Only the thread calling MPI calls this.
+    pub fn watch_all(
+        &self,
+        slot: u32,
+        buffers: &[((usize, usize), Pending)],
+        record: u64,
+    ) -> usize {
+        let mut first: Option<usize> = None;
+        let mut last: Option<usize> = None;
+        for &(range, what) in buffers {
+            let Some(index) = self.watch_entry(slot, range, what, record) else {
+                continue;
+            };
+            if let Some(previous) = last {
+                self.entries[previous]
+                    .next
+                    .store(index as u16 + 1, Ordering::Relaxed);
+            }
+            first.get_or_insert(index);
+            last = Some(index);
+        }
+        if let (Some(first), Some(last)) = (first, last) {
+            if first != last {
+                // Close the ring: any entry of it leads to all the others.
+                self.entries[last]
+                    .next
+                    .store(first as u16 + 1, Ordering::Relaxed);
+            }
+            if let Some(direct) = self.entry_of_slot.get(slot as usize) {
+                direct.store(first as u16 + 1, Ordering::Relaxed);
+            }
+        }
+        first.map_or(0, |first| self.ring_len(first))
+    }
+
+    /// The entries in the ring of entry `first`.
+    fn ring_len(&self, first: usize) -> usize {
+        let mut count = 1;
+        let mut at = first;
+        while let Some(next) = self.next_in_ring(at, first).filter(|_| count < N) {
+            count += 1;
+            at = next;
+        }
+        count
+    }
+
+    /// The entry after `at` in its ring, `None` when the ring (started at
+    /// `first`) is done.
+    fn next_in_ring(&self, at: usize, first: usize) -> Option<usize> {
+        match self.entries.get(at)?.next.load(Ordering::Relaxed) {
+            0 => None,
+            next => Some(usize::from(next) - 1).filter(|&n| n != first && n < N),
+        }
+    }
+
+    /// [`Table::watch`], alone in its ring: the entry's index.
+    fn watch_entry(
         &self,
         slot: u32,
         (start, end): (usize, usize),
         what: Pending,
         record: u64,
-    ) -> bool {
+    ) -> Option<usize> {
         if start == 0 || end <= start {
-            return false;
+            return None;
         }
         let hint = self.free_hint.load(Ordering::Relaxed).min(N);
-        let Some(index) = (hint..N)
+        let index = (hint..N)
             .chain(0..hint)
-            .find(|&i| self.entries[i].start.load(Ordering::Relaxed) == 0)
-        else {
-            return false;
-        };
+            .find(|&i| self.entries[i].start.load(Ordering::Relaxed) == 0)?;
         let entry = &self.entries[index];
         self.free_hint.store(index + 1, Ordering::Relaxed);
         if let Some(direct) = self.entry_of_slot.get(slot as usize) {
@@ -169,7 +240,7 @@ impl<const N: usize> Table<N> {
             self.high.store(index + 1, Ordering::Relaxed);
         }
         self.live.store(self.live() + 1, Ordering::Release);
-        true
+        Some(index)
     }
 
     /// Stops watching the buffer of the request in `slot` (if watched).
@@ -195,22 +266,52 @@ impl<const N: usize> Table<N> {
                 })
             }
         };
-        let Some(entry) = index.and_then(|i| self.entries.get(i)) else {
+        let Some(first) = index.filter(|&i| i < N) else {
             return;
         };
-        if entry.start.load(Ordering::Relaxed) != 0 && entry.slot.load(Ordering::Relaxed) == slot {
-            entry.start.store(0, Ordering::Release);
-            let live = self.live() - 1;
-            self.live.store(live, Ordering::Release);
-            if live == 0 {
-                // Empty: the next searches start at the bottom again, and
-                // `layout` scans only what is used after this.
-                self.high.store(0, Ordering::Release);
-                self.free_hint.store(0, Ordering::Relaxed);
-            } else {
-                self.free_hint.store(index.unwrap_or(0), Ordering::Relaxed);
-            }
+        // A point-to-point request's ring is its one entry: it pays one
+        // load of `next` more than a table without rings.
+        let entry = &self.entries[first];
+        let next = entry.next.load(Ordering::Relaxed);
+        if self.drop_entry(first, slot) && next != 0 {
+            entry.next.store(0, Ordering::Relaxed);
+            self.forget_ring(first, usize::from(next) - 1, slot);
         }
+    }
+
+    /// Drops the rest of the ring of entry `first` (dropped), from `next`.
+    #[cold]
+    fn forget_ring(&self, first: usize, next: usize, slot: u32) {
+        let mut at = Some(next);
+        // At most the table's entries: a ring is never longer.
+        for _ in 0..N {
+            let Some(index) = at else {
+                break;
+            };
+            at = self.next_in_ring(index, first);
+            self.entries[index].next.store(0, Ordering::Relaxed);
+            self.drop_entry(index, slot);
+        }
+    }
+
+    /// Frees entry `index` if it is in use for `slot` (then true).
+    fn drop_entry(&self, index: usize, slot: u32) -> bool {
+        let entry = &self.entries[index];
+        if entry.start.load(Ordering::Relaxed) == 0 || entry.slot.load(Ordering::Relaxed) != slot {
+            return false;
+        }
+        entry.start.store(0, Ordering::Release);
+        let live = self.live() - 1;
+        self.live.store(live, Ordering::Release);
+        if live == 0 {
+            // Empty: the next searches start at the bottom again, and
+            // `layout` scans only what is used after this.
+            self.high.store(0, Ordering::Release);
+            self.free_hint.store(0, Ordering::Relaxed);
+        } else {
+            self.free_hint.store(index, Ordering::Relaxed);
+        }
+        true
     }
 
     /// The layout of the live buffers ([`Layout`]), `None` when there are
@@ -476,5 +577,42 @@ mod tests {
         );
         assert!(!table.watch(4, (0, 16), Pending::Send, 4), "null start");
         assert!(!table.watch(4, (64, 64), Pending::Send, 4), "empty range");
+    }
+
+    #[test]
+    fn a_collectives_buffers_are_forgotten_together() {
+        let table: Table<8> = Table::new();
+        assert!(table.watch(1, RECV, Pending::Recv, 1));
+        let both = [
+            (SEND, Pending::Send),
+            ((0x20_0000, 0x20_0040), Pending::Recv),
+        ];
+        assert_eq!(table.watch_all(2, &both, 7), 2);
+        assert_eq!(table.live(), 3);
+        assert_eq!(table.hit(0x1000, 4, true, || 1).map(|h| h.record), Some(7));
+        assert_eq!(
+            table.hit(0x20_0000, 4, false, || 1).map(|h| h.record),
+            Some(7)
+        );
+        table.forget(2);
+        assert_eq!(table.live(), 1, "both of slot 2's, not slot 1's");
+        assert_eq!(table.hit(0x20_0000, 4, false, || 2), None);
+        // Past the direct map: found by a scan, the ring followed from
+        // whichever entry the scan meets first.
+        let far = DIRECT_SLOTS as u32 + 3;
+        let three = [
+            ((0x30_0000, 0x30_0010), Pending::Send),
+            ((0, 0), Pending::Send), // empty: left out
+            ((0x40_0000, 0x40_0010), Pending::Recv),
+        ];
+        assert_eq!(table.watch_all(far, &three, 8), 2);
+        table.forget(far);
+        assert_eq!(table.live(), 1);
+        table.forget(1);
+        assert_eq!(table.live(), 0);
+        // A freed entry starts alone in a ring again.
+        assert!(table.watch(5, RECV, Pending::Recv, 9));
+        table.forget(5);
+        assert_eq!(table.live(), 0);
     }
 }

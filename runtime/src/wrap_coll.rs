@@ -416,6 +416,11 @@ macro_rules! collectives {
                 return unsafe { mpi_sys::$ipmpi($($arg,)* request) };
             }
             $($buffers;)?
+            // What the access check watches until the request completes
+            // (`coll_pending.rs`), worked out only when it watches.
+            let pending = crate::access::watching()
+                .then(|| crate::coll_pending::$iname($($arg),*))
+                .unwrap_or_default();
             state::with(|$rt| {
                 let c = Coll {
                     kind: OpKind::$ikind,
@@ -439,7 +444,10 @@ macro_rules! collectives {
                     .map(Early::Send)
                     $(.or(Some(Early::Prefix($prefix))))?;
                 // SAFETY: as above.
-                unsafe { $rt.icollective(c, request, start, early) }
+                let rc = unsafe { $rt.icollective(c, request, start, early) };
+                // SAFETY: the caller's request, which the call wrote.
+                unsafe { $rt.watch_collective(rc, request, pending) };
+                rc
             })
         }
     )* };

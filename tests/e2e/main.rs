@@ -20,6 +20,7 @@ mod gcc_c;
 mod gcc_options;
 mod generator;
 mod hangs;
+mod icoll;
 mod jobs;
 mod masquerade;
 mod mpicc_builds;

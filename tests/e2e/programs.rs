@@ -36,6 +36,7 @@ fn every_program_has_a_test() {
         "e17_v_collective_counts.c",
         "e18_allreduce_other_comm.c",
         "e1_recv_recv.c",
+        "e24_rooted_other_comm.c",
         "e2_head_to_head.c",
         "e3_collective_order.c",
         "e4_wildcard_deadlock.c",
@@ -72,6 +73,7 @@ fn every_program_has_a_test() {
         "k6_error_on_comm_self.c",
         "l1_irecv_probe_loop_every_rank.c",
         "l2_irecv_slots_waitall.c",
+        "l3_icoll_never_waited.c",
         "l3_irecv_slots_decide_a_branch.c",
         "mpi_abort_rank2.c",
         "mpi_errors_returned.c",
@@ -108,6 +110,9 @@ fn every_program_has_a_test() {
         "u2_recv_read.c",
         "u3_reuse_clean.c",
         "u4_derived_and_mrecv.c",
+        "u5_icoll_reuse.c",
+        "u6_icoll_clean.c",
+        "u7_icoll_forms.c",
         "unchanged_features.c",
         "v1_rank_collective.c",
         "v2_uniform_collectives.c",
@@ -129,7 +134,8 @@ fn every_program_has_a_test() {
     present.sort();
     assert_eq!(
         present, listed,
-        "add a #[test] below (or in buffering.rs, reuse.rs, fault_injection.rs, faults.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, rooted_early.rs, wildcards.rs) for each new program, and list it here"
+        "add a #[test] below (or in buffering.rs, reuse.rs, fault_injection.rs, faults.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, rooted_early.rs, wildcards.rs) for each new program, and list it here",
+        "add a #[test] below (or in buffering.rs, reuse.rs, icoll.rs, fault_injection.rs, faults.rs, hangs.rs, choices.rs, collectives.rs, completeness.rs, wildcards.rs) for each new program, and list it here",
     );
 }
 

@@ -185,3 +185,108 @@ fn access_checks_of(exe: &Path) -> Option<bool> {
     let table: serde_json::Value = serde_json::from_str(&text).ok()?;
     table["access_checks"].as_bool()
 }
+
+/// Issue 38 §4: the buffers of nonblocking collectives are watched as
+/// point-to-point buffers are: `MPI_Iallreduce`'s send buffer written and
+/// receive buffer read, the root's receive buffer of `MPI_Igather` (its
+/// last rank's block: the extent is `size * recvcount`), a non-root's
+/// buffer of `MPI_Ibcast` read, a block of `MPI_Igatherv` placed by its
+/// displacement. Each at the access, with the collective's line; what a
+/// rank's call does not hand MPI is not reported (the harness checks that
+/// no other finding is made).
+#[test]
+fn u5_nonblocking_collective_buffers_used_early_are_found() {
+    let source = "tests/programs/u5_icoll_reuse.c";
+    let report = check_program(source);
+    let mut found: Vec<(String, Lines)> = report
+        .findings
+        .iter()
+        .map(|f| (f.message.clone(), lines(f)))
+        .collect();
+    found.sort();
+    let at = |marker: &str| line_of(source, marker);
+    let finding = |rank: u32, verb: &str, call: &str, access: &str| {
+        (
+            format!("rank {rank} {verb} the buffer of `{call}` before the collective completed"),
+            (vec![at(access)], vec![at(&format!("{call}(&in"))]),
+        )
+    };
+    let ibcast = |rank: u32, access: &str| {
+        (
+            format!("rank {rank} read the buffer of `MPI_Ibcast` before the collective completed"),
+            (vec![at(access)], vec![at("MPI_Ibcast(&b")]),
+        )
+    };
+    let mut expected = vec![
+        finding(0, "wrote to", "MPI_Iallreduce", "in = 5;"),
+        finding(0, "wrote to", "MPI_Igatherv", "all[8] = -2;"),
+        finding(1, "read", "MPI_Iallreduce", "printf(\"early sum"),
+        ibcast(1, "if (rank == 1) seen += b;"),
+        finding(2, "wrote to", "MPI_Igather", "all[2] = -1;"),
+    ];
+    expected.sort();
+    assert_eq!(found, expected);
+}
+
+/// Nonblocking collectives' buffers touched after their `Wait`/`Test`,
+/// or not the rank's part in the call (a non-root's send buffer of
+/// `MPI_Iscatter`, receive buffer of `MPI_Ireduce`), send buffers read,
+/// `MPI_IN_PLACE`: silent.
+#[test]
+fn u6_nonblocking_collective_buffers_used_in_turn_are_not_reported() {
+    check_program("tests/programs/u6_icoll_clean.c");
+}
+
+/// Every other form of nonblocking collective, each with the extent its
+/// arguments give (`tests/programs/u7_icoll_forms.c`): one finding per
+/// access marked in the source, at its line with its collective's; the
+/// accesses just past each extent, or on a rank that does not hand the
+/// buffer over, are not reported.
+#[test]
+fn u7_each_nonblocking_collective_form_is_watched_over_its_extent() {
+    let source = "tests/programs/u7_icoll_forms.c";
+    let report = check_program(source);
+    let mut found: Vec<(i32, Lines)> = report
+        .findings
+        .iter()
+        .map(|f| (f.ranks[0], lines(f)))
+        .collect();
+    found.sort();
+    let at = |marker: &str| line_of(source, marker);
+    let mut expected = vec![
+        (2, (vec![at("x += out[0];")], vec![at("MPI_Iscan(")])),
+        (1, (vec![at("v = 3;")], vec![at("MPI_Iexscan(")])),
+        (
+            0,
+            (
+                vec![at("in[2] = 9;")],
+                vec![at("MPI_Ireduce_scatter_block(")],
+            ),
+        ),
+        (
+            1,
+            (
+                vec![at("if (rank == 1) x += out[1];")],
+                vec![at("MPI_Ireduce_scatter(big")],
+            ),
+        ),
+        (
+            0,
+            (
+                vec![at("if (rank == 0) big[5] = 1;")],
+                vec![at("MPI_Iscatterv(")],
+            ),
+        ),
+        (2, (vec![at("x += big[4];")], vec![at("MPI_Iallgatherv(")])),
+        (1, (vec![at("in[2] = 0;")], vec![at("MPI_Ialltoall(")])),
+        (
+            0,
+            (
+                vec![at("if (rank == 0) x += big[4];")],
+                vec![at("MPI_Ialltoallw(")],
+            ),
+        ),
+    ];
+    expected.sort();
+    assert_eq!(found, expected, "{:?}", report.findings);
+}

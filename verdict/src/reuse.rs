@@ -34,7 +34,10 @@ pub fn access_finding(
         let name = site_of(op.site).map_or(op.kind.mpi_name(), |s| s.call.as_str());
         format!("`{name}`")
     });
-    let words = Words::of(found);
+    let mut words = Words::of(found);
+    if start.is_some_and(|op| op.kind.is_nonblocking_collective()) {
+        words.operation = "collective"; // its buffers are read and written at once
+    }
     let mut finding = Finding::new(
         FindingKind::BufferReuse,
         Severity::Error,
@@ -132,8 +135,9 @@ impl Words {
 }
 
 /// The calls whose buffers the access check watches: the program's own
-/// nonblocking point-to-point calls (`runtime/src/access.rs`).
-const WATCHED_CALLS: [&str; 8] = [
+/// nonblocking point-to-point calls and collectives
+/// (`runtime/src/access.rs`, `runtime/src/coll_pending.rs`).
+const WATCHED_CALLS: [&str; 24] = [
     "MPI_Isend",
     "MPI_Ibsend",
     "MPI_Issend",
@@ -142,12 +146,28 @@ const WATCHED_CALLS: [&str; 8] = [
     "MPI_Imrecv",
     "MPI_Start",
     "MPI_Startall",
+    "MPI_Ibcast",
+    "MPI_Ireduce",
+    "MPI_Iallreduce",
+    "MPI_Iscan",
+    "MPI_Iexscan",
+    "MPI_Ireduce_scatter",
+    "MPI_Ireduce_scatter_block",
+    "MPI_Igather",
+    "MPI_Igatherv",
+    "MPI_Iscatter",
+    "MPI_Iscatterv",
+    "MPI_Iallgather",
+    "MPI_Iallgatherv",
+    "MPI_Ialltoall",
+    "MPI_Ialltoallv",
+    "MPI_Ialltoallw",
 ];
 
 /// What a report must say the buffer-reuse check did not cover, for a
 /// program whose site table is `sites` (issue 19: "code not compiled by
 /// mbhybrid is not instrumented: say so in the report's limits"). Nothing
-/// for a program that makes no nonblocking point-to-point call, or that
+/// for a program that makes no nonblocking call with a buffer, or that
 /// `build` did not make (the session says so already).
 pub fn limits(sites: Option<&SiteTable>) -> Option<String> {
     let table = sites?;
@@ -160,7 +180,7 @@ pub fn limits(sites: Option<&SiteTable>) -> Option<String> {
         "buffer reuse is checked in code `mbhybrid build` compiled only: a library (or a libc \
          function the compiler did not inline) that writes a pending send's buffer or reads a \
          pending receive's before its `MPI_Wait` is not seen, nor is the buffer of a nonblocking \
-         collective"
+         collective on an intercommunicator"
             .to_string()
     } else {
         "the program was built with the access checks off (`--no-access-checks` or \
@@ -189,6 +209,8 @@ mod tests {
         );
         let blocking = table(&["MPI_Send", "MPI_Recv", "MPI_Ibarrier"], true);
         assert_eq!(limits(Some(&blocking)), None);
+        let collective = limits(Some(&table(&["MPI_Iallreduce"], true))).unwrap();
+        assert!(collective.contains("intercommunicator"), "{collective}");
         let checked = limits(Some(&table(&["MPI_Send", "PMPI_Irecv"], true))).unwrap();
         assert!(checked.contains("library"), "{checked}");
         let unchecked = limits(Some(&table(&["MPI_Startall"], false))).unwrap();

@@ -48,6 +48,7 @@ mod persist;
 mod prefix_chain;
 mod root_flow;
 mod settle;
+mod watch_coll;
 
 pub use coll::{pair_term, Coll, CollState, Flow};
 pub use early::{Early, EarlyLeaves, EarlyStart, Span};
