@@ -116,7 +116,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use mbh_trace::static_report::{
-    CallClass, Dependence, DivergentCollective, GuardingBranch, InputBranch, Span,
+    CallClass, Dependence, DivergentCollective, GuardingBranch, InputBranch, Span, CLOCK_INPUTS,
 };
 use rayon::prelude::*;
 
@@ -539,20 +539,6 @@ const AGREEING: &[&str] = &[
     "MPI_Iallreduce",
     "MPI_Iallgather",
     "MPI_Iallgatherv",
-];
-
-/// Functions whose result (and whatever they write) is input: named
-/// `name()`.
-const CLOCKS: &[&str] = &[
-    "rand",
-    "random",
-    "rand_r",
-    "lrand48",
-    "drand48",
-    "time",
-    "clock",
-    "gettimeofday",
-    "clock_gettime",
 ];
 
 /// Functions that read files or standard input: named by their name.
@@ -1204,7 +1190,9 @@ impl<'a> Flow<'a> {
                 None => name.to_owned(),
             });
         }
-        if CLOCKS.contains(&name) {
+        // Their result (and whatever they write) is input
+        // (`mbh_trace::static_report::CLOCK_INPUTS`).
+        if name != "MPI_Wtime" && CLOCK_INPUTS.contains(&name) {
             return Some(format!("{name}()"));
         }
         READERS.contains(&name).then(|| name.to_owned())

@@ -113,6 +113,41 @@ pub enum Dependence {
     Received,
 }
 
+/// Functions whose result is an input that changes from run to run and
+/// from rank to rank (clocks and random numbers): a [`Dependence::Input`]
+/// named `name()`. Every other input is given by the user (arguments,
+/// environment, files) and is the same on every run with the same input.
+pub const CLOCK_INPUTS: &[&str] = &[
+    "rand",
+    "random",
+    "rand_r",
+    "lrand48",
+    "drand48",
+    "time",
+    "clock",
+    "gettimeofday",
+    "clock_gettime",
+    "MPI_Wtime",
+];
+
+impl Dependence {
+    /// The input a clock or random-number function `name` gives.
+    pub fn clock(name: &str) -> Dependence {
+        Dependence::Input(format!("{name}()"))
+    }
+
+    /// Whether it is an input the user gives (arguments, environment,
+    /// files), not the rank, received data, a clock or a random number.
+    pub fn is_given_input(&self) -> bool {
+        match self {
+            Dependence::Input(name) => !CLOCK_INPUTS
+                .iter()
+                .any(|clock| name.strip_suffix("()") == Some(clock)),
+            _ => false,
+        }
+    }
+}
+
 /// A branch that decides whether a call runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuardingBranch {

@@ -18,11 +18,12 @@
 //!   intends; nothing is said (the run checks the path sensitivity the
 //!   static analysis lacks);
 //! * no rank made the call, every rank ran to its end, and a branch
-//!   deciding it depends on the rank while the program's input decides
-//!   MPI calls too: another input may take the branch on some ranks only
-//!   (issue 38). A warning with the call and the branches, where `build`
-//!   warned and the run alone cannot tell. It is never an error: the
-//!   analysis does not decide whether ranks can agree on the branch.
+//!   deciding it depends on the rank and on an input the user gives (an
+//!   argument, the environment, a file; not a clock or a random number):
+//!   another input may take the branch on some ranks only (issue 38). A
+//!   warning with the call and the branches, where `build` warned and the
+//!   run alone cannot tell. It is never an error: the analysis does not
+//!   decide whether ranks can agree on the branch.
 
 use crate::place::site_location;
 use mbh_trace::op::OpClass;
@@ -123,7 +124,6 @@ pub fn divergence_findings(
     let Some(analysis) = &table.analysis else {
         return Vec::new();
     };
-    let input_decides = !analysis.input_branches.is_empty();
     analysis
         .divergent_collectives
         .iter()
@@ -131,7 +131,7 @@ pub fn divergence_findings(
             let site = table.get(collective.site)?;
             match members(collective.site, traces, deadlocked) {
                 Some(members) => finding(collective, site, &members),
-                None if input_decides && all_finalized(traces) => unreached(collective, site),
+                None if all_finalized(traces) => unreached(collective, site),
                 None => None,
             }
         })
@@ -150,8 +150,11 @@ fn all_finalized(traces: &[Option<RankTrace>]) -> bool {
 /// The warning for a collective no rank reached in this run, though a
 /// rank-dependent branch decides it.
 fn unreached(collective: &DivergentCollective, site: &mbh_trace::Site) -> Option<Finding> {
-    let on_rank = |b: &&GuardingBranch| b.depends_on.contains(&Dependence::Rank);
-    collective.branches.iter().find(on_rank)?;
+    let on_rank_and_input = |b: &&GuardingBranch| {
+        b.depends_on.contains(&Dependence::Rank)
+            && b.depends_on.iter().any(Dependence::is_given_input)
+    };
+    collective.branches.iter().find(on_rank_and_input)?;
     let reasons: Vec<String> = collective
         .branches
         .iter()
@@ -313,7 +316,7 @@ fn branch_location(branch: &GuardingBranch, rank: i32) -> Location {
 mod tests {
     use super::*;
     use mbh_trace::rank_trace::Op;
-    use mbh_trace::static_report::{Dependence, InputBranch, Span, StaticReport};
+    use mbh_trace::static_report::{Dependence, Span, StaticReport};
     use mbh_trace::Site;
 
     fn table() -> SiteTable {
@@ -360,32 +363,11 @@ mod tests {
         Some(RankTrace::finalized(rank, 2, ops))
     }
 
-    /// The table, with the program's input deciding a branch too.
-    fn table_with_input() -> SiteTable {
-        let mut table = table();
-        if let Some(analysis) = table.analysis.as_mut() {
-            analysis.input_branches.push(InputBranch {
-                span: Span {
-                    file: "app.c".into(),
-                    line: 10,
-                    column: 5,
-                },
-                inputs: vec!["argv[1]".into()],
-                function: "main".into(),
-            });
-        }
-        table
-    }
-
     /// Issue 38: a run whose input does not reach a collective that a
     /// rank- and input-dependent branch decides warns with both lines.
     #[test]
     fn a_collective_no_rank_reached_is_a_warning_when_the_input_decides() {
-        let findings = divergence_findings(
-            Some(&table_with_input()),
-            &[trace(0, 0), trace(1, 0)],
-            false,
-        );
+        let findings = divergence_findings(Some(&table()), &[trace(0, 0), trace(1, 0)], false);
         assert_eq!(findings.len(), 1, "{findings:?}");
         let f = &findings[0];
         assert_eq!(f.severity, Severity::Warning);
@@ -396,15 +378,27 @@ mod tests {
         );
         let lines: Vec<u32> = f.locations.iter().map(|l| l.line).collect();
         assert_eq!(lines, [11, 10]);
-        // Without input branches, or in a run cut short, nothing is said.
-        assert!(divergence_findings(Some(&table()), &[trace(0, 0), trace(1, 0)], false).is_empty());
+        // In a run cut short, nothing is said.
         let mut cut = trace(1, 0);
         if let Some(t) = cut.as_mut() {
             t.end.state = RankState::Signaled;
         }
-        assert!(
-            divergence_findings(Some(&table_with_input()), &[trace(0, 0), cut], false).is_empty()
-        );
+        assert!(divergence_findings(Some(&table()), &[trace(0, 0), cut], false).is_empty());
+    }
+
+    /// A branch on the rank and the clock is no input a user gives: an
+    /// unreached call behind it is left to `build`.
+    #[test]
+    fn a_collective_behind_the_rank_and_a_clock_is_left_to_build() {
+        let mut table = table();
+        if let Some(analysis) = table.analysis.as_mut() {
+            analysis.divergent_collectives[0].branches[0].depends_on = vec![
+                Dependence::Rank,
+                Dependence::clock("time"),
+                Dependence::Received,
+            ];
+        }
+        assert!(divergence_findings(Some(&table), &[trace(0, 0), trace(1, 0)], false).is_empty());
     }
 
     #[test]
