@@ -46,6 +46,8 @@ pub(crate) const ALLOC: &[&str] = &[
     "_ZnamRKSt9nothrow_t",
     "_ZnwmSt11align_val_t",
     "_ZnamSt11align_val_t",
+    "_ZnwmSt11align_val_tRKSt9nothrow_t",
+    "_ZnamSt11align_val_tRKSt9nothrow_t",
 ];
 
 /// A memory object.

@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
 "#;
 
 /// The processes whose command line names `exe` (the launcher and ranks).
-fn processes_of(exe: &Path) -> Vec<i32> {
+pub(crate) fn processes_of(exe: &Path) -> Vec<i32> {
     let wanted = exe.to_string_lossy().into_owned();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -50,7 +50,7 @@ fn processes_of(exe: &Path) -> Vec<i32> {
 }
 
 /// Polls `done` every 100 ms for up to `limit`.
-fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+pub(crate) fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < limit {
         if done() {

@@ -3,12 +3,12 @@
 //! beside warnings, and SIGTERM or Ctrl-C (a batch system's time limit)
 //! stops the search and prints the report of what ran.
 
+use crate::faults::{processes_of, within};
 use crate::util::{build, check_program, check_program_with_expectations, describe};
 use mbh_tests::json::Report;
 use mbh_tests::{mbhybrid, mpi_lock, workspace_root};
-use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const LEAKS: &str = "tests/programs/e7_leaks.c";
 const LEAK_BESIDE_A_CHOICE: &str = "tests/programs/exit/leak_beside_a_choice.c";
@@ -124,42 +124,7 @@ fn stop_with(signal: &str, name: &str) {
         report.warnings
     );
     assert!(
-        within(Duration::from_secs(10), || processes_of(&exe) == 0),
+        within(Duration::from_secs(10), || processes_of(&exe).is_empty()),
         "the MPI job outlived the stopped search"
     );
-}
-
-/// Polls `done` every 100 ms for up to `limit`.
-fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    done()
-}
-
-/// Live (not zombie) processes whose command line names `exe`.
-fn processes_of(exe: &Path) -> usize {
-    let wanted = exe.to_string_lossy().into_owned();
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|entry| {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            let zombie = std::fs::read_to_string(entry.path().join("stat"))
-                .map(|s| {
-                    s.rsplit(')')
-                        .next()
-                        .unwrap_or("")
-                        .trim_start()
-                        .starts_with('Z')
-                })
-                .unwrap_or(true);
-            !zombie && String::from_utf8_lossy(&cmdline).contains(&wanted)
-        })
-        .count()
 }

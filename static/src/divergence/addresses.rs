@@ -26,19 +26,6 @@ use crate::ir::{Callee, Function, InstId, Op, Val};
 use crate::mpi;
 use crate::taint::{Addr, Obj};
 
-/// `operator new` and `operator new[]`, plain, `nothrow` and aligned
-/// (Itanium C++ ABI manglings on 64-bit targets).
-const CXX_NEW: &[&str] = &[
-    "_Znwm",
-    "_Znam",
-    "_ZnwmRKSt9nothrow_t",
-    "_ZnamRKSt9nothrow_t",
-    "_ZnwmSt11align_val_t",
-    "_ZnamSt11align_val_t",
-    "_ZnwmSt11align_val_tRKSt9nothrow_t",
-    "_ZnamSt11align_val_tRKSt9nothrow_t",
-];
-
 /// How many casts, offsets and variables are followed back.
 const MAX_DEPTH: u32 = 8;
 
@@ -97,7 +84,7 @@ fn walk(f: &Function, followed: &Followed, v: &Val, depth: u32) -> Option<Addr> 
     };
     let inst = f.insts.get(*i as usize)?;
     match &inst.op {
-        Op::Call(Callee::Named(n)) if CXX_NEW.contains(&n.as_str()) => Some(Addr {
+        Op::Call(Callee::Named(n)) if crate::pointers::ALLOC.contains(&n.as_str()) => Some(Addr {
             obj: Obj::Heap(*i),
             offset: Some(0),
             scales: Vec::new(),
