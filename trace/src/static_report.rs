@@ -585,6 +585,18 @@ impl StaticReport {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn clocks_and_random_numbers_are_no_given_input() {
+        assert!(Dependence::Input("argv[1]".into()).is_given_input());
+        assert!(Dependence::Input("getenv(\"N\")".into()).is_given_input());
+        assert!(Dependence::Input("fscanf".into()).is_given_input());
+        assert!(!Dependence::clock("time").is_given_input());
+        assert!(!Dependence::clock("MPI_Wtime").is_given_input());
+        assert!(!Dependence::Rank.is_given_input());
+        assert!(!Dependence::Received.is_given_input());
+    }
+
     use super::*;
 
     #[test]
