@@ -341,8 +341,34 @@ fn ordered(mut list: Vec<(u32, u32, Marker)>) -> Vec<Marker> {
     list.into_iter().map(|(_, _, m)| m).collect()
 }
 
+/// Whether `file` is one of the MPI library's own C++ binding headers
+/// (Open MPI's `ompi/mpi/cxx/*.h`, which its `mpi.h` includes in every C++
+/// compile; MPICH's `mpicxx.h`). Their inline methods call one-sided and
+/// dynamic-process functions on behalf of programs that use the bindings:
+/// a call there is the library's, not the program's, so `build` does not
+/// warn about it (20 warnings on any C++ program under Open MPI). A
+/// program that uses such a method still has its call recorded by the
+/// runtime, and `verify` still names it.
+fn in_mpi_cxx_bindings(file: &str) -> bool {
+    file.contains("/ompi/mpi/cxx/") || file.ends_with("/mpicxx.h")
+}
+
 #[cfg(test)]
 mod tests {
+    use super::in_mpi_cxx_bindings;
+
+    #[test]
+    fn the_mpi_librarys_cxx_binding_headers_are_told_apart() {
+        assert!(in_mpi_cxx_bindings(
+            "/usr/lib/x86_64-linux-gnu/openmpi/include/openmpi/ompi/mpi/cxx/win_inln.h"
+        ));
+        assert!(in_mpi_cxx_bindings("/usr/include/mpich/mpicxx.h"));
+        assert!(!in_mpi_cxx_bindings("src/halo.cpp"));
+        assert!(!in_mpi_cxx_bindings(
+            "/usr/include/x86_64-linux-gnu/mpich/mpi.h"
+        ));
+    }
+
     use super::*;
 
     /// A loop of `depth` whose header is block `header` and whose body is
@@ -416,34 +442,5 @@ mod tests {
         };
         let ids = loop_ids(&[vec![fact(0), fact(1)], Vec::new(), vec![fact(0)]]);
         assert_eq!(ids, [vec![1, 2], vec![], vec![3]]);
-    }
-}
-
-/// Whether `file` is one of the MPI library's own C++ binding headers
-/// (Open MPI's `ompi/mpi/cxx/*.h`, which its `mpi.h` includes in every C++
-/// compile; MPICH's `mpicxx.h`). Their inline methods call one-sided and
-/// dynamic-process functions on behalf of programs that use the bindings:
-/// a call there is the library's, not the program's, so `build` does not
-/// warn about it (20 warnings on any C++ program under Open MPI). A
-/// program that uses such a method still has its call recorded by the
-/// runtime, and `verify` still names it.
-fn in_mpi_cxx_bindings(file: &str) -> bool {
-    file.contains("/ompi/mpi/cxx/") || file.ends_with("/mpicxx.h")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::in_mpi_cxx_bindings;
-
-    #[test]
-    fn the_mpi_librarys_cxx_binding_headers_are_told_apart() {
-        assert!(in_mpi_cxx_bindings(
-            "/usr/lib/x86_64-linux-gnu/openmpi/include/openmpi/ompi/mpi/cxx/win_inln.h"
-        ));
-        assert!(in_mpi_cxx_bindings("/usr/include/mpich/mpicxx.h"));
-        assert!(!in_mpi_cxx_bindings("src/halo.cpp"));
-        assert!(!in_mpi_cxx_bindings(
-            "/usr/include/x86_64-linux-gnu/mpich/mpi.h"
-        ));
     }
 }
