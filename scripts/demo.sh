@@ -13,4 +13,4 @@ set +e
 ./target/release/mbhybrid verify -n 3 target/demo/crooked
 status=$?
 set -e
-echo "(mbhybrid verify exited with status $status: 0 = no findings, 1 = findings, 2 = error, 3 = no findings but partial coverage)"
+echo "(mbhybrid verify exited with status $status: 0 = no errors, 1 = errors, 2 = tool error, 3 = no errors but partial coverage)"
