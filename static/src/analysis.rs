@@ -140,6 +140,8 @@ struct SiteFact {
     /// A collective on `MPI_COMM_SELF`: its only member cannot disagree
     /// with itself about it.
     on_comm_self: bool,
+    /// A call on `MPI_COMM_WORLD`.
+    on_comm_world: bool,
 }
 
 /// The program as phases 5 to 13 see it: what phases 1 to 4 computed,
@@ -318,6 +320,13 @@ fn divergent(
                 .filter(|s| s.on_comm_self)
                 .map(|s| s.id)
                 .collect(),
+            on_world: sites
+                .iter()
+                .flatten()
+                .filter(|s| s.on_comm_world)
+                .map(|s| s.id)
+                .collect(),
+            comm_world: Some(prog.consts.comm_world.operand()),
             extents: prog
                 .fns
                 .par_iter()
@@ -364,6 +373,7 @@ mod tests {
                 wildcard: (name == "MPI_Recv")
                     .then(|| (WildcardKind::AnySource, String::new(), String::new())),
                 on_comm_self: false,
+                on_comm_world: false,
             });
         }
         out

@@ -20,6 +20,17 @@ pub enum ConstValue {
     Null,
 }
 
+impl ConstValue {
+    /// The constant as an instruction operand would be read.
+    pub(crate) fn operand(&self) -> Val {
+        match self {
+            ConstValue::Int(i) => Val::Int(*i),
+            ConstValue::Global(g) => Val::Global(g.clone()),
+            ConstValue::Null => Val::Null,
+        }
+    }
+}
+
 impl std::fmt::Display for ConstValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -131,7 +131,9 @@ use crate::taint::{self, Addr, CallKind, Obj};
 
 mod addresses;
 pub(crate) mod extents;
+mod rank_tests;
 mod reaching;
+use rank_tests::ArmTests;
 use reaching::{Cell, Def, Reaching};
 
 /// Rounds of the whole-program fixpoint (summaries and caller contexts);
@@ -229,6 +231,10 @@ pub(crate) struct Program<'a> {
     /// The sites of collectives on a communicator of one member
     /// (`MPI_COMM_SELF`): never divergent.
     pub single_member: HashSet<u32>,
+    /// The sites of calls on `MPI_COMM_WORLD`.
+    pub on_world: HashSet<u32>,
+    /// `MPI_COMM_WORLD` as an operand, when the installed `mpi.h` says.
+    pub comm_world: Option<Val>,
     /// Per function: the bytes its MPI calls write into receive buffers,
     /// where known ([`extents`]).
     pub extents: Vec<extents::Extents>,
@@ -250,15 +256,20 @@ pub(crate) fn find(
         .into_par_iter()
         .map(|fi| Shape::of(&p.fns[fi], &p.calls[fi]))
         .collect();
-    let (conds, uneven): (Vec<Vec<Deps>>, Vec<HashSet<InstId>>) = flows(p, &shapes)
-        .into_iter()
-        .map(|o| (o.conds, o.uneven))
-        .unzip();
+    let mut conds = Vec::new();
+    let mut uneven = Vec::new();
+    let mut arm_tests = Vec::new();
+    for o in flows(p, &shapes) {
+        conds.push(o.conds);
+        uneven.push(o.uneven);
+        arm_tests.push(o.arm_tests);
+    }
     let view = View {
         p,
         shapes: &shapes,
         conds: &conds,
         uneven: &uneven,
+        arm_tests: &arm_tests,
         span,
     };
     Found {
@@ -415,6 +426,8 @@ struct Outcome {
     conds: Vec<Deps>,
     /// Its collectives on a communicator whose members depend on the rank.
     uneven: HashSet<InstId>,
+    /// Per block ending in a two-way `br`: the rank tests each arm implies.
+    arm_tests: Vec<Option<ArmTests>>,
     memo: Memo,
 }
 
@@ -1073,7 +1086,9 @@ impl<'a> Flow<'a> {
                     d.join(&self.gate(inst.block));
                     d
                 }
-                Op::Select | Op::Cast | Op::Compute => self.union(&inst.ops),
+                Op::Select | Op::Cast | Op::Compare(_) | Op::Logic(_) | Op::Compute => {
+                    self.union(&inst.ops)
+                }
                 Op::Call(callee) => {
                     changed |= self.call(i, callee, &inst.ops);
                     continue;
@@ -1364,6 +1379,7 @@ impl<'a> Flow<'a> {
             globals,
             conds,
             uneven: self.on_uneven_communicators(),
+            arm_tests: self.all_arm_tests(),
             memo: Memo {
                 addrs: Arc::clone(&self.addrs),
                 writes: self.writes.clone(),
@@ -1428,7 +1444,7 @@ impl<'a> Flow<'a> {
     fn rank_against_size(&self, cond: &Val) -> bool {
         let Val::Inst(c) = cond else { return false };
         let inst = &self.f.insts[*c as usize];
-        if inst.op != Op::Compute || inst.ops.len() != 2 {
+        if !matches!(inst.op, Op::Compare(_)) || inst.ops.len() != 2 {
             return false;
         }
         let (Some(a), Some(b)) = (self.mpi_result(&inst.ops[0]), self.mpi_result(&inst.ops[1]))
@@ -1574,6 +1590,8 @@ struct View<'a> {
     /// after a split that left rank 0 out); the analysis cannot relate the
     /// two, and the run compares the members' sequences.
     uneven: &'a [HashSet<InstId>],
+    /// Per function, per block: [`Outcome::arm_tests`].
+    arm_tests: &'a [Vec<Option<ArmTests>>],
     span: &'a (dyn Fn(&Function, Option<Loc>) -> Span + Sync),
 }
 
@@ -1739,9 +1757,11 @@ impl View<'_> {
                     function: f.shown_name().into_owned(),
                     span: (self.span)(f, f.insts[i as usize].loc),
                     branches,
+                    rank_tests: self.rank_tests_on_every_path(fi, site, i),
                 });
             }
         }
+        self.keep_rank_tests_of_lone_sites(&mut out);
         out
     }
 

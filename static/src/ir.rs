@@ -18,7 +18,7 @@ use llvm_sys::debuginfo::{
 };
 use llvm_sys::prelude::{LLVMBasicBlockRef, LLVMMetadataRef, LLVMValueRef};
 use llvm_sys::target::{LLVMABISizeOfType, LLVMGetModuleDataLayout, LLVMOffsetOfElement};
-use llvm_sys::{LLVMLinkage, LLVMOpcode, LLVMTypeKind};
+use llvm_sys::{LLVMIntPredicate, LLVMLinkage, LLVMOpcode, LLVMTypeKind};
 
 use crate::dwarf::{CType, DebugInfo};
 use crate::Module;
@@ -90,11 +90,54 @@ pub(crate) enum Op {
     Select,
     /// An integer or pointer cast: operands `[value]`.
     Cast,
-    /// Arithmetic, comparisons and everything else that
-    /// computes a value from its operands.
+    /// An integer comparison (`icmp`): operands `[a, b]`.
+    Compare(IntCmp),
+    /// A bitwise `and` or `or` (on `i1`, the `&&` and `||` an optimizer
+    /// folds two branches into): operands `[a, b]`.
+    Logic(Logic),
+    /// Arithmetic and everything else that computes a value from its
+    /// operands.
     Compute,
     /// Terminators without a value to follow (`unreachable`, `resume`).
     Other,
+}
+
+/// An `icmp` predicate: `s` signed, `u` unsigned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IntCmp {
+    Eq,
+    Ne,
+    Ugt,
+    Uge,
+    Ult,
+    Ule,
+    Sgt,
+    Sge,
+    Slt,
+    Sle,
+}
+
+/// `and` or `or`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Logic {
+    And,
+    Or,
+}
+
+/// The analyses' name of an `icmp` predicate.
+fn int_cmp(p: LLVMIntPredicate) -> IntCmp {
+    match p {
+        LLVMIntPredicate::LLVMIntEQ => IntCmp::Eq,
+        LLVMIntPredicate::LLVMIntNE => IntCmp::Ne,
+        LLVMIntPredicate::LLVMIntUGT => IntCmp::Ugt,
+        LLVMIntPredicate::LLVMIntUGE => IntCmp::Uge,
+        LLVMIntPredicate::LLVMIntULT => IntCmp::Ult,
+        LLVMIntPredicate::LLVMIntULE => IntCmp::Ule,
+        LLVMIntPredicate::LLVMIntSGT => IntCmp::Sgt,
+        LLVMIntPredicate::LLVMIntSGE => IntCmp::Sge,
+        LLVMIntPredicate::LLVMIntSLT => IntCmp::Slt,
+        LLVMIntPredicate::LLVMIntSLE => IntCmp::Sle,
+    }
 }
 
 /// A source location, with the file interned in [`Files`].
@@ -632,6 +675,9 @@ impl Reader<'_> {
                 | LLVMOpcode::LLVMPtrToInt
                 | LLVMOpcode::LLVMAddrSpaceCast
                 | LLVMOpcode::LLVMFreeze => (Op::Cast, all_ops()),
+                LLVMOpcode::LLVMICmp => (Op::Compare(int_cmp(LLVMGetICmpPredicate(i))), all_ops()),
+                LLVMOpcode::LLVMAnd => (Op::Logic(Logic::And), all_ops()),
+                LLVMOpcode::LLVMOr => (Op::Logic(Logic::Or), all_ops()),
                 LLVMOpcode::LLVMUnreachable | LLVMOpcode::LLVMResume => (Op::Other, Vec::new()),
                 LLVMOpcode::LLVMLandingPad
                 | LLVMOpcode::LLVMCleanupPad

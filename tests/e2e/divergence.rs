@@ -135,27 +135,64 @@ fn build_warns_only_where_the_paths_make_different_collectives() {
 }
 
 /// Issue 38: a collective that a rank- and input-dependent branch decides,
-/// in a run whose input reaches it on no rank, is a warning with the call
-/// and the branch (exit 0: a warning); the input that takes the branch
-/// deadlocks.
+/// in a run whose input reaches it on no rank, is reported with the call
+/// and the branch; an error (exit 1) here, since every path to it passes
+/// `rank == 0`: whenever an input reaches it, rank 1 skips it. The input
+/// that takes the branch deadlocks.
 #[test]
-fn a_collective_another_input_makes_ranks_skip_is_a_warning_with_both_lines() {
+fn a_collective_only_rank_0_can_make_is_an_error_before_any_input_reaches_it() {
     let source = "tests/programs/divergence/rank_and_input.c";
     let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
     let finding = &report.findings[0];
-    assert_eq!(finding.severity, "warning");
+    assert_eq!(finding.severity, "error");
     assert!(
-        finding.message.contains("was not reached with this input"),
+        finding.message.starts_with(
+            "only rank 0 of the 2 can make `MPI_Barrier`, so whenever an input reaches it the other ranks skip it: every path to it passes `rank == 0` at tests/programs/divergence/rank_and_input.c:13"
+        ),
         "{finding:?}"
     );
     let lines: Vec<u32> = finding.locations.iter().map(|l| l.line).collect();
-    assert_eq!(lines, [13, 12], "the barrier, then the branch: {finding:?}");
+    assert_eq!(lines, [14, 13], "the barrier, then the branch: {finding:?}");
     let _lock = mbh_tests::mpi_lock();
     let dir = tempfile::tempdir().unwrap();
     let exe = build(std::path::Path::new(source), dir.path());
     let (status, taken, _) = verify_json_with_args(&exe, 2, dir.path(), &[], &["a", "b"]);
     assert_eq!(status, 1);
     assert_eq!(taken.findings[0].kind, "deadlock", "{:?}", taken.findings);
+}
+
+/// Issue 38: where the ranks may agree for some input (`rank < n`, `n`
+/// given), an unreached collective stays a warning with both lines.
+#[test]
+fn a_collective_the_ranks_may_agree_on_stays_a_warning() {
+    let source = "tests/programs/divergence/ranks_below_input.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(finding.severity, "warning");
+    assert!(
+        finding.message.contains("was not reached with this input"),
+        "{finding:?}"
+    );
+    let barrier = line_of(source, "MPI_Barrier(MPI_COMM_WORLD);");
+    let branch = line_of(source, "if (rank < below)");
+    let lines: Vec<u32> = finding.locations.iter().map(|l| l.line).collect();
+    assert_eq!(lines, [barrier, branch], "{finding:?}");
+}
+
+/// Issue 38: two barriers under `rank == 0 && v` and `rank != 0 && v` are
+/// the halves of one agreement; neither is called certain.
+#[test]
+fn two_halves_of_one_agreement_are_not_errors() {
+    let source = "tests/programs/divergence/two_halves.c";
+    let report = check_program(source);
+    let severities: Vec<&str> = report
+        .findings
+        .iter()
+        .map(|f| f.severity.as_str())
+        .collect();
+    assert_eq!(severities, ["warning", "warning"], "{:?}", report.findings);
 }
 
 /// `mbhybrid analyze --format json SOURCE`'s report.

@@ -204,6 +204,81 @@ pub struct DivergentCollective {
     /// on received data (uniform ones, such as the size or a broadcast
     /// value, are left out).
     pub branches: Vec<GuardingBranch>,
+    /// Tests of the `MPI_COMM_WORLD` rank against constants that every
+    /// path to the call passes, so that only the ranks passing all of
+    /// them can make it (`if (rank == 0 && argc > 2) MPI_Barrier(..)`).
+    /// Recorded only for a collective on `MPI_COMM_WORLD` that is the
+    /// program's only rank-guarded site of its MPI function, so that no
+    /// other site can make up for it on the other ranks: then with `n`
+    /// ranks, when [`ranks_passing`] is neither empty nor every rank, the
+    /// ranks cannot agree on the call whenever one reaches it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_tests: Vec<RankTest>,
+}
+
+/// `rank OP value`, a test of a rank against a constant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankTest {
+    /// The branch's condition (its line).
+    pub span: Span,
+    /// The comparison, with the rank on its left.
+    pub op: RankCmp,
+    /// The constant on its right.
+    pub value: i64,
+}
+
+/// A comparison of a rank with a constant (signed: a rank is never
+/// negative, so the analysis turns unsigned tests into these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankCmp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl RankTest {
+    /// Whether `rank` passes the test.
+    pub fn holds(&self, rank: i64) -> bool {
+        let v = self.value;
+        match self.op {
+            RankCmp::Eq => rank == v,
+            RankCmp::Ne => rank != v,
+            RankCmp::Lt => rank < v,
+            RankCmp::Le => rank <= v,
+            RankCmp::Gt => rank > v,
+            RankCmp::Ge => rank >= v,
+        }
+    }
+
+    /// `rank == 0`, as the source would say it.
+    pub fn describe(&self) -> String {
+        let op = match self.op {
+            RankCmp::Eq => "==",
+            RankCmp::Ne => "!=",
+            RankCmp::Lt => "<",
+            RankCmp::Le => "<=",
+            RankCmp::Gt => ">",
+            RankCmp::Ge => ">=",
+        };
+        format!("rank {op} {}", self.value)
+    }
+}
+
+/// The ranks of `0..n` that pass every test.
+pub fn ranks_passing(tests: &[RankTest], n: usize) -> Vec<i64> {
+    (0..n as i64)
+        .filter(|&r| tests.iter().all(|t| t.holds(r)))
+        .collect()
 }
 
 /// A branch on the program's input that decides whether MPI calls run.
@@ -670,6 +745,7 @@ mod tests {
                     span: at(12),
                     depends_on: vec![Dependence::Rank, Dependence::Input("argv[1]".into())],
                 }],
+                rank_tests: Vec::new(),
             }],
             ..StaticReport::default()
         };

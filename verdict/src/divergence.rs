@@ -22,13 +22,17 @@
 //!   argument, the environment, a file; not a clock or a random number):
 //!   another input may take the branch on some ranks only (issue 38). A
 //!   warning with the call and the branches, where `build` warned and the
-//!   run alone cannot tell. It is never an error: the analysis does not
-//!   decide whether ranks can agree on the branch.
+//!   run alone cannot tell; an error when every path to the call passes
+//!   tests of the rank that only some ranks of this run pass (`if (rank ==
+//!   0 && argc > 2)`): whenever an input reaches the call, the others
+//!   cannot make it ([`DivergentCollective::rank_tests`]).
 
 use crate::place::site_location;
 use mbh_trace::op::OpClass;
 use mbh_trace::rank_trace::{RankState, WORLD_COMM};
-use mbh_trace::static_report::{Dependence, DivergentCollective, GuardingBranch};
+use mbh_trace::static_report::{
+    ranks_passing, Dependence, DivergentCollective, GuardingBranch, RankTest,
+};
 use mbh_trace::{Finding, FindingKind, Location, OpKind, RankTrace, Role, Severity, SiteTable};
 use std::collections::BTreeMap;
 
@@ -131,7 +135,7 @@ pub fn divergence_findings(
             let site = table.get(collective.site)?;
             match members(collective.site, traces, deadlocked) {
                 Some(members) => finding(collective, site, &members),
-                None if all_finalized(traces) => unreached(collective, site),
+                None if all_finalized(traces) => unreached(collective, site, traces.len()),
                 None => None,
             }
         })
@@ -147,9 +151,14 @@ fn all_finalized(traces: &[Option<RankTrace>]) -> bool {
     })
 }
 
-/// The warning for a collective no rank reached in this run, though a
-/// rank-dependent branch decides it.
-fn unreached(collective: &DivergentCollective, site: &mbh_trace::Site) -> Option<Finding> {
+/// The finding for a collective no rank of the `size` ranks reached in
+/// this run, though a branch on the rank and on a given input decides it:
+/// an error when only some of the ranks could ever make it, else a warning.
+fn unreached(
+    collective: &DivergentCollective,
+    site: &mbh_trace::Site,
+    size: usize,
+) -> Option<Finding> {
     let on_rank_and_input = |b: &&GuardingBranch| {
         b.depends_on.contains(&Dependence::Rank)
             && b.depends_on.iter().any(Dependence::is_given_input)
@@ -160,15 +169,18 @@ fn unreached(collective: &DivergentCollective, site: &mbh_trace::Site) -> Option
         .iter()
         .map(GuardingBranch::reason)
         .collect();
-    let mut finding = Finding::new(
-        FindingKind::CollectiveDivergence,
-        Severity::Warning,
-        format!(
-            "`{}` was not reached with this input, and another input may make some ranks skip it: {}",
-            collective.call,
-            reasons.join("; ")
+    let mut finding = match only_some_ranks(collective, size) {
+        Some(ranks) => certain(collective, &ranks, size, &reasons),
+        None => Finding::new(
+            FindingKind::CollectiveDivergence,
+            Severity::Warning,
+            format!(
+                "`{}` was not reached with this input, and another input may make some ranks skip it: {}",
+                collective.call,
+                reasons.join("; ")
+            ),
         ),
-    );
+    };
     finding.locations.push(site_location(
         site,
         0,
@@ -177,6 +189,15 @@ fn unreached(collective: &DivergentCollective, site: &mbh_trace::Site) -> Option
     ));
     for branch in &collective.branches {
         finding.locations.push(branch_location(branch, 0));
+    }
+    for test in &collective.rank_tests {
+        let known = finding
+            .locations
+            .iter()
+            .any(|l| l.file == test.span.file && l.line == test.span.line);
+        if !known {
+            finding.locations.push(test_location(test));
+        }
     }
     finding.notes.push(
         "no rank made this call in this run; the program's input decides which MPI calls run, so this verdict does not cover it"
@@ -299,6 +320,61 @@ fn finding(
     Some(finding)
 }
 
+/// The ranks of `0..size` that pass every test on the paths to the call,
+/// when they are some of the ranks but not all (none can make it at this
+/// size otherwise, or all can).
+fn only_some_ranks(collective: &DivergentCollective, size: usize) -> Option<Vec<i64>> {
+    if collective.rank_tests.is_empty() {
+        return None;
+    }
+    let ranks = ranks_passing(&collective.rank_tests, size);
+    (!ranks.is_empty() && ranks.len() < size).then_some(ranks)
+}
+
+/// The error for a collective only `ranks` of `size` can make.
+fn certain(
+    collective: &DivergentCollective,
+    ranks: &[i64],
+    size: usize,
+    reasons: &[String],
+) -> Finding {
+    let tests: Vec<String> = collective
+        .rank_tests
+        .iter()
+        .map(|t| format!("`{}` at {}", t.describe(), t.span))
+        .collect();
+    let listed: Vec<String> = ranks.iter().map(i64::to_string).collect();
+    let who = match ranks {
+        [_] => format!("only rank {}", listed[0]),
+        _ => format!("only ranks {}", listed.join(", ")),
+    };
+    let mut finding = Finding::new(
+        FindingKind::CollectiveDivergence,
+        Severity::Error,
+        format!(
+            "{who} of the {size} can make `{}`, so whenever an input reaches it the other ranks skip it: every path to it passes {}; {}",
+            collective.call,
+            tests.join(" and "),
+            reasons.join("; ")
+        ),
+    );
+    finding.ranks = ranks.iter().map(|&r| r as i32).collect();
+    finding
+}
+
+fn test_location(test: &RankTest) -> Location {
+    Location {
+        file: test.span.file.clone(),
+        line: test.span.line,
+        column: test.span.column,
+        rank: 0,
+        call: None,
+        function: None,
+        role: Role::Secondary,
+        label: format!("only ranks with `{}` pass here", test.describe()),
+    }
+}
+
 fn branch_location(branch: &GuardingBranch, rank: i32) -> Location {
     Location {
         file: branch.span.file.clone(),
@@ -345,6 +421,7 @@ mod tests {
                     span: span(10),
                     depends_on: vec![Dependence::Rank, Dependence::Input("argv[1]".into())],
                 }],
+                rank_tests: Vec::new(),
             }],
             ..StaticReport::default()
         });
@@ -384,6 +461,37 @@ mod tests {
             t.end.state = RankState::Signaled;
         }
         assert!(divergence_findings(Some(&table()), &[trace(0, 0), cut], false).is_empty());
+    }
+
+    /// Issue 38: when every path to the call passes `rank == 0`, the
+    /// ranks cannot agree on it whenever an input reaches it: an error,
+    /// with the test's line; at one rank there is nobody to disagree.
+    #[test]
+    fn a_collective_only_some_ranks_can_make_is_an_error() {
+        let mut table = table();
+        if let Some(analysis) = table.analysis.as_mut() {
+            analysis.divergent_collectives[0].rank_tests = vec![RankTest {
+                span: Span {
+                    file: "app.c".into(),
+                    line: 10,
+                    column: 9,
+                },
+                op: mbh_trace::static_report::RankCmp::Eq,
+                value: 0,
+            }];
+        }
+        let findings = divergence_findings(Some(&table), &[trace(0, 0), trace(1, 0)], false);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        let f = &findings[0];
+        assert_eq!(f.severity, Severity::Error);
+        assert_eq!(f.ranks, [0]);
+        assert!(
+            f.message.starts_with("only rank 0 of the 2 can make `MPI_Barrier`, so whenever an input reaches it the other ranks skip it: every path to it passes `rank == 0` at app.c:10"),
+            "{}",
+            f.message
+        );
+        let alone = divergence_findings(Some(&table), &[trace(0, 0)], false);
+        assert_eq!(alone[0].severity, Severity::Warning, "one rank: {alone:?}");
     }
 
     /// A branch on the rank and the clock is no input a user gives: an

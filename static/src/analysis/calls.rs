@@ -258,6 +258,7 @@ mod tests {
                 String::new(),
             )),
             on_comm_self: false,
+            on_comm_world: false,
         });
         assert_eq!(
             contains_wildcards(&graph, &sites),

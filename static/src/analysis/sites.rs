@@ -52,10 +52,12 @@ pub(super) fn mpi_sites(prog: &Prog<'_>, counts: &[u32]) -> Vec<Vec<SiteFact>> {
                     continue;
                 };
                 let wildcard = wildcard(prog, f, vars, consts, name, &func, &inst.ops);
-                let on_comm_self = func
+                let comm = func
                     .communicator_arg()
                     .and_then(|k| inst.ops.get(k))
-                    .is_some_and(|comm| consts::resolve(prog, f, vars, comm).is(&consts.comm_self));
+                    .map(|comm| consts::resolve(prog, f, vars, comm));
+                let on_comm_self = comm.as_ref().is_some_and(|c| c.is(&consts.comm_self));
+                let on_comm_world = comm.as_ref().is_some_and(|c| c.is(&consts.comm_world));
                 out.push(SiteFact {
                     id,
                     inst: k as InstId,
@@ -63,6 +65,7 @@ pub(super) fn mpi_sites(prog: &Prog<'_>, counts: &[u32]) -> Vec<Vec<SiteFact>> {
                     func,
                     wildcard,
                     on_comm_self,
+                    on_comm_world,
                 });
                 id += 1;
             }

@@ -479,3 +479,103 @@ fn issue_37_a_buffer_broadcast_whole_replaces_every_element() {
     let report = report("packed_broadcast", PACKED_BROADCAST);
     assert_eq!(rows(&report.divergent_collectives), []);
 }
+
+/// The rank tests recorded for each divergent collective of `body` (the
+/// inside of `main`, after `MPI_Comm_rank(MPI_COMM_WORLD, &rank)`), as
+/// `(call line, ["rank OP value"])`.
+fn rank_tests_of(name: &str, body: &str) -> Vec<(u32, Vec<String>)> {
+    let code = format!(
+        "#include <mpi.h>\n\
+         int main(int argc, char **argv) {{\n\
+         int rank, x = 0, y = 0;\n\
+         MPI_Comm sub;\n\
+         MPI_Init(&argc, &argv);\n\
+         MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n\
+         {body}\n\
+         MPI_Finalize();\n\
+         return 0;\n\
+         }}\n"
+    );
+    report(name, &code)
+        .divergent_collectives
+        .iter()
+        .map(|d| {
+            let tests = d.rank_tests.iter().map(|t| t.describe()).collect();
+            (d.span.line, tests)
+        })
+        .collect()
+}
+
+/// Issue 38: the tests of the world rank every path to a collective
+/// passes, read through `&&`, `||` and `!`, are recorded with the call:
+/// they make the divergence certain whenever the call is reached.
+#[test]
+fn issue_38_rank_tests_on_every_path_are_recorded() {
+    let one = |s: &str| vec![s.to_owned()];
+    let cases: [(&str, &str, Vec<String>); 5] = [
+        (
+            "conjunction",
+            "if (rank == 0 && argc > 2) MPI_Barrier(MPI_COMM_WORLD);",
+            one("rank == 0"),
+        ),
+        (
+            "swapped_and_negated",
+            "if (argc > 2 && !(1 < rank)) MPI_Barrier(MPI_COMM_WORLD);",
+            one("rank <= 1"),
+        ),
+        (
+            "else_arm",
+            "if (rank != 0) { x = 1; } else if (argc > 2) { MPI_Barrier(MPI_COMM_WORLD); }",
+            one("rank == 0"),
+        ),
+        (
+            "nested",
+            "if (argc > 2) { if (rank > 0) { if (rank < 3) MPI_Barrier(MPI_COMM_WORLD); } }",
+            vec!["rank > 0".to_owned(), "rank < 3".to_owned()],
+        ),
+        (
+            "disjunction",
+            "if (rank == 0 || argc > 2) MPI_Barrier(MPI_COMM_WORLD);",
+            Vec::new(),
+        ),
+    ];
+    for (name, body, expected) in cases {
+        let found = rank_tests_of(name, body);
+        assert_eq!(found.len(), 1, "{name}: {found:?}");
+        let mut tests = found[0].1.clone();
+        tests.sort();
+        let mut expected = expected;
+        expected.sort();
+        assert_eq!(tests, expected, "{name}");
+    }
+}
+
+/// Issue 38: no rank test is recorded where another site may make up for
+/// the call on the other ranks, nor for a rank of another communicator or
+/// a collective on one.
+#[test]
+fn issue_38_rank_tests_are_left_out_where_they_prove_nothing() {
+    let halves = rank_tests_of(
+        "halves",
+        "if (rank == 0 && argc > 2) MPI_Barrier(MPI_COMM_WORLD);\n\
+         if (rank != 0 && argc > 2) MPI_Barrier(MPI_COMM_WORLD);",
+    );
+    assert_eq!(halves.len(), 2, "{halves:?}");
+    assert!(halves.iter().all(|(_, t)| t.is_empty()), "{halves:?}");
+    let sub_rank = rank_tests_of(
+        "sub_rank",
+        "MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &sub);\n\
+         MPI_Comm_rank(sub, &x);\n\
+         if (x == 0 && argc > 2) MPI_Barrier(MPI_COMM_WORLD);",
+    );
+    assert!(
+        sub_rank.len() == 1 && sub_rank[0].1.is_empty(),
+        "{sub_rank:?}"
+    );
+    let on_sub = rank_tests_of(
+        "on_sub",
+        "MPI_Comm_dup(MPI_COMM_WORLD, &sub);\n\
+         if (rank == 0 && argc > 2) MPI_Barrier(sub);",
+    );
+    assert!(on_sub.len() == 1 && on_sub[0].1.is_empty(), "{on_sub:?}");
+}

@@ -1,8 +1,9 @@
-/* mbhybrid-test: np=2 exit=0 interleavings=1 */
+/* mbhybrid-test: np=2 exit=1 interleavings=1 */
 /* Issue 38: rank 0 alone makes the barrier, and only when the program is
- * given two arguments. Run without them, no rank reaches it: verify warns
- * with the barrier and the branch (another input makes the ranks
- * disagree); run with them, the job deadlocks. */
+ * given two arguments. Run without them, no rank reaches it, yet whenever
+ * an input does, rank 1 skips it (every path to it passes `rank == 0`):
+ * verify reports an error with the barrier and the branch; run with them,
+ * the job deadlocks. */
 #include <mpi.h>
 
 int main(int argc, char **argv) {
