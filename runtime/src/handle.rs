@@ -6,7 +6,7 @@
 //! representation means one more [`Repr`] impl, not a hunt for casts.
 
 use mpi_sys::{
-    MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Message, MPI_Op, MPI_Request,
+    MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Message, MPI_Op, MPI_Request, MPI_Win,
 };
 use std::os::raw::c_int;
 
@@ -61,7 +61,8 @@ handle_bits!(
     MPI_Group,
     MPI_Message,
     MPI_Op,
-    MPI_Request
+    MPI_Request,
+    MPI_Win
 );
 
 /// Makes handle representations from small numbers, for tests that need

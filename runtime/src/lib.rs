@@ -271,6 +271,7 @@ mod pending;
 pub mod piggyback;
 mod record;
 mod requests;
+mod rma;
 mod slots;
 mod start;
 mod start_colls;
@@ -289,8 +290,8 @@ use mbh_trace::OpKind;
 #[cfg(mpi4)]
 use mpi_sys::MPI_Count;
 use mpi_sys::{
-    MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Info, MPI_Message, MPI_Op, MPI_Request,
-    MPI_Status,
+    MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_Group, MPI_Info, MPI_Message, MPI_Op,
+    MPI_Request, MPI_Status, MPI_Win,
 };
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::AtomicU32;
@@ -808,6 +809,125 @@ unsupported! {
     fn MPI_Isendrecv_replace_c => PMPI_Isendrecv_replace_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request);
 }
 
+/// Defines the one-sided communication exports (`rma.rs`): as
+/// [`exports!`], except that an error code goes back to the program as
+/// MPI returned it: MPI already applied the window's error handler, which
+/// the runtime does not redirect.
+macro_rules! rma_exports {
+    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $body:expr; )*) => {
+        /// The calls defined below, which `mbh_trace::support` must class
+        /// as recorded with races not checked.
+        #[cfg(test)]
+        const RMA_EXPORTED: &[&str] = &[$( stringify!($name), )*];
+        /// The bodies of the RMA exports, entered from their trampolines.
+        mod rma_bodies {
+            #[allow(unused_imports)] // each body uses some
+            use super::*;
+            $(
+                #[allow(non_snake_case)] // the MPI name
+                pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+                    state::boundary(stringify!($name), || {
+                        callsite::label(stringify!($name));
+                        if lifecycle::finalized() {
+                            checks::after_finalize();
+                        }
+                        let site = checks::before_call();
+                        if !state::active() {
+                            before_init::note(stringify!($name), site);
+                        }
+                        // SAFETY: the caller upholds the MPI function's contract.
+                        unsafe { $body }
+                    })
+                }
+            )*
+        }
+        $(
+            trampoline! {
+                $(#[$doc])*
+                fn $name($($arg: $ty),*) => rma_bodies::$name
+            }
+        )*
+    };
+}
+
+rma_exports! {
+    /// `MPI_Win_create`: recorded with the window's id.
+    fn MPI_Win_create(base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win)
+        => rma::win_create(base, size, disp_unit, info, comm, win);
+    /// `MPI_Win_allocate`: recorded with the window's id.
+    fn MPI_Win_allocate(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win)
+        => rma::win_allocate(size, disp_unit, info, comm, baseptr, win);
+    /// `MPI_Win_allocate_shared`: recorded with the window's id.
+    fn MPI_Win_allocate_shared(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win)
+        => rma::win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+    /// `MPI_Win_create_dynamic`: recorded with the window's id.
+    fn MPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win)
+        => rma::win_create_dynamic(info, comm, win);
+    /// `MPI_Win_free`: recorded; the window leaves the table.
+    fn MPI_Win_free(win: *mut MPI_Win) => rma::win_free(win);
+    /// `MPI_Win_fence`: recorded with its assert.
+    fn MPI_Win_fence(assert: c_int, win: MPI_Win) => rma::win_fence(assert, win);
+    /// `MPI_Win_lock`: recorded with its lock type, target and assert.
+    fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win)
+        => rma::win_lock(lock_type, rank, assert, win);
+    /// `MPI_Win_unlock`: recorded with its target.
+    fn MPI_Win_unlock(rank: c_int, win: MPI_Win) => rma::win_unlock(rank, win);
+    /// `MPI_Win_lock_all`: recorded with its assert.
+    fn MPI_Win_lock_all(assert: c_int, win: MPI_Win) => rma::win_lock_all(assert, win);
+    /// `MPI_Win_unlock_all`: recorded.
+    fn MPI_Win_unlock_all(win: MPI_Win) => rma::win_unlock_all(win);
+    /// `MPI_Win_post`: recorded with its assert and group size.
+    fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) => rma::win_post(group, assert, win);
+    /// `MPI_Win_start`: recorded with its assert and group size.
+    fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) => rma::win_start(group, assert, win);
+    /// `MPI_Win_complete`: recorded.
+    fn MPI_Win_complete(win: MPI_Win) => rma::win_complete(win);
+    /// `MPI_Win_wait`: recorded.
+    fn MPI_Win_wait(win: MPI_Win) => rma::win_wait(win);
+    /// `MPI_Win_test`: recorded with the flag it returned.
+    fn MPI_Win_test(win: MPI_Win, flag: *mut c_int) => rma::win_test(win, flag);
+    /// `MPI_Win_flush`: recorded with its target.
+    fn MPI_Win_flush(rank: c_int, win: MPI_Win) => rma::win_flush(rank, win);
+    /// `MPI_Win_flush_all`: recorded.
+    fn MPI_Win_flush_all(win: MPI_Win) => rma::win_flush_all(win);
+    /// `MPI_Win_flush_local`: recorded with its target.
+    fn MPI_Win_flush_local(rank: c_int, win: MPI_Win) => rma::win_flush_local(rank, win);
+    /// `MPI_Win_flush_local_all`: recorded.
+    fn MPI_Win_flush_local_all(win: MPI_Win) => rma::win_flush_local_all(win);
+    /// `MPI_Win_sync`: recorded.
+    fn MPI_Win_sync(win: MPI_Win) => rma::win_sync(win);
+    /// `MPI_Put`: recorded with its target, displacement and count.
+    fn MPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win)
+        => rma::put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    /// `MPI_Get`: recorded with its target, displacement and count.
+    fn MPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win)
+        => rma::get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    /// `MPI_Accumulate`: recorded with its target, displacement and count.
+    fn MPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win)
+        => rma::accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    /// `MPI_Get_accumulate`: recorded with its target, displacement and count.
+    fn MPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win)
+        => rma::get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    /// `MPI_Fetch_and_op`: recorded with its target and displacement.
+    fn MPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win)
+        => rma::fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
+    /// `MPI_Compare_and_swap`: recorded with its target and displacement.
+    fn MPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win)
+        => rma::compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
+    /// `MPI_Rput`: recorded with its target, displacement and count.
+    fn MPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request)
+        => rma::rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+    /// `MPI_Rget`: recorded with its target, displacement and count.
+    fn MPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request)
+        => rma::rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+    /// `MPI_Raccumulate`: recorded with its target, displacement and count.
+    fn MPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request)
+        => rma::raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+    /// `MPI_Rget_accumulate`: recorded with its target, displacement and count.
+    fn MPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request)
+        => rma::rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+}
+
 /// Records an `MPI_Pcontrol` call; called by `MPI_Pcontrol` in
 /// `src/pcontrol.c` with the level, for mbhybrid's marker levels
 /// 7301-7305 its one or two arguments (0 when absent), and its return
@@ -857,6 +977,9 @@ mod support_tests {
         for name in exported {
             assert_eq!(support(name), Some(Support::Modelled), "{name}");
         }
+        for name in super::RMA_EXPORTED {
+            assert_eq!(support(name), Some(Support::RacesNotChecked), "{name}");
+        }
         let header = header_functions();
         assert!(header.len() > 300, "the header was read: {}", header.len());
         for name in &header {
@@ -864,6 +987,10 @@ mod support_tests {
                 Some(Support::Modelled) => assert!(
                     exported.contains(name) || *name == "MPI_Pcontrol",
                     "{name} is modelled but not exported"
+                ),
+                Some(Support::RacesNotChecked) => assert!(
+                    super::RMA_EXPORTED.contains(name),
+                    "{name} is recorded but not exported"
                 ),
                 Some(Support::NotModelled) => {
                     #[cfg(target_arch = "x86_64")]

@@ -129,3 +129,13 @@ int mbhybrid_rt_status_set_bytes(MPI_Status *status, long long bytes)
     return 0;
 #endif
 }
+
+/* The one-sided communication constants runtime/src/rma.rs translates into
+ * the trace's own codes: lock types, then the fence asserts. */
+void mbhybrid_rt_rma_consts(int *out)
+{
+    out[0] = MPI_LOCK_EXCLUSIVE;
+    out[1] = MPI_LOCK_SHARED;
+    out[2] = MPI_MODE_NOSUCCEED;
+    out[3] = MPI_MODE_NOPRECEDE;
+}

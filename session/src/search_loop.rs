@@ -218,11 +218,8 @@ pub fn explore(
         }
     }
     progress.finish();
-    if found.incomplete_because.is_none() && !found.not_modelled.is_empty() {
-        found.incomplete_because = Some(format!(
-            "the program calls MPI functions mbhybrid does not model, so what they do is not verified: {}",
-            mbh_verdict::not_modelled::summary(&found.not_modelled)
-        ));
+    if found.incomplete_because.is_none() {
+        found.incomplete_because = mbh_verdict::not_modelled::partial_reason(&found.not_modelled);
     }
     found.complete = found.incomplete_because.is_none();
     found.wildcards.sort_by_key(|w| (w.rank, w.event));

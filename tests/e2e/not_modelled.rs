@@ -1,8 +1,10 @@
 //! Issue 38 item 2: a verdict is "complete" only over calls mbhybrid
 //! models. MPI functions the runtime passes to MPI without modelling them
-//! (one-sided communication here) are warned about by `build` at each
-//! call, and `verify` names each call with its line, reports the run as
-//! partial and exits 3 (1 when it also finds an error).
+//! are warned about by `build` at each call, and `verify` names each call
+//! with its line, reports the run as partial and exits 3 (1 when it also
+//! finds an error). One-sided communication (the program here) is
+//! recorded and its epochs checked (issue 39), but its races are not yet:
+//! the same holds for it, with its own words.
 
 use crate::util::{build, check_program, describe, verify_json};
 use mbh_tests::json::Report;
@@ -40,7 +42,8 @@ fn check_rma_report(report: &Report, context: &str) {
         .find(|w| w.starts_with("coverage is partial"))
         .unwrap_or_else(|| panic!("the report says why it is partial\n{context}"));
     assert!(
-        why.contains("does not model") && why.contains(&format!("MPI_Put ({RMA}:20)")),
+        why.contains("whose races it does not check yet")
+            && why.contains(&format!("MPI_Put ({RMA}:20)")),
         "{why}"
     );
 }
@@ -63,7 +66,7 @@ fn build_warns_at_each_unmodelled_call() {
     assert!(out.status.success(), "{}", describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     for (call, line) in RMA_CALLS {
-        let warning = format!("{RMA}:{line}:3: warning: `{call}` is not modelled by this version of mbhybrid (one-sided communication (RMA))");
+        let warning = format!("{RMA}:{line}:3: warning: `{call}` is recorded by this version of mbhybrid, which does not check its races yet (one-sided communication (RMA))");
         assert!(stderr.contains(&warning), "{warning}\n{stderr}");
     }
 }

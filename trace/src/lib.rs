@@ -12,6 +12,7 @@
 //!   the analyses share, and the decoding of a send's envelope);
 //! * [`record`]: the kind-specific words of a record (a completion's
 //!   request, the runtime's own records), decoded in this one place;
+//! * [`rma`]: the fields of the one-sided communication records;
 //! * [`rank_trace`]: the per-rank binary trace file the runtime writes
 //!   through a shared memory map (so it survives `SIGKILL`) and the CLI reads;
 //! * [`config`]: the runtime's configuration for one run (clocks,
@@ -48,6 +49,7 @@ pub mod place;
 pub mod rank_trace;
 pub mod record;
 pub mod report;
+pub mod rma;
 pub mod site;
 pub mod static_report;
 pub mod support;

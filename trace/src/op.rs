@@ -221,6 +221,76 @@ op_kinds! {
     Iscan = 111 => "MPI_Iscan", Collective;
     /// `MPI_Iexscan`.
     Iexscan = 112 => "MPI_Iexscan", Collective;
+    /// `MPI_Win_create`. One-sided communication (RMA, MPI-4.0 chapter 12;
+    /// 160-189) is recorded, one record per call, with `request` = the window's
+    /// id on this rank (1 for the first window it made, then 2, ...), `comm` =
+    /// the window's communicator, `peer` = the target as a rank of
+    /// `MPI_COMM_WORLD` where the call has one (-1 otherwise, `PROC_NULL`
+    /// flagged); the other fields per kind:
+    /// [`Op::rma`](crate::rank_trace::Op::rma). The epoch checks read them;
+    /// races are not checked yet.
+    WinCreate = 160 => "MPI_Win_create", Rma;
+    /// `MPI_Win_allocate`.
+    WinAllocate = 161 => "MPI_Win_allocate", Rma;
+    /// `MPI_Win_allocate_shared`.
+    WinAllocateShared = 162 => "MPI_Win_allocate_shared", Rma;
+    /// `MPI_Win_create_dynamic`.
+    WinCreateDynamic = 163 => "MPI_Win_create_dynamic", Rma;
+    /// `MPI_Win_free`.
+    WinFree = 164 => "MPI_Win_free", Rma;
+    /// `MPI_Win_fence` (`tag` = its assert).
+    WinFence = 165 => "MPI_Win_fence", Rma;
+    /// `MPI_Win_lock` (`count` = the lock type, [`crate::rma::RmaLock`] code; `tag` =
+    /// assert).
+    WinLock = 166 => "MPI_Win_lock", Rma;
+    /// `MPI_Win_unlock`.
+    WinUnlock = 167 => "MPI_Win_unlock", Rma;
+    /// `MPI_Win_lock_all` (`tag` = assert).
+    WinLockAll = 168 => "MPI_Win_lock_all", Rma;
+    /// `MPI_Win_unlock_all`.
+    WinUnlockAll = 169 => "MPI_Win_unlock_all", Rma;
+    /// `MPI_Win_post` (`tag` = assert, `count` = the group's size).
+    WinPost = 170 => "MPI_Win_post", Rma;
+    /// `MPI_Win_start` (`tag` = assert, `count` = the group's size).
+    WinStart = 171 => "MPI_Win_start", Rma;
+    /// `MPI_Win_complete`.
+    WinComplete = 172 => "MPI_Win_complete", Rma;
+    /// `MPI_Win_wait`.
+    WinWait = 173 => "MPI_Win_wait", Rma;
+    /// `MPI_Win_test` (`count` = the flag it returned: 1 when the exposure
+    /// epoch ended).
+    WinTest = 174 => "MPI_Win_test", Rma;
+    /// `MPI_Win_flush`.
+    WinFlush = 175 => "MPI_Win_flush", Rma;
+    /// `MPI_Win_flush_all`.
+    WinFlushAll = 176 => "MPI_Win_flush_all", Rma;
+    /// `MPI_Win_flush_local`.
+    WinFlushLocal = 177 => "MPI_Win_flush_local", Rma;
+    /// `MPI_Win_flush_local_all`.
+    WinFlushLocalAll = 178 => "MPI_Win_flush_local_all", Rma;
+    /// `MPI_Win_sync`.
+    WinSync = 179 => "MPI_Win_sync", Rma;
+    /// `MPI_Put` (`count` = origin count, `aux` = target displacement, two's
+    /// complement).
+    Put = 180 => "MPI_Put", Rma;
+    /// `MPI_Get`.
+    Get = 181 => "MPI_Get", Rma;
+    /// `MPI_Accumulate`.
+    Accumulate = 182 => "MPI_Accumulate", Rma;
+    /// `MPI_Get_accumulate`.
+    GetAccumulate = 183 => "MPI_Get_accumulate", Rma;
+    /// `MPI_Fetch_and_op` (`count` = 1).
+    FetchAndOp = 184 => "MPI_Fetch_and_op", Rma;
+    /// `MPI_Compare_and_swap` (`count` = 1).
+    CompareAndSwap = 185 => "MPI_Compare_and_swap", Rma;
+    /// `MPI_Rput`.
+    Rput = 186 => "MPI_Rput", Rma;
+    /// `MPI_Rget`.
+    Rget = 187 => "MPI_Rget", Rma;
+    /// `MPI_Raccumulate`.
+    Raccumulate = 188 => "MPI_Raccumulate", Rma;
+    /// `MPI_Rget_accumulate`.
+    RgetAccumulate = 189 => "MPI_Rget_accumulate", Rma;
     /// Not an MPI call: the request of a nonblocking collective completed,
     /// and which call completed it (the fields:
     /// [`Op::collective_completion`](crate::rank_trace::Op::collective_completion)).
@@ -689,6 +759,9 @@ pub enum OpClass {
     Request,
     /// Collectives.
     Collective,
+    /// One-sided communication (RMA): windows, their synchronization and
+    /// their operations.
+    Rma,
     /// Records of the tool's causality tracking, not MPI calls.
     Clock,
 }

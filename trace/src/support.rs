@@ -4,10 +4,14 @@
 //! (`runtime/src/lib.rs`'s tests, `runtime/tests/header_calls.rs`), and
 //! `verify` names unmodelled calls from (issue 38).
 //!
-//! Four classes ([`Support`]):
+//! Five classes ([`Support`]):
 //!
 //! * modelled: the runtime wraps the call (piggyback, clocks, trace,
 //!   checks);
+//! * races not checked: one-sided communication (issue 39, its first
+//!   slice): the runtime wraps the call and records it, `verify` checks
+//!   the epochs and the windows' lifecycle, but not yet the races between
+//!   accesses, so a run that makes one is partial and names the calls;
 //! * harmless: calls that neither communicate nor change what the
 //!   verification follows (queries, datatype, info and attribute
 //!   management, timing): they pass straight to MPI;
@@ -31,6 +35,9 @@ mod calls;
 pub enum Support {
     /// Wrapped: the runtime follows what it does.
     Modelled,
+    /// Wrapped and recorded (one-sided communication): its epochs are
+    /// checked, its races not yet, so a run that calls it is partial.
+    RacesNotChecked,
     /// Passed straight to MPI: nothing it does matters to the verification.
     Harmless,
     /// Passed to MPI unchecked: a run that calls it is partial.
@@ -128,6 +135,11 @@ pub fn family(function: &str) -> &'static str {
     }
 }
 
+/// What a call of class [`Support::RacesNotChecked`] is, in words: the
+/// start of `build`'s warning and of `verify`'s reason for a partial run.
+pub const RACES_NOT_CHECKED: &str =
+    "recorded by this version of mbhybrid, which does not check its races yet";
+
 /// Why `function` cannot be verified fully by this version, or `None` when
 /// the runtime handles it (modelled or harmless). An `MPI_` function the
 /// table does not know (from an MPI newer than it) is not modelled: the
@@ -146,6 +158,10 @@ pub fn unsupported_reason(function: &str) -> Option<String> {
         ),
         Support::NotModelled => Some(format!(
             "not modelled by this version of mbhybrid ({}): it runs as it would, but what it does is not verified, and `verify` reports the run as partial",
+            family(function)
+        )),
+        Support::RacesNotChecked => Some(format!(
+            "{RACES_NOT_CHECKED} ({}): its epochs are checked, but `verify` reports the run as partial",
             family(function)
         )),
         Support::Modelled | Support::Harmless => None,
@@ -238,6 +254,18 @@ pub fn limits_markdown() -> String {
     for (family, names) in families {
         let _ = writeln!(out, "* {family}: {}", code_list(&names));
     }
+    let recorded: Vec<&str> = of_class(Support::RacesNotChecked).collect();
+    let _ = writeln!(
+        out,
+        "\nRecorded, races not checked ({} functions of one-sided communication): \
+         `verify` reports a use outside an epoch, an unlock without its lock, a \
+         `MPI_Win_complete` without `MPI_Win_start`, an epoch left open at \
+         `MPI_Win_free` or `MPI_Finalize` (MBH0021), but not yet the races between \
+         accesses: a run that makes one is reported with the calls and their lines, \
+         `complete: false`, exit status 3: {}.",
+        recorded.len(),
+        code_list(&recorded)
+    );
     let stops: Vec<&str> = of_class(Support::Stops).collect();
     let _ = writeln!(
         out,
@@ -290,9 +318,12 @@ mod tests {
         ] {
             assert_eq!(support(call), Some(Support::Modelled), "{call}");
         }
+        for call in ["MPI_Put", "MPI_Win_fence", "PMPI_Rget_accumulate"] {
+            assert_eq!(support(call), Some(Support::RacesNotChecked), "{call}");
+        }
         for call in [
-            "MPI_Put",
-            "MPI_Win_fence",
+            "MPI_Put_c",
+            "MPI_Win_attach",
             "MPI_Neighbor_alltoall",
             "MPI_T_init_thread",
         ] {
@@ -302,9 +333,12 @@ mod tests {
         assert_eq!(support("MPI_Get_processor_name"), Some(Support::Harmless));
         assert_eq!(support("MPI_Not_a_function"), None);
         assert!(unsupported_reason("MPI_Send_c").unwrap().contains("stops"));
-        assert!(unsupported_reason("MPI_Put")
+        assert!(unsupported_reason("MPI_Put_c")
             .unwrap()
             .contains("not modelled by this version of mbhybrid (one-sided communication (RMA))"));
+        assert!(unsupported_reason("MPI_Put")
+            .unwrap()
+            .starts_with("recorded by this version of mbhybrid, which does not check its races yet (one-sided communication (RMA))"));
         assert!(unsupported_reason("MPI_Send").is_none());
         assert!(unsupported_reason("MPI_Comm_from_the_future")
             .unwrap()

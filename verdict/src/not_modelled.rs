@@ -1,30 +1,45 @@
 //! The calls of MPI functions the runtime does not model (issue 38), from
 //! the ranks' [`OpKind::NotModelled`](mbh_trace::OpKind::NotModelled)
-//! records: each is a place the verdict does not cover, so a run that
-//! made one is partial. One location per function and call site, on the
-//! lowest rank that made it.
+//! records, and of the one-sided communication calls it records without
+//! checking their races yet (issue 39's first slice; their records, class
+//! [`OpClass::Rma`]): each is a place the verdict does not cover fully, so
+//! a run that made one is partial. One location per function and call
+//! site, on the lowest rank that made it.
 
 use crate::outcome::RunContext;
 use crate::place::site_location;
 use mbh_trace::finding::{Location, Role};
+use mbh_trace::op::OpClass;
 use mbh_trace::RankTrace;
 use std::collections::BTreeMap;
 
 /// What a location of an unmodelled call says.
 pub const LABEL: &str = "not modelled by mbhybrid: not verified";
 
+/// What a location of a one-sided communication call says: its epochs
+/// are checked (`rma_epochs`), its races not yet.
+pub const RACES_LABEL: &str = "one-sided communication: epochs checked, races not checked yet";
+
 /// The unmodelled calls the ranks of `traces` made, by function then line.
 pub fn calls(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Vec<Location> {
-    let mut found: BTreeMap<(String, u32), i32> = BTreeMap::new();
+    let mut found: BTreeMap<(String, u32, &str), i32> = BTreeMap::new();
     for trace in traces.iter().flatten() {
-        for (site, name) in trace.not_modelled_calls() {
-            let rank = found.entry((name, site)).or_insert(trace.rank);
+        let rma = trace
+            .ops
+            .iter()
+            .filter(|op| op.kind.class() == OpClass::Rma)
+            .map(|op| (op.site, op.kind.mpi_name().to_owned(), RACES_LABEL));
+        let unmodelled = trace
+            .not_modelled_calls()
+            .map(|(site, name)| (site, name, LABEL));
+        for (site, name, label) in unmodelled.chain(rma) {
+            let rank = found.entry((name, site, label)).or_insert(trace.rank);
             *rank = (*rank).min(trace.rank);
         }
     }
     let mut locations: Vec<Location> = found
         .into_iter()
-        .map(|((name, site), rank)| location(ctx, &name, site, rank))
+        .map(|((name, site, label), rank)| location(ctx, &name, site, rank, label))
         .collect();
     locations.sort_by(|a, b| (&a.call, &a.file, a.line).cmp(&(&b.call, &b.file, b.line)));
     locations.dedup_by(|a, b| (&a.call, &a.file, a.line) == (&b.call, &b.file, b.line));
@@ -33,9 +48,9 @@ pub fn calls(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Vec<Location
 
 /// Where call `name` at `site` is; a site no table knows (a call from a
 /// library) is placed in the program, line 0.
-fn location(ctx: &RunContext<'_>, name: &str, site: u32, rank: i32) -> Location {
+fn location(ctx: &RunContext<'_>, name: &str, site: u32, rank: i32, label: &str) -> Location {
     let mut location = match ctx.sites.and_then(|s| s.get(site)) {
-        Some(known) => site_location(known, rank, Role::Primary, LABEL),
+        Some(known) => site_location(known, rank, Role::Primary, label),
         None => Location {
             file: ctx.program.to_owned(),
             line: 0,
@@ -44,11 +59,36 @@ fn location(ctx: &RunContext<'_>, name: &str, site: u32, rank: i32) -> Location 
             call: None,
             function: None,
             role: Role::Primary,
-            label: LABEL.to_owned(),
+            label: label.to_owned(),
         },
     };
     location.call = Some(name.to_owned());
     location
+}
+
+/// Why a run that made the calls of `locations` is partial: the
+/// unmodelled calls, then the one-sided communication calls whose races
+/// are not checked, each named with its first lines. `None` when there
+/// are none.
+pub fn partial_reason(locations: &[Location]) -> Option<String> {
+    let (rma, unmodelled): (Vec<Location>, Vec<Location>) = locations
+        .iter()
+        .cloned()
+        .partition(|l| l.label == RACES_LABEL);
+    let mut parts = Vec::new();
+    if !unmodelled.is_empty() {
+        parts.push(format!(
+            "the program calls MPI functions mbhybrid does not model, so what they do is not verified: {}",
+            summary(&unmodelled)
+        ));
+    }
+    if !rma.is_empty() {
+        parts.push(format!(
+            "the program uses one-sided communication (RMA), whose epochs mbhybrid checks but whose races it does not check yet: {}",
+            summary(&rma)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// Places named per function in [`summary`]; the JSON lists them all.
@@ -99,6 +139,22 @@ mod tests {
             role: Role::Primary,
             label: LABEL.into(),
         }
+    }
+
+    #[test]
+    fn the_reason_names_unmodelled_and_race_unchecked_calls_apart() {
+        let mut put = at("MPI_Put", 12);
+        put.label = RACES_LABEL.into();
+        let reason = partial_reason(&[at("MPI_Neighbor_alltoall", 9), put]).unwrap();
+        assert!(
+            reason.starts_with("the program calls MPI functions mbhybrid does not model, so what they do is not verified: MPI_Neighbor_alltoall (rma.c:9); "),
+            "{reason}"
+        );
+        assert!(
+            reason.ends_with("whose races it does not check yet: MPI_Put (rma.c:12)"),
+            "{reason}"
+        );
+        assert_eq!(partial_reason(&[]), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 /* mbhybrid-test: np=2 exit=3 interleavings=1 */
 /* Issue 38: both ranks MPI_Put to the same int of rank 0's window in one
  * fence epoch, a conflicting access whose result MPI-4.0 §12.7 leaves
- * undefined. mbhybrid does not model one-sided communication: `build`
+ * undefined. mbhybrid does not check RMA races yet: `build`
  * warns at each call, and `verify` names every call with its line, says
  * the run is partial and exits 3, never "no errors (complete)". */
 #include <mpi.h>

@@ -1,0 +1,795 @@
+//! One-sided communication (RMA, MPI-4.0 chapter 12; issue 39): the bodies
+//! of the window, synchronization and operation exports `lib.rs` lists.
+//! Each calls its `PMPI_` function with the program's arguments and
+//! returns its result unchanged, and records one event
+//! ([`OpKind::WinCreate`] ... [`OpKind::RgetAccumulate`]; the fields:
+//! `mbh_trace::rma`) from which `verify` checks the epochs (MPI-4.0
+//! §12.5). Nothing here changes what MPI does: no piggyback, no clock.
+//!
+//! Windows get ids per rank as they are made (1, 2, ...), so a record
+//! names its window the same way in every run of the program; a target
+//! rank is recorded as a rank of `MPI_COMM_WORLD`, translated once, when
+//! the window is made. An operation's record costs a lock of the window
+//! table and a scan of it (programs hold few windows), no allocation.
+
+use crate::consts::{comm_world, proc_null, undefined, SUCCESS};
+use crate::handle::HandleBits;
+use crate::record;
+use crate::state::active;
+use mbh_trace::op::flags;
+use mbh_trace::rank_trace::RawOp;
+use mbh_trace::rma::{assert, RmaLock};
+use mbh_trace::OpKind;
+use mpi_sys::{
+    MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Info, MPI_Op, MPI_Request, MPI_Win,
+};
+use std::os::raw::{c_int, c_void};
+use std::sync::Mutex;
+
+unsafe extern "C" {
+    fn mbhybrid_rt_rma_consts(out: *mut c_int);
+}
+
+/// A window this rank made and has not freed.
+struct Window {
+    /// The handle's bits.
+    handle: u64,
+    /// Its id on this rank.
+    id: u64,
+    /// Its communicator's bits.
+    comm: u64,
+    /// The world rank of each rank of its communicator (-1: none).
+    world: Vec<i32>,
+}
+
+/// The windows, and the id the next one gets.
+struct Windows {
+    live: Vec<Window>,
+    next: u64,
+}
+
+static WINDOWS: Mutex<Windows> = Mutex::new(Windows {
+    live: Vec::new(),
+    next: 1,
+});
+
+/// Runs `f` on the window table (a poisoned lock, after a recording
+/// panic, still holds a usable table).
+fn windows<R>(f: impl FnOnce(&mut Windows) -> R) -> R {
+    let mut guard = WINDOWS.lock().unwrap_or_else(|p| p.into_inner());
+    f(&mut guard)
+}
+
+/// What a record says of the window `win` and the target `target` (a
+/// rank of its communicator): (window id, communicator bits, peer, flags).
+/// Unknown windows (made before tracing, or not windows: MPI reports
+/// those) get id 0.
+fn place(win: MPI_Win, target: Option<c_int>) -> (u64, u64, i32, u16) {
+    let bits = win.bits();
+    let (id, comm, peer) = windows(|w| match w.live.iter().find(|w| w.handle == bits) {
+        Some(window) => {
+            let peer = target
+                .and_then(|t| usize::try_from(t).ok())
+                .and_then(|t| window.world.get(t).copied())
+                .unwrap_or(-1);
+            (window.id, window.comm, peer)
+        }
+        None => (0, 0, -1),
+    });
+    let flags = match target {
+        Some(t) if t == proc_null() => flags::PROC_NULL,
+        _ => 0,
+    };
+    (id, comm, peer, flags)
+}
+
+/// A record of `kind` on `win`; `target` a rank of its communicator.
+fn event(kind: OpKind, win: MPI_Win, target: Option<c_int>) -> RawOp {
+    let (id, comm, peer, flags) = place(win, target);
+    RawOp {
+        kind: kind as u16,
+        flags,
+        site: record::site(),
+        peer,
+        comm,
+        request: id,
+        ..RawOp::default()
+    }
+}
+
+/// Records `op` around `call` (`blocking`: it may wait for other ranks,
+/// so a rank stuck in it shows where). Returns what `call` returned.
+#[inline]
+fn recorded(op: impl FnOnce() -> RawOp, blocking: bool, call: impl FnOnce() -> c_int) -> c_int {
+    recorded_then(op, blocking, call, |_, _| {})
+}
+
+/// As [`recorded`], then `fill` adds what the call returned to the record.
+#[inline]
+fn recorded_then(
+    op: impl FnOnce() -> RawOp,
+    blocking: bool,
+    call: impl FnOnce() -> c_int,
+    fill: impl FnOnce(&mut RawOp, c_int),
+) -> c_int {
+    if !active() {
+        return call();
+    }
+    let index = record::begin(op, blocking);
+    let rc = call();
+    record::finish(index, rc, blocking, |op| fill(op, rc));
+    rc
+}
+
+/// MPI's lock types and fence asserts, in `mbhybrid_rt_rma_consts`'s
+/// order.
+fn consts() -> [c_int; 4] {
+    let mut out = [0; 4];
+    // SAFETY: the shim writes four ints.
+    unsafe { mbhybrid_rt_rma_consts(out.as_mut_ptr()) };
+    out
+}
+
+/// The trace's code of MPI lock type `lock_type` (0: not a lock type).
+fn lock_code(lock_type: c_int) -> i32 {
+    let [exclusive, shared, ..] = consts();
+    if lock_type == exclusive {
+        RmaLock::Exclusive as i32
+    } else if lock_type == shared {
+        RmaLock::Shared as i32
+    } else {
+        0
+    }
+}
+
+/// The trace's assert bits of MPI assert `assert_arg`.
+fn assert_bits(assert_arg: c_int) -> i32 {
+    let [_, _, nosucceed, noprecede] = consts();
+    let mut bits = 0;
+    if assert_arg & nosucceed != 0 {
+        bits |= assert::NOSUCCEED;
+    }
+    if assert_arg & noprecede != 0 {
+        bits |= assert::NOPRECEDE;
+    }
+    bits
+}
+
+/// The world rank of each rank of `comm` (-1 where MPI cannot say).
+fn world_ranks(comm: MPI_Comm) -> Vec<i32> {
+    // SAFETY: an immutable C constant of mpi-sys's shim.
+    let null = unsafe { mpi_sys::RSMPI_GROUP_NULL };
+    let (mut group, mut world) = (null, null);
+    let mut size: c_int = 0;
+    // SAFETY: `comm` made a window just now; the groups are ours and freed
+    // below.
+    let ok = unsafe {
+        mpi_sys::PMPI_Comm_group(comm, &mut group) == SUCCESS
+            && mpi_sys::PMPI_Comm_group(comm_world(), &mut world) == SUCCESS
+            && mpi_sys::PMPI_Group_size(group, &mut size) == SUCCESS
+    };
+    let n = usize::try_from(size).unwrap_or(0);
+    let ranks: Vec<c_int> = (0..size).collect();
+    let mut out = vec![-1; n];
+    let translated = ok && {
+        // SAFETY: `ranks` and `out` hold `size` ints each.
+        let rc = unsafe {
+            mpi_sys::PMPI_Group_translate_ranks(
+                group,
+                size,
+                ranks.as_ptr(),
+                world,
+                out.as_mut_ptr(),
+            )
+        };
+        rc == SUCCESS
+    };
+    if !translated {
+        out.fill(-1);
+    }
+    for g in [&mut group, &mut world] {
+        if g.bits() != null.bits() {
+            // SAFETY: a group made above.
+            unsafe { mpi_sys::PMPI_Group_free(g) };
+        }
+    }
+    let undefined = undefined();
+    out.iter()
+        .map(|&r| if r == undefined { -1 } else { r })
+        .collect()
+}
+
+/// Records the making of a window by `call` on `comm` and, when MPI made
+/// it, enters it in the table.
+fn make(kind: OpKind, comm: MPI_Comm, win: *mut MPI_Win, call: impl FnOnce() -> c_int) -> c_int {
+    if !active() {
+        return call();
+    }
+    let id = windows(|w| {
+        w.next += 1;
+        w.next - 1
+    });
+    let op = || RawOp {
+        kind: kind as u16,
+        site: record::site(),
+        peer: -1,
+        comm: comm.bits(),
+        request: id,
+        ..RawOp::default()
+    };
+    recorded_then(op, true, call, |_, rc| {
+        if rc != SUCCESS || win.is_null() {
+            return;
+        }
+        // SAFETY: MPI wrote the new window's handle.
+        let handle = unsafe { *win }.bits();
+        let world = world_ranks(comm);
+        windows(|w| {
+            w.live.push(Window {
+                handle,
+                id,
+                comm: comm.bits(),
+                world,
+            })
+        });
+    })
+}
+
+pub(crate) unsafe fn win_create(
+    base: *mut c_void,
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    win: *mut MPI_Win,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    make(OpKind::WinCreate, comm, win, || unsafe {
+        mpi_sys::PMPI_Win_create(base, size, disp_unit, info, comm, win)
+    })
+}
+
+pub(crate) unsafe fn win_allocate(
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    make(OpKind::WinAllocate, comm, win, || unsafe {
+        mpi_sys::PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win)
+    })
+}
+
+pub(crate) unsafe fn win_allocate_shared(
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    make(OpKind::WinAllocateShared, comm, win, || unsafe {
+        mpi_sys::PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win)
+    })
+}
+
+pub(crate) unsafe fn win_create_dynamic(
+    info: MPI_Info,
+    comm: MPI_Comm,
+    win: *mut MPI_Win,
+) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    make(OpKind::WinCreateDynamic, comm, win, || unsafe {
+        mpi_sys::PMPI_Win_create_dynamic(info, comm, win)
+    })
+}
+
+pub(crate) unsafe fn win_free(win: *mut MPI_Win) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    let call = || unsafe { mpi_sys::PMPI_Win_free(win) };
+    if !active() || win.is_null() {
+        return call();
+    }
+    // SAFETY: non-null: the program's window, read before MPI nulls it.
+    let handle = unsafe { *win };
+    recorded_then(
+        || event(OpKind::WinFree, handle, None),
+        true,
+        call,
+        |_, rc| {
+            if rc == SUCCESS {
+                windows(|w| w.live.retain(|w| w.handle != handle.bits()));
+            }
+        },
+    )
+}
+
+pub(crate) unsafe fn win_fence(assert_arg: c_int, win: MPI_Win) -> c_int {
+    let op = || RawOp {
+        tag: assert_bits(assert_arg),
+        ..event(OpKind::WinFence, win, None)
+    };
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(op, true, || unsafe {
+        mpi_sys::PMPI_Win_fence(assert_arg, win)
+    })
+}
+
+pub(crate) unsafe fn win_lock(
+    lock_type: c_int,
+    rank: c_int,
+    assert_arg: c_int,
+    win: MPI_Win,
+) -> c_int {
+    let op = || RawOp {
+        tag: assert_bits(assert_arg),
+        count: lock_code(lock_type),
+        ..event(OpKind::WinLock, win, Some(rank))
+    };
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(op, true, || unsafe {
+        mpi_sys::PMPI_Win_lock(lock_type, rank, assert_arg, win)
+    })
+}
+
+pub(crate) unsafe fn win_unlock(rank: c_int, win: MPI_Win) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(
+        || event(OpKind::WinUnlock, win, Some(rank)),
+        true,
+        || unsafe { mpi_sys::PMPI_Win_unlock(rank, win) },
+    )
+}
+
+pub(crate) unsafe fn win_lock_all(assert_arg: c_int, win: MPI_Win) -> c_int {
+    let op = || RawOp {
+        tag: assert_bits(assert_arg),
+        ..event(OpKind::WinLockAll, win, None)
+    };
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(op, true, || unsafe {
+        mpi_sys::PMPI_Win_lock_all(assert_arg, win)
+    })
+}
+
+pub(crate) unsafe fn win_unlock_all(win: MPI_Win) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(
+        || event(OpKind::WinUnlockAll, win, None),
+        true,
+        || unsafe { mpi_sys::PMPI_Win_unlock_all(win) },
+    )
+}
+
+/// The size of `group` (0 when MPI cannot say: MPI reports the handle).
+fn group_size(group: MPI_Group) -> i32 {
+    let mut size = 0;
+    // SAFETY: a query; an invalid handle is an error MPI returns.
+    if unsafe { mpi_sys::PMPI_Group_size(group, &mut size) } != SUCCESS {
+        return 0;
+    }
+    size
+}
+
+pub(crate) unsafe fn win_post(group: MPI_Group, assert_arg: c_int, win: MPI_Win) -> c_int {
+    let op = || RawOp {
+        tag: assert_bits(assert_arg),
+        count: group_size(group),
+        ..event(OpKind::WinPost, win, None)
+    };
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(op, false, || unsafe {
+        mpi_sys::PMPI_Win_post(group, assert_arg, win)
+    })
+}
+
+pub(crate) unsafe fn win_start(group: MPI_Group, assert_arg: c_int, win: MPI_Win) -> c_int {
+    let op = || RawOp {
+        tag: assert_bits(assert_arg),
+        count: group_size(group),
+        ..event(OpKind::WinStart, win, None)
+    };
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(op, true, || unsafe {
+        mpi_sys::PMPI_Win_start(group, assert_arg, win)
+    })
+}
+
+pub(crate) unsafe fn win_complete(win: MPI_Win) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(
+        || event(OpKind::WinComplete, win, None),
+        true,
+        || unsafe { mpi_sys::PMPI_Win_complete(win) },
+    )
+}
+
+pub(crate) unsafe fn win_wait(win: MPI_Win) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(
+        || event(OpKind::WinWait, win, None),
+        true,
+        || unsafe { mpi_sys::PMPI_Win_wait(win) },
+    )
+}
+
+pub(crate) unsafe fn win_test(win: MPI_Win, flag: *mut c_int) -> c_int {
+    // SAFETY: the caller's arguments, passed on unchanged.
+    let call = || unsafe { mpi_sys::PMPI_Win_test(win, flag) };
+    recorded_then(
+        || event(OpKind::WinTest, win, None),
+        false,
+        call,
+        |op, rc| {
+            if rc == SUCCESS && !flag.is_null() {
+                // SAFETY: MPI wrote the flag.
+                op.count = i32::from(unsafe { *flag } != 0);
+            }
+        },
+    )
+}
+
+/// Defines the bodies of synchronization calls on one target or none,
+/// which record nothing but the call: `name(args) => Kind, PMPI_x,
+/// window, target`.
+macro_rules! plain_sync {
+    ($( $name:ident($($arg:ident: $ty:ty),*) => $kind:ident, $pmpi:ident, $win:expr, $target:expr; )*) => {
+        $(
+            pub(crate) unsafe fn $name($($arg: $ty),*) -> c_int {
+                // SAFETY: the caller's arguments, passed on unchanged.
+                recorded(|| event(OpKind::$kind, $win, $target), false, || unsafe {
+                    mpi_sys::$pmpi($($arg),*)
+                })
+            }
+        )*
+    };
+}
+
+plain_sync! {
+    win_flush(rank: c_int, win: MPI_Win) => WinFlush, PMPI_Win_flush, win, Some(rank);
+    win_flush_all(win: MPI_Win) => WinFlushAll, PMPI_Win_flush_all, win, None;
+    win_flush_local(rank: c_int, win: MPI_Win) => WinFlushLocal, PMPI_Win_flush_local, win, Some(rank);
+    win_flush_local_all(win: MPI_Win) => WinFlushLocalAll, PMPI_Win_flush_local_all, win, None;
+    win_sync(win: MPI_Win) => WinSync, PMPI_Win_sync, win, None;
+}
+
+/// The record of an operation on `win`'s `target` at displacement `disp`
+/// with `count` origin elements.
+#[inline]
+fn operation(kind: OpKind, win: MPI_Win, target: c_int, disp: MPI_Aint, count: c_int) -> RawOp {
+    RawOp {
+        count,
+        aux: disp as u64,
+        ..event(kind, win, Some(target))
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // MPI's signature
+pub(crate) unsafe fn put(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> c_int {
+    let op = || operation(OpKind::Put, win, target_rank, target_disp, origin_count);
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(op, false, || unsafe {
+        mpi_sys::PMPI_Put(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            win,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // MPI's signature
+pub(crate) unsafe fn get(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+) -> c_int {
+    let op = || operation(OpKind::Get, win, target_rank, target_disp, origin_count);
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(op, false, || unsafe {
+        mpi_sys::PMPI_Get(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            win,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // MPI's signature
+pub(crate) unsafe fn accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    let record = || {
+        operation(
+            OpKind::Accumulate,
+            win,
+            target_rank,
+            target_disp,
+            origin_count,
+        )
+    };
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(record, false, || unsafe {
+        mpi_sys::PMPI_Accumulate(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            op,
+            win,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // MPI's signature
+pub(crate) unsafe fn get_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    let record = || {
+        operation(
+            OpKind::GetAccumulate,
+            win,
+            target_rank,
+            target_disp,
+            origin_count,
+        )
+    };
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(record, false, || unsafe {
+        mpi_sys::PMPI_Get_accumulate(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            result_addr,
+            result_count,
+            result_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            op,
+            win,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // MPI's signature
+pub(crate) unsafe fn fetch_and_op(
+    origin_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    let record = || operation(OpKind::FetchAndOp, win, target_rank, target_disp, 1);
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(record, false, || unsafe {
+        mpi_sys::PMPI_Fetch_and_op(
+            origin_addr,
+            result_addr,
+            datatype,
+            target_rank,
+            target_disp,
+            op,
+            win,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // MPI's signature
+pub(crate) unsafe fn compare_and_swap(
+    origin_addr: *const c_void,
+    compare_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    win: MPI_Win,
+) -> c_int {
+    let record = || operation(OpKind::CompareAndSwap, win, target_rank, target_disp, 1);
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(record, false, || unsafe {
+        mpi_sys::PMPI_Compare_and_swap(
+            origin_addr,
+            compare_addr,
+            result_addr,
+            datatype,
+            target_rank,
+            target_disp,
+            win,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // MPI's signature
+pub(crate) unsafe fn rput(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    let op = || operation(OpKind::Rput, win, target_rank, target_disp, origin_count);
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(op, false, || unsafe {
+        mpi_sys::PMPI_Rput(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            win,
+            request,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // MPI's signature
+pub(crate) unsafe fn rget(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    let op = || operation(OpKind::Rget, win, target_rank, target_disp, origin_count);
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(op, false, || unsafe {
+        mpi_sys::PMPI_Rget(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            win,
+            request,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // MPI's signature
+pub(crate) unsafe fn raccumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    let record = || {
+        operation(
+            OpKind::Raccumulate,
+            win,
+            target_rank,
+            target_disp,
+            origin_count,
+        )
+    };
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(record, false, || unsafe {
+        mpi_sys::PMPI_Raccumulate(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            op,
+            win,
+            request,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // MPI's signature
+pub(crate) unsafe fn rget_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    let record = || {
+        operation(
+            OpKind::RgetAccumulate,
+            win,
+            target_rank,
+            target_disp,
+            origin_count,
+        )
+    };
+    // SAFETY: the caller's arguments, passed on unchanged.
+    recorded(record, false, || unsafe {
+        mpi_sys::PMPI_Rget_accumulate(
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            result_addr,
+            result_count,
+            result_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            op,
+            win,
+            request,
+        )
+    })
+}
