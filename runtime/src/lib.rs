@@ -810,11 +810,13 @@ unsupported! {
 }
 
 /// Defines the one-sided communication exports (`rma.rs`): as
-/// [`exports!`], except that an error code goes back to the program as
-/// MPI returned it: MPI already applied the window's error handler, which
-/// the runtime does not redirect.
+/// [`exports!`], an error is handled as the program's handler for the
+/// window's communicator (`@ comm`, evaluated after a failed call only)
+/// says: MPICH's windows inherit the handler the runtime set on the
+/// communicator (`MPI_ERRORS_RETURN`), so without this a call MPI would
+/// have aborted on returns to the program.
 macro_rules! rma_exports {
-    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $body:expr; )*) => {
+    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) @ $comm:expr => $body:expr; )*) => {
         /// The calls defined below, which `mbh_trace::support` must class
         /// as recorded with races not checked.
         #[cfg(test)]
@@ -836,7 +838,11 @@ macro_rules! rma_exports {
                             before_init::note(stringify!($name), site);
                         }
                         // SAFETY: the caller upholds the MPI function's contract.
-                        unsafe { $body }
+                        let rc = unsafe { $body };
+                        if rc == consts::SUCCESS || !state::active() {
+                            return rc;
+                        }
+                        checks::on_error(stringify!($name), $comm, site, rc)
                     })
                 }
             )*
@@ -852,79 +858,79 @@ macro_rules! rma_exports {
 
 rma_exports! {
     /// `MPI_Win_create`: recorded with the window's id.
-    fn MPI_Win_create(base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win)
+    fn MPI_Win_create(base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) @ comm
         => rma::win_create(base, size, disp_unit, info, comm, win);
     /// `MPI_Win_allocate`: recorded with the window's id.
-    fn MPI_Win_allocate(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win)
+    fn MPI_Win_allocate(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) @ comm
         => rma::win_allocate(size, disp_unit, info, comm, baseptr, win);
     /// `MPI_Win_allocate_shared`: recorded with the window's id.
-    fn MPI_Win_allocate_shared(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win)
+    fn MPI_Win_allocate_shared(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) @ comm
         => rma::win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
     /// `MPI_Win_create_dynamic`: recorded with the window's id.
-    fn MPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win)
+    fn MPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) @ comm
         => rma::win_create_dynamic(info, comm, win);
     /// `MPI_Win_free`: recorded; the window leaves the table.
-    fn MPI_Win_free(win: *mut MPI_Win) => rma::win_free(win);
+    fn MPI_Win_free(win: *mut MPI_Win) @ rma::comm_behind(win) => rma::win_free(win);
     /// `MPI_Win_fence`: recorded with its assert.
-    fn MPI_Win_fence(assert: c_int, win: MPI_Win) => rma::win_fence(assert, win);
+    fn MPI_Win_fence(assert: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_fence(assert, win);
     /// `MPI_Win_lock`: recorded with its lock type, target and assert.
-    fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win)
+    fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) @ rma::comm_of(win)
         => rma::win_lock(lock_type, rank, assert, win);
     /// `MPI_Win_unlock`: recorded with its target.
-    fn MPI_Win_unlock(rank: c_int, win: MPI_Win) => rma::win_unlock(rank, win);
+    fn MPI_Win_unlock(rank: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_unlock(rank, win);
     /// `MPI_Win_lock_all`: recorded with its assert.
-    fn MPI_Win_lock_all(assert: c_int, win: MPI_Win) => rma::win_lock_all(assert, win);
+    fn MPI_Win_lock_all(assert: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_lock_all(assert, win);
     /// `MPI_Win_unlock_all`: recorded.
-    fn MPI_Win_unlock_all(win: MPI_Win) => rma::win_unlock_all(win);
+    fn MPI_Win_unlock_all(win: MPI_Win) @ rma::comm_of(win) => rma::win_unlock_all(win);
     /// `MPI_Win_post`: recorded with its assert and group size.
-    fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) => rma::win_post(group, assert, win);
+    fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_post(group, assert, win);
     /// `MPI_Win_start`: recorded with its assert and group size.
-    fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) => rma::win_start(group, assert, win);
+    fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_start(group, assert, win);
     /// `MPI_Win_complete`: recorded.
-    fn MPI_Win_complete(win: MPI_Win) => rma::win_complete(win);
+    fn MPI_Win_complete(win: MPI_Win) @ rma::comm_of(win) => rma::win_complete(win);
     /// `MPI_Win_wait`: recorded.
-    fn MPI_Win_wait(win: MPI_Win) => rma::win_wait(win);
+    fn MPI_Win_wait(win: MPI_Win) @ rma::comm_of(win) => rma::win_wait(win);
     /// `MPI_Win_test`: recorded with the flag it returned.
-    fn MPI_Win_test(win: MPI_Win, flag: *mut c_int) => rma::win_test(win, flag);
+    fn MPI_Win_test(win: MPI_Win, flag: *mut c_int) @ rma::comm_of(win) => rma::win_test(win, flag);
     /// `MPI_Win_flush`: recorded with its target.
-    fn MPI_Win_flush(rank: c_int, win: MPI_Win) => rma::win_flush(rank, win);
+    fn MPI_Win_flush(rank: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_flush(rank, win);
     /// `MPI_Win_flush_all`: recorded.
-    fn MPI_Win_flush_all(win: MPI_Win) => rma::win_flush_all(win);
+    fn MPI_Win_flush_all(win: MPI_Win) @ rma::comm_of(win) => rma::win_flush_all(win);
     /// `MPI_Win_flush_local`: recorded with its target.
-    fn MPI_Win_flush_local(rank: c_int, win: MPI_Win) => rma::win_flush_local(rank, win);
+    fn MPI_Win_flush_local(rank: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_flush_local(rank, win);
     /// `MPI_Win_flush_local_all`: recorded.
-    fn MPI_Win_flush_local_all(win: MPI_Win) => rma::win_flush_local_all(win);
+    fn MPI_Win_flush_local_all(win: MPI_Win) @ rma::comm_of(win) => rma::win_flush_local_all(win);
     /// `MPI_Win_sync`: recorded.
-    fn MPI_Win_sync(win: MPI_Win) => rma::win_sync(win);
+    fn MPI_Win_sync(win: MPI_Win) @ rma::comm_of(win) => rma::win_sync(win);
     /// `MPI_Put`: recorded with its target, displacement and count.
-    fn MPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win)
+    fn MPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) @ rma::comm_of(win)
         => rma::put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
     /// `MPI_Get`: recorded with its target, displacement and count.
-    fn MPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win)
+    fn MPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) @ rma::comm_of(win)
         => rma::get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
     /// `MPI_Accumulate`: recorded with its target, displacement and count.
-    fn MPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win)
+    fn MPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) @ rma::comm_of(win)
         => rma::accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
     /// `MPI_Get_accumulate`: recorded with its target, displacement and count.
-    fn MPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win)
+    fn MPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) @ rma::comm_of(win)
         => rma::get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
     /// `MPI_Fetch_and_op`: recorded with its target and displacement.
-    fn MPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win)
+    fn MPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win) @ rma::comm_of(win)
         => rma::fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
     /// `MPI_Compare_and_swap`: recorded with its target and displacement.
-    fn MPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win)
+    fn MPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win) @ rma::comm_of(win)
         => rma::compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
     /// `MPI_Rput`: recorded with its target, displacement and count.
-    fn MPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request)
+    fn MPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) @ rma::comm_of(win)
         => rma::rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
     /// `MPI_Rget`: recorded with its target, displacement and count.
-    fn MPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request)
+    fn MPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) @ rma::comm_of(win)
         => rma::rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
     /// `MPI_Raccumulate`: recorded with its target, displacement and count.
-    fn MPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request)
+    fn MPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) @ rma::comm_of(win)
         => rma::raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
     /// `MPI_Rget_accumulate`: recorded with its target, displacement and count.
-    fn MPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request)
+    fn MPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) @ rma::comm_of(win)
         => rma::rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 }
 

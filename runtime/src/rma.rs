@@ -36,11 +36,16 @@ struct Window {
     handle: u64,
     /// Its id on this rank.
     id: u64,
-    /// Its communicator's bits.
-    comm: u64,
+    /// Its communicator.
+    comm: MPI_Comm,
     /// The world rank of each rank of its communicator (-1: none).
     world: Vec<i32>,
 }
+
+// SAFETY: an MPI handle (an `int` or, in Open MPI, a pointer) names a
+// process-wide object; the table only compares and returns it, under its
+// lock.
+unsafe impl Send for Window {}
 
 /// The windows, and the id the next one gets.
 struct Windows {
@@ -60,6 +65,23 @@ fn windows<R>(f: impl FnOnce(&mut Windows) -> R) -> R {
     f(&mut guard)
 }
 
+/// The communicator of window `win`, whose error handler MPI applied to
+/// a failed call on it (`MPI_COMM_WORLD` for a window not in the table).
+pub(crate) fn comm_of(win: MPI_Win) -> MPI_Comm {
+    let bits = win.bits();
+    windows(|w| w.live.iter().find(|w| w.handle == bits).map(|w| w.comm)).unwrap_or_else(comm_world)
+}
+
+/// [`comm_of`] the window `win` points to (after a failed `MPI_Win_free`,
+/// which leaves it).
+pub(crate) fn comm_behind(win: *mut MPI_Win) -> MPI_Comm {
+    if win.is_null() {
+        return comm_world();
+    }
+    // SAFETY: non-null: the program's window handle.
+    comm_of(unsafe { *win })
+}
+
 /// What a record says of the window `win` and the target `target` (a
 /// rank of its communicator): (window id, communicator bits, peer, flags).
 /// Unknown windows (made before tracing, or not windows: MPI reports
@@ -72,7 +94,7 @@ fn place(win: MPI_Win, target: Option<c_int>) -> (u64, u64, i32, u16) {
                 .and_then(|t| usize::try_from(t).ok())
                 .and_then(|t| window.world.get(t).copied())
                 .unwrap_or(-1);
-            (window.id, window.comm, peer)
+            (window.id, window.comm.bits(), peer)
         }
         None => (0, 0, -1),
     });
@@ -228,7 +250,7 @@ fn make(kind: OpKind, comm: MPI_Comm, win: *mut MPI_Win, call: impl FnOnce() -> 
             w.live.push(Window {
                 handle,
                 id,
-                comm: comm.bits(),
+                comm,
                 world,
             })
         });

@@ -48,6 +48,9 @@ pub enum FindingKind {
     CollectiveDivergence,
     /// A message sent and never received before `MPI_Finalize` (issue 38).
     UnreceivedMessage,
+    /// A one-sided communication call outside the epoch it needs, or an
+    /// epoch left open at `MPI_Win_free` or `MPI_Finalize` (issue 39).
+    RmaEpoch,
 }
 
 impl FindingKind {
@@ -73,6 +76,7 @@ impl FindingKind {
         FindingKind::BufferOverflow,
         FindingKind::CollectiveDivergence,
         FindingKind::UnreceivedMessage,
+        FindingKind::RmaEpoch,
     ];
 
     /// The stable code (`MBH0001`). Append-only: never renumber.
@@ -98,6 +102,7 @@ impl FindingKind {
             FindingKind::BufferOverflow => "MBH0018",
             FindingKind::CollectiveDivergence => "MBH0019",
             FindingKind::UnreceivedMessage => "MBH0020",
+            FindingKind::RmaEpoch => "MBH0021",
         }
     }
 
@@ -124,6 +129,7 @@ impl FindingKind {
             FindingKind::BufferOverflow => "buffer-overflow",
             FindingKind::CollectiveDivergence => "collective-divergence",
             FindingKind::UnreceivedMessage => "unreceived-message",
+            FindingKind::RmaEpoch => "rma-epoch",
         }
     }
 }
@@ -254,6 +260,6 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", kind.name()));
             assert!(codes.insert(kind.code()));
         }
-        assert_eq!(FindingKind::ALL.len(), 20);
+        assert_eq!(FindingKind::ALL.len(), 21);
     }
 }

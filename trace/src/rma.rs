@@ -27,14 +27,6 @@ impl RmaLock {
             _ => None,
         }
     }
-
-    /// `exclusive` / `shared`.
-    pub fn words(self) -> &'static str {
-        match self {
-            RmaLock::Exclusive => "exclusive",
-            RmaLock::Shared => "shared",
-        }
-    }
 }
 
 /// Bits of an RMA record's `tag` (the call's assert), in the trace's

@@ -21,6 +21,8 @@
 //!   reuse the runtime saw;
 //! - [`unreceived`]: messages sent and never received before
 //!   `MPI_Finalize`;
+//! - [`rma_epochs`]: one-sided communication outside its epochs, and
+//!   epochs left open;
 //! - [`timeline`]: the space-time diagram of the HTML report;
 //! - [`symbolize`]: program counters to source lines (DWARF).
 //!
@@ -70,6 +72,7 @@ pub mod place;
 pub mod printed;
 pub mod rank_end;
 pub mod reuse;
+pub mod rma_epochs;
 pub mod symbolize;
 pub mod timeline;
 pub mod unreceived;

@@ -142,6 +142,7 @@ pub fn analyze(
     let mut findings = before_init;
     findings.extend(crate::buffers::buffer_findings(ctx.sites, &traces));
     findings.extend(crate::unreceived::unreceived_findings(ctx.sites, &traces));
+    findings.extend(crate::rma_epochs::rma_epoch_findings(ctx.sites, &traces));
     findings.extend(crate::divergence::divergence_findings(
         ctx.sites,
         &traces,

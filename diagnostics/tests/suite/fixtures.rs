@@ -410,6 +410,24 @@ pub fn finding(kind: FindingKind) -> Finding {
         )
         .help("receive every message a rank sends before `MPI_Finalize` (MPI-4.0 §11.2.2): add the matching receive, or do not send it")
         .run(1, &[0]),
+        K::RmaEpoch => b(
+            Error,
+            "window 1 (made by `MPI_Win_allocate` at app.c:9) freed while rank 1's exclusive lock of rank 0 is still open",
+        )
+        .primary(
+            "MPI_Win_free(",
+            1,
+            Some("MPI_Win_free"),
+            "`MPI_Win_free` with an epoch of rank 1 still open on window 1",
+        )
+        .secondary(
+            "MPI_Win_lock(",
+            1,
+            Some("MPI_Win_lock"),
+            "exclusive lock of rank 0 opened here, never closed",
+        )
+        .help("close every epoch before `MPI_Win_free` (MPI-4.0 §12.2.5): `MPI_Win_unlock`/`MPI_Win_unlock_all` after a lock, `MPI_Win_complete` after `MPI_Win_start`, `MPI_Win_wait` after `MPI_Win_post`")
+        .run(1, &[1]),
     };
     built.finding
 }
