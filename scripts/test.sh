@@ -30,5 +30,5 @@ MBHYBRID_MPI=openmpi cargo test --locked -p mbh-tests --test e2e -- \
   scenarios:: wildcards:: choices:: collectives:: buffering:: barriers:: \
   hangs:: faults:: fault_injection:: programs:: transparency:: oracle:: deterministic:: \
   completeness:: wrappers:: mpicc_builds:: cxx_names:: arguments:: divergence:: \
-  reuse:: masquerade:: gcc_options:: patch_paths:: not_modelled:: rooted_early:: \
+  reuse:: masquerade:: gcc_options:: patch_paths:: not_modelled:: rma:: rooted_early:: \
   stopping:: run_folders:: apps::comd apps::minife

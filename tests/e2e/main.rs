@@ -30,6 +30,7 @@ mod oracle;
 mod patch_paths;
 mod programs;
 mod reuse;
+mod rma;
 mod rooted_early;
 mod run_folders;
 mod scenarios;

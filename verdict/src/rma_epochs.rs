@@ -21,8 +21,8 @@
 //! closes the one before: operations between fences are never flagged,
 //! and a fence epoch left open at `MPI_Win_free` is what every fence
 //! sequence ends with, not an error. Each record is judged as the rank
-//! made it, so every run reports what it did; a call MPI failed did
-//! nothing and is skipped. Races are not checked here.
+//! made it, so every run reports what it did, a call MPI refused too (it
+//! refuses some of these errors itself). Races are not checked here.
 
 use crate::place::site_location;
 use mbh_trace::rank_trace::{Op, RankTrace};
@@ -177,10 +177,11 @@ fn problems(trace: &RankTrace) -> Vec<Problem> {
         let Some(call) = op.rma() else {
             continue;
         };
-        // A failed call did nothing, except a failed `MPI_Win_free`: MPI
-        // may refuse to free a window with an epoch open, which is the
-        // error to report.
-        if (call.failed && call.kind != OpKind::WinFree) || call.window == 0 {
+        // A call MPI refused is still judged: MPICH refuses an operation
+        // outside an epoch, an unlock of a target not locked, a free with
+        // an epoch open, and that is the error to report. Only a window
+        // MPI failed to make has no epochs to follow.
+        if (call.failed && call.kind.makes_window()) || call.window == 0 {
             continue;
         }
         if call.kind.makes_window() {
@@ -560,9 +561,15 @@ mod tests {
     }
 
     #[test]
-    fn failed_calls_and_unknown_windows_are_skipped() {
+    fn refused_calls_are_judged_and_unknown_windows_skipped() {
         let mut t = trace(&[(WinCreate, 1, -1, 0), (Put, 1, 1, 0), (Put, 0, 1, 0)]);
         t.ops[1].flags |= flags::FAILED;
-        assert!(problems(&t).is_empty());
+        let found: Vec<u64> = problems(&t).iter().map(|p| p.at.index).collect();
+        assert_eq!(found, [1], "the refused put, not the one on no window");
+        t.ops[0].flags |= flags::FAILED;
+        assert!(
+            problems(&t).iter().all(|p| p.made.is_none()),
+            "a window MPI failed to make is not followed"
+        );
     }
 }

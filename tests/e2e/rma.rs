@@ -1,0 +1,226 @@
+//! Issue 39, first slice: one-sided communication is recorded and its
+//! epochs checked (MPI-4.0 §12.5). Each wrong program has a correct twin
+//! that differs by one synchronization call: the wrong one is an
+//! `rma-epoch` error (MBH0021) at the call's line, with the earlier call
+//! involved where there is one; the twin has no such finding. Both stay
+//! partial (exit 3 when nothing else is wrong): the races between accesses
+//! are not checked yet, and the report says so, naming the calls.
+
+use crate::util::{check_program, check_program_with_expectations};
+use mbh_tests::json::{Finding, Report};
+use mbh_tests::workspace_root;
+
+const CODE: &str = "MBH0021";
+
+/// The line of the `n`-th (0-based) line of `source` holding `marker`.
+fn nth_line(source: &str, marker: &str, n: usize) -> u32 {
+    let text = std::fs::read_to_string(workspace_root().join(source)).unwrap();
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(marker))
+        .nth(n)
+        .unwrap_or_else(|| panic!("{marker:?} #{n} not in {source}"))
+        .0 as u32
+        + 1
+}
+
+/// The report's `rma-epoch` findings.
+fn epoch_findings(report: &Report) -> Vec<&Finding> {
+    report.findings.iter().filter(|f| f.code == CODE).collect()
+}
+
+/// The run is partial because RMA races are not checked, and says so
+/// naming the calls.
+fn check_partial_for_races(report: &Report, source: &str) {
+    assert!(!report.complete, "RMA is never complete yet");
+    let why = report
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("coverage is partial"))
+        .unwrap_or_else(|| panic!("the report says why it is partial: {:?}", report.warnings));
+    assert!(
+        why.contains("whose races it does not check yet") && why.contains(source),
+        "{why}"
+    );
+    assert!(!report.not_modelled.is_empty());
+}
+
+/// `source` (a wrong program) has one `rma-epoch` error on `rank`, at the
+/// `n`-th line holding `at`, naming `words`, and, when given, a second
+/// location at the line holding `earlier` (the call that opened the
+/// epoch, or ended the last one).
+/// Other findings may come with it, as the MPI reacts to the error: MPICH
+/// refuses the call (an MPI error), Open MPI may hang (a timeout, kept
+/// short).
+fn check_wrong(
+    source: &str,
+    rank: i32,
+    (at, n): (&str, usize),
+    earlier: Option<(&str, usize)>,
+    words: &str,
+) {
+    let report = check_program_with_expectations(source, &["--timeout", "10"], 1);
+    let found = epoch_findings(&report);
+    assert_eq!(found.len(), 1, "{:#?}", report.findings);
+    let finding = found[0];
+    assert_eq!(
+        (finding.kind.as_str(), finding.severity.as_str()),
+        ("rma-epoch", "error")
+    );
+    assert!(finding.message.contains(words), "{}", finding.message);
+    assert!(
+        finding
+            .message
+            .contains("window 1 (made by `MPI_Win_allocate`"),
+        "{}",
+        finding.message
+    );
+    assert_eq!(finding.ranks, [rank]);
+    let primary = &finding.locations[0];
+    assert_eq!(primary.role, "primary");
+    assert_eq!(primary.file, source);
+    assert_eq!(
+        (primary.line, primary.rank),
+        (nth_line(source, at, n), rank),
+        "{finding:#?}"
+    );
+    match earlier {
+        Some((call, n)) => {
+            let second = finding
+                .locations
+                .iter()
+                .find(|l| l.role == "secondary")
+                .unwrap_or_else(|| panic!("a second location: {finding:#?}"));
+            assert_eq!(second.line, nth_line(source, call, n), "{finding:#?}");
+        }
+        None => assert_eq!(finding.locations.len(), 1, "{finding:#?}"),
+    }
+    check_partial_for_races(&report, source);
+}
+
+/// `source` (a correct program) has no `rma-epoch` finding, no finding at
+/// all, and is partial (the header says exit 3).
+fn check_twin(source: &str) -> Report {
+    let report = check_program(source);
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    check_partial_for_races(&report, source);
+    report
+}
+
+#[test]
+fn a_put_before_any_fence_is_outside_an_epoch() {
+    check_wrong(
+        "tests/programs/rma/put_outside_epoch.c",
+        1,
+        ("MPI_Put(", 0),
+        None,
+        "`MPI_Put` to rank 0 on window 1",
+    );
+}
+
+#[test]
+fn a_put_between_fences_is_in_its_epoch() {
+    check_twin("tests/programs/rma/put_in_fence.c");
+}
+
+#[test]
+fn a_second_unlock_unlocks_nothing() {
+    check_wrong(
+        "tests/programs/rma/unlock_twice.c",
+        1,
+        ("MPI_Win_unlock(", 1),
+        Some(("MPI_Win_unlock(", 0)),
+        "`MPI_Win_unlock` of rank 0 on window 1",
+    );
+}
+
+#[test]
+fn one_unlock_per_lock_is_correct() {
+    check_twin("tests/programs/rma/unlock_once.c");
+}
+
+#[test]
+fn a_lock_held_at_win_free_is_an_epoch_left_open() {
+    check_wrong(
+        "tests/programs/rma/lock_held_at_free.c",
+        1,
+        ("MPI_Win_free(", 0),
+        Some(("MPI_Win_lock(", 0)),
+        "exclusive lock of rank 0 is still open",
+    );
+}
+
+#[test]
+fn a_lock_released_before_win_free_is_correct() {
+    check_twin("tests/programs/rma/lock_released_before_free.c");
+}
+
+#[test]
+fn win_complete_without_win_start_is_found() {
+    check_wrong(
+        "tests/programs/rma/complete_without_start.c",
+        1,
+        ("MPI_Win_complete(", 0),
+        None,
+        "`MPI_Win_complete` on window 1",
+    );
+}
+
+#[test]
+fn win_start_then_complete_is_correct() {
+    check_twin("tests/programs/rma/start_then_complete.c");
+}
+
+#[test]
+fn win_wait_without_win_post_is_found() {
+    check_wrong(
+        "tests/programs/rma/wait_without_post.c",
+        0,
+        ("MPI_Win_wait(", 0),
+        None,
+        "`MPI_Win_wait` on window 1",
+    );
+}
+
+#[test]
+fn post_start_complete_wait_is_correct() {
+    check_twin("tests/programs/rma/complete_after_start.c");
+}
+
+#[test]
+fn locking_a_held_target_again_is_found() {
+    check_wrong(
+        "tests/programs/rma/lock_twice.c",
+        1,
+        ("MPI_Win_lock(", 1),
+        Some(("MPI_Win_lock(", 0)),
+        "rank 1 locks rank 0 on window 1",
+    );
+}
+
+#[test]
+fn a_fence_halo_exchange_is_correct_and_computes_as_under_mpi() {
+    let source = "tests/programs/rma/fence_halo.c";
+    let report = check_twin(source);
+    let stdout = &report.runs[0].stdout;
+    // Each rank got its neighbours' values: the wrappers change nothing.
+    for line in [
+        "rank 0 halo 102 101",
+        "rank 1 halo 100 102",
+        "rank 2 halo 101 100",
+    ] {
+        assert!(stdout.contains(line), "{line} in {stdout}");
+    }
+    assert!(!stdout.contains("wrong halo"), "{stdout}");
+}
+
+#[test]
+fn a_fetch_and_op_counter_under_shared_locks_is_correct() {
+    let source = "tests/programs/rma/fetch_and_op_counter.c";
+    let report = check_twin(source);
+    assert!(
+        report.runs[0].stdout.contains("counter 9 of 9"),
+        "{}",
+        report.runs[0].stdout
+    );
+}
