@@ -258,11 +258,12 @@ pub fn limits_markdown() -> String {
     let _ = writeln!(
         out,
         "\nRecorded, races not checked ({} functions of one-sided communication): \
-         `verify` reports a use outside an epoch, an unlock without its lock, a \
-         `MPI_Win_complete` without `MPI_Win_start`, an epoch left open at \
-         `MPI_Win_free` or `MPI_Finalize` (MBH0021), but not yet the races between \
-         accesses: a run that makes one is reported with the calls and their lines, \
-         `complete: false`, exit status 3: {}.",
+         `verify` checks their epochs (MBH0021: an operation or flush outside an \
+         epoch on its target, an unlock without its lock, a second lock of a held \
+         target, `MPI_Win_complete` without `MPI_Win_start`, `MPI_Win_wait` without \
+         `MPI_Win_post`, an epoch left open at `MPI_Win_free` or `MPI_Finalize`), \
+         but not yet the races between accesses: a run that makes one is reported \
+         with the calls and their lines, `complete: false`, exit status 3: {}.",
         recorded.len(),
         code_list(&recorded)
     );
