@@ -223,6 +223,10 @@ fn problem(
     }
 }
 
+/// The key of a lock whose target the runtime could not translate into a
+/// world rank: its unlock (translated alike) finds it.
+const UNKNOWN_TARGET: i32 = -1;
+
 /// Applies `call` (record `op`) to the window's epochs; returns what is
 /// wrong with it, each with the earlier call involved.
 fn step(epochs: &mut Epochs, call: &RmaCall, op: &Op) -> Vec<(What, Option<Op>)> {
@@ -235,23 +239,22 @@ fn step(epochs: &mut Epochs, call: &RmaCall, op: &Op) -> Vec<(What, Option<Op>)>
             }
             epochs.fence = (call.assert & assert::NOSUCCEED == 0).then(|| op.clone());
         }
+        // Locking `MPI_PROC_NULL` is allowed and does nothing (§12.5.3).
+        OpKind::WinLock | OpKind::WinUnlock if call.proc_null => {}
         OpKind::WinLock => {
-            if let Some(held) = target
-                .and_then(|t| epochs.locks.get(&t))
-                .or(epochs.lock_all.as_ref())
-            {
+            let key = target.unwrap_or(UNKNOWN_TARGET);
+            if let Some(held) = epochs.locks.get(&key).or(epochs.lock_all.as_ref()) {
                 wrong.push((What::LockedTwice { target }, Some(held.clone())));
-            } else if let Some(t) = target {
-                epochs.locks.insert(t, op.clone());
+            } else {
+                epochs.locks.insert(key, op.clone());
             }
         }
         OpKind::WinLockAll => match &epochs.lock_all {
             Some(held) => wrong.push((What::LockedTwice { target: None }, Some(held.clone()))),
             None => epochs.lock_all = Some(op.clone()),
         },
-        OpKind::WinUnlock => match target.and_then(|t| epochs.locks.remove(&t)) {
+        OpKind::WinUnlock => match epochs.locks.remove(&target.unwrap_or(UNKNOWN_TARGET)) {
             Some(_) => epochs.last_ended = Some(op.clone()),
-            None if call.proc_null => {}
             None => wrong.push((What::UnlockNotLocked { target }, epochs.last_ended.clone())),
         },
         OpKind::WinUnlockAll => match epochs.lock_all.take() {
@@ -539,6 +542,24 @@ mod tests {
                 (What::OpenAtFinalize, 7)
             ]
         );
+    }
+
+    #[test]
+    fn locks_of_proc_null_or_of_an_untranslated_target_pair_up() {
+        let mut t = trace(&[
+            (WinCreate, 1, -1, 0),
+            (WinLock, 1, -1, EXCL),
+            (Put, 1, -1, 0),
+            (WinUnlock, 1, -1, 0),
+            (WinLock, 1, -1, EXCL),
+            (WinUnlock, 1, -1, 0),
+            (WinFree, 1, -1, 0),
+        ]);
+        assert!(problems(&t).is_empty(), "{:?}", problems(&t));
+        for at in [4, 5] {
+            t.ops[at].flags |= flags::PROC_NULL;
+        }
+        assert!(problems(&t).is_empty(), "{:?}", problems(&t));
     }
 
     #[test]
