@@ -110,6 +110,8 @@
 //! communication, neighbourhood and persistent collectives, `MPI_T`, ...:
 //! `mbh_trace::support`'s table) goes to MPI through a pass-through that
 //! records it (`not_modelled.rs`), so `verify` reports the run as partial.
+//! One-sided communication is wrapped and recorded (`rma.rs`): `verify`
+//! checks its epochs, not yet its races, and reports the run as partial.
 //!
 //! The per-call path allocates nothing (scratch buffers, request slots and
 //! the event lists are allocated at `MPI_Init` and grow only past their

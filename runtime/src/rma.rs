@@ -9,8 +9,8 @@
 //! Windows get ids per rank as they are made (1, 2, ...), so a record
 //! names its window the same way in every run of the program; a target
 //! rank is recorded as a rank of `MPI_COMM_WORLD`, translated once, when
-//! the window is made. An operation's record costs a lock of the window
-//! table and a scan of it (programs hold few windows), no allocation.
+//! the window is made. An operation's record costs a scan of the window
+//! table (programs hold few windows), no lock, no allocation.
 
 use crate::consts::{comm_world, proc_null, undefined, SUCCESS};
 use crate::handle::HandleBits;
@@ -23,8 +23,9 @@ use mbh_trace::OpKind;
 use mpi_sys::{
     MPI_Aint, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Info, MPI_Op, MPI_Request, MPI_Win,
 };
+use std::cell::UnsafeCell;
 use std::os::raw::{c_int, c_void};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 unsafe extern "C" {
     fn mbhybrid_rt_rma_consts(out: *mut c_int);
@@ -53,23 +54,52 @@ struct Windows {
     next: u64,
 }
 
-static WINDOWS: Mutex<Windows> = Mutex::new(Windows {
-    live: Vec::new(),
-    next: 1,
-});
+/// The window table, claimed by one caller at a time without a lock: the
+/// runtime assumes one thread calls MPI at a time (`record.rs`), and a
+/// second caller meanwhile (a thread calling MPI concurrently) finds it
+/// claimed and records the window as unknown.
+struct Table {
+    busy: AtomicBool,
+    windows: UnsafeCell<Windows>,
+}
 
-/// Runs `f` on the window table (a poisoned lock, after a recording
-/// panic, still holds a usable table).
-fn windows<R>(f: impl FnOnce(&mut Windows) -> R) -> R {
-    let mut guard = WINDOWS.lock().unwrap_or_else(|p| p.into_inner());
-    f(&mut guard)
+// SAFETY: `windows` is only reached by the caller that set `busy`.
+unsafe impl Sync for Table {}
+
+static WINDOWS: Table = Table {
+    busy: AtomicBool::new(false),
+    windows: UnsafeCell::new(Windows {
+        live: Vec::new(),
+        next: 1,
+    }),
+};
+
+/// Releases the table when dropped (after `f` returns or unwinds).
+struct Release;
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        WINDOWS.busy.store(false, Ordering::Release);
+    }
+}
+
+/// Runs `f` on the window table; `None` when another caller holds it.
+fn windows<R>(f: impl FnOnce(&mut Windows) -> R) -> Option<R> {
+    if WINDOWS.busy.swap(true, Ordering::Acquire) {
+        return None;
+    }
+    let _release = Release;
+    // SAFETY: `busy` is ours until `_release` drops.
+    Some(f(unsafe { &mut *WINDOWS.windows.get() }))
 }
 
 /// The communicator of window `win`, whose error handler MPI applied to
 /// a failed call on it (`MPI_COMM_WORLD` for a window not in the table).
 pub(crate) fn comm_of(win: MPI_Win) -> MPI_Comm {
     let bits = win.bits();
-    windows(|w| w.live.iter().find(|w| w.handle == bits).map(|w| w.comm)).unwrap_or_else(comm_world)
+    windows(|w| w.live.iter().find(|w| w.handle == bits).map(|w| w.comm))
+        .flatten()
+        .unwrap_or_else(comm_world)
 }
 
 /// [`comm_of`] the window `win` points to (after a failed `MPI_Win_free`,
@@ -88,16 +118,16 @@ pub(crate) fn comm_behind(win: *mut MPI_Win) -> MPI_Comm {
 /// those) get id 0.
 fn place(win: MPI_Win, target: Option<c_int>) -> (u64, u64, i32, u16) {
     let bits = win.bits();
-    let (id, comm, peer) = windows(|w| match w.live.iter().find(|w| w.handle == bits) {
-        Some(window) => {
-            let peer = target
-                .and_then(|t| usize::try_from(t).ok())
-                .and_then(|t| window.world.get(t).copied())
-                .unwrap_or(-1);
-            (window.id, window.comm.bits(), peer)
-        }
-        None => (0, 0, -1),
-    });
+    let (id, comm, peer) = windows(|w| {
+        let window = w.live.iter().find(|w| w.handle == bits)?;
+        let peer = target
+            .and_then(|t| usize::try_from(t).ok())
+            .and_then(|t| window.world.get(t).copied())
+            .unwrap_or(-1);
+        Some((window.id, window.comm.bits(), peer))
+    })
+    .flatten()
+    .unwrap_or((0, 0, -1));
     let flags = match target {
         Some(t) if t == proc_null() => flags::PROC_NULL,
         _ => 0,
@@ -230,7 +260,8 @@ fn make(kind: OpKind, comm: MPI_Comm, win: *mut MPI_Win, call: impl FnOnce() -> 
     let id = windows(|w| {
         w.next += 1;
         w.next - 1
-    });
+    })
+    .unwrap_or(0);
     let op = || RawOp {
         kind: kind as u16,
         site: record::site(),
@@ -240,7 +271,7 @@ fn make(kind: OpKind, comm: MPI_Comm, win: *mut MPI_Win, call: impl FnOnce() -> 
         ..RawOp::default()
     };
     recorded_then(op, true, call, |_, rc| {
-        if rc != SUCCESS || win.is_null() {
+        if rc != SUCCESS || win.is_null() || id == 0 {
             return;
         }
         // SAFETY: MPI wrote the new window's handle.
