@@ -470,20 +470,22 @@ pub(crate) unsafe fn win_wait(win: MPI_Win) -> c_int {
     )
 }
 
+/// `MPI_Win_test`, recorded only when it ends the exposure epoch or fails
+/// (a polling loop would fill the trace otherwise, as with `MPI_Test`).
 pub(crate) unsafe fn win_test(win: MPI_Win, flag: *mut c_int) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
-    let call = || unsafe { mpi_sys::PMPI_Win_test(win, flag) };
-    recorded_then(
-        || event(OpKind::WinTest, win, None),
-        false,
-        call,
-        |op, rc| {
-            if rc == SUCCESS && !flag.is_null() {
-                // SAFETY: MPI wrote the flag.
-                op.count = i32::from(unsafe { *flag } != 0);
-            }
-        },
-    )
+    let rc = unsafe { mpi_sys::PMPI_Win_test(win, flag) };
+    // SAFETY: MPI wrote the flag when it returned success.
+    let ended = rc == SUCCESS && !flag.is_null() && unsafe { *flag } != 0;
+    if active() && (ended || rc != SUCCESS) {
+        record::append(|| RawOp {
+            flags: flags::RETURNED | if rc == SUCCESS { 0 } else { flags::FAILED },
+            error: rc,
+            count: i32::from(ended),
+            ..event(OpKind::WinTest, win, None)
+        });
+    }
+    rc
 }
 
 /// Defines the bodies of synchronization calls on one target or none,

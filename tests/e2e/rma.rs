@@ -224,3 +224,30 @@ fn a_fetch_and_op_counter_under_shared_locks_is_correct() {
         report.runs[0].stdout
     );
 }
+
+/// Every RMA function the runtime records, in correct epochs on windows
+/// of each kind: each is named in the report (so each is wrapped and
+/// recorded), none is an epoch error, and the program computes what it
+/// computes under plain MPI (the values below, the same on MPICH and Open
+/// MPI without mbhybrid).
+#[test]
+fn every_recorded_rma_call_runs_as_under_mpi() {
+    use mbh_trace::support::{of_class, Support};
+    let source = "tests/programs/rma/every_rma_call.c";
+    let report = check_twin(source);
+    let stdout = &report.runs[0].stdout;
+    for line in [
+        "rank 0: got 10 mem 11 1 alloc 1 7 11 1 1 1 11 old 0 fetched 0 r 10 0 0 shared 40",
+        "rank 1: got 11 mem 10 1 alloc 1 7 10 1 1 1 0 old 0 fetched 0 r 11 0 0 shared 41",
+    ] {
+        assert!(stdout.contains(line), "{line}\nin\n{stdout}");
+    }
+    let mut named: Vec<&str> = report
+        .not_modelled
+        .iter()
+        .filter_map(|l| l.call.as_deref())
+        .collect();
+    named.dedup();
+    let recorded: Vec<&str> = of_class(Support::RacesNotChecked).collect();
+    assert_eq!(named, recorded);
+}

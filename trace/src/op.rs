@@ -257,8 +257,8 @@ op_kinds! {
     WinComplete = 172 => "MPI_Win_complete", Rma;
     /// `MPI_Win_wait`.
     WinWait = 173 => "MPI_Win_wait", Rma;
-    /// `MPI_Win_test` (`count` = the flag it returned: 1 when the exposure
-    /// epoch ended).
+    /// `MPI_Win_test`, recorded only when it ends the exposure epoch
+    /// (`count` = 1) or fails (`count` = 0).
     WinTest = 174 => "MPI_Win_test", Rma;
     /// `MPI_Win_flush`.
     WinFlush = 175 => "MPI_Win_flush", Rma;
