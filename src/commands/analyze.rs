@@ -85,7 +85,7 @@ pub fn human(report: &StaticReport) -> String {
         }
     }
     if !report.unsupported.is_empty() {
-        let _ = writeln!(out, "\nnot modelled or not supported by the runtime:");
+        let _ = writeln!(out, "\nnot verified fully by the runtime (not modelled, not supported, or races not checked):");
         for u in &report.unsupported {
             let _ = writeln!(out, "  {}: `{}`: {}", u.span, u.call, u.reason);
         }
