@@ -428,10 +428,51 @@ fn group_size(group: MPI_Group) -> i32 {
     size
 }
 
+/// The world ranks of `group` as a bit set (`mbh_trace::rma::GROUP_RANKS`
+/// of them at most), 0 when it has more, one not below that bound, or MPI
+/// cannot say: unknown. No allocation: the ranks fit on the stack.
+fn group_bits(group: MPI_Group) -> u64 {
+    const MAX: usize = mbh_trace::rma::GROUP_RANKS as usize;
+    let size = group_size(group);
+    let Some(n) = usize::try_from(size).ok().filter(|&n| n <= MAX) else {
+        return 0;
+    };
+    let ranks: [c_int; MAX] = std::array::from_fn(|i| i as c_int);
+    let mut world = [-1 as c_int; MAX];
+    // SAFETY: an immutable C constant of mpi-sys's shim.
+    let mut world_group = unsafe { mpi_sys::RSMPI_GROUP_NULL };
+    // SAFETY: `ranks` and `world` hold at least `size` ints; the world
+    // group is ours and freed below.
+    let ok = unsafe {
+        mpi_sys::PMPI_Comm_group(comm_world(), &mut world_group) == SUCCESS
+            && mpi_sys::PMPI_Group_translate_ranks(
+                group,
+                size,
+                ranks.as_ptr(),
+                world_group,
+                world.as_mut_ptr(),
+            ) == SUCCESS
+    };
+    // SAFETY: a group made above (freeing the null group is skipped).
+    if world_group.bits() != unsafe { mpi_sys::RSMPI_GROUP_NULL }.bits() {
+        // SAFETY: as above.
+        unsafe { mpi_sys::PMPI_Group_free(&mut world_group) };
+    }
+    let mut bits = 0u64;
+    for &rank in &world[..n] {
+        match u32::try_from(rank) {
+            Ok(r) if ok && r < mbh_trace::rma::GROUP_RANKS => bits |= 1 << r,
+            _ => return 0,
+        }
+    }
+    bits
+}
+
 pub(crate) unsafe fn win_post(group: MPI_Group, assert_arg: c_int, win: MPI_Win) -> c_int {
     let op = || RawOp {
         tag: assert_bits(assert_arg),
         count: group_size(group),
+        aux: group_bits(group),
         ..event(OpKind::WinPost, win, None)
     };
     // SAFETY: the caller's arguments, passed on unchanged.
@@ -444,6 +485,7 @@ pub(crate) unsafe fn win_start(group: MPI_Group, assert_arg: c_int, win: MPI_Win
     let op = || RawOp {
         tag: assert_bits(assert_arg),
         count: group_size(group),
+        aux: group_bits(group),
         ..event(OpKind::WinStart, win, None)
     };
     // SAFETY: the caller's arguments, passed on unchanged.

@@ -251,3 +251,19 @@ fn every_recorded_rma_call_runs_as_under_mpi() {
     let recorded: Vec<&str> = of_class(Support::RacesNotChecked).collect();
     assert_eq!(named, recorded);
 }
+
+#[test]
+fn a_put_to_a_rank_outside_the_start_group_is_outside_its_epoch() {
+    check_wrong(
+        "tests/programs/rma/put_outside_start_group.c",
+        2,
+        ("MPI_Put(", 1),
+        Some(("MPI_Win_start(", 0)),
+        "`MPI_Put` to rank 1 on window 1",
+    );
+}
+
+#[test]
+fn puts_to_the_start_group_are_in_its_epoch() {
+    check_twin("tests/programs/rma/put_inside_start_group.c");
+}

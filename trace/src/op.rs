@@ -249,9 +249,11 @@ op_kinds! {
     WinLockAll = 168 => "MPI_Win_lock_all", Rma;
     /// `MPI_Win_unlock_all`.
     WinUnlockAll = 169 => "MPI_Win_unlock_all", Rma;
-    /// `MPI_Win_post` (`tag` = assert, `count` = the group's size).
+    /// `MPI_Win_post` (`tag` = assert, `count` = the group's size, `aux` =
+    /// its world ranks as a bit set, [`crate::rma::GROUP_RANKS`]).
     WinPost = 170 => "MPI_Win_post", Rma;
-    /// `MPI_Win_start` (`tag` = assert, `count` = the group's size).
+    /// `MPI_Win_start` (`tag` = assert, `count` = the group's size, `aux` =
+    /// its world ranks as a bit set, [`crate::rma::GROUP_RANKS`]).
     WinStart = 171 => "MPI_Win_start", Rma;
     /// `MPI_Win_complete`.
     WinComplete = 172 => "MPI_Win_complete", Rma;

@@ -38,6 +38,12 @@ pub mod assert {
     pub const NOPRECEDE: i32 = 1 << 1;
 }
 
+/// How many world ranks the group of an `MPI_Win_start` or `MPI_Win_post`
+/// record can name: its `aux` is the set of its members' world ranks, bit
+/// `r` for rank `r`, when they are all below this (0 otherwise: not
+/// known).
+pub const GROUP_RANKS: u32 = 64;
+
 /// What an RMA record says, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RmaCall {
@@ -57,8 +63,22 @@ pub struct RmaCall {
     pub lock: Option<RmaLock>,
     /// `MPI_Win_test` returned true (the exposure epoch ended).
     pub test_ended: bool,
+    /// The world ranks of the group of an `MPI_Win_start` or
+    /// `MPI_Win_post` (`None`: not known).
+    pub group: Option<u64>,
     /// MPI returned an error: the call did nothing the checks can follow.
     pub failed: bool,
+}
+
+impl RmaCall {
+    /// Whether the group of this `MPI_Win_start` or `MPI_Win_post` holds
+    /// world rank `rank` (true when the group is not known).
+    pub fn group_holds(&self, rank: i32) -> bool {
+        match (self.group, u32::try_from(rank)) {
+            (Some(bits), Ok(r)) if r < GROUP_RANKS => bits & (1 << r) != 0,
+            _ => true,
+        }
+    }
 }
 
 impl OpKind {
@@ -109,6 +129,8 @@ impl Op {
                 .then(|| RmaLock::from_code(self.count))
                 .flatten(),
             test_ended: self.kind == OpKind::WinTest && self.count == 1,
+            group: (matches!(self.kind, OpKind::WinStart | OpKind::WinPost) && self.aux != 0)
+                .then_some(self.aux),
             failed: self.has(flags::FAILED),
         })
     }
@@ -140,5 +162,11 @@ mod tests {
         assert!(OpKind::RgetAccumulate.is_rma_operation());
         assert!(!OpKind::WinSync.is_rma_operation());
         assert!(OpKind::WinAllocateShared.makes_window());
+        let mut start = Op::new(4, OpKind::WinStart);
+        start.aux = 0b100;
+        let start = start.rma().unwrap();
+        assert!(start.group_holds(2) && !start.group_holds(1));
+        let unknown = Op::new(5, OpKind::WinStart).rma().unwrap();
+        assert!(unknown.group.is_none() && unknown.group_holds(1));
     }
 }

@@ -4,7 +4,9 @@
 //!
 //! * an operation (`MPI_Put` ...) outside any access epoch on its target:
 //!   no fence epoch open, no `MPI_Win_lock` of the target, no
-//!   `MPI_Win_lock_all`, no `MPI_Win_start`; `MPI_Win_flush` of a target
+//!   `MPI_Win_lock_all`, no `MPI_Win_start` whose group holds the target
+//!   (§12.5.2; a group of more than 64 ranks is not known, and holds
+//!   every target); `MPI_Win_flush` of a target
 //!   the rank has not locked (§12.5.4: only in passive-target epochs);
 //! * `MPI_Win_unlock` of a target the rank has not locked,
 //!   `MPI_Win_unlock_all` without `MPI_Win_lock_all`;
@@ -77,6 +79,9 @@ struct Problem {
 enum What {
     /// An operation (or a flush) with no epoch on its target.
     OutsideEpoch { target: Option<i32> },
+    /// An operation in an access epoch of `MPI_Win_start` whose group
+    /// does not hold its target, and no other epoch.
+    OutsideGroup { target: i32 },
     /// `MPI_Win_unlock` of a target not locked, `MPI_Win_unlock_all`
     /// without `MPI_Win_lock_all`.
     UnlockNotLocked { target: Option<i32> },
@@ -102,6 +107,7 @@ impl What {
             What::LockedTwice { .. } => 4,
             What::OpenAtFree => 5,
             What::OpenAtFinalize => 6,
+            What::OutsideGroup { .. } => 7,
         }
     }
 }
@@ -130,7 +136,16 @@ impl Epochs {
     /// Whether an access epoch covers `target` (`None`: a target not
     /// known, as `MPI_PROC_NULL`: any epoch does).
     fn covers(&self, target: Option<i32>) -> bool {
-        self.fence.is_some() || self.start.is_some() || self.passive_covers(target)
+        self.fence.is_some() || self.start_covers(target) || self.passive_covers(target)
+    }
+
+    /// Whether the `MPI_Win_start` epoch open covers `target`: its group
+    /// holds it (MPI-4.0 §12.5.2), or the group or the target is not known.
+    fn start_covers(&self, target: Option<i32>) -> bool {
+        let Some(start) = self.start.as_ref().and_then(Op::rma) else {
+            return false;
+        };
+        target.is_none_or(|t| start.group_holds(t))
     }
 
     /// Whether a passive-target epoch covers `target`.
@@ -298,7 +313,12 @@ fn step(epochs: &mut Epochs, call: &RmaCall, op: &Op) -> Vec<(What, Option<Op>)>
             }
         }
         kind if kind.is_rma_operation() && !epochs.covers(target) => {
-            wrong.push((What::OutsideEpoch { target }, epochs.last_ended.clone()));
+            match (&epochs.start, target) {
+                (Some(start), Some(t)) => {
+                    wrong.push((What::OutsideGroup { target: t }, Some(start.clone())))
+                }
+                _ => wrong.push((What::OutsideEpoch { target }, epochs.last_ended.clone())),
+            }
         }
         _ => {}
     }
@@ -346,6 +366,12 @@ impl Problem {
                 ),
                 "the last access epoch on the window ended here".to_owned(),
                 "open an access epoch on the target first (MPI-4.0 §12.5): a `MPI_Win_fence` before and after the operations, `MPI_Win_lock`/`MPI_Win_unlock` (or `MPI_Win_lock_all`) around them, or `MPI_Win_start`/`MPI_Win_complete`",
+            ),
+            What::OutsideGroup { target } => (
+                format!("`{call}` to rank {target} on {window}, which is not in the group of rank {rank}'s access epoch"),
+                format!("rank {target} is not in the group rank {rank} gave `MPI_Win_start`, and no other epoch covers it"),
+                format!("access epoch opened here for a group without rank {target}"),
+                "give `MPI_Win_start` a group that holds every target of the operations before `MPI_Win_complete` (MPI-4.0 §12.5.2)",
             ),
             What::UnlockNotLocked { target } => (
                 match self.at.kind {
@@ -560,6 +586,24 @@ mod tests {
             t.ops[at].flags |= flags::PROC_NULL;
         }
         assert!(problems(&t).is_empty(), "{:?}", problems(&t));
+    }
+
+    #[test]
+    fn a_start_epoch_covers_its_group_only() {
+        let mut t = trace(&[
+            (WinCreate, 1, -1, 0),
+            (WinStart, 1, -1, 0),
+            (Put, 1, 1, 0),
+            (Put, 1, 2, 0),
+            (WinComplete, 1, -1, 0),
+        ]);
+        t.ops[1].aux = 0b10; // the group: world rank 1
+        let found = problems(&t);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].what, What::OutsideGroup { target: 2 });
+        assert_eq!((found[0].at.index, found[0].earlier_site()), (3, 2));
+        t.ops[1].aux = 0; // a group not known covers every target
+        assert!(problems(&t).is_empty());
     }
 
     #[test]
