@@ -1,7 +1,7 @@
 //! Issue 39, first slice: one-sided communication is recorded and its
 //! epochs checked (MPI-4.0 §12.5). Each wrong program has a correct twin
 //! that differs by one synchronization call: the wrong one is an
-//! `rma-epoch` error (MBH0021) at the call's line, with the earlier call
+//! `rma-epoch` error (MBH0022) at the call's line, with the earlier call
 //! involved where there is one; the twin has no such finding. Both stay
 //! partial (exit 3 when nothing else is wrong): the races between accesses
 //! are not checked yet, and the report says so, naming the calls.
@@ -10,7 +10,7 @@ use crate::util::{check_program, check_program_with_expectations};
 use mbh_tests::json::{Finding, Report};
 use mbh_tests::workspace_root;
 
-const CODE: &str = "MBH0021";
+const CODE: &str = "MBH0022";
 
 /// The line of the `n`-th (0-based) line of `source` holding `marker`.
 fn nth_line(source: &str, marker: &str, n: usize) -> u32 {

@@ -102,7 +102,7 @@ impl FindingKind {
             FindingKind::BufferOverflow => "MBH0018",
             FindingKind::CollectiveDivergence => "MBH0019",
             FindingKind::UnreceivedMessage => "MBH0020",
-            FindingKind::RmaEpoch => "MBH0021",
+            FindingKind::RmaEpoch => "MBH0022",
         }
     }
 

@@ -258,7 +258,7 @@ pub fn limits_markdown() -> String {
     let _ = writeln!(
         out,
         "\nRecorded, races not checked ({} functions of one-sided communication): \
-         `verify` checks their epochs (MBH0021: an operation or flush outside an \
+         `verify` checks their epochs (MBH0022: an operation or flush outside an \
          epoch on its target, an unlock without its lock, a second lock of a held \
          target, `MPI_Win_complete` without `MPI_Win_start`, `MPI_Win_wait` without \
          `MPI_Win_post`, an epoch left open at `MPI_Win_free` or `MPI_Finalize`), \
