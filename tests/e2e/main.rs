@@ -35,6 +35,7 @@ mod run_folders;
 mod scenarios;
 mod static_report;
 mod stopping;
+mod threads;
 mod transparency;
 mod unknown_lines;
 mod util;

@@ -48,6 +48,9 @@ pub enum FindingKind {
     CollectiveDivergence,
     /// A message sent and never received before `MPI_Finalize` (issue 38).
     UnreceivedMessage,
+    /// An MPI call the thread level does not allow: from a thread other
+    /// than the main one under `MPI_THREAD_FUNNELED` or lower (issue 40).
+    ThreadLevel,
 }
 
 impl FindingKind {
@@ -73,6 +76,7 @@ impl FindingKind {
         FindingKind::BufferOverflow,
         FindingKind::CollectiveDivergence,
         FindingKind::UnreceivedMessage,
+        FindingKind::ThreadLevel,
     ];
 
     /// The stable code (`MBH0001`). Append-only: never renumber.
@@ -98,6 +102,7 @@ impl FindingKind {
             FindingKind::BufferOverflow => "MBH0018",
             FindingKind::CollectiveDivergence => "MBH0019",
             FindingKind::UnreceivedMessage => "MBH0020",
+            FindingKind::ThreadLevel => "MBH0021",
         }
     }
 
@@ -124,6 +129,7 @@ impl FindingKind {
             FindingKind::BufferOverflow => "buffer-overflow",
             FindingKind::CollectiveDivergence => "collective-divergence",
             FindingKind::UnreceivedMessage => "unreceived-message",
+            FindingKind::ThreadLevel => "thread-level",
         }
     }
 }
@@ -254,6 +260,6 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", kind.name()));
             assert!(codes.insert(kind.code()));
         }
-        assert_eq!(FindingKind::ALL.len(), 20);
+        assert_eq!(FindingKind::ALL.len(), 21);
     }
 }

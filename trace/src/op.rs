@@ -483,6 +483,9 @@ pub enum LocalCheck {
     /// A call's count reaches past the end of its buffer's object
     /// ([`crate::check::Check::BufferOverflow`]).
     BufferOverflow = 10,
+    /// An MPI call from a thread other than the main one under
+    /// `MPI_THREAD_SINGLE` or `FUNNELED` ([`crate::check::Check::OffMainThread`]).
+    OffMainThread = 11,
 }
 
 /// How a [`LocalCheck::BufferReuse`] record was found (its `tag`).
@@ -612,6 +615,7 @@ impl LocalCheck {
             8 => LocalCheck::CollectiveMismatch,
             9 => LocalCheck::BufferReuse,
             10 => LocalCheck::BufferOverflow,
+            11 => LocalCheck::OffMainThread,
             _ => return None,
         })
     }

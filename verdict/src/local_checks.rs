@@ -206,6 +206,25 @@ impl Said {
                     "make the count at most the buffer's size in elements, or the buffer as large as the count",
                 )
             }
+            // MPI-4.0 §11.6.1: under `FUNNELED` only the main thread
+            // (the one that initialised MPI) may call MPI; under `SINGLE`
+            // only one thread runs at all.
+            Check::OffMainThread { level, thread, .. } => {
+                let level = if level == 0 {
+                    "MPI_THREAD_SINGLE"
+                } else {
+                    "MPI_THREAD_FUNNELED"
+                };
+                said(
+                    FindingKind::ThreadLevel,
+                    Severity::Error,
+                    format!(
+                        "rank {rank} called {call} from a thread other than the main one (thread {thread}), which {level} does not allow"
+                    ),
+                    &format!("called from thread {thread}, not the thread that initialised MPI"),
+                    "make MPI calls from the main thread only (in OpenMP: inside `#pragma omp master` or outside parallel regions), or initialise MPI with `MPI_Init_thread` asking for `MPI_THREAD_SERIALIZED` or `MPI_THREAD_MULTIPLE` and check the level `provided`",
+                )
+            }
             Check::CollectiveMismatch { .. } => return None,
         })
     }
