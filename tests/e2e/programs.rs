@@ -37,6 +37,7 @@ fn every_program_has_a_test() {
         "e18_allreduce_other_comm.c",
         "e1_recv_recv.c",
         "e24_rooted_other_comm.c",
+        "e25_invalid_root_other_comm.c",
         "e2_head_to_head.c",
         "e3_collective_order.c",
         "e4_wildcard_deadlock.c",
