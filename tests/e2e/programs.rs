@@ -11,6 +11,8 @@ fn every_program_has_a_test() {
         "a3_buffers_clean.c",
         "a4_heap_overflow.c",
         "a5_derived_type_room.c",
+        "a7_null_counts_refused.c",
+        "a8_null_counts_where_ignored.c",
         "assert_rank1.c",
         "b1_ring_waitall.c",
         "b2_ring_waitany.c",
