@@ -84,9 +84,9 @@ impl Comms {
     /// Whether `root` is no rank of `comm`, an intracommunicator the
     /// runtime knows: an invalid root, which MPI refuses at the call
     /// (`MPI_ERR_ROOT`: the root names a rank of the group, MPI-4.0
-    /// §6.4-§6.6, §6.9.1). An
-    /// intercommunicator's roots are named otherwise (`MPI_ROOT`,
-    /// `MPI_PROC_NULL`), and a handle MPI does not know is MPI's to refuse.
+    /// §6.4-§6.6, §6.9.1). An intercommunicator's roots are named
+    /// otherwise (`MPI_ROOT`, `MPI_PROC_NULL`), and a handle MPI does not
+    /// know is MPI's to refuse.
     pub fn root_outside(&mut self, comm: MPI_Comm, root: c_int) -> bool {
         if Self::is_world(comm) {
             return !(0..self.world_size).contains(&root);

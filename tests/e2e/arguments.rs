@@ -183,8 +183,9 @@ fn a7_a_null_array_the_call_reads_is_an_invalid_argument_not_a_crash() {
 
 /// Issue 38: NULL arrays where MPI ignores them (a non-root's counts of
 /// `Gatherv`/`Scatterv`, the send arrays of an in-place
-/// `Alltoallv`/`Alltoallw`, blocking and nonblocking) are correct: no
-/// finding, and every rank receives what it should.
+/// `Alltoallv`/`Alltoallw`, blocking and nonblocking; on an
+/// intercommunicator, every rank but the one passing `MPI_ROOT`) are
+/// correct: no finding, and every rank receives what it should.
 #[test]
 fn a8_null_arrays_where_mpi_ignores_them_are_silent() {
     let report = check_program("tests/programs/a8_null_counts_where_ignored.c");

@@ -59,6 +59,25 @@ int main(int argc, char **argv) {
   MPI_Wait(&r, MPI_STATUS_IGNORE);
   for (int i = 0; i < size; i++) expect(all[i] == 100 * rank + i, "Ialltoallw", rank);
 
+  /* On an intercommunicator of {0, 1} and {2, ...}: only rank 0, the
+   * root (`MPI_ROOT`), reads the arrays; rank 1 (`MPI_PROC_NULL`) and the
+   * other group (the root's rank) may pass NULL. */
+  MPI_Comm half, inter;
+  int low = rank < 2;
+  MPI_Comm_split(MPI_COMM_WORLD, low, rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, low ? 2 : 0, 7, &inter);
+  int iroot = rank == 0 ? MPI_ROOT : rank == 1 ? MPI_PROC_NULL : 0;
+  int remote = size - 2;
+  for (int i = 0; i < remote; i++) all[i] = -1;
+  MPI_Gatherv(&in, 1, MPI_INT, all, rank == 0 ? counts : NULL, rank == 0 ? displs : NULL, MPI_INT, iroot, inter);
+  for (int i = 0; rank == 0 && i < remote; i++) expect(all[i] == 12 + i, "intercommunicator Gatherv", rank);
+  for (int i = 0; i < remote; i++) all[i] = 30 + i;
+  got = -1;
+  MPI_Scatterv(all, rank == 0 ? counts : NULL, rank == 0 ? displs : NULL, MPI_INT, &got, 1, MPI_INT, iroot, inter);
+  expect(low || got == 30 + rank - 2, "intercommunicator Scatterv", rank);
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+
   printf("rank %d: every call right\n", rank);
   MPI_Finalize();
   return 0;
