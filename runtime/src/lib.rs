@@ -267,6 +267,7 @@ pub mod llcp;
 pub mod logical;
 #[cfg(target_arch = "x86_64")]
 mod not_modelled;
+mod null_arrays;
 pub mod packed;
 mod pending;
 pub mod piggyback;

@@ -122,6 +122,16 @@ impl Said {
                 "this call failed",
                 "check the arguments of the call; `MPI_Error_string` gives MPI's own words for the code",
             ),
+            Check::InvalidArgument { argument, .. } if argument.null_array().is_some() => {
+                let name = argument.null_array().unwrap_or_default();
+                said(
+                    FindingKind::InvalidArgument,
+                    Severity::Error,
+                    format!("rank {rank} passed NULL as `{name}` to {call}"),
+                    &format!("`{name}` is NULL but this rank's call reads it: mbhybrid refused the call before MPI read it"),
+                    argument.help(),
+                )
+            }
             Check::InvalidArgument { code, argument, .. } => said(
                 FindingKind::InvalidArgument,
                 Severity::Error,
@@ -278,13 +288,19 @@ fn add_context(
         Check::MpiError { code, .. } | Check::InvalidArgument { code, .. }
             if aborted_by_mpi_error(trace, code) && trace.end.state == RankState::Aborted =>
         {
-            if let Some(words) = mpi_fatal_message(stderr) {
+            // A call the runtime refused never reached MPI: no words of
+            // MPI's to quote.
+            let refused = matches!(record.check,
+                Check::InvalidArgument { argument, .. } if argument.null_array().is_some());
+            if let Some(words) = mpi_fatal_message(stderr).filter(|_| !refused) {
                 finding.notes.push(format!("MPI's message: {words}"));
             }
-            finding.notes.push(
+            finding.notes.push(if refused {
+                "under `MPI_ERRORS_ARE_FATAL` (the default handler) the error stopped the job".to_string()
+            } else {
                 "under `MPI_ERRORS_ARE_FATAL` (the default handler) the error stopped the job, as MPI would have"
-                    .to_string(),
-            );
+                    .to_string()
+            });
         }
         Check::TypeMismatch {
             sender,
