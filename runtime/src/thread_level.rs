@@ -1,9 +1,10 @@
-//! The thread level the program was given, and the one rule of it that
-//! every call can check for the price of a load and a compare: under
+//! The thread level the program was given, and the rules of it that a
+//! call can check for the price of a load and a compare: under
 //! `MPI_THREAD_SINGLE` and `MPI_THREAD_FUNNELED` only the main thread, the
-//! one that initialised MPI, may call MPI (MPI-4.0 §11.6.1). A call from
-//! another thread is recorded ([`Check::OffMainThread`]), once per call
-//! site, and goes on to MPI as the program made it.
+//! one that initialised MPI, may call MPI (MPI-4.0 §11.6.1); at every
+//! level, `MPI_Finalize` is called on that thread (MPI-4.0 §11.6.2). A
+//! call from another thread is recorded ([`Check::OffMainThread`]), once
+//! per call site, and goes on to MPI as the program made it.
 //!
 //! Two threads in MPI at once are a different matter: the runtime's state
 //! admits one caller at a time ([`crate::state`]), which stops the run.
@@ -17,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 /// Whether only the main thread may call MPI.
 static MAIN_ONLY: AtomicBool = AtomicBool::new(false);
 /// The level given, as [`Check::OffMainThread`] records it (0 single, 1
-/// funneled).
+/// funneled, 2 serialized, 3 multiple).
 static LEVEL: AtomicU32 = AtomicU32::new(0);
 /// `pthread_self()` of the thread that initialised MPI.
 static MAIN: AtomicU64 = AtomicU64::new(0);
@@ -36,14 +37,27 @@ pub fn set(provided: c_int) {
     MAIN.store(me, Ordering::Relaxed);
     MAIN_ID.store(id as u64, Ordering::Relaxed);
     // SAFETY: `mpi-sys`'s statics are initialised from `mpi.h` before main.
-    let (single, funneled) =
-        unsafe { (mpi_sys::RSMPI_THREAD_SINGLE, mpi_sys::RSMPI_THREAD_FUNNELED) };
-    let level = if provided == single { 0 } else { 1 };
+    let levels = unsafe {
+        [
+            mpi_sys::RSMPI_THREAD_SINGLE,
+            mpi_sys::RSMPI_THREAD_FUNNELED,
+            mpi_sys::RSMPI_THREAD_SERIALIZED,
+            mpi_sys::RSMPI_THREAD_MULTIPLE,
+        ]
+    };
+    let level = levels.iter().position(|&l| l == provided).unwrap_or(0) as u32;
     LEVEL.store(level, Ordering::Relaxed);
-    MAIN_ONLY.store(
-        provided == single || provided == funneled,
-        Ordering::Relaxed,
-    );
+    MAIN_ONLY.store(level <= 1, Ordering::Relaxed);
+}
+
+/// In `MPI_Finalize`, holding the runtime's state: at the levels
+/// [`check`] does not cover, the thread must still be the main one.
+pub fn check_finalize() {
+    // SAFETY: no preconditions.
+    let me = unsafe { libc::pthread_self() } as u64;
+    if !MAIN_ONLY.load(Ordering::Relaxed) && me != MAIN.load(Ordering::Relaxed) {
+        off_main_thread();
+    }
 }
 
 /// At the start of every wrapped call, holding the runtime's state.

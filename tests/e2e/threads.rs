@@ -127,3 +127,18 @@ fn the_drivers_build_openmp_programs_that_compute_what_mpicc_builds_compute() {
         report.findings
     );
 }
+
+/// At every thread level `MPI_Finalize` belongs to the main thread; under
+/// `MPI_THREAD_MULTIPLE` the other calls of a second thread are allowed.
+#[test]
+fn finalize_from_a_second_thread_is_an_error_even_under_multiple() {
+    let report = check_program("tests/programs/threads/finalize_off_main.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert!(
+        report.findings[0]
+            .message
+            .contains("`MPI_Finalize` must be called on the thread that initialised MPI"),
+        "{}",
+        report.findings[0].message
+    );
+}

@@ -118,12 +118,15 @@ pub enum Check {
         covered_bytes: u64,
     },
     /// An MPI call from a thread other than the one that initialised MPI,
-    /// under a thread level that allows only that one (MPI-4.0 §11.6.1:
-    /// `MPI_THREAD_SINGLE`, `MPI_THREAD_FUNNELED`). `tag` = the level the
-    /// program was given (0 single, 1 funneled), `peer` = the calling
-    /// thread's id (Linux's `gettid`), `aux` = the main thread's.
+    /// where only that one may make it: any call under
+    /// `MPI_THREAD_SINGLE` or `MPI_THREAD_FUNNELED` (MPI-4.0 §11.6.1),
+    /// `MPI_Finalize` at every level (§11.6.2). `tag` = the level the
+    /// program was given (0 single, 1 funneled, 2 serialized, 3
+    /// multiple), `peer` = the calling thread's id (Linux's `gettid`),
+    /// `aux` = the main thread's.
     OffMainThread {
-        /// 0 for `MPI_THREAD_SINGLE`, 1 for `MPI_THREAD_FUNNELED`.
+        /// The level: 0 `SINGLE`, 1 `FUNNELED`, 2 `SERIALIZED`, 3
+        /// `MULTIPLE`.
         level: i32,
         /// The calling thread's id.
         thread: i32,

@@ -218,21 +218,27 @@ impl Said {
             }
             // MPI-4.0 §11.6.1: under `FUNNELED` only the main thread
             // (the one that initialised MPI) may call MPI; under `SINGLE`
-            // only one thread runs at all.
+            // only one thread runs at all; §11.6.2: `MPI_Finalize` runs on
+            // the main thread at every level.
             Check::OffMainThread { level, thread, .. } => {
-                let level = if level == 0 {
-                    "MPI_THREAD_SINGLE"
+                let rule = match level {
+                    0 => "which MPI_THREAD_SINGLE does not allow",
+                    1 => "which MPI_THREAD_FUNNELED does not allow",
+                    _ => "and `MPI_Finalize` must be called on the thread that initialised MPI at every thread level",
+                };
+                let help = if level <= 1 {
+                    "make MPI calls from the main thread only (in OpenMP: inside `#pragma omp master` or outside parallel regions), or initialise MPI with `MPI_Init_thread` asking for `MPI_THREAD_SERIALIZED` or `MPI_THREAD_MULTIPLE` and check the level `provided`"
                 } else {
-                    "MPI_THREAD_FUNNELED"
+                    "call `MPI_Finalize` from the thread that called `MPI_Init` or `MPI_Init_thread`, after the other threads' MPI calls are done"
                 };
                 said(
                     FindingKind::ThreadLevel,
                     Severity::Error,
                     format!(
-                        "rank {rank} called {call} from a thread other than the main one (thread {thread}), which {level} does not allow"
+                        "rank {rank} called {call} from a thread other than the main one (thread {thread}), {rule}"
                     ),
                     &format!("called from thread {thread}, not the thread that initialised MPI"),
-                    "make MPI calls from the main thread only (in OpenMP: inside `#pragma omp master` or outside parallel regions), or initialise MPI with `MPI_Init_thread` asking for `MPI_THREAD_SERIALIZED` or `MPI_THREAD_MULTIPLE` and check the level `provided`",
+                    help,
                 )
             }
             Check::CollectiveMismatch { .. } => return None,
