@@ -132,6 +132,7 @@ use crate::taint::{self, Addr, CallKind, Obj};
 mod addresses;
 pub(crate) mod extents;
 mod reaching;
+mod round_trip;
 use reaching::{Cell, Def, Reaching};
 
 /// Rounds of the whole-program fixpoint (summaries and caller contexts);
@@ -232,6 +233,9 @@ pub(crate) struct Program<'a> {
     /// Per function: the bytes its MPI calls write into receive buffers,
     /// where known ([`extents`]).
     pub extents: Vec<extents::Extents>,
+    /// Globals that debug information describes as one scalar or pointer
+    /// (no fields: an access at any offset is the whole of it).
+    pub scalar_globals: HashSet<String>,
 }
 
 /// What the pass found, for the report.
@@ -401,6 +405,8 @@ struct Shared<'a> {
     summaries: &'a [Summary],
     contexts: &'a [Context],
     globals: &'a HashMap<String, Deps>,
+    /// What the whole program tells [`round_trip`].
+    round_trip: &'a round_trip::Facts,
 }
 
 /// What one function's analysis produced.
@@ -424,6 +430,7 @@ struct Memo {
     addrs: Arc<Vec<Option<Addr>>>,
     writes: Vec<Def>,
     reach: Arc<Reaching>,
+    trips: Arc<HashSet<(BlockId, Cell)>>,
 }
 
 /// The whole-program fixpoint: each round analyses every function with
@@ -434,11 +441,13 @@ fn flows(p: &Program<'_>, shapes: &[Shape]) -> Vec<Outcome> {
     let mut contexts = vec![Context::default(); n];
     let mut globals: HashMap<String, Deps> = HashMap::new();
     let mut outcomes: Vec<Outcome> = Vec::new();
+    let round_trip = round_trip::Facts::of(p);
     for _ in 0..PROGRAM_ROUNDS {
         let shared = Shared {
             summaries: &summaries,
             contexts: &contexts,
             globals: &globals,
+            round_trip: &round_trip,
         };
         outcomes = (0..n)
             .into_par_iter()
@@ -492,6 +501,10 @@ struct Flow<'a> {
     /// What the writes of locals, heap blocks and parameters' pointees
     /// may see ([`reaching`]), and what each of those writes carries.
     reach: Arc<Reaching>,
+    /// The branches whose dependences do not reach a cell's writes: the
+    /// cell holds, where the branch's paths meet, what the root broadcast
+    /// ([`round_trip`]).
+    trips: Arc<HashSet<(BlockId, Cell)>>,
     def_deps: Vec<Deps>,
     /// Per write: whether the branches deciding it count for its reads.
     gated: Vec<bool>,
@@ -571,6 +584,7 @@ impl<'a> Flow<'a> {
             addrs,
             vals: vec![Deps::default(); f.insts.len()],
             reach: Arc::default(),
+            trips: Arc::default(),
             writes: Vec::new(),
             def_deps: Vec::new(),
             gated: Vec::new(),
@@ -583,11 +597,17 @@ impl<'a> Flow<'a> {
         let (writes, reads) = flow.accesses();
         // The writes change between rounds only when a callee's summary
         // gains a written field.
-        flow.reach = match memo {
-            Some(m) if m.writes == writes => Arc::clone(&m.reach),
-            _ => Arc::new(Reaching::new(f, p.cfgs[fi], writes.clone(), &reads)),
+        (flow.reach, flow.trips) = match memo {
+            Some(m) if m.writes == writes => (Arc::clone(&m.reach), Arc::clone(&m.trips)),
+            _ => (
+                Arc::new(Reaching::new(f, p.cfgs[fi], writes.clone(), &reads)),
+                Arc::default(),
+            ),
         };
         flow.writes = writes;
+        if memo.is_none_or(|m| !Arc::ptr_eq(&m.reach, &flow.reach)) {
+            flow.trips = Arc::new(flow.find_round_trips());
+        }
         flow.def_deps = vec![Deps::default(); flow.reach.defs.len()];
         flow.gated = vec![false; flow.reach.defs.len()];
         flow
@@ -710,6 +730,11 @@ impl<'a> Flow<'a> {
         // leaves it when the input does not parse.
         if SCANNERS.contains(&plain) {
             return vec![(cell, false, Some(1))];
+        }
+        // `llvm.lifetime.start` and the debug intrinsics name memory
+        // without writing it.
+        if matches!(taint::call_kind(plain), CallKind::Ignore) {
+            return Vec::new();
         }
         // `memcpy`/`memset` of a constant length replace those bytes.
         let length = match (taint::call_kind(plain), self.f.insts[i as usize].ops.get(2)) {
@@ -870,7 +895,7 @@ impl<'a> Flow<'a> {
                             Some(w) => {
                                 d.join(&self.def_deps[k]);
                                 if self.gated[k] {
-                                    d.join(&self.gate_between(block(w), block(at)));
+                                    d.join(&self.gate_between(block(w), block(at), &def.cell));
                                 }
                             }
                             None => {
@@ -885,7 +910,7 @@ impl<'a> Flow<'a> {
                         if def.cell.obj == *obj {
                             d.join(&self.def_deps[k]);
                             if let (true, Some(w)) = (self.gated[k], def.at) {
-                                d.join(&self.control(block(w)));
+                                d.join(&self.control(block(w), &def.cell));
                             }
                         }
                     }
@@ -933,7 +958,7 @@ impl<'a> Flow<'a> {
     /// way.
     fn write(&mut self, at: InstId, cell: Cell, d: &Deps) -> bool {
         let control = match self.f.insts.get(at as usize) {
-            Some(inst) => self.control(inst.block),
+            Some(inst) => self.control(inst.block, &cell),
             None => Deps::default(),
         };
         self.record(at, cell, d, &control, true)
@@ -994,13 +1019,14 @@ impl<'a> Flow<'a> {
         self.objs.entry(cell.obj).or_insert(initial).join(&full)
     }
 
-    /// What decides whether a write in block `from` happened, for a read
-    /// in block `to`: the branches `from` depends on and `to` does not.
-    fn gate_between(&self, from: BlockId, to: BlockId) -> Deps {
+    /// What decides whether a write of `cell` in block `from` happened,
+    /// for a read in block `to`: the branches `from` depends on and `to`
+    /// does not (but those that round-trip the cell, [`round_trip`]).
+    fn gate_between(&self, from: BlockId, to: BlockId, cell: &Cell) -> Deps {
         let mut d = Deps::default();
         let own = &self.shape.guards[to as usize];
         for a in &self.shape.guards[from as usize] {
-            if own.contains(a) {
+            if own.contains(a) || self.round_trips(*a, cell) {
                 continue;
             }
             if let Some(c) = &self.shape.cond[*a as usize] {
@@ -1010,6 +1036,12 @@ impl<'a> Flow<'a> {
         d
     }
 
+    /// Whether `branch` round-trips `cell` through a broadcast: it does
+    /// not decide what the cell holds where its paths meet.
+    fn round_trips(&self, branch: BlockId, cell: &Cell) -> bool {
+        !self.trips.is_empty() && self.trips.contains(&(branch, cell.clone()))
+    }
+
     fn write_through(&mut self, at: InstId, ptr: Option<&Val>, d: &Deps) -> bool {
         match ptr.and_then(|v| self.addr(v)) {
             Some(a) => self.write(at, Self::cell(&a), d),
@@ -1017,11 +1049,15 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// What the branches deciding whether block `b` runs depend on
-    /// (implicit flow: a store under `if (rank == 0)` is rank-dependent).
-    fn control(&self, b: BlockId) -> Deps {
+    /// What the branches deciding whether a write of `cell` in block `b`
+    /// runs depend on (implicit flow: a store under `if (rank == 0)` is
+    /// rank-dependent), but those that round-trip the cell.
+    fn control(&self, b: BlockId, cell: &Cell) -> Deps {
         let mut d = Deps::default();
         for a in &self.shape.guards[b as usize] {
+            if self.round_trips(*a, cell) {
+                continue;
+            }
             if let Some(c) = &self.shape.cond[*a as usize] {
                 d.join(&self.val(c));
             }
@@ -1073,7 +1109,7 @@ impl<'a> Flow<'a> {
                     d.join(&self.gate(inst.block));
                     d
                 }
-                Op::Select | Op::Cast | Op::Compute => self.union(&inst.ops),
+                Op::Select | Op::Cast | Op::Compute | Op::Compare(_) => self.union(&inst.ops),
                 Op::Call(callee) => {
                     changed |= self.call(i, callee, &inst.ops);
                     continue;
@@ -1368,6 +1404,7 @@ impl<'a> Flow<'a> {
                 addrs: Arc::clone(&self.addrs),
                 writes: self.writes.clone(),
                 reach: Arc::clone(&self.reach),
+                trips: Arc::clone(&self.trips),
             },
         }
     }
@@ -1398,7 +1435,7 @@ impl<'a> Flow<'a> {
                 Some(w) => {
                     let mut d = self.def_deps[k].clone();
                     if self.gated[k] {
-                        d.join(&self.gate_between(block(w), block(at)));
+                        d.join(&self.gate_between(block(w), block(at), &def.cell));
                     }
                     out.entry(relative(def.cell.field)).or_default().join(&d);
                 }
@@ -1428,7 +1465,7 @@ impl<'a> Flow<'a> {
     fn rank_against_size(&self, cond: &Val) -> bool {
         let Val::Inst(c) = cond else { return false };
         let inst = &self.f.insts[*c as usize];
-        if inst.op != Op::Compute || inst.ops.len() != 2 {
+        if !matches!(inst.op, Op::Compute | Op::Compare(_)) || inst.ops.len() != 2 {
             return false;
         }
         let (Some(a), Some(b)) = (self.mpi_result(&inst.ops[0]), self.mpi_result(&inst.ops[1]))

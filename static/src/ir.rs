@@ -90,11 +90,23 @@ pub(crate) enum Op {
     Select,
     /// An integer or pointer cast: operands `[value]`.
     Cast,
-    /// Arithmetic, comparisons and everything else that
+    /// An integer comparison (`icmp`): operands `[a, b]`.
+    Compare(Pred),
+    /// Arithmetic, other comparisons and everything else that
     /// computes a value from its operands.
     Compute,
     /// Terminators without a value to follow (`unreachable`, `resume`).
     Other,
+}
+
+/// What an integer comparison tests, as far as the analyses care: which
+/// side of `if (rank == 0)` only the root takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pred {
+    Eq,
+    Ne,
+    /// `<`, `>=` and the others.
+    Order,
 }
 
 /// A source location, with the file interned in [`Files`].
@@ -170,6 +182,9 @@ pub(crate) struct Function {
     pub insts: Vec<Inst>,
     /// The variables of its `alloca`s that `llvm.dbg.declare` describes.
     pub vars: HashMap<InstId, VarInfo>,
+    /// Per `phi`: the block each incoming value comes from, in operand
+    /// order.
+    pub phi_blocks: HashMap<InstId, Vec<BlockId>>,
 }
 
 impl Function {
@@ -475,6 +490,7 @@ impl Reader<'_> {
                     }
                 }
             }
+            let phi_blocks = phi_blocks(&numbering, &insts);
             let function = Function {
                 name: value_name(f),
                 module,
@@ -482,6 +498,7 @@ impl Reader<'_> {
                 blocks,
                 insts,
                 vars,
+                phi_blocks,
             };
             let refs = FunctionRefs {
                 blocks: inkwell::values::FunctionValue::new(f)
@@ -623,6 +640,14 @@ impl Reader<'_> {
                 LLVMOpcode::LLVMIndirectBr => (Op::IndirectBr, vec![operand(LLVMGetOperand(i, 0))]),
                 LLVMOpcode::LLVMRet => (Op::Ret, all_ops()),
                 LLVMOpcode::LLVMPHI => (Op::Phi, all_ops()),
+                LLVMOpcode::LLVMICmp => {
+                    let pred = match LLVMGetICmpPredicate(i) {
+                        llvm_sys::LLVMIntPredicate::LLVMIntEQ => Pred::Eq,
+                        llvm_sys::LLVMIntPredicate::LLVMIntNE => Pred::Ne,
+                        _ => Pred::Order,
+                    };
+                    (Op::Compare(pred), all_ops())
+                }
                 LLVMOpcode::LLVMSelect => (Op::Select, all_ops()),
                 LLVMOpcode::LLVMTrunc
                 | LLVMOpcode::LLVMZExt
@@ -764,6 +789,35 @@ impl Reader<'_> {
             Some(Loc { file, line, column })
         }
     }
+}
+
+/// Per `phi` of a function read into `insts`: its incoming blocks.
+///
+/// # Safety
+/// `numbering` must number a live function.
+unsafe fn phi_blocks(numbering: &Numbering, insts: &[Inst]) -> HashMap<InstId, Vec<BlockId>> {
+    let mut out = HashMap::new();
+    for (k, inst) in insts.iter().enumerate() {
+        if inst.op != Op::Phi {
+            continue;
+        }
+        let raw = numbering.raw_insts[k];
+        // SAFETY: `raw` is a live `phi` of the function (its numbering).
+        let blocks = unsafe {
+            (0..LLVMCountIncoming(raw))
+                .map(|j| {
+                    let b = LLVMGetIncomingBlock(raw, j);
+                    numbering
+                        .block_index
+                        .get(&b)
+                        .copied()
+                        .unwrap_or(BlockId::MAX)
+                })
+                .collect()
+        };
+        out.insert(k as InstId, blocks);
+    }
+    out
 }
 
 /// The blocks, instructions and parameters of one function, numbered in
@@ -1002,6 +1056,31 @@ mod tests {
             ]
         );
         assert_eq!(f.insts[5].block, 1);
+    }
+
+    /// The divergence pass tells which side of `rank == 0` the root takes
+    /// and which edge each `phi` value comes by.
+    #[test]
+    fn comparisons_keep_their_predicate_and_phis_their_blocks() {
+        let fns = read(
+            "define i32 @f(i32 %n) {\n\
+             entry:\n  %e = icmp eq i32 %n, 0\n  %d = icmp ne i32 %n, 1\n  \
+             %l = icmp slt i32 %n, 2\n  br i1 %e, label %a, label %b\n\
+             a:\n  br label %b\n\
+             b:\n  %p = phi i32 [ 7, %entry ], [ %n, %a ]\n  ret i32 %p\n}\n",
+        );
+        let f = &fns[0];
+        let ops: Vec<&Op> = f.insts[..3].iter().map(|i| &i.op).collect();
+        assert_eq!(
+            ops,
+            [
+                &Op::Compare(Pred::Eq),
+                &Op::Compare(Pred::Ne),
+                &Op::Compare(Pred::Order)
+            ]
+        );
+        assert_eq!(f.insts[5].ops, [Val::Int(7), Val::Arg(0)]);
+        assert_eq!(f.phi_blocks[&5], [0, 1]);
     }
 
     #[test]

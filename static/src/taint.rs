@@ -442,7 +442,7 @@ impl Run<'_, '_> {
                     let value = self.val(v);
                     changed |= self.store(i, p, value);
                 }
-                Op::Gep { .. } | Op::Phi | Op::Select | Op::Cast | Op::Compute => {
+                Op::Gep { .. } | Op::Phi | Op::Select | Op::Cast | Op::Compute | Op::Compare(_) => {
                     let l = inst.ops.iter().fold(0, |l, v| l | self.val(v));
                     changed |= self.set(i, l);
                 }

@@ -190,6 +190,7 @@ mod tests {
                 })
                 .collect(),
             vars: HashMap::new(),
+            phi_blocks: HashMap::new(),
         }
     }
 

@@ -153,6 +153,7 @@ mod tests {
                 })
                 .collect(),
             vars: HashMap::new(),
+            phi_blocks: HashMap::new(),
         }
     }
 
