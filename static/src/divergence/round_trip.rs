@@ -567,6 +567,9 @@ impl Flow<'_> {
         let blocks = f.phi_blocks.get(i)?;
         let mut points = Vec::new();
         for (v, &pred) in inst.ops.iter().zip(blocks) {
+            if pred as usize >= f.blocks.len() {
+                return None;
+            }
             // Run before the end of the incoming block.
             let ends_pred = |w: InstId| {
                 let wb = f.insts[w as usize].block;
