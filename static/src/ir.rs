@@ -182,9 +182,6 @@ pub(crate) struct Function {
     pub insts: Vec<Inst>,
     /// The variables of its `alloca`s that `llvm.dbg.declare` describes.
     pub vars: HashMap<InstId, VarInfo>,
-    /// Per `phi`: the block each incoming value comes from, in operand
-    /// order.
-    pub phi_blocks: HashMap<InstId, Vec<BlockId>>,
 }
 
 impl Function {
@@ -490,7 +487,6 @@ impl Reader<'_> {
                     }
                 }
             }
-            let phi_blocks = phi_blocks(&numbering, &insts);
             let function = Function {
                 name: value_name(f),
                 module,
@@ -498,7 +494,6 @@ impl Reader<'_> {
                 blocks,
                 insts,
                 vars,
-                phi_blocks,
             };
             let refs = FunctionRefs {
                 blocks: inkwell::values::FunctionValue::new(f)
@@ -791,35 +786,6 @@ impl Reader<'_> {
     }
 }
 
-/// Per `phi` of a function read into `insts`: its incoming blocks.
-///
-/// # Safety
-/// `numbering` must number a live function.
-unsafe fn phi_blocks(numbering: &Numbering, insts: &[Inst]) -> HashMap<InstId, Vec<BlockId>> {
-    let mut out = HashMap::new();
-    for (k, inst) in insts.iter().enumerate() {
-        if inst.op != Op::Phi {
-            continue;
-        }
-        let raw = numbering.raw_insts[k];
-        // SAFETY: `raw` is a live `phi` of the function (its numbering).
-        let blocks = unsafe {
-            (0..LLVMCountIncoming(raw))
-                .map(|j| {
-                    let b = LLVMGetIncomingBlock(raw, j);
-                    numbering
-                        .block_index
-                        .get(&b)
-                        .copied()
-                        .unwrap_or(BlockId::MAX)
-                })
-                .collect()
-        };
-        out.insert(k as InstId, blocks);
-    }
-    out
-}
-
 /// The blocks, instructions and parameters of one function, numbered in
 /// order: what a [`Val`] names them by.
 struct Numbering {
@@ -1058,16 +1024,13 @@ mod tests {
         assert_eq!(f.insts[5].block, 1);
     }
 
-    /// The divergence pass tells which side of `rank == 0` the root takes
-    /// and which edge each `phi` value comes by.
+    /// The divergence pass tells which side of `rank == 0` the root takes.
     #[test]
-    fn comparisons_keep_their_predicate_and_phis_their_blocks() {
+    fn comparisons_keep_their_predicate() {
         let fns = read(
-            "define i32 @f(i32 %n) {\n\
+            "define i1 @f(i32 %n) {\n\
              entry:\n  %e = icmp eq i32 %n, 0\n  %d = icmp ne i32 %n, 1\n  \
-             %l = icmp slt i32 %n, 2\n  br i1 %e, label %a, label %b\n\
-             a:\n  br label %b\n\
-             b:\n  %p = phi i32 [ 7, %entry ], [ %n, %a ]\n  ret i32 %p\n}\n",
+             %l = icmp slt i32 %n, 2\n  ret i1 %e\n}\n",
         );
         let f = &fns[0];
         let ops: Vec<&Op> = f.insts[..3].iter().map(|i| &i.op).collect();
@@ -1079,8 +1042,6 @@ mod tests {
                 &Op::Compare(Pred::Order)
             ]
         );
-        assert_eq!(f.insts[5].ops, [Val::Int(7), Val::Arg(0)]);
-        assert_eq!(f.phi_blocks[&5], [0, 1]);
     }
 
     #[test]

@@ -274,9 +274,9 @@ fn issue_37_mpich_intercomm_harness_is_clean() {
 /// miniAMR's `main`: rank 0 parses the command line into globals and a
 /// `params[]` array it broadcasts; the other ranks copy the array back.
 /// The values agree on every rank after the branch: no `collective-
-/// divergence` warning at `build`, unoptimized or at `-O2` (where the
-/// root's copies go through `phi`s), and the run, which does not reach
-/// the report's barrier, is clean.
+/// divergence` warning at `build`, unoptimized or at `-O2` (as miniAMR
+/// builds: `params[]` then has lifetime markers, which write nothing),
+/// and the run, which does not reach the report's barrier, is clean.
 #[test]
 fn issue_37_values_the_root_parses_and_broadcasts_agree() {
     let source = "tests/programs/divergence/root_parses_broadcast.c";

@@ -190,7 +190,6 @@ mod tests {
                 })
                 .collect(),
             vars: HashMap::new(),
-            phi_blocks: HashMap::new(),
         }
     }
 

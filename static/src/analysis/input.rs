@@ -153,7 +153,6 @@ mod tests {
                 })
                 .collect(),
             vars: HashMap::new(),
-            phi_blocks: HashMap::new(),
         }
     }
 

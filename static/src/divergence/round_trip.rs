@@ -41,9 +41,11 @@
 //!    write reaches, that it dominates, inside the extent) into `x`, on
 //!    every path to the join, with no write of `x` after it.
 //! 5. Root side: the only write of `buf[k]` that reaches the broadcast is
-//!    a store of a value that `x` holds from some point on (a load of `x`,
-//!    the value last stored in it, or a `phi` of such, as `-O2` code has
-//!    them), with no write of `x` from that point to the join.
+//!    a store of a load of `x` on that side, with no write of `x` from the
+//!    load to the join. (The drivers analyse the IR before LLVM's passes
+//!    run, where `params[0] = x` is always a load and a store; optimised IR
+//!    given to `analyze`, which may forward the stored value or merge it in
+//!    a `phi`, keeps the branch's dependence.)
 //!
 //! Then, at the join, `x` on the root is what it sent in `buf[k]`, and on
 //! every other rank the copy of it: equal, and its dependences are only
@@ -524,60 +526,18 @@ impl Flow<'_> {
         let Some(value) = store.ops.first() else {
             return false;
         };
-        let Some(points) = self.holds(value, x, &|w| self.dominates(w, s), &mut HashSet::new())
-        else {
-            return false;
-        };
-        points.iter().all(|&p| {
-            blocks[f.insts[p as usize].block as usize] && !self.written_after(p, branch.join, x)
-        })
-    }
-
-    /// Where `x` comes to hold `value`, for a use of `value` that the
-    /// points `before` accepts run before: a load of `x` giving it, a store
-    /// of it into `x`, or, for a `phi`, such a point per incoming edge;
-    /// `None` when one is not found.
-    fn holds(
-        &self,
-        value: &Val,
-        x: &Cell,
-        before: &dyn Fn(InstId) -> bool,
-        seen: &mut HashSet<InstId>,
-    ) -> Option<Vec<InstId>> {
-        let f = self.f;
-        let Val::Inst(i) = value else { return None };
-        let inst = &f.insts[*i as usize];
-        let cell_of = |v: Option<&Val>| v.and_then(|v| self.addr(v)).map(|a| Self::cell(&a));
-        if inst.op == Op::Load && cell_of(inst.ops.first()).as_ref() == Some(x) {
-            return Some(vec![*i]);
-        }
-        let stored = (0..f.insts.len() as InstId).find(|&s| {
-            let st = &f.insts[s as usize];
-            st.op == Op::Store
-                && st.ops.first() == Some(value)
-                && cell_of(st.ops.get(1)).as_ref() == Some(x)
-                && before(s)
-        });
-        if let Some(s) = stored {
-            return Some(vec![s]);
-        }
-        if inst.op != Op::Phi || !seen.insert(*i) {
-            return None;
-        }
-        let blocks = f.phi_blocks.get(i)?;
-        let mut points = Vec::new();
-        for (v, &pred) in inst.ops.iter().zip(blocks) {
-            if pred as usize >= f.blocks.len() {
-                return None;
-            }
-            // Run before the end of the incoming block.
-            let ends_pred = |w: InstId| {
-                let wb = f.insts[w as usize].block;
-                wb == pred || self.p.cfgs[self.fi].dominates(wb, pred)
-            };
-            points.extend(self.holds(v, x, &ends_pred, seen)?);
-        }
-        Some(points)
+        // The value is what `x` held when it was loaded, and `x` keeps it.
+        let Val::Inst(l) = value else { return false };
+        let load = &f.insts[*l as usize];
+        let loads_x = load.op == Op::Load
+            && load
+                .ops
+                .first()
+                .and_then(|v| self.addr(v))
+                .map(|a| Self::cell(&a))
+                .as_ref()
+                == Some(x);
+        loads_x && blocks[load.block as usize] && !self.written_after(*l, branch.join, x)
     }
 
     /// Whether an instruction after `at`, before the join, may write `x`.
