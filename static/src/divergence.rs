@@ -47,7 +47,9 @@
 //!   the branch's dependences too (`if (rank == 0) go = 1;` makes `go`
 //!   rank-dependent), as in Huchant et al.'s gated analysis: at a `phi`,
 //!   and at a read of memory, the branches that decide the write and not
-//!   the read;
+//!   the read; but not a `rank == root` branch whose root side keeps what
+//!   it broadcasts and whose other side copies what it received
+//!   ([`round_trip`]: miniAMR's parameters);
 //! * agreement: what `MPI_Bcast`, `MPI_Allreduce` and `MPI_Allgather(v)`
 //!   (and their nonblocking forms) write is the same on every rank that
 //!   makes the call, whatever the branches around it: only the input it
