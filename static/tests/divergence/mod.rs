@@ -490,7 +490,9 @@ fn parse_and_broadcast(cond: &str, root: &str, other: &str) -> String {
 #include <stdlib.h>
 #include <string.h>
 int my_pe;
-int steps, perf, refine, change;
+int steps, perf, refine, change, calls;
+static void count_call(void) {{ calls++; }}
+static void bump_perf(void) {{ perf++; }}
 int main(int argc, char **argv) {{
   int i, params[4], verbose = 0;
   double x = 1, sum = 0;
@@ -559,8 +561,13 @@ fn issue_37_values_the_root_broadcasts_and_the_others_copy_back_agree() {
         "{:?}",
         inputs(&report.input_branches)
     );
-    // `if (!my_pe)`, as miniAMR spells it.
-    let code = parse_and_broadcast("!my_pe", PARSE_ON_ROOT, COPY_BACK);
+    // `if (!my_pe)`, as miniAMR spells it, and calls after the broadcast
+    // that write other globals (miniAMR's `ma_malloc` counts its calls).
+    let code = parse_and_broadcast(
+        "!my_pe",
+        &format!("{PARSE_ON_ROOT}\n    count_call();"),
+        &format!("{COPY_BACK}\n    count_call();"),
+    );
     assert_eq!(
         rows(&report_of_c("round_trip_not", &code).divergent_collectives),
         []
@@ -569,8 +576,9 @@ fn issue_37_values_the_root_broadcasts_and_the_others_copy_back_agree() {
 
 /// What makes a value differ between ranks keeps it rank-dependent: a
 /// value the root parses while the others take a constant; a root that
-/// broadcasts another value than the one it keeps, or changes it after;
-/// a parsing side that is not the broadcast's root's.
+/// broadcasts another value than the one it keeps, or changes it after
+/// (itself or in a function it calls); a parsing side that is not the
+/// broadcast's root's.
 #[test]
 fn issue_37_values_that_do_not_make_the_round_trip_stay_rank_dependent() {
     let cases = [
@@ -591,6 +599,14 @@ fn issue_37_values_that_do_not_make_the_round_trip_stay_rank_dependent() {
             parse_and_broadcast(
                 "my_pe == 0",
                 &format!("{PARSE_ON_ROOT}\n    perf = atoi(argv[1]);"),
+                COPY_BACK,
+            ),
+        ),
+        (
+            "callee_changes_after",
+            parse_and_broadcast(
+                "my_pe == 0",
+                &format!("{PARSE_ON_ROOT}\n    bump_perf();"),
                 COPY_BACK,
             ),
         ),
