@@ -256,9 +256,8 @@ impl Flow<'_> {
         let Op::Compare(pred @ (Pred::Eq | Pred::Ne)) = cmp.op else {
             return None;
         };
-        let (comm, root) = match (&cmp.ops[..], self.rank_comm(&cmp.ops[0])) {
-            ([_, r @ Val::Int(_)], Some(comm)) => (comm, r.clone()),
-            ([r @ Val::Int(_), v], _) => (self.rank_comm(v)?, r.clone()),
+        let (comm, root) = match &cmp.ops[..] {
+            [v, r @ Val::Int(_)] | [r @ Val::Int(_), v] => (self.rank_comm(v)?, r.clone()),
             _ => return None,
         };
         let succs = &f.blocks[c as usize].succs;
