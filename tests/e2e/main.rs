@@ -33,6 +33,7 @@ mod reuse;
 mod rooted_early;
 mod run_folders;
 mod scenarios;
+mod slurm;
 mod static_report;
 mod stopping;
 mod threads;
