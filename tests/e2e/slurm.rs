@@ -6,11 +6,13 @@
 //! MPICH takes its ranks' wire-up from Slurm's PMI-2, Open MPI from PMIx:
 //! the template names the one the MPI under test speaks, as a user's would.
 
+use crate::faults::{processes_of, within};
 use crate::util::describe;
 use mbh_tests::json::Report;
 use mbh_tests::{mbhybrid, mpi_lock, mpi_under_test, workspace_root};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 /// A one-node Slurm cluster, stopped when dropped.
 struct Cluster {
@@ -137,4 +139,61 @@ fn verify_inside_a_batch_job_launches_its_interleavings_in_the_allocation() {
     assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
     // The batch job's exit is verify's: 1, an error found.
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+}
+
+/// A batch job cancelled as a time limit ends it (Slurm sends SIGTERM to
+/// every process of the job, `KillWait` seconds before SIGKILL): `verify`
+/// stops the interleaving that runs and writes the report of what ran,
+/// partial, naming the signal; no rank outlives it. The script `exec`s
+/// `verify`, as README says to: a shell that stays in between dies of
+/// the SIGTERM at once, and Slurm then kills what is left of the step.
+#[test]
+fn a_cancelled_batch_job_still_writes_the_report_of_what_ran() {
+    let _lock = mpi_lock();
+    let cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let source = workspace_root().join("tests/programs/exit/long_fan_in.c");
+    let exe = crate::util::build(&source, dir.path());
+    let script = format!(
+        "#!/bin/bash\nexec {} verify --format json --launcher '{}' -n 4 {} > report.json 2> verify.err\n",
+        mbhybrid().display(),
+        srun_template(),
+        exe.display()
+    );
+    std::fs::write(dir.path().join("job.sh"), script).unwrap();
+    let out = cluster.run(
+        dir.path(),
+        "sbatch",
+        &["--parsable", "-n", "4", "-o", "job.out", "job.sh"],
+    );
+    assert!(out.status.success(), "{}", describe(&out));
+    let job = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let err = dir.path().join("verify.err");
+    let progressed = within(Duration::from_secs(120), || {
+        std::fs::read_to_string(&err).is_ok_and(|e| e.contains("mbhybrid: interleaving"))
+    });
+    let cancelled = cluster.run(dir.path(), "scancel", &[&job]);
+    assert!(progressed, "no progress line from verify in the batch job");
+    assert!(cancelled.status.success(), "{}", describe(&cancelled));
+    let json = dir.path().join("report.json");
+    let written = within(Duration::from_secs(30), || {
+        std::fs::read(&json).is_ok_and(|j| serde_json::from_slice::<Report>(&j).is_ok())
+    });
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(written, "no report after the cancel\n{stderr}");
+    let report: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(!report.complete);
+    assert!(report.interleavings >= 1);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("stopped by SIGTERM")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        within(Duration::from_secs(30), || processes_of(&exe).is_empty()),
+        "ranks outlived the cancelled job"
+    );
 }
