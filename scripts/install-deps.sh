@@ -19,6 +19,8 @@ packages=(
   zlib1g-dev libzstd-dev libxml2-dev libffi-dev libtinfo-dev libncurses-dev  # llvm-sys link deps
   pkg-config build-essential bc
   llvm-16                     # mbhybrid-cc: llvm-objcopy-16, llvm-ar-16 (llvm-16-dev pulls it in too)
+  libomp-16-dev               # clang 16's OpenMP runtime: -fopenmp programs through build and the drivers
+  slurm-wlm                   # the Slurm tests: verify through srun and sbatch on a one-node cluster (scripts/slurm-local.sh)
   cmake                       # the compiler-driver tests build a CMake project with mbhybrid-cc
   patch                       # the barrier-audit tests apply the patches they write
   chromium                    # the HTML report's rendering test (headless)

@@ -31,4 +31,4 @@ MBHYBRID_MPI=openmpi cargo test --locked -p mbh-tests --test e2e -- \
   hangs:: faults:: fault_injection:: programs:: transparency:: oracle:: deterministic:: \
   completeness:: wrappers:: mpicc_builds:: cxx_names:: arguments:: divergence:: \
   reuse:: masquerade:: gcc_options:: patch_paths:: not_modelled:: rma:: rooted_early:: \
-  stopping:: run_folders:: apps::comd apps::minife
+  stopping:: run_folders:: threads:: slurm:: apps::comd apps::minife

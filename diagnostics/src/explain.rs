@@ -42,6 +42,7 @@ const PAGES: &[(&str, &str)] = &[
     ("MBH0018", include_str!("../codes/MBH0018.md")),
     ("MBH0019", include_str!("../codes/MBH0019.md")),
     ("MBH0020", include_str!("../codes/MBH0020.md")),
+    ("MBH0021", include_str!("../codes/MBH0021.md")),
     ("MBH0022", include_str!("../codes/MBH0022.md")),
 ];
 
@@ -253,12 +254,12 @@ mod tests {
         }
         assert_eq!(canonical("16"), Some("MBH0016"));
         for bad in [
-            "", "MBH", "MBH00001", "E0001", "0", "23", "9999", "1a", "-1", "MBH-1",
+            "", "MBH", "MBH00001", "E0001", "0", "99", "9999", "1a", "-1", "MBH-1",
         ] {
             assert_eq!(canonical(bad), None, "{bad:?}");
         }
         assert!(page("mbh0015").unwrap().starts_with("# MBH0015: timeout\n"));
-        assert!(page("23").is_none());
+        assert!(page("99").is_none());
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! * [`json`]: the report object of DESIGN.md (`docs/json.md`);
 //! * [`sarif`]: a SARIF 2.1.0 log for GitHub code scanning and VS Code;
 //! * [`html`]: one self-contained page with source snippets and a
-//!   space-time diagram per finding (from a [`html::Timeline`] the caller
+//!   space-time diagram per finding (from a [`mbh_trace::timeline::Timeline`] the caller
 //!   builds from the traces).
 //!
 //! The barrier verdicts of `audit-barriers` ([`barriers`]) follow the

@@ -13,7 +13,9 @@
 //!   (done in the engine, `Rt::check_send_buffer`).
 //! * **invalid-argument**: an `MPI_*` call returned an error whose class
 //!   blames an argument (`MPI_ERR_RANK`, `MPI_ERR_COUNT`, ...); handled as
-//!   an MPI error below, recorded as this check.
+//!   an MPI error below, recorded as this check. Also a call the runtime
+//!   refused ([`refuse`]) because MPI would read an argument that cannot be
+//!   read (a NULL counts array, `null_arrays.rs`).
 //! * **mpi-error**: an `MPI_*` call returned an error code. The runtime
 //!   sets `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` and `MPI_COMM_SELF` at
 //!   start (communicators made from them inherit it), remembers the handler the program asks for
@@ -28,7 +30,7 @@ use mbh_trace::op::BadArgument;
 use mpi_sys::{MPI_Comm, MPI_Errhandler};
 use std::io::Write;
 use std::os::raw::{c_char, c_int};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 /// Live handles the resource table follows; more are not checked.
 pub const RESOURCE_SLOTS: usize = 1024;
@@ -38,6 +40,30 @@ pub const HANDLER_SLOTS: usize = 256;
 
 /// Index of the record the current call began (`u64::MAX`: none).
 static CALL: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// The argument the runtime refused in the call in progress (a
+/// [`BadArgument`] code, 0: none), which [`on_error`] records in place of
+/// classifying the code.
+static REFUSED: AtomicI32 = AtomicI32::new(0);
+
+/// Refuses the call in progress for `argument`, which MPI must not see
+/// (an array it would read is NULL: MPICH reads it unchecked and crashes,
+/// `null_arrays.rs`): returns the error the program gets, `MPI_ERR_ARG`
+/// (MPI-4.0 §9.4, "invalid argument of some other kind"); the export's
+/// [`on_error`] records it and runs the program's handler, as for an error
+/// MPI returned.
+pub fn refuse(argument: BadArgument) -> c_int {
+    REFUSED.store(argument as i32, Ordering::Relaxed);
+    mpi_sys::MPI_ERR_ARG as c_int
+}
+
+/// The argument [`refuse`] refused in this call, taken.
+fn take_refused() -> Option<BadArgument> {
+    match REFUSED.swap(0, Ordering::Relaxed) {
+        0 => None,
+        code => Some(BadArgument::from_code(code)),
+    }
+}
 
 /// Notes the record of the call in progress (from `record::begin`).
 #[inline(always)]
@@ -106,6 +132,7 @@ pub fn after_finalize() {
 #[inline(always)]
 pub fn before_call() -> u32 {
     CALL.store(u64::MAX, Ordering::Relaxed);
+    REFUSED.store(0, Ordering::Relaxed);
     record::peek_site()
 }
 
@@ -133,7 +160,8 @@ fn handle_error(name: &str, comm: MPI_Comm, site: u32, rc: c_int) -> c_int {
         // A collective mismatch can be the error's cause: let it speak.
         crate::state::with(|rt| rt.sig_settle(SETTLE_BUDGET));
     }
-    match blamed_argument(rc) {
+    let refused = take_refused();
+    match refused.or_else(|| blamed_argument(rc)) {
         Some(argument) => report(
             Check::InvalidArgument {
                 code: rc,
@@ -155,16 +183,13 @@ fn handle_error(name: &str, comm: MPI_Comm, site: u32, rc: c_int) -> c_int {
     if returns {
         return rc;
     }
-    let mut text = [0 as c_char; mpi_sys::MPI_MAX_ERROR_STRING as usize + 1];
-    let mut len: c_int = 0;
-    // SAFETY: a buffer of MPI_MAX_ERROR_STRING + 1 chars.
-    unsafe { mpi_sys::PMPI_Error_string(rc, text.as_mut_ptr(), &mut len) };
-    let len = usize::try_from(len).unwrap_or(0).min(text.len() - 1);
-    let bytes: Vec<u8> = text[..len].iter().map(|&c| c as u8).collect();
+    let words = match refused.and_then(BadArgument::null_array) {
+        Some(array) => format!("`{array}` is NULL; mbhybrid refused the call before MPI read it"),
+        None => error_string(rc),
+    };
     let _ = writeln!(
         std::io::stderr(),
-        "Fatal error in {name}: {} (error code {rc}; MPI_ERRORS_ARE_FATAL)",
-        String::from_utf8_lossy(&bytes)
+        "Fatal error in {name}: {words} (error code {rc}; MPI_ERRORS_ARE_FATAL)"
     );
     // The rank ends as an abort with the error code (after the `MpiError`
     // record, which says why).
@@ -176,6 +201,17 @@ fn handle_error(name: &str, comm: MPI_Comm, site: u32, rc: c_int) -> c_int {
     unsafe { mpi_sys::PMPI_Abort(comm_world(), rc) };
     // SAFETY: ends the process as the abort would.
     unsafe { libc::_exit(rc) }
+}
+
+/// MPI's words for error code `rc`.
+fn error_string(rc: c_int) -> String {
+    let mut text = [0 as c_char; mpi_sys::MPI_MAX_ERROR_STRING as usize + 1];
+    let mut len: c_int = 0;
+    // SAFETY: a buffer of MPI_MAX_ERROR_STRING + 1 chars.
+    unsafe { mpi_sys::PMPI_Error_string(rc, text.as_mut_ptr(), &mut len) };
+    let len = usize::try_from(len).unwrap_or(0).min(text.len() - 1);
+    let bytes: Vec<u8> = text[..len].iter().map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// The argument an error code blames, when its MPI error class is one of

@@ -81,6 +81,25 @@ impl Comms {
             .unwrap_or(-1)
     }
 
+    /// Whether `root` is no rank of `comm`, an intracommunicator the
+    /// runtime knows: an invalid root, which MPI refuses at the call
+    /// (`MPI_ERR_ROOT`: the root names a rank of the group, MPI-4.0
+    /// §6.4-§6.6, §6.9.1). An intercommunicator's roots are named
+    /// otherwise (`MPI_ROOT`, `MPI_PROC_NULL`), and a handle MPI does not
+    /// know is MPI's to refuse.
+    pub fn root_outside(&mut self, comm: MPI_Comm, root: c_int) -> bool {
+        if Self::is_world(comm) {
+            return !(0..self.world_size).contains(&root);
+        }
+        match self.info(comm) {
+            Some(info) if !info.inter => usize::try_from(root)
+                .ok()
+                .and_then(|r| info.world.get(r))
+                .is_none(),
+            _ => false,
+        }
+    }
+
     /// The peer rank in `comm` of world rank `world` (`None` when it is not
     /// a peer).
     pub fn comm_rank(&mut self, comm: MPI_Comm, world: i32) -> Option<c_int> {

@@ -192,7 +192,8 @@
 //!   representation (no heterogeneous clusters, where MPI would convert).
 //! * One thread at a time calls MPI (`MPI_THREAD_SINGLE`, `FUNNELED` or
 //!   `SERIALIZED`); a second one, or a callback calling MPI during a call,
-//!   stops the run with a message.
+//!   stops the run with a message. Under `SINGLE` and `FUNNELED`, a call
+//!   from a thread other than the main one is recorded ([`thread_level`]).
 //! * More than 12288 nonblocking requests outstanding at once stop the run.
 //! * Every wildcard event of the rank is kept (about 100 bytes each) for
 //!   the late-message checks of the rest of the run.
@@ -268,6 +269,7 @@ pub mod llcp;
 pub mod logical;
 #[cfg(target_arch = "x86_64")]
 mod not_modelled;
+mod null_arrays;
 pub mod packed;
 mod pending;
 pub mod piggyback;
@@ -278,6 +280,7 @@ mod slots;
 mod start;
 mod start_colls;
 mod state;
+mod thread_level;
 mod trace_file;
 pub mod typesig;
 mod watchdog;

@@ -51,6 +51,12 @@ pub fn started() -> bool {
 pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
     if rc == SUCCESS {
         crate::before_init::initialized();
+        let level = match kind {
+            OpKind::InitThread => provided,
+            // SAFETY: initialised from `mpi.h` before main.
+            _ => unsafe { mpi_sys::RSMPI_THREAD_SINGLE },
+        };
+        crate::thread_level::set(level);
     }
     if rc != SUCCESS || crate::lifecycle::start() {
         return;

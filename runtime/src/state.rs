@@ -71,6 +71,7 @@ fn with_cell<R>(f: impl FnOnce(&mut Option<Rt>) -> R) -> R {
         ));
     }
     let _release = Release;
+    crate::thread_level::check();
     // SAFETY: `busy` was false and is now true until `_release` drops: no
     // other reference to the cell's content exists.
     let slot = unsafe { &mut *RT.rt.get() };

@@ -91,8 +91,11 @@ pub(crate) unsafe fn finalize() -> c_int {
         // SAFETY: no arguments.
         return unsafe { mpi_sys::PMPI_Finalize() };
     }
-    // SAFETY: as for MPI_Finalize.
-    let rc = state::with(|rt| unsafe { rt.finalize() });
+    let rc = state::with(|rt| {
+        crate::thread_level::check_finalize();
+        // SAFETY: as for MPI_Finalize.
+        unsafe { rt.finalize() }
+    });
     if rc == SUCCESS {
         crate::lifecycle::finalize();
         record::guard(|| {

@@ -355,7 +355,8 @@ fn pairs_w(
 
 /// Defines the body of a blocking collective export and of its nonblocking
 /// form: each forwards to `PMPI_*` untouched while the runtime is off;
-/// otherwise it describes the call ([`Coll`]) and hands it to the engine,
+/// otherwise it refuses a NULL array the call would read (`arrays`,
+/// `null_arrays.rs`), then describes the call ([`Coll`]) and hands it to the engine,
 /// the blocking one with its nonblocking form as the way to start it
 /// ([`Rt::collective`]), the nonblocking one as it is ([`Rt::icollective`]).
 /// Only the description differs from one collective to the next, so only it
@@ -369,6 +370,7 @@ macro_rules! collectives {
             count: $count:expr,
             datatype: $datatype:expr,
             data: |$rt:ident| $data:expr
+            $(, arrays: $arrays:expr)?
             $(, pairs: $pairs:expr)?
             $(, buffers: $buffers:expr)?
             $(, early: |$leaves:ident, $early_request:ident| $early:expr)?
@@ -381,6 +383,11 @@ macro_rules! collectives {
                 // SAFETY: the caller's arguments, passed on unchanged.
                 return unsafe { mpi_sys::$pmpi($($arg),*) };
             }
+            $(
+                if let Some(argument) = $arrays {
+                    return crate::checks::refuse(argument);
+                }
+            )?
             $($buffers;)?
             state::with(|$rt| {
                 let c = Coll {
@@ -415,6 +422,11 @@ macro_rules! collectives {
                 // SAFETY: the caller's arguments, passed on unchanged.
                 return unsafe { mpi_sys::$ipmpi($($arg,)* request) };
             }
+            $(
+                if let Some(argument) = $arrays {
+                    return crate::checks::refuse(argument);
+                }
+            )?
             $($buffers;)?
             // What the access check watches until the request completes
             // (`coll_pending.rs`), worked out only when it watches.
@@ -605,6 +617,7 @@ collectives! {
         count: 0,
         datatype: datatype,
         data: |rt| reduction_word(rt, total(recvcounts, comm), datatype, op),
+        arrays: crate::null_arrays::reduce_scatter(recvcounts, comm),
     }
 
     gather, igather => PMPI_Gather, PMPI_Igather(
@@ -706,6 +719,7 @@ collectives! {
         count: sendcount,
         datatype: sendtype,
         data: |rt| 0,
+        arrays: crate::null_arrays::gatherv(recvcounts, displs, root, comm),
         pairs: pairs_rooted_v(
             rt,
             Towards::Root,
@@ -741,6 +755,7 @@ collectives! {
         count: recvcount,
         datatype: recvtype,
         data: |rt| 0,
+        arrays: crate::null_arrays::scatterv(sendcounts, displs, root, comm),
         pairs: pairs_rooted_v(
             rt,
             Towards::FromRoot,
@@ -781,6 +796,7 @@ collectives! {
         count: sendcount,
         datatype: sendtype,
         data: |rt| 0,
+        arrays: crate::null_arrays::allgatherv(recvcounts, displs, comm),
         pairs: pairs_allgatherv(rt, sendbuf, (sendcount, sendtype), (recvcounts, recvtype), comm),
     }
 
@@ -800,6 +816,7 @@ collectives! {
         count: 0,
         datatype: sendtype,
         data: |rt| 0,
+        arrays: crate::null_arrays::alltoallv(sendbuf, (sendcounts, sdispls), (recvcounts, rdispls), comm),
         pairs: pairs_v(rt, sendbuf, (sendcounts, sendtype), (recvcounts, recvtype), comm),
     }
 
@@ -819,6 +836,12 @@ collectives! {
         count: 0,
         datatype: null_type(),
         data: |rt| 0,
+        arrays: crate::null_arrays::alltoallw(
+            sendbuf,
+            (sendcounts, sdispls, sendtypes),
+            (recvcounts, rdispls, recvtypes),
+            comm,
+        ),
         pairs: pairs_w(rt, sendbuf, (sendcounts, sendtypes), (recvcounts, recvtypes), comm),
     }
 }

@@ -83,7 +83,7 @@ pub struct Exploration {
     pub run_ahead: Option<RunAheadStats>,
     /// The space-time diagram of each finding's interleaving, by finding
     /// index.
-    pub timelines: Vec<(usize, mbh_diagnostics::html::Timeline)>,
+    pub timelines: Vec<(usize, mbh_trace::timeline::Timeline)>,
 }
 
 /// Explores the program of `session`.

@@ -240,7 +240,7 @@ pub fn write_html(
     path: &Path,
     report: &Report,
     cwd: &Path,
-    timelines: &[(usize, mbh_diagnostics::html::Timeline)],
+    timelines: &[(usize, mbh_trace::timeline::Timeline)],
 ) -> Result<()> {
     let page = mbh_diagnostics::html::render(report, cwd, timelines);
     std::fs::write(path, page).map_err(|e| crate::error::UsageError::HtmlUnwritable {

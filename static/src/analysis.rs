@@ -24,7 +24,7 @@ mod report;
 mod sites;
 mod zones;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use inkwell::basic_block::BasicBlock;
@@ -35,7 +35,8 @@ use rayon::prelude::*;
 use crate::cfg::{Cfg, Loops};
 use crate::consts::{self, LocalVars, MpiConstants};
 use crate::divergence;
-use crate::ir::{Function, InstId, Loc, Val};
+use crate::dwarf::CType;
+use crate::ir::{Function, InstId, Loc, Val, VarInfo};
 use crate::mpi;
 use crate::pointers::Pointers;
 use crate::{Module, MpiCallSite};
@@ -261,7 +262,7 @@ pub fn analyze<'ctx>(
     let (mut report, plans) = report::assemble(&prog, &facts, &found, &refs, module_sites);
     // 13. Collectives ranks may disagree on, and branches on the program's
     // input that decide MPI calls (issue 19).
-    let found = divergent(&prog, &facts.sites, &strings);
+    let found = divergent(&prog, &facts.sites, &strings, &globals);
     report.divergent_collectives = found.collectives;
     report.input_branches = found.input_branches;
     Analysis {
@@ -299,6 +300,7 @@ fn divergent(
     prog: &Prog<'_>,
     sites: &[Vec<SiteFact>],
     strings: &[HashMap<String, String>],
+    globals: &[HashMap<String, VarInfo>],
 ) -> divergence::Found {
     let span = |f: &Function, loc: Option<Loc>| prog.spans.span(f, loc);
     divergence::find(
@@ -337,9 +339,25 @@ fn divergent(
                     divergence::extents::of(prog, prog.consts, f, vars, &calls)
                 })
                 .collect(),
+            scalar_globals: scalar_globals(globals),
         },
         &span,
     )
+}
+
+/// The globals debug information describes as one scalar or pointer in
+/// every module that describes them.
+fn scalar_globals(globals: &[HashMap<String, VarInfo>]) -> HashSet<String> {
+    let mut scalar = HashSet::new();
+    let mut other = HashSet::new();
+    for (name, var) in globals.iter().flatten() {
+        match var.ty {
+            CType::Scalar(_) | CType::Pointer(_) => scalar.insert(name.clone()),
+            _ => other.insert(name.clone()),
+        };
+    }
+    scalar.retain(|g| !other.contains(g));
+    scalar
 }
 
 #[cfg(test)]

@@ -47,7 +47,9 @@
 //!   the branch's dependences too (`if (rank == 0) go = 1;` makes `go`
 //!   rank-dependent), as in Huchant et al.'s gated analysis: at a `phi`,
 //!   and at a read of memory, the branches that decide the write and not
-//!   the read;
+//!   the read; but not a `rank == root` branch whose root side keeps what
+//!   it broadcasts and whose other side copies what it received
+//!   ([`round_trip`]: miniAMR's parameters);
 //! * agreement: what `MPI_Bcast`, `MPI_Allreduce` and `MPI_Allgather(v)`
 //!   (and their nonblocking forms) write is the same on every rank that
 //!   makes the call, whatever the branches around it: only the input it
@@ -133,6 +135,7 @@ mod addresses;
 pub(crate) mod extents;
 mod rank_tests;
 mod reaching;
+mod round_trip;
 use rank_tests::ArmTests;
 use reaching::{Cell, Def, Reaching};
 
@@ -238,6 +241,9 @@ pub(crate) struct Program<'a> {
     /// Per function: the bytes its MPI calls write into receive buffers,
     /// where known ([`extents`]).
     pub extents: Vec<extents::Extents>,
+    /// Globals that debug information describes as one scalar or pointer
+    /// (no fields: an access at any offset is the whole of it).
+    pub scalar_globals: HashSet<String>,
 }
 
 /// What the pass found, for the report.
@@ -412,6 +418,8 @@ struct Shared<'a> {
     summaries: &'a [Summary],
     contexts: &'a [Context],
     globals: &'a HashMap<String, Deps>,
+    /// What the whole program tells [`round_trip`].
+    round_trip: &'a round_trip::Facts,
 }
 
 /// What one function's analysis produced.
@@ -437,6 +445,7 @@ struct Memo {
     addrs: Arc<Vec<Option<Addr>>>,
     writes: Vec<Def>,
     reach: Arc<Reaching>,
+    trips: Arc<HashSet<(BlockId, Cell)>>,
 }
 
 /// The whole-program fixpoint: each round analyses every function with
@@ -447,11 +456,13 @@ fn flows(p: &Program<'_>, shapes: &[Shape]) -> Vec<Outcome> {
     let mut contexts = vec![Context::default(); n];
     let mut globals: HashMap<String, Deps> = HashMap::new();
     let mut outcomes: Vec<Outcome> = Vec::new();
+    let round_trip = round_trip::Facts::of(p);
     for _ in 0..PROGRAM_ROUNDS {
         let shared = Shared {
             summaries: &summaries,
             contexts: &contexts,
             globals: &globals,
+            round_trip: &round_trip,
         };
         outcomes = (0..n)
             .into_par_iter()
@@ -505,6 +516,10 @@ struct Flow<'a> {
     /// What the writes of locals, heap blocks and parameters' pointees
     /// may see ([`reaching`]), and what each of those writes carries.
     reach: Arc<Reaching>,
+    /// The branches whose dependences do not reach a cell's writes: the
+    /// cell holds, where the branch's paths meet, what the root broadcast
+    /// ([`round_trip`]).
+    trips: Arc<HashSet<(BlockId, Cell)>>,
     def_deps: Vec<Deps>,
     /// Per write: whether the branches deciding it count for its reads.
     gated: Vec<bool>,
@@ -584,6 +599,7 @@ impl<'a> Flow<'a> {
             addrs,
             vals: vec![Deps::default(); f.insts.len()],
             reach: Arc::default(),
+            trips: Arc::default(),
             writes: Vec::new(),
             def_deps: Vec::new(),
             gated: Vec::new(),
@@ -596,11 +612,17 @@ impl<'a> Flow<'a> {
         let (writes, reads) = flow.accesses();
         // The writes change between rounds only when a callee's summary
         // gains a written field.
-        flow.reach = match memo {
-            Some(m) if m.writes == writes => Arc::clone(&m.reach),
-            _ => Arc::new(Reaching::new(f, p.cfgs[fi], writes.clone(), &reads)),
+        (flow.reach, flow.trips) = match memo {
+            Some(m) if m.writes == writes => (Arc::clone(&m.reach), Arc::clone(&m.trips)),
+            _ => (
+                Arc::new(Reaching::new(f, p.cfgs[fi], writes.clone(), &reads)),
+                Arc::default(),
+            ),
         };
         flow.writes = writes;
+        if memo.is_none_or(|m| !Arc::ptr_eq(&m.reach, &flow.reach)) {
+            flow.trips = Arc::new(flow.find_round_trips());
+        }
         flow.def_deps = vec![Deps::default(); flow.reach.defs.len()];
         flow.gated = vec![false; flow.reach.defs.len()];
         flow
@@ -723,6 +745,11 @@ impl<'a> Flow<'a> {
         // leaves it when the input does not parse.
         if SCANNERS.contains(&plain) {
             return vec![(cell, false, Some(1))];
+        }
+        // `llvm.lifetime.start` and the debug intrinsics name memory
+        // without writing it.
+        if matches!(taint::call_kind(plain), CallKind::Ignore) {
+            return Vec::new();
         }
         // `memcpy`/`memset` of a constant length replace those bytes.
         let length = match (taint::call_kind(plain), self.f.insts[i as usize].ops.get(2)) {
@@ -883,7 +910,7 @@ impl<'a> Flow<'a> {
                             Some(w) => {
                                 d.join(&self.def_deps[k]);
                                 if self.gated[k] {
-                                    d.join(&self.gate_between(block(w), block(at)));
+                                    d.join(&self.gate_between(block(w), block(at), &def.cell));
                                 }
                             }
                             None => {
@@ -898,7 +925,7 @@ impl<'a> Flow<'a> {
                         if def.cell.obj == *obj {
                             d.join(&self.def_deps[k]);
                             if let (true, Some(w)) = (self.gated[k], def.at) {
-                                d.join(&self.control(block(w)));
+                                d.join(&self.control(block(w), &def.cell));
                             }
                         }
                     }
@@ -946,7 +973,7 @@ impl<'a> Flow<'a> {
     /// way.
     fn write(&mut self, at: InstId, cell: Cell, d: &Deps) -> bool {
         let control = match self.f.insts.get(at as usize) {
-            Some(inst) => self.control(inst.block),
+            Some(inst) => self.control(inst.block, &cell),
             None => Deps::default(),
         };
         self.record(at, cell, d, &control, true)
@@ -1007,13 +1034,14 @@ impl<'a> Flow<'a> {
         self.objs.entry(cell.obj).or_insert(initial).join(&full)
     }
 
-    /// What decides whether a write in block `from` happened, for a read
-    /// in block `to`: the branches `from` depends on and `to` does not.
-    fn gate_between(&self, from: BlockId, to: BlockId) -> Deps {
+    /// What decides whether a write of `cell` in block `from` happened,
+    /// for a read in block `to`: the branches `from` depends on and `to`
+    /// does not (but those that round-trip the cell, [`round_trip`]).
+    fn gate_between(&self, from: BlockId, to: BlockId, cell: &Cell) -> Deps {
         let mut d = Deps::default();
         let own = &self.shape.guards[to as usize];
         for a in &self.shape.guards[from as usize] {
-            if own.contains(a) {
+            if own.contains(a) || self.round_trips(*a, cell) {
                 continue;
             }
             if let Some(c) = &self.shape.cond[*a as usize] {
@@ -1023,6 +1051,12 @@ impl<'a> Flow<'a> {
         d
     }
 
+    /// Whether `branch` round-trips `cell` through a broadcast: it does
+    /// not decide what the cell holds where its paths meet.
+    fn round_trips(&self, branch: BlockId, cell: &Cell) -> bool {
+        !self.trips.is_empty() && self.trips.contains(&(branch, cell.clone()))
+    }
+
     fn write_through(&mut self, at: InstId, ptr: Option<&Val>, d: &Deps) -> bool {
         match ptr.and_then(|v| self.addr(v)) {
             Some(a) => self.write(at, Self::cell(&a), d),
@@ -1030,11 +1064,15 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// What the branches deciding whether block `b` runs depend on
-    /// (implicit flow: a store under `if (rank == 0)` is rank-dependent).
-    fn control(&self, b: BlockId) -> Deps {
+    /// What the branches deciding whether a write of `cell` in block `b`
+    /// runs depend on (implicit flow: a store under `if (rank == 0)` is
+    /// rank-dependent), but those that round-trip the cell.
+    fn control(&self, b: BlockId, cell: &Cell) -> Deps {
         let mut d = Deps::default();
         for a in &self.shape.guards[b as usize] {
+            if self.round_trips(*a, cell) {
+                continue;
+            }
             if let Some(c) = &self.shape.cond[*a as usize] {
                 d.join(&self.val(c));
             }
@@ -1384,6 +1422,7 @@ impl<'a> Flow<'a> {
                 addrs: Arc::clone(&self.addrs),
                 writes: self.writes.clone(),
                 reach: Arc::clone(&self.reach),
+                trips: Arc::clone(&self.trips),
             },
         }
     }
@@ -1414,7 +1453,7 @@ impl<'a> Flow<'a> {
                 Some(w) => {
                     let mut d = self.def_deps[k].clone();
                     if self.gated[k] {
-                        d.join(&self.gate_between(block(w), block(at)));
+                        d.join(&self.gate_between(block(w), block(at), &def.cell));
                     }
                     out.entry(relative(def.cell.field)).or_default().join(&d);
                 }

@@ -1050,6 +1050,26 @@ mod tests {
         assert_eq!(f.insts[5].block, 1);
     }
 
+    /// The divergence pass tells which side of `rank == 0` the root takes.
+    #[test]
+    fn comparisons_keep_their_predicate() {
+        let fns = read(
+            "define i1 @f(i32 %n) {\n\
+             entry:\n  %e = icmp eq i32 %n, 0\n  %d = icmp ne i32 %n, 1\n  \
+             %l = icmp slt i32 %n, 2\n  ret i1 %e\n}\n",
+        );
+        let f = &fns[0];
+        let ops: Vec<&Op> = f.insts[..3].iter().map(|i| &i.op).collect();
+        assert_eq!(
+            ops,
+            [
+                &Op::Compare(IntCmp::Eq),
+                &Op::Compare(IntCmp::Ne),
+                &Op::Compare(IntCmp::Slt)
+            ]
+        );
+    }
+
     #[test]
     fn an_exception_pad_marks_its_block_and_an_invoke_cannot_be_split() {
         let fns = read(

@@ -11,6 +11,10 @@
 //! first on the `PATH`; miniFE with `make CXX=mbhybrid-c++ CC=mbhybrid-cc`;
 //! LULESH with CMake and `-DCMAKE_CXX_COMPILER=mbhybrid-c++`.
 //!
+//! LULESH (`-DWITH_OPENMP=On`) and HPCG (`configure MPI_GCC_OMP`) are
+//! also built with OpenMP and verified with two threads per rank (issue
+//! 40).
+//!
 //! The cost stays small: each app is built once per test binary run and
 //! MPI (a shared build, [`built`]), under `target/<profile>/e2e-apps/<mpi>/`
 //! (emptied at the first build of a run, so every run starts from fresh
@@ -35,14 +39,19 @@ const BUILD_LIMIT_SECONDS: u32 = 600;
 /// report is partial and the test fails.
 const VERIFY_BUDGET_SECONDS: &str = "300";
 
-/// The four apps.
+/// The four apps, and the two with an OpenMP build built that way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum App {
     CoMD,
     MiniFe,
     Hpcg,
     Lulesh,
+    HpcgOpenMp,
+    LuleshOpenMp,
 }
+
+/// `OMP_NUM_THREADS` for the OpenMP builds' runs.
+const OPENMP_THREADS: &str = "2";
 
 /// How an app is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,15 +63,22 @@ enum Toolchain {
 }
 
 impl App {
-    const ALL: [App; 4] = [App::CoMD, App::MiniFe, App::Hpcg, App::Lulesh];
+    const ALL: [App; 6] = [
+        App::CoMD,
+        App::MiniFe,
+        App::Hpcg,
+        App::Lulesh,
+        App::HpcgOpenMp,
+        App::LuleshOpenMp,
+    ];
 
     /// Its folder in `../shared/apps`.
     fn folder(self) -> &'static str {
         match self {
             App::CoMD => "CoMD",
             App::MiniFe => "miniFE",
-            App::Hpcg => "hpcg",
-            App::Lulesh => "LULESH",
+            App::Hpcg | App::HpcgOpenMp => "hpcg",
+            App::Lulesh | App::LuleshOpenMp => "LULESH",
         }
     }
 
@@ -71,9 +87,14 @@ impl App {
         match self {
             App::CoMD => "bin/CoMD-mpi",
             App::MiniFe => "ref/src/miniFE.x",
-            App::Hpcg => "build/bin/xhpcg",
-            App::Lulesh => "build/lulesh2.0",
+            App::Hpcg | App::HpcgOpenMp => "build/bin/xhpcg",
+            App::Lulesh | App::LuleshOpenMp => "build/lulesh2.0",
         }
+    }
+
+    /// The threads per rank its runs get, for an OpenMP build.
+    fn threads(self) -> Option<&'static str> {
+        matches!(self, App::HpcgOpenMp | App::LuleshOpenMp).then_some(OPENMP_THREADS)
     }
 
     /// Builds the copy at `root` with `toolchain`, as its build system
@@ -98,30 +119,31 @@ impl App {
                 let (cxx, cc) = (format!("CXX={cxx}"), format!("CC={cc}"));
                 run_build(&root.join("ref/src"), toolchain, "make", &[&cxx, &cc]);
             }
-            App::Hpcg => {
+            App::Hpcg | App::HpcgOpenMp => {
                 let build = root.join("build");
                 std::fs::create_dir_all(&build).unwrap();
-                run_build(&build, toolchain, "../configure", &["Linux_MPI"]);
-                // `setup/Make.Linux_MPI` says `CXX = mpicxx`.
+                let setup = match self {
+                    App::Hpcg => "Linux_MPI",
+                    _ => "MPI_GCC_OMP",
+                };
+                run_build(&build, toolchain, "../configure", &[setup]);
+                // `setup/Make.Linux_MPI` and `Make.MPI_GCC_OMP` say
+                // `CXX = mpicxx`.
                 let cxx = format!("CXX={}", if drivers { "mpicxx" } else { mpi_cxx() });
                 run_build(&build, toolchain, "make", &[&cxx]);
             }
-            App::Lulesh => {
+            App::Lulesh | App::LuleshOpenMp => {
                 let cxx = if drivers {
                     driver("mbhybrid-c++")
                 } else {
                     which(mpi_cxx())
                 };
                 let compiler = format!("-DCMAKE_CXX_COMPILER={cxx}");
-                let configure = [
-                    "-S",
-                    ".",
-                    "-B",
-                    "build",
-                    "-DWITH_MPI=On",
-                    "-DWITH_OPENMP=Off",
-                    &compiler,
-                ];
+                let openmp = match self {
+                    App::Lulesh => "-DWITH_OPENMP=Off",
+                    _ => "-DWITH_OPENMP=On",
+                };
+                let configure = ["-S", ".", "-B", "build", "-DWITH_MPI=On", openmp, &compiler];
                 run_build(root, toolchain, "cmake", &configure);
                 run_build(root, toolchain, "cmake", &["--build", "build"]);
             }
@@ -214,12 +236,12 @@ fn work_root() -> &'static Path {
 /// this run (a fresh copy of `../shared/apps`), shared by every test.
 /// A failed build fails every test that needs it, with the build's words.
 fn built(app: App, toolchain: Toolchain) -> PathBuf {
-    static BUILDS: [OnceLock<Result<PathBuf, String>>; 8] = [const { OnceLock::new() }; 8];
+    static BUILDS: [OnceLock<Result<PathBuf, String>>; 12] = [const { OnceLock::new() }; 12];
     let index = App::ALL.iter().position(|a| *a == app).unwrap() * 2
         + usize::from(toolchain == Toolchain::Plain);
     let result = BUILDS[index].get_or_init(|| {
         mbhybrid();
-        let root = work_root().join(format!("{}-{toolchain:?}", app.folder()));
+        let root = work_root().join(format!("{app:?}-{toolchain:?}"));
         let copied = Command::new("cp")
             .arg("-r")
             .arg(shared_apps().join(app.folder()))
@@ -288,7 +310,15 @@ fn verify(app: App, np: u32, args: &[&str]) -> (Report, Output, PathBuf) {
         exe.to_str().unwrap(),
     ];
     command.extend_from_slice(args);
-    let out = run_mbhybrid(&cwd, &command);
+    let mut verify = Command::new(mbhybrid());
+    verify
+        .args(&command)
+        .current_dir(&cwd)
+        .env_remove("LD_LIBRARY_PATH");
+    if let Some(threads) = app.threads() {
+        verify.env("OMP_NUM_THREADS", threads);
+    }
+    let out = verify.output().unwrap();
     let report: Report = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("verify printed no JSON report ({e})\n{}", describe(&out)));
     (report, out, cwd)
@@ -334,13 +364,16 @@ fn find_file(dir: &Path, wanted: &dyn Fn(&str) -> bool) -> Option<PathBuf> {
 fn plain_run(app: App, np: u32, args: &[&str]) -> (String, PathBuf) {
     let root = built(app, Toolchain::Plain);
     let dir = fresh_run_dir(app, &root, &format!("plain-{np}"));
-    let out = mpiexec(np)
+    let mut plain = mpiexec(np);
+    plain
         .arg(root.join(app.executable()))
         .args(args)
         .current_dir(&dir)
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .unwrap();
+        .env_remove("LD_LIBRARY_PATH");
+    if let Some(threads) = app.threads() {
+        plain.env("OMP_NUM_THREADS", threads);
+    }
+    let out = plain.output().unwrap();
     assert!(out.status.success(), "{}", describe(&out));
     (String::from_utf8_lossy(&out.stdout).into_owned(), dir)
 }
@@ -551,13 +584,13 @@ fn hpcg_results(line: &str) -> Option<String> {
     })
 }
 
-fn check_hpcg(np: u32) {
+fn check_hpcg(app: App, np: u32) {
     let args = ["--nx=16", "--ny=16", "--nz=16", "--rt=0"];
-    both_built(App::Hpcg);
+    both_built(app);
     let _lock = mbh_tests::mpi_lock();
     // HPCG prints nothing: its results go to a file where it runs.
-    let (_, plain_dir) = plain_run(App::Hpcg, np, &args);
-    let (report, out, cwd) = verify(App::Hpcg, np, &args);
+    let (_, plain_dir) = plain_run(app, np, &args);
+    let (report, out, cwd) = verify(app, np, &args);
     // The verified run's directory holds the run directory too, wherever
     // `verify` runs the program.
     let verified = hpcg_results_file(&cwd);
@@ -572,12 +605,18 @@ fn check_hpcg(np: u32) {
 
 #[test]
 fn hpcg_verifies_clean_at_2_ranks_with_the_plain_builds_results() {
-    check_hpcg(2);
+    check_hpcg(App::Hpcg, 2);
+}
+
+/// Issue 40: HPCG's OpenMP build, two threads per rank.
+#[test]
+fn hpcg_openmp_verifies_clean_at_2_ranks_of_2_threads_with_the_plain_builds_results() {
+    check_hpcg(App::HpcgOpenMp, 2);
 }
 
 #[test]
 fn hpcg_verifies_clean_at_4_ranks_with_the_plain_builds_results() {
-    check_hpcg(4);
+    check_hpcg(App::Hpcg, 4);
 }
 
 /// LULESH's problem, iteration count and final energy (its symmetry
@@ -596,14 +635,24 @@ fn lulesh_results(line: &str) -> Option<String> {
     .then(|| line.to_owned())
 }
 
-#[test]
-fn lulesh_verifies_clean_at_1_rank_with_the_plain_builds_energy() {
+fn check_lulesh(app: App) {
     let args = ["-s", "8", "-i", "20"];
-    both_built(App::Lulesh);
+    both_built(app);
     let _lock = mbh_tests::mpi_lock();
-    let (plain, _) = plain_run(App::Lulesh, 1, &args);
-    let (report, out, _) = verify(App::Lulesh, 1, &args);
+    let (plain, _) = plain_run(app, 1, &args);
+    let (report, out, _) = verify(app, 1, &args);
     let verified = first_run_stdout(&report);
     assert_same_results(&verified, &plain, &lulesh_results, "LULESH energies");
     assert_clean(&report, &out);
+}
+
+#[test]
+fn lulesh_verifies_clean_at_1_rank_with_the_plain_builds_energy() {
+    check_lulesh(App::Lulesh);
+}
+
+/// Issue 40: LULESH's OpenMP build, two threads.
+#[test]
+fn lulesh_openmp_verifies_clean_at_1_rank_of_2_threads_with_the_plain_builds_energy() {
+    check_lulesh(App::LuleshOpenMp);
 }

@@ -1,7 +1,8 @@
 //! Issue 18: buffer arguments checked against their datatype and their
 //! object's size, statically by `build` and at run time for heap blocks.
 
-use crate::util::check_program;
+use crate::util::{build, check_program, describe, line_of, verify_json_with_args};
+use mbh_tests::TestProgram;
 
 /// An `int` sent and received as `MPI_FLOAT` is reported on both ranks at
 /// the two calls, with the declaration; the correct calls beside them
@@ -102,5 +103,95 @@ fn a5_a_derived_datatype_is_checked_against_the_arrays_room() {
             .any(|l| l.line == 18 && l.label.contains("`p` is declared here")),
         "{:?}",
         finding.locations
+    );
+}
+
+/// Issue 38: a NULL counts, displacements or datatypes array where the
+/// rank's call reads it (`tests/programs/a7_null_counts_refused.c FORM`):
+/// one `invalid-argument` at the call naming the array, on each rank that
+/// passed it, and no crash (MPICH reads such arrays unchecked: the call
+/// never reaches it).
+#[test]
+fn a7_a_null_array_the_call_reads_is_an_invalid_argument_not_a_crash() {
+    let source = "tests/programs/a7_null_counts_refused.c";
+    let program = TestProgram::load(source);
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&program.source, dir.path());
+    // The call, the array, and the ranks that pass it NULL (of 3).
+    let cases: [(&str, &str, &[i32]); 7] = [
+        ("ireduce_scatter", "recvcounts", &[0, 1, 2]),
+        ("reduce_scatter", "recvcounts", &[0, 1, 2]),
+        ("gatherv", "recvcounts", &[1]),
+        ("iscatterv", "displs", &[0]),
+        ("allgatherv", "recvcounts", &[0, 1, 2]),
+        ("ialltoallv", "rdispls", &[0, 1, 2]),
+        ("alltoallw", "sendtypes", &[0, 1, 2]),
+    ];
+    for (form, array, ranks) in cases {
+        let (status, report, out) =
+            verify_json_with_args(&exe, 3, dir.path(), &["--timeout", "60"], &[form]);
+        assert_eq!(status, 1, "{form}\n{}", describe(&out));
+        assert_eq!(report.findings.len(), 1, "{form}: {:?}", report.findings);
+        let finding = &report.findings[0];
+        assert_eq!(finding.kind, "invalid-argument", "{form}: {finding:?}");
+        assert!(
+            finding
+                .message
+                .contains(&format!("passed NULL as `{array}`")),
+            "{form}: {finding:?}"
+        );
+        let marker = format!("\"{form}\") == 0) {{");
+        let line = line_of(source, &marker) + 1;
+        assert!(
+            finding.locations.iter().all(|l| l.line == line) && !finding.locations.is_empty(),
+            "{form}: at line {line}: {finding:?}"
+        );
+        // Every rank that refused its call and was not stopped first by
+        // another's abort is listed; none other.
+        assert!(
+            finding.locations.iter().all(|l| ranks.contains(&l.rank)),
+            "{form}: ranks {ranks:?}: {finding:?}"
+        );
+        let ended: Vec<&str> = report.runs[0]
+            .ranks
+            .iter()
+            .map(|r| r.state.as_str())
+            .collect();
+        assert!(!ended.contains(&"signaled"), "{form}: {ended:?}");
+    }
+    // Under `MPI_ERRORS_RETURN` the program gets `MPI_ERR_ARG` back and
+    // finishes, as with an error MPI returned.
+    let (status, report, out) =
+        verify_json_with_args(&exe, 3, dir.path(), &["--timeout", "60"], &["returned"]);
+    assert_eq!(status, 1, "returned\n{}", describe(&out));
+    let kinds: Vec<&str> = report.findings.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds, ["invalid-argument"], "{:?}", report.findings);
+    let run = &report.runs[0];
+    assert_eq!(
+        run.stdout.matches("gives MPI_ERR_ARG").count(),
+        3,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.ranks.iter().all(|r| r.state == "finalized"),
+        "{:?}",
+        run.ranks
+    );
+}
+
+/// Issue 38: NULL arrays where MPI ignores them (a non-root's counts of
+/// `Gatherv`/`Scatterv`, the send arrays of an in-place
+/// `Alltoallv`/`Alltoallw`, blocking and nonblocking; on an
+/// intercommunicator, every rank but the one passing `MPI_ROOT`) are
+/// correct: no finding, and every rank receives what it should.
+#[test]
+fn a8_null_arrays_where_mpi_ignores_them_are_silent() {
+    let report = check_program("tests/programs/a8_null_counts_where_ignored.c");
+    assert!(
+        report.runs[0].stdout.matches("every call right").count() == 3,
+        "{:?}",
+        report.runs[0].stdout
     );
 }

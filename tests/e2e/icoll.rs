@@ -2,7 +2,7 @@
 //! (never completed: `request-leak`) and their communicators (a rank on
 //! another one: a hang confirmed at once, never the timeout).
 
-use crate::util::{build, check_program, verify_json_with_args};
+use crate::util::{build, check_program, line_of, verify_json_with_args};
 use mbh_tests::TestProgram;
 
 /// Every nonblocking collective never waited or tested: a `request-leak`
@@ -76,6 +76,67 @@ fn rooted_collectives_on_another_communicator_are_confirmed_not_timed_out() {
                     .iter()
                     .all(|&k| k == "deadlock" || k == "collective-mismatch"),
             "{case}: {kinds:?}"
+        );
+    }
+}
+
+/// A rooted collective on which the ranks pass different communicators
+/// and one rank also an invalid root (`tests/programs/
+/// e25_invalid_root_other_comm.c FORM ODD BAD`: rank ODD on a duplicate of
+/// the world, rank BAD with root = size): the invalid root is an argument
+/// error MPI decides at the call, so it is reported there, on that rank,
+/// blocking forms included; a deadlock of the other ranks may stand
+/// beside it (they do hang), but never alone and never a timeout.
+#[test]
+fn an_invalid_root_is_reported_beside_a_communicator_mismatch() {
+    let source = "tests/programs/e25_invalid_root_other_comm.c";
+    let program = TestProgram::load(source);
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(&program.source, dir.path());
+    let cases = [
+        (3, "gather", "1", "2", "MPI_Gather("),
+        (3, "gather", "1", "1", "MPI_Gather("),
+        (2, "gather", "0", "1", "MPI_Gather("),
+        (3, "bcast", "1", "2", "MPI_Bcast("),
+        (3, "igather", "0", "1", "MPI_Igather("),
+        (3, "ireduce", "2", "0", "MPI_Ireduce("),
+    ];
+    for (np, form, odd, bad, call) in cases {
+        let case = format!("{np} ranks: {form} {odd} {bad}");
+        let (status, report, _) = verify_json_with_args(
+            &exe,
+            np,
+            dir.path(),
+            &["--timeout", "60"],
+            &[form, odd, bad],
+        );
+        assert_eq!(status, 1, "{case}: {:?}", report.findings);
+        let line = line_of(source, call);
+        let bad_rank: i32 = bad.parse().unwrap();
+        let invalid = report
+            .findings
+            .iter()
+            .find(|f| f.kind == "invalid-argument")
+            .unwrap_or_else(|| panic!("{case}: no invalid-argument in {:?}", report.findings));
+        assert!(
+            invalid.message.contains("invalid root"),
+            "{case}: {invalid:?}"
+        );
+        assert!(
+            invalid
+                .locations
+                .iter()
+                .any(|l| l.line == line && l.rank == bad_rank),
+            "{case}: at line {line} on rank {bad_rank}: {invalid:?}"
+        );
+        assert!(
+            report
+                .findings
+                .iter()
+                .all(|f| f.kind == "invalid-argument" || f.kind == "deadlock"),
+            "{case}: {:?}",
+            report.findings
         );
     }
 }

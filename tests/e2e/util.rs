@@ -23,10 +23,19 @@ pub fn build(source: &Path, dir: &Path) -> PathBuf {
 
 /// [`build`] with `build` options before the source.
 pub fn build_with(source: &Path, dir: &Path, options: &[&str]) -> PathBuf {
+    build_with_flags(source, dir, options, &[])
+}
+
+/// [`build_with`], with compiler flags after `--` (`-fopenmp`).
+pub fn build_with_flags(source: &Path, dir: &Path, options: &[&str], cflags: &[&str]) -> PathBuf {
     let exe = dir.join(source.file_stem().expect("source has a name"));
     let mut args = vec!["build", "-o", exe.to_str().unwrap()];
     args.extend_from_slice(options);
     args.push(source.to_str().unwrap());
+    if !cflags.is_empty() {
+        args.push("--");
+        args.extend_from_slice(cflags);
+    }
     let out = run_mbhybrid(&workspace_root(), &args);
     assert!(
         out.status.success(),
@@ -104,7 +113,8 @@ pub fn check_program_with(source: &str, extra: &[&str]) -> Report {
     program.options.extend(extra.iter().map(|s| s.to_string()));
     let _lock = mbh_tests::mpi_lock();
     let dir = tempfile::tempdir().unwrap();
-    let exe = build(&program.source, dir.path());
+    let cflags: Vec<&str> = program.cflags.iter().map(String::as_str).collect();
+    let exe = build_with_flags(&program.source, dir.path(), &[], &cflags);
     let options: Vec<&str> = program.options.iter().map(String::as_str).collect();
     let (status, report, out) = verify_json(&exe, program.np, dir.path(), &options);
     let context = describe(&out);

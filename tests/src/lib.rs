@@ -13,7 +13,8 @@
 //! of `KIND` with a location on that line (of this file) for rank `R`
 //! (`rank=0 rank=1`: one location for each). Without any `expect:` line,
 //! the report must hold no finding. The header may add `interleavings=N`:
-//! the exploration must run exactly N interleavings.
+//! the exploration must run exactly N interleavings; `options=A,B`, more
+//! `verify` options; `cflags=A,B`, compiler flags for `build` (after `--`).
 //!
 //! The harness serialises MPI jobs (machines here have two cores, and
 //! concurrent jobs would make timing-dependent outcomes flaky): every test
@@ -196,6 +197,8 @@ pub struct TestProgram {
     pub interleavings: Option<u32>,
     /// Extra `verify` options from the header (`options=--buffering=zero`).
     pub options: Vec<String>,
+    /// Compiler flags `build` passes on after `--` (`cflags=-fopenmp`).
+    pub cflags: Vec<String>,
     /// Expected findings.
     pub expected: Vec<ExpectedFinding>,
 }
@@ -232,12 +235,14 @@ impl TestProgram {
         let mut exit = None;
         let mut interleavings = None;
         let mut options = Vec::new();
+        let mut cflags = Vec::new();
         for word in header.split_whitespace() {
             match word.split_once('=') {
                 Some(("np", v)) => np = v.parse().ok(),
                 Some(("exit", v)) => exit = v.parse().ok(),
                 Some(("interleavings", v)) => interleavings = v.parse().ok(),
                 Some(("options", v)) => options.extend(v.split(',').map(str::to_string)),
+                Some(("cflags", v)) => cflags.extend(v.split(',').map(str::to_string)),
                 _ => panic!("{source}: unknown header word `{word}`"),
             }
         }
@@ -279,6 +284,7 @@ impl TestProgram {
             exit: exit.unwrap_or_else(|| panic!("{source}: header lacks exit=S")),
             interleavings,
             options,
+            cflags,
             expected,
         }
     }

@@ -117,6 +117,22 @@ pub enum Check {
         /// The bytes `count` elements of the datatype cover.
         covered_bytes: u64,
     },
+    /// An MPI call from a thread other than the one that initialised MPI,
+    /// where only that one may make it: any call under
+    /// `MPI_THREAD_SINGLE` or `MPI_THREAD_FUNNELED` (MPI-4.0 §11.6.1),
+    /// `MPI_Finalize` at every level (§11.6.2). `tag` = the level the
+    /// program was given (0 single, 1 funneled, 2 serialized, 3
+    /// multiple), `peer` = the calling thread's id (Linux's `gettid`),
+    /// `aux` = the main thread's.
+    OffMainThread {
+        /// The level: 0 `SINGLE`, 1 `FUNNELED`, 2 `SERIALIZED`, 3
+        /// `MULTIPLE`.
+        level: i32,
+        /// The calling thread's id.
+        thread: i32,
+        /// The main thread's id.
+        main: u64,
+    },
 }
 
 /// A decoded check record: the check and where it was made.
@@ -138,6 +154,7 @@ impl Check {
             Check::MpiError { .. } => LocalCheck::MpiError,
             Check::InvalidArgument { .. } => LocalCheck::InvalidArgument,
             Check::TypeMismatch { .. } => LocalCheck::TypeMismatch,
+            Check::OffMainThread { .. } => LocalCheck::OffMainThread,
             Check::RequestLeak { .. } => LocalCheck::RequestLeak,
             Check::ResourceLeak { .. } => LocalCheck::ResourceLeak,
             Check::MissingStart { .. } => LocalCheck::MissingStart,
@@ -219,6 +236,15 @@ impl Check {
                 raw.peer = count;
                 raw.aux = covered_bytes;
             }
+            Check::OffMainThread {
+                level,
+                thread,
+                main,
+            } => {
+                raw.tag = level;
+                raw.peer = thread;
+                raw.aux = main;
+            }
         }
         raw
     }
@@ -272,6 +298,11 @@ impl Check {
                 count: op.peer,
                 covered_bytes: op.aux,
             },
+            LocalCheck::OffMainThread => Check::OffMainThread {
+                level: op.tag,
+                thread: op.peer,
+                main: op.aux,
+            },
         };
         Some(CheckRecord {
             site: op.site,
@@ -321,6 +352,11 @@ mod tests {
                 handle: 0x8400_0001,
             },
             Check::MissingStart { init_record: 5 },
+            Check::OffMainThread {
+                level: 1,
+                thread: 4242,
+                main: 4240,
+            },
             Check::AfterFinalize,
             Check::CollectiveMismatch {
                 number: 3,

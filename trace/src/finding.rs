@@ -48,6 +48,9 @@ pub enum FindingKind {
     CollectiveDivergence,
     /// A message sent and never received before `MPI_Finalize` (issue 38).
     UnreceivedMessage,
+    /// An MPI call the thread level does not allow: from a thread other
+    /// than the main one under `MPI_THREAD_FUNNELED` or lower (issue 40).
+    ThreadLevel,
     /// A one-sided communication call outside the epoch it needs, or an
     /// epoch left open at `MPI_Win_free` or `MPI_Finalize` (issue 39).
     RmaEpoch,
@@ -76,6 +79,7 @@ impl FindingKind {
         FindingKind::BufferOverflow,
         FindingKind::CollectiveDivergence,
         FindingKind::UnreceivedMessage,
+        FindingKind::ThreadLevel,
         FindingKind::RmaEpoch,
     ];
 
@@ -102,6 +106,7 @@ impl FindingKind {
             FindingKind::BufferOverflow => "MBH0018",
             FindingKind::CollectiveDivergence => "MBH0019",
             FindingKind::UnreceivedMessage => "MBH0020",
+            FindingKind::ThreadLevel => "MBH0021",
             FindingKind::RmaEpoch => "MBH0022",
         }
     }
@@ -129,6 +134,7 @@ impl FindingKind {
             FindingKind::BufferOverflow => "buffer-overflow",
             FindingKind::CollectiveDivergence => "collective-divergence",
             FindingKind::UnreceivedMessage => "unreceived-message",
+            FindingKind::ThreadLevel => "thread-level",
             FindingKind::RmaEpoch => "rma-epoch",
         }
     }
@@ -260,6 +266,6 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", kind.name()));
             assert!(codes.insert(kind.code()));
         }
-        assert_eq!(FindingKind::ALL.len(), 21);
+        assert_eq!(FindingKind::ALL.len(), 22);
     }
 }

@@ -54,6 +54,7 @@ pub mod site;
 pub mod static_report;
 pub mod support;
 pub mod symbol;
+pub mod timeline;
 
 pub use envelope::{Envelope, RecvPattern, SendSide};
 pub use finding::{Finding, FindingKind, Location, Role, Severity};

@@ -555,6 +555,9 @@ pub enum LocalCheck {
     /// A call's count reaches past the end of its buffer's object
     /// ([`crate::check::Check::BufferOverflow`]).
     BufferOverflow = 10,
+    /// An MPI call from a thread other than the main one under
+    /// `MPI_THREAD_SINGLE` or `FUNNELED` ([`crate::check::Check::OffMainThread`]).
+    OffMainThread = 11,
 }
 
 /// How a [`LocalCheck::BufferReuse`] record was found (its `tag`).
@@ -615,6 +618,23 @@ pub enum BadArgument {
     Request = 10,
     /// `MPI_ERR_ARG` (another argument).
     Other = 11,
+    /// `sendcounts` NULL where the call reads it: refused by the runtime
+    /// before MPI read it (the program gets `MPI_ERR_ARG`). So are the
+    /// other `Null*` arrays of the `v` and `w` collectives
+    /// ([`BadArgument::null_array`]).
+    NullSendcounts = 12,
+    /// `recvcounts` NULL where the call reads it.
+    NullRecvcounts = 13,
+    /// `displs` NULL where the call reads it.
+    NullDispls = 14,
+    /// `sdispls` NULL where the call reads it.
+    NullSdispls = 15,
+    /// `rdispls` NULL where the call reads it.
+    NullRdispls = 16,
+    /// `sendtypes` NULL where the call reads it.
+    NullSendtypes = 17,
+    /// `recvtypes` NULL where the call reads it.
+    NullRecvtypes = 18,
 }
 
 impl BadArgument {
@@ -631,8 +651,31 @@ impl BadArgument {
             8 => BadArgument::Group,
             9 => BadArgument::Op,
             10 => BadArgument::Request,
+            12 => BadArgument::NullSendcounts,
+            13 => BadArgument::NullRecvcounts,
+            14 => BadArgument::NullDispls,
+            15 => BadArgument::NullSdispls,
+            16 => BadArgument::NullRdispls,
+            17 => BadArgument::NullSendtypes,
+            18 => BadArgument::NullRecvtypes,
             _ => BadArgument::Other,
         }
+    }
+
+    /// The parameter's name, for an array the call reads that was NULL
+    /// (the runtime refused the call: MPI never saw it); `None` for the
+    /// arguments MPI rejected.
+    pub fn null_array(self) -> Option<&'static str> {
+        Some(match self {
+            BadArgument::NullSendcounts => "sendcounts",
+            BadArgument::NullRecvcounts => "recvcounts",
+            BadArgument::NullDispls => "displs",
+            BadArgument::NullSdispls => "sdispls",
+            BadArgument::NullRdispls => "rdispls",
+            BadArgument::NullSendtypes => "sendtypes",
+            BadArgument::NullRecvtypes => "recvtypes",
+            _ => return None,
+        })
     }
 
     /// What the argument is, in words (`a rank`, `a count`).
@@ -649,6 +692,13 @@ impl BadArgument {
             BadArgument::Op => "reduction operation",
             BadArgument::Request => "request",
             BadArgument::Other => "argument",
+            BadArgument::NullSendcounts => "`sendcounts` array",
+            BadArgument::NullRecvcounts => "`recvcounts` array",
+            BadArgument::NullDispls => "`displs` array",
+            BadArgument::NullSdispls => "`sdispls` array",
+            BadArgument::NullRdispls => "`rdispls` array",
+            BadArgument::NullSendtypes => "`sendtypes` array",
+            BadArgument::NullRecvtypes => "`recvtypes` array",
         }
     }
 
@@ -666,6 +716,13 @@ impl BadArgument {
             BadArgument::Op => "use a predefined operation valid for the datatype, or one made with `MPI_Op_create`",
             BadArgument::Request => "pass a request that exists (not freed, not already completed and deallocated)",
             BadArgument::Other => "check the call's arguments against the MPI standard's description of the call",
+            BadArgument::NullSendcounts
+            | BadArgument::NullRecvcounts
+            | BadArgument::NullDispls
+            | BadArgument::NullSdispls
+            | BadArgument::NullRdispls
+            | BadArgument::NullSendtypes
+            | BadArgument::NullRecvtypes => "pass an array of one entry per rank of the communicator (of the remote group on an intercommunicator); NULL is allowed only where the call ignores the array: the counts and displacements of `MPI_Gatherv` and `MPI_Scatterv` on ranks other than the root (MPI-4.0 §6.5, §6.6: \"significant only at root\"), and the send arrays of `MPI_Alltoallv`/`MPI_Alltoallw` with `MPI_IN_PLACE`",
         }
     }
 }
@@ -684,6 +741,7 @@ impl LocalCheck {
             8 => LocalCheck::CollectiveMismatch,
             9 => LocalCheck::BufferReuse,
             10 => LocalCheck::BufferOverflow,
+            11 => LocalCheck::OffMainThread,
             _ => return None,
         })
     }
@@ -790,6 +848,17 @@ pub mod flags {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bad_arguments_round_trip_and_null_arrays_name_their_parameter() {
+        for code in 1..=18 {
+            let argument = BadArgument::from_code(code);
+            assert_eq!(argument as i32, code, "{argument:?}");
+            assert_eq!(argument.null_array().is_some(), code >= 12, "{argument:?}");
+        }
+        assert_eq!(BadArgument::from_code(99), BadArgument::Other);
+        assert_eq!(BadArgument::NullRecvcounts.null_array(), Some("recvcounts"));
+    }
 
     #[test]
     fn codes_round_trip_and_are_unique() {

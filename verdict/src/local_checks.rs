@@ -122,6 +122,16 @@ impl Said {
                 "this call failed",
                 "check the arguments of the call; `MPI_Error_string` gives MPI's own words for the code",
             ),
+            Check::InvalidArgument { argument, .. } if argument.null_array().is_some() => {
+                let name = argument.null_array().unwrap_or_default();
+                said(
+                    FindingKind::InvalidArgument,
+                    Severity::Error,
+                    format!("rank {rank} passed NULL as `{name}` to {call}"),
+                    &format!("`{name}` is NULL but this rank's call reads it: mbhybrid refused the call before MPI read it"),
+                    argument.help(),
+                )
+            }
             Check::InvalidArgument { code, argument, .. } => said(
                 FindingKind::InvalidArgument,
                 Severity::Error,
@@ -206,6 +216,31 @@ impl Said {
                     "make the count at most the buffer's size in elements, or the buffer as large as the count",
                 )
             }
+            // MPI-4.0 §11.6.1: under `FUNNELED` only the main thread
+            // (the one that initialised MPI) may call MPI; under `SINGLE`
+            // only one thread runs at all; §11.6.2: `MPI_Finalize` runs on
+            // the main thread at every level.
+            Check::OffMainThread { level, thread, .. } => {
+                let rule = match level {
+                    0 => "which MPI_THREAD_SINGLE does not allow",
+                    1 => "which MPI_THREAD_FUNNELED does not allow",
+                    _ => "and `MPI_Finalize` must be called on the thread that initialised MPI at every thread level",
+                };
+                let help = if level <= 1 {
+                    "make MPI calls from the main thread only (in OpenMP: inside `#pragma omp master` or outside parallel regions), or initialise MPI with `MPI_Init_thread` asking for `MPI_THREAD_SERIALIZED` or `MPI_THREAD_MULTIPLE` and check the level `provided`"
+                } else {
+                    "call `MPI_Finalize` from the thread that called `MPI_Init` or `MPI_Init_thread`, after the other threads' MPI calls are done"
+                };
+                said(
+                    FindingKind::ThreadLevel,
+                    Severity::Error,
+                    format!(
+                        "rank {rank} called {call} from a thread other than the main one (thread {thread}), {rule}"
+                    ),
+                    &format!("called from thread {thread}, not the thread that initialised MPI"),
+                    help,
+                )
+            }
             Check::CollectiveMismatch { .. } => return None,
         })
     }
@@ -259,13 +294,19 @@ fn add_context(
         Check::MpiError { code, .. } | Check::InvalidArgument { code, .. }
             if aborted_by_mpi_error(trace, code) && trace.end.state == RankState::Aborted =>
         {
-            if let Some(words) = mpi_fatal_message(stderr) {
+            // A call the runtime refused never reached MPI: no words of
+            // MPI's to quote.
+            let refused = matches!(record.check,
+                Check::InvalidArgument { argument, .. } if argument.null_array().is_some());
+            if let Some(words) = mpi_fatal_message(stderr).filter(|_| !refused) {
                 finding.notes.push(format!("MPI's message: {words}"));
             }
-            finding.notes.push(
+            finding.notes.push(if refused {
+                "under `MPI_ERRORS_ARE_FATAL` (the default handler) the error stopped the job".to_string()
+            } else {
                 "under `MPI_ERRORS_ARE_FATAL` (the default handler) the error stopped the job, as MPI would have"
-                    .to_string(),
-            );
+                    .to_string()
+            });
         }
         Check::TypeMismatch {
             sender,

@@ -4,9 +4,9 @@
 //! nobody received, the calls ranks were blocked in, and the wildcard
 //! choice the interleaving forced.
 
-use mbh_diagnostics::html::{CallRef, MessageKind, Timeline, TimelineCall, TimelineMessage};
 use mbh_trace::config::Guidance;
 use mbh_trace::op::OpClass;
+use mbh_trace::timeline::{CallRef, MessageKind, Timeline, TimelineCall, TimelineMessage};
 use mbh_trace::{OpKind, RankTrace, SiteTable};
 use std::collections::HashMap;
 

@@ -410,6 +410,18 @@ pub fn finding(kind: FindingKind) -> Finding {
         )
         .help("receive every message a rank sends before `MPI_Finalize` (MPI-4.0 §11.2.2): add the matching receive, or do not send it")
         .run(1, &[0]),
+        K::ThreadLevel => b(
+            Error,
+            "rank 0 called `MPI_Barrier` from a thread other than the main one (thread 4243), which MPI_THREAD_FUNNELED does not allow",
+        )
+        .primary(
+            "MPI_Barrier(",
+            0,
+            Some("MPI_Barrier"),
+            "called from thread 4243, not the thread that initialised MPI",
+        )
+        .help("make MPI calls from the main thread only (in OpenMP: inside `#pragma omp master` or outside parallel regions), or initialise MPI with `MPI_Init_thread` asking for `MPI_THREAD_SERIALIZED` or `MPI_THREAD_MULTIPLE` and check the level `provided`")
+        .run(1, &[0, 1]),
         K::RmaEpoch => b(
             Error,
             "window 1 (made by `MPI_Win_allocate` at app.c:9) freed while rank 1's exclusive lock of rank 0 is still open",

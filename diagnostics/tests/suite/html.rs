@@ -4,7 +4,8 @@
 //! the screenshot; without Chromium it is skipped, saying so.
 
 use crate::fixtures;
-use mbh_diagnostics::html::{self, CallRef, MessageKind, Timeline, TimelineCall, TimelineMessage};
+use mbh_diagnostics::html;
+use mbh_trace::timeline::{CallRef, MessageKind, Timeline, TimelineCall, TimelineMessage};
 use mbh_trace::FindingKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

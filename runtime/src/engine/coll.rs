@@ -353,7 +353,7 @@ impl Rt {
         let index = record::begin(|| Self::coll_record(&c), true);
         let flow = c.kind.data_flow().unwrap_or(Flow::All);
         // SAFETY: `c.comm` is the caller's communicator.
-        let shadows = unsafe { self.shadows(c.comm) };
+        let shadows = unsafe { self.shadows_unless_refused(&c) };
         let check = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
         note_sequence(index, check);
         // SAFETY: `early` describes the caller's call on `c.comm`.
@@ -401,7 +401,7 @@ impl Rt {
         let index = record::begin(|| Self::coll_record(&c), false);
         let flow = c.kind.data_flow().unwrap_or(Flow::All);
         // SAFETY: `c.comm` is the caller's communicator.
-        let shadows = unsafe { self.shadows(c.comm) };
+        let shadows = unsafe { self.shadows_unless_refused(&c) };
         let seq = shadows.map(|(_, _, sig)| self.sig_start(sig, &c, index));
         note_sequence(index, seq);
         // SAFETY: `early` describes the caller's call on `c.comm`.
@@ -574,6 +574,28 @@ impl Rt {
     unsafe fn shadows(&mut self, comm: MPI_Comm) -> Option<(MPI_Comm, c_int, usize)> {
         // SAFETY: the caller's contract.
         unsafe { self.shadows_of(comm, None) }
+    }
+
+    /// [`Rt::shadows`] of collective `c`'s communicator, `None` when `c`
+    /// has an invalid root. That is an argument error MPI decides at the
+    /// call, before any matching (`Comms::root_outside`): the runtime starts
+    /// none of its own collectives for the call (no shadow made, no
+    /// signature check, no clock exchange, no early leave), so MPI's
+    /// `MPI_ERR_ROOT` comes back at once and is reported at the call.
+    /// Otherwise a rank whose peers called on another communicator would
+    /// wait for them first (in a shadow's duplication, or in the signature
+    /// check a failed collective waits for) and the error would be lost
+    /// behind the deadlock (issue 38).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Rt::shadows`].
+    unsafe fn shadows_unless_refused(&mut self, c: &Coll) -> Option<(MPI_Comm, c_int, usize)> {
+        if c.kind.is_rooted() && self.comms.root_outside(c.comm, c.root) {
+            return None;
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.shadows(c.comm) }
     }
 
     /// [`Rt::shadows`], where `comm` was just made by duplicating

@@ -74,7 +74,7 @@ impl Def {
     }
 
     /// Whether a read of `read` may see this write.
-    fn seen_by(&self, read: &Cell) -> bool {
+    pub(super) fn seen_by(&self, read: &Cell) -> bool {
         self.cell.obj == read.obj && read.field.is_none_or(|f| self.covers(f))
     }
 

@@ -579,3 +579,159 @@ fn issue_38_rank_tests_are_left_out_where_they_prove_nothing() {
     );
     assert!(on_sub.len() == 1 && on_sub[0].1.is_empty(), "{on_sub:?}");
 }
+
+/// miniAMR's `main` in small: the rank that takes the `{cond}` side
+/// (`root`) parses the command line into globals and a local, and the
+/// other side (`other`) gets them from it; then collectives under
+/// branches on each.
+fn parse_and_broadcast(cond: &str, root: &str, other: &str) -> String {
+    format!(
+        r#"#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+int my_pe;
+int steps, perf, refine, change, calls;
+static void count_call(void) {{ calls++; }}
+static void bump_perf(void) {{ perf++; }}
+int main(int argc, char **argv) {{
+  int i, params[4], verbose = 0;
+  double x = 1, sum = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &my_pe);
+  steps = 2; perf = 0; refine = 1; change = 0;
+  if ({cond}) {{
+{root}
+  }} else {{
+{other}
+  }}
+  for (i = 0; i < steps; i++)
+    MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (perf > 0)
+    MPI_Barrier(MPI_COMM_WORLD);
+  if (change > 0 && verbose)
+    MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}}
+"#
+    )
+}
+
+const PARSE_ON_ROOT: &str = r#"    for (i = 1; i < argc; i++)
+      if (!strcmp(argv[i], "--steps")) steps = atoi(argv[++i]);
+      else if (!strcmp(argv[i], "--perf")) perf = atoi(argv[++i]);
+      else if (!strcmp(argv[i], "--verbose")) verbose = 1;
+    if (!change) change = refine;
+    params[0] = steps; params[1] = perf; params[2] = change; params[3] = verbose;
+    MPI_Bcast(params, 4, MPI_INT, 0, MPI_COMM_WORLD);"#;
+
+const COPY_BACK: &str = r#"    MPI_Bcast(params, 4, MPI_INT, 0, MPI_COMM_WORLD);
+    steps = params[0]; perf = params[1]; change = params[2]; verbose = params[3];"#;
+
+/// The 1-based line of `code` that holds `marker`.
+fn line_in(code: &str, marker: &str) -> u32 {
+    code.lines().position(|l| l.contains(marker)).unwrap() as u32 + 1
+}
+
+/// The branch lines, with their dependences, of the collective at the
+/// line after `marker`'s (the collective it guards).
+fn branches_of_collective_after(report: &StaticReport, code: &str, marker: &str) -> Vec<Row> {
+    let line = line_in(code, marker) + 1;
+    rows(&report.divergent_collectives)
+        .into_iter()
+        .filter(|r| r.2 == line)
+        .collect()
+}
+
+/// Issue 37 (miniAMR): values the root parses and broadcasts in an array
+/// that the other ranks copy back are the same on every rank after the
+/// branch: no collective under a branch on them is reported, and the
+/// branches name the input they come from.
+#[test]
+fn issue_37_values_the_root_broadcasts_and_the_others_copy_back_agree() {
+    let code = parse_and_broadcast("my_pe == 0", PARSE_ON_ROOT, COPY_BACK);
+    let report = report("round_trip", &code);
+    assert_eq!(rows(&report.divergent_collectives), []);
+    let perf = line_in(&code, "if (perf > 0)");
+    assert!(
+        report
+            .input_branches
+            .iter()
+            .any(|b| b.span.line == perf && b.inputs.contains(&"argv".to_owned())),
+        "{:?}",
+        inputs(&report.input_branches)
+    );
+    // `if (!my_pe)`, as miniAMR spells it, and calls after the broadcast
+    // that write other globals (miniAMR's `ma_malloc` counts its calls).
+    let code = parse_and_broadcast(
+        "!my_pe",
+        &format!("{PARSE_ON_ROOT}\n    count_call();"),
+        &format!("{COPY_BACK}\n    count_call();"),
+    );
+    assert_eq!(
+        rows(&report_of_c("round_trip_not", &code).divergent_collectives),
+        []
+    );
+}
+
+/// What makes a value differ between ranks keeps it rank-dependent: a
+/// value the root parses while the others take a constant; a root that
+/// broadcasts another value than the one it keeps, or changes it after
+/// (itself or in a function it calls); a parsing side that is not the
+/// broadcast's root's.
+#[test]
+fn issue_37_values_that_do_not_make_the_round_trip_stay_rank_dependent() {
+    let cases = [
+        (
+            "different",
+            parse_and_broadcast("my_pe == 0", "    perf = atoi(argv[1]);", "    perf = 0;"),
+        ),
+        (
+            "sends_another",
+            parse_and_broadcast(
+                "my_pe == 0",
+                &PARSE_ON_ROOT.replace("params[1] = perf;", "params[1] = steps;"),
+                COPY_BACK,
+            ),
+        ),
+        (
+            "changes_after",
+            parse_and_broadcast(
+                "my_pe == 0",
+                &format!("{PARSE_ON_ROOT}\n    perf = atoi(argv[1]);"),
+                COPY_BACK,
+            ),
+        ),
+        (
+            "callee_changes_after",
+            parse_and_broadcast(
+                "my_pe == 0",
+                &format!("{PARSE_ON_ROOT}\n    bump_perf();"),
+                COPY_BACK,
+            ),
+        ),
+        (
+            "non_roots_parse",
+            parse_and_broadcast("my_pe != 0", PARSE_ON_ROOT, COPY_BACK),
+        ),
+        (
+            "other_root",
+            parse_and_broadcast("my_pe == 1", PARSE_ON_ROOT, COPY_BACK),
+        ),
+    ];
+    for (name, code) in cases {
+        let report = report(name, &code);
+        let found = branches_of_collective_after(&report, &code, "if (perf > 0)");
+        let branch = line_in(&code, "if (perf > 0)");
+        let on_the_rank: Vec<(u32, bool)> = found
+            .iter()
+            .flat_map(|r| r.3.iter().map(|(l, d)| (*l, d.contains(&Dependence::Rank))))
+            .collect();
+        assert_eq!(
+            on_the_rank,
+            [(branch, true)],
+            "{name}: {:?}",
+            rows(&report.divergent_collectives)
+        );
+    }
+}

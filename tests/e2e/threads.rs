@@ -1,0 +1,144 @@
+//! Issue 40, first part: MPI + OpenMP programs built with `-fopenmp`
+//! through `build` and the drivers, and the rule of the thread level every
+//! call can be checked against: under `MPI_THREAD_SINGLE` and
+//! `MPI_THREAD_FUNNELED` only the main thread may call MPI (MPI-4.0
+//! §11.6.1). Each program of `tests/programs/threads/` says what it
+//! expects; the twins differ by where the MPI calls are made.
+
+use crate::util::{check_program, describe, verify_json};
+use mbh_tests::{bin_dir, mbhybrid, mpi_lock};
+use std::process::Command;
+
+#[test]
+fn a_call_from_a_second_thread_under_funneled_is_an_error_naming_the_thread() {
+    let report = check_program("tests/programs/threads/funneled_off_main.c");
+    assert_eq!(report.findings.len(), 2, "{:?}", report.findings);
+    for finding in &report.findings {
+        assert_eq!(finding.kind, "thread-level");
+        assert_eq!(finding.severity, "error");
+        assert!(
+            finding
+                .message
+                .contains("from a thread other than the main one (thread ")
+                && finding
+                    .message
+                    .ends_with("which MPI_THREAD_FUNNELED does not allow"),
+            "{}",
+            finding.message
+        );
+    }
+    assert!(report.complete);
+}
+
+#[test]
+fn the_same_calls_from_the_main_thread_are_clean() {
+    let report = check_program("tests/programs/threads/funneled_master.c");
+    assert!(report.complete);
+}
+
+#[test]
+fn a_call_from_a_second_thread_after_mpi_init_is_an_error_under_single() {
+    let report = check_program("tests/programs/threads/single_off_main.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert!(
+        report.findings[0]
+            .message
+            .ends_with("which MPI_THREAD_SINGLE does not allow"),
+        "{}",
+        report.findings[0].message
+    );
+}
+
+/// OpenMP loops between the exchanges change nothing of the search: the
+/// wildcard's other sender is found, complete, and nothing else is said.
+#[test]
+fn a_hybrid_halo_exchange_is_searched_like_a_single_threaded_one() {
+    let report = check_program("tests/programs/threads/hybrid_halo.c");
+    assert!(report.complete);
+    let kinds: Vec<&str> = report.findings.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds, ["assertion"]);
+}
+
+/// The drivers take `-fopenmp` as `mpicc` does, compiling and linking
+/// apart; the program computes what a plain `mpicc -fopenmp` build does.
+#[test]
+fn the_drivers_build_openmp_programs_that_compute_what_mpicc_builds_compute() {
+    mbhybrid();
+    let source = mbh_tests::workspace_root().join("tests/programs/threads/funneled_master.c");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |program: &str, args: &[&str]| {
+        let out = Command::new(program)
+            .args(args)
+            .current_dir(dir.path())
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+        assert!(
+            out.status.success(),
+            "{program} {args:?}\n{}",
+            describe(&out)
+        );
+        out
+    };
+    let cc = bin_dir().join("mbhybrid-cc");
+    let cc = cc.to_str().unwrap();
+    run(
+        cc,
+        &[
+            "-fopenmp",
+            "-O2",
+            "-c",
+            source.to_str().unwrap(),
+            "-o",
+            "m.o",
+        ],
+    );
+    run(cc, &["-fopenmp", "m.o", "-o", "with_driver"]);
+    run(
+        mbh_tests::mpicc(),
+        &["-fopenmp", source.to_str().unwrap(), "-o", "plain"],
+    );
+    let _lock = mpi_lock();
+    let outputs: Vec<Vec<String>> = ["./with_driver", "./plain"]
+        .iter()
+        .map(|exe| {
+            let out = mbh_tests::mpiexec(2)
+                .arg(exe)
+                .current_dir(dir.path())
+                .env_remove("LD_LIBRARY_PATH")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{exe}\n{}", describe(&out));
+            let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            lines.sort();
+            lines
+        })
+        .collect();
+    assert_eq!(outputs[0], ["rank 0 has 1", "rank 1 has 1"]);
+    assert_eq!(outputs[0], outputs[1]);
+    let (status, report, out) = verify_json(&dir.path().join("with_driver"), 2, dir.path(), &[]);
+    assert_eq!(status, 0, "{}", describe(&out));
+    assert!(
+        report.complete && report.findings.is_empty(),
+        "{:?}",
+        report.findings
+    );
+}
+
+/// At every thread level `MPI_Finalize` belongs to the main thread; under
+/// `MPI_THREAD_MULTIPLE` the other calls of a second thread are allowed.
+#[test]
+fn finalize_from_a_second_thread_is_an_error_even_under_multiple() {
+    let report = check_program("tests/programs/threads/finalize_off_main.c");
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert!(
+        report.findings[0]
+            .message
+            .contains("`MPI_Finalize` must be called on the thread that initialised MPI"),
+        "{}",
+        report.findings[0].message
+    );
+}
