@@ -815,7 +815,8 @@ unsupported! {
 }
 
 /// Defines the one-sided communication exports (`rma.rs`): as
-/// [`exports!`], an error is handled as the program's handler for the
+/// [`exports!`], the body runs holding the runtime's state, and an error
+/// is handled as the program's handler for the
 /// window's communicator (`@ comm`, evaluated after a failed call only)
 /// says: MPICH's windows inherit the handler the runtime set on the
 /// communicator (`MPI_ERRORS_RETURN`), so without this a call MPI would
@@ -843,8 +844,15 @@ macro_rules! rma_exports {
                             before_init::note(stringify!($name), site);
                         }
                         // SAFETY: the caller upholds the MPI function's contract.
-                        let rc = unsafe { $body };
-                        if rc == consts::SUCCESS || !state::active() {
+                        let call = || unsafe { $body };
+                        if !state::active() {
+                            return call();
+                        }
+                        // Made holding the runtime's state, as every
+                        // wrapper: one caller records at a time, and the
+                        // thread level is checked.
+                        let rc = state::with(|_| call());
+                        if rc == consts::SUCCESS {
                             return rc;
                         }
                         checks::on_error(stringify!($name), $comm, site, rc)

@@ -267,3 +267,14 @@ fn a_put_to_a_rank_outside_the_start_group_is_outside_its_epoch() {
 fn puts_to_the_start_group_are_in_its_epoch() {
     check_twin("tests/programs/rma/put_inside_start_group.c");
 }
+
+/// RMA calls are checked against the thread level like every wrapped call
+/// (issue 40): from a second thread under `MPI_THREAD_SINGLE`, an error
+/// at each call site, and no epoch error (the fences pair up).
+#[test]
+fn rma_calls_off_the_main_thread_break_the_thread_level() {
+    let report = check_program("tests/programs/rma/fence_off_main_thread.c");
+    assert!(epoch_findings(&report).is_empty(), "{:#?}", report.findings);
+    assert_eq!(report.findings.len(), 3, "{:#?}", report.findings);
+    assert!(report.findings.iter().all(|f| f.kind == "thread-level"));
+}
