@@ -276,6 +276,7 @@ pub mod piggyback;
 mod record;
 mod requests;
 mod rma;
+mod seen;
 mod slots;
 mod start;
 mod start_colls;

@@ -23,37 +23,14 @@
 #![cfg_attr(test, allow(dead_code))]
 
 use crate::record;
+use crate::seen::Seen;
 use mbh_trace::op::{call_name, flags};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
-/// Slots of the table of (function, site) pairs recorded.
-const SEEN_SLOTS: usize = 1024;
-/// Slots probed before a pair is recorded again anyway (the CLI merges
-/// repeated records).
-const WINDOW: usize = 16;
-
-/// (function position + 1) << 32 | site, of each pair recorded (0: empty).
-static SEEN: [AtomicU64; SEEN_SLOTS] = [const { AtomicU64::new(0) }; SEEN_SLOTS];
-
-/// Whether the pair `key` is recorded already; claims a slot for it
-/// otherwise. Called holding the runtime's state: one caller at a time.
-fn seen_before(key: u64) -> bool {
-    let home = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
-    for i in 0..WINDOW {
-        let slot = &SEEN[(home + i) % SEEN_SLOTS];
-        match slot.load(Ordering::Relaxed) {
-            0 => {
-                slot.store(key, Ordering::Relaxed);
-                return false;
-            }
-            k if k == key => return true,
-            _ => {}
-        }
-    }
-    false
-}
+/// (function position + 1) << 32 | site, of each pair recorded.
+static SEEN: Seen<1024> = Seen::new();
 
 /// Records that the program called the unmodelled function at position
 /// `index` of [`mbh_trace::support::calls`] (past it: of the build
@@ -83,7 +60,7 @@ fn record_call(index: usize, caller: usize) {
     crate::callsite::CALLER.store(caller, Ordering::Relaxed);
     crate::callsite::label(name);
     let site = record::site();
-    if seen_before(((index as u64 + 1) << 32) | u64::from(site)) {
+    if SEEN.seen_before(((index as u64 + 1) << 32) | u64::from(site)) {
         return;
     }
     let [comm, request, aux] = call_name::encode(name);

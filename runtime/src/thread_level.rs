@@ -11,6 +11,7 @@
 
 use crate::checks;
 use crate::record;
+use crate::seen::Seen;
 use mbh_trace::check::Check;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -25,9 +26,8 @@ static MAIN: AtomicU64 = AtomicU64::new(0);
 /// The main thread's id (Linux's `gettid`), for the report.
 static MAIN_ID: AtomicU64 = AtomicU64::new(0);
 
-/// Call sites reported already (0: empty); more sites than this are
-/// reported again, which the report merges.
-static REPORTED: [AtomicU32; 64] = [const { AtomicU32::new(0) }; 64];
+/// Call sites reported already (site + 1).
+static REPORTED: Seen<64> = Seen::new();
 
 /// Called on the thread that initialised MPI, with the level MPI
 /// `provided` (`MPI_THREAD_SINGLE` after `MPI_Init`).
@@ -78,7 +78,7 @@ fn off_main_thread() {
         return;
     }
     let site = record::peek_site();
-    if reported_before(site) {
+    if REPORTED.seen_before(u64::from(site) + 1) {
         return;
     }
     // SAFETY: no preconditions.
@@ -89,20 +89,4 @@ fn off_main_thread() {
         main: MAIN_ID.load(Ordering::Relaxed),
     };
     checks::report(check, site, u64::MAX);
-}
-
-/// Whether `site` was reported; claims a slot for it otherwise.
-fn reported_before(site: u32) -> bool {
-    let key = site.wrapping_add(1);
-    for slot in &REPORTED {
-        match slot.load(Ordering::Relaxed) {
-            0 => {
-                slot.store(key, Ordering::Relaxed);
-                return false;
-            }
-            k if k == key => return true,
-            _ => {}
-        }
-    }
-    false
 }
