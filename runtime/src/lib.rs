@@ -356,6 +356,21 @@ macro_rules! trampoline {
     };
 }
 
+/// What every export does before its call: labels the call site, checks
+/// the call against `MPI_Finalize` and `MPI_Init`, and returns the site.
+#[inline(always)]
+fn enter(name: &'static str) -> u32 {
+    callsite::label(name);
+    if lifecycle::finalized() {
+        checks::after_finalize();
+    }
+    let site = checks::before_call();
+    if !state::active() {
+        before_init::note(name, site);
+    }
+    site
+}
+
 /// Defines exports: each is a thin shim (a [`trampoline!`]) running its
 /// body in the panic boundary.
 /// Every export first labels a call the program did not label with its
@@ -378,14 +393,7 @@ macro_rules! exports {
                 #[allow(non_snake_case)] // the MPI name
                 pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
                     state::boundary(stringify!($name), || {
-                        callsite::label(stringify!($name));
-                        if lifecycle::finalized() {
-                            checks::after_finalize();
-                        }
-                        let site = checks::before_call();
-                        if !state::active() {
-                            before_init::note(stringify!($name), site);
-                        }
+                        let site = enter(stringify!($name));
                         // SAFETY: the caller upholds the MPI function's contract.
                         let rc = unsafe { $body };
                         #[allow(unused_variables)]
@@ -836,14 +844,7 @@ macro_rules! rma_exports {
                 #[allow(non_snake_case)] // the MPI name
                 pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
                     state::boundary(stringify!($name), || {
-                        callsite::label(stringify!($name));
-                        if lifecycle::finalized() {
-                            checks::after_finalize();
-                        }
-                        let site = checks::before_call();
-                        if !state::active() {
-                            before_init::note(stringify!($name), site);
-                        }
+                        let site = enter(stringify!($name));
                         // SAFETY: the caller upholds the MPI function's contract.
                         let call = || unsafe { $body };
                         if !state::active() {
