@@ -22,8 +22,19 @@ mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
 # Stops the daemons and waits until they are gone (slurmctld takes a few
-# seconds to save its state).
+# seconds to save its state), then the job-step daemons of this cluster
+# that outlived slurmd (a step cancelled while it launched can leave one).
 stop() {
+  local pid
+  stop_daemons
+  for pid in $(pgrep -x slurmstepd || true); do
+    if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$dir/slurm.conf"; then
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+  done
+}
+
+stop_daemons() {
   local pid
   for daemon in slurmd slurmctld; do
     if [[ -f $dir/$daemon.pid ]]; then

@@ -143,8 +143,8 @@ fn verify_inside_a_batch_job_launches_its_interleavings_in_the_allocation() {
 
 /// A batch job cancelled as a time limit ends it (Slurm sends SIGTERM to
 /// every process of the job, `KillWait` seconds before SIGKILL): `verify`
-/// stops the interleaving that runs and writes the report of what ran,
-/// partial, naming the signal; no rank outlives it. The script `exec`s
+/// stops and writes the report of what ran, partial, saying why; no rank
+/// outlives it. The script `exec`s
 /// `verify`, as README says to: a shell that stays in between dies of
 /// the SIGTERM at once, and Slurm then kills what is left of the step.
 #[test]
@@ -184,11 +184,16 @@ fn a_cancelled_batch_job_still_writes_the_report_of_what_ran() {
     let report: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert!(!report.complete);
     assert!(report.interleavings >= 1);
+    // Slurm signals the job step that runs the interleaving and the batch
+    // step that runs `verify` in either order: `verify` is stopped by the
+    // SIGTERM, or sees its interleaving's step killed first and ends the
+    // search there; either way the report says why it is partial.
     assert!(
         report
             .warnings
             .iter()
-            .any(|w| w.contains("stopped by SIGTERM")),
+            .any(|w| w.contains("stopped by SIGTERM")
+                || (w.starts_with("coverage is partial") && w.contains("could not run"))),
         "{:?}",
         report.warnings
     );
