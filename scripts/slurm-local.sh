@@ -108,6 +108,17 @@ NodeName=$host NodeAddr=127.0.0.1 CPUs=64 RealMemory=4000 State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:64
 CONF
 
+# Slurm's PMIx plugin (Open MPI's wire-up) makes a folder per job step,
+# named by job and step id, under /tmp by default. Job ids start at 1 in
+# every test cluster, so a folder left by a step cancelled in an earlier
+# cluster would make the same step of the next fail to launch ("Cannot
+# create client cli tmpdir ... File exists"): each cluster keeps them in
+# its own folder.
+mkdir -p "$dir/pmix"
+cat > "$dir/mpi.conf" <<CONF
+PMIxCliTmpDirBase=$dir/pmix
+CONF
+
 export SLURM_CONF=$dir/slurm.conf
 stop
 slurmctld -f "$SLURM_CONF"

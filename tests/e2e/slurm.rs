@@ -173,14 +173,21 @@ fn a_cancelled_batch_job_still_writes_the_report_of_what_ran() {
         std::fs::read_to_string(&err).is_ok_and(|e| e.contains("mbhybrid: interleaving"))
     });
     let cancelled = cluster.run(dir.path(), "scancel", &[&job]);
-    assert!(progressed, "no progress line from verify in the batch job");
+    assert!(
+        progressed,
+        "no progress line from verify in the batch job\n{}",
+        job_files(dir.path())
+    );
     assert!(cancelled.status.success(), "{}", describe(&cancelled));
     let json = dir.path().join("report.json");
     let written = within(Duration::from_secs(30), || {
         std::fs::read(&json).is_ok_and(|j| serde_json::from_slice::<Report>(&j).is_ok())
     });
-    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
-    assert!(written, "no report after the cancel\n{stderr}");
+    assert!(
+        written,
+        "no report after the cancel\n{}",
+        job_files(dir.path())
+    );
     let report: Report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert!(!report.complete);
     assert!(report.interleavings >= 1);
@@ -201,4 +208,16 @@ fn a_cancelled_batch_job_still_writes_the_report_of_what_ran() {
         within(Duration::from_secs(30), || processes_of(&exe).is_empty()),
         "ranks outlived the cancelled job"
     );
+}
+
+/// What the batch job left in `dir` (verify's stderr, the job's output),
+/// for a failed assertion's message.
+fn job_files(dir: &Path) -> String {
+    ["verify.err", "job.out"]
+        .iter()
+        .map(|name| {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+            format!("--- {name}\n{text}")
+        })
+        .collect()
 }
