@@ -51,6 +51,20 @@ pub fn pages() -> impl Iterator<Item = (&'static str, &'static str)> {
     PAGES.iter().copied()
 }
 
+/// README's table of the finding kinds, one row per page (its code, the
+/// kind its title names, its summary): Markdown, generated so that README
+/// never says what the pages do not (the code pages' test compares).
+pub fn codes_markdown() -> String {
+    let mut table = String::from("| code | kind | what it means |\n| --- | --- | --- |\n");
+    for (code, page) in pages() {
+        let title = page.lines().next().unwrap_or_default();
+        let kind = title.split_once(": ").map_or("", |(_, kind)| kind.trim());
+        let summary = summary(page).replace('|', "\\|");
+        table.push_str(&format!("| {code} | `{kind}` | {summary} |\n"));
+    }
+    table
+}
+
 /// The canonical form (`MBH0001`) of a code as a user may type it:
 /// `MBH0001`, `mbh0001`, `0001` or `1`. `None` when it is not of that shape
 /// or no page has it.

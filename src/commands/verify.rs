@@ -77,7 +77,7 @@ pub fn tool_stop_exit(tool_stops: &[String]) -> Option<ExitCode> {
     }
     eprintln!(
         "  = help: a limit (or, when the message says so, a bug) of mbhybrid, not of the program: \
-         avoid the call for the verification, or report it (README, \"Limits of this version\")"
+         avoid the call for the verification, or report it (docs/limits.md)"
     );
     Some(ExitCode::from(2))
 }

@@ -145,7 +145,7 @@ fn verify_inside_a_batch_job_launches_its_interleavings_in_the_allocation() {
 /// every process of the job, `KillWait` seconds before SIGKILL): `verify`
 /// stops and writes the report of what ran, partial, saying why; no rank
 /// outlives it. The script `exec`s
-/// `verify`, as README says to: a shell that stays in between dies of
+/// `verify`, as docs/guide.md says to: a shell that stays in between dies of
 /// the SIGTERM at once, and Slurm then kills what is left of the step.
 #[test]
 fn a_cancelled_batch_job_still_writes_the_report_of_what_ran() {

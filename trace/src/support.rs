@@ -83,7 +83,7 @@ pub fn of_class(class: Support) -> impl Iterator<Item = &'static str> {
 }
 
 /// What part of MPI an unmodelled function belongs to, in words
-/// ("one-sided communication"), for warnings and the README.
+/// ("one-sided communication"), for warnings and docs/limits.md.
 pub fn family(function: &str) -> &'static str {
     let name = function.strip_prefix("MPI_").unwrap_or(function);
     let rma = [
@@ -224,8 +224,8 @@ fn declared_name(declaration: &str) -> Option<String> {
     None
 }
 
-/// The README's list of what the runtime models and what it does not,
-/// generated from the table (the README test compares them): Markdown.
+/// docs/limits.md's list of what the runtime models and what it does not,
+/// generated from the table (its test, `limits_calls`, compares them): Markdown.
 pub fn limits_markdown() -> String {
     use std::fmt::Write;
     let mut out = String::new();

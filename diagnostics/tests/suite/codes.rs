@@ -187,3 +187,27 @@ fn the_formats_document_lists_every_code() {
         assert!(doc.contains(&row), "docs/formats.md lacks the row {row}");
     }
 }
+
+/// README's table of finding kinds is generated from the pages
+/// ([`explain::codes_markdown`]): the part between its markers equals it.
+/// `MBH_BLESS=1` rewrites it.
+#[test]
+fn readme_lists_every_code_as_its_page_says() {
+    const BEGIN: &str = "<!-- begin: generated from diagnostics/codes -->\n";
+    const END: &str = "<!-- end: generated from diagnostics/codes -->";
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+    let readme = std::fs::read_to_string(&path).expect("README.md");
+    let start = readme.find(BEGIN).expect("README has the begin marker") + BEGIN.len();
+    let end = readme.find(END).expect("README has the end marker");
+    let generated = explain::codes_markdown();
+    if std::env::var_os("MBH_BLESS").is_some_and(|v| v == "1") {
+        let rewritten = format!("{}{generated}{}", &readme[..start], &readme[end..]);
+        std::fs::write(&path, rewritten).expect("rewrite README.md");
+        return;
+    }
+    assert!(
+        readme[start..end] == generated,
+        "README.md's table of finding codes differs from the code pages \
+         (rerun with MBH_BLESS=1 to rewrite it)"
+    );
+}

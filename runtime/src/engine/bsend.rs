@@ -15,7 +15,7 @@
 //!
 //! The cost of that slack: a program whose buffer is too small by less
 //! than the headers' room runs where MPI would fail with
-//! `MPI_ERR_BUFFER` (README, limits).
+//! `MPI_ERR_BUFFER` (docs/limits.md).
 
 use super::Rt;
 use crate::consts::SUCCESS;
