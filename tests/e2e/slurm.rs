@@ -45,6 +45,16 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// How many job steps of `job` slurmd launched (its log's "launch task
+    /// StepId=JOB.STEP" lines; the batch script's own step is not one).
+    fn steps_launched(&self, job: &str) -> usize {
+        let log = std::fs::read_to_string(self.dir.path().join("slurmd.log")).unwrap_or_default();
+        let prefix = format!("launch task StepId={job}.");
+        log.lines().filter(|l| l.contains(&prefix)).count()
+    }
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         let _ = script("stop", self.dir.path());
@@ -139,6 +149,44 @@ fn verify_inside_a_batch_job_launches_its_interleavings_in_the_allocation() {
     assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
     // The batch job's exit is verify's: 1, an error found.
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+}
+
+/// `--jobs` inside a batch job: the interleavings run ahead run as job
+/// steps of the allocation too, each its own `srun` step, and the report
+/// is the one a single job would give.
+#[test]
+fn run_ahead_interleavings_are_job_steps_of_the_allocation() {
+    let _lock = mpi_lock();
+    let cluster = Cluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let source = workspace_root().join("tests/programs/exit/long_fan_in.c");
+    let exe = crate::util::build(&source, dir.path());
+    let script = format!(
+        "#!/bin/bash\nexec {} verify --jobs 2 --max-interleavings 6 --format json --launcher '{}' -n 4 {} > report.json 2> verify.err\n",
+        mbhybrid().display(),
+        srun_template(),
+        exe.display()
+    );
+    std::fs::write(dir.path().join("job.sh"), script).unwrap();
+    let out = cluster.run(
+        dir.path(),
+        "sbatch",
+        &["--wait", "--parsable", "-n", "4", "-o", "job.out", "job.sh"],
+    );
+    let job = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let json = std::fs::read(dir.path().join("report.json")).unwrap_or_default();
+    let report = report_of(&json, &out);
+    assert_eq!(report.interleavings, 6, "{}", job_files(dir.path()));
+    assert!(!report.complete, "--max-interleavings stopped it");
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    // Partial coverage: exit 3, the batch job's exit.
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let steps = cluster.steps_launched(&job);
+    assert!(
+        steps >= 6,
+        "{steps} job steps launched for 6 interleavings\n{}",
+        job_files(dir.path())
+    );
 }
 
 /// A batch job cancelled as a time limit ends it (Slurm sends SIGTERM to
