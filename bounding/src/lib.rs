@@ -80,47 +80,7 @@
 //! assert_eq!(explorer.stats().choice_points.explored, 1);
 //! ```
 //!
-//! # Limitations
-//!
-//! * **Exploration is as good as the potential senders it is given.** The
-//!   search explores the senders the caller lists: the runtime's (LLCP
-//!   misses some, seed 000 §5.1.3), completed by the caller with the
-//!   oracle's on `MPI_COMM_WORLD`. A forced match that does not happen is
-//!   reported ([`UnmatchedForce`]) and that run is not expanded; callers
-//!   treat it as an error. The exhaustive reference ([`Exhaustive`])
-//!   trusts no clock and is what the search is tested against.
-//! * **Replays are assumed deterministic where they are forced.** A forced
-//!   match that does not happen is an error; there is no decorator yet that
-//!   replays each run twice to check the free part too.
-//! * **Bounds cut coverage.** Loop abstraction and bounded mixing are
-//!   heuristics that can hide bugs; [`Explorer::is_bounded`] says whether
-//!   they skipped anything, [`Explorer::is_complete`] whether the search
-//!   ran to its end within them.
-//! * **Deadlock analysis is conservative.** Point-to-point calls are
-//!   modelled on `MPI_COMM_WORLD` only (other communicators' ranks are not
-//!   translated); collectives, blocking or nonblocking (a `Wait` on an
-//!   `MPI_Ibarrier` waits like `MPI_Barrier`), on `MPI_COMM_WORLD` and on
-//!   every communicator the runtime named (its members are the ranks that
-//!   recorded the name), by their sequence number on the communicator.
-//!   Only the calls the runtime records count: a send made through an
-//!   unrecorded call (`MPI_Sendrecv` today) is invisible. A `Waitall` waits
-//!   on every nonblocking collective it lists (AND); its point-to-point
-//!   requests are not listed, so otherwise it is treated like `Waitany`
-//!   (OR over the rank's outstanding requests). A rank in a `Test` loop is
-//!   computing, as far as the traces tell. Collective mismatches are
-//!   detected by kind only (not root or datatype). Whenever the analysis is
-//!   unsure, it answers "no deadlock", and the caller's timeout decides.
-//! * **Buffering hazards are about one interleaving, and conservative.**
-//!   The analysis uses the run's matches; a hazard whose terminal state
-//!   has a wildcard receive that a library without buffering would have
-//!   matched differently (an *unexpected match*, seed 003 §3.3) is not
-//!   reported, nor is a deadlock that only buffering makes possible (seed
-//!   001 Fig 8: exploration finds it). Collectives are treated as
-//!   synchronising, so a hazard may need an MPI library that synchronises
-//!   them (a portability hazard MPI permits). Calls it cannot model
-//!   (`Waitall`/`Waitany`, probes, `Bsend`/`Rsend`, other communicators'
-//!   collectives) are assumed to complete, and runs without `Matched`
-//!   records, or where a rank did not finalize, get no answer.
+//! Limitations: `docs/design/bounding.md`.
 #![deny(missing_docs)]
 
 pub mod buffering;

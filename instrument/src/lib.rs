@@ -67,70 +67,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # What this does not prove
-//!
-//! A site id names the last instrumented MPI call that started; the
-//! instrumentation does not check that the runtime reads it, nor that
-//! every MPI call the program makes went through an instrumented site.
-//! Markers are placed on every control-flow edge into and out of a loop,
-//! so a loop left by `longjmp`, `exit` or a signal runs no exit marker;
-//! and whether a loop is worth abstracting is `mbh-static`'s heuristic
-//! (see its "What this does not prove"). The instrumented program computes
-//! what the original computes: the inserted code stores constants into
-//! the register, calls `MPI_Pcontrol` (which MPI defines to do nothing
-//! unless a tool gives it meaning) and adds blocks that only branch on;
-//! the module is verified after each step.
-//!
-//! # Limitations
-//!
-//! * MPI calls that are not direct calls in the given sources (through a
-//!   function pointer, or from a library or object linked in) carry no
-//!   site id of their own: the register still holds the previous site's
-//!   id unless the runtime clears it after reading.
-//! * Access checks cover the loads, stores and memory intrinsics of the
-//!   given sources only: code not compiled by mbhybrid (libraries, libc
-//!   calls, inline assembly) is not instrumented. Each checked access
-//!   costs a load and a branch, and the inserted calls keep LLVM from
-//!   vectorizing the loops they are in (BENCHMARKS.md, "Access checks").
-//! * The register is a plain global, so in a program that calls MPI from
-//!   several threads at once an id may belong to another thread's call.
-//! * C++ sources are compiled with `clang++-16` and `mpicxx`'s flags, and
-//!   the program is then linked by `clang++-16` with `mpicxx`'s link flags.
-//! * C is compiled as gcc 12 (what `mpicc` runs) takes it: the diagnostics
-//!   clang 16 makes errors but gcc 12 only warns about (implicit function
-//!   declarations, implicit `int`, integer/pointer conversions,
-//!   incompatible function pointers, `return` with a value in a `void`
-//!   function or without one in another, members of atomic structs) get
-//!   `-Wno-error=GROUP` ahead of the user's flags, and clang prints them as
-//!   warnings. A user's `-Werror` keeps them all errors, as under gcc, and
-//!   a user's `-Werror=GROUP` its group. GNU extensions clang does not
-//!   implement (nested functions, variable-length arrays in structs, a
-//!   declaration right after a label) still fail, and C++ gets nothing:
-//!   g++ refuses these too.
-//! * The drivers take command lines written for gcc ([`clang_command_line`]):
-//!   `-O4` and above become `-O3` as in gcc, and the options clang 16
-//!   does not know (gcc's own, such as `-ftree-vectorizer-verbose=0`) are
-//!   dropped, by clang's own answer, for the caller to name in a warning.
-//!   Options inside a response file are not looked at.
-//! * A marker call runs on every traversal of its edge, also in loops that
-//!   turn out to receive nothing in a run; nested marked loops produce
-//!   nested markers, also across function calls.
-//! * The constants probe is compiled with the C MPI flags only (not the
-//!   user's flags), so a `-D` that changes `mpi.h` is not seen by it.
-//! * `mbhybrid.toml` bounds name zones by file suffix and line: `app.c:12`
-//!   matches `src/app.c` and `test/app.c` alike.
-//! * Only Linux (ELF) linkers: the runtime is kept with
-//!   `-Wl,--push-state,--no-as-needed`.
-//! * The flags after `--` go to every step (compile, code generation,
-//!   link); flags that change what clang produces (`-E`, `-S`, `-M`,
-//!   `-flto`) break the pipeline. The compiler drivers ([`drive`]) tell
-//!   those modes apart and pass them to clang; they refuse `-flto`.
-//! * A driver link analyses and numbers every member of a static archive
-//!   that carries IR, also those the linker then leaves out; it finds
-//!   archives named by `-l` in the `-L` directories only. Shared
-//!   libraries (`-shared`) are linked from the objects' own code, not
-//!   instrumented. A relocatable object (`-r`) made of the drivers'
-//!   objects and others loses the others' code at an instrumented link.
+//! What this does not prove, Limitations: `docs/design/instrument.md`.
 #![deny(missing_docs)]
 
 mod accesses;
