@@ -1639,12 +1639,16 @@ impl View<'_> {
         &self.conds[h][a as usize]
     }
 
+    /// Where branch `(h, a)` is: its terminator's line, or, when an
+    /// optimised build gave the terminator line 0 (a branch merged from
+    /// several), the nearest line before it in its block.
     fn branch_span(&self, (h, a): Branch) -> Span {
         let f = &self.p.fns[h];
         let block = &f.blocks[a as usize];
-        let loc = (block.end > block.first)
-            .then(|| f.insts[(block.end - 1) as usize].loc)
-            .flatten();
+        let loc = (block.first..block.end)
+            .rev()
+            .filter_map(|i| f.insts[i as usize].loc)
+            .find(|loc| loc.line != 0);
         (self.span)(f, loc)
     }
 

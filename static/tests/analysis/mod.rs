@@ -305,6 +305,20 @@ pub fn report_of_c(name: &str, code: &str) -> StaticReport {
 /// [`report_of_c`] with the compile flags `flags_command` prints (the
 /// probe is compiled with them too).
 pub fn report_of_c_with(name: &str, code: &str, flags_command: &[&str]) -> StaticReport {
+    report_of_c_built(name, code, flags_command, &[])
+}
+
+/// [`report_of_c`] with `extra` compile flags after MPI's (`-O2`).
+pub fn report_of_c_flags(name: &str, code: &str, extra: &[&str]) -> StaticReport {
+    report_of_c_built(name, code, &["mpicc", "-show-compile-info"], extra)
+}
+
+fn report_of_c_built(
+    name: &str,
+    code: &str,
+    flags_command: &[&str],
+    extra_flags: &[&str],
+) -> StaticReport {
     let dir = tempfile::tempdir().unwrap();
     let c = dir.path().join(format!("{name}.c"));
     std::fs::write(&c, code).unwrap();
@@ -327,11 +341,9 @@ pub fn report_of_c_with(name: &str, code: &str, flags_command: &[&str]) -> Stati
         assert!(status.success());
     };
     let ll = dir.path().join(format!("{name}.ll"));
-    compile(
-        &c,
-        &ll,
-        &["-g", "-S", "-emit-llvm", "-Xclang", "-disable-llvm-passes"],
-    );
+    let mut front_end = vec!["-g", "-S", "-emit-llvm", "-Xclang", "-disable-llvm-passes"];
+    front_end.extend_from_slice(extra_flags);
+    compile(&c, &ll, &front_end);
     let probe_c = dir.path().join("probe.c");
     std::fs::write(&probe_c, MpiConstants::PROBE_C).unwrap();
     let probe_ll = dir.path().join("probe.ll");

@@ -3,7 +3,7 @@
 
 use mbh_trace::static_report::{Dependence, DivergentCollective, InputBranch, StaticReport};
 
-use super::analysis::report_of_c;
+use super::analysis::{report_of_c, report_of_c_flags};
 
 /// `(call, function, line, [(branch line, dependences)])`.
 type Row = (String, String, u32, Vec<(u32, Vec<Dependence>)>);
@@ -732,6 +732,56 @@ fn issue_37_values_that_do_not_make_the_round_trip_stay_rank_dependent() {
             [(branch, true)],
             "{name}: {:?}",
             rows(&report.divergent_collectives)
+        );
+    }
+}
+
+/// The sparse data exchange of Hoefler et al. (NBX): an `MPI_Ibarrier`
+/// made once the rank's synchronous sends are done, in a loop that probes
+/// for any sender. Built with `-O2`, clang ends the scope of the loop's
+/// locals (their lifetimes) in a block whose `switch` has no line; a
+/// finding names a line of the source for every branch, never line 0.
+#[test]
+fn branches_of_an_optimised_build_have_lines() {
+    const NBX: &str = r#"#include <mpi.h>
+int main(int argc, char **argv) {
+  int rank, size, sent = 0, active = 0;
+  MPI_Request sends[2], barrier;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int d = 0; d < 2; d++)
+    MPI_Issend(&rank, 1, MPI_INT, (rank + d + 1) % size, 7, MPI_COMM_WORLD, &sends[d]);
+  for (;;) {
+    int flag, v, done, all;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &flag, &st);
+    if (flag)
+      MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (active) {
+      MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+      if (done) break;
+    } else {
+      MPI_Testall(2, sends, &all, MPI_STATUSES_IGNORE);
+      if (all) { MPI_Ibarrier(MPI_COMM_WORLD, &barrier); active = 1; }
+    }
+  }
+  MPI_Finalize();
+  return sent;
+}
+"#;
+    let report = report_of_c_flags("nbx", NBX, &["-O2"]);
+    let ibarrier = report
+        .divergent_collectives
+        .iter()
+        .find(|d| d.call == "MPI_Ibarrier")
+        .expect("the Ibarrier depends on MPI_Testall's flag");
+    assert!(!ibarrier.branches.is_empty());
+    for branch in &ibarrier.branches {
+        assert!(
+            (11..=25).contains(&branch.span.line),
+            "a branch outside the loop's lines: {:?}",
+            ibarrier.branches
         );
     }
 }
