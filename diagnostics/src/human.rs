@@ -5,7 +5,7 @@
 use crate::sources::SourceFiles;
 use codespan_reporting::diagnostic::{Diagnostic, Label, Severity as CsSeverity};
 use codespan_reporting::term::{self, termcolor::Buffer, Config};
-use mbh_trace::{Finding, Report, Role, Severity};
+use mbh_trace::{Finding, Location, Report, Role, Severity};
 use std::fmt::Write;
 
 /// Why rendering failed (a source file changed under us, for instance).
@@ -74,6 +74,33 @@ fn buffer_line(buffer: &mut Buffer, line: &str) {
     let _ = writeln!(buffer, "{line}");
 }
 
+/// The locations with one label per place and text, each with the ranks
+/// it holds for, in first-seen order: a leak every rank has reads
+/// "created here, never freed (ranks 0-63)", once. A label that names its
+/// rank in its words stays one per rank.
+fn same_label_ranks(locations: &[Location]) -> Vec<(&Location, Vec<i32>)> {
+    let mut grouped: Vec<(&Location, Vec<i32>)> = Vec::new();
+    for location in locations {
+        let same = |(l, _): &&mut (&Location, Vec<i32>)| {
+            (&l.file, l.line, l.column, l.role, &l.label)
+                == (
+                    &location.file,
+                    location.line,
+                    location.column,
+                    location.role,
+                    &location.label,
+                )
+                && !crate::names_rank(&l.label, l.rank)
+                && !crate::names_rank(&location.label, location.rank)
+        };
+        match grouped.iter_mut().find(same) {
+            Some((_, ranks)) => ranks.push(location.rank),
+            None => grouped.push((location, vec![location.rank])),
+        }
+    }
+    grouped
+}
+
 fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usize> {
     let severity = match finding.severity {
         Severity::Error => CsSeverity::Error,
@@ -82,8 +109,8 @@ fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usi
     };
     let mut labels = Vec::new();
     let mut notes = Vec::new();
-    for location in &finding.locations {
-        let label_text = crate::with_rank(&location.label, location.rank);
+    for (location, ranks) in same_label_ranks(&finding.locations) {
+        let label_text = crate::with_ranks(&location.label, &ranks);
         let span = sources
             .id(&location.file)
             .and_then(|id| Some((id, sources.span(id, location.line, location.column)?)));
@@ -219,6 +246,42 @@ pub(crate) fn verdict(report: &Report) -> String {
 mod tests {
     use super::*;
     use mbh_trace::{FindingKind, Location};
+
+    /// A leak every rank has shows one label naming the ranks; a label
+    /// that names its rank stays one per rank.
+    #[test]
+    fn one_label_per_place_names_every_rank_it_holds_for() {
+        let at = |rank: i32, label: &str| Location {
+            file: "grid.c".into(),
+            line: 13,
+            column: 3,
+            rank,
+            call: None,
+            function: None,
+            role: Role::Secondary,
+            label: label.into(),
+        };
+        let locations = [
+            at(0, "created here, never freed"),
+            at(3, "created here, never freed"),
+            at(2, "created here, never freed"),
+            at(1, "created here, never freed"),
+            at(1, "rank 1 waits here"),
+            at(2, "rank 2 waits here"),
+        ];
+        let grouped: Vec<(String, Vec<i32>)> = same_label_ranks(&locations)
+            .into_iter()
+            .map(|(l, ranks)| (l.label.clone(), ranks))
+            .collect();
+        assert_eq!(
+            grouped,
+            [
+                ("created here, never freed".to_string(), vec![0, 3, 2, 1]),
+                ("rank 1 waits here".to_string(), vec![1]),
+                ("rank 2 waits here".to_string(), vec![2]),
+            ]
+        );
+    }
 
     #[test]
     fn findings_quote_each_ranks_line_and_summarise() {

@@ -75,8 +75,39 @@ pub(crate) fn with_rank(text: &str, rank: i32) -> String {
     }
 }
 
+/// `text` with the ranks it is true of, `(ranks 0-2, 5)`, when it names
+/// none of them itself (one rank: [`with_rank`]).
+pub(crate) fn with_ranks(text: &str, ranks: &[i32]) -> String {
+    match ranks {
+        [rank] => with_rank(text, *rank),
+        _ => format!("{text} (ranks {})", rank_ranges(ranks)),
+    }
+}
+
+/// Sorted `ranks` as runs: `0-2, 5`.
+fn rank_ranges(ranks: &[i32]) -> String {
+    let mut sorted = ranks.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut runs: Vec<(i32, i32)> = Vec::new();
+    for rank in sorted {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == rank => *last = rank,
+            _ => runs.push((rank, rank)),
+        }
+    }
+    runs.iter()
+        .map(|&(first, last)| match last - first {
+            0 => first.to_string(),
+            1 => format!("{first}, {last}"),
+            _ => format!("{first}-{last}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Whether `text` has the words `rank R`.
-fn names_rank(text: &str, rank: i32) -> bool {
+pub(crate) fn names_rank(text: &str, rank: i32) -> bool {
     let needle = format!("rank {rank}");
     text.match_indices(&needle).any(|(at, _)| {
         let before = text[..at].chars().next_back();
@@ -87,11 +118,17 @@ fn names_rank(text: &str, rank: i32) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::with_rank;
+    use super::{with_rank, with_ranks};
 
     #[test]
     fn the_rank_is_named_once() {
         assert_eq!(with_rank("blocked here", 1), "blocked here (rank 1)");
+        assert_eq!(with_ranks("freed", &[2]), "freed (rank 2)");
+        assert_eq!(with_ranks("freed", &[3, 0, 2, 1]), "freed (ranks 0-3)");
+        assert_eq!(
+            with_ranks("freed", &[0, 1, 5, 7, 8, 9]),
+            "freed (ranks 0, 1, 5, 7-9)"
+        );
         assert_eq!(with_rank("rank 1 crashed", 1), "rank 1 crashed");
         assert_eq!(
             with_rank("took rank 1's message", 1),

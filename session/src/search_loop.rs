@@ -715,12 +715,16 @@ fn confirm_divergence(findings: &mut [Finding], later: &Finding, n: u32) {
 /// every rank.
 fn merge_ranks(findings: Vec<Finding>) -> Vec<Finding> {
     let mut merged: Vec<Finding> = Vec::new();
+    // Which of `merged` took in another rank's finding.
+    let mut grew: Vec<bool> = Vec::new();
     for finding in findings {
         match merged
             .iter_mut()
-            .find(|m| m.dedup_key() == finding.dedup_key())
+            .zip(grew.iter_mut())
+            .find(|(m, _)| m.dedup_key() == finding.dedup_key())
         {
-            Some(first) => {
+            Some((first, grew)) => {
+                *grew = true;
                 for rank in finding.ranks {
                     if !first.ranks.contains(&rank) {
                         first.ranks.push(rank);
@@ -737,10 +741,42 @@ fn merge_ranks(findings: Vec<Finding>) -> Vec<Finding> {
                     }
                 }
             }
-            None => merged.push(finding),
+            None => {
+                merged.push(finding);
+                grew.push(false);
+            }
         }
     }
+    // The ranks of a merged finding in order, as a reader scans them: the
+    // traces come in the order the ranks ended. (A finding of one rank
+    // keeps its order: a type mismatch names the receiver, then the
+    // sender.)
+    for (finding, _) in merged.iter_mut().zip(&grew).filter(|(_, &g)| g) {
+        finding.ranks.sort_unstable();
+        lowest_rank_first(&mut finding.locations);
+    }
     merged
+}
+
+/// Puts the locations in rank order, the primary one first: the primary
+/// moves to the lowest rank with the same line (a leak every rank has is
+/// shown at rank 0's call, the other ranks' calls after it).
+fn lowest_rank_first(locations: &mut [mbh_trace::Location]) {
+    let Some(primary) = locations.first() else {
+        return;
+    };
+    let place = (primary.file.clone(), primary.line);
+    let lowest = (0..locations.len())
+        .filter(|&i| (locations[i].file.as_str(), locations[i].line) == (place.0.as_str(), place.1))
+        .min_by_key(|&i| locations[i].rank)
+        .unwrap_or(0);
+    if lowest != 0 {
+        let role = locations[0].role;
+        locations[0].role = locations[lowest].role;
+        locations[lowest].role = role;
+        locations.swap(0, lowest);
+    }
+    locations[1..].sort_by_key(|l| (l.rank, l.line));
 }
 
 fn wildcard_report(session: &Session, event: &WildcardEvent, n: u32) -> WildcardReport {
@@ -850,6 +886,39 @@ impl Engine {
 mod tests {
     use super::*;
     use mbh_trace::config::ForcedMatch;
+
+    /// A leak every rank has is one finding, its ranks and their lines in
+    /// rank order whatever order the ranks ended in.
+    #[test]
+    fn a_finding_of_several_ranks_lists_them_in_order() {
+        let leak = |rank: i32| {
+            let mut f = Finding::new(
+                mbh_trace::FindingKind::ResourceLeak,
+                mbh_trace::Severity::Warning,
+                "a handle was never freed",
+            );
+            f.ranks = vec![rank];
+            f.locations.push(mbh_trace::Location {
+                file: "grid.c".into(),
+                line: 13,
+                column: 3,
+                rank,
+                call: Some("MPI_Cart_create".into()),
+                function: None,
+                role: mbh_trace::Role::Primary,
+                label: "created here, never freed".into(),
+            });
+            f
+        };
+        let merged = merge_ranks([3, 0, 2, 1].map(leak).to_vec());
+        assert_eq!(merged.len(), 1);
+        assert_eq!(merged[0].ranks, [0, 1, 2, 3]);
+        let ranks: Vec<i32> = merged[0].locations.iter().map(|l| l.rank).collect();
+        assert_eq!(ranks, [0, 1, 2, 3]);
+        let roles: Vec<mbh_trace::Role> = merged[0].locations.iter().map(|l| l.role).collect();
+        use mbh_trace::Role::{Primary, Secondary};
+        assert_eq!(roles, [Primary, Secondary, Secondary, Secondary]);
+    }
 
     /// The search's error names the call an earlier run recorded for the
     /// forced event, in that call's terms.
