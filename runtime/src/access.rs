@@ -100,6 +100,42 @@ pub fn watch(
     }
 }
 
+/// Checks the buffer of a point-to-point call about to start against the
+/// pending buffers: a send reads `count` elements of `datatype` at
+/// `buffer` (`writes` false), a receive writes them. A send from the
+/// buffer of a pending receive, or a receive into the buffer of a pending
+/// send or receive, accesses memory MPI owns until that operation
+/// completes (MPI-4.0 §3.7.2 and §3.7.3: the buffer of a pending
+/// operation must not be accessed); MUST reports the same overlaps.
+/// Recorded as a [`Check::BufferReuse`] at the call's site. Costs one
+/// relaxed load when nothing is pending. Call it before the call watches
+/// its own buffer.
+pub fn check_call(buffer: *const c_void, count: c_int, datatype: MPI_Datatype, writes: bool) {
+    if WATCHED.load(Ordering::Relaxed) == 0 || !watching() {
+        return;
+    }
+    let Some((start, end)) = crate::buffer_check::address_range(buffer, count, datatype) else {
+        return;
+    };
+    let site = record::peek_site();
+    let Some(hit) = PENDING.hit(start, end.saturating_sub(start), writes, || site) else {
+        return;
+    };
+    let found = match (hit.what, writes) {
+        (Pending::Send, _) => ReuseFound::CallWroteSend,
+        (Pending::Recv, false) => ReuseFound::CallReadRecv,
+        (Pending::Recv, true) => ReuseFound::CallWroteRecv,
+    };
+    checks::report(
+        Check::BufferReuse {
+            found,
+            operation_record: hit.record,
+        },
+        hit.site,
+        u64::MAX,
+    );
+}
+
 /// Whether buffers are watched in this run: a nonblocking collective's
 /// extents are worth computing only then.
 pub fn watching() -> bool {

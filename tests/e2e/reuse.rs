@@ -66,6 +66,59 @@ fn u2_a_receive_buffer_read_before_its_wait_is_found_at_the_read() {
     assert_eq!(lines(finding), (vec![read], vec![recv]), "{finding:?}");
 }
 
+/// An MPI call's own buffer against the pending operations' (the
+/// handshake of miniFE's `make_local_matrix`): a send from the buffer of a
+/// pending receive is found at the send, on both ranks, with the
+/// receive's line; its twin, sending from other memory, is clean.
+#[test]
+fn u8_a_send_from_a_pending_receives_buffer_is_found_at_the_send() {
+    let source = "tests/programs/u8_send_from_pending_recv.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(
+        finding.message,
+        "rank 0 sent from the buffer of `MPI_Irecv` before the receive completed"
+    );
+    assert_eq!(finding.ranks, [0, 1]);
+    let send = line_of(source, "MPI_Send(&tmp[0]");
+    let recv = line_of(source, "MPI_Irecv(&tmp[0]");
+    // Rank 0's send is the primary place; each rank's receive and rank
+    // 1's send come after it.
+    let (primary, secondary) = lines(finding);
+    assert_eq!(primary, [send], "{finding:?}");
+    let mut places: Vec<(i32, u32)> = finding.locations.iter().map(|l| (l.rank, l.line)).collect();
+    places.sort_unstable();
+    assert_eq!(
+        places,
+        [(0, recv), (0, send), (1, recv), (1, send)],
+        "{finding:?}"
+    );
+    assert!(secondary.contains(&recv), "{finding:?}");
+}
+
+#[test]
+fn u9_a_send_from_memory_no_operation_owns_is_clean() {
+    check_program("tests/programs/u9_send_from_other_buffer.c");
+}
+
+/// A receive into the buffer of the rank's own pending send: found at the
+/// receive, with the send's line.
+#[test]
+fn u10_a_receive_into_a_pending_sends_buffer_is_found_at_the_receive() {
+    let source = "tests/programs/u10_recv_into_pending_send.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(
+        finding.message,
+        "rank 0 received into the buffer of `MPI_Isend` before the send completed"
+    );
+    let recv = line_of(source, "MPI_Recv(data");
+    let send = line_of(source, "MPI_Isend(data");
+    assert_eq!(lines(finding), (vec![recv], vec![send]), "{finding:?}");
+}
+
 /// Buffers touched only after their completion, another array touched
 /// while requests are pending, a send buffer read while pending: silent
 /// (the harness checks that there is no finding).

@@ -572,6 +572,13 @@ pub enum ReuseFound {
     RecvRead = 2,
     /// A store into a pending receive's buffer.
     RecvWritten = 3,
+    /// An MPI call (a send) read a pending receive's buffer: its site is
+    /// the call's.
+    CallReadRecv = 4,
+    /// An MPI call (a receive) writes into a pending send's buffer.
+    CallWroteSend = 5,
+    /// An MPI call (a receive) writes into a pending receive's buffer.
+    CallWroteRecv = 6,
 }
 
 impl ReuseFound {
@@ -581,13 +588,25 @@ impl ReuseFound {
             1 => ReuseFound::SendWritten,
             2 => ReuseFound::RecvRead,
             3 => ReuseFound::RecvWritten,
+            4 => ReuseFound::CallReadRecv,
+            5 => ReuseFound::CallWroteSend,
+            6 => ReuseFound::CallWroteRecv,
             _ => ReuseFound::Changed,
         }
     }
 
-    /// Whether an instrumented access found it (so `site` is the access).
+    /// Whether an instrumented access or an MPI call's buffer found it
+    /// (so `site` is the access's or the call's).
     pub fn is_access(self) -> bool {
         self != ReuseFound::Changed
+    }
+
+    /// Whether an MPI call's buffer found it (its site is an MPI call).
+    pub fn is_call(self) -> bool {
+        matches!(
+            self,
+            ReuseFound::CallReadRecv | ReuseFound::CallWroteSend | ReuseFound::CallWroteRecv
+        )
     }
 }
 

@@ -48,12 +48,20 @@ pub fn access_finding(
     );
     finding.interleaving = interleaving;
     finding.ranks = vec![rank];
-    let label = format!("(2) {} here", words.participle);
+    let label = match found {
+        ReuseFound::CallReadRecv => "(2) this send reads it".to_string(),
+        ReuseFound::CallWroteSend | ReuseFound::CallWroteRecv => {
+            "(2) this receive writes it".to_string()
+        }
+        _ => format!("(2) {} here", words.participle),
+    };
     match site_of(access) {
         Some(site) => {
             let mut location = site_location(site, rank, Role::Primary, &label);
-            // The site is an access, not an MPI call.
-            location.call = None;
+            if !found.is_call() {
+                // The site is an access, not an MPI call.
+                location.call = None;
+            }
             finding.locations.push(location);
         }
         None => finding.notes.push(format!(
@@ -128,6 +136,27 @@ impl Words {
                 participle: "written",
                 operation: "receive",
                 note: "the message may overwrite the write, or the write part of the message",
+                help: RECV_HELP,
+            },
+            ReuseFound::CallReadRecv => Words {
+                verb: "sent from",
+                participle: "sent from",
+                operation: "receive",
+                note: "the message may not have arrived yet: the send may carry the old contents, the message's, or a mix (MPI-4.0 §3.7.2: a pending receive's buffer must not be accessed)",
+                help: RECV_HELP,
+            },
+            ReuseFound::CallWroteSend => Words {
+                verb: "received into",
+                participle: "received into",
+                operation: "send",
+                note: "the receiver may get the old contents, the new ones, or a mix (MPI-4.0 §3.7.2: a pending send's buffer must not be written)",
+                help: SEND_HELP,
+            },
+            ReuseFound::CallWroteRecv => Words {
+                verb: "received into",
+                participle: "received into",
+                operation: "receive",
+                note: "the two messages may land in either order, or mixed (MPI-4.0 §3.7.2: a pending receive's buffer must not be accessed)",
                 help: RECV_HELP,
             },
         }

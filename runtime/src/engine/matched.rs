@@ -319,6 +319,9 @@ impl Rt {
             // SAFETY: non-null: the caller's message.
             self.messages.remove(&unsafe { *message }.bits())
         };
+        if probed.is_some() {
+            crate::access::check_call(buf, count, datatype, true);
+        }
         let index = record::begin(
             || Self::mrecv_record(OpKind::Mrecv, probed, count, datatype),
             true,
@@ -408,6 +411,9 @@ impl Rt {
             // SAFETY: non-null: the caller's message.
             self.messages.remove(&unsafe { *message }.bits())
         };
+        if probed.is_some() {
+            crate::access::check_call(buf, count, datatype, true);
+        }
         let index = record::begin(
             || Self::mrecv_record(OpKind::Imrecv, probed, count, datatype),
             false,

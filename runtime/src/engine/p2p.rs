@@ -179,6 +179,9 @@ impl Rt {
         tag: c_int,
         comm: MPI_Comm,
     ) -> c_int {
+        if dest != proc_null() {
+            crate::access::check_call(buf, count, datatype, false);
+        }
         let index = record::begin(|| record::p2p(kind, dest, tag, comm, count, datatype), true);
         let rc = if dest == proc_null() {
             // SAFETY: the caller's arguments: no message is made.
@@ -286,6 +289,9 @@ impl Rt {
         comm: MPI_Comm,
         request: *mut MPI_Request,
     ) -> c_int {
+        if dest != proc_null() {
+            crate::access::check_call(buf, count, datatype, false);
+        }
         let index = record::begin(
             || record::p2p(kind, dest, tag, comm, count, datatype),
             false,
@@ -418,6 +424,9 @@ impl Rt {
         comm: MPI_Comm,
         status: *mut MPI_Status,
     ) -> c_int {
+        if source != proc_null() {
+            crate::access::check_call(buf, count, datatype, true);
+        }
         if source == proc_null() {
             let index = record::begin(
                 || record::p2p(OpKind::Recv, source, tag, comm, count, datatype),
@@ -555,6 +564,9 @@ impl Rt {
         comm: MPI_Comm,
         request: *mut MPI_Request,
     ) -> c_int {
+        if source != proc_null() {
+            crate::access::check_call(buf, count, datatype, true);
+        }
         if source == proc_null() {
             let index = record::begin(
                 || record::p2p(kind, source, tag, comm, count, datatype),
@@ -772,6 +784,12 @@ impl Rt {
         status: *mut MPI_Status,
     ) -> c_int {
         let null = proc_null();
+        if dest != null {
+            crate::access::check_call(sendbuf, sendcount, sendtype, false);
+        }
+        if source != null {
+            crate::access::check_call(recvbuf, recvcount, recvtype, true);
+        }
         let posting = if source == null {
             Posting::plain(source)
         } else {
