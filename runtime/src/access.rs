@@ -92,10 +92,17 @@ pub fn watch(
     if !WATCHING.load(Ordering::Relaxed) || !record::recording() {
         return;
     }
-    let Some(range) = crate::buffer_check::address_range(buffer, count, datatype) else {
+    let Some((range, dense)) = crate::buffer_check::address_range_dense(buffer, count, datatype)
+    else {
         return;
     };
-    if PENDING.watch(slot, range, what, record.unwrap_or(u64::MAX)) {
+    let record = record.unwrap_or(u64::MAX);
+    let watched = if dense {
+        PENDING.watch_exact(slot, range, what, record)
+    } else {
+        PENDING.watch(slot, range, what, record)
+    };
+    if watched {
         publish_watched([range]);
     }
 }
@@ -114,11 +121,16 @@ pub fn check_call(buffer: *const c_void, count: c_int, datatype: MPI_Datatype, w
     if WATCHED.load(Ordering::Relaxed) == 0 || !watching() {
         return;
     }
-    let Some((start, end)) = crate::buffer_check::address_range(buffer, count, datatype) else {
+    // Both buffers must be contiguous for their ranges to stand for their
+    // bytes: a halo exchange's strided ghost column and interior column
+    // have overlapping ranges and no byte in common.
+    let Some(((start, end), true)) =
+        crate::buffer_check::address_range_dense(buffer, count, datatype)
+    else {
         return;
     };
     let site = record::peek_site();
-    let Some(hit) = PENDING.hit(start, end.saturating_sub(start), writes, || site) else {
+    let Some(hit) = PENDING.hit_exact(start, end.saturating_sub(start), writes, || site) else {
         return;
     };
     let found = match (hit.what, writes) {

@@ -66,6 +66,16 @@ struct Extents {
     extent: MPI_Count,
     true_lb: MPI_Count,
     true_extent: MPI_Count,
+    /// `MPI_Type_size`: the bytes of data one element holds.
+    size: MPI_Count,
+}
+
+impl Extents {
+    /// Whether `count` elements touch every byte of their span: no holes
+    /// inside an element, none between elements.
+    fn dense(&self, count: c_int) -> bool {
+        self.true_extent == self.size && (count <= 1 || self.extent == self.size)
+    }
 }
 
 /// The extents of `datatype`, asked of MPI once per handle while it stays
@@ -78,12 +88,14 @@ fn extents(datatype: MPI_Datatype) -> Option<Extents> {
     }
     let (mut lb, mut extent): (MPI_Count, MPI_Count) = (0, 0);
     let (mut true_lb, mut true_extent): (MPI_Count, MPI_Count) = (0, 0);
+    let mut size: MPI_Count = 0;
     // SAFETY: valid out-parameters; an invalid datatype returns an error
     // (the runtime sets MPI_ERRORS_RETURN), and is then not checked here.
     let ok = unsafe {
         mpi_sys::PMPI_Type_get_extent_x(datatype, &mut lb, &mut extent) == SUCCESS
             && mpi_sys::PMPI_Type_get_true_extent_x(datatype, &mut true_lb, &mut true_extent)
                 == SUCCESS
+            && mpi_sys::PMPI_Type_size_x(datatype, &mut size) == SUCCESS
     };
     if !ok {
         return None;
@@ -92,6 +104,7 @@ fn extents(datatype: MPI_Datatype) -> Option<Extents> {
         extent,
         true_lb,
         true_extent,
+        size,
     };
     CACHE.put(bits, e);
     Some(e)
@@ -170,12 +183,12 @@ const CACHED_TYPES: usize = 8;
 struct ExtentCache {
     /// Handle bits + 1 (0: empty).
     keys: [AtomicU64; CACHED_TYPES],
-    values: [[AtomicI64; 3]; CACHED_TYPES],
+    values: [[AtomicI64; 4]; CACHED_TYPES],
 }
 
 static CACHE: ExtentCache = ExtentCache {
     keys: [const { AtomicU64::new(0) }; CACHED_TYPES],
-    values: [const { [const { AtomicI64::new(0) }; 3] }; CACHED_TYPES],
+    values: [const { [const { AtomicI64::new(0) }; 4] }; CACHED_TYPES],
 };
 
 impl ExtentCache {
@@ -188,18 +201,20 @@ impl ExtentCache {
         if self.keys[i].load(Ordering::Relaxed) != bits.wrapping_add(1) {
             return None;
         }
-        let [extent, true_lb, true_extent] = &self.values[i];
+        let [extent, true_lb, true_extent, size] = &self.values[i];
         Some(Extents {
             extent: extent.load(Ordering::Relaxed),
             true_lb: true_lb.load(Ordering::Relaxed),
             true_extent: true_extent.load(Ordering::Relaxed),
+            size: size.load(Ordering::Relaxed),
         })
     }
 
     fn put(&self, bits: u64, e: Extents) {
         let i = Self::entry(bits);
-        let [extent, true_lb, true_extent] = &self.values[i];
+        let [extent, true_lb, true_extent, size] = &self.values[i];
         extent.store(e.extent, Ordering::Relaxed);
+        size.store(e.size, Ordering::Relaxed);
         true_lb.store(e.true_lb, Ordering::Relaxed);
         true_extent.store(e.true_extent, Ordering::Relaxed);
         self.keys[i].store(bits.wrapping_add(1), Ordering::Relaxed);
@@ -229,6 +244,18 @@ pub fn address_range(
     let start = usize::try_from(base + first).ok()?;
     let end = usize::try_from(base + end).ok()?;
     (end > start).then_some((start, end))
+}
+
+/// [`address_range`], and whether the elements use every byte of it (a
+/// contiguous datatype): only then can the range stand for the bytes.
+pub fn address_range_dense(
+    buffer: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+) -> Option<((usize, usize), bool)> {
+    let range = address_range(buffer, count, datatype)?;
+    let dense = extents(datatype).is_some_and(|e| e.dense(count));
+    Some((range, dense))
 }
 
 /// Records a [`LocalCheck::BufferOverflow`](mbh_trace::op::LocalCheck::BufferOverflow) at the current call when

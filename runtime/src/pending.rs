@@ -41,6 +41,9 @@ pub enum Pending {
     Recv,
 }
 
+/// An [`Entry::what`] bit: the operation uses every byte of its range.
+const EXACT: u32 = 4;
+
 /// One pending buffer: bytes `start..end`, `start` 0 when the entry is
 /// free.
 struct Entry {
@@ -48,7 +51,8 @@ struct Entry {
     end: AtomicUsize,
     /// The request's slot id.
     slot: AtomicU32,
-    /// 1 send, 2 receive.
+    /// 1 send, 2 receive, with [`EXACT`] when every byte of the range is
+    /// the operation's.
     what: AtomicU32,
     /// The record of the call that started it (`u64::MAX`: none).
     record: AtomicU64,
@@ -142,7 +146,21 @@ impl<const N: usize> Table<N> {
     /// `record`. Returns false (not watched) when the range is empty or
     /// the table is full. Only the thread calling MPI calls this.
     pub fn watch(&self, slot: u32, range: (usize, usize), what: Pending, record: u64) -> bool {
-        self.watch_entry(slot, range, what, record).is_some()
+        self.watch_entry(slot, range, what, record, false).is_some()
+    }
+
+    /// [`Table::watch`] for a buffer whose every byte in `range` the
+    /// operation uses (a contiguous datatype): an MPI call's buffer is
+    /// compared with such buffers only ([`Table::hit_exact`]), since a
+    /// strided one's range holds bytes it does not touch.
+    pub fn watch_exact(
+        &self,
+        slot: u32,
+        range: (usize, usize),
+        what: Pending,
+        record: u64,
+    ) -> bool {
+        self.watch_entry(slot, range, what, record, true).is_some()
     }
 
     /// Watches each of `buffers` for the one request in `slot` (a
@@ -159,7 +177,7 @@ impl<const N: usize> Table<N> {
         let mut first: Option<usize> = None;
         let mut last: Option<usize> = None;
         for &(range, what) in buffers {
-            let Some(index) = self.watch_entry(slot, range, what, record) else {
+            let Some(index) = self.watch_entry(slot, range, what, record, false) else {
                 continue;
             };
             if let Some(previous) = last {
@@ -211,6 +229,7 @@ impl<const N: usize> Table<N> {
         (start, end): (usize, usize),
         what: Pending,
         record: u64,
+        exact: bool,
     ) -> Option<usize> {
         if start == 0 || end <= start {
             return None;
@@ -227,7 +246,8 @@ impl<const N: usize> Table<N> {
         }
         entry.end.store(end, Ordering::Relaxed);
         entry.slot.store(slot, Ordering::Relaxed);
-        entry.what.store(what as u32 + 1, Ordering::Relaxed);
+        let exact = if exact { EXACT } else { 0 };
+        entry.what.store(what as u32 + 1 | exact, Ordering::Relaxed);
         entry.record.store(record, Ordering::Relaxed);
         for site in &entry.reported {
             site.store(0, Ordering::Relaxed);
@@ -364,6 +384,31 @@ impl<const N: usize> Table<N> {
         write: bool,
         site: impl FnOnce() -> u32,
     ) -> Option<Hit> {
+        self.hit_where(address, size, write, site, 0)
+    }
+
+    /// [`Table::hit`] among the buffers watched with
+    /// [`Table::watch_exact`] only: for an MPI call's own (contiguous)
+    /// buffer, which must not be taken to overlap a strided buffer's holes.
+    pub fn hit_exact(
+        &self,
+        address: usize,
+        size: usize,
+        write: bool,
+        site: impl FnOnce() -> u32,
+    ) -> Option<Hit> {
+        self.hit_where(address, size, write, site, EXACT)
+    }
+
+    /// [`Table::hit`] among the entries with the `need` bits.
+    fn hit_where(
+        &self,
+        address: usize,
+        size: usize,
+        write: bool,
+        site: impl FnOnce() -> u32,
+        need: u32,
+    ) -> Option<Hit> {
         let mut site = Some(site);
         let mut known = 0;
         let end = address.saturating_add(size.max(1));
@@ -373,7 +418,11 @@ impl<const N: usize> Table<N> {
             if start == 0 || end <= start || address >= entry.end.load(Ordering::Relaxed) {
                 continue;
             }
-            let what = match entry.what.load(Ordering::Relaxed) {
+            let bits = entry.what.load(Ordering::Relaxed);
+            if bits & need != need {
+                continue;
+            }
+            let what = match bits & !EXACT {
                 1 => Pending::Send,
                 _ => Pending::Recv,
             };
@@ -558,6 +607,34 @@ mod tests {
         table.forget(11);
         assert!(table.watch(13, (0x60_0000, 0x60_0010), Pending::Recv, 4));
         assert_eq!(table.live(), 4);
+    }
+
+    /// An MPI call's buffer is compared with contiguous pending buffers
+    /// only: a strided receive's range holds bytes it does not write.
+    #[test]
+    fn a_calls_buffer_meets_exact_buffers_only() {
+        let table: Table<8> = Table::new();
+        assert!(table.watch(1, RECV, Pending::Recv, 1), "strided");
+        assert!(table.watch_exact(2, (0x20_0000, 0x20_0040), Pending::Recv, 2));
+        assert!(table.watch_exact(3, SEND, Pending::Send, 3));
+        assert_eq!(
+            table.hit_exact(RECV.0, 8, false, || 1),
+            None,
+            "strided range"
+        );
+        assert!(
+            table.hit(RECV.0, 8, false, || 1).is_some(),
+            "a load still meets it"
+        );
+        let read = table.hit_exact(0x20_0010, 8, false, || 1);
+        assert_eq!(read.map(|h| (h.what, h.record)), Some((Pending::Recv, 2)));
+        assert_eq!(
+            table.hit_exact(SEND.0, 8, false, || 1),
+            None,
+            "reading a send's buffer"
+        );
+        let write = table.hit_exact(SEND.0, 8, true, || 1);
+        assert_eq!(write.map(|h| (h.what, h.record)), Some((Pending::Send, 3)));
     }
 
     #[test]

@@ -110,6 +110,7 @@ fn every_program_has_a_test() {
         "t2_visible_state.c",
         "t3_polling_gives_up.c",
         "u10_recv_into_pending_send.c",
+        "u11_strided_halo_clean.c",
         "u1_send_written.c",
         "u2_recv_read.c",
         "u3_reuse_clean.c",

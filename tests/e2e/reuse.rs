@@ -102,6 +102,13 @@ fn u9_a_send_from_memory_no_operation_owns_is_clean() {
     check_program("tests/programs/u9_send_from_other_buffer.c");
 }
 
+/// A strided receive pending while a strided send from the same array
+/// starts: their ranges overlap, their bytes do not. Clean.
+#[test]
+fn u11_strided_buffers_that_share_no_byte_are_not_reported() {
+    check_program("tests/programs/u11_strided_halo_clean.c");
+}
+
 /// A receive into the buffer of the rank's own pending send: found at the
 /// receive, with the send's line.
 #[test]
