@@ -626,7 +626,7 @@ fn target_bytes(count: c_int, datatype: MPI_Datatype) -> (i32, i16) {
     };
     let dense = ok
         && count >= 0
-        && i64::from(size) == true_extent as i64
+        && size as MPI_Aint == true_extent
         && (count <= 1 || extent == true_extent);
     let len = i64::from(count) * i64::from(size);
     match (i32::try_from(len), i16::try_from(true_lb)) {

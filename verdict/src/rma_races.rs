@@ -102,6 +102,9 @@ pub mod why {
 /// ordinal of its making among the windows made on it.
 type WinKey = (u64, u32);
 
+/// A rank's `MPI_Win_post`s of a window: (record index, group).
+type Posts = Vec<(u64, Option<u64>)>;
+
 /// The epoch an operation is in, as its origin opened it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Epoch {
@@ -216,7 +219,7 @@ struct Walk {
     /// the nth of the open start epoch for each target it holds
     open_start: BTreeMap<i32, u32>,
     /// posts: (record index, group)
-    posts: Vec<(u64, Option<u64>)>,
+    posts: Posts,
 }
 
 /// The group bits hold rank `r`.
@@ -265,7 +268,7 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
     }
     // Each rank's posts, by window, for PSCW matching.
     let mut accesses = Vec::new();
-    let mut posts: HashMap<(WinKey, i32), Vec<(u64, Option<u64>)>> = HashMap::new();
+    let mut posts: HashMap<(WinKey, i32), Posts> = HashMap::new();
     for (r, trace) in traces.iter().enumerate() {
         let Some(trace) = trace else { continue };
         let (found, walked) = walk(trace, &made[r], &mut check.unchecked);
