@@ -277,7 +277,9 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
             posts.insert((key, trace.rank), w.posts);
         }
     }
-    let clocks = Clocks::new(traces);
+    // Only shared-lock pairs of two origins need clocks: made once, when
+    // the first one comes.
+    let mut clocks: Option<Clocks> = None;
     let shared_memory = traces
         .iter()
         .flatten()
@@ -313,13 +315,18 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
             }
             Err(why::GROUP)
         };
-        for (x, &i) in list.iter().enumerate() {
-            for &j in &list[x + 1..] {
+        // By first byte: each operation meets only the ones that start
+        // before it ends (a sweep, not every pair: a stencil's thousands of
+        // operations on disjoint bytes cost a sort).
+        let mut ranged: Vec<(i64, i64, usize)> = list
+            .iter()
+            .filter_map(|&i| accesses[i].data.range(unit).map(|(lo, hi)| (lo, hi, i)))
+            .filter(|(lo, hi, _)| lo < hi)
+            .collect();
+        ranged.sort_unstable();
+        for (x, &(a0, a1, i)) in ranged.iter().enumerate() {
+            for &(b0, b1, j) in ranged[x + 1..].iter().take_while(|(b0, ..)| *b0 < a1) {
                 let (a, b) = (&accesses[i], &accesses[j]);
-                let (Some((a0, a1)), Some((b0, b1))) = (a.data.range(unit), b.data.range(unit))
-                else {
-                    continue;
-                };
                 let (lo, hi) = (a0.max(b0), a1.min(b1));
                 if lo >= hi || !(a.writes() || b.writes()) || atomic(a, b) {
                     continue;
@@ -369,6 +376,7 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
                         } else {
                             match (ca, cb) {
                                 (Some(ca), Some(cb)) => {
+                                    let clocks = clocks.get_or_insert_with(|| Clocks::new(traces));
                                     use Order::*;
                                     match (
                                         clocks.order(a.rank, ca, b.rank, b.op.index),
@@ -744,7 +752,7 @@ enum Order {
 type CollKey = (u64, bool, u32);
 
 /// Records beyond which clocks are not kept (ranks × records).
-const CLOCK_LIMIT: usize = 50_000_000;
+const CLOCK_LIMIT: usize = 20_000_000;
 
 impl Clocks {
     fn new(traces: &[Option<RankTrace>]) -> Clocks {
