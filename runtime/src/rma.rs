@@ -4,7 +4,10 @@
 //! returns its result unchanged, and records one event
 //! ([`OpKind::WinCreate`] ... [`OpKind::RgetAccumulate`]; the fields:
 //! `mbh_trace::rma`) from which `verify` checks the epochs (MPI-4.0
-//! §12.5). Nothing here changes what MPI does: no piggyback, no clock.
+//! §12.5) and the races between operations (§12.7): an operation's record
+//! holds the bytes it touches on its target (three datatype queries, no
+//! allocation), a window's its displacement unit. Nothing here changes
+//! what MPI does: no piggyback, no clock.
 //!
 //! Windows get ids per rank as they are made (1, 2, ...), so a record
 //! names its window the same way in every run of the program; a target

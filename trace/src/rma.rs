@@ -2,6 +2,17 @@
 //! each field of an RMA record holds ([`OpKind::WinCreate`] ...
 //! [`OpKind::RgetAccumulate`]), written by the runtime's `rma.rs` and read
 //! here, in one place, by [`Op::rma`].
+//!
+//! Every RMA record: `request` is the window's id on the rank, `comm` its
+//! communicator (renamed across ranks like every communicator), `peer`
+//! the target as a world rank. A window's making: `count` its
+//! displacement unit (0 for a dynamic window), `aux` its size in bytes.
+//! An operation: `aux` the target displacement, `count` the bytes it
+//! touches on the target (-1 when its target datatype has holes), `tag`
+//! its accumulate operation, basic datatype and the target datatype's true
+//! lower bound ([`operation_tag`]). A synchronization call: `tag` its
+//! assert ([`assert`]), `count` a lock's type ([`RmaLock`]) or a group's
+//! size, `aux` a group's ranks ([`GROUP_RANKS`]).
 
 use crate::op::{flags, OpClass};
 use crate::rank_trace::Op;

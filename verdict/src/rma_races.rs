@@ -96,6 +96,9 @@ pub mod why {
     pub const CLOCKS: &str = "they run under shared locks and what orders them could not be told (one-sided operations that may carry the order, a run cut short, or memory shared through `MPI_Win_allocate_shared`)";
     /// An epoch never closed.
     pub const OPEN: &str = "their lock epoch was never closed";
+    /// No record of the window from the target.
+    pub const NO_TARGET: &str =
+        "their target's trace does not record the window (its displacement unit is not known)";
 }
 
 /// A window, the same on every rank: its communicator's name and the
@@ -292,11 +295,19 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
     let mut found: BTreeMap<(u32, u32), Race> = BTreeMap::new();
     let mut undecided: BTreeSet<(usize, &'static str)> = BTreeSet::new();
     for ((window, target), list) in &by_target {
-        let Some(Some(unit)) = units.get(&(*window, *target)).copied() else {
-            for &i in list {
-                undecided.insert((i, why::DYNAMIC));
+        let unit = match units.get(&(*window, *target)) {
+            Some(Some(unit)) => *unit,
+            found => {
+                let reason = if found.is_some() {
+                    why::DYNAMIC
+                } else {
+                    why::NO_TARGET
+                };
+                for &i in list {
+                    undecided.insert((i, reason));
+                }
+                continue;
             }
-            continue;
         };
         let exposure = |a: &Access| -> Result<Option<u64>, &'static str> {
             let Epoch::Start { nth, .. } = a.epoch else {
@@ -953,6 +964,11 @@ mod tests {
         /// a receive that took record `1` of rank `0`
         Recv(i32, u64),
         Free,
+        /// `MPI_Win_post` / `MPI_Win_start` of a group (bits)
+        Post(u64),
+        Start(u64),
+        Complete,
+        Wait,
     }
 
     fn trace(rank: i32, size: i32, calls: &[C]) -> RankTrace {
@@ -1014,6 +1030,16 @@ mod tests {
                     continue;
                 }
                 C::Free => op.kind = OpKind::WinFree,
+                C::Post(group) => {
+                    op.kind = OpKind::WinPost;
+                    op.aux = group;
+                }
+                C::Start(group) => {
+                    op.kind = OpKind::WinStart;
+                    op.aux = group;
+                }
+                C::Complete => op.kind = OpKind::WinComplete,
+                C::Wait => op.kind = OpKind::WinWait,
             }
             push(&mut ops, op);
         }
@@ -1318,5 +1344,24 @@ mod tests {
             "{:?}",
             dynamic.unchecked
         );
+    }
+
+    #[test]
+    fn origins_of_one_exposure_epoch_race_of_two_do_not() {
+        let origin = |_r: i32| vec![Make(4), Start(0b1), put(0, 0), Complete, Free];
+        let one = check(&[&[Make(4), Post(0b110), Wait, Free], &origin(1), &origin(2)]);
+        assert_eq!(one.findings.len(), 1, "{:?}", one.unchecked);
+        assert!(one.findings[0].notes[2].contains("same exposure epoch of rank 0"));
+        let two = check(&[
+            &[Make(4), Post(0b010), Wait, Post(0b100), Wait, Free],
+            &origin(1),
+            &origin(2),
+        ]);
+        assert!(two.findings.is_empty(), "{:?}", two.findings);
+        assert!(two.unchecked.is_empty(), "{:?}", two.unchecked);
+        // A group not known: not decided, and said so.
+        let unknown = check(&[&[Make(4), Post(0), Wait, Free], &origin(1), &origin(2)]);
+        assert!(unknown.findings.is_empty());
+        assert!(unknown.unchecked.iter().any(|u| u.2 == why::GROUP));
     }
 }
