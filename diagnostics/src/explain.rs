@@ -44,6 +44,7 @@ const PAGES: &[(&str, &str)] = &[
     ("MBH0020", include_str!("../codes/MBH0020.md")),
     ("MBH0021", include_str!("../codes/MBH0021.md")),
     ("MBH0022", include_str!("../codes/MBH0022.md")),
+    ("MBH0023", include_str!("../codes/MBH0023.md")),
 ];
 
 /// Every code with its page, in code order.

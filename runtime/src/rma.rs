@@ -4,7 +4,10 @@
 //! returns its result unchanged, and records one event
 //! ([`OpKind::WinCreate`] ... [`OpKind::RgetAccumulate`]; the fields:
 //! `mbh_trace::rma`) from which `verify` checks the epochs (MPI-4.0
-//! §12.5). Nothing here changes what MPI does: no piggyback, no clock.
+//! §12.5) and the races between operations (§12.7): an operation's record
+//! holds the bytes it touches on its target (three datatype queries, no
+//! allocation), a window's its displacement unit. Nothing here changes
+//! what MPI does: no piggyback, no clock.
 //!
 //! Windows get ids per rank as they are made (1, 2, ...), so a record
 //! names its window the same way in every run of the program; a target
@@ -253,7 +256,15 @@ fn world_ranks(comm: MPI_Comm) -> Vec<i32> {
 
 /// Records the making of a window by `call` on `comm` and, when MPI made
 /// it, enters it in the table.
-fn make(kind: OpKind, comm: MPI_Comm, win: *mut MPI_Win, call: impl FnOnce() -> c_int) -> c_int {
+/// `disp_unit` and `size`: the window's displacement unit and bytes (0
+/// for a dynamic window), recorded as `count` and `aux` (`mbh_trace::rma`).
+fn make(
+    kind: OpKind,
+    comm: MPI_Comm,
+    (disp_unit, size): (c_int, MPI_Aint),
+    win: *mut MPI_Win,
+    call: impl FnOnce() -> c_int,
+) -> c_int {
     if !active() {
         return call();
     }
@@ -268,6 +279,8 @@ fn make(kind: OpKind, comm: MPI_Comm, win: *mut MPI_Win, call: impl FnOnce() -> 
         peer: -1,
         comm: comm.bits(),
         request: id,
+        count: disp_unit,
+        aux: size as u64,
         ..RawOp::default()
     };
     recorded_then(op, true, call, |_, rc| {
@@ -297,7 +310,7 @@ pub(crate) unsafe fn win_create(
     win: *mut MPI_Win,
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
-    make(OpKind::WinCreate, comm, win, || unsafe {
+    make(OpKind::WinCreate, comm, (disp_unit, size), win, || unsafe {
         mpi_sys::PMPI_Win_create(base, size, disp_unit, info, comm, win)
     })
 }
@@ -311,9 +324,13 @@ pub(crate) unsafe fn win_allocate(
     win: *mut MPI_Win,
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
-    make(OpKind::WinAllocate, comm, win, || unsafe {
-        mpi_sys::PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win)
-    })
+    make(
+        OpKind::WinAllocate,
+        comm,
+        (disp_unit, size),
+        win,
+        || unsafe { mpi_sys::PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win) },
+    )
 }
 
 pub(crate) unsafe fn win_allocate_shared(
@@ -325,9 +342,13 @@ pub(crate) unsafe fn win_allocate_shared(
     win: *mut MPI_Win,
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
-    make(OpKind::WinAllocateShared, comm, win, || unsafe {
-        mpi_sys::PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win)
-    })
+    make(
+        OpKind::WinAllocateShared,
+        comm,
+        (disp_unit, size),
+        win,
+        || unsafe { mpi_sys::PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win) },
+    )
 }
 
 pub(crate) unsafe fn win_create_dynamic(
@@ -336,7 +357,7 @@ pub(crate) unsafe fn win_create_dynamic(
     win: *mut MPI_Win,
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
-    make(OpKind::WinCreateDynamic, comm, win, || unsafe {
+    make(OpKind::WinCreateDynamic, comm, (0, 0), win, || unsafe {
         mpi_sys::PMPI_Win_create_dynamic(info, comm, win)
     })
 }
@@ -555,14 +576,73 @@ plain_sync! {
 }
 
 /// The record of an operation on `win`'s `target` at displacement `disp`
-/// with `count` origin elements.
+/// of `count` elements of `datatype` on the target: its bytes when the
+/// datatype has no holes (`mbh_trace::rma::TargetData`), and for the
+/// accumulate family the reduction `acc_op` and the basic datatype (of
+/// the target datatype, or of `origin` when the target's is derived:
+/// MPI-4.0 §12.3.4 wants both built of the same one).
 #[inline]
-fn operation(kind: OpKind, win: MPI_Win, target: c_int, disp: MPI_Aint, count: c_int) -> RawOp {
+#[allow(clippy::too_many_arguments)]
+fn operation(
+    kind: OpKind,
+    win: MPI_Win,
+    target: c_int,
+    disp: MPI_Aint,
+    count: c_int,
+    datatype: MPI_Datatype,
+    acc: Option<(u8, MPI_Datatype)>,
+) -> RawOp {
+    let (len, lb) = target_bytes(count, datatype);
+    let (acc_op, basic) = match acc {
+        Some((op, origin)) => {
+            let code = |t: MPI_Datatype| {
+                crate::consts::predefined_type_index(t).and_then(|i| u8::try_from(i + 1).ok())
+            };
+            (op, code(datatype).or_else(|| code(origin)).unwrap_or(0))
+        }
+        None => (0, 0),
+    };
     RawOp {
-        count,
+        count: len,
+        tag: mbh_trace::rma::operation_tag(acc_op, basic, lb),
         aux: disp as u64,
         ..event(kind, win, Some(target))
     }
+}
+
+/// The bytes `count` elements of `datatype` cover on the target, and the
+/// datatype's true lower bound: (-1, 0) when they have holes (MPI-4.0
+/// §5.1: a size below the true extent, or elements farther apart than
+/// they are long), do not fit the record, or MPI cannot say. Three
+/// queries, no allocation.
+fn target_bytes(count: c_int, datatype: MPI_Datatype) -> (i32, i16) {
+    const UNKNOWN: (i32, i16) = (-1, 0);
+    let (mut size, mut lb, mut extent, mut true_lb, mut true_extent) = (0, 0, 0, 0, 0);
+    // SAFETY: queries of the program's datatype into locals; an invalid
+    // handle is an error MPI returns (and reports on the operation).
+    let ok = unsafe {
+        mpi_sys::PMPI_Type_size(datatype, &mut size) == SUCCESS
+            && mpi_sys::PMPI_Type_get_true_extent(datatype, &mut true_lb, &mut true_extent)
+                == SUCCESS
+            && (count <= 1
+                || mpi_sys::PMPI_Type_get_extent(datatype, &mut lb, &mut extent) == SUCCESS)
+    };
+    let dense = ok
+        && count >= 0
+        && size as MPI_Aint == true_extent
+        && (count <= 1 || extent == true_extent);
+    let len = i64::from(count) * i64::from(size);
+    match (i32::try_from(len), i16::try_from(true_lb)) {
+        (Ok(len), Ok(lb)) if dense => (len, lb),
+        _ => UNKNOWN,
+    }
+}
+
+/// The trace's code of reduction `op` (`mbh_trace::rma::acc_op`).
+fn acc_code(op: MPI_Op) -> u8 {
+    crate::consts::predefined_op_index(op)
+        .and_then(|i| u8::try_from(i + 1).ok())
+        .unwrap_or(0)
 }
 
 #[allow(clippy::too_many_arguments)] // MPI's signature
@@ -576,7 +656,17 @@ pub(crate) unsafe fn put(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
-    let op = || operation(OpKind::Put, win, target_rank, target_disp, origin_count);
+    let op = || {
+        operation(
+            OpKind::Put,
+            win,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            None,
+        )
+    };
     // SAFETY: the caller's arguments, passed on unchanged.
     recorded(op, false, || unsafe {
         mpi_sys::PMPI_Put(
@@ -603,7 +693,17 @@ pub(crate) unsafe fn get(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
-    let op = || operation(OpKind::Get, win, target_rank, target_disp, origin_count);
+    let op = || {
+        operation(
+            OpKind::Get,
+            win,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            None,
+        )
+    };
     // SAFETY: the caller's arguments, passed on unchanged.
     recorded(op, false, || unsafe {
         mpi_sys::PMPI_Get(
@@ -637,7 +737,9 @@ pub(crate) unsafe fn accumulate(
             win,
             target_rank,
             target_disp,
-            origin_count,
+            target_count,
+            target_datatype,
+            Some((acc_code(op), origin_datatype)),
         )
     };
     // SAFETY: the caller's arguments, passed on unchanged.
@@ -677,7 +779,9 @@ pub(crate) unsafe fn get_accumulate(
             win,
             target_rank,
             target_disp,
-            origin_count,
+            target_count,
+            target_datatype,
+            Some((acc_code(op), origin_datatype)),
         )
     };
     // SAFETY: the caller's arguments, passed on unchanged.
@@ -709,7 +813,17 @@ pub(crate) unsafe fn fetch_and_op(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
-    let record = || operation(OpKind::FetchAndOp, win, target_rank, target_disp, 1);
+    let record = || {
+        operation(
+            OpKind::FetchAndOp,
+            win,
+            target_rank,
+            target_disp,
+            1,
+            datatype,
+            Some((acc_code(op), datatype)),
+        )
+    };
     // SAFETY: the caller's arguments, passed on unchanged.
     recorded(record, false, || unsafe {
         mpi_sys::PMPI_Fetch_and_op(
@@ -734,7 +848,17 @@ pub(crate) unsafe fn compare_and_swap(
     target_disp: MPI_Aint,
     win: MPI_Win,
 ) -> c_int {
-    let record = || operation(OpKind::CompareAndSwap, win, target_rank, target_disp, 1);
+    let record = || {
+        operation(
+            OpKind::CompareAndSwap,
+            win,
+            target_rank,
+            target_disp,
+            1,
+            datatype,
+            Some((mbh_trace::rma::acc_op::COMPARE_AND_SWAP, datatype)),
+        )
+    };
     // SAFETY: the caller's arguments, passed on unchanged.
     recorded(record, false, || unsafe {
         mpi_sys::PMPI_Compare_and_swap(
@@ -761,7 +885,17 @@ pub(crate) unsafe fn rput(
     win: MPI_Win,
     request: *mut MPI_Request,
 ) -> c_int {
-    let op = || operation(OpKind::Rput, win, target_rank, target_disp, origin_count);
+    let op = || {
+        operation(
+            OpKind::Rput,
+            win,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            None,
+        )
+    };
     // SAFETY: the caller's arguments, passed on unchanged.
     recorded(op, false, || unsafe {
         mpi_sys::PMPI_Rput(
@@ -790,7 +924,17 @@ pub(crate) unsafe fn rget(
     win: MPI_Win,
     request: *mut MPI_Request,
 ) -> c_int {
-    let op = || operation(OpKind::Rget, win, target_rank, target_disp, origin_count);
+    let op = || {
+        operation(
+            OpKind::Rget,
+            win,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            None,
+        )
+    };
     // SAFETY: the caller's arguments, passed on unchanged.
     recorded(op, false, || unsafe {
         mpi_sys::PMPI_Rget(
@@ -826,7 +970,9 @@ pub(crate) unsafe fn raccumulate(
             win,
             target_rank,
             target_disp,
-            origin_count,
+            target_count,
+            target_datatype,
+            Some((acc_code(op), origin_datatype)),
         )
     };
     // SAFETY: the caller's arguments, passed on unchanged.
@@ -868,7 +1014,9 @@ pub(crate) unsafe fn rget_accumulate(
             win,
             target_rank,
             target_disp,
-            origin_count,
+            target_count,
+            target_datatype,
+            Some((acc_code(op), origin_datatype)),
         )
     };
     // SAFETY: the caller's arguments, passed on unchanged.

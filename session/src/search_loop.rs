@@ -365,12 +365,14 @@ struct Shown<'a> {
 }
 
 impl Exploration {
-    /// Adds the unmodelled calls of a run not seen before (by function
-    /// and line).
+    /// Adds the unmodelled calls of a run not seen before (by function,
+    /// line and what is said of them: an RMA call and its races not
+    /// checked are two).
     fn add_not_modelled(&mut self, calls: &[mbh_trace::finding::Location]) {
         for call in calls {
             let same = |l: &mbh_trace::finding::Location| {
-                (&l.call, &l.file, l.line) == (&call.call, &call.file, call.line)
+                (&l.call, &l.file, l.line, &l.label)
+                    == (&call.call, &call.file, call.line, &call.label)
             };
             if !self.not_modelled.iter().any(same) {
                 self.not_modelled.push(call.clone());

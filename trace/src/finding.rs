@@ -54,6 +54,10 @@ pub enum FindingKind {
     /// A one-sided communication call outside the epoch it needs, or an
     /// epoch left open at `MPI_Win_free` or `MPI_Finalize` (issue 39).
     RmaEpoch,
+    /// Two one-sided operations on overlapping bytes of one target's
+    /// window, at least one writing, that no synchronization orders
+    /// (issue 39).
+    RmaRace,
 }
 
 impl FindingKind {
@@ -81,6 +85,7 @@ impl FindingKind {
         FindingKind::UnreceivedMessage,
         FindingKind::ThreadLevel,
         FindingKind::RmaEpoch,
+        FindingKind::RmaRace,
     ];
 
     /// The stable code (`MBH0001`). Append-only: never renumber.
@@ -108,6 +113,7 @@ impl FindingKind {
             FindingKind::UnreceivedMessage => "MBH0020",
             FindingKind::ThreadLevel => "MBH0021",
             FindingKind::RmaEpoch => "MBH0022",
+            FindingKind::RmaRace => "MBH0023",
         }
     }
 
@@ -136,6 +142,7 @@ impl FindingKind {
             FindingKind::UnreceivedMessage => "unreceived-message",
             FindingKind::ThreadLevel => "thread-level",
             FindingKind::RmaEpoch => "rma-epoch",
+            FindingKind::RmaRace => "rma-race",
         }
     }
 }
@@ -266,6 +273,6 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", kind.name()));
             assert!(codes.insert(kind.code()));
         }
-        assert_eq!(FindingKind::ALL.len(), 22);
+        assert_eq!(FindingKind::ALL.len(), 23);
     }
 }

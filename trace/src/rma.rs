@@ -2,6 +2,17 @@
 //! each field of an RMA record holds ([`OpKind::WinCreate`] ...
 //! [`OpKind::RgetAccumulate`]), written by the runtime's `rma.rs` and read
 //! here, in one place, by [`Op::rma`].
+//!
+//! Every RMA record: `request` is the window's id on the rank, `comm` its
+//! communicator (renamed across ranks like every communicator), `peer`
+//! the target as a world rank. A window's making: `count` its
+//! displacement unit (0 for a dynamic window), `aux` its size in bytes.
+//! An operation: `aux` the target displacement, `count` the bytes it
+//! touches on the target (-1 when its target datatype has holes), `tag`
+//! its accumulate operation, basic datatype and the target datatype's true
+//! lower bound ([`operation_tag`]). A synchronization call: `tag` its
+//! assert ([`assert`]), `count` a lock's type ([`RmaLock`]) or a group's
+//! size, `aux` a group's ranks ([`GROUP_RANKS`]).
 
 use crate::op::{flags, OpClass};
 use crate::rank_trace::Op;
@@ -38,6 +49,78 @@ pub mod assert {
     pub const NOPRECEDE: i32 = 1 << 1;
 }
 
+/// The reduction operation of an accumulate-family record (bits 0..8 of
+/// its `tag`): 1 + the position of MPI's predefined operation in
+/// [`ACC_OPS`] (the runtime's `predefined_op_index`, the same in every
+/// process), [`acc_op::COMPARE_AND_SWAP`] for `MPI_Compare_and_swap`, 0
+/// when not known (an operation the program made, which MPI refuses in
+/// RMA).
+pub mod acc_op {
+    /// `MPI_REPLACE`.
+    pub const REPLACE: u8 = 13;
+    /// `MPI_NO_OP`: the operation only reads the target.
+    pub const NO_OP: u8 = 14;
+    /// Not an `MPI_Op`: `MPI_Compare_and_swap`'s own operation.
+    pub const COMPARE_AND_SWAP: u8 = 15;
+}
+
+/// MPI's predefined reduction operations in the order of the runtime's
+/// `mpi_consts.c` (`mbhybrid_rt_predefined_ops`): code `i + 1` is
+/// `ACC_OPS[i]`.
+pub const ACC_OPS: [&str; 14] = [
+    "MPI_MAX",
+    "MPI_MIN",
+    "MPI_SUM",
+    "MPI_PROD",
+    "MPI_LAND",
+    "MPI_BAND",
+    "MPI_LOR",
+    "MPI_BOR",
+    "MPI_LXOR",
+    "MPI_BXOR",
+    "MPI_MINLOC",
+    "MPI_MAXLOC",
+    "MPI_REPLACE",
+    "MPI_NO_OP",
+];
+
+/// The name of accumulate operation code `code` ([`acc_op`]).
+pub fn acc_op_name(code: u8) -> &'static str {
+    match code {
+        acc_op::COMPARE_AND_SWAP => "compare-and-swap",
+        c => ACC_OPS
+            .get(usize::from(c).wrapping_sub(1))
+            .copied()
+            .unwrap_or("an unknown operation"),
+    }
+}
+
+/// The bytes of the target window an operation touches, relative to the
+/// start of the target's window: `disp * disp_unit + lb ..
+/// disp * disp_unit + lb + len`, with the target's `disp_unit` from its
+/// own window creation record ([`RmaCall::disp_unit`]), which the origin
+/// does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TargetData {
+    /// The target displacement as passed, in the target's units.
+    pub disp: i64,
+    /// The true lower bound of the target datatype, in bytes.
+    pub lb: i64,
+    /// The bytes touched: `target_count` × the size of the target
+    /// datatype, which has no holes.
+    pub len: u64,
+}
+
+impl TargetData {
+    /// The byte range on a target whose window has displacement unit
+    /// `disp_unit`; `None` on overflow.
+    pub fn range(&self, disp_unit: i64) -> Option<(i64, i64)> {
+        let start = self.disp.checked_mul(disp_unit)?.checked_add(self.lb)?;
+        let end = start.checked_add(i64::try_from(self.len).ok()?)?;
+        Some((start, end))
+    }
+}
+
 /// How many world ranks the group of an `MPI_Win_start` or `MPI_Win_post`
 /// record can name: its `aux` is the set of its members' world ranks, bit
 /// `r` for rank `r`, when they are all below this (0 otherwise: not
@@ -68,6 +151,32 @@ pub struct RmaCall {
     pub group: Option<u64>,
     /// MPI returned an error: the call did nothing the checks can follow.
     pub failed: bool,
+    /// The displacement unit of a window this rank made (`MPI_Win_create`,
+    /// `MPI_Win_allocate`, `MPI_Win_allocate_shared`; `None` for a dynamic
+    /// window, whose displacements are addresses).
+    pub disp_unit: Option<i64>,
+    /// The bytes an operation touches on its target, when its target
+    /// datatype has no holes (`None`: a derived datatype with holes, or a
+    /// record of a runtime that did not say).
+    pub data: Option<TargetData>,
+    /// An accumulate-family operation's reduction ([`acc_op`]; 0: not
+    /// known or not one).
+    pub acc_op: u8,
+    /// An accumulate-family operation's basic datatype: 1 + its position
+    /// among the runtime's predefined datatypes (0: not known).
+    pub basic_type: u8,
+}
+
+/// Bits 16.. of an operation's `tag`: the true lower bound of the target
+/// datatype in bytes, as an `i16` ([`Op::rma`]).
+const LB_SHIFT: u32 = 16;
+
+/// The `tag` of an operation's record: its accumulate operation code
+/// (bits 0..8), basic datatype code (bits 8..16) and the true lower bound
+/// of its target datatype (bits 16..32, an `i16`; a bound that does not
+/// fit is recorded as no target bytes, `count` -1).
+pub fn operation_tag(acc_op: u8, basic_type: u8, lb: i16) -> i32 {
+    i32::from(acc_op) | i32::from(basic_type) << 8 | i32::from(lb) << LB_SHIFT
 }
 
 impl RmaCall {
@@ -118,13 +227,26 @@ impl Op {
             return None;
         }
         let proc_null = self.has(flags::PROC_NULL);
+        let operation = self.kind.is_rma_operation();
+        // An operation's `count` is its target bytes (-1: not known), its
+        // `aux` the target displacement, its `tag` [`operation_tag`].
+        let data = (operation && self.count >= 0).then(|| TargetData {
+            disp: self.aux as i64,
+            lb: i64::from(self.tag >> LB_SHIFT),
+            len: self.count as u64,
+        });
+        // A window's record: `count` is its displacement unit (0 for a
+        // dynamic window or a runtime that did not say).
+        let disp_unit =
+            (self.kind.makes_window() && self.kind != OpKind::WinCreateDynamic && self.count > 0)
+                .then_some(i64::from(self.count));
         Some(RmaCall {
             kind: self.kind,
             window: self.request,
             target: (self.kind.has_rma_target() && !proc_null && self.peer >= 0)
                 .then_some(self.peer),
             proc_null,
-            assert: self.tag,
+            assert: if operation { 0 } else { self.tag },
             lock: (self.kind == OpKind::WinLock)
                 .then(|| RmaLock::from_code(self.count))
                 .flatten(),
@@ -132,6 +254,18 @@ impl Op {
             group: (matches!(self.kind, OpKind::WinStart | OpKind::WinPost) && self.aux != 0)
                 .then_some(self.aux),
             failed: self.has(flags::FAILED),
+            disp_unit,
+            data,
+            acc_op: if operation {
+                (self.tag & 0xff) as u8
+            } else {
+                0
+            },
+            basic_type: if operation {
+                (self.tag >> 8 & 0xff) as u8
+            } else {
+                0
+            },
         })
     }
 }
@@ -168,5 +302,33 @@ mod tests {
         assert!(start.group_holds(2) && !start.group_holds(1));
         let unknown = Op::new(5, OpKind::WinStart).rma().unwrap();
         assert!(unknown.group.is_none() && unknown.group_holds(1));
+    }
+
+    #[test]
+    fn an_operation_says_its_target_bytes_and_accumulate_op() {
+        let mut acc = Op::new(6, OpKind::Accumulate);
+        acc.aux = (-2i64) as u64;
+        acc.count = 16;
+        acc.tag = operation_tag(3, 3, -4);
+        let call = acc.rma().unwrap();
+        assert_eq!(
+            call.data,
+            Some(TargetData {
+                disp: -2,
+                lb: -4,
+                len: 16
+            })
+        );
+        assert_eq!(call.data.unwrap().range(8), Some((-20, -4)));
+        assert_eq!((call.acc_op, call.basic_type, call.assert), (3, 3, 0));
+        assert_eq!(acc_op_name(call.acc_op), "MPI_SUM");
+        assert_eq!(acc_op_name(acc_op::NO_OP), "MPI_NO_OP");
+        acc.count = -1;
+        assert_eq!(acc.rma().unwrap().data, None, "holes: not known");
+        let mut made = Op::new(0, OpKind::WinAllocate);
+        made.count = 4;
+        assert_eq!(made.rma().unwrap().disp_unit, Some(4));
+        made.kind = OpKind::WinCreateDynamic;
+        assert_eq!(made.rma().unwrap().disp_unit, None);
     }
 }

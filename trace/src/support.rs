@@ -8,10 +8,12 @@
 //!
 //! * modelled: the runtime wraps the call (piggyback, clocks, trace,
 //!   checks);
-//! * races not checked: one-sided communication (issue 39, its first
-//!   slice): the runtime wraps the call and records it, `verify` checks
-//!   the epochs and the windows' lifecycle, but not yet the races between
-//!   accesses, so a run that makes one is partial and names the calls;
+//! * races not checked: one-sided communication (issue 39): the runtime
+//!   wraps the call and records it, `verify` checks the epochs, the
+//!   windows' lifecycle and the remote races between operations, but not
+//!   yet the local loads and stores of window memory and origin buffers
+//!   while an operation may be in flight, so a run that makes one is
+//!   partial and names the calls;
 //! * harmless: calls that neither communicate nor change what the
 //!   verification follows (queries, datatype, info and attribute
 //!   management, timing): they pass straight to MPI;
@@ -35,8 +37,9 @@ mod calls;
 pub enum Support {
     /// Wrapped: the runtime follows what it does.
     Modelled,
-    /// Wrapped and recorded (one-sided communication): its epochs are
-    /// checked, its races not yet, so a run that calls it is partial.
+    /// Wrapped and recorded (one-sided communication): its epochs and
+    /// remote races are checked, local accesses to window memory not yet,
+    /// so a run that calls it is partial.
     RacesNotChecked,
     /// Passed straight to MPI: nothing it does matters to the verification.
     Harmless,
@@ -138,7 +141,7 @@ pub fn family(function: &str) -> &'static str {
 /// What a call of class [`Support::RacesNotChecked`] is, in words: the
 /// start of `build`'s warning and of `verify`'s reason for a partial run.
 pub const RACES_NOT_CHECKED: &str =
-    "recorded by this version of mbhybrid, which does not check its races yet";
+    "recorded by this version of mbhybrid, which checks its epochs and remote races but not yet local accesses to window memory";
 
 /// Why `function` cannot be verified fully by this version, or `None` when
 /// the runtime handles it (modelled or harmless). An `MPI_` function the
@@ -161,7 +164,7 @@ pub fn unsupported_reason(function: &str) -> Option<String> {
             family(function)
         )),
         Support::RacesNotChecked => Some(format!(
-            "{RACES_NOT_CHECKED} ({}): its epochs are checked, but `verify` reports the run as partial",
+            "{RACES_NOT_CHECKED} ({}): `verify` reports the run as partial",
             family(function)
         )),
         Support::Modelled | Support::Harmless => None,
@@ -257,13 +260,19 @@ pub fn limits_markdown() -> String {
     let recorded: Vec<&str> = of_class(Support::RacesNotChecked).collect();
     let _ = writeln!(
         out,
-        "\nRecorded, races not checked ({} functions of one-sided communication): \
-         `verify` checks their epochs (MBH0022: an operation or flush outside an \
-         epoch on its target, an unlock without its lock, a second lock of a held \
-         target, `MPI_Win_complete` without `MPI_Win_start`, `MPI_Win_wait` without \
-         `MPI_Win_post`, an epoch left open at `MPI_Win_free` or `MPI_Finalize`), \
-         but not yet the races between accesses: a run that makes one is reported \
-         with the calls and their lines, `complete: false`, exit status 3: {}.",
+        "\nRecorded, local accesses not checked ({} functions of one-sided \
+         communication): `verify` checks their epochs (MBH0022: an operation or \
+         flush outside an epoch on its target, an unlock without its lock, a second \
+         lock of a held target, `MPI_Win_complete` without `MPI_Win_start`, \
+         `MPI_Win_wait` without `MPI_Win_post`, an epoch left open at `MPI_Win_free` \
+         or `MPI_Finalize`) and the remote races between operations (MBH0023: two \
+         operations on the same bytes of a target's window, one writing, in one \
+         fence or exposure epoch, under shared locks nothing orders, or of one \
+         origin in one lock epoch without a flush between; contiguous target \
+         datatypes), but not yet the loads and stores of window memory and origin \
+         buffers by their own process while an operation may be in flight: a run \
+         that makes one is reported with the calls and their lines, \
+         `complete: false`, exit status 3: {}.",
         recorded.len(),
         code_list(&recorded)
     );
@@ -339,7 +348,7 @@ mod tests {
             .contains("not modelled by this version of mbhybrid (one-sided communication (RMA))"));
         assert!(unsupported_reason("MPI_Put")
             .unwrap()
-            .starts_with("recorded by this version of mbhybrid, which does not check its races yet (one-sided communication (RMA))"));
+            .starts_with("recorded by this version of mbhybrid, which checks its epochs and remote races but not yet local accesses to window memory (one-sided communication (RMA))"));
         assert!(unsupported_reason("MPI_Send").is_none());
         assert!(unsupported_reason("MPI_Comm_from_the_future")
             .unwrap()

@@ -22,7 +22,8 @@
 //! - [`unreceived`]: messages sent and never received before
 //!   `MPI_Finalize`;
 //! - [`rma_epochs`]: one-sided communication outside its epochs, and
-//!   epochs left open;
+//!   epochs left open; [`rma_races`]: two one-sided operations on the
+//!   same target bytes that nothing orders;
 //! - [`timeline`]: the space-time diagram of the HTML report;
 //! - [`symbolize`]: program counters to source lines (DWARF).
 //!
@@ -73,6 +74,7 @@ pub mod printed;
 pub mod rank_end;
 pub mod reuse;
 pub mod rma_epochs;
+pub mod rma_races;
 pub mod symbolize;
 pub mod timeline;
 pub mod unreceived;

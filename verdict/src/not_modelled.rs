@@ -5,6 +5,13 @@
 //! [`OpClass::Rma`]): each is a place the verdict does not cover fully, so
 //! a run that made one is partial. One location per function and call
 //! site, on the lowest rank that made it.
+//!
+//! One-sided communication's epochs and the races between its operations
+//! are checked (`rma_epochs`, `rma_races`), but not the loads and stores
+//! of window memory and origin buffers by their own process while an
+//! operation may be in flight: a run that makes an RMA call stays
+//! partial for those, and names the operations whose races `rma_races`
+//! could not decide, with why.
 
 use crate::outcome::RunContext;
 use crate::place::site_location;
@@ -17,12 +24,33 @@ use std::collections::BTreeMap;
 pub const LABEL: &str = "not modelled by mbhybrid: not verified";
 
 /// What a location of a one-sided communication call says: its epochs
-/// are checked (`rma_epochs`), its races not yet.
-pub const RACES_LABEL: &str = "one-sided communication: epochs checked, races not checked yet";
+/// (`rma_epochs`) and remote races (`rma_races`) are checked, the local
+/// accesses to window memory and origin buffers are not.
+pub const RACES_LABEL: &str =
+    "one-sided communication: epochs and remote races checked, local accesses to window memory not";
 
-/// The unmodelled calls the ranks of `traces` made, by function then line.
-pub fn calls(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Vec<Location> {
-    let mut found: BTreeMap<(String, u32, &str), i32> = BTreeMap::new();
+/// The start of what a location of an operation whose races were not
+/// checked says; the reason follows.
+pub const UNCHECKED_LABEL: &str = "races not checked: ";
+
+/// The unmodelled calls the ranks of `traces` made, by function then line,
+/// and the operations whose races were not checked (`unchecked`, from
+/// `rma_races`: rank, record, why).
+pub fn calls(
+    ctx: &RunContext<'_>,
+    traces: &[Option<RankTrace>],
+    unchecked: &[(i32, mbh_trace::rank_trace::Op, &str)],
+) -> Vec<Location> {
+    let mut found: BTreeMap<(String, u32, String), i32> = BTreeMap::new();
+    for (rank, op, why) in unchecked {
+        let key = (
+            op.kind.mpi_name().to_owned(),
+            op.site,
+            format!("{UNCHECKED_LABEL}{why}"),
+        );
+        let at = found.entry(key).or_insert(*rank);
+        *at = (*at).min(*rank);
+    }
     for trace in traces.iter().flatten() {
         let rma = trace
             .ops
@@ -33,16 +61,21 @@ pub fn calls(ctx: &RunContext<'_>, traces: &[Option<RankTrace>]) -> Vec<Location
             .not_modelled_calls()
             .map(|(site, name)| (site, name, LABEL));
         for (site, name, label) in unmodelled.chain(rma) {
-            let rank = found.entry((name, site, label)).or_insert(trace.rank);
+            let key = (name, site, label.to_owned());
+            let rank = found.entry(key).or_insert(trace.rank);
             *rank = (*rank).min(trace.rank);
         }
     }
     let mut locations: Vec<Location> = found
         .into_iter()
-        .map(|((name, site, label), rank)| location(ctx, &name, site, rank, label))
+        .map(|((name, site, label), rank)| location(ctx, &name, site, rank, &label))
         .collect();
-    locations.sort_by(|a, b| (&a.call, &a.file, a.line).cmp(&(&b.call, &b.file, b.line)));
-    locations.dedup_by(|a, b| (&a.call, &a.file, a.line) == (&b.call, &b.file, b.line));
+    locations.sort_by(|a, b| {
+        (&a.call, &a.file, a.line, &a.label).cmp(&(&b.call, &b.file, b.line, &b.label))
+    });
+    locations.dedup_by(|a, b| {
+        (&a.call, &a.file, a.line, &a.label) == (&b.call, &b.file, b.line, &b.label)
+    });
     locations
 }
 
@@ -71,10 +104,12 @@ fn location(ctx: &RunContext<'_>, name: &str, site: u32, rank: i32, label: &str)
 /// are not checked, each named with its first lines. `None` when there
 /// are none.
 pub fn partial_reason(locations: &[Location]) -> Option<String> {
-    let (rma, unmodelled): (Vec<Location>, Vec<Location>) = locations
+    let (unchecked, locations): (Vec<Location>, Vec<Location>) = locations
         .iter()
         .cloned()
-        .partition(|l| l.label == RACES_LABEL);
+        .partition(|l| l.label.starts_with(UNCHECKED_LABEL));
+    let (rma, unmodelled): (Vec<Location>, Vec<Location>) =
+        locations.into_iter().partition(|l| l.label == RACES_LABEL);
     let mut parts = Vec::new();
     if !unmodelled.is_empty() {
         parts.push(format!(
@@ -84,8 +119,20 @@ pub fn partial_reason(locations: &[Location]) -> Option<String> {
     }
     if !rma.is_empty() {
         parts.push(format!(
-            "the program uses one-sided communication (RMA), whose epochs mbhybrid checks but whose races it does not check yet: {}",
+            "the program uses one-sided communication (RMA): mbhybrid checks its epochs and the races between its operations, but not the loads and stores of window memory and origin buffers by their own process while an operation may be in flight: {}",
             summary(&rma)
+        ));
+    }
+    let mut whys: BTreeMap<&str, Vec<Location>> = BTreeMap::new();
+    for l in &unchecked {
+        whys.entry(&l.label[UNCHECKED_LABEL.len()..])
+            .or_default()
+            .push(l.clone());
+    }
+    for (why, at) in whys {
+        parts.push(format!(
+            "the races of these one-sided operations were not checked, because {why}: {}",
+            summary(&at)
         ));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
@@ -151,10 +198,17 @@ mod tests {
             "{reason}"
         );
         assert!(
-            reason.ends_with("whose races it does not check yet: MPI_Put (rma.c:12)"),
+            reason.ends_with("while an operation may be in flight: MPI_Put (rma.c:12)"),
             "{reason}"
         );
         assert_eq!(partial_reason(&[]), None);
+        let mut holes = at("MPI_Get", 14);
+        holes.label = format!("{UNCHECKED_LABEL}their target datatype has holes");
+        let reason = partial_reason(&[holes]).unwrap();
+        assert_eq!(
+            reason,
+            "the races of these one-sided operations were not checked, because their target datatype has holes: MPI_Get (rma.c:14)"
+        );
     }
 
     #[test]

@@ -143,6 +143,8 @@ pub fn analyze(
     findings.extend(crate::buffers::buffer_findings(ctx.sites, &traces));
     findings.extend(crate::unreceived::unreceived_findings(ctx.sites, &traces));
     findings.extend(crate::rma_epochs::rma_epoch_findings(ctx.sites, &traces));
+    let races = crate::rma_races::rma_race_check(ctx.sites, &traces);
+    findings.extend(races.findings);
     findings.extend(crate::divergence::divergence_findings(
         ctx.sites,
         &traces,
@@ -222,7 +224,7 @@ pub fn analyze(
         ));
     }
 
-    let not_modelled = crate::not_modelled::calls(ctx, &traces);
+    let not_modelled = crate::not_modelled::calls(ctx, &traces, &races.unchecked);
     Ok(Analysis {
         outcome: RunOutcome {
             interleaving: ctx.interleaving,

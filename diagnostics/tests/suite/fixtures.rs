@@ -440,6 +440,25 @@ pub fn finding(kind: FindingKind) -> Finding {
         )
         .help("close every epoch before `MPI_Win_free` (MPI-4.0 §12.2.5): `MPI_Win_unlock`/`MPI_Win_unlock_all` after a lock, `MPI_Win_complete` after `MPI_Win_start`, `MPI_Win_wait` after `MPI_Win_post`")
         .run(1, &[1]),
+        K::RmaRace => b(
+            Error,
+            "`MPI_Put` by rank 1 and `MPI_Put` by rank 2 race on bytes 0..4 of rank 0's window 1 (made by `MPI_Win_allocate` at app.c:9)",
+        )
+        .primary(
+            "MPI_Put(&two",
+            2,
+            Some("MPI_Put"),
+            "(2) `MPI_Put` by rank 2 to rank 0, bytes 0..4 of its window",
+        )
+        .secondary(
+            "MPI_Put(&one",
+            1,
+            Some("MPI_Put"),
+            "(1) `MPI_Put` by rank 1 to rank 0, bytes 0..4 of its window",
+        )
+        .note("both write them; both are in the same fence epoch: nothing completes either before the next `MPI_Win_fence`")
+        .help("separate the two operations by a `MPI_Win_fence`, or make them touch different bytes (MPI-4.0 §12.7)")
+        .run(1, &[1, 2]),
     };
     built.finding
 }
@@ -449,7 +468,7 @@ pub fn np(kind: FindingKind) -> u32 {
     use FindingKind as K;
     match kind {
         K::Deadlock | K::Assertion | K::Exit | K::MpiError | K::InvalidArgument => 3,
-        K::ResourceLeak | K::AfterFinalize => 3,
+        K::ResourceLeak | K::AfterFinalize | K::RmaRace => 3,
         _ => 2,
     }
 }

@@ -1,0 +1,30 @@
+/* mbhybrid-test: np=3 exit=3 interleavings=1 */
+/* Issue 39, remote races: put_get_same_fence.c with the get one
+ * fence epoch later: the fence between orders the put before it, and
+ * rank 2 reads 11. No race; partial (local accesses not checked). */
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+  int rank, *base, value;
+  MPI_Win win;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Win_allocate(3 * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                   MPI_COMM_WORLD, &base, &win);
+  base[0] = base[1] = base[2] = 0;
+  value = 10 + rank;
+  int got = -1;
+  MPI_Win_fence(0, win);
+  if (rank == 1)
+    MPI_Put(&value, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+  MPI_Win_fence(0, win);
+  if (rank == 2)
+    MPI_Get(&got, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+  MPI_Win_fence(0, win);
+  if (rank == 2)
+    printf("rank 2 got %d\n", got);
+  MPI_Win_free(&win);
+  MPI_Finalize();
+  return 0;
+}
