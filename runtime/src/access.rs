@@ -133,19 +133,7 @@ pub fn check_call(buffer: *const c_void, count: c_int, datatype: MPI_Datatype, w
     let Some(hit) = PENDING.hit_exact(start, end.saturating_sub(start), writes, || site) else {
         return;
     };
-    let found = match (hit.what, writes) {
-        (Pending::Send, _) => ReuseFound::CallWroteSend,
-        (Pending::Recv, false) => ReuseFound::CallReadRecv,
-        (Pending::Recv, true) => ReuseFound::CallWroteRecv,
-    };
-    checks::report(
-        Check::BufferReuse {
-            found,
-            operation_record: hit.record,
-        },
-        hit.site,
-        u64::MAX,
-    );
+    report_hit(hit, writes, true);
 }
 
 /// Whether buffers are watched in this run: a nonblocking collective's
@@ -231,10 +219,19 @@ extern "C" fn check_access(address: *const c_void, size: u64, kind: u32, return_
     let Some(hit) = PENDING.hit(address as usize, size, write, site) else {
         return;
     };
-    let found = match (hit.what, write) {
-        (Pending::Send, _) => ReuseFound::SendWritten,
-        (Pending::Recv, false) => ReuseFound::RecvRead,
-        (Pending::Recv, true) => ReuseFound::RecvWritten,
+    report_hit(hit, write, false);
+}
+
+/// Records `hit`, met by a write (else a read) of an instrumented access
+/// or, with `by_call`, of an MPI call's buffer, at the hit's site.
+fn report_hit(hit: crate::pending::Hit, write: bool, by_call: bool) {
+    let found = match (hit.what, write, by_call) {
+        (Pending::Send, _, false) => ReuseFound::SendWritten,
+        (Pending::Recv, false, false) => ReuseFound::RecvRead,
+        (Pending::Recv, true, false) => ReuseFound::RecvWritten,
+        (Pending::Send, _, true) => ReuseFound::CallWroteSend,
+        (Pending::Recv, false, true) => ReuseFound::CallReadRecv,
+        (Pending::Recv, true, true) => ReuseFound::CallWroteRecv,
     };
     checks::report(
         Check::BufferReuse {

@@ -247,7 +247,9 @@ impl<const N: usize> Table<N> {
         entry.end.store(end, Ordering::Relaxed);
         entry.slot.store(slot, Ordering::Relaxed);
         let exact = if exact { EXACT } else { 0 };
-        entry.what.store((what as u32 + 1) | exact, Ordering::Relaxed);
+        entry
+            .what
+            .store((what as u32 + 1) | exact, Ordering::Relaxed);
         entry.record.store(record, Ordering::Relaxed);
         for site in &entry.reported {
             site.store(0, Ordering::Relaxed);

@@ -159,15 +159,7 @@ fn run_ahead_interleavings_are_job_steps_of_the_allocation() {
     let _lock = mpi_lock();
     let cluster = Cluster::start();
     let dir = tempfile::tempdir().unwrap();
-    let source = workspace_root().join("tests/programs/exit/long_fan_in.c");
-    let exe = crate::util::build(&source, dir.path());
-    let script = format!(
-        "#!/bin/bash\nexec {} verify --jobs 2 --max-interleavings 6 --format json --launcher '{}' -n 4 {} > report.json 2> verify.err\n",
-        mbhybrid().display(),
-        srun_template(),
-        exe.display()
-    );
-    std::fs::write(dir.path().join("job.sh"), script).unwrap();
+    write_fan_in_job(dir.path(), "--jobs 2 --max-interleavings 6");
     let out = cluster.run(
         dir.path(),
         "sbatch",
@@ -200,15 +192,7 @@ fn a_cancelled_batch_job_still_writes_the_report_of_what_ran() {
     let _lock = mpi_lock();
     let cluster = Cluster::start();
     let dir = tempfile::tempdir().unwrap();
-    let source = workspace_root().join("tests/programs/exit/long_fan_in.c");
-    let exe = crate::util::build(&source, dir.path());
-    let script = format!(
-        "#!/bin/bash\nexec {} verify --format json --launcher '{}' -n 4 {} > report.json 2> verify.err\n",
-        mbhybrid().display(),
-        srun_template(),
-        exe.display()
-    );
-    std::fs::write(dir.path().join("job.sh"), script).unwrap();
+    let exe = write_fan_in_job(dir.path(), "");
     let out = cluster.run(
         dir.path(),
         "sbatch",
@@ -256,6 +240,23 @@ fn a_cancelled_batch_job_still_writes_the_report_of_what_ran() {
         within(Duration::from_secs(30), || processes_of(&exe).is_empty()),
         "ranks outlived the cancelled job"
     );
+}
+
+/// Builds `long_fan_in.c` (1,680 orders on 4 ranks) in `dir` and writes
+/// `dir/job.sh`, a batch script that `exec`s `verify OPTIONS` on 4 ranks
+/// through `srun`, its report to `report.json`, its stderr to
+/// `verify.err`. Returns the executable.
+fn write_fan_in_job(dir: &Path, options: &str) -> PathBuf {
+    let source = workspace_root().join("tests/programs/exit/long_fan_in.c");
+    let exe = crate::util::build(&source, dir);
+    let script = format!(
+        "#!/bin/bash\nexec {} verify {options} --format json --launcher '{}' -n 4 {} > report.json 2> verify.err\n",
+        mbhybrid().display(),
+        srun_template(),
+        exe.display()
+    );
+    std::fs::write(dir.join("job.sh"), script).unwrap();
+    exe
 }
 
 /// What the batch job left in `dir` (verify's stderr, the job's output),
