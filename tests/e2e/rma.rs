@@ -373,6 +373,30 @@ fn two_puts_to_the_same_bytes_in_one_fence_epoch_race() {
     );
 }
 
+/// A put just past the memory the target gave its window: a
+/// buffer-overflow at the put, with the window's size; the run is partial
+/// for RMA as always. Its twin, `put_disjoint_bytes_fence.c`, stays inside.
+#[test]
+fn a_put_past_the_targets_window_is_a_buffer_overflow() {
+    let source = "tests/programs/rma/put_past_window.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(
+        (finding.code.as_str(), finding.severity.as_str()),
+        ("MBH0018", "error")
+    );
+    assert!(
+        finding
+            .message
+            .starts_with("`MPI_Put` by rank 1 reaches bytes 12..16 of rank 0's window 1")
+            && finding.message.ends_with("which exposes 12 bytes"),
+        "{}",
+        finding.message
+    );
+    check_partial_for_races(&report, source);
+}
+
 #[test]
 fn two_puts_to_disjoint_bytes_in_one_fence_epoch_do_not() {
     let report = check_twin("tests/programs/rma/put_disjoint_bytes_fence.c");

@@ -155,6 +155,10 @@ pub struct RmaCall {
     /// `MPI_Win_allocate`, `MPI_Win_allocate_shared`; `None` for a dynamic
     /// window, whose displacements are addresses).
     pub disp_unit: Option<i64>,
+    /// The size in bytes of the memory a window this rank made exposes
+    /// (`MPI_Win_create`, `MPI_Win_allocate`, `MPI_Win_allocate_shared`;
+    /// `None` for a dynamic window, and for a record that did not say).
+    pub win_size: Option<u64>,
     /// The bytes an operation touches on its target, when its target
     /// datatype has no holes (`None`: a derived datatype with holes, or a
     /// record of a runtime that did not say).
@@ -240,6 +244,8 @@ impl Op {
         let disp_unit =
             (self.kind.makes_window() && self.kind != OpKind::WinCreateDynamic && self.count > 0)
                 .then_some(i64::from(self.count));
+        // Its `aux` is the size of the memory it exposes.
+        let win_size = disp_unit.map(|_| self.aux);
         Some(RmaCall {
             kind: self.kind,
             window: self.request,
@@ -255,6 +261,7 @@ impl Op {
                 .then_some(self.aux),
             failed: self.has(flags::FAILED),
             disp_unit,
+            win_size,
             data,
             acc_op: if operation {
                 (self.tag & 0xff) as u8

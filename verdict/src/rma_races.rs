@@ -244,6 +244,7 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
     // each rank.
     let mut made: Vec<BTreeMap<u64, Made>> = vec![BTreeMap::new(); traces.len()];
     let mut units: HashMap<(WinKey, i32), Option<i64>> = HashMap::new();
+    let mut sizes: HashMap<(WinKey, i32), u64> = HashMap::new();
     for (r, trace) in traces.iter().enumerate() {
         let Some(trace) = trace else { continue };
         let mut ordinal: HashMap<u64, u32> = HashMap::new();
@@ -258,6 +259,9 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
             let key = (known && !call.failed).then_some((op.comm, *n));
             if let Some(key) = key {
                 units.insert((key, trace.rank), call.disp_unit);
+                if let Some(size) = call.win_size {
+                    sizes.insert((key, trace.rank), size);
+                }
             }
             made[r].insert(
                 call.window,
@@ -293,6 +297,8 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
         by_target.entry((a.window, a.target)).or_default().push(i);
     }
     let mut found: BTreeMap<(u32, u32), Race> = BTreeMap::new();
+    // Operations reaching outside their target's window, one per site.
+    let mut beyond: BTreeMap<u32, Beyond> = BTreeMap::new();
     let mut undecided: BTreeSet<(usize, &'static str)> = BTreeSet::new();
     for ((window, target), list) in &by_target {
         let unit = match units.get(&(*window, *target)) {
@@ -334,6 +340,18 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
             .filter_map(|&i| accesses[i].data.range(unit).map(|(lo, hi)| (lo, hi, i)))
             .filter(|(lo, hi, _)| lo < hi)
             .collect();
+        if let Some(&size) = sizes.get(&(*window, *target)) {
+            for &(lo, hi, i) in &ranged {
+                let a = &accesses[i];
+                let outside = lo < 0 || u64::try_from(hi).is_ok_and(|hi| hi > size);
+                if outside && beyond.len() < MAX_BEYOND {
+                    let made = made_on(&made, a.rank, a.local_window);
+                    beyond
+                        .entry(a.op.site)
+                        .or_insert_with(|| Beyond::new(a, (lo, hi), size, made));
+                }
+            }
+        }
         ranged.sort_unstable();
         for (x, &(a0, a1, i)) in ranged.iter().enumerate() {
             for &(b0, b1, j) in ranged[x + 1..].iter().take_while(|(b0, ..)| *b0 < a1) {
@@ -417,10 +435,7 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
                             second: second.clone(),
                             bytes: (lo, hi),
                             why,
-                            made: made
-                                .get(usize::try_from(second.rank).unwrap_or(usize::MAX))
-                                .and_then(|m| m.get(&second.local_window))
-                                .map(|m| m.made.clone()),
+                            made: made_on(&made, second.rank, second.local_window),
                         });
                     }
                     Err(Some(reason)) => {
@@ -439,8 +454,88 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
     check.findings = found
         .into_values()
         .map(|race| race.finding(sites))
+        .chain(beyond.into_values().map(|b| b.finding(sites)))
         .collect();
     check
+}
+
+/// Findings of operations outside their target's window kept per run: one
+/// per call site, and no more than this many sites.
+const MAX_BEYOND: usize = 64;
+
+/// The call that made window `local` on `rank`, from `made`.
+fn made_on(made: &[BTreeMap<u64, Made>], rank: i32, local: u64) -> Option<Op> {
+    made.get(usize::try_from(rank).ok()?)?
+        .get(&local)
+        .map(|m| m.made.clone())
+}
+
+/// `window N (made by `MPI_Win_allocate` at app.c:14)`: a window as its
+/// origin names it.
+fn window_name(sites: Option<&SiteTable>, local: u64, made: Option<&Op>) -> String {
+    let Some(op) = made else {
+        return format!("window {local}");
+    };
+    let place = sites
+        .and_then(|s| s.get(op.site))
+        .filter(|s| s.line > 0)
+        .map(|s| format!(" at {}", mbh_trace::place(&s.file, s.line, 0, None)))
+        .unwrap_or_default();
+    format!("window {local} (made by `{}`{place})", op.kind.mpi_name())
+}
+
+/// An operation that reaches outside the memory its target exposes in the
+/// window (MPI-4.0 §12.3: the target displacement and the target
+/// datatype's extent must lie within the target window; MPI need not
+/// check it).
+#[derive(Debug)]
+struct Beyond {
+    access: Access,
+    bytes: (i64, i64),
+    size: u64,
+    made: Option<Op>,
+}
+
+impl Beyond {
+    fn new(access: &Access, bytes: (i64, i64), size: u64, made: Option<Op>) -> Beyond {
+        Beyond {
+            access: access.clone(),
+            bytes,
+            size,
+            made,
+        }
+    }
+
+    fn finding(self, sites: Option<&SiteTable>) -> Finding {
+        let a = &self.access;
+        let (lo, hi) = self.bytes;
+        let window = window_name(sites, a.local_window, self.made.as_ref());
+        let message = format!(
+            "{} by rank {} reaches bytes {lo}..{hi} of rank {}'s {window}, which exposes {} bytes",
+            a.words(),
+            a.rank,
+            a.target,
+            self.size
+        );
+        let mut finding = Finding::new(FindingKind::BufferOverflow, Severity::Error, message);
+        finding.ranks = vec![a.rank];
+        let label = format!("the target's window ends at byte {}", self.size);
+        match sites.and_then(|s| s.get(a.op.site)) {
+            Some(site) => {
+                finding
+                    .locations
+                    .push(site_location(site, a.rank, Role::Primary, &label))
+            }
+            None => finding.notes.push(label),
+        }
+        finding.notes.push(
+            "the target displacement times the target's displacement unit, plus the target datatype's extent, must stay within the memory the target gave the window (MPI-4.0 §12.3); MPI does not check it".to_owned(),
+        );
+        finding.help = Some(
+            "check the target displacement and count against the size and displacement unit the target passed when it made the window".to_owned(),
+        );
+        finding
+    }
 }
 
 /// Walks one origin's records: its operations with their epochs, and
@@ -633,21 +728,7 @@ impl Race {
     fn finding(self, sites: Option<&SiteTable>) -> Finding {
         let (a, b) = (&self.first, &self.second);
         let target = a.target;
-        let window = match &self.made {
-            Some(op) => {
-                let place = sites
-                    .and_then(|s| s.get(op.site))
-                    .filter(|s| s.line > 0)
-                    .map(|s| format!(" at {}", mbh_trace::place(&s.file, s.line, 0, None)))
-                    .unwrap_or_default();
-                format!(
-                    "window {} (made by `{}`{place})",
-                    b.local_window,
-                    op.kind.mpi_name()
-                )
-            }
-            None => format!("window {}", b.local_window),
-        };
+        let window = window_name(sites, b.local_window, self.made.as_ref());
         let (lo, hi) = self.bytes;
         let bytes = if hi - lo == 1 {
             format!("byte {lo}")
@@ -950,7 +1031,10 @@ mod tests {
     /// A call of a hand-built trace.
     #[derive(Clone, Copy)]
     enum C {
+        /// a window of this displacement unit and 1 MiB
         Make(i32),
+        /// a window of this displacement unit and size in bytes
+        MakeOf(i32, u64),
         Fence,
         Lock(i32, i32),
         Unlock(i32),
@@ -988,6 +1072,12 @@ mod tests {
                 C::Make(unit) => {
                     op.kind = OpKind::WinAllocate;
                     op.count = unit;
+                    op.aux = 1 << 20;
+                }
+                C::MakeOf(unit, size) => {
+                    op.kind = OpKind::WinAllocate;
+                    op.count = unit;
+                    op.aux = size;
                 }
                 C::Fence => op.kind = OpKind::WinFence,
                 C::Lock(t, lock) => {
@@ -1057,6 +1147,25 @@ mod tests {
 
     fn put(t: i32, disp: i64) -> C {
         C::Rma(OpKind::Put, t, disp, 4, 0)
+    }
+
+    /// A put past the end of the target's window (in the target's
+    /// displacement unit) is reported at the put; one inside it is not.
+    #[test]
+    fn an_operation_past_its_targets_window_is_a_buffer_overflow() {
+        use C::*;
+        // Rank 0 exposes 16 bytes in units of 4: displacements 0..4.
+        let target = [MakeOf(4, 16), Fence, Fence];
+        let inside = check(&[&target, &[MakeOf(4, 16), Fence, put(0, 3), Fence]]);
+        assert!(inside.findings.is_empty(), "{:?}", inside.findings);
+        let past = check(&[&target, &[MakeOf(4, 16), Fence, put(0, 4), Fence]]);
+        let kinds: Vec<FindingKind> = past.findings.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, [FindingKind::BufferOverflow], "{:?}", past.findings);
+        assert_eq!(
+            past.findings[0].message,
+            "`MPI_Put` by rank 1 reaches bytes 16..20 of rank 0's window 1 (made by `MPI_Win_allocate`), which exposes 16 bytes"
+        );
+        assert_eq!(past.findings[0].ranks, [1]);
     }
 
     use C::*;
