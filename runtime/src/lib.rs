@@ -356,19 +356,45 @@ macro_rules! trampoline {
     };
 }
 
-/// What every export does before its call: labels the call site, checks
-/// the call against `MPI_Finalize` and `MPI_Init`, and returns the site.
+/// What every export does before its call: while the runtime runs, makes
+/// the thread the owner of the runtime for the call (`state::claim`: a
+/// compare-and-swap; a call while another thread is inside one is
+/// `thread_level::overlap`'s, which never returns), labels the call site,
+/// checks the call against `MPI_Finalize` and `MPI_Init` and, owning, the
+/// thread level (a relaxed load or two); returns the site and the claim,
+/// which the export holds until it returns. `claims` is false for
+/// `MPI_Abort`, which needs no state: it stays callable from any thread
+/// and from inside callbacks.
 #[inline(always)]
-fn enter(name: &'static str) -> u32 {
+fn enter(name: &'static &'static str, claims: bool) -> (u32, Option<state::Claim>) {
+    let mut claim = None;
+    let mut me = 0;
+    if claims && state::active() {
+        me = state::me();
+        match state::claim(me) {
+            state::Entry::Claimed(c) => claim = Some(c),
+            state::Entry::Nested => state::note_nested_call(name),
+            state::Entry::Busy(owner) => thread_level::overlap(name, owner),
+        }
+    }
     callsite::label(name);
     if lifecycle::finalized() {
         checks::after_finalize();
     }
     let site = checks::before_call();
+    if claim.is_some() {
+        state::note_owner_call(name, site);
+        thread_level::check(me);
+    }
     if !state::active() {
         before_init::note(name, site);
     }
-    site
+    (site, claim)
+}
+
+/// Whether export `name` claims the runtime ([`enter`]).
+const fn claims(name: &str) -> bool {
+    !matches!(name.as_bytes(), b"MPI_Abort")
 }
 
 /// Defines exports: each is a thin shim (a [`trampoline!`]) running its
@@ -393,7 +419,8 @@ macro_rules! exports {
                 #[allow(non_snake_case)] // the MPI name
                 pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
                     state::boundary(stringify!($name), || {
-                        let site = enter(stringify!($name));
+                        static NAME: &str = stringify!($name);
+                        let (site, _claim) = enter(&NAME, const { claims(stringify!($name)) });
                         // SAFETY: the caller upholds the MPI function's contract.
                         let rc = unsafe { $body };
                         #[allow(unused_variables)]
@@ -844,15 +871,15 @@ macro_rules! rma_exports {
                 #[allow(non_snake_case)] // the MPI name
                 pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
                     state::boundary(stringify!($name), || {
-                        let site = enter(stringify!($name));
+                        static NAME: &str = stringify!($name);
+                        let (site, _claim) = enter(&NAME, true);
                         // SAFETY: the caller upholds the MPI function's contract.
                         let call = || unsafe { $body };
                         if !state::active() {
                             return call();
                         }
                         // Made holding the runtime's state, as every
-                        // wrapper: one caller records at a time, and the
-                        // thread level is checked.
+                        // wrapper: one caller records at a time.
                         let rc = state::with(|_| call());
                         if rc == consts::SUCCESS {
                             return rc;

@@ -23,6 +23,8 @@
 //!   `MPI_Finalize`;
 //! - [`rma_epochs`]: one-sided communication outside its epochs, and
 //!   epochs left open;
+//! - [`thread_overlap`]: two threads of a rank in MPI at once where the
+//!   thread level forbids it;
 //! - [`timeline`]: the space-time diagram of the HTML report;
 //! - [`symbolize`]: program counters to source lines (DWARF).
 //!
@@ -74,6 +76,7 @@ pub mod rank_end;
 pub mod reuse;
 pub mod rma_epochs;
 pub mod symbolize;
+pub mod thread_overlap;
 pub mod timeline;
 pub mod unreceived;
 
