@@ -233,3 +233,71 @@ fn two_threads_in_mpi_at_once_under_multiple_stop_the_run_naming_calls_and_level
         "{stderr}"
     );
 }
+
+/// Under `MPI_THREAD_FUNNELED` the same overlap is reported as what it
+/// is there: a call off the main thread. Whichever thread called second,
+/// every finding is a `thread-level` error at the call, saying the rule
+/// of `FUNNELED` it broke.
+#[test]
+fn two_threads_in_mpi_at_once_under_funneled_are_calls_off_the_main_thread() {
+    let source = "tests/programs/threads/funneled_overlap.c";
+    let line = line_of(source, "expect: thread-level");
+    let report = check_program(source);
+    assert!(
+        (1..=2).contains(&report.findings.len()),
+        "{:?}",
+        report.findings
+    );
+    for finding in &report.findings {
+        assert_eq!(finding.kind, "thread-level");
+        assert_eq!(finding.locations[0].line, line);
+        assert!(
+            finding.message.contains("from a thread other than the main one")
+                || finding.message.contains(
+                    "a thread other than the main one was in MPI, which MPI_THREAD_FUNNELED does not allow"
+                ),
+            "{}",
+            finding.message
+        );
+        assert!(finding.message.contains("MPI_THREAD_FUNNELED"), "{}", finding.message);
+    }
+    assert!(!report.complete);
+}
+
+/// An MPI call from inside a callback MPI runs, on the same thread, is
+/// legal; `MPI_Abort` from the program's error handler, the common one,
+/// is followed: the report is the program's abort at the handler's line.
+#[test]
+fn mpi_abort_from_an_error_handler_is_the_programs_abort() {
+    let source = "tests/programs/threads/errhandler_abort.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert_eq!(
+        report.findings[0].message,
+        "rank 0 called `MPI_Abort` with error code 7"
+    );
+}
+
+/// A callback's call that needs what the outer call holds (an attribute's
+/// delete callback freeing a datatype inside `MPI_Comm_free`) stops the
+/// run as not supported, naming both calls; nothing is said against the
+/// program.
+#[test]
+fn a_callback_calling_mpi_inside_mpi_comm_free_stops_the_run_naming_both_calls() {
+    let source = "tests/programs/threads/callback_type_free.c";
+    let line = line_of(source, "MPI_Type_free(type);");
+    let _lock = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_with_flags(&mbh_tests::workspace_root().join(source), dir.path(), &[], &[]);
+    let (status, report, out) = verify_json(&exe, 2, dir.path(), &[]);
+    assert_eq!(status, 2, "{}", describe(&out));
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    assert!(!report.complete);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "callback_type_free.c:{line}: rank 0: MPI_Type_free was called from inside MPI_Comm_free on the same thread (from a callback MPI ran"
+        )),
+        "{stderr}"
+    );
+}

@@ -69,7 +69,10 @@ fn finding(ctx: &RunContext<'_>, o: &ThreadOverlap) -> Finding {
     // finding, recorded when it entered).
     let rule = match o.level {
         0 | 1 if !o.on_main => format!(
-            "from a thread other than the main one, which {level} does not allow; and two threads in MPI at once"
+            "a call from a thread other than the main one, which {level} does not allow, made while another thread was in MPI"
+        ),
+        0 | 1 => format!(
+            "a thread other than the main one was in MPI, which {level} does not allow"
         ),
         _ => format!("two threads in MPI at once, which {level} does not allow"),
     };
