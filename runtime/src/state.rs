@@ -250,3 +250,32 @@ pub fn fatal_at(site: u32, what: std::fmt::Arguments<'_>) -> ! {
     // an undefined state).
     unsafe { libc::_exit(TOOL_EXIT) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One test: the claim is the process's, and no other unit test
+    /// takes it.
+    #[test]
+    fn a_claim_tells_the_same_thread_from_another_one() {
+        let me = me();
+        let Entry::Claimed(claim) = claim(me) else {
+            panic!("free at first");
+        };
+        assert!(matches!(super::claim(me), Entry::Nested));
+        let other = std::thread::spawn(|| match super::claim(super::me()) {
+            Entry::Busy(owner) => owner,
+            _ => 0,
+        })
+        .join()
+        .unwrap();
+        assert_eq!(other, me, "another thread sees this one inside");
+        static NAME: &str = "MPI_Recv";
+        note_owner_call(&NAME, 12);
+        assert_eq!(owner_call(), ("MPI_Recv", 12));
+        assert!(try_with(|_| ()).is_none(), "an exit handler keeps out");
+        drop(claim);
+        assert!(matches!(super::claim(me), Entry::Claimed(_)));
+    }
+}

@@ -169,6 +169,17 @@ mod tests {
     }
 
     #[test]
+    fn a_run_stopped_by_two_threads_in_mpi_is_said_first() {
+        let mut stopped = at("MPI_Sendrecv", 24);
+        stopped.label = crate::thread_overlap::STOPPED_LABEL.into();
+        let reason = partial_reason(&[at("MPI_Neighbor_alltoall", 9), stopped]).unwrap();
+        assert!(
+            reason.starts_with("a run stopped where a second thread called MPI while another thread of its rank was inside MPI, so what the program does after that call is not verified: MPI_Sendrecv (rma.c:24); the program calls MPI functions mbhybrid does not model"),
+            "{reason}"
+        );
+    }
+
+    #[test]
     fn the_summary_names_each_function_with_its_first_lines() {
         let calls = [
             at("MPI_Win_fence", 10),

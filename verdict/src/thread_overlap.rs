@@ -69,7 +69,7 @@ fn finding(ctx: &RunContext<'_>, o: &ThreadOverlap) -> Finding {
     // finding, recorded when it entered).
     let rule = match o.level {
         0 | 1 if !o.on_main => format!(
-            "a call from a thread other than the main one, which {level} does not allow, made while another thread was in MPI"
+            "a call from a thread other than the main one, which {level} does not allow"
         ),
         0 | 1 => format!(
             "a thread other than the main one was in MPI, which {level} does not allow"
