@@ -190,10 +190,16 @@
 //! * Messages of up to 8 KiB of a named contiguous type travel as
 //!   `MPI_BYTE` ([`packed`]): every rank must share one data
 //!   representation (no heterogeneous clusters, where MPI would convert).
-//! * One thread at a time calls MPI (`MPI_THREAD_SINGLE`, `FUNNELED` or
-//!   `SERIALIZED`); a second one, or a callback calling MPI during a call,
-//!   stops the run with a message. Under `SINGLE` and `FUNNELED`, a call
-//!   from a thread other than the main one is recorded ([`thread_level`]).
+//! * One thread at a time is inside a wrapped call (each export claims the
+//!   runtime for its call, `state.rs`). A second thread entering while
+//!   another is inside is the program's error under `MPI_THREAD_SERIALIZED`
+//!   or lower: noted and the job stopped ([`thread_level`]'s `overlap`);
+//!   under `MPI_THREAD_MULTIPLE` the run stops as not supported, naming
+//!   both calls. A callback's MPI call during a call, on the same thread,
+//!   runs as a wrapped call unless it needs the state the outer call
+//!   holds, which stops the run naming both calls. Under `SINGLE` and
+//!   `FUNNELED`, a call from a thread other than the main one is recorded
+//!   ([`thread_level`]).
 //! * More than 12288 nonblocking requests outstanding at once stop the run.
 //! * Every wildcard event of the rank is kept (about 100 bytes each) for
 //!   the late-message checks of the rest of the run.
