@@ -82,10 +82,8 @@ pub fn check_finalize() {
 /// `pthread_self()`), which owns the runtime.
 #[inline(always)]
 pub fn check(me: u64) {
-    if MAIN_ONLY.load(Ordering::Relaxed) {
-        if me != MAIN.load(Ordering::Relaxed) {
-            off_main_thread();
-        }
+    if MAIN_ONLY.load(Ordering::Relaxed) && me != MAIN.load(Ordering::Relaxed) {
+        off_main_thread();
     }
 }
 
@@ -138,7 +136,10 @@ pub fn overlap(call: &'static str, owner: u64) -> ! {
     let on_main = crate::state::me() == main;
     let other_on_main = owner == main;
     let other = if other_on_main {
-        format!("the main thread (thread {})", MAIN_ID.load(Ordering::Relaxed))
+        format!(
+            "the main thread (thread {})",
+            MAIN_ID.load(Ordering::Relaxed)
+        )
     } else {
         "another thread".to_string()
     };

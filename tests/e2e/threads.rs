@@ -259,7 +259,11 @@ fn two_threads_in_mpi_at_once_under_funneled_are_calls_off_the_main_thread() {
             "{}",
             finding.message
         );
-        assert!(finding.message.contains("MPI_THREAD_FUNNELED"), "{}", finding.message);
+        assert!(
+            finding.message.contains("MPI_THREAD_FUNNELED"),
+            "{}",
+            finding.message
+        );
     }
     assert!(!report.complete);
 }
@@ -288,7 +292,12 @@ fn a_callback_calling_mpi_inside_mpi_comm_free_stops_the_run_naming_both_calls()
     let line = line_of(source, "MPI_Type_free(type);");
     let _lock = mpi_lock();
     let dir = tempfile::tempdir().unwrap();
-    let exe = build_with_flags(&mbh_tests::workspace_root().join(source), dir.path(), &[], &[]);
+    let exe = build_with_flags(
+        &mbh_tests::workspace_root().join(source),
+        dir.path(),
+        &[],
+        &[],
+    );
     let (status, report, out) = verify_json(&exe, 2, dir.path(), &[]);
     assert_eq!(status, 2, "{}", describe(&out));
     assert!(report.findings.is_empty(), "{:?}", report.findings);

@@ -130,7 +130,11 @@ impl InterleavingDir {
         };
         let mut found: Vec<ThreadOverlap> = entries
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("thread-overlap-"))
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("thread-overlap-")
+            })
             .filter_map(|e| std::fs::read_to_string(e.path()).ok())
             .filter_map(|text| ThreadOverlap::parse(&text))
             .collect();
@@ -329,7 +333,10 @@ mod tests {
         };
         std::fs::write(idir.thread_overlap(7), overlap.to_line()).unwrap();
         assert_eq!(idir.thread_overlaps(), [overlap]);
-        assert_eq!(ThreadOverlap::parse("0 2 12 4242 0 free 0 1 MPI_Recv"), None);
+        assert_eq!(
+            ThreadOverlap::parse("0 2 12 4242 0 free 0 1 MPI_Recv"),
+            None
+        );
         assert_eq!(ThreadOverlap::parse("0 2 12"), None);
     }
 }

@@ -77,9 +77,8 @@ pub fn partial_reason(locations: &[Location]) -> Option<String> {
         .iter()
         .cloned()
         .partition(|l| l.label == crate::thread_overlap::STOPPED_LABEL);
-    let (rma, unmodelled): (Vec<Location>, Vec<Location>) = locations
-        .into_iter()
-        .partition(|l| l.label == RACES_LABEL);
+    let (rma, unmodelled): (Vec<Location>, Vec<Location>) =
+        locations.into_iter().partition(|l| l.label == RACES_LABEL);
     let mut parts = Vec::new();
     if !stopped.is_empty() {
         parts.push(format!(

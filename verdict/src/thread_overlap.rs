@@ -68,12 +68,12 @@ fn finding(ctx: &RunContext<'_>, o: &ThreadOverlap) -> Finding {
     // thread: said first when it is this one (the other's is its own
     // finding, recorded when it entered).
     let rule = match o.level {
-        0 | 1 if !o.on_main => format!(
-            "a call from a thread other than the main one, which {level} does not allow"
-        ),
-        0 | 1 => format!(
-            "a thread other than the main one was in MPI, which {level} does not allow"
-        ),
+        0 | 1 if !o.on_main => {
+            format!("a call from a thread other than the main one, which {level} does not allow")
+        }
+        0 | 1 => {
+            format!("a thread other than the main one was in MPI, which {level} does not allow")
+        }
         _ => format!("two threads in MPI at once, which {level} does not allow"),
     };
     let mut f = Finding::new(
@@ -91,7 +91,10 @@ fn finding(ctx: &RunContext<'_>, o: &ThreadOverlap) -> Finding {
             site,
             rank,
             Role::Primary,
-            &format!("called on {thread} while {other_thread} was inside `{}`", o.other_call),
+            &format!(
+                "called on {thread} while {other_thread} was inside `{}`",
+                o.other_call
+            ),
         )),
         None => f
             .notes
