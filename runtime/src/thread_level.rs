@@ -31,7 +31,7 @@ static MAIN_ONLY: AtomicBool = AtomicBool::new(false);
 /// The level given, as [`Check::OffMainThread`] records it (0 single, 1
 /// funneled, 2 serialized, 3 multiple).
 static LEVEL: AtomicU32 = AtomicU32::new(0);
-/// `pthread_self()` of the thread that initialised MPI.
+/// The token (`state::me`) of the thread that initialised MPI.
 static MAIN: AtomicU64 = AtomicU64::new(0);
 /// The main thread's id (Linux's `gettid`), for the report.
 static MAIN_ID: AtomicU64 = AtomicU64::new(0);
@@ -45,8 +45,9 @@ static REPORTED: Seen<64> = Seen::new();
 /// Called on the thread that initialised MPI, with the level MPI
 /// `provided` (`MPI_THREAD_SINGLE` after `MPI_Init`).
 pub fn set(provided: c_int) {
-    // SAFETY: `pthread_self` and `gettid` have no preconditions.
-    let (me, id) = unsafe { (libc::pthread_self() as u64, libc::gettid()) };
+    let me = crate::state::me();
+    // SAFETY: `gettid` has no preconditions.
+    let id = unsafe { libc::gettid() };
     MAIN.store(me, Ordering::Relaxed);
     MAIN_ID.store(id as u64, Ordering::Relaxed);
     // SAFETY: `mpi-sys`'s statics are initialised from `mpi.h` before main.
@@ -71,15 +72,14 @@ pub fn set(provided: c_int) {
 /// In `MPI_Finalize`, holding the runtime's state: at the levels
 /// [`check`] does not cover, the thread must still be the main one.
 pub fn check_finalize() {
-    // SAFETY: no preconditions.
-    let me = unsafe { libc::pthread_self() } as u64;
+    let me = crate::state::me();
     if !MAIN_ONLY.load(Ordering::Relaxed) && me != MAIN.load(Ordering::Relaxed) {
         off_main_thread();
     }
 }
 
-/// At the start of every wrapped call, by thread `me` (its
-/// `pthread_self()`), which owns the runtime.
+/// At the start of every wrapped call, by thread `me` (its token,
+/// `state::me`), which owns the runtime.
 #[inline(always)]
 pub fn check(me: u64) {
     if MAIN_ONLY.load(Ordering::Relaxed) && me != MAIN.load(Ordering::Relaxed) {
@@ -117,7 +117,7 @@ fn level_name(level: u32) -> &'static str {
 }
 
 /// Export `call` was entered by this thread while thread `owner` (its
-/// `pthread_self()`) is inside another MPI call of this process. Never
+/// token, `state::me`) is inside another MPI call of this process. Never
 /// returns: under `MPI_THREAD_SERIALIZED` or lower the program's error is
 /// noted ([`ThreadOverlap`], in a file: the trace's one writer is the
 /// owner, which may be writing it now) and the job stopped with
