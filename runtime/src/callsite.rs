@@ -144,6 +144,18 @@ pub fn label(name: &'static str) {
     }
 }
 
+/// The site of the call being entered, as [`label`] would make it, with
+/// nothing stored or recorded (for a call that must not touch the trace:
+/// another thread owns it).
+#[cold]
+pub fn site_here() -> u32 {
+    let stored = crate::mbhybrid_site.load(Ordering::Relaxed);
+    if stored != 0 && offset_of_site(stored).is_none() {
+        return stored;
+    }
+    image().site_of(CALLER.load(Ordering::Relaxed) as u64)
+}
+
 /// Writes the `CallSite` record of `id` (calls of `name`) unless this rank
 /// wrote it before; ids of the site table need none.
 pub fn announce(id: u32, name: &'static str) {

@@ -190,10 +190,16 @@
 //! * Messages of up to 8 KiB of a named contiguous type travel as
 //!   `MPI_BYTE` ([`packed`]): every rank must share one data
 //!   representation (no heterogeneous clusters, where MPI would convert).
-//! * One thread at a time calls MPI (`MPI_THREAD_SINGLE`, `FUNNELED` or
-//!   `SERIALIZED`); a second one, or a callback calling MPI during a call,
-//!   stops the run with a message. Under `SINGLE` and `FUNNELED`, a call
-//!   from a thread other than the main one is recorded ([`thread_level`]).
+//! * One thread at a time is inside a wrapped call (each export claims the
+//!   runtime for its call, `state.rs`). A second thread entering while
+//!   another is inside is the program's error under `MPI_THREAD_SERIALIZED`
+//!   or lower: noted and the job stopped ([`thread_level`]'s `overlap`);
+//!   under `MPI_THREAD_MULTIPLE` the run stops as not supported, naming
+//!   both calls. A callback's MPI call during a call, on the same thread,
+//!   runs as a wrapped call unless it needs the state the outer call
+//!   holds, which stops the run naming both calls. Under `SINGLE` and
+//!   `FUNNELED`, a call from a thread other than the main one is recorded
+//!   ([`thread_level`]).
 //! * More than 12288 nonblocking requests outstanding at once stop the run.
 //! * Every wildcard event of the rank is kept (about 100 bytes each) for
 //!   the late-message checks of the rest of the run.
@@ -356,19 +362,45 @@ macro_rules! trampoline {
     };
 }
 
-/// What every export does before its call: labels the call site, checks
-/// the call against `MPI_Finalize` and `MPI_Init`, and returns the site.
+/// What every export does before its call: while the runtime runs, makes
+/// the thread the owner of the runtime for the call (`state::claim`: a
+/// compare-and-swap; a call while another thread is inside one is
+/// `thread_level::overlap`'s, which never returns), labels the call site,
+/// checks the call against `MPI_Finalize` and `MPI_Init` and, owning, the
+/// thread level (a relaxed load or two); returns the site and the claim,
+/// which the export holds until it returns. `claims` is false for
+/// `MPI_Abort`, which needs no state: it stays callable from any thread
+/// and from inside callbacks.
 #[inline(always)]
-fn enter(name: &'static str) -> u32 {
+fn enter(name: &'static &'static str, claims: bool) -> (u32, Option<state::Claim>) {
+    let mut claim = None;
+    let mut me = 0;
+    if claims && state::active() {
+        me = state::me();
+        match state::claim(me) {
+            state::Entry::Claimed(c) => claim = Some(c),
+            state::Entry::Nested => state::note_nested_call(name),
+            state::Entry::Busy(owner) => thread_level::overlap(name, owner),
+        }
+    }
     callsite::label(name);
     if lifecycle::finalized() {
         checks::after_finalize();
     }
     let site = checks::before_call();
+    if claim.is_some() {
+        state::note_owner_call(name, site);
+        thread_level::check(me);
+    }
     if !state::active() {
         before_init::note(name, site);
     }
-    site
+    (site, claim)
+}
+
+/// Whether export `name` claims the runtime ([`enter`]).
+const fn claims(name: &str) -> bool {
+    !matches!(name.as_bytes(), b"MPI_Abort")
 }
 
 /// Defines exports: each is a thin shim (a [`trampoline!`]) running its
@@ -393,7 +425,8 @@ macro_rules! exports {
                 #[allow(non_snake_case)] // the MPI name
                 pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
                     state::boundary(stringify!($name), || {
-                        let site = enter(stringify!($name));
+                        static NAME: &str = stringify!($name);
+                        let (site, _claim) = enter(&NAME, const { claims(stringify!($name)) });
                         // SAFETY: the caller upholds the MPI function's contract.
                         let rc = unsafe { $body };
                         #[allow(unused_variables)]
@@ -844,15 +877,15 @@ macro_rules! rma_exports {
                 #[allow(non_snake_case)] // the MPI name
                 pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
                     state::boundary(stringify!($name), || {
-                        let site = enter(stringify!($name));
+                        static NAME: &str = stringify!($name);
+                        let (site, _claim) = enter(&NAME, true);
                         // SAFETY: the caller upholds the MPI function's contract.
                         let call = || unsafe { $body };
                         if !state::active() {
                             return call();
                         }
                         // Made holding the runtime's state, as every
-                        // wrapper: one caller records at a time, and the
-                        // thread level is checked.
+                        // wrapper: one caller records at a time.
                         let rc = state::with(|_| call());
                         if rc == consts::SUCCESS {
                             return rc;

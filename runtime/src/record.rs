@@ -3,8 +3,10 @@
 //!
 //! # Threads
 //!
-//! The runtime assumes one thread calls MPI at a time (`MPI_THREAD_SINGLE`,
-//! `FUNNELED` or `SERIALIZED`): appends are not synchronised beyond that.
+//! One thread at a time is inside a wrapped call, the owner of the
+//! runtime (`state.rs`): only it appends, and appends are not synchronised
+//! beyond that. A second thread that finds another inside writes nothing
+//! here (`thread_level::overlap`).
 //! The only other writer is the signal handler of the calling thread, which
 //! touches header words only (state, signal, frames).
 //!

@@ -2,10 +2,11 @@
 //! through `build` and the drivers, and the rule of the thread level every
 //! call can be checked against: under `MPI_THREAD_SINGLE` and
 //! `MPI_THREAD_FUNNELED` only the main thread may call MPI (MPI-4.0
-//! §11.6.1). Each program of `tests/programs/threads/` says what it
-//! expects; the twins differ by where the MPI calls are made.
+//! §11.6.1), and under `MPI_THREAD_SERIALIZED` only one thread at a time
+//! (§11.6). Each program of `tests/programs/threads/` says what it
+//! expects; the twins differ by where, or how, the MPI calls are made.
 
-use crate::util::{check_program, describe, verify_json};
+use crate::util::{build_with_flags, check_program, describe, line_of, verify_json};
 use mbh_tests::{bin_dir, mbhybrid, mpi_lock};
 use std::process::Command;
 
@@ -140,5 +141,174 @@ fn finalize_from_a_second_thread_is_an_error_even_under_multiple() {
             .contains("`MPI_Finalize` must be called on the thread that initialised MPI"),
         "{}",
         report.findings[0].message
+    );
+}
+
+/// Issue 40: two threads in MPI at once under `MPI_THREAD_SERIALIZED` are
+/// the program's error, at the second call, naming the call the other
+/// thread was inside. The overlap is certain (each thread's receive needs
+/// the other thread's send), which thread comes second is not: both make
+/// the same call, so the line is the same either way. The run stops
+/// there, so the report is partial and says where.
+#[test]
+fn two_threads_in_mpi_at_once_under_serialized_is_a_thread_level_error() {
+    let source = "tests/programs/threads/serialized_overlap.c";
+    let line = line_of(source, "expect: thread-level");
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(finding.kind, "thread-level");
+    assert_eq!(finding.code, "MBH0021");
+    assert_eq!(finding.severity, "error");
+    let message = &finding.message;
+    assert!(
+        message.starts_with("rank 0 called `MPI_Sendrecv` on ")
+            && (message.contains(" while the main thread was inside `MPI_Sendrecv`")
+                || message.contains(" while another thread was inside `MPI_Sendrecv`"))
+            && message.ends_with(
+                "two threads in MPI at once, which MPI_THREAD_SERIALIZED does not allow"
+            ),
+        "{message}"
+    );
+    // The second call, and the call the other thread was inside.
+    let roles: Vec<(&str, u32)> = finding
+        .locations
+        .iter()
+        .map(|l| (l.role.as_str(), l.line))
+        .collect();
+    assert_eq!(roles, [("primary", line), ("secondary", line)]);
+    assert!(!report.complete);
+    assert!(
+        report
+            .not_modelled
+            .iter()
+            .any(|l| l.line == line && l.call.as_deref() == Some("MPI_Sendrecv")),
+        "{:?}",
+        report.not_modelled
+    );
+    assert!(
+        report.warnings.iter().any(|w| w.contains(
+            "a run stopped where a second thread called MPI while another thread of its rank was inside MPI"
+        ) && w.contains(&format!("serialized_overlap.c:{line}"))),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(report.runs[0].ranks[0].state, "aborted");
+}
+
+/// The twin: the same exchanges one at a time (`omp critical`) are clean
+/// and the report complete.
+#[test]
+fn the_same_calls_one_at_a_time_under_serialized_are_clean() {
+    let report = check_program("tests/programs/threads/serialized_critical.c");
+    assert!(report.complete && report.findings.is_empty());
+    let ranks = &report.runs[0].ranks;
+    assert!(ranks.iter().all(|r| r.state == "finalized"), "{ranks:?}");
+}
+
+/// Under `MPI_THREAD_MULTIPLE` the same overlap is allowed: no finding,
+/// but this version cannot run it, and the stop names both calls and the
+/// level.
+#[test]
+fn two_threads_in_mpi_at_once_under_multiple_stop_the_run_naming_calls_and_level() {
+    let source = "tests/programs/threads/multiple_overlap.c";
+    let line = line_of(source, "MPI_Sendrecv(");
+    let _lock = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_with_flags(
+        &mbh_tests::workspace_root().join(source),
+        dir.path(),
+        &[],
+        &["-fopenmp"],
+    );
+    let (status, report, out) = verify_json(&exe, 2, dir.path(), &[]);
+    assert_eq!(status, 2, "{}", describe(&out));
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    assert!(!report.complete);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "multiple_overlap.c:{line}: rank 0: MPI_Sendrecv was called on thread "
+        )) && stderr.contains(" was inside MPI_Sendrecv: two threads in MPI at once, which MPI_THREAD_MULTIPLE allows, but this version of mbhybrid cannot run yet"),
+        "{stderr}"
+    );
+}
+
+/// Under `MPI_THREAD_FUNNELED` the same overlap is reported as what it
+/// is there: a call off the main thread. Whichever thread called second,
+/// every finding is a `thread-level` error at the call, saying the rule
+/// of `FUNNELED` it broke.
+#[test]
+fn two_threads_in_mpi_at_once_under_funneled_are_calls_off_the_main_thread() {
+    let source = "tests/programs/threads/funneled_overlap.c";
+    let line = line_of(source, "expect: thread-level");
+    let report = check_program(source);
+    assert!(
+        (1..=2).contains(&report.findings.len()),
+        "{:?}",
+        report.findings
+    );
+    for finding in &report.findings {
+        assert_eq!(finding.kind, "thread-level");
+        assert_eq!(finding.locations[0].line, line);
+        assert!(
+            finding.message.contains("from a thread other than the main one")
+                || finding.message.contains(
+                    "a thread other than the main one was in MPI, which MPI_THREAD_FUNNELED does not allow"
+                ),
+            "{}",
+            finding.message
+        );
+        assert!(
+            finding.message.contains("MPI_THREAD_FUNNELED"),
+            "{}",
+            finding.message
+        );
+    }
+    assert!(!report.complete);
+}
+
+/// An MPI call from inside a callback MPI runs, on the same thread, is
+/// legal; `MPI_Abort` from the program's error handler, the common one,
+/// is followed: the report is the program's abort at the handler's line.
+#[test]
+fn mpi_abort_from_an_error_handler_is_the_programs_abort() {
+    let source = "tests/programs/threads/errhandler_abort.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    assert_eq!(
+        report.findings[0].message,
+        "rank 0 called `MPI_Abort` with error code 7"
+    );
+}
+
+/// A callback's call that needs what the outer call holds (an attribute's
+/// delete callback freeing a datatype inside `MPI_Comm_free`) stops the
+/// run as not supported, naming both calls; nothing is said against the
+/// program.
+#[test]
+fn a_callback_calling_mpi_inside_mpi_comm_free_stops_the_run_naming_both_calls() {
+    let source = "tests/programs/threads/callback_type_free.c";
+    let line = line_of(source, "MPI_Type_free(type);");
+    let _lock = mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build_with_flags(
+        &mbh_tests::workspace_root().join(source),
+        dir.path(),
+        &[],
+        &[],
+    );
+    let (status, report, out) = verify_json(&exe, 2, dir.path(), &[]);
+    assert_eq!(status, 2, "{}", describe(&out));
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    assert!(!report.complete);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Both ranks make the call; whichever the runtime stops first is
+    // named (the other may be killed before it says anything).
+    assert!(
+        ["0", "1"].iter().any(|rank| stderr.contains(&format!(
+            "callback_type_free.c:{line}: rank {rank}: MPI_Type_free was called from inside MPI_Comm_free on the same thread (from a callback MPI ran"
+        ))),
+        "{stderr}"
     );
 }

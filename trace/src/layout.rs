@@ -117,6 +117,31 @@ impl InterleavingDir {
         calls
     }
 
+    /// Where process `pid` notes that two of its threads were in MPI at
+    /// once ([`ThreadOverlap`]).
+    pub fn thread_overlap(&self, pid: u32) -> PathBuf {
+        self.path.join(format!("thread-overlap-{pid}.txt"))
+    }
+
+    /// Every overlap noted ([`InterleavingDir::thread_overlap`]), by rank.
+    pub fn thread_overlaps(&self) -> Vec<ThreadOverlap> {
+        let Ok(entries) = std::fs::read_dir(&self.path) else {
+            return Vec::new();
+        };
+        let mut found: Vec<ThreadOverlap> = entries
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("thread-overlap-")
+            })
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|text| ThreadOverlap::parse(&text))
+            .collect();
+        found.sort_by_key(|o| o.rank);
+        found
+    }
+
     /// The forced matches that replay this interleaving exactly: every
     /// wildcard event of the run, forced to the sender it took.
     pub fn replay_config(&self) -> PathBuf {
@@ -152,6 +177,81 @@ impl BeforeInitCall {
         let call = words.next()?.to_string();
         call.starts_with("MPI_")
             .then_some(BeforeInitCall { rank, site, call })
+    }
+}
+
+/// A thread of a process called MPI while another thread of it was inside
+/// an MPI call (the runtime's export prologue saw it, `runtime/src/state.rs`),
+/// at a thread level that forbids it (`MPI_THREAD_SERIALIZED` or lower,
+/// MPI-4.0 §11.6). The runtime notes it in the interleaving directory,
+/// not the trace (the other thread, inside its call, is the trace's one
+/// writer), then stops the job with [`crate::op::THREAD_OVERLAP_EXIT`].
+/// One line: `RANK LEVEL SITE THREAD ON_MAIN CALL OTHER_SITE OTHER_ON_MAIN
+/// OTHER_CALL` (flags 0/1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadOverlap {
+    /// The rank.
+    pub rank: i32,
+    /// The level the program was given: 0 `SINGLE`, 1 `FUNNELED`, 2
+    /// `SERIALIZED`.
+    pub level: i32,
+    /// The second call's site (0: unknown).
+    pub site: u32,
+    /// The second caller's thread id (Linux's `gettid`).
+    pub thread: i32,
+    /// Whether the second caller is the thread that initialised MPI.
+    pub on_main: bool,
+    /// The second call's MPI function.
+    pub call: String,
+    /// The site of the call the other thread was inside (0: unknown).
+    pub other_site: u32,
+    /// Whether that thread is the one that initialised MPI.
+    pub other_on_main: bool,
+    /// The MPI function it was inside.
+    pub other_call: String,
+}
+
+impl ThreadOverlap {
+    /// The file's one line.
+    pub fn to_line(&self) -> String {
+        format!(
+            "{} {} {} {} {} {} {} {} {}\n",
+            self.rank,
+            self.level,
+            self.site,
+            self.thread,
+            u8::from(self.on_main),
+            self.call,
+            self.other_site,
+            u8::from(self.other_on_main),
+            self.other_call
+        )
+    }
+
+    /// Reads [`ThreadOverlap::to_line`]'s form.
+    pub fn parse(text: &str) -> Option<ThreadOverlap> {
+        let mut words = text.split_whitespace();
+        let mut next = || words.next();
+        let rank = next()?.parse().ok()?;
+        let level = next()?.parse().ok()?;
+        let site = next()?.parse().ok()?;
+        let thread = next()?.parse().ok()?;
+        let on_main = next()? == "1";
+        let call = next()?.to_string();
+        let other_site = next()?.parse().ok()?;
+        let other_on_main = next()? == "1";
+        let other_call = next()?.to_string();
+        (call.starts_with("MPI_") && other_call.starts_with("MPI_")).then_some(ThreadOverlap {
+            rank,
+            level,
+            site,
+            thread,
+            on_main,
+            call,
+            other_site,
+            other_on_main,
+            other_call,
+        })
     }
 }
 
@@ -212,5 +312,31 @@ mod tests {
         assert_eq!(BeforeInitCall::parse(&call.to_line()), Some(call));
         assert_eq!(BeforeInitCall::parse("2 7 free"), None);
         assert_eq!(BeforeInitCall::parse(""), None);
+    }
+
+    #[test]
+    fn a_thread_overlap_reads_back() {
+        let overlap = ThreadOverlap {
+            rank: 0,
+            level: 2,
+            site: 12,
+            thread: 4242,
+            on_main: false,
+            call: "MPI_Sendrecv".into(),
+            other_site: 12,
+            other_on_main: true,
+            other_call: "MPI_Recv".into(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let idir = InterleavingDir {
+            path: dir.path().to_owned(),
+        };
+        std::fs::write(idir.thread_overlap(7), overlap.to_line()).unwrap();
+        assert_eq!(idir.thread_overlaps(), [overlap]);
+        assert_eq!(
+            ThreadOverlap::parse("0 2 12 4242 0 free 0 1 MPI_Recv"),
+            None
+        );
+        assert_eq!(ThreadOverlap::parse("0 2 12"), None);
     }
 }

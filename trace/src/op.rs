@@ -458,6 +458,13 @@ pub mod call_name {
 /// abort records carry it; it is the tool's stop, not the program's).
 pub const COLLECTIVE_MISMATCH_EXIT: i32 = 71;
 
+/// The exit code with which the runtime stops a job after a thread called
+/// MPI while another thread of its process was inside an MPI call, at a
+/// thread level that forbids it ([`crate::layout::ThreadOverlap`] says
+/// which calls; the rank's abort record carries the code and the second
+/// call's site). The program's error; the tool's stop.
+pub const THREAD_OVERLAP_EXIT: i32 = 72;
+
 impl OpKind {
     /// Whether a record of this kind holds a communicator in `comm`: every
     /// MPI call, and of the runtime's own records a constructor's parent

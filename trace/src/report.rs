@@ -185,7 +185,9 @@ pub struct Report {
     /// The calls of MPI functions the runtime does not model that the
     /// program made (`MPI_Put`, `MPI_Neighbor_alltoall`, ...; issue 38),
     /// one per function and line: what they do is not verified, so the
-    /// report is not `complete`.
+    /// report is not `complete`. Also the one-sided communication calls
+    /// (races not checked) and the calls where a run stopped because two
+    /// threads of a rank were in MPI at once (each told by its `label`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_modelled: Vec<Location>,
     /// `verify --jobs N` with `N > 1`: how the runs made ahead were used.

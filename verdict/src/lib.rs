@@ -24,6 +24,8 @@
 //! - [`rma_epochs`]: one-sided communication outside its epochs, and
 //!   epochs left open; [`rma_races`]: two one-sided operations on the
 //!   same target bytes that nothing orders;
+//! - [`thread_overlap`]: two threads of a rank in MPI at once where the
+//!   thread level forbids it;
 //! - [`timeline`]: the space-time diagram of the HTML report;
 //! - [`symbolize`]: program counters to source lines (DWARF).
 //!
@@ -76,6 +78,7 @@ pub mod reuse;
 pub mod rma_epochs;
 pub mod rma_races;
 pub mod symbolize;
+pub mod thread_overlap;
 pub mod timeline;
 pub mod unreceived;
 

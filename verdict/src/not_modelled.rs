@@ -99,18 +99,29 @@ fn location(ctx: &RunContext<'_>, name: &str, site: u32, rank: i32, label: &str)
     location
 }
 
-/// Why a run that made the calls of `locations` is partial: the
-/// unmodelled calls, then the one-sided communication calls whose races
-/// are not checked, each named with its first lines. `None` when there
+/// Why a run that made the calls of `locations` is partial: the calls
+/// where a run stopped because two threads were in MPI at once
+/// ([`crate::thread_overlap`]), the unmodelled calls, then the one-sided
+/// communication calls whose races are not checked, each named with its
+/// first lines. `None` when there
 /// are none.
 pub fn partial_reason(locations: &[Location]) -> Option<String> {
-    let (unchecked, locations): (Vec<Location>, Vec<Location>) = locations
+    let (stopped, locations): (Vec<Location>, Vec<Location>) = locations
         .iter()
         .cloned()
+        .partition(|l| l.label == crate::thread_overlap::STOPPED_LABEL);
+    let (unchecked, locations): (Vec<Location>, Vec<Location>) = locations
+        .into_iter()
         .partition(|l| l.label.starts_with(UNCHECKED_LABEL));
     let (rma, unmodelled): (Vec<Location>, Vec<Location>) =
         locations.into_iter().partition(|l| l.label == RACES_LABEL);
     let mut parts = Vec::new();
+    if !stopped.is_empty() {
+        parts.push(format!(
+            "a run stopped where a second thread called MPI while another thread of its rank was inside MPI, so what the program does after that call is not verified: {}",
+            summary(&stopped)
+        ));
+    }
     if !unmodelled.is_empty() {
         parts.push(format!(
             "the program calls MPI functions mbhybrid does not model, so what they do is not verified: {}",
@@ -208,6 +219,17 @@ mod tests {
         assert_eq!(
             reason,
             "the races of these one-sided operations were not checked, because their target datatype has holes: MPI_Get (rma.c:14)"
+        );
+    }
+
+    #[test]
+    fn a_run_stopped_by_two_threads_in_mpi_is_said_first() {
+        let mut stopped = at("MPI_Sendrecv", 24);
+        stopped.label = crate::thread_overlap::STOPPED_LABEL.into();
+        let reason = partial_reason(&[at("MPI_Neighbor_alltoall", 9), stopped]).unwrap();
+        assert!(
+            reason.starts_with("a run stopped where a second thread called MPI while another thread of its rank was inside MPI, so what the program does after that call is not verified: MPI_Sendrecv (rma.c:24); the program calls MPI functions mbhybrid does not model"),
+            "{reason}"
         );
     }
 

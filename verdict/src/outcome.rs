@@ -140,6 +140,8 @@ pub fn analyze(
     }
 
     let mut findings = before_init;
+    let overlaps = crate::thread_overlap::overlaps(ctx);
+    findings.extend(crate::thread_overlap::findings(ctx, &overlaps));
     findings.extend(crate::buffers::buffer_findings(ctx.sites, &traces));
     findings.extend(crate::unreceived::unreceived_findings(ctx.sites, &traces));
     findings.extend(crate::rma_epochs::rma_epoch_findings(ctx.sites, &traces));
@@ -224,7 +226,8 @@ pub fn analyze(
         ));
     }
 
-    let not_modelled = crate::not_modelled::calls(ctx, &traces, &races.unchecked);
+    let mut not_modelled = crate::not_modelled::calls(ctx, &traces, &races.unchecked);
+    not_modelled.extend(crate::thread_overlap::stops(ctx, &overlaps));
     Ok(Analysis {
         outcome: RunOutcome {
             interleaving: ctx.interleaving,

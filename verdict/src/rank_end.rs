@@ -152,6 +152,14 @@ pub(crate) fn rank_finding(
         {
             return None
         }
+        // The runtime stopped the job where two threads were in MPI at
+        // once: the `thread-level` finding of its note says it all.
+        RankState::Aborted
+            if end.abort.map(|a| a.0) == Some(mbh_trace::op::THREAD_OVERLAP_EXIT)
+                && crate::thread_overlap::stopped(&ctx.dir.thread_overlaps(), rank) =>
+        {
+            return None
+        }
         // A limit of the tool, reported as a tool error (`tool_stops`).
         RankState::ToolStopped => return None,
         RankState::Aborted => {
