@@ -886,7 +886,11 @@ macro_rules! rma_exports {
                         }
                         // Made holding the runtime's state, as every
                         // wrapper: one caller records at a time.
-                        let rc = state::with(|_| call());
+                        let rc = state::with(|rt| {
+                            let rc = call();
+                            rma::follow_requests(rt);
+                            rc
+                        });
                         if rc == consts::SUCCESS {
                             return rc;
                         }

@@ -159,6 +159,47 @@ fn recorded(op: impl FnOnce() -> RawOp, blocking: bool, call: impl FnOnce() -> c
     recorded_then(op, blocking, call, |_, _| {})
 }
 
+/// As [`recorded`] for an `R` operation (`MPI_Rput`, ...): the request it
+/// returns is followed like a nonblocking send's, so that the completion
+/// calls release it and `MPI_Finalize` reports it when the program never
+/// completed it (`RequestLeak`, at the operation; MPI-4.0 §12.4.5: an
+/// `R` operation's request must be completed like any other).
+fn recorded_request(
+    op: impl FnOnce() -> RawOp,
+    request: *mut MPI_Request,
+    call: impl FnOnce() -> c_int,
+) -> c_int {
+    if !active() {
+        return call();
+    }
+    let index = record::begin(op, false);
+    let rc = call();
+    record::finish(index, rc, false, |_| {});
+    if rc == SUCCESS && !request.is_null() {
+        // SAFETY: non-null, just written by MPI.
+        let handle = unsafe { *request };
+        TO_FOLLOW.with(|f| f.set(Some((index, handle))));
+    }
+    rc
+}
+
+thread_local! {
+    /// The request an `R` operation just made, for [`follow_requests`]:
+    /// the operation runs holding the runtime's state, so the export
+    /// hands it to the engine once the call is done.
+    static TO_FOLLOW: std::cell::Cell<Option<(Option<u64>, MPI_Request)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Hands the request an `R` operation of this call made, if any, to the
+/// engine ([`crate::engine::Rt::follow_request`]). Called by the RMA
+/// exports with the state they hold.
+pub(crate) fn follow_requests(rt: &mut crate::engine::Rt) {
+    if let Some((index, request)) = TO_FOLLOW.with(|f| f.take()) {
+        rt.follow_request(index, request);
+    }
+}
+
 /// As [`recorded`], then `fill` adds what the call returned to the record.
 #[inline]
 fn recorded_then(
@@ -897,7 +938,7 @@ pub(crate) unsafe fn rput(
         )
     };
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(op, false, || unsafe {
+    recorded_request(op, request, || unsafe {
         mpi_sys::PMPI_Rput(
             origin_addr,
             origin_count,
@@ -936,7 +977,7 @@ pub(crate) unsafe fn rget(
         )
     };
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(op, false, || unsafe {
+    recorded_request(op, request, || unsafe {
         mpi_sys::PMPI_Rget(
             origin_addr,
             origin_count,
@@ -976,7 +1017,7 @@ pub(crate) unsafe fn raccumulate(
         )
     };
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(record, false, || unsafe {
+    recorded_request(record, request, || unsafe {
         mpi_sys::PMPI_Raccumulate(
             origin_addr,
             origin_count,
@@ -1020,7 +1061,7 @@ pub(crate) unsafe fn rget_accumulate(
         )
     };
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(record, false, || unsafe {
+    recorded_request(record, request, || unsafe {
         mpi_sys::PMPI_Rget_accumulate(
             origin_addr,
             origin_count,

@@ -373,6 +373,18 @@ fn two_puts_to_the_same_bytes_in_one_fence_epoch_race() {
     );
 }
 
+/// An `MPI_Rput` whose request is never completed is a request leak at
+/// the `MPI_Rput`; waited for, it is clean.
+#[test]
+fn an_rput_request_never_completed_is_a_request_leak() {
+    let source = "tests/programs/rma/rput_never_completed.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+    assert_eq!(report.findings[0].code, "MBH0011");
+    check_partial_for_races(&report, source);
+    check_twin("tests/programs/rma/rput_waited.c");
+}
+
 /// A put just past the memory the target gave its window: a
 /// buffer-overflow at the put, with the window's size; the run is partial
 /// for RMA as always. Its twin, `put_disjoint_bytes_fence.c`, stays inside.

@@ -103,6 +103,15 @@ impl Rt {
         }
     }
 
+    /// Follows `request`, made by the call of record `index` outside the
+    /// point-to-point engine (a one-sided `R` operation), as a request MPI
+    /// completes on its own: the completion calls release it, and
+    /// `MPI_Finalize` reports it if the program never completed it.
+    pub fn follow_request(&mut self, index: Option<u64>, request: MPI_Request) {
+        let id = self.slots.alloc(Kind::Plain { receive: false }, index);
+        self.track(id, request);
+    }
+
     /// Remembers a request the program holds, under slot `id`.
     pub(super) fn track(&mut self, id: u32, request: MPI_Request) {
         let due = self.det_due();
