@@ -2,123 +2,28 @@
 //! process of a verified program (DESIGN.md, "The runtime"; seed 000
 //! chapter 5 is the specification).
 //!
-//! The program is linked against this library before the MPI library (or
-//! gets it through `LD_PRELOAD`), so its `MPI_*` calls land here. Without
-//! `MBHYBRID_TRACE_DIR` every export forwards to the MPI library's
-//! `PMPI_*` entry point and nothing else (`MPI_Init` adds one small
-//! all-reduce so every rank agrees on that). With it, set by `mbhybrid
-//! verify` for the job, the runtime:
+//! It owns what happens inside the program's processes: every `MPI_*` call
+//! the program makes lands in an export listed in this file (a trampoline
+//! that keeps the return address, then a body inside a panic boundary), which
+//! records the call in the rank's trace (a shared memory map that survives
+//! the process being killed), piggybacks a header (clock, sender, record
+//! index, type signature) on every point-to-point message, keeps the lazy
+//! Lamport or vector clocks, forces the matches a replay's guidance names,
+//! decides wildcards in `mbhybrid run`'s deterministic mode, and makes the
+//! local checks (type signatures, leaks, collective mismatches, buffer reuse
+//! and overflow, thread level, one-sided epochs). Without
+//! `MBHYBRID_TRACE_DIR` every export forwards to MPI and does nothing else.
 //!
-//! * reads the run's configuration, `runtime.json` in that directory
-//!   ([`mbh_trace::config::RuntimeConfig`]: Lamport or vector clocks,
-//!   standard sends buffered or synchronous, the matches a replay forces);
-//! * piggybacks a header on every point-to-point message ([`piggyback`]:
-//!   the sender's clock, world rank and record index, a synchronous-send
-//!   flag): small messages of named contiguous types are copied with it
-//!   into scratch memory and go as `MPI_BYTE` ([`packed`]), the rest by
-//!   datatype piggybacking (a struct type of header and user buffer); and
-//!   fixes receive and probe statuses so `MPI_Get_count` sees the
-//!   program's data only;
-//! * tracks the matches-before order with lazy Lamport clocks (LLCP) or
-//!   lazy vector clocks (LVCP) ([`llcp`], a pure state machine): clocks
-//!   through collectives (nonblocking ones too) and communicator
-//!   constructors in the direction their data flows, `CompleteNow`,
-//!   late messages, probes, `MPI_ANY_TAG` receives, synchronous sends
-//!   acknowledged with the receiver's clock;
-//! * in a replay (GUIDED_RUN), posts each wildcard receive or probe the
-//!   guidance names with the forced source, and makes each choice among
-//!   requests it names (`MPI_Waitany`, `Testany`, `Waitsome`, `Testsome`
-//!   over more than one active request; seed 001 §4, `choice.rs`) wait for
-//!   the forced index and return it first, until the rank's clock passes
-//!   the last guided clock;
-//! * in `mbhybrid run` (the configuration's `deterministic`), makes every
-//!   wildcard receive take the sender seed 002's logical time chooses
-//!   (rules: [`logical`]; announcements, clock requests and answers:
-//!   `engine/deterministic.rs`; decisions: `engine/deterministic/decide.rs`), what tests report decided by their
-//!   deterministic transmission points (`engine/dtp.rs`), and defers the
-//!   wildcard `MPI_Irecv`s it cannot decide yet (`engine/deferred.rs`);
-//! * writes the rank trace ([`mbh_trace::rank_trace`]) through a shared
-//!   memory map, so it survives the process being killed: every call (see
-//!   `wrap.rs` for the fields), and for every wildcard receive or probe its
-//!   event number, start and final clocks and matched sender
-//!   (`WildcardClock`), every sender found as a potential match
-//!   (`PotentialMatch`), for every choice among requests its event number,
-//!   clocks and the index returned (`ChoiceClock`) and the other indices
-//!   that could have come first (`PotentialIndex`), and for every receive
-//!   the send it matched
-//!   (`Matched`); plus the rank's standard error, and how it ended
-//!   (`MPI_Finalize`, `exit` status, fatal signal, `MPI_Abort`).
-//! * makes the local checks (`checks.rs`), each recorded as the
-//!   [`mbh_trace::check::Check`] it found (whose rustdoc is the record's
-//!   layout; `Check::record` is the one place that writes it):
-//!   - `TypeMismatch`, on the receiver: the header carries the hash of the
-//!     sender's type signature ([`typesig`]); the receive compares it with
-//!     the prefix of its own datatype the bytes that arrived fill, at the
-//!     receive (the `Irecv`'s site for a nonblocking one).
-//!   - `RequestLeak` and `ResourceLeak`, at `MPI_Finalize` (or an exit
-//!     without it): each request still outstanding, at the call that made
-//!     it; each communicator, committed datatype, group or op the program
-//!     made and never freed, at the making (for a datatype: committing)
-//!     call.
-//!   - `CollectiveMismatch`: the ranks of a communicator disagree on a
-//!     collective's kind, root or datatype signature (`engine/coll.rs`).
-//!     Every rank records its side, then the job stops (`MPI_Abort`, code
-//!     71).
-//!   - `BufferReuse` (seed 000 §2.3.6.3): a packed nonblocking send
-//!     (`packed.rs`) completed by the program's `Wait`/`Test` whose buffer
-//!     no longer holds what was copied into the message (not checked for
-//!     freed requests: the runtime completes them when the buffer may be
-//!     gone); or an instrumented store into a pending send's buffer, or
-//!     load or store of a pending receive's, a nonblocking collective's
-//!     buffers included (`coll_pending.rs`) (`access.rs`, `pending.rs`:
-//!     the program's `mbhybrid_check_access` calls, guarded by the exported
-//!     hull of the pending buffers, `mbhybrid_pending_lo`..`mbhybrid_pending_hi`).
-//!   - `BufferOverflow` (`buffer_check.rs`): a call's count reaches past
-//!     its buffer's heap block or statically known object.
-//!   - `MissingStart`: a wait on a persistent request never started.
-//!   - `AfterFinalize`: any export called after `MPI_Finalize` returned;
-//!     the call then goes to MPI.
-//!   - `MpiError` and `InvalidArgument`: an export returned an error code.
-//!     The runtime sets `MPI_ERRORS_RETURN` on `MPI_COMM_WORLD` at start
-//!     and remembers the handler the program sets; under the default
-//!     `MPI_ERRORS_ARE_FATAL` it prints `Fatal error in MPI_Xxx: <MPI's
-//!     message>`, records the end as an abort with the code, and aborts
-//!     the job (`PMPI_Abort(MPI_COMM_WORLD, code)`); otherwise the code
-//!     goes back to the program.
+//! It must not change what the program computes, allocate or do I/O on the
+//! per-call path (scratch buffers, request slots and event lists are made at
+//! `MPI_Init`), panic or `unwrap` on anything a program can cause (a bug
+//! stops the run with a message, never unwinds into C), or decide anything
+//! the verdict decides: it records facts, `mbh-verdict` judges them. A call
+//! it cannot follow stops the run naming the call, so that a message without
+//! a header never reaches a receive that expects one.
 //!
-//! Where the process is in its MPI life (before `MPI_Init`, started,
-//! tracing, the protocol running, errors redirected, finalized) is one
-//! word, `lifecycle.rs`, the runtime's init state machine; the one engine
-//! state (`engine::Rt`) behind its reentrancy guard is `state.rs`'s.
-//!
-//! [`mbhybrid_site`] is the word the instrumented program stores each call
-//! site's id into before the call. A call the program did not label (a
-//! program built by plain `mpicc -g`, which `verify` runs with this library
-//! preloaded, or a call through a function pointer) gets an id made from
-//! its return address (`callsite.rs`: the address's offset in the
-//! executable, top bit set, the same on every rank and in every run), and
-//! the first call from each address an `OpKind::CallSite` record naming
-//! the MPI function; the CLI finds the line in the executable's debug
-//! information. Every export is listed in this file and is a thin shim (a
-//! two-instruction trampoline that keeps the return address) over a body in
-//! `wrap.rs` inside a panic boundary: a bug in the runtime stops the run
-//! with a message, it never unwinds into C. A point-to-point call the
-//! runtime does not handle stops the run with `mbhybrid: MPI_Xxx is not
-//! supported by this version of the runtime (called at site N)` (exit code
-//! 70), so a message without a header never reaches a receive that expects
-//! one. A call of a function the runtime does not model (one-sided
-//! communication, neighbourhood and persistent collectives, `MPI_T`, ...:
-//! `mbh_trace::support`'s table) goes to MPI through a pass-through that
-//! records it (`not_modelled.rs`), so `verify` reports the run as partial.
-//! One-sided communication is wrapped and recorded (`rma.rs`): `verify`
-//! checks its epochs, not yet its races, and reports the run as partial.
-//!
-//! The per-call path allocates nothing (scratch buffers, request slots and
-//! the event lists are allocated at `MPI_Init` and grow only past their
-//! initial size) and takes no lock. BENCHMARKS.md says where the time it
-//! adds goes: for messages on the struct path (derived datatypes, more
-//! than 8 KiB) mostly MPICH's handling of the struct datatype; for packed
-//! messages the records, the clocks and the checks.
+//! How each part works, and everything it does not do yet:
+//! `docs/design/runtime.md`.
 //!
 //! # Example
 //!
@@ -130,128 +35,6 @@
 //! $ cargo run -p mbh-runtime --example dump_trace -- /tmp/t
 //! ```
 //!
-//! # Limitations
-//!
-//! * MPICH gives every eagerly completed send the same shared request
-//!   handle. When such a handle comes back, the older request is treated as
-//!   complete: two eager `MPI_Isend`s neither of which is waited for report
-//!   one `request-leak`, not two.
-//! * Not handled, and stopped by name when called: MPI-4's
-//!   `MPI_Isendrecv`, `MPI_Isendrecv_replace`, partitioned and large-count
-//!   (`_c`) point-to-point calls.
-//! * Persistent requests: the program's handle is MPI's own persistent
-//!   request, never started; each `MPI_Start` makes the runtime's inner
-//!   `Isend`/`Irecv`, swapped in for the handle during completion calls
-//!   (`engine/persist.rs`). `MPI_Start` of an active request returns
-//!   `MPI_ERR_REQUEST` without asking MPI. A persistent request with peer
-//!   `MPI_PROC_NULL` is started by MPI itself and not checked for
-//!   `MissingStart`. For the `any`/`some` completion calls, `MissingStart`
-//!   is reported only when no request given is active (they skip inactive
-//!   ones by design).
-//! * A cancelled receive is recognised at its completion (its wildcard
-//!   event is dropped then): a `CompleteNow` that resolves it before then
-//!   learns no sender from it.
-//! * Every blocking and nonblocking collective of MPI-3 is wrapped (see
-//!   `engine/coll.rs`); neighbourhood and persistent collectives and the
-//!   large-count (`_c`) forms go to MPI unchanged and carry no clocks
-//!   (their calls are recorded as not modelled).
-//!   Collectives on intercommunicators, `MPI_Comm_idup` and the
-//!   intercommunicator constructors exchange no clocks and are not
-//!   signature-checked. A communicator the runtime did not see made gets
-//!   its shadows at its first collective (which then waits for every rank
-//!   of it).
-//! * The collective signature check compares the `v` and `w` forms
-//!   (`Gatherv`, `Scatterv`, `Allgatherv`, `Alltoallv`, `Alltoallw` and
-//!   their nonblocking forms) pair by pair, unless a block on some rank
-//!   has a datatype the type check does not follow. Elsewhere such a
-//!   datatype counts as "not checked" on that rank. A rank that calls more collectives on
-//!   a communicator than the others waits for the extra checks at
-//!   `MPI_Finalize` (the wait-for graph then reports it); `MPI_Comm_free`
-//!   never waits for them, it leaves them to `MPI_Finalize`. At most 64 checks per communicator are outstanding: the
-//!   65th waits for the oldest.
-//! * Synchronous sends wait for an acknowledgement the receiver sends when
-//!   it sees the receive complete, not when the receive starts as MPI
-//!   defines: a synchronous send can return later than under MPI, never
-//!   earlier. `MPI_Sendrecv_replace` and `MPI_Bsend`/`MPI_Ibsend` stay
-//!   buffered under `--buffering zero`.
-//! * The buffer of buffered sends is the runtime's, enlarged by one header
-//!   (40 bytes with Lamport clocks, 32 + 8 x ranks with vector clocks) for
-//!   every `MPI_BSEND_OVERHEAD` bytes the program attached
-//!   (`engine/bsend.rs`): a buffer too small by less than that runs where
-//!   MPI would fail with `MPI_ERR_BUFFER`. `MPI_Buffer_attach_c` stops the
-//!   run.
-//! * The runtime's shadows of a communicator are duplicates made when the
-//!   runtime sees it made (of the parent's shadows for `MPI_Comm_dup`), so
-//!   they carry none of the program's attributes and run none of its copy
-//!   callbacks. A communicator the runtime did not see made (from
-//!   `MPI_Comm_idup`, `MPI_Intercomm_merge`) gets them at its first
-//!   collective, by duplicating it: attributes the program cached on it by
-//!   then have their copy and delete callbacks run once more.
-//! * Messages of up to 8 KiB of a named contiguous type travel as
-//!   `MPI_BYTE` ([`packed`]): every rank must share one data
-//!   representation (no heterogeneous clusters, where MPI would convert).
-//! * One thread at a time is inside a wrapped call (each export claims the
-//!   runtime for its call, `state.rs`). A second thread entering while
-//!   another is inside is the program's error under `MPI_THREAD_SERIALIZED`
-//!   or lower: noted and the job stopped ([`thread_level`]'s `overlap`);
-//!   under `MPI_THREAD_MULTIPLE` the run stops as not supported, naming
-//!   both calls. A callback's MPI call during a call, on the same thread,
-//!   runs as a wrapped call unless it needs the state the outer call
-//!   holds, which stops the run naming both calls. Under `SINGLE` and
-//!   `FUNNELED`, a call from a thread other than the main one is recorded
-//!   ([`thread_level`]).
-//! * More than 12288 nonblocking requests outstanding at once stop the run.
-//! * Every wildcard event of the rank is kept (about 100 bytes each) for
-//!   the late-message checks of the rest of the run.
-//! * In a replay, the final clocks of forced receives can differ from the
-//!   run that recorded them (a receive posted for one source is not
-//!   completed by `CompleteNow` of a receive from another), and a forced
-//!   receive still pending when a later receive takes another sender's
-//!   message records that sender as a potential match (Fig 5.19): the
-//!   search must ignore alternatives of the events it forced. Potential
-//!   matches of done events at or below the last guided clock are not
-//!   recorded (Fig 5.20).
-//! * LLCP may miss potential matches (seed 000 Fig 5.3); `--clocks vector`
-//!   does not, but its header grows with the number of ranks.
-//! * A message from a process not linked with the runtime (or a call it
-//!   does not see) stops the run when it arrives.
-//! * Fatal signals are recorded, then passed on to the action that was in
-//!   place at `MPI_Init` (MPICH over UCX has its own): should that action
-//!   recover, the trace still says `Signaled` and later signals of that
-//!   kind are not recorded. Signals the process ignores are not caught, and
-//!   handlers the program installs after `MPI_Init` replace ours. Stack
-//!   overflows are caught on the thread that called `MPI_Init` only (the
-//!   alternate signal stack is per thread).
-//! * Exit statuses need glibc's `on_exit`; `_exit` is not seen.
-//! * Sites of calls the program did not label come from return addresses
-//!   on x86-64 only (elsewhere they stay 0, "unknown"); an MPI call made
-//!   from a shared library (not the executable) gets none, and a call in
-//!   tail position (`return MPI_Send(...)` compiled to a jump) is placed at
-//!   its caller's call. At most 4096 such sites are remembered per rank
-//!   (16 per neighbourhood of the table); past that a call's `CallSite`
-//!   record is written again each time it moves to another site.
-//! * Local checks: the type check treats every named type as basic (so
-//!   `MPI_2INT` does not match two `MPI_INT`s), does not check
-//!   `MPI_PACKED` (on either side, so `MPI_Sendrecv_replace`'s send),
-//!   darray and Fortran parameterised types, nor a receive of a type of
-//!   several basic types that gets a partial copy of it. Collectives are
-//!   not type-checked point to point (the signature check above compares
-//!   them across the communicator). The resource table follows 1024 live handles (more
-//!   are not checked), datatypes from their commit. Only errors on
-//!   communicators derived from `MPI_COMM_WORLD` are redirected (those on
-//!   `MPI_COMM_SELF` and calls without a communicator stay MPI's, not
-//!   recorded); errors of completion calls are handled as world's. A
-//!   fatal MPI error on two ranks may kill one before it records. MPI's
-//!   message names the runtime's struct datatype (`dtype=USER<struct>`),
-//!   or for a packed message `MPI_BYTE` and sizes that count the header.
-//!   After a truncated packed receive (`MPI_ERR_TRUNCATE`) the receive
-//!   buffer is left as it was (MPI leaves its content undefined).
-//!   Invalid arguments are not checked before the call (MPI's own error is
-//!   recorded as `MpiError`).
-//! * `MissingStart`, at the `Wait`/`Test` call that was given an inactive
-//!   persistent request (`site` = its site, `request` = `u64::MAX`, `aux` =
-//!   the record of the `*_init` that made the request), once per inactive
-//!   spell; the call then returns at once as MPI says.
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
