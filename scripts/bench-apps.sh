@@ -5,6 +5,9 @@
 # seconds, peak memory from /usr/bin/time -v, interleavings, seconds per
 # interleaving), one after the other. Prints a Markdown table.
 #   bash scripts/bench-apps.sh [debug|release] [APP...]   (APP: CoMD miniFE hpcg LULESH)
+# INPUTS=large runs each app on inputs a few seconds long instead of the
+# suite's, so that one interleaving's cost against a plain run is the
+# runtime's, not the launch's.
 # Builds run under `timeout` (BUILD_LIMIT, default 600 s) and verify with
 # --time-budget (VERIFY_BUDGET, default 300 s): a hang is a row that says so.
 # Works in a temporary directory; ../shared/apps is only read.
@@ -69,8 +72,18 @@ build() {
   esac
 }
 
-# exe, ranks and arguments of each app's run (the suite's inputs).
+# exe, ranks and arguments of each app's run (the suite's inputs, or
+# larger ones with INPUTS=large).
 run_of() {
+  if [[ ${INPUTS:-suite} == large ]]; then
+    case $1 in
+      CoMD) echo "bin/CoMD-mpi|2|-i 2 -x 24 -y 24 -z 24 -N 40" ;;
+      miniFE) echo "ref/src/miniFE.x|2|-nx 48 -ny 48 -nz 48" ;;
+      hpcg) echo "build/bin/xhpcg|2|--nx=32 --ny=32 --nz=32 --rt=0" ;;
+      LULESH) echo "build/lulesh2.0|1|-s 24 -i 100" ;;
+    esac
+    return
+  fi
   case $1 in
     CoMD) echo "bin/CoMD-mpi|2|-i 2 -x 8 -y 8 -z 8 -N 5" ;;
     miniFE) echo "ref/src/miniFE.x|4|-nx 16 -ny 16 -nz 16" ;;
