@@ -94,6 +94,9 @@ pub mod why {
         "they are `R` operations of one epoch, whose completion by their requests is not followed";
     /// Shared locks whose order clocks cannot tell.
     pub const CLOCKS: &str = "they run under shared locks and what orders them could not be told (one-sided operations that may carry the order, a run cut short, or memory shared through `MPI_Win_allocate_shared`)";
+    /// Past the pairs one run's check looks at.
+    pub const TOO_MANY: &str =
+        "they are among too many operations on the same bytes for the check to pair them all";
     /// An epoch never closed.
     pub const OPEN: &str = "their lock epoch was never closed";
     /// No record of the window from the target.
@@ -297,6 +300,8 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
         by_target.entry((a.window, a.target)).or_default().push(i);
     }
     let mut found: BTreeMap<(u32, u32), Race> = BTreeMap::new();
+    // Pairs of overlapping operations looked at in this run.
+    let mut compared: usize = 0;
     // Operations reaching outside their target's window, one per site.
     let mut beyond: BTreeMap<u32, Beyond> = BTreeMap::new();
     let mut undecided: BTreeSet<(usize, &'static str)> = BTreeSet::new();
@@ -353,8 +358,18 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
             }
         }
         ranged.sort_unstable();
-        for (x, &(a0, a1, i)) in ranged.iter().enumerate() {
+        'sweep: for (x, &(a0, a1, i)) in ranged.iter().enumerate() {
             for &(b0, b1, j) in ranged[x + 1..].iter().take_while(|(b0, ..)| *b0 < a1) {
+                compared += 1;
+                if compared > MAX_COMPARED {
+                    // Thousands of operations on the same bytes (a counter,
+                    // a benchmark's loop) would cost their square: what
+                    // is left is named as not checked, never guessed.
+                    for &(_, _, k) in &ranged[x..] {
+                        undecided.insert((k, why::TOO_MANY));
+                    }
+                    break 'sweep;
+                }
                 let (a, b) = (&accesses[i], &accesses[j]);
                 let (lo, hi) = (a0.max(b0), a1.min(b1));
                 if lo >= hi || !(a.writes() || b.writes()) || atomic(a, b) {
@@ -458,6 +473,10 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
         .collect();
     check
 }
+
+/// Pairs of overlapping operations one run's check looks at, at most
+/// (a second or two); past it the rest are named as not checked.
+const MAX_COMPARED: usize = 1_000_000;
 
 /// Findings of operations outside their target's window kept per run: one
 /// per call site, and no more than this many sites.
@@ -1147,6 +1166,27 @@ mod tests {
 
     fn put(t: i32, disp: i64) -> C {
         C::Rma(OpKind::Put, t, disp, 4, 0)
+    }
+
+    /// Many operations of one origin on the same bytes (a benchmark's
+    /// loop; 2,000 puts make 2 million pairs) stop at the check's budget
+    /// of pairs: the race between the first ones is found, the rest named
+    /// as not checked.
+    #[test]
+    fn operations_past_the_pair_budget_are_named_not_checked() {
+        use C::*;
+        let mut origin = vec![Make(4), LockAll];
+        origin.extend(std::iter::repeat_n(put(0, 0), 2_000));
+        origin.push(UnlockAll);
+        let found = check(&[&[Make(4), Barrier], &origin]);
+        assert!(!found.findings.is_empty(), "the race of the first pairs");
+        assert!(
+            found
+                .unchecked
+                .iter()
+                .any(|(_, _, why)| *why == why::TOO_MANY),
+            "the rest named"
+        );
     }
 
     /// A put past the end of the target's window (in the target's
