@@ -246,6 +246,15 @@ pub fn address_range(
     (end > start).then_some((start, end))
 }
 
+/// The bytes `count` elements of `datatype` hold, and its true lower
+/// bound, when they leave no holes (MPI-4.0 §5.1); `None` otherwise or
+/// when MPI cannot say. From the cache of extents: no call into MPI for a
+/// datatype used lately.
+pub fn dense_bytes(count: c_int, datatype: MPI_Datatype) -> Option<(i64, i64)> {
+    let e = extents(datatype)?;
+    (count >= 0 && e.dense(count)).then(|| (i64::from(count) * e.size, e.true_lb))
+}
+
 /// [`address_range`], and whether the elements use every byte of it (a
 /// contiguous datatype): only then can the range stand for the bytes.
 pub fn address_range_dense(

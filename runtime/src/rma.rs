@@ -654,28 +654,16 @@ fn operation(
 /// The bytes `count` elements of `datatype` cover on the target, and the
 /// datatype's true lower bound: (-1, 0) when they have holes (MPI-4.0
 /// §5.1: a size below the true extent, or elements farther apart than
-/// they are long), do not fit the record, or MPI cannot say. Three
-/// queries, no allocation.
+/// they are long), do not fit the record, or MPI cannot say. From the
+/// runtime's cache of extents (`buffer_check`): no call into MPI for a
+/// datatype used lately.
 fn target_bytes(count: c_int, datatype: MPI_Datatype) -> (i32, i16) {
-    const UNKNOWN: (i32, i16) = (-1, 0);
-    let (mut size, mut lb, mut extent, mut true_lb, mut true_extent) = (0, 0, 0, 0, 0);
-    // SAFETY: queries of the program's datatype into locals; an invalid
-    // handle is an error MPI returns (and reports on the operation).
-    let ok = unsafe {
-        mpi_sys::PMPI_Type_size(datatype, &mut size) == SUCCESS
-            && mpi_sys::PMPI_Type_get_true_extent(datatype, &mut true_lb, &mut true_extent)
-                == SUCCESS
-            && (count <= 1
-                || mpi_sys::PMPI_Type_get_extent(datatype, &mut lb, &mut extent) == SUCCESS)
-    };
-    let dense = ok
-        && count >= 0
-        && size as MPI_Aint == true_extent
-        && (count <= 1 || extent == true_extent);
-    let len = i64::from(count) * i64::from(size);
-    match (i32::try_from(len), i16::try_from(true_lb)) {
-        (Ok(len), Ok(lb)) if dense => (len, lb),
-        _ => UNKNOWN,
+    match crate::buffer_check::dense_bytes(count, datatype) {
+        Some((len, lb)) => match (i32::try_from(len), i16::try_from(lb)) {
+            (Ok(len), Ok(lb)) => (len, lb),
+            _ => (-1, 0),
+        },
+        None => (-1, 0),
     }
 }
 
