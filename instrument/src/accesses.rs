@@ -123,6 +123,11 @@ pub fn insert_access_checks(module: &Module<'_>) -> Result<usize, InstrumentErro
     for access in accesses.iter().rev() {
         checks.before(access)?;
     }
+    if crate::versioning::enabled() {
+        let functions: Vec<FunctionValue<'_>> = module.llvm().get_functions().collect();
+        let stays = crate::versioning::StaysUnchecked::of(module.llvm());
+        crate::versioning::version_loops(&functions, checks.pending_hi, &stays);
+    }
     module.verify().map_err(InstrumentError::Verify)?;
     Ok(accesses.len())
 }
@@ -241,7 +246,7 @@ fn strip_gep(mut value: LLVMValueRef) -> LLVMValueRef {
 /// # Safety
 ///
 /// `value` is a live value.
-unsafe fn is_opcode(value: LLVMValueRef, opcode: LLVMOpcode) -> bool {
+pub(crate) unsafe fn is_opcode(value: LLVMValueRef, opcode: LLVMOpcode) -> bool {
     // SAFETY: the caller's contract; the opcode is read only from an
     // instruction.
     unsafe { !LLVMIsAInstruction(value).is_null() && LLVMGetInstructionOpcode(value) == opcode }
@@ -512,15 +517,12 @@ impl<'ctx> Checks<'ctx> {
 }
 
 /// For every successor of `terminator` (now in `to`, before in `from`),
-/// rebuilds its `phi`s with `to` where they had `from`: the LLVM C API
-/// cannot change a phi's incoming block in place.
+/// rebuilds its `phi`s with `to` where they had `from`.
 fn retarget_phis(terminator: InstructionValue<'_>, from: BasicBlock<'_>, to: BasicBlock<'_>) {
     // SAFETY: `terminator` is a live terminator; successor indices are
-    // below its count; each phi is live, rebuilt with the same type and
-    // incoming values before the old one is replaced and erased.
+    // below its count.
     unsafe {
         let t = terminator.as_value_ref();
-        let builder = from.get_context().create_builder();
         let mut done: Vec<llvm_sys::prelude::LLVMBasicBlockRef> = Vec::new();
         for k in 0..LLVMGetNumSuccessors(t) {
             let successor = LLVMGetSuccessor(t, k);
@@ -528,33 +530,57 @@ fn retarget_phis(terminator: InstructionValue<'_>, from: BasicBlock<'_>, to: Bas
                 continue; // a switch with several cases to one block
             }
             done.push(successor);
-            let mut phis = Vec::new();
-            let mut inst = LLVMGetFirstInstruction(successor);
-            while !inst.is_null() && is_opcode(inst, LLVMOpcode::LLVMPHI) {
-                phis.push(inst);
-                inst = LLVMGetNextInstruction(inst);
-            }
-            for old in phis {
-                let n = LLVMCountIncoming(old);
-                let mut values = Vec::new();
-                let mut blocks = Vec::new();
-                for k in 0..n {
-                    let block = LLVMGetIncomingBlock(old, k);
-                    values.push(LLVMGetIncomingValue(old, k));
-                    blocks.push(if block == from.as_mut_ptr() {
-                        to.as_mut_ptr()
-                    } else {
-                        block
-                    });
-                }
-                LLVMPositionBuilderBefore(builder.as_mut_ptr(), old);
-                let new = LLVMBuildPhi(builder.as_mut_ptr(), LLVMTypeOf(old), c"".as_ptr());
-                LLVMAddIncoming(new, values.as_mut_ptr(), blocks.as_mut_ptr(), n);
-                LLVMReplaceAllUsesWith(old, new);
-                copy_debug_loc(old, new);
-                LLVMInstructionEraseFromParent(old);
-            }
+            retarget_block_phis(successor, from.as_mut_ptr(), to.as_mut_ptr());
         }
+    }
+}
+
+/// Rebuilds the `phi`s of `block` with `to` where they had `from`: the
+/// LLVM C API cannot change a phi's incoming block in place.
+///
+/// # Safety
+///
+/// `block` is a live block; each phi is live, rebuilt with the same type
+/// and incoming values before the old one is replaced and erased.
+pub(crate) unsafe fn retarget_block_phis(
+    block: llvm_sys::prelude::LLVMBasicBlockRef,
+    from: llvm_sys::prelude::LLVMBasicBlockRef,
+    to: llvm_sys::prelude::LLVMBasicBlockRef,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let context = llvm_sys::core::LLVMGetTypeContext(LLVMTypeOf(
+            llvm_sys::core::LLVMGetBasicBlockParent(block),
+        ));
+        let builder = llvm_sys::core::LLVMCreateBuilderInContext(context);
+        let mut phis = Vec::new();
+        let mut inst = LLVMGetFirstInstruction(block);
+        while !inst.is_null() && is_opcode(inst, LLVMOpcode::LLVMPHI) {
+            phis.push(inst);
+            inst = LLVMGetNextInstruction(inst);
+        }
+        for old in phis {
+            let n = LLVMCountIncoming(old);
+            let mut values = Vec::new();
+            let mut blocks = Vec::new();
+            for k in 0..n {
+                let incoming = LLVMGetIncomingBlock(old, k);
+                values.push(LLVMGetIncomingValue(old, k));
+                blocks.push(if incoming == from { to } else { incoming });
+            }
+            LLVMPositionBuilderBefore(builder, old);
+            let new = LLVMBuildPhi(builder, LLVMTypeOf(old), c"".as_ptr());
+            LLVMAddIncoming(new, values.as_mut_ptr(), blocks.as_mut_ptr(), n);
+            LLVMReplaceAllUsesWith(old, new);
+            copy_debug_loc(old, new);
+            let mut len = 0;
+            let name = llvm_sys::core::LLVMGetValueName2(old, &mut len);
+            let name = std::slice::from_raw_parts(name.cast::<u8>(), len).to_vec();
+            LLVMInstructionEraseFromParent(old);
+            // Erased first, so that the new phi takes the name unchanged.
+            llvm_sys::core::LLVMSetValueName2(new, name.as_ptr().cast(), len);
+        }
+        llvm_sys::core::LLVMDisposeBuilder(builder);
     }
 }
 

@@ -84,6 +84,7 @@ mod mpi_family;
 mod mpi_flags;
 mod site_ids;
 mod toolchain;
+mod versioning;
 
 pub use accesses::{
     insert_access_checks, CHECK_ACCESS, PENDING, PENDING_GAP_HI, PENDING_GAP_LO, PENDING_LO,
@@ -104,3 +105,4 @@ pub use mpi_family::{
 };
 pub use mpi_flags::MpiFlags;
 pub use site_ids::{insert_site_ids, SITE_GLOBAL};
+pub use versioning::ENV_LOOP_VERSIONING;

@@ -62,6 +62,24 @@ pub fn set_watching(on: bool) {
 #[unsafe(no_mangle)]
 pub static mbhybrid_pending_hi: AtomicUsize = AtomicUsize::new(0);
 
+/// What [`mbhybrid_pending_hi`] holds while nothing is pending: 0, or 1
+/// once MPI was initialised at a level above `MPI_THREAD_SINGLE`. A loop
+/// the build versioned runs its unchecked copy only while the hull is 0
+/// (`instrument/src/versioning.rs`): with threads, another thread could
+/// start an operation while this one is inside such a loop. 1 is below
+/// every address, so the checks themselves still find nothing.
+static HI_AT_REST: AtomicUsize = AtomicUsize::new(0);
+
+/// Keeps the checked copy of every versioned loop in use from now on:
+/// threads other than the one in a loop may call MPI.
+pub fn threads_may_call_mpi() {
+    HI_AT_REST.store(1, Ordering::Relaxed);
+    // One writer (the thread calling MPI): raise an empty hull to 1.
+    if mbhybrid_pending_hi.load(Ordering::Relaxed) == 0 {
+        mbhybrid_pending_hi.store(1, Ordering::Release);
+    }
+}
+
 /// The lowest byte of the buffers watched (`usize::MAX` when none).
 #[allow(non_upper_case_globals)]
 #[unsafe(no_mangle)]
@@ -196,8 +214,8 @@ pub fn forget(slot: u32) {
     let live = PENDING.live();
     WATCHED.store(live, Ordering::Relaxed);
     if live == 0 {
-        // Empty: no access passes `address < 0`.
-        mbhybrid_pending_hi.store(0, Ordering::Release);
+        // Empty: no access passes `address < rest`.
+        mbhybrid_pending_hi.store(HI_AT_REST.load(Ordering::Relaxed), Ordering::Release);
         mbhybrid_pending_lo.store(usize::MAX, Ordering::Release);
         mbhybrid_pending_gap_hi.store(0, Ordering::Release);
     } else {

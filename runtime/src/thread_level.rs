@@ -62,6 +62,9 @@ pub fn set(provided: c_int) {
     let level = levels.iter().position(|&l| l == provided).unwrap_or(0) as u32;
     LEVEL.store(level, Ordering::Relaxed);
     MAIN_ONLY.store(level <= 1, Ordering::Relaxed);
+    if level > 0 {
+        crate::access::threads_may_call_mpi();
+    }
     let mut rank: c_int = -1;
     // SAFETY: MPI is initialised (`provided` came from it); an int
     // out-parameter.

@@ -111,6 +111,8 @@ fn every_program_has_a_test() {
         "t3_polling_gives_up.c",
         "u10_recv_into_pending_send.c",
         "u11_strided_halo_clean.c",
+        "u12_loop_entered_while_pending.c",
+        "u13_loop_starts_send_in_callee.c",
         "u1_send_written.c",
         "u2_recv_read.c",
         "u3_reuse_clean.c",

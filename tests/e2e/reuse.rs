@@ -111,6 +111,22 @@ fn u11_strided_buffers_that_share_no_byte_are_not_reported() {
 
 /// A receive into the buffer of the rank's own pending send: found at the
 /// receive, with the send's line.
+/// Built with `-O2`, a loop that cannot start an MPI operation runs an
+/// unchecked copy while nothing is pending (`instrument/src/versioning.rs`):
+/// the loop before the send takes it, the loop entered while the send is
+/// pending takes the checked one and its write is found.
+#[test]
+fn u12_a_loop_entered_while_a_send_is_pending_runs_checked() {
+    check_program("tests/programs/u12_loop_entered_while_pending.c");
+}
+
+/// Built with `-O2`, a loop whose callee starts the send that a later
+/// iteration writes into never runs unchecked.
+#[test]
+fn u13_a_loop_that_starts_a_send_through_a_call_runs_checked() {
+    check_program("tests/programs/u13_loop_starts_send_in_callee.c");
+}
+
 #[test]
 fn u10_a_receive_into_a_pending_sends_buffer_is_found_at_the_receive() {
     let source = "tests/programs/u10_recv_into_pending_send.c";

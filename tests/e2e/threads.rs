@@ -31,6 +31,15 @@ fn a_call_from_a_second_thread_under_funneled_is_an_error_naming_the_thread() {
     assert!(report.complete);
 }
 
+/// Above `MPI_THREAD_SINGLE`, another thread can start an operation while
+/// a loop runs: such programs never run the unchecked copies of loops, and
+/// a worker's write into the main thread's pending send is found although
+/// the worker entered its loop with nothing pending.
+#[test]
+fn a_write_during_another_threads_send_is_found_in_a_loop_entered_before_it() {
+    check_program("tests/programs/threads/funneled_write_during_send.c");
+}
+
 #[test]
 fn the_same_calls_from_the_main_thread_are_clean() {
     let report = check_program("tests/programs/threads/funneled_master.c");

@@ -1,0 +1,135 @@
+use crate::insert_access_checks;
+use inkwell::context::Context;
+use mbh_static::Module;
+
+/// `@fill` writes through its parameter in a loop: checked, and versioned
+/// when the loop calls only what cannot reach MPI.
+fn module_with_loop_calling(callee: &str, attrs: &str) -> String {
+    format!(
+        r#"
+declare void @MPI_Isend(ptr)
+declare double @sqrt(double)
+declare void @external(ptr)
+
+define double @pure(double %x) {{
+  %r = call double @sqrt(double %x)
+  ret double %r
+}}
+
+define void @sends(ptr %p) {{
+  call void @MPI_Isend(ptr %p)
+  ret void
+}}
+
+define void @fill(ptr %out, i64 %n) {attrs} {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %p = getelementptr double, ptr %out, i64 %i
+  %v = call double @{callee}(double 2.0)
+  store double %v, ptr %p
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  %last = phi i64 [ %next, %loop ]
+  ret void
+}}
+"#
+    )
+}
+
+/// Instruments `ir`; returns the module's text.
+fn instrumented(ir: &str) -> String {
+    let context = Context::create();
+    let module = Module::parse(&context, "f.ll", ir.as_bytes()).unwrap();
+    insert_access_checks(&module).unwrap();
+    module.llvm().print_to_string().to_string()
+}
+
+/// The text of function `name` in `text`.
+fn function<'t>(text: &'t str, name: &str) -> &'t str {
+    let start = text.find(&format!("@{name}(")).unwrap();
+    let end = text[start..].find("\n}\n").unwrap();
+    &text[start..start + end]
+}
+
+#[test]
+fn a_loop_calling_only_math_runs_unchecked_while_nothing_is_pending() {
+    let text = instrumented(&module_with_loop_calling("pure", ""));
+    let fill = function(&text, "fill");
+    assert!(fill.contains("mbh.version:"), "{fill}");
+    assert!(fill.contains("icmp eq i64 %mbh.hi"), "{fill}");
+    // The clone compares the access with 0: its check is dead code.
+    assert!(fill.contains(", 0\n"), "{fill}");
+    assert_eq!(
+        fill.matches("call void @mbhybrid_check_access").count(),
+        2,
+        "{fill}"
+    );
+    // The exit's phi takes the clone's value from the clone's latch.
+    let exit = &fill[fill.find("\nexit:").unwrap()..];
+    let phi = exit.lines().find(|l| l.contains(" = phi i64")).unwrap();
+    assert_eq!(phi.matches('[').count(), 2, "{phi}");
+}
+
+#[test]
+fn a_loop_that_can_reach_mpi_stays_checked() {
+    for callee in ["sends_double", "external_double"] {
+        let ir = module_with_loop_calling(callee, "")
+            .replace("declare void @external(ptr)", "declare double @external_double(double)")
+            .replace(
+                "define void @sends(ptr %p) {",
+                "define double @sends_double(double %x) {\n  call void @MPI_Isend(ptr null)\n  ret double %x\n}\ndefine void @sends(ptr %p) {",
+            );
+        let text = instrumented(&ir);
+        let fill = function(&text, "fill");
+        assert!(!fill.contains("mbh.version"), "{callee}: {fill}");
+    }
+}
+
+#[test]
+fn optnone_functions_are_left_as_they_are() {
+    let text = instrumented(&module_with_loop_calling("pure", "noinline optnone"));
+    assert!(!function(&text, "fill").contains("mbh.version"));
+}
+
+#[test]
+fn a_loop_whose_value_is_used_after_it_stays_checked() {
+    let ir = module_with_loop_calling("pure", "").replace(
+        "  %last = phi i64 [ %next, %loop ]\n  ret void",
+        "  %use = add i64 %next, 1\n  ret void",
+    );
+    let text = instrumented(&ir);
+    assert!(!function(&text, "fill").contains("mbh.version"));
+}
+
+#[test]
+fn nested_loops_are_versioned_once_around_the_outer_one() {
+    let ir = r#"
+define void @grid(ptr %out, i64 %n) {
+entry:
+  br label %outer
+outer:
+  %i = phi i64 [ 0, %entry ], [ %inext, %outer.latch ]
+  br label %inner
+inner:
+  %j = phi i64 [ 0, %outer ], [ %jnext, %inner ]
+  %k = mul i64 %i, %j
+  %p = getelementptr i64, ptr %out, i64 %k
+  store i64 %k, ptr %p
+  %jnext = add i64 %j, 1
+  %jdone = icmp eq i64 %jnext, %n
+  br i1 %jdone, label %outer.latch, label %inner
+outer.latch:
+  %inext = add i64 %i, 1
+  %idone = icmp eq i64 %inext, %n
+  br i1 %idone, label %exit, label %outer
+exit:
+  ret void
+}
+"#;
+    let text = instrumented(ir);
+    assert_eq!(text.matches("mbh.version:").count(), 1, "{text}");
+}
