@@ -4,7 +4,7 @@
 
 use crate::cli::{AnalyzeArgs, AnalyzeFormat};
 use anyhow::Result;
-use mbh_trace::static_report::{LoopDecision, StaticReport};
+use mbh_trace::static_report::{LoopDecision, StaticReport, WildcardKind};
 use std::fmt::Write;
 use std::process::ExitCode;
 
@@ -45,10 +45,15 @@ pub fn human(report: &StaticReport) -> String {
     if !report.wildcards.is_empty() {
         let _ = writeln!(out, "\nwildcard sites:");
         for w in &report.wildcards {
+            let what = if w.kind == WildcardKind::AnyCompletion {
+                "which request completes first".to_string()
+            } else {
+                format!("source {}, tag {}", w.source, w.tag)
+            };
             let _ = writeln!(
                 out,
-                "  {}: `{}` in `{}` (source {}, tag {})",
-                w.span, w.call, w.function, w.source, w.tag
+                "  {}: `{}` in `{}` ({what})",
+                w.span, w.call, w.function
             );
         }
     }

@@ -93,3 +93,19 @@ fn an_unwritable_html_path_keeps_the_report() {
         "the error names the path: {stderr}"
     );
 }
+
+/// A `Testany`'s line in `analyze` says what its choice is (which request
+/// completes first), not an empty source and tag.
+#[test]
+fn analyze_names_a_testany_site_by_its_choice() {
+    let source = "tests/programs/x2_testany_order.c";
+    let out = run_mbhybrid(&workspace_root(), &["analyze", source]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let human = String::from_utf8_lossy(&out.stdout);
+    let line = line_of(source, "// testany");
+    let expected = format!(
+        "x2_testany_order.c:{line}: `MPI_Testany` in `main` (which request completes first)"
+    );
+    assert!(human.contains(&expected), "{human}");
+    assert!(!human.contains("(source , tag )"), "{human}");
+}
