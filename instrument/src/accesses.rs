@@ -59,9 +59,10 @@ use inkwell::values::{
 };
 use inkwell::AddressSpace;
 use llvm_sys::core::{
-    LLVMAddIncoming, LLVMBuildPhi, LLVMCountIncoming, LLVMGetFirstInstruction, LLVMGetFirstUse,
-    LLVMGetIncomingBlock, LLVMGetIncomingValue, LLVMGetInstructionOpcode, LLVMGetNextInstruction,
-    LLVMGetNextUse, LLVMGetNumSuccessors, LLVMGetOperand, LLVMGetSuccessor, LLVMGetUser,
+    LLVMAddIncoming, LLVMBuildPhi, LLVMCountIncoming, LLVMGetBasicBlockTerminator,
+    LLVMGetFirstInstruction, LLVMGetFirstUse, LLVMGetIncomingBlock, LLVMGetIncomingValue,
+    LLVMGetInstructionOpcode, LLVMGetNextInstruction, LLVMGetNextUse, LLVMGetNumOperands,
+    LLVMGetNumSuccessors, LLVMGetOperand, LLVMGetSuccessor, LLVMGetUser,
     LLVMInstructionEraseFromParent, LLVMIsAInstruction, LLVMPositionBuilderBefore,
     LLVMReplaceAllUsesWith, LLVMTypeOf,
 };
@@ -126,7 +127,7 @@ pub fn insert_access_checks(module: &Module<'_>) -> Result<usize, InstrumentErro
     if crate::versioning::enabled() {
         let functions: Vec<FunctionValue<'_>> = module.llvm().get_functions().collect();
         let stays = crate::versioning::StaysUnchecked::of(module.llvm());
-        crate::versioning::version_loops(&functions, checks.pending_hi, &stays);
+        crate::versioning::version_loops(&functions, checks.pending_hi, checks.tbaa, &stays);
     }
     module.verify().map_err(InstrumentError::Verify)?;
     Ok(accesses.len())
@@ -319,6 +320,8 @@ struct Checks<'ctx> {
     /// `!prof` branch weights: the check is rarely taken.
     unlikely: inkwell::values::MetadataValue<'ctx>,
     prof_kind: u32,
+    /// The hull words' TBAA type, when the module has TBAA.
+    tbaa: Option<crate::hull_tbaa::HullTbaa>,
 }
 
 impl<'ctx> Checks<'ctx> {
@@ -343,6 +346,7 @@ impl<'ctx> Checks<'ctx> {
                 Some(Linkage::External),
             ),
         };
+        declare_effects(&context, check);
         let global = |name: &'static str| match llvm.get_global(name) {
             Some(existing) => Ok(existing),
             None if llvm.get_function(name).is_some() => Err(InstrumentError::NameClash {
@@ -369,6 +373,7 @@ impl<'ctx> Checks<'ctx> {
             i32_type,
             unlikely: context.metadata_node(&weights),
             prof_kind: context.get_kind_id("prof"),
+            tbaa: crate::hull_tbaa::HullTbaa::of(llvm.as_mut_ptr()),
         })
     }
 
@@ -483,6 +488,10 @@ impl<'ctx> Checks<'ctx> {
             .map_err(builder_error)?;
         if let Some(load) = value.as_instruction_value() {
             let _ = load.set_alignment(8);
+            if let Some(tbaa) = &self.tbaa {
+                // SAFETY: a load just built in this module.
+                unsafe { tbaa.tag(load.as_value_ref()) };
+            }
         }
         Ok(value.into_int_value())
     }
@@ -512,6 +521,84 @@ impl<'ctx> Checks<'ctx> {
         }
         if let Some(terminator) = last.filter(|t| t.is_terminator()) {
             retarget_phis(terminator, block, cont);
+        }
+    }
+}
+
+/// Tells LLVM what the runtime's check may do: read any memory, write
+/// only memory the program cannot reach (the runtime's own records), never
+/// unwind. So a check does not clobber the hull words it compared with,
+/// and their loads can be hoisted out of loops and merged with a
+/// versioning guard's (`versioning.rs`). True of `check_access` in
+/// `runtime/src/access.rs`, which records a finding and returns.
+fn declare_effects<'ctx>(context: &inkwell::context::ContextRef<'ctx>, check: FunctionValue<'ctx>) {
+    use inkwell::attributes::{Attribute, AttributeLoc};
+    // LLVM 16's `MemoryEffects` encoding: two bits (1 read, 2 write) per
+    // location kind: argument memory, inaccessible memory, other memory.
+    const READ: u64 = 1;
+    const READ_WRITE: u64 = 3;
+    let memory = READ | (READ_WRITE << 2) | (READ << 4);
+    for (name, value) in [("memory", memory), ("nounwind", 0)] {
+        let kind = Attribute::get_named_enum_kind_id(name);
+        check.add_attribute(
+            AttributeLoc::Function,
+            context.create_enum_attribute(kind, value),
+        );
+    }
+}
+
+/// Whether `branch` is the first branch of a check made by
+/// [`Checks::before`] (`br (ADDR < hi), range, cont`, `hi` loaded from
+/// `pending_hi`).
+///
+/// # Safety
+///
+/// `branch` is a live instruction.
+pub(crate) unsafe fn is_check_entry(branch: LLVMValueRef, pending_hi: LLVMValueRef) -> bool {
+    // SAFETY: the caller's contract; the operands read exist for a
+    // conditional branch and a compare.
+    unsafe {
+        if !is_opcode(branch, LLVMOpcode::LLVMBr) || LLVMGetNumOperands(branch) != 3 {
+            return false;
+        }
+        let below = LLVMGetOperand(branch, 0);
+        if !is_opcode(below, LLVMOpcode::LLVMICmp) {
+            return false;
+        }
+        let hi = LLVMGetOperand(below, 1);
+        is_opcode(hi, LLVMOpcode::LLVMLoad) && LLVMGetOperand(hi, 0) == pending_hi
+    }
+}
+
+/// Takes out the check that `entry` begins (a branch for which
+/// [`is_check_entry`] holds): `entry` becomes a branch to the access,
+/// and the check's three blocks (`mbh.range`, `mbh.gap`, `mbh.check`,
+/// reached only from it) are deleted.
+///
+/// # Safety
+///
+/// `entry` is such a branch, and no other branch leads to its check's
+/// blocks.
+pub(crate) unsafe fn drop_check(entry: LLVMValueRef) {
+    // SAFETY: the caller's contract; the successor indices follow the
+    // shape `Checks::before` builds: entry (range, cont), range (gap,
+    // cont), gap (cont, check), check (cont).
+    unsafe {
+        let block = llvm_sys::core::LLVMGetInstructionParent(entry);
+        let range = LLVMGetSuccessor(entry, 0);
+        let cont = LLVMGetSuccessor(entry, 1);
+        let gap = LLVMGetSuccessor(LLVMGetBasicBlockTerminator(range), 0);
+        let check = LLVMGetSuccessor(LLVMGetBasicBlockTerminator(gap), 1);
+        LLVMInstructionEraseFromParent(entry);
+        let context = llvm_sys::core::LLVMGetTypeContext(LLVMTypeOf(
+            llvm_sys::core::LLVMGetBasicBlockParent(block),
+        ));
+        let builder = llvm_sys::core::LLVMCreateBuilderInContext(context);
+        llvm_sys::core::LLVMPositionBuilderAtEnd(builder, block);
+        llvm_sys::core::LLVMBuildBr(builder, cont);
+        llvm_sys::core::LLVMDisposeBuilder(builder);
+        for dead in [range, gap, check] {
+            llvm_sys::core::LLVMDeleteBasicBlock(dead);
         }
     }
 }

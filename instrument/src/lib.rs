@@ -12,7 +12,9 @@
 //! right before its call ([`insert_site_ids`]), tells the runtime about
 //! heap blocks ([`insert_allocation_notes`]), checks every load and store
 //! that may touch an MPI buffer against the runtime's pending nonblocking
-//! buffers ([`insert_access_checks`], issue 19), compiles the result with
+//! buffers ([`insert_access_checks`]) and gives each loop that cannot
+//! start an MPI operation an unchecked copy for the times nothing is
+//! pending (`versioning`), compiles the result with
 //! the user's flags and links it against the runtime library
 //! ([`RUNTIME_LIB`]) ahead of the MPI library, with the flags the
 //! installed `mpicc` (`mpicxx`) uses ([`MpiFlags`]). It writes the site
@@ -37,7 +39,9 @@
 //! once per build from the installed `mpi.h`, by compiling
 //! [`MpiConstants::PROBE_C`](mbh_static::MpiConstants::PROBE_C) to IR.
 //!
-//! It must not analyse IR (that is `mbh-static`'s), must not know the
+//! It must not analyse IR (that is `mbh-static`'s) beyond what its own
+//! rewriting needs on the blocks it made (the loops of the checked code,
+//! and whether their calls can reach MPI, for `versioning`), must not know the
 //! runtime's internals beyond the names of what the inserted code calls
 //! or reads (the site register, the allocation notes, the access check
 //! and its bounds) and the library's file name, must not hard-code any MPI implementation's paths or constants,
@@ -79,6 +83,7 @@ mod embed;
 mod error;
 mod gcc_compat;
 mod gcc_only;
+mod hull_tbaa;
 mod markers;
 mod mpi_family;
 mod mpi_flags;

@@ -35,7 +35,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::values::{AsValueRef, FunctionValue, GlobalValue};
 use llvm_sys::core::{
     LLVMAddIncoming, LLVMAppendBasicBlockInContext, LLVMBasicBlockAsValue, LLVMBuildCondBr,
@@ -52,7 +51,8 @@ use llvm_sys::core::{
 use llvm_sys::prelude::{LLVMBasicBlockRef, LLVMBuilderRef, LLVMValueRef};
 use llvm_sys::{LLVMIntPredicate, LLVMOpcode};
 
-use crate::accesses::{is_opcode, retarget_block_phis};
+use crate::accesses::{drop_check, is_check_entry, is_opcode, retarget_block_phis};
+use crate::hull_tbaa::HullTbaa;
 
 mod loops;
 mod stays;
@@ -74,27 +74,21 @@ pub(crate) fn enabled() -> bool {
 pub(crate) fn version_loops(
     functions: &[FunctionValue<'_>],
     pending_hi: GlobalValue<'_>,
+    tbaa: Option<HullTbaa>,
     stays: &StaysUnchecked,
 ) -> usize {
-    let optnone = Attribute::get_named_enum_kind_id("optnone");
-    let mut versioned = 0;
-    for &function in functions {
-        if function.count_basic_blocks() == 0
-            || function
-                .get_enum_attribute(AttributeLoc::Function, optnone)
-                .is_some()
-        {
-            continue;
-        }
-        versioned += version_function(function, pending_hi, stays);
-    }
-    versioned
+    functions
+        .iter()
+        .filter(|f| f.count_basic_blocks() > 0)
+        .map(|&f| version_function(f, pending_hi, tbaa, stays))
+        .sum()
 }
 
 /// Versions the outermost loops of `function` that may run unchecked.
 fn version_function(
     function: FunctionValue<'_>,
     pending_hi: GlobalValue<'_>,
+    tbaa: Option<HullTbaa>,
     stays: &StaysUnchecked,
 ) -> usize {
     let forest = loops::find(function);
@@ -107,7 +101,8 @@ fn version_function(
             // SAFETY: `body` holds live blocks of `function`, found just now
             // and not changed since (versioning one loop never touches the
             // blocks of a loop disjoint from it).
-            if unsafe { Versioning::plan(body, pending) }.map(|v| unsafe { v.apply() }) == Some(())
+            if unsafe { Versioning::plan(body, pending, tbaa) }.map(|v| unsafe { v.apply() })
+                == Some(())
             {
                 versioned += 1;
                 continue;
@@ -146,6 +141,7 @@ struct Versioning<'a> {
     /// The one block outside the loop that branches to its header.
     entry: LLVMBasicBlockRef,
     pending_hi: LLVMValueRef,
+    tbaa: Option<HullTbaa>,
 }
 
 impl<'a> Versioning<'a> {
@@ -155,7 +151,11 @@ impl<'a> Versioning<'a> {
     /// # Safety
     ///
     /// `body` holds live blocks of one function.
-    unsafe fn plan(body: &'a loops::Loop, pending_hi: LLVMValueRef) -> Option<Self> {
+    unsafe fn plan(
+        body: &'a loops::Loop,
+        pending_hi: LLVMValueRef,
+        tbaa: Option<HullTbaa>,
+    ) -> Option<Self> {
         let [entry] = body.entries.as_slice() else {
             return None;
         };
@@ -167,6 +167,7 @@ impl<'a> Versioning<'a> {
             body,
             entry: *entry,
             pending_hi,
+            tbaa,
         })
     }
 
@@ -192,6 +193,9 @@ impl<'a> Versioning<'a> {
             let i64_type = llvm_sys::core::LLVMInt64TypeInContext(context);
             let hi = LLVMBuildLoad2(builder, i64_type, self.pending_hi, c"mbh.hi".as_ptr());
             LLVMSetAlignment(hi, 8);
+            if let Some(tbaa) = &self.tbaa {
+                tbaa.tag(hi);
+            }
             let zero = LLVMConstInt(i64_type, 0, 0);
             let none = LLVMBuildICmp(
                 builder,
@@ -234,6 +238,7 @@ impl<'a> Versioning<'a> {
             let mut map = HashMap::new();
             let mut clones = Vec::new();
             let mut phis = Vec::new();
+            let mut entries = Vec::new();
             for &block in &self.body.blocks {
                 let copy = LLVMAppendBasicBlockInContext(context, function, c"mbh.fast".as_ptr());
                 map.insert(LLVMBasicBlockAsValue(block), LLVMBasicBlockAsValue(copy));
@@ -255,6 +260,9 @@ impl<'a> Versioning<'a> {
                         LLVMInsertIntoBuilderWithName(builder, clone, name);
                         map.insert(inst, clone);
                         clones.push(clone);
+                        if is_check_entry(inst, self.pending_hi) {
+                            entries.push(clone);
+                        }
                     }
                     inst = LLVMGetNextInstruction(inst);
                 }
@@ -265,6 +273,11 @@ impl<'a> Versioning<'a> {
                         LLVMSetOperand(clone, k, to);
                     }
                 }
+            }
+            // The clone runs while nothing is pending: its checks go, so
+            // that it is unchecked whether or not the optimizer runs.
+            for entry in entries {
+                drop_check(entry);
             }
             for (original, phi) in phis {
                 for k in 0..LLVMCountIncoming(original) {
