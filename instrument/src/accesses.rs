@@ -113,6 +113,16 @@ enum Size<'ctx> {
 /// afterwards. Call it last: it splits blocks, which the other passes'
 /// plans (made on the front end's blocks) do not expect.
 pub fn insert_access_checks(module: &Module<'_>) -> Result<usize, InstrumentError> {
+    let stays = crate::versioning::StaysUnchecked::of(module.llvm());
+    insert_access_checks_with(module, &stays)
+}
+
+/// [`insert_access_checks`] for one module of a program whose calls that
+/// cannot reach MPI were decided over all its modules (`stays`).
+pub(crate) fn insert_access_checks_with(
+    module: &Module<'_>,
+    stays: &crate::versioning::StaysUnchecked,
+) -> Result<usize, InstrumentError> {
     let accesses = accesses(module);
     if accesses.is_empty() {
         return Ok(0);
@@ -126,8 +136,7 @@ pub fn insert_access_checks(module: &Module<'_>) -> Result<usize, InstrumentErro
     }
     if crate::versioning::enabled() {
         let functions: Vec<FunctionValue<'_>> = module.llvm().get_functions().collect();
-        let stays = crate::versioning::StaysUnchecked::of(module.llvm());
-        crate::versioning::version_loops(&functions, checks.pending_hi, checks.tbaa, &stays);
+        crate::versioning::version_loops(&functions, checks.pending_hi, checks.tbaa, stays);
     }
     module.verify().map_err(InstrumentError::Verify)?;
     Ok(accesses.len())

@@ -592,6 +592,10 @@ pub(crate) fn instrument_program(
             .collect();
         let mut analysis = mbh_static::analyze(&inputs, &consts, base_dir);
         let zone_bounds = apply_bounds(&mut analysis.report, &bounds);
+        // Before any module changes: which functions cannot reach MPI,
+        // over the whole program (a loop may call another unit's function).
+        let llvm_modules: Vec<_> = modules.iter().map(|m| m.llvm()).collect();
+        let stays = crate::versioning::StaysUnchecked::program(&llvm_modules);
         for (index, ((module, plan), source)) in modules
             .iter()
             .zip(&analysis.modules)
@@ -614,7 +618,8 @@ pub(crate) fn instrument_program(
             crate::insert_allocation_notes(module).map_err(instrument_error)?;
             if options.access_checks {
                 // Last: it splits blocks the passes above planned on.
-                crate::insert_access_checks(module).map_err(instrument_error)?;
+                crate::accesses::insert_access_checks_with(module, &stays)
+                    .map_err(instrument_error)?;
             }
             let path = frontend.temp(index, source, "mbh.bc");
             if !module.llvm().write_bitcode_to_path(&path) {

@@ -17,7 +17,8 @@
 //! (math, `mem*`/`str*`, allocation, `printf`), an MPI call that starts
 //! and completes nothing (`MPI_Wtime`, `MPI_Comm_rank`, `MPI_Abort`), a
 //! runtime helper of mbhybrid's own that watches nothing, or a function
-//! defined in the module whose calls are all of these ([`StaysUnchecked`]). Only the outermost such
+//! defined in the program (any unit of the link) whose calls are all of
+//! these ([`StaysUnchecked`]). Only the outermost such
 //! loop is versioned (its inner loops are in its clone), and only in
 //! functions the optimizer will see (`optnone` ones, the `-O0` build, are
 //! left as they are).

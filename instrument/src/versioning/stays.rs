@@ -6,7 +6,7 @@
 //! library or C++ runtime function that cannot call back into the
 //! program ([`KNOWN`]). Calls through pointers never qualify.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use inkwell::module::Module;
 use inkwell::values::AsValueRef;
@@ -68,6 +68,16 @@ const KNOWN: &[&str] = &[
     "fputc",
     "fflush",
     "fwrite",
+    // Input and time.
+    "__isoc99_sscanf",
+    "__isoc99_fscanf",
+    "fopen",
+    "fclose",
+    "fgets",
+    "gettimeofday",
+    "clock_gettime",
+    "clock",
+    "time",
     // Ending.
     "abort",
     "exit",
@@ -136,43 +146,71 @@ const KNOWN: &[&str] = &[
     "random",
 ];
 
-/// The functions of a module whose calls stay unchecked-safe.
+/// The functions of a program whose calls stay: a set of function values
+/// of its modules.
 pub(crate) struct StaysUnchecked {
     safe: HashSet<LLVMValueRef>,
 }
 
 impl StaysUnchecked {
-    /// Decides every function of `module`.
+    /// Decides every function of `module`, alone.
     pub fn of(module: &Module<'_>) -> StaysUnchecked {
-        let functions: Vec<LLVMValueRef> =
-            module.get_functions().map(|f| f.as_value_ref()).collect();
+        StaysUnchecked::program(&[module])
+    }
+
+    /// Decides every function of the program made of `modules`: a
+    /// function one module declares and another defines (with a name the
+    /// linker resolves across them) stays when that definition does.
+    pub fn program(modules: &[&Module<'_>]) -> StaysUnchecked {
+        let functions: Vec<LLVMValueRef> = modules
+            .iter()
+            .flat_map(|m| m.get_functions().map(|f| f.as_value_ref()))
+            .collect();
+        let mut definitions: HashMap<String, Vec<LLVMValueRef>> = HashMap::new();
+        for &f in &functions {
+            // SAFETY: live functions of the modules.
+            unsafe {
+                if LLVMIsDeclaration(f) == 0 && exported(f) {
+                    definitions.entry(name(f)).or_default().push(f);
+                }
+            }
+        }
         let mut safe: HashSet<LLVMValueRef> = functions
             .iter()
             .copied()
-            // SAFETY: live functions of the module.
+            // SAFETY: live functions of the modules.
             .filter(|&f| unsafe {
                 if LLVMIsDeclaration(f) != 0 {
-                    known(f)
+                    known(f) || definitions.contains_key(&name(f))
                 } else {
                     !interposable(f)
                 }
             })
             .collect();
         // Take out, until nothing changes, each defined function with a
-        // call that does not stay.
+        // call that does not stay, and each declaration whose definition
+        // was taken out.
         loop {
-            let before = safe.len();
             let unsafe_now: Vec<LLVMValueRef> = safe
                 .iter()
                 .copied()
                 // SAFETY: live functions.
-                .filter(|&f| unsafe { LLVMIsDeclaration(f) == 0 && !body_stays(f, &safe) })
+                .filter(|&f| unsafe {
+                    if LLVMIsDeclaration(f) == 0 {
+                        !body_stays(f, &safe)
+                    } else {
+                        !known(f)
+                            && !definitions
+                                .get(&name(f))
+                                .is_some_and(|defs| defs.iter().all(|d| safe.contains(d)))
+                    }
+                })
                 .collect();
+            if unsafe_now.is_empty() {
+                return StaysUnchecked { safe };
+            }
             for f in unsafe_now {
                 safe.remove(&f);
-            }
-            if safe.len() == before {
-                return StaysUnchecked { safe };
             }
         }
     }
@@ -227,6 +265,8 @@ unsafe fn call_stays(inst: LLVMValueRef, safe: &HashSet<LLVMValueRef>) -> bool {
         if LLVMIsAFunction(callee).is_null() {
             return false; // through a pointer, or inline assembly
         }
+        // A known declaration stays whenever it was declared (the access
+        // check is declared after the program was decided).
         safe.contains(&callee) || (LLVMIsDeclaration(callee) != 0 && known(callee))
     }
 }
@@ -245,6 +285,33 @@ unsafe fn interposable(f: LLVMValueRef) -> bool {
         linkage,
         LLVMWeakAnyLinkage | LLVMLinkOnceAnyLinkage | LLVMExternalWeakLinkage | LLVMCommonLinkage
     )
+}
+
+/// The name of function `f`.
+///
+/// # Safety
+///
+/// `f` is a live function.
+unsafe fn name(f: LLVMValueRef) -> String {
+    let mut len = 0;
+    // SAFETY: the caller's contract; LLVM returns `len` bytes.
+    unsafe {
+        let name = LLVMGetValueName2(f, &mut len);
+        String::from_utf8_lossy(std::slice::from_raw_parts(name.cast::<u8>(), len)).into_owned()
+    }
+}
+
+/// Whether other modules can call the defined function `f` by its name
+/// (not internal or private to its module).
+///
+/// # Safety
+///
+/// `f` is a live function.
+unsafe fn exported(f: LLVMValueRef) -> bool {
+    use llvm_sys::LLVMLinkage::*;
+    // SAFETY: the caller's contract.
+    let linkage = unsafe { LLVMGetLinkage(f) };
+    !matches!(linkage, LLVMInternalLinkage | LLVMPrivateLinkage)
 }
 
 /// Whether the declared function `f` is an intrinsic, an mbhybrid helper

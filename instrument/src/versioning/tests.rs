@@ -211,3 +211,42 @@ fn the_unchecked_copy_vectorizes_after_its_checked_callees_are_inlined() {
         "{scale}"
     );
 }
+
+/// `@fill`'s loop calls `@helper`, which another unit of the program
+/// defines: it runs unchecked only when that definition cannot reach MPI.
+#[test]
+fn a_call_into_another_unit_is_judged_by_that_units_definition() {
+    let caller = r#"
+declare double @helper(double)
+
+define void @fill(ptr %out, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %p = getelementptr double, ptr %out, i64 %i
+  %v = call double @helper(double 2.0)
+  store double %v, ptr %p
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"#;
+    for (body, versioned) in [
+        ("  ret double %x", true),
+        ("  call void @MPI_Barrier(ptr null)\n  ret double %x", false),
+    ] {
+        let callee = format!(
+            "declare void @MPI_Barrier(ptr)\ndefine double @helper(double %x) {{\n{body}\n}}\n"
+        );
+        let context = Context::create();
+        let a = Module::parse(&context, "a.ll", caller.as_bytes()).unwrap();
+        let b = Module::parse(&context, "b.ll", callee.as_bytes()).unwrap();
+        let stays = crate::versioning::StaysUnchecked::program(&[a.llvm(), b.llvm()]);
+        crate::accesses::insert_access_checks_with(&a, &stays).unwrap();
+        let text = a.llvm().print_to_string().to_string();
+        assert_eq!(text.contains("mbh.version"), versioned, "{body}\n{text}");
+    }
+}
