@@ -11,6 +11,14 @@
 //! them all while a point-to-point request, alone in its ring, pays one
 //! load more.
 //!
+//! A one-sided operation's buffers (MPI-4.0 §12.3; `rma_watch.rs`) carry
+//! a key, their window and target, besides a slot: the synchronization
+//! call that completes them drops every entry of its window, or of its
+//! window and target ([`Table::forget_keyed`], a scan of the entries in
+//! use), and an `R` operation's are dropped by its request's slot too.
+//! They take at most half the table, so a loop of
+//! puts in one epoch does not crowd out the nonblocking calls' buffers.
+//!
 //! # Threads
 //!
 //! Entries are made and dropped by the thread calling MPI (one at a time,
@@ -28,6 +36,10 @@ pub const ENTRIES: usize = 256;
 /// Access sites reported per pending request; further ones are not.
 pub const SITES_PER_REQUEST: usize = 4;
 
+/// The slot of an entry no request owns (a one-sided operation without a
+/// request): no request's slot is this, so only its key drops it.
+pub const NO_SLOT: u32 = u32::MAX;
+
 /// Request slots below this find their entry without a scan (a program
 /// with more requests in flight than this pays a scan to forget one).
 const DIRECT_SLOTS: usize = 4096;
@@ -42,7 +54,7 @@ pub enum Pending {
 }
 
 /// An [`Entry::what`] bit: the operation uses every byte of its range.
-const EXACT: u32 = 4;
+const EXACT: u32 = 8;
 
 /// One pending buffer: bytes `start..end`, `start` 0 when the entry is
 /// free.
@@ -56,6 +68,9 @@ struct Entry {
     what: AtomicU32,
     /// The record of the call that started it (`u64::MAX`: none).
     record: AtomicU64,
+    /// A one-sided operation's window and target ([`Table::forget_keyed`];
+    /// 0: not one).
+    key: AtomicU64,
     /// The next entry of the same request (its index + 1; 0: the entry is
     /// the request's only one). Written and read by the thread calling
     /// MPI only; 0 whenever the entry is free (`forget` clears a ring's),
@@ -73,6 +88,7 @@ impl Entry {
             slot: AtomicU32::new(0),
             what: AtomicU32::new(0),
             record: AtomicU64::new(u64::MAX),
+            key: AtomicU64::new(0),
             next: AtomicU16::new(0),
             reported: [const { AtomicU32::new(0) }; SITES_PER_REQUEST],
         }
@@ -116,6 +132,8 @@ pub struct Table<const N: usize> {
     high: AtomicUsize,
     /// Entries in use: the instrumented program's fast path reads it.
     live: AtomicUsize,
+    /// Entries in use with a key (one-sided operations').
+    keyed: AtomicUsize,
     /// Where the search for a free entry starts: one past the entry last
     /// taken, or the one last freed. With many requests in flight, a
     /// watch then costs a step or two instead of a scan.
@@ -132,6 +150,7 @@ impl<const N: usize> Table<N> {
             entries: [const { Entry::new() }; N],
             high: AtomicUsize::new(0),
             live: AtomicUsize::new(0),
+            keyed: AtomicUsize::new(0),
             free_hint: AtomicUsize::new(0),
             entry_of_slot: [const { AtomicU16::new(0) }; DIRECT_SLOTS],
         }
@@ -142,11 +161,17 @@ impl<const N: usize> Table<N> {
         self.live.load(Ordering::Relaxed)
     }
 
+    /// Entries in use with a key.
+    pub fn keyed(&self) -> usize {
+        self.keyed.load(Ordering::Relaxed)
+    }
+
     /// Watches `start..end` for the request in `slot`, started by record
     /// `record`. Returns false (not watched) when the range is empty or
     /// the table is full. Only the thread calling MPI calls this.
     pub fn watch(&self, slot: u32, range: (usize, usize), what: Pending, record: u64) -> bool {
-        self.watch_entry(slot, range, what, record, false).is_some()
+        self.watch_entry(slot, range, what, record, (false, 0))
+            .is_some()
     }
 
     /// [`Table::watch`] for a buffer whose every byte in `range` the
@@ -160,7 +185,8 @@ impl<const N: usize> Table<N> {
         what: Pending,
         record: u64,
     ) -> bool {
-        self.watch_entry(slot, range, what, record, true).is_some()
+        self.watch_entry(slot, range, what, record, (true, 0))
+            .is_some()
     }
 
     /// Watches each of `buffers` for the one request in `slot` (a
@@ -174,10 +200,42 @@ impl<const N: usize> Table<N> {
         buffers: &[((usize, usize), Pending)],
         record: u64,
     ) -> usize {
+        let buffers = buffers.iter().map(|&(range, what)| (range, what, false));
+        self.watch_ring(slot, record, 0, buffers)
+    }
+
+    /// Watches the buffers of a one-sided operation started by record
+    /// `record` on window and target `key` (not 0), each a range, what the
+    /// program may not do to it and whether the operation uses every byte
+    /// of it: linked as [`Table::watch_all`]'s, under the request's `slot`
+    /// for an `R` operation, else [`NO_SLOT`]. Returns how many are
+    /// watched: none once half the table is. Only the thread calling
+    /// MPI calls this.
+    pub fn watch_keyed(
+        &self,
+        slot: u32,
+        key: u64,
+        buffers: &[((usize, usize), Pending, bool)],
+        record: u64,
+    ) -> usize {
+        if key == 0 || self.keyed() + buffers.len() > N / 2 {
+            return 0;
+        }
+        self.watch_ring(slot, record, key, buffers.iter().copied())
+    }
+
+    /// Watches `buffers` in one ring for `slot`; how many were watched.
+    fn watch_ring(
+        &self,
+        slot: u32,
+        record: u64,
+        key: u64,
+        buffers: impl Iterator<Item = ((usize, usize), Pending, bool)>,
+    ) -> usize {
         let mut first: Option<usize> = None;
         let mut last: Option<usize> = None;
-        for &(range, what) in buffers {
-            let Some(index) = self.watch_entry(slot, range, what, record, false) else {
+        for (range, what, exact) in buffers {
+            let Some(index) = self.watch_entry(slot, range, what, record, (exact, key)) else {
                 continue;
             };
             if let Some(previous) = last {
@@ -222,14 +280,16 @@ impl<const N: usize> Table<N> {
         }
     }
 
-    /// [`Table::watch`], alone in its ring: the entry's index.
+    /// [`Table::watch`], alone in its ring: the entry's index. `exact`:
+    /// the operation uses every byte of the range; `key`: a one-sided
+    /// operation's window and target (0: none).
     fn watch_entry(
         &self,
         slot: u32,
         (start, end): (usize, usize),
         what: Pending,
         record: u64,
-        exact: bool,
+        (exact, key): (bool, u64),
     ) -> Option<usize> {
         if start == 0 || end <= start {
             return None;
@@ -251,6 +311,10 @@ impl<const N: usize> Table<N> {
             .what
             .store((what as u32 + 1) | exact, Ordering::Relaxed);
         entry.record.store(record, Ordering::Relaxed);
+        entry.key.store(key, Ordering::Relaxed);
+        if key != 0 {
+            self.keyed.store(self.keyed() + 1, Ordering::Relaxed);
+        }
         for site in &entry.reported {
             site.store(0, Ordering::Relaxed);
         }
@@ -316,11 +380,46 @@ impl<const N: usize> Table<N> {
         }
     }
 
+    /// Stops watching the buffers of every one-sided operation whose key
+    /// `completed` says a synchronization call just completed (MPI-4.0
+    /// §12.5), `R` operations' included (their slots then find nothing).
+    /// Returns how many were dropped. A scan of the entries in use, only
+    /// while any has a key. Only the thread calling MPI calls this.
+    pub fn forget_keyed(&self, completed: impl Fn(u64) -> bool) -> usize {
+        if self.keyed() == 0 {
+            return 0;
+        }
+        let high = self.high.load(Ordering::Relaxed).min(N);
+        let mut dropped = 0;
+        for (index, entry) in self.entries[..high].iter().enumerate() {
+            let key = entry.key.load(Ordering::Relaxed);
+            if key == 0 || entry.start.load(Ordering::Relaxed) == 0 || !completed(key) {
+                continue;
+            }
+            // Its ring's other entries share its key: each is met here.
+            entry.next.store(0, Ordering::Relaxed);
+            self.free_entry(index);
+            dropped += 1;
+        }
+        dropped
+    }
+
     /// Frees entry `index` if it is in use for `slot` (then true).
     fn drop_entry(&self, index: usize, slot: u32) -> bool {
         let entry = &self.entries[index];
         if entry.start.load(Ordering::Relaxed) == 0 || entry.slot.load(Ordering::Relaxed) != slot {
             return false;
+        }
+        self.free_entry(index);
+        true
+    }
+
+    /// Frees entry `index`, in use.
+    fn free_entry(&self, index: usize) {
+        let entry = &self.entries[index];
+        if entry.key.load(Ordering::Relaxed) != 0 {
+            self.keyed
+                .store(self.keyed().saturating_sub(1), Ordering::Relaxed);
         }
         entry.start.store(0, Ordering::Release);
         let live = self.live() - 1;
@@ -333,7 +432,6 @@ impl<const N: usize> Table<N> {
         } else {
             self.free_hint.store(index, Ordering::Relaxed);
         }
-        true
     }
 
     /// The layout of the live buffers ([`Layout`]), `None` when there are
@@ -637,6 +735,70 @@ mod tests {
         );
         let write = table.hit_exact(SEND.0, 8, true, || 1);
         assert_eq!(write.map(|h| (h.what, h.record)), Some((Pending::Send, 3)));
+    }
+
+    /// A one-sided operation's buffers: dropped by the key of the call
+    /// that completes them, an `R` operation's by its slot too; the key
+    /// leaves the nonblocking calls' buffers alone.
+    #[test]
+    fn one_sided_buffers_are_forgotten_by_their_key_or_slot() {
+        let table: Table<8> = Table::new();
+        assert!(table.watch(1, RECV, Pending::Recv, 1), "a receive");
+        let put = [((0x20_0000, 0x20_0010), Pending::Send, true)];
+        let get = [((0x30_0000, 0x30_0010), Pending::Recv, true)];
+        assert_eq!(table.watch_keyed(NO_SLOT, 0, &put, 2), 0, "no key");
+        assert_eq!(table.watch_keyed(NO_SLOT, 0x1_0000_0002, &put, 2), 1);
+        assert_eq!(table.watch_keyed(NO_SLOT, 0x1_0000_0003, &get, 3), 1);
+        assert_eq!(table.keyed(), 2);
+        assert_eq!(table.hit(0x20_0000, 4, false, || 1), None, "read by MPI");
+        assert_eq!(
+            table.hit(0x20_0000, 4, true, || 1).map(|h| h.record),
+            Some(2)
+        );
+        assert_eq!(
+            table
+                .hit(0x30_0004, 4, false, || 1)
+                .map(|h| (h.what, h.record)),
+            Some((Pending::Recv, 3))
+        );
+        // Unlocking target 2 of window 1 completes the put only.
+        assert_eq!(table.forget_keyed(|k| k == 0x1_0000_0002), 1);
+        assert_eq!(table.hit(0x20_0000, 4, true, || 2), None);
+        assert_eq!((table.live(), table.keyed()), (2, 1));
+        // An `R` operation's two buffers, by its slot.
+        let both = [
+            ((0x40_0000, 0x40_0010), Pending::Send, true),
+            ((0x50_0000, 0x50_0010), Pending::Recv, false),
+        ];
+        assert_eq!(table.watch_keyed(5, 0x1_0000_0003, &both, 4), 2);
+        table.forget(5);
+        assert_eq!((table.live(), table.keyed()), (2, 1));
+        // Again, then a fence on window 1: every key of it, not the receive.
+        assert_eq!(table.watch_keyed(6, 0x1_0000_0003, &both, 5), 2);
+        assert_eq!(table.forget_keyed(|k| k >> 32 == 1), 3);
+        assert_eq!((table.live(), table.keyed()), (1, 0));
+        table.forget(6); // its entries are gone: nothing happens
+        assert_eq!(table.live(), 1);
+        assert!(table.hit(RECV.0, 4, false, || 3).is_some());
+    }
+
+    #[test]
+    fn one_sided_buffers_take_half_the_table_at_most() {
+        let table: Table<8> = Table::new();
+        let one = |i: usize| {
+            [(
+                (0x10_0000 * (i + 1), 0x10_0000 * (i + 1) + 8),
+                Pending::Send,
+                true,
+            )]
+        };
+        for i in 0..4 {
+            assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32, &one(i), i as u64), 1);
+        }
+        assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32, &one(4), 4), 0, "half");
+        assert!(table.watch(1, RECV, Pending::Recv, 9), "room for a receive");
+        assert_eq!(table.forget_keyed(|_| true), 4);
+        assert_eq!(table.live(), 1);
     }
 
     #[test]
