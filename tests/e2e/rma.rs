@@ -679,3 +679,28 @@ fn a_fetch_and_op_result_read_before_the_flush_is_buffer_reuse() {
         "rank 1 read the result buffer of `MPI_Fetch_and_op` before the `MPI_Win_flush` that completes it",
     );
 }
+
+/// Built without the access checks, the write of
+/// `put_write_origin_before_fence.c` goes unseen, and the partial
+/// coverage says origin buffers were not checked, besides window memory.
+#[test]
+fn without_the_access_checks_origin_buffers_are_said_unchecked() {
+    let program =
+        mbh_tests::TestProgram::load("tests/programs/rma/put_write_origin_before_fence.c");
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = crate::util::build_with(&program.source, dir.path(), &["--no-access-checks"]);
+    let (status, report, out) = crate::util::verify_json(&exe, program.np, dir.path(), &[]);
+    let context = crate::util::describe(&out);
+    assert_eq!(status, 3, "{context}");
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    let why = report
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("coverage is partial"))
+        .unwrap_or_else(|| panic!("partial\n{context}"));
+    assert!(
+        why.contains("but not the loads and stores of window memory by its own process during an epoch, nor, as the program was built without the access checks (`--no-access-checks` or MBHYBRID_ACCESS_CHECKS=off), of origin buffers while an operation may be in flight"),
+        "{why}"
+    );
+}
