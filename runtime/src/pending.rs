@@ -166,6 +166,11 @@ impl<const N: usize> Table<N> {
         self.keyed.load(Ordering::Relaxed)
     }
 
+    /// Whether one more keyed buffer could be watched ([`Table::watch_keyed`]).
+    pub fn keyed_room(&self) -> bool {
+        self.keyed() < N / 2
+    }
+
     /// Watches `start..end` for the request in `slot`, started by record
     /// `record`. Returns false (not watched) when the range is empty or
     /// the table is full. Only the thread calling MPI calls this.

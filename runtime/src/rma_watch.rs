@@ -99,7 +99,9 @@ impl Placed {
 /// checks its accesses, and not for `MPI_PROC_NULL`, whose operation
 /// touches no buffer.
 pub(crate) fn started(record: Option<u64>, placed: Placed, buffers: &Buffers, slot: Option<u32>) {
-    if !access::watching() || placed.proc_null {
+    // A full table's half leaves the buffers unwatched: a loop of puts
+    // in one epoch pays no extent look-up past it.
+    if !access::watching() || placed.proc_null || !PENDING.keyed_room() {
         return;
     }
     let Some(key) = placed.key() else {
@@ -140,5 +142,31 @@ pub(crate) fn synchronized(placed: Placed) {
                 access::forget_keyed(|key| key == completed);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placed(kind: OpKind, window: u64, peer: i32) -> Placed {
+        Placed::of(&RawOp {
+            kind: kind as u16,
+            request: window,
+            peer,
+            ..RawOp::default()
+        })
+    }
+
+    #[test]
+    fn a_key_is_the_window_and_the_target() {
+        assert_eq!(placed(OpKind::Put, 2, 3).key(), Some(2 << 32 | 3));
+        assert_eq!(placed(OpKind::Put, 0, 3).key(), None, "unknown window");
+        assert_eq!(placed(OpKind::Put, 2, -1).key(), None, "unknown target");
+        assert_eq!(
+            placed(OpKind::Put, 1 << 32, 0).key(),
+            None,
+            "too many windows"
+        );
     }
 }
