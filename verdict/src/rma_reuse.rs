@@ -11,7 +11,7 @@
 //! request), or says that none did.
 
 use crate::place::site_location;
-use mbh_trace::op::ReuseFound;
+use mbh_trace::op::{OpClass, ReuseFound};
 use mbh_trace::rank_trace::Op;
 use mbh_trace::rma::RmaCall;
 use mbh_trace::{Finding, FindingKind, OpKind, RankTrace, Role, Severity, SiteTable};
@@ -73,7 +73,15 @@ pub fn access_finding(
                 OpKind::WinUnlock | OpKind::WinUnlockAll | OpKind::WinFlush | OpKind::WinFlushAll
             )
         });
-    finding.help = Some(help(operation, found, completion.map(name_of), passive));
+    // Named already when it is the request's completion.
+    let by_request = completion.is_some_and(|op| op.kind.class() == OpClass::Completion);
+    let request_named = operation.kind.is_request_operation() && !by_request;
+    finding.help = Some(help(
+        operation,
+        found,
+        completion.map(name_of),
+        (passive, request_named),
+    ));
     finding
 }
 
@@ -112,12 +120,18 @@ fn note(found: ReuseFound) -> &'static str {
 /// The help: touch the buffer after the call that completes the
 /// operation (`completion`, when the trace has one), naming the calls that
 /// can (MPI-4.0 §12.5); in a passive-target epoch (`passive`), an
-/// `MPI_Win_flush_local` can, without ending it (§12.5.4: only there).
-fn help(operation: &Op, found: ReuseFound, completion: Option<String>, passive: bool) -> String {
+/// `MPI_Win_flush_local` can, without ending it (§12.5.4: only there);
+/// `request`: an `R` operation's request's `MPI_Wait` can too.
+fn help(
+    operation: &Op,
+    found: ReuseFound,
+    completion: Option<String>,
+    (passive, request): (bool, bool),
+) -> String {
     let touch = if mpi_writes(found) { "use" } else { "write to" };
     let buffer = buffer_name(operation, found);
     let name = operation.kind.mpi_name();
-    let request = if operation.kind.is_request_operation() {
+    let request = if request {
         ", or its request's `MPI_Wait`"
     } else {
         ""
@@ -231,7 +245,12 @@ mod tests {
             name(OpKind::CompareAndSwap, ReuseFound::SendWritten),
             "origin or compare buffer"
         );
-        let help = help(&op(OpKind::Rput), ReuseFound::SendWritten, None, true);
+        let help = help(
+            &op(OpKind::Rput),
+            ReuseFound::SendWritten,
+            None,
+            (true, true),
+        );
         assert!(help.contains("request's `MPI_Wait`"), "{help}");
     }
 }
