@@ -163,8 +163,9 @@ pub fn watch_all(slot: u32, record: Option<u64>, buffers: &[((usize, usize), Pen
 /// `record` on the window and target `key` ([`crate::pending::Table::watch_keyed`]):
 /// each an address range, what the program may not do to it, and whether
 /// the operation uses every byte of it. `slot`: an `R` operation's request
-/// slot, else [`crate::pending::NO_SLOT`]. Called by the thread calling
-/// MPI, only while [`watching`].
+/// slot, else [`crate::pending::NO_SLOT`]. The hull is published again
+/// only when an entry was taken. Called by the thread calling MPI, only
+/// while [`watching`].
 pub fn watch_keyed(
     slot: u32,
     key: u64,

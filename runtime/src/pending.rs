@@ -56,6 +56,15 @@ pub enum Pending {
 /// An [`Entry::what`] bit: the operation uses every byte of its range.
 const EXACT: u32 = 8;
 
+/// An [`Entry::what`]: `what`, and [`EXACT`] when `exact`.
+fn what_bits(what: Pending, exact: bool) -> u32 {
+    (what as u32 + 1) | if exact { EXACT } else { 0 }
+}
+
+/// A buffer to watch: its range, what the program may not do to it, and
+/// whether the operation uses every byte of it.
+pub type BufferUse = ((usize, usize), Pending, bool);
+
 /// One pending buffer: bytes `start..end`, `start` 0 when the entry is
 /// free.
 struct Entry {
@@ -134,6 +143,10 @@ pub struct Table<const N: usize> {
     live: AtomicUsize,
     /// Entries in use with a key (one-sided operations').
     keyed: AtomicUsize,
+    /// The entry of the last one-sided operation without a request that
+    /// had one buffer (index + 1; 0: none), which the next one may share
+    /// ([`Table::watch_keyed`]).
+    last_keyed: AtomicUsize,
     /// Where the search for a free entry starts: one past the entry last
     /// taken, or the one last freed. With many requests in flight, a
     /// watch then costs a step or two instead of a scan.
@@ -151,6 +164,7 @@ impl<const N: usize> Table<N> {
             high: AtomicUsize::new(0),
             live: AtomicUsize::new(0),
             keyed: AtomicUsize::new(0),
+            last_keyed: AtomicUsize::new(0),
             free_hint: AtomicUsize::new(0),
             entry_of_slot: [const { AtomicU16::new(0) }; DIRECT_SLOTS],
         }
@@ -206,16 +220,23 @@ impl<const N: usize> Table<N> {
         record: u64,
     ) -> usize {
         let buffers = buffers.iter().map(|&(range, what)| (range, what, false));
-        self.watch_ring(slot, record, 0, buffers)
+        self.watch_ring(slot, record, 0, buffers).1
     }
 
     /// Watches the buffers of a one-sided operation started by record
     /// `record` on window and target `key` (not 0), each a range, what the
     /// program may not do to it and whether the operation uses every byte
     /// of it: linked as [`Table::watch_all`]'s, under the request's `slot`
-    /// for an `R` operation, else [`NO_SLOT`]. Returns how many are
-    /// watched: none once half the table is. Only the thread calling
-    /// MPI calls this.
+    /// for an `R` operation, else [`NO_SLOT`]. Returns how many entries
+    /// it took: none once half the table is in use, nor for a buffer an
+    /// entry watches already (below). Only the thread calling MPI calls
+    /// this.
+    ///
+    /// An operation without a request whose one buffer, window, target
+    /// and use are those of the last one watched shares its entry while
+    /// it lives: the same synchronization call completes both, and an
+    /// access before it touches the earlier one's buffer too (a loop of
+    /// puts from one variable then costs one entry, not one per put).
     pub fn watch_keyed(
         &self,
         slot: u32,
@@ -223,20 +244,53 @@ impl<const N: usize> Table<N> {
         buffers: &[((usize, usize), Pending, bool)],
         record: u64,
     ) -> usize {
+        let single = match buffers {
+            [(range, what, exact)] if slot == NO_SLOT => Some((*range, *what, *exact)),
+            _ => None,
+        };
+        if single.is_some_and(|buffer| self.same_as_last(key, buffer)) {
+            return 0;
+        }
         if key == 0 || self.keyed() + buffers.len() > N / 2 {
             return 0;
         }
-        self.watch_ring(slot, record, key, buffers.iter().copied())
+        let (first, watched) = self.watch_ring(slot, record, key, buffers.iter().copied());
+        if let (Some(_), Some(first)) = (single, first) {
+            self.last_keyed.store(first + 1, Ordering::Relaxed);
+        }
+        watched
     }
 
-    /// Watches `buffers` in one ring for `slot`; how many were watched.
+    /// Whether the entry of the last one-sided operation watched alone
+    /// ([`Table::watch_keyed`]) is live and watches `range` for `what` of
+    /// an operation on `key` without a request.
+    fn same_as_last(&self, key: u64, ((start, end), what, exact): BufferUse) -> bool {
+        let Some(entry) = self
+            .last_keyed
+            .load(Ordering::Relaxed)
+            .checked_sub(1)
+            .and_then(|i| self.entries.get(i))
+        else {
+            return false;
+        };
+        key != 0
+            && entry.start.load(Ordering::Relaxed) == start
+            && start != 0
+            && entry.end.load(Ordering::Relaxed) == end
+            && entry.key.load(Ordering::Relaxed) == key
+            && entry.slot.load(Ordering::Relaxed) == NO_SLOT
+            && entry.what.load(Ordering::Relaxed) == what_bits(what, exact)
+    }
+
+    /// Watches `buffers` in one ring for `slot`: the ring's first entry,
+    /// and how many were watched.
     fn watch_ring(
         &self,
         slot: u32,
         record: u64,
         key: u64,
-        buffers: impl Iterator<Item = ((usize, usize), Pending, bool)>,
-    ) -> usize {
+        buffers: impl Iterator<Item = BufferUse>,
+    ) -> (Option<usize>, usize) {
         let mut first: Option<usize> = None;
         let mut last: Option<usize> = None;
         for (range, what, exact) in buffers {
@@ -262,7 +316,7 @@ impl<const N: usize> Table<N> {
                 direct.store(first as u16 + 1, Ordering::Relaxed);
             }
         }
-        first.map_or(0, |first| self.ring_len(first))
+        (first, first.map_or(0, |first| self.ring_len(first)))
     }
 
     /// The entries in the ring of entry `first`.
@@ -311,10 +365,7 @@ impl<const N: usize> Table<N> {
         }
         entry.end.store(end, Ordering::Relaxed);
         entry.slot.store(slot, Ordering::Relaxed);
-        let exact = if exact { EXACT } else { 0 };
-        entry
-            .what
-            .store((what as u32 + 1) | exact, Ordering::Relaxed);
+        entry.what.store(what_bits(what, exact), Ordering::Relaxed);
         entry.record.store(record, Ordering::Relaxed);
         entry.key.store(key, Ordering::Relaxed);
         if key != 0 {
@@ -785,6 +836,32 @@ mod tests {
         table.forget(6); // its entries are gone: nothing happens
         assert_eq!(table.live(), 1);
         assert!(table.hit(RECV.0, 4, false, || 3).is_some());
+    }
+
+    /// Puts from one variable to one target share an entry while it
+    /// lives; another target, buffer or use takes its own.
+    #[test]
+    fn repeated_operations_on_one_buffer_share_an_entry() {
+        let table: Table<8> = Table::new();
+        let put = [((0x20_0000, 0x20_0004), Pending::Send, true)];
+        assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32 | 1, &put, 1), 1);
+        for record in 2..5 {
+            assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32 | 1, &put, record), 0);
+        }
+        assert_eq!(table.keyed(), 1);
+        let hit = table.hit(0x20_0000, 4, true, || 1).map(|h| h.record);
+        assert_eq!(hit, Some(1), "the first put, still in flight");
+        assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32 | 2, &put, 5), 1);
+        let get = [((0x20_0000, 0x20_0004), Pending::Recv, true)];
+        assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32 | 2, &get, 6), 1);
+        assert_eq!(table.keyed(), 3);
+        // Forgotten: the next put takes an entry again.
+        assert_eq!(table.forget_keyed(|_| true), 3);
+        assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32 | 2, &get, 7), 1);
+        assert_eq!(table.keyed(), 1);
+        // An `R` operation never shares: its request completes it alone.
+        assert_eq!(table.watch_keyed(3, 1 << 32 | 2, &get, 8), 1);
+        assert_eq!(table.keyed(), 2);
     }
 
     #[test]
