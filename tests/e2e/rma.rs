@@ -704,3 +704,17 @@ fn without_the_access_checks_origin_buffers_are_said_unchecked() {
         "{why}"
     );
 }
+
+/// An operation with two buffers, completed by `MPI_Win_unlock_all`: its
+/// result buffer (which MPI writes) read early is named as such.
+#[test]
+fn a_get_accumulate_result_read_before_unlock_all_is_buffer_reuse() {
+    check_origin_reuse(
+        (
+            "tests/programs/rma/get_accumulate_read_before_unlock_all.c",
+            "tests/programs/rma/get_accumulate_read_after_unlock_all.c",
+        ),
+        ("seen = old;", "MPI_Get_accumulate(", "MPI_Win_unlock_all("),
+        "rank 1 read the result buffer of `MPI_Get_accumulate` before the `MPI_Win_unlock_all` that completes it",
+    );
+}
