@@ -66,6 +66,20 @@ pub fn access_finding(
         }
     }
     finding.notes.push(note(found).to_string());
+    finding.help = Some(help_for(operation, found, completion, name_of));
+    finding
+}
+
+/// The help of a finding `found` on `operation`'s buffer, completed by
+/// `completion` (named by `name_of`), if any: a flush is offered in a
+/// passive-target epoch only, the request's `MPI_Wait` for an `R`
+/// operation when another call completed it.
+fn help_for(
+    operation: &Op,
+    found: ReuseFound,
+    completion: Option<&Op>,
+    name_of: impl Fn(&Op) -> String,
+) -> String {
     let passive = operation.kind.is_request_operation()
         || completion.is_some_and(|op| {
             matches!(
@@ -76,13 +90,12 @@ pub fn access_finding(
     // Named already when it is the request's completion.
     let by_request = completion.is_some_and(|op| op.kind.class() == OpClass::Completion);
     let request_named = operation.kind.is_request_operation() && !by_request;
-    finding.help = Some(help(
+    help(
         operation,
         found,
         completion.map(name_of),
         (passive, request_named),
-    ));
-    finding
+    )
 }
 
 /// Whether MPI writes the buffer `found` was met on (else it only reads
