@@ -12,8 +12,11 @@
 //!
 //! The buffers are kept in [`crate::pending`]: the engine calls [`watch`]
 //! when a nonblocking send or receive is under way, [`watch_all`] with a
-//! nonblocking collective's buffers ([`crate::coll_pending`]), and
-//! [`forget`] when its slot is released or the program frees it. Only when the program was
+//! nonblocking collective's buffers ([`crate::coll_pending`]),
+//! [`watch_keyed`] with a one-sided operation's ([`crate::rma_watch`]), and
+//! [`forget`] when its slot is released or the program frees it
+//! ([`forget_keyed`] when a synchronization call completes one-sided
+//! operations). Only when the program was
 //! built with the checks ([`set_watching`], from the run's configuration):
 //! a program built without them pays one relaxed load per nonblocking
 //! call, not the buffer's extent and a table entry.
@@ -22,12 +25,13 @@
 //!
 //! * Only code compiled by `mbhybrid build` is checked: accesses made by
 //!   libraries (and by the MPI library itself) are not.
-//! * One-sided buffers are not watched; a derived datatype is watched over
+//! * Of one-sided communication, the origin and result buffers are
+//!   watched, not the window's memory; a derived datatype is watched over
 //!   its whole true extent, holes included (an access to a hole is
 //!   reported), and so is the hull of a `v`/`w` collective's blocks.
 //!   Nonblocking collectives on an intercommunicator are not watched.
-//! * At most 256 pending buffers per rank and 4 access sites per request
-//!   are followed. The record is written by the accessing thread: an
+//! * At most 256 pending buffers per rank (128 of one-sided operations)
+//!   and 4 access sites per request are followed. The record is written by the accessing thread: an
 //!   access on another thread while the MPI thread records is not
 //!   synchronised with it (the runtime's single-caller rule, `record.rs`).
 
@@ -173,6 +177,33 @@ pub fn watch_all(slot: u32, record: Option<u64>, buffers: &[((usize, usize), Pen
     }
 }
 
+/// Watches the buffers of a one-sided operation started by record
+/// `record` on the window and target `key` ([`crate::pending::Table::watch_keyed`]):
+/// each an address range, what the program may not do to it, and whether
+/// the operation uses every byte of it. `slot`: an `R` operation's request
+/// slot, else [`crate::pending::NO_SLOT`]. The hull is published again
+/// only when an entry was taken. Called by the thread calling MPI, only
+/// while [`watching`].
+pub fn watch_keyed(
+    slot: u32,
+    key: u64,
+    record: Option<u64>,
+    buffers: &[((usize, usize), Pending, bool)],
+) {
+    if PENDING.watch_keyed(slot, key, buffers, record.unwrap_or(u64::MAX)) > 0 {
+        publish_watched(buffers.iter().map(|&(range, _, _)| range));
+    }
+}
+
+/// Stops watching the one-sided operations' buffers whose key `completed`
+/// accepts ([`crate::pending::Table::forget_keyed`]). One relaxed load
+/// when none is watched.
+pub fn forget_keyed(completed: impl Fn(u64) -> bool) {
+    if PENDING.forget_keyed(completed) > 0 {
+        published_after_forget();
+    }
+}
+
 /// Publishes the hull grown by `ranges`, just watched.
 fn publish_watched(ranges: impl IntoIterator<Item = (usize, usize)>) {
     WATCHED.store(PENDING.live(), Ordering::Relaxed);
@@ -211,6 +242,11 @@ pub fn forget(slot: u32) {
         return;
     }
     PENDING.forget(slot);
+    published_after_forget();
+}
+
+/// Publishes the table's count and hull after entries were dropped.
+fn published_after_forget() {
     let live = PENDING.live();
     WATCHED.store(live, Ordering::Relaxed);
     if live == 0 {

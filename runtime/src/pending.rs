@@ -11,6 +11,14 @@
 //! them all while a point-to-point request, alone in its ring, pays one
 //! load more.
 //!
+//! A one-sided operation's buffers (MPI-4.0 §12.3; `rma_watch.rs`) carry
+//! a key, their window and target, besides a slot: the synchronization
+//! call that completes them drops every entry of its window, or of its
+//! window and target ([`Table::forget_keyed`], a scan of the entries in
+//! use), and an `R` operation's are dropped by its request's slot too.
+//! They take at most half the table, so a loop of
+//! puts in one epoch does not crowd out the nonblocking calls' buffers.
+//!
 //! # Threads
 //!
 //! Entries are made and dropped by the thread calling MPI (one at a time,
@@ -28,6 +36,10 @@ pub const ENTRIES: usize = 256;
 /// Access sites reported per pending request; further ones are not.
 pub const SITES_PER_REQUEST: usize = 4;
 
+/// The slot of an entry no request owns (a one-sided operation without a
+/// request): no request's slot is this, so only its key drops it.
+pub const NO_SLOT: u32 = u32::MAX;
+
 /// Request slots below this find their entry without a scan (a program
 /// with more requests in flight than this pays a scan to forget one).
 const DIRECT_SLOTS: usize = 4096;
@@ -42,7 +54,16 @@ pub enum Pending {
 }
 
 /// An [`Entry::what`] bit: the operation uses every byte of its range.
-const EXACT: u32 = 4;
+const EXACT: u32 = 8;
+
+/// An [`Entry::what`]: `what`, and [`EXACT`] when `exact`.
+fn what_bits(what: Pending, exact: bool) -> u32 {
+    (what as u32 + 1) | if exact { EXACT } else { 0 }
+}
+
+/// A buffer to watch: its range, what the program may not do to it, and
+/// whether the operation uses every byte of it.
+pub type BufferUse = ((usize, usize), Pending, bool);
 
 /// One pending buffer: bytes `start..end`, `start` 0 when the entry is
 /// free.
@@ -56,6 +77,9 @@ struct Entry {
     what: AtomicU32,
     /// The record of the call that started it (`u64::MAX`: none).
     record: AtomicU64,
+    /// A one-sided operation's window and target ([`Table::forget_keyed`];
+    /// 0: not one).
+    key: AtomicU64,
     /// The next entry of the same request (its index + 1; 0: the entry is
     /// the request's only one). Written and read by the thread calling
     /// MPI only; 0 whenever the entry is free (`forget` clears a ring's),
@@ -73,6 +97,7 @@ impl Entry {
             slot: AtomicU32::new(0),
             what: AtomicU32::new(0),
             record: AtomicU64::new(u64::MAX),
+            key: AtomicU64::new(0),
             next: AtomicU16::new(0),
             reported: [const { AtomicU32::new(0) }; SITES_PER_REQUEST],
         }
@@ -116,6 +141,12 @@ pub struct Table<const N: usize> {
     high: AtomicUsize,
     /// Entries in use: the instrumented program's fast path reads it.
     live: AtomicUsize,
+    /// Entries in use with a key (one-sided operations').
+    keyed: AtomicUsize,
+    /// The entry of the last one-sided operation without a request that
+    /// had one buffer (index + 1; 0: none), which the next one may share
+    /// ([`Table::watch_keyed`]).
+    last_keyed: AtomicUsize,
     /// Where the search for a free entry starts: one past the entry last
     /// taken, or the one last freed. With many requests in flight, a
     /// watch then costs a step or two instead of a scan.
@@ -132,6 +163,8 @@ impl<const N: usize> Table<N> {
             entries: [const { Entry::new() }; N],
             high: AtomicUsize::new(0),
             live: AtomicUsize::new(0),
+            keyed: AtomicUsize::new(0),
+            last_keyed: AtomicUsize::new(0),
             free_hint: AtomicUsize::new(0),
             entry_of_slot: [const { AtomicU16::new(0) }; DIRECT_SLOTS],
         }
@@ -142,11 +175,22 @@ impl<const N: usize> Table<N> {
         self.live.load(Ordering::Relaxed)
     }
 
+    /// Entries in use with a key.
+    pub fn keyed(&self) -> usize {
+        self.keyed.load(Ordering::Relaxed)
+    }
+
+    /// Whether one more keyed buffer could be watched ([`Table::watch_keyed`]).
+    pub fn keyed_room(&self) -> bool {
+        self.keyed() < N / 2
+    }
+
     /// Watches `start..end` for the request in `slot`, started by record
     /// `record`. Returns false (not watched) when the range is empty or
     /// the table is full. Only the thread calling MPI calls this.
     pub fn watch(&self, slot: u32, range: (usize, usize), what: Pending, record: u64) -> bool {
-        self.watch_entry(slot, range, what, record, false).is_some()
+        self.watch_entry(slot, range, what, record, (false, 0))
+            .is_some()
     }
 
     /// [`Table::watch`] for a buffer whose every byte in `range` the
@@ -160,7 +204,8 @@ impl<const N: usize> Table<N> {
         what: Pending,
         record: u64,
     ) -> bool {
-        self.watch_entry(slot, range, what, record, true).is_some()
+        self.watch_entry(slot, range, what, record, (true, 0))
+            .is_some()
     }
 
     /// Watches each of `buffers` for the one request in `slot` (a
@@ -174,10 +219,82 @@ impl<const N: usize> Table<N> {
         buffers: &[((usize, usize), Pending)],
         record: u64,
     ) -> usize {
+        let buffers = buffers.iter().map(|&(range, what)| (range, what, false));
+        self.watch_ring(slot, record, 0, buffers).1
+    }
+
+    /// Watches the buffers of a one-sided operation started by record
+    /// `record` on window and target `key` (not 0), each a range, what the
+    /// program may not do to it and whether the operation uses every byte
+    /// of it: linked as [`Table::watch_all`]'s, under the request's `slot`
+    /// for an `R` operation, else [`NO_SLOT`]. Returns how many entries
+    /// it took: none once half the table is in use, nor for a buffer an
+    /// entry watches already (below). Only the thread calling MPI calls
+    /// this.
+    ///
+    /// An operation without a request whose one buffer, window, target
+    /// and use are those of the last one watched shares its entry while
+    /// it lives: the same synchronization call completes both, and an
+    /// access before it touches the earlier one's buffer too (a loop of
+    /// puts from one variable then costs one entry, not one per put).
+    pub fn watch_keyed(
+        &self,
+        slot: u32,
+        key: u64,
+        buffers: &[((usize, usize), Pending, bool)],
+        record: u64,
+    ) -> usize {
+        let single = match buffers {
+            [(range, what, exact)] if slot == NO_SLOT => Some((*range, *what, *exact)),
+            _ => None,
+        };
+        if single.is_some_and(|buffer| self.same_as_last(key, buffer)) {
+            return 0;
+        }
+        if key == 0 || self.keyed() + buffers.len() > N / 2 {
+            return 0;
+        }
+        let (first, watched) = self.watch_ring(slot, record, key, buffers.iter().copied());
+        if let (Some(_), Some(first)) = (single, first) {
+            self.last_keyed.store(first + 1, Ordering::Relaxed);
+        }
+        watched
+    }
+
+    /// Whether the entry of the last one-sided operation watched alone
+    /// ([`Table::watch_keyed`]) is live and watches `range` for `what` of
+    /// an operation on `key` without a request.
+    fn same_as_last(&self, key: u64, ((start, end), what, exact): BufferUse) -> bool {
+        let Some(entry) = self
+            .last_keyed
+            .load(Ordering::Relaxed)
+            .checked_sub(1)
+            .and_then(|i| self.entries.get(i))
+        else {
+            return false;
+        };
+        key != 0
+            && entry.start.load(Ordering::Relaxed) == start
+            && start != 0
+            && entry.end.load(Ordering::Relaxed) == end
+            && entry.key.load(Ordering::Relaxed) == key
+            && entry.slot.load(Ordering::Relaxed) == NO_SLOT
+            && entry.what.load(Ordering::Relaxed) == what_bits(what, exact)
+    }
+
+    /// Watches `buffers` in one ring for `slot`: the ring's first entry,
+    /// and how many were watched.
+    fn watch_ring(
+        &self,
+        slot: u32,
+        record: u64,
+        key: u64,
+        buffers: impl Iterator<Item = BufferUse>,
+    ) -> (Option<usize>, usize) {
         let mut first: Option<usize> = None;
         let mut last: Option<usize> = None;
-        for &(range, what) in buffers {
-            let Some(index) = self.watch_entry(slot, range, what, record, false) else {
+        for (range, what, exact) in buffers {
+            let Some(index) = self.watch_entry(slot, range, what, record, (exact, key)) else {
                 continue;
             };
             if let Some(previous) = last {
@@ -199,7 +316,7 @@ impl<const N: usize> Table<N> {
                 direct.store(first as u16 + 1, Ordering::Relaxed);
             }
         }
-        first.map_or(0, |first| self.ring_len(first))
+        (first, first.map_or(0, |first| self.ring_len(first)))
     }
 
     /// The entries in the ring of entry `first`.
@@ -222,14 +339,16 @@ impl<const N: usize> Table<N> {
         }
     }
 
-    /// [`Table::watch`], alone in its ring: the entry's index.
+    /// [`Table::watch`], alone in its ring: the entry's index. `exact`:
+    /// the operation uses every byte of the range; `key`: a one-sided
+    /// operation's window and target (0: none).
     fn watch_entry(
         &self,
         slot: u32,
         (start, end): (usize, usize),
         what: Pending,
         record: u64,
-        exact: bool,
+        (exact, key): (bool, u64),
     ) -> Option<usize> {
         if start == 0 || end <= start {
             return None;
@@ -246,11 +365,12 @@ impl<const N: usize> Table<N> {
         }
         entry.end.store(end, Ordering::Relaxed);
         entry.slot.store(slot, Ordering::Relaxed);
-        let exact = if exact { EXACT } else { 0 };
-        entry
-            .what
-            .store((what as u32 + 1) | exact, Ordering::Relaxed);
+        entry.what.store(what_bits(what, exact), Ordering::Relaxed);
         entry.record.store(record, Ordering::Relaxed);
+        entry.key.store(key, Ordering::Relaxed);
+        if key != 0 {
+            self.keyed.store(self.keyed() + 1, Ordering::Relaxed);
+        }
         for site in &entry.reported {
             site.store(0, Ordering::Relaxed);
         }
@@ -316,11 +436,46 @@ impl<const N: usize> Table<N> {
         }
     }
 
+    /// Stops watching the buffers of every one-sided operation whose key
+    /// `completed` says a synchronization call just completed (MPI-4.0
+    /// §12.5), `R` operations' included (their slots then find nothing).
+    /// Returns how many were dropped. A scan of the entries in use, only
+    /// while any has a key. Only the thread calling MPI calls this.
+    pub fn forget_keyed(&self, completed: impl Fn(u64) -> bool) -> usize {
+        if self.keyed() == 0 {
+            return 0;
+        }
+        let high = self.high.load(Ordering::Relaxed).min(N);
+        let mut dropped = 0;
+        for (index, entry) in self.entries[..high].iter().enumerate() {
+            let key = entry.key.load(Ordering::Relaxed);
+            if key == 0 || entry.start.load(Ordering::Relaxed) == 0 || !completed(key) {
+                continue;
+            }
+            // Its ring's other entries share its key: each is met here.
+            entry.next.store(0, Ordering::Relaxed);
+            self.free_entry(index);
+            dropped += 1;
+        }
+        dropped
+    }
+
     /// Frees entry `index` if it is in use for `slot` (then true).
     fn drop_entry(&self, index: usize, slot: u32) -> bool {
         let entry = &self.entries[index];
         if entry.start.load(Ordering::Relaxed) == 0 || entry.slot.load(Ordering::Relaxed) != slot {
             return false;
+        }
+        self.free_entry(index);
+        true
+    }
+
+    /// Frees entry `index`, in use.
+    fn free_entry(&self, index: usize) {
+        let entry = &self.entries[index];
+        if entry.key.load(Ordering::Relaxed) != 0 {
+            self.keyed
+                .store(self.keyed().saturating_sub(1), Ordering::Relaxed);
         }
         entry.start.store(0, Ordering::Release);
         let live = self.live() - 1;
@@ -333,7 +488,6 @@ impl<const N: usize> Table<N> {
         } else {
             self.free_hint.store(index, Ordering::Relaxed);
         }
-        true
     }
 
     /// The layout of the live buffers ([`Layout`]), `None` when there are
@@ -637,6 +791,96 @@ mod tests {
         );
         let write = table.hit_exact(SEND.0, 8, true, || 1);
         assert_eq!(write.map(|h| (h.what, h.record)), Some((Pending::Send, 3)));
+    }
+
+    /// A one-sided operation's buffers: dropped by the key of the call
+    /// that completes them, an `R` operation's by its slot too; the key
+    /// leaves the nonblocking calls' buffers alone.
+    #[test]
+    fn one_sided_buffers_are_forgotten_by_their_key_or_slot() {
+        let table: Table<8> = Table::new();
+        assert!(table.watch(1, RECV, Pending::Recv, 1), "a receive");
+        let put = [((0x20_0000, 0x20_0010), Pending::Send, true)];
+        let get = [((0x30_0000, 0x30_0010), Pending::Recv, true)];
+        assert_eq!(table.watch_keyed(NO_SLOT, 0, &put, 2), 0, "no key");
+        assert_eq!(table.watch_keyed(NO_SLOT, 0x1_0000_0002, &put, 2), 1);
+        assert_eq!(table.watch_keyed(NO_SLOT, 0x1_0000_0003, &get, 3), 1);
+        assert_eq!(table.keyed(), 2);
+        assert_eq!(table.hit(0x20_0000, 4, false, || 1), None, "read by MPI");
+        assert_eq!(
+            table.hit(0x20_0000, 4, true, || 1).map(|h| h.record),
+            Some(2)
+        );
+        assert_eq!(
+            table
+                .hit(0x30_0004, 4, false, || 1)
+                .map(|h| (h.what, h.record)),
+            Some((Pending::Recv, 3))
+        );
+        // Unlocking target 2 of window 1 completes the put only.
+        assert_eq!(table.forget_keyed(|k| k == 0x1_0000_0002), 1);
+        assert_eq!(table.hit(0x20_0000, 4, true, || 2), None);
+        assert_eq!((table.live(), table.keyed()), (2, 1));
+        // An `R` operation's two buffers, by its slot.
+        let both = [
+            ((0x40_0000, 0x40_0010), Pending::Send, true),
+            ((0x50_0000, 0x50_0010), Pending::Recv, false),
+        ];
+        assert_eq!(table.watch_keyed(5, 0x1_0000_0003, &both, 4), 2);
+        table.forget(5);
+        assert_eq!((table.live(), table.keyed()), (2, 1));
+        // Again, then a fence on window 1: every key of it, not the receive.
+        assert_eq!(table.watch_keyed(6, 0x1_0000_0003, &both, 5), 2);
+        assert_eq!(table.forget_keyed(|k| k >> 32 == 1), 3);
+        assert_eq!((table.live(), table.keyed()), (1, 0));
+        table.forget(6); // its entries are gone: nothing happens
+        assert_eq!(table.live(), 1);
+        assert!(table.hit(RECV.0, 4, false, || 3).is_some());
+    }
+
+    /// Puts from one variable to one target share an entry while it
+    /// lives; another target, buffer or use takes its own.
+    #[test]
+    fn repeated_operations_on_one_buffer_share_an_entry() {
+        let table: Table<8> = Table::new();
+        let put = [((0x20_0000, 0x20_0004), Pending::Send, true)];
+        assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32 | 1, &put, 1), 1);
+        for record in 2..5 {
+            assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32 | 1, &put, record), 0);
+        }
+        assert_eq!(table.keyed(), 1);
+        let hit = table.hit(0x20_0000, 4, true, || 1).map(|h| h.record);
+        assert_eq!(hit, Some(1), "the first put, still in flight");
+        assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32 | 2, &put, 5), 1);
+        let get = [((0x20_0000, 0x20_0004), Pending::Recv, true)];
+        assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32 | 2, &get, 6), 1);
+        assert_eq!(table.keyed(), 3);
+        // Forgotten: the next put takes an entry again.
+        assert_eq!(table.forget_keyed(|_| true), 3);
+        assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32 | 2, &get, 7), 1);
+        assert_eq!(table.keyed(), 1);
+        // An `R` operation never shares: its request completes it alone.
+        assert_eq!(table.watch_keyed(3, 1 << 32 | 2, &get, 8), 1);
+        assert_eq!(table.keyed(), 2);
+    }
+
+    #[test]
+    fn one_sided_buffers_take_half_the_table_at_most() {
+        let table: Table<8> = Table::new();
+        let one = |i: usize| {
+            [(
+                (0x10_0000 * (i + 1), 0x10_0000 * (i + 1) + 8),
+                Pending::Send,
+                true,
+            )]
+        };
+        for i in 0..4 {
+            assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32, &one(i), i as u64), 1);
+        }
+        assert_eq!(table.watch_keyed(NO_SLOT, 1 << 32, &one(4), 4), 0, "half");
+        assert!(table.watch(1, RECV, Pending::Recv, 9), "room for a receive");
+        assert_eq!(table.forget_keyed(|_| true), 4);
+        assert_eq!(table.live(), 1);
     }
 
     #[test]

@@ -14,10 +14,16 @@
 //! rank is recorded as a rank of `MPI_COMM_WORLD`, translated once, when
 //! the window is made. An operation's record costs a scan of the window
 //! table (programs hold few windows), no lock, no allocation.
+//!
+//! When the program checks its loads and stores, an operation's origin
+//! and result buffers are watched until the call that completes it at the
+//! origin, and the synchronization calls forget those they complete
+//! (`rma_watch.rs`; MPI-4.0 §12.5, §12.7).
 
 use crate::consts::{comm_world, proc_null, undefined, SUCCESS};
 use crate::handle::HandleBits;
 use crate::record;
+use crate::rma_watch::{Buffer, Buffers, Placed};
 use crate::state::active;
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::RawOp;
@@ -164,43 +170,90 @@ fn recorded(op: impl FnOnce() -> RawOp, blocking: bool, call: impl FnOnce() -> c
 /// calls release it and `MPI_Finalize` reports it when the program never
 /// completed it (`RequestLeak`, at the operation; MPI-4.0 §12.4.5: an
 /// `R` operation's request must be completed like any other).
+/// Its `buffers` are watched under the request's slot as well as the
+/// window's key (`rma_watch.rs`).
 fn recorded_request(
     op: impl FnOnce() -> RawOp,
-    request: *mut MPI_Request,
+    (request, buffers): (*mut MPI_Request, Buffers),
     call: impl FnOnce() -> c_int,
 ) -> c_int {
     if !active() {
         return call();
     }
-    let index = record::begin(op, false);
-    let rc = call();
+    let (index, placed, rc) = begin_call(op, false, call);
     record::finish(index, rc, false, |_| {});
     if rc == SUCCESS && !request.is_null() {
         // SAFETY: non-null, just written by MPI.
         let handle = unsafe { *request };
-        TO_FOLLOW.with(|f| f.set(Some((index, handle))));
+        TO_FOLLOW.with(|f| {
+            f.set(Some(Follow {
+                index,
+                request: handle,
+                placed,
+                buffers,
+            }))
+        });
     }
     rc
+}
+
+/// What [`follow_requests`] hands on of an `R` operation.
+#[derive(Clone, Copy)]
+struct Follow {
+    /// Its record.
+    index: Option<u64>,
+    /// The request MPI made.
+    request: MPI_Request,
+    /// Its window and target (`None` when not recorded).
+    placed: Option<Placed>,
+    /// Its buffers.
+    buffers: Buffers,
 }
 
 thread_local! {
     /// The request an `R` operation just made, for [`follow_requests`]:
     /// the operation runs holding the runtime's state, so the export
     /// hands it to the engine once the call is done.
-    static TO_FOLLOW: std::cell::Cell<Option<(Option<u64>, MPI_Request)>> =
-        const { std::cell::Cell::new(None) };
+    static TO_FOLLOW: std::cell::Cell<Option<Follow>> = const { std::cell::Cell::new(None) };
 }
 
 /// Hands the request an `R` operation of this call made, if any, to the
-/// engine ([`crate::engine::Rt::follow_request`]). Called by the RMA
-/// exports with the state they hold.
+/// engine ([`crate::engine::Rt::follow_request`]), and watches its
+/// buffers under the request's slot, which its completion releases.
+/// Called by the RMA exports with the state they hold.
 pub(crate) fn follow_requests(rt: &mut crate::engine::Rt) {
-    if let Some((index, request)) = TO_FOLLOW.with(|f| f.take()) {
-        rt.follow_request(index, request);
+    if let Some(follow) = TO_FOLLOW.with(|f| f.take()) {
+        let slot = rt.follow_request(follow.index, follow.request);
+        if let Some(placed) = follow.placed {
+            crate::rma_watch::started(follow.index, placed, &follow.buffers, Some(slot));
+        }
     }
 }
 
+/// Records `op` (`blocking` as for [`recorded`]) and makes `call`:
+/// (the record, where the record put the call, what `call` returned).
+/// The caller finishes the record.
+#[inline]
+fn begin_call(
+    op: impl FnOnce() -> RawOp,
+    blocking: bool,
+    call: impl FnOnce() -> c_int,
+) -> (Option<u64>, Option<Placed>, c_int) {
+    let mut placed = None;
+    let index = record::begin(
+        || {
+            let raw = op();
+            placed = Some(Placed::of(&raw));
+            raw
+        },
+        blocking,
+    );
+    (index, placed, call())
+}
+
 /// As [`recorded`], then `fill` adds what the call returned to the record.
+/// A synchronization call then forgets the buffers of the operations it
+/// completed at the origin (`rma_watch.rs`), after MPI returned.
 #[inline]
 fn recorded_then(
     op: impl FnOnce() -> RawOp,
@@ -211,9 +264,31 @@ fn recorded_then(
     if !active() {
         return call();
     }
-    let index = record::begin(op, blocking);
-    let rc = call();
+    let (index, placed, rc) = begin_call(op, blocking, call);
     record::finish(index, rc, blocking, |op| fill(op, rc));
+    if let Some(placed) = placed {
+        crate::rma_watch::synchronized(placed);
+    }
+    rc
+}
+
+/// As [`recorded`] for an operation without a request: when MPI took it,
+/// its `buffers` are watched until the call that completes it
+/// (`rma_watch.rs`; MPI-4.0 §12.7).
+#[inline]
+fn recorded_operation(
+    op: impl FnOnce() -> RawOp,
+    buffers: Buffers,
+    call: impl FnOnce() -> c_int,
+) -> c_int {
+    if !active() {
+        return call();
+    }
+    let (index, placed, rc) = begin_call(op, false, call);
+    record::finish(index, rc, false, |_| {});
+    if let (SUCCESS, Some(placed)) = (rc, placed) {
+        crate::rma_watch::started(index, placed, &buffers, None);
+    }
     rc
 }
 
@@ -667,6 +742,22 @@ fn target_bytes(count: c_int, datatype: MPI_Datatype) -> (i32, i16) {
     }
 }
 
+/// The origin buffer of an accumulate-family operation with reduction
+/// `op`, which MPI reads: none for `MPI_NO_OP`, whose origin MPI ignores
+/// (MPI-4.0 §12.3.4), nor when no buffer is watched (the reduction's code
+/// costs a look-up).
+fn acc_origin(
+    op: MPI_Op,
+    addr: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+) -> Option<Buffer> {
+    if !crate::access::watching() || acc_code(op) == mbh_trace::rma::acc_op::NO_OP {
+        return None;
+    }
+    Buffer::read(addr, count, datatype)
+}
+
 /// The trace's code of reduction `op` (`mbh_trace::rma::acc_op`).
 fn acc_code(op: MPI_Op) -> u8 {
     crate::consts::predefined_op_index(op)
@@ -696,8 +787,13 @@ pub(crate) unsafe fn put(
             None,
         )
     };
+    let buffers = [
+        Buffer::read(origin_addr, origin_count, origin_datatype),
+        None,
+        None,
+    ];
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(op, false, || unsafe {
+    recorded_operation(op, buffers, || unsafe {
         mpi_sys::PMPI_Put(
             origin_addr,
             origin_count,
@@ -733,8 +829,13 @@ pub(crate) unsafe fn get(
             None,
         )
     };
+    let buffers = [
+        Buffer::written(origin_addr, origin_count, origin_datatype),
+        None,
+        None,
+    ];
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(op, false, || unsafe {
+    recorded_operation(op, buffers, || unsafe {
         mpi_sys::PMPI_Get(
             origin_addr,
             origin_count,
@@ -771,8 +872,13 @@ pub(crate) unsafe fn accumulate(
             Some((acc_code(op), origin_datatype)),
         )
     };
+    let buffers = [
+        acc_origin(op, origin_addr, origin_count, origin_datatype),
+        None,
+        None,
+    ];
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(record, false, || unsafe {
+    recorded_operation(record, buffers, || unsafe {
         mpi_sys::PMPI_Accumulate(
             origin_addr,
             origin_count,
@@ -813,8 +919,13 @@ pub(crate) unsafe fn get_accumulate(
             Some((acc_code(op), origin_datatype)),
         )
     };
+    let buffers = [
+        acc_origin(op, origin_addr, origin_count, origin_datatype),
+        Buffer::written(result_addr, result_count, result_datatype),
+        None,
+    ];
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(record, false, || unsafe {
+    recorded_operation(record, buffers, || unsafe {
         mpi_sys::PMPI_Get_accumulate(
             origin_addr,
             origin_count,
@@ -853,8 +964,13 @@ pub(crate) unsafe fn fetch_and_op(
             Some((acc_code(op), datatype)),
         )
     };
+    let buffers = [
+        acc_origin(op, origin_addr, 1, datatype),
+        Buffer::written(result_addr, 1, datatype),
+        None,
+    ];
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(record, false, || unsafe {
+    recorded_operation(record, buffers, || unsafe {
         mpi_sys::PMPI_Fetch_and_op(
             origin_addr,
             result_addr,
@@ -888,8 +1004,13 @@ pub(crate) unsafe fn compare_and_swap(
             Some((mbh_trace::rma::acc_op::COMPARE_AND_SWAP, datatype)),
         )
     };
+    let buffers = [
+        Buffer::read(origin_addr, 1, datatype),
+        Buffer::read(compare_addr, 1, datatype),
+        Buffer::written(result_addr, 1, datatype),
+    ];
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(record, false, || unsafe {
+    recorded_operation(record, buffers, || unsafe {
         mpi_sys::PMPI_Compare_and_swap(
             origin_addr,
             compare_addr,
@@ -925,8 +1046,13 @@ pub(crate) unsafe fn rput(
             None,
         )
     };
+    let buffers = [
+        Buffer::read(origin_addr, origin_count, origin_datatype),
+        None,
+        None,
+    ];
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded_request(op, request, || unsafe {
+    recorded_request(op, (request, buffers), || unsafe {
         mpi_sys::PMPI_Rput(
             origin_addr,
             origin_count,
@@ -964,8 +1090,13 @@ pub(crate) unsafe fn rget(
             None,
         )
     };
+    let buffers = [
+        Buffer::written(origin_addr, origin_count, origin_datatype),
+        None,
+        None,
+    ];
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded_request(op, request, || unsafe {
+    recorded_request(op, (request, buffers), || unsafe {
         mpi_sys::PMPI_Rget(
             origin_addr,
             origin_count,
@@ -1004,8 +1135,13 @@ pub(crate) unsafe fn raccumulate(
             Some((acc_code(op), origin_datatype)),
         )
     };
+    let buffers = [
+        acc_origin(op, origin_addr, origin_count, origin_datatype),
+        None,
+        None,
+    ];
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded_request(record, request, || unsafe {
+    recorded_request(record, (request, buffers), || unsafe {
         mpi_sys::PMPI_Raccumulate(
             origin_addr,
             origin_count,
@@ -1048,8 +1184,13 @@ pub(crate) unsafe fn rget_accumulate(
             Some((acc_code(op), origin_datatype)),
         )
     };
+    let buffers = [
+        acc_origin(op, origin_addr, origin_count, origin_datatype),
+        Buffer::written(result_addr, result_count, result_datatype),
+        None,
+    ];
     // SAFETY: the caller's arguments, passed on unchanged.
-    recorded_request(record, request, || unsafe {
+    recorded_request(record, (request, buffers), || unsafe {
         mpi_sys::PMPI_Rget_accumulate(
             origin_addr,
             origin_count,

@@ -3,8 +3,10 @@
 //! are warned about by `build` at each call, and `verify` names each call
 //! with its line, reports the run as partial and exits 3 (1 when it also
 //! finds an error). One-sided communication (the program here) is
-//! recorded and its epochs checked (issue 39), but its races are not yet:
-//! the same holds for it, with its own words.
+//! recorded and its epochs, remote races and (built with the access
+//! checks) origin buffers checked, but not yet the local accesses to
+//! window memory: the same holds for it, with its own words, which say
+//! whether the origin buffers were checked.
 
 use crate::util::{build, check_program, describe, verify_json};
 use mbh_tests::json::Report;
@@ -22,8 +24,9 @@ const RMA_CALLS: [(&str, u32); 5] = [
 ];
 
 /// Every call of [`RMA_CALLS`] is in the report, at its line, and the
-/// report says why it is partial, naming them.
-fn check_rma_report(report: &Report, context: &str) {
+/// report says why it is partial, naming them: window memory is not
+/// checked, and origin buffers are only when `access_checks`.
+fn check_rma_report(report: &Report, context: &str, access_checks: bool) {
     assert!(!report.complete, "{context}");
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     let named: Vec<(&str, u32)> = report
@@ -42,8 +45,17 @@ fn check_rma_report(report: &Report, context: &str) {
         .find(|w| w.starts_with("coverage is partial"))
         .unwrap_or_else(|| panic!("the report says why it is partial\n{context}"));
     assert!(
-        why.contains("checks its epochs and the races between its operations, but not the loads and stores of window memory")
-            && why.contains(&format!("MPI_Put ({RMA}:20)")),
+        why.contains(
+            "but not the loads and stores of window memory by its own process during an epoch"
+        ) && why.contains(&format!("MPI_Put ({RMA}:20)")),
+        "{why}"
+    );
+    let origins_checked =
+        why.contains("and the program's loads and stores of their origin buffers");
+    let origins_unchecked = why.contains("nor, as the program was built without the access checks");
+    assert_eq!(
+        (origins_checked, origins_unchecked),
+        (access_checks, !access_checks),
         "{why}"
     );
 }
@@ -52,7 +64,7 @@ fn check_rma_report(report: &Report, context: &str) {
 fn rma_calls_are_named_and_the_run_is_partial() {
     // The program's header says exit 3 and no finding.
     let report = check_program(RMA);
-    check_rma_report(&report, "");
+    check_rma_report(&report, "", true);
 }
 
 #[test]
@@ -91,7 +103,7 @@ fn rma_calls_of_a_program_mpicc_built_are_named() {
     let (status, report, out) = verify_json(&exe, program.np, dir.path(), &[]);
     let context = describe(&out);
     assert_eq!(status, 3, "{context}");
-    check_rma_report(&report, &context);
+    check_rma_report(&report, &context, false);
 }
 
 #[test]

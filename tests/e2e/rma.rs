@@ -12,6 +12,14 @@
 //! the report names both lines and ranks, the window and the bytes; the
 //! twin (disjoint bytes, another fence epoch, exclusive locks, atomic
 //! accumulates) has no finding at all.
+//!
+//! Origin buffers (MBH0013, `buffer-reuse`; MPI-4.0 §12.5, §12.7): the
+//! program's own load or store of an operation's origin or result buffer
+//! before the call that completes the operation at the origin is reported
+//! at the access, with the operation's line and the completing call's; the
+//! twin moves the access past that call (or adds the `MPI_Win_flush_local`
+//! that completes it) and has no finding. Both stay partial, for window
+//! memory.
 
 use crate::util::{check_program, check_program_with_expectations};
 use mbh_tests::json::{Finding, Report};
@@ -46,7 +54,7 @@ fn check_partial_for_races(report: &Report, source: &str) {
         .find(|w| w.starts_with("coverage is partial"))
         .unwrap_or_else(|| panic!("the report says why it is partial: {:?}", report.warnings));
     assert!(
-        why.contains("checks its epochs and the races between its operations, but not the loads and stores of window memory") && why.contains(source),
+        why.contains("the program's loads and stores of their origin buffers while they may be in flight, but not the loads and stores of window memory by its own process during an epoch") && why.contains(source),
         "{why}"
     );
     assert!(!report.not_modelled.is_empty());
@@ -542,5 +550,171 @@ fn a_put_through_a_datatype_with_holes_is_named_not_checked() {
         report.runs[0].stdout.contains("rank 0 holds 21 12 23"),
         "{}",
         report.runs[0].stdout
+    );
+}
+
+/// `source` (racy) has one `buffer-reuse` error on rank 1: the access at
+/// the line holding `access`, the operation at the line holding
+/// `operation`, and the call that completes it at the line holding
+/// `completion`; its message says `message`. `twin` has no finding.
+fn check_origin_reuse(
+    (source, twin): (&str, &str),
+    (access, operation, completion): (&str, &str, &str),
+    message: &str,
+) {
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+    let finding = &report.findings[0];
+    assert_eq!(
+        (finding.code.as_str(), finding.severity.as_str()),
+        ("MBH0013", "error")
+    );
+    assert_eq!(finding.message, message);
+    assert_eq!(finding.ranks, [1]);
+    let lines: Vec<(&str, u32, i32)> = finding
+        .locations
+        .iter()
+        .map(|l| (l.role.as_str(), l.line, l.rank))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("primary", nth_line(source, access, 0), 1),
+            ("secondary", nth_line(source, operation, 0), 1),
+            ("secondary", nth_line(source, completion, 0), 1),
+        ],
+        "{finding:#?}"
+    );
+    let completing = completion.split('(').next().unwrap_or(completion);
+    assert!(
+        finding
+            .help
+            .as_deref()
+            .is_some_and(|h| h.contains(&format!("`{completing}`"))),
+        "the help names the call that completes it: {finding:#?}"
+    );
+    check_partial_for_races(&report, source);
+    check_twin(twin);
+}
+
+#[test]
+fn an_origin_buffer_written_before_the_fence_is_buffer_reuse() {
+    check_origin_reuse(
+        (
+            "tests/programs/rma/put_write_origin_before_fence.c",
+            "tests/programs/rma/put_write_origin_after_fence.c",
+        ),
+        ("value = 2;", "MPI_Put(", "MPI_Win_fence(MPI_MODE_NOSUCCEED"),
+        "rank 1 wrote to the origin buffer of `MPI_Put` before the `MPI_Win_fence` that completes it",
+    );
+}
+
+#[test]
+fn a_get_origin_buffer_read_before_the_fence_is_buffer_reuse() {
+    check_origin_reuse(
+        (
+            "tests/programs/rma/get_read_origin_before_fence.c",
+            "tests/programs/rma/get_read_origin_after_fence.c",
+        ),
+        (
+            "seen = got;",
+            "MPI_Get(",
+            "MPI_Win_fence(MPI_MODE_NOSUCCEED",
+        ),
+        "rank 1 read the origin buffer of `MPI_Get` before the `MPI_Win_fence` that completes it",
+    );
+}
+
+#[test]
+fn an_origin_buffer_written_before_the_unlock_is_buffer_reuse() {
+    check_origin_reuse(
+        (
+            "tests/programs/rma/lock_put_write_before_unlock.c",
+            "tests/programs/rma/lock_put_write_after_unlock.c",
+        ),
+        ("value = 2;", "MPI_Put(", "MPI_Win_unlock("),
+        "rank 1 wrote to the origin buffer of `MPI_Put` before the `MPI_Win_unlock` that completes it",
+    );
+}
+
+/// `MPI_Win_flush_local` completes the put at the origin: the write after
+/// it, before the unlock, is clean.
+#[test]
+fn an_origin_buffer_written_after_flush_local_is_clean() {
+    check_twin("tests/programs/rma/lock_put_flush_local_write.c");
+}
+
+#[test]
+fn an_origin_buffer_written_before_win_complete_is_buffer_reuse() {
+    check_origin_reuse(
+        (
+            "tests/programs/rma/pscw_put_write_before_complete.c",
+            "tests/programs/rma/pscw_put_write_after_complete.c",
+        ),
+        ("value = 2;", "MPI_Put(", "MPI_Win_complete("),
+        "rank 1 wrote to the origin buffer of `MPI_Put` before the `MPI_Win_complete` that completes it",
+    );
+}
+
+#[test]
+fn an_rput_origin_buffer_written_before_its_wait_is_buffer_reuse() {
+    check_origin_reuse(
+        (
+            "tests/programs/rma/rput_write_before_wait.c",
+            "tests/programs/rma/rput_write_after_wait.c",
+        ),
+        ("value = 2;", "MPI_Rput(", "MPI_Wait("),
+        "rank 1 wrote to the origin buffer of `MPI_Rput` before the `MPI_Wait` that completes it",
+    );
+}
+
+#[test]
+fn a_fetch_and_op_result_read_before_the_flush_is_buffer_reuse() {
+    check_origin_reuse(
+        (
+            "tests/programs/rma/fetch_and_op_read_before_flush.c",
+            "tests/programs/rma/fetch_and_op_read_after_flush.c",
+        ),
+        ("seen = got;", "MPI_Fetch_and_op(", "MPI_Win_flush("),
+        "rank 1 read the result buffer of `MPI_Fetch_and_op` before the `MPI_Win_flush` that completes it",
+    );
+}
+
+/// Built without the access checks, the write of
+/// `put_write_origin_before_fence.c` goes unseen, and the partial
+/// coverage says origin buffers were not checked, besides window memory.
+#[test]
+fn without_the_access_checks_origin_buffers_are_said_unchecked() {
+    let program =
+        mbh_tests::TestProgram::load("tests/programs/rma/put_write_origin_before_fence.c");
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = crate::util::build_with(&program.source, dir.path(), &["--no-access-checks"]);
+    let (status, report, out) = crate::util::verify_json(&exe, program.np, dir.path(), &[]);
+    let context = crate::util::describe(&out);
+    assert_eq!(status, 3, "{context}");
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    let why = report
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("coverage is partial"))
+        .unwrap_or_else(|| panic!("partial\n{context}"));
+    assert!(
+        why.contains("but not the loads and stores of window memory by its own process during an epoch, nor, as the program was built without the access checks (`--no-access-checks` or MBHYBRID_ACCESS_CHECKS=off), of origin buffers while an operation may be in flight"),
+        "{why}"
+    );
+}
+
+/// An operation with two buffers, completed by `MPI_Win_unlock_all`: its
+/// result buffer (which MPI writes) read early is named as such.
+#[test]
+fn a_get_accumulate_result_read_before_unlock_all_is_buffer_reuse() {
+    check_origin_reuse(
+        (
+            "tests/programs/rma/get_accumulate_read_before_unlock_all.c",
+            "tests/programs/rma/get_accumulate_read_after_unlock_all.c",
+        ),
+        ("seen = old;", "MPI_Get_accumulate(", "MPI_Win_unlock_all("),
+        "rank 1 read the result buffer of `MPI_Get_accumulate` before the `MPI_Win_unlock_all` that completes it",
     );
 }

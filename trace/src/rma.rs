@@ -224,6 +224,89 @@ impl OpKind {
     }
 }
 
+/// Which of its own operations a synchronization call completes at the
+/// origin, after which their origin buffers are the program's again
+/// (MPI-4.0 §12.5): the runtime stops watching those buffers there
+/// (`runtime/src/rma_watch.rs`), and a `buffer-reuse` finding names the
+/// call that would have completed the operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OriginCompletion {
+    /// None: the call does not complete operations at the origin.
+    Nothing,
+    /// Every operation the rank started on the window: `MPI_Win_fence`
+    /// (§12.5.1), `MPI_Win_complete` (§12.5.2), `MPI_Win_unlock_all`,
+    /// `MPI_Win_flush_all`, `MPI_Win_flush_local_all` (§12.5.3, §12.5.4),
+    /// and `MPI_Win_free` (§12.2.5: it needs them completed).
+    Window,
+    /// The operations on the call's target: `MPI_Win_unlock`,
+    /// `MPI_Win_flush`, `MPI_Win_flush_local` (§12.5.3, §12.5.4).
+    Target,
+}
+
+impl OpKind {
+    /// What this call completes at the origin ([`OriginCompletion`]).
+    pub fn origin_completion(self) -> OriginCompletion {
+        match self {
+            OpKind::WinFence
+            | OpKind::WinComplete
+            | OpKind::WinUnlockAll
+            | OpKind::WinFlushAll
+            | OpKind::WinFlushLocalAll
+            | OpKind::WinFree => OriginCompletion::Window,
+            OpKind::WinUnlock | OpKind::WinFlush | OpKind::WinFlushLocal => {
+                OriginCompletion::Target
+            }
+            _ => OriginCompletion::Nothing,
+        }
+    }
+
+    /// An operation that returns a request (`MPI_Rput`, `MPI_Rget`,
+    /// `MPI_Raccumulate`, `MPI_Rget_accumulate`): completing the request
+    /// also completes it at the origin (MPI-4.0 §12.4.5).
+    pub fn is_request_operation(self) -> bool {
+        matches!(
+            self,
+            OpKind::Rput | OpKind::Rget | OpKind::Raccumulate | OpKind::RgetAccumulate
+        )
+    }
+
+    /// Whether an operation of this kind writes its origin buffer (a
+    /// get's), else reads it: `MPI_Get_accumulate`, `MPI_Fetch_and_op`
+    /// and `MPI_Compare_and_swap` read their origin and write a separate
+    /// result buffer.
+    pub fn writes_origin(self) -> bool {
+        matches!(self, OpKind::Get | OpKind::Rget)
+    }
+
+    /// Whether an operation of this kind writes a result buffer apart
+    /// from its origin buffer.
+    pub fn has_result_buffer(self) -> bool {
+        matches!(
+            self,
+            OpKind::GetAccumulate
+                | OpKind::RgetAccumulate
+                | OpKind::FetchAndOp
+                | OpKind::CompareAndSwap
+        )
+    }
+}
+
+impl RmaCall {
+    /// Whether this call (a later record of the same rank) completes
+    /// `operation` at the origin ([`OriginCompletion`]): on its window,
+    /// and for a call that names a target, on the operation's target.
+    pub fn completes(&self, operation: &RmaCall) -> bool {
+        if self.window != operation.window || self.window == 0 {
+            return false;
+        }
+        match self.kind.origin_completion() {
+            OriginCompletion::Nothing => false,
+            OriginCompletion::Window => true,
+            OriginCompletion::Target => self.target.is_some() && self.target == operation.target,
+        }
+    }
+}
+
 impl Op {
     /// The fields of an RMA record, `None` for any other.
     pub fn rma(&self) -> Option<RmaCall> {
@@ -309,6 +392,36 @@ mod tests {
         assert!(start.group_holds(2) && !start.group_holds(1));
         let unknown = Op::new(5, OpKind::WinStart).rma().unwrap();
         assert!(unknown.group.is_none() && unknown.group_holds(1));
+    }
+
+    #[test]
+    fn a_synchronization_call_completes_operations_on_its_window_and_target() {
+        let op = |kind, window, peer| {
+            let mut op = Op::new(1, kind);
+            op.request = window;
+            op.peer = peer;
+            op.rma().unwrap()
+        };
+        let put = op(OpKind::Put, 1, 2);
+        assert!(op(OpKind::WinFence, 1, -1).completes(&put));
+        assert!(
+            !op(OpKind::WinFence, 2, -1).completes(&put),
+            "another window"
+        );
+        assert!(op(OpKind::WinUnlock, 1, 2).completes(&put));
+        assert!(
+            !op(OpKind::WinUnlock, 1, 3).completes(&put),
+            "another target"
+        );
+        assert!(op(OpKind::WinFlushLocal, 1, 2).completes(&put));
+        assert!(op(OpKind::WinFlushLocalAll, 1, -1).completes(&put));
+        assert!(op(OpKind::WinFree, 1, -1).completes(&put));
+        assert!(!op(OpKind::WinSync, 1, -1).completes(&put));
+        assert!(!op(OpKind::WinLock, 1, 2).completes(&put));
+        assert!(!op(OpKind::WinFence, 0, -1).completes(&op(OpKind::Put, 0, 2)));
+        assert!(OpKind::Rget.is_request_operation() && !OpKind::Get.is_request_operation());
+        assert!(OpKind::Get.writes_origin() && !OpKind::Put.writes_origin());
+        assert!(OpKind::FetchAndOp.has_result_buffer() && !OpKind::Get.has_result_buffer());
     }
 
     #[test]

@@ -10,9 +10,10 @@
 //!   checks);
 //! * races not checked: one-sided communication (issue 39): the runtime
 //!   wraps the call and records it, `verify` checks the epochs, the
-//!   windows' lifecycle and the remote races between operations, but not
-//!   yet the local loads and stores of window memory and origin buffers
-//!   while an operation may be in flight, so a run that makes one is
+//!   windows' lifecycle, the remote races between operations and (with
+//!   the access checks) the program's loads and stores of origin buffers
+//!   while an operation may be in flight, but not yet the local loads and
+//!   stores of window memory during an epoch, so a run that makes one is
 //!   partial and names the calls;
 //! * harmless: calls that neither communicate nor change what the
 //!   verification follows (queries, datatype, info and attribute
@@ -269,10 +270,13 @@ pub fn limits_markdown() -> String {
          operations on the same bytes of a target's window, one writing, in one \
          fence or exposure epoch, under shared locks nothing orders, or of one \
          origin in one lock epoch without a flush between; contiguous target \
-         datatypes), but not yet the loads and stores of window memory and origin \
-         buffers by their own process while an operation may be in flight: a run \
-         that makes one is reported with the calls and their lines, \
-         `complete: false`, exit status 3: {}.",
+         datatypes) and, in a program built with the access checks, its loads and \
+         stores of an operation's origin and result buffers before the call that \
+         completes it at the origin (MBH0013); but not yet the loads and stores of \
+         window memory by its own process during an epoch (nor, built with \
+         `MBHYBRID_ACCESS_CHECKS=off`, of origin buffers): a run that makes one is \
+         reported with the calls and their lines, `complete: false`, exit status 3: \
+         {}.",
         recorded.len(),
         code_list(&recorded)
     );

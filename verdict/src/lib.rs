@@ -77,6 +77,7 @@ pub mod rank_end;
 pub mod reuse;
 pub mod rma_epochs;
 pub mod rma_races;
+pub mod rma_reuse;
 pub mod symbolize;
 pub mod thread_overlap;
 pub mod timeline;

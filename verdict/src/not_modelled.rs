@@ -7,11 +7,13 @@
 //! site, on the lowest rank that made it.
 //!
 //! One-sided communication's epochs and the races between its operations
-//! are checked (`rma_epochs`, `rma_races`), but not the loads and stores
-//! of window memory and origin buffers by their own process while an
-//! operation may be in flight: a run that makes an RMA call stays
-//! partial for those, and names the operations whose races `rma_races`
-//! could not decide, with why.
+//! are checked (`rma_epochs`, `rma_races`), and so are the program's own
+//! loads and stores of its operations' origin and result buffers while
+//! they may be in flight, when it was built with the access checks
+//! (`rma_reuse`); but not those of window memory by its own process
+//! during an epoch: a run that makes an RMA call stays partial for those
+//! (and for the origin buffers too without the access checks), and names
+//! the operations whose races `rma_races` could not decide, with why.
 
 use crate::outcome::RunContext;
 use crate::place::site_location;
@@ -24,10 +26,16 @@ use std::collections::BTreeMap;
 pub const LABEL: &str = "not modelled by mbhybrid: not verified";
 
 /// What a location of a one-sided communication call says: its epochs
-/// (`rma_epochs`) and remote races (`rma_races`) are checked, the local
-/// accesses to window memory and origin buffers are not.
+/// (`rma_epochs`), remote races (`rma_races`) and the program's accesses
+/// to its origin buffers (`rma_reuse`) are checked, the local accesses to
+/// window memory are not.
 pub const RACES_LABEL: &str =
-    "one-sided communication: epochs and remote races checked, local accesses to window memory not";
+    "one-sided communication: epochs, remote races and origin buffers checked, local accesses to window memory not";
+
+/// [`RACES_LABEL`] for a program built without the access checks: its
+/// accesses to origin buffers are not checked either.
+pub const RACES_NO_ACCESS_LABEL: &str =
+    "one-sided communication: epochs and remote races checked, local accesses to window memory and origin buffers not";
 
 /// The start of what a location of an operation whose races were not
 /// checked says; the reason follows.
@@ -51,12 +59,19 @@ pub fn calls(
         let at = found.entry(key).or_insert(*rank);
         *at = (*at).min(*rank);
     }
+    // The runtime watches origin buffers only for a program whose loads
+    // and stores call the access check.
+    let rma_label = if ctx.sites.is_some_and(|s| s.access_checks) {
+        RACES_LABEL
+    } else {
+        RACES_NO_ACCESS_LABEL
+    };
     for trace in traces.iter().flatten() {
         let rma = trace
             .ops
             .iter()
             .filter(|op| op.kind.class() == OpClass::Rma)
-            .map(|op| (op.site, op.kind.mpi_name().to_owned(), RACES_LABEL));
+            .map(|op| (op.site, op.kind.mpi_name().to_owned(), rma_label));
         let unmodelled = trace
             .not_modelled_calls()
             .map(|(site, name)| (site, name, LABEL));
@@ -113,8 +128,9 @@ pub fn partial_reason(locations: &[Location]) -> Option<String> {
     let (unchecked, locations): (Vec<Location>, Vec<Location>) = locations
         .into_iter()
         .partition(|l| l.label.starts_with(UNCHECKED_LABEL));
-    let (rma, unmodelled): (Vec<Location>, Vec<Location>) =
-        locations.into_iter().partition(|l| l.label == RACES_LABEL);
+    let (rma, unmodelled): (Vec<Location>, Vec<Location>) = locations
+        .into_iter()
+        .partition(|l| l.label == RACES_LABEL || l.label == RACES_NO_ACCESS_LABEL);
     let mut parts = Vec::new();
     if !stopped.is_empty() {
         parts.push(format!(
@@ -129,10 +145,7 @@ pub fn partial_reason(locations: &[Location]) -> Option<String> {
         ));
     }
     if !rma.is_empty() {
-        parts.push(format!(
-            "the program uses one-sided communication (RMA): mbhybrid checks its epochs and the races between its operations, but not the loads and stores of window memory and origin buffers by their own process while an operation may be in flight: {}",
-            summary(&rma)
-        ));
+        parts.push(rma_reason(&rma));
     }
     let mut whys: BTreeMap<&str, Vec<Location>> = BTreeMap::new();
     for l in &unchecked {
@@ -147,6 +160,28 @@ pub fn partial_reason(locations: &[Location]) -> Option<String> {
         ));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// Why a run with the one-sided communication calls of `rma` is partial:
+/// what of it is not checked (MPI-4.0 §12.7: window memory its own
+/// process loads or stores during an epoch, always; the origin buffers
+/// when the program was built without the access checks).
+fn rma_reason(rma: &[Location]) -> String {
+    let unchecked_origins = rma.iter().any(|l| l.label == RACES_NO_ACCESS_LABEL);
+    let checked = if unchecked_origins {
+        "its epochs and the races between its operations"
+    } else {
+        "its epochs, the races between its operations, and the program's loads and stores of their origin buffers while they may be in flight"
+    };
+    let origins = if unchecked_origins {
+        ", nor, as the program was built without the access checks (`--no-access-checks` or MBHYBRID_ACCESS_CHECKS=off), of origin buffers while an operation may be in flight"
+    } else {
+        ""
+    };
+    format!(
+        "the program uses one-sided communication (RMA): mbhybrid checks {checked}, but not the loads and stores of window memory by its own process during an epoch{origins}: {}",
+        summary(rma)
+    )
 }
 
 /// Places named per function in [`summary`]; the JSON lists them all.
@@ -209,7 +244,15 @@ mod tests {
             "{reason}"
         );
         assert!(
-            reason.ends_with("while an operation may be in flight: MPI_Put (rma.c:12)"),
+            reason.ends_with("loads and stores of their origin buffers while they may be in flight, but not the loads and stores of window memory by its own process during an epoch: MPI_Put (rma.c:12)"),
+            "{reason}"
+        );
+        let mut unchecked = at("MPI_Put", 12);
+        unchecked.label = RACES_NO_ACCESS_LABEL.into();
+        let reason = partial_reason(&[unchecked]).unwrap();
+        assert!(
+            reason.contains("the races between its operations, but not the loads and stores of window memory by its own process during an epoch, nor, as the program was built without the access checks")
+                && reason.ends_with("of origin buffers while an operation may be in flight: MPI_Put (rma.c:12)"),
             "{reason}"
         );
         assert_eq!(partial_reason(&[]), None);

@@ -30,6 +30,9 @@ pub fn access_finding(
         .ok()
         .and_then(|at| trace.ops.get(at))
         .filter(|op| op.index == operation_record);
+    if let Some(op) = start.filter(|op| op.kind.is_rma_operation()) {
+        return crate::rma_reuse::access_finding(sites, trace, access, found, op, interleaving);
+    }
     let call = start.map_or("the nonblocking call".to_string(), |op| {
         let name = site_of(op.site).map_or(op.kind.mpi_name(), |s| s.call.as_str());
         format!("`{name}`")
@@ -48,14 +51,36 @@ pub fn access_finding(
     );
     finding.interleaving = interleaving;
     finding.ranks = vec![rank];
+    push_access(&mut finding, sites, rank, access, found);
+    if let Some(site) = start.and_then(|op| site_of(op.site)) {
+        let label = format!("(1) {call} started here");
+        finding
+            .locations
+            .push(site_location(site, rank, Role::Secondary, &label));
+    }
+    finding.notes.push(words.note.to_string());
+    finding.help = Some(words.help.to_string());
+    finding
+}
+
+/// Adds to `finding` the access of `rank` at site `access` that `found`
+/// the buffer in use, as its primary location (a note when its line is
+/// unknown).
+pub(crate) fn push_access(
+    finding: &mut Finding,
+    sites: Option<&SiteTable>,
+    rank: i32,
+    access: u32,
+    found: ReuseFound,
+) {
     let label = match found {
         ReuseFound::CallReadRecv => "(2) this send reads it".to_string(),
         ReuseFound::CallWroteSend | ReuseFound::CallWroteRecv => {
             "(2) this receive writes it".to_string()
         }
-        _ => format!("(2) {} here", words.participle),
+        _ => format!("(2) {} here", words(found).participle),
     };
-    match site_of(access) {
+    match sites.and_then(|s| s.get(access)) {
         Some(site) => {
             let mut location = site_location(site, rank, Role::Primary, &label);
             if !found.is_call() {
@@ -68,15 +93,12 @@ pub fn access_finding(
             "rank {rank}: {label} (the access's line is unknown)"
         )),
     }
-    if let Some(site) = start.and_then(|op| site_of(op.site)) {
-        let label = format!("(1) {call} started here");
-        finding
-            .locations
-            .push(site_location(site, rank, Role::Secondary, &label));
-    }
-    finding.notes.push(words.note.to_string());
-    finding.help = Some(words.help.to_string());
-    finding
+}
+
+/// The words of a finding `found` (its verb and participle serve the
+/// one-sided operations' findings too, `rma_reuse.rs`).
+pub(crate) fn words(found: ReuseFound) -> Words {
+    Words::of(found)
 }
 
 /// Whether `record`, a packed send's [`ReuseFound::Changed`], reports a
@@ -104,8 +126,8 @@ pub fn superseded(trace: &RankTrace, record: &CheckRecord) -> bool {
 }
 
 /// The words of a finding, by what the access did to what.
-struct Words {
-    verb: &'static str,
+pub(crate) struct Words {
+    pub(crate) verb: &'static str,
     participle: &'static str,
     operation: &'static str,
     note: &'static str,
@@ -164,9 +186,10 @@ impl Words {
 }
 
 /// The calls whose buffers the access check watches: the program's own
-/// nonblocking point-to-point calls and collectives
-/// (`runtime/src/access.rs`, `runtime/src/coll_pending.rs`).
-const WATCHED_CALLS: [&str; 24] = [
+/// nonblocking point-to-point calls and collectives, and one-sided
+/// operations (`runtime/src/access.rs`, `runtime/src/coll_pending.rs`,
+/// `runtime/src/rma_watch.rs`).
+const WATCHED_CALLS: [&str; 34] = [
     "MPI_Isend",
     "MPI_Ibsend",
     "MPI_Issend",
@@ -191,6 +214,16 @@ const WATCHED_CALLS: [&str; 24] = [
     "MPI_Ialltoall",
     "MPI_Ialltoallv",
     "MPI_Ialltoallw",
+    "MPI_Put",
+    "MPI_Get",
+    "MPI_Accumulate",
+    "MPI_Get_accumulate",
+    "MPI_Fetch_and_op",
+    "MPI_Compare_and_swap",
+    "MPI_Rput",
+    "MPI_Rget",
+    "MPI_Raccumulate",
+    "MPI_Rget_accumulate",
 ];
 
 /// What a report must say the buffer-reuse check did not cover, for a
@@ -208,7 +241,8 @@ pub fn limits(sites: Option<&SiteTable>) -> Option<String> {
     Some(if table.access_checks {
         "buffer reuse is checked in code `mbhybrid build` compiled only: a library (or a libc \
          function the compiler did not inline) that writes a pending send's buffer or reads a \
-         pending receive's before its `MPI_Wait` is not seen, nor is the buffer of a nonblocking \
+         pending receive's before its `MPI_Wait` (or a one-sided operation's origin buffer \
+         before the call that completes it) is not seen, nor is the buffer of a nonblocking \
          collective on an intercommunicator"
             .to_string()
     } else {

@@ -107,9 +107,11 @@ impl Rt {
     /// point-to-point engine (a one-sided `R` operation), as a request MPI
     /// completes on its own: the completion calls release it, and
     /// `MPI_Finalize` reports it if the program never completed it.
-    pub fn follow_request(&mut self, index: Option<u64>, request: MPI_Request) {
+    /// Returns its slot.
+    pub fn follow_request(&mut self, index: Option<u64>, request: MPI_Request) -> u32 {
         let id = self.slots.alloc(Kind::Plain { receive: false }, index);
         self.track(id, request);
+        id
     }
 
     /// Remembers a request the program holds, under slot `id`.
