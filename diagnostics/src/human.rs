@@ -76,18 +76,20 @@ fn buffer_line(buffer: &mut Buffer, line: &str) {
 
 /// The locations with one label per place and text, each with the ranks
 /// it holds for, in first-seen order: a leak every rank has reads
-/// "created here, never freed (ranks 0-63)", once. A label that names its
-/// rank in its words stays one per rank.
+/// "created here, never freed (ranks 0-63)", once, with the role of the
+/// first (the primary, when it is one of them: a finding merged from
+/// several ranks has the lowest rank's place primary and the others' as
+/// secondaries). A label that names its rank in its words stays one per
+/// rank.
 fn same_label_ranks(locations: &[Location]) -> Vec<(&Location, Vec<i32>)> {
     let mut grouped: Vec<(&Location, Vec<i32>)> = Vec::new();
     for location in locations {
         let same = |(l, _): &&mut (&Location, Vec<i32>)| {
-            (&l.file, l.line, l.column, l.role, &l.label)
+            (&l.file, l.line, l.column, &l.label)
                 == (
                     &location.file,
                     location.line,
                     location.column,
-                    location.role,
                     &location.label,
                 )
                 && !crate::names_rank(&l.label, l.rank)
@@ -261,8 +263,12 @@ mod tests {
             role: Role::Secondary,
             label: label.into(),
         };
+        let primary = Location {
+            role: Role::Primary,
+            ..at(0, "created here, never freed")
+        };
         let locations = [
-            at(0, "created here, never freed"),
+            primary,
             at(3, "created here, never freed"),
             at(2, "created here, never freed"),
             at(1, "created here, never freed"),
@@ -273,6 +279,8 @@ mod tests {
             .into_iter()
             .map(|(l, ranks)| (l.label.clone(), ranks))
             .collect();
+        // Rank 0's place is the primary; the other ranks' same place joins it.
+        assert_eq!(same_label_ranks(&locations)[0].0.role, Role::Primary);
         assert_eq!(
             grouped,
             [
