@@ -629,32 +629,43 @@ impl Rt {
             // SAFETY: non-null, just written by MPI.
             let handle = unsafe { *request };
             bits = handle.bits();
-            self.track(id, handle);
-            if !posting.defer && posting.source >= 0 && self.det.is_some() {
-                let peer = self.comms.world_rank(comm, posting.source);
-                if let Some(slot) = self.slots.get_mut(id) {
-                    slot.peer = peer;
-                }
-            }
-            self.slots.watch(id);
-            // The program may not touch `buf` until the receive completes
-            // (seed 000 §2.3.6.3).
-            crate::access::watch(
-                id,
-                index,
-                Pending::Recv,
-                (buf.cast_const(), count, datatype),
-            );
-            if let Some(event) = posting.event {
-                let pattern = Self::pattern(comm, posting, tag);
-                self.llcp
-                    .post(event, seq, pattern, index.unwrap_or(u64::MAX), id);
-            }
+            let buffer = (buf.cast_const(), count, datatype);
+            self.irecv_posted((id, index, seq), handle, posting, buffer, tag, comm);
         } else {
             self.slots.release(id);
         }
         record::finish(index, rc, false, |op| op.request = bits);
         rc
+    }
+
+    /// A receive of slot `id` (record `index`, issued `seq`-th) posted
+    /// into `handle` for the caller's `buffer`: tracked and watched until
+    /// it completes, and a wildcard's event posted to the clocks.
+    fn irecv_posted(
+        &mut self,
+        (id, index, seq): (u32, Option<u64>, u64),
+        handle: MPI_Request,
+        posting: Posting,
+        buffer: (*const c_void, c_int, MPI_Datatype),
+        tag: c_int,
+        comm: MPI_Comm,
+    ) {
+        self.track(id, handle);
+        if !posting.defer && posting.source >= 0 && self.det.is_some() {
+            let peer = self.comms.world_rank(comm, posting.source);
+            if let Some(slot) = self.slots.get_mut(id) {
+                slot.peer = peer;
+            }
+        }
+        self.slots.watch(id);
+        // The program may not touch the buffer until the receive
+        // completes (seed 000 §2.3.6.3).
+        crate::access::watch(id, index, Pending::Recv, buffer);
+        if let Some(event) = posting.event {
+            let pattern = Self::pattern(comm, posting, tag);
+            self.llcp
+                .post(event, seq, pattern, index.unwrap_or(u64::MAX), id);
+        }
     }
 
     /// A nonblocking receive (`kind`) from `MPI_PROC_NULL`: no message is
