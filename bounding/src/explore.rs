@@ -482,16 +482,7 @@ impl<P: Policy> Explorer<P> {
             .pending
             .take()
             .expect("Explorer::record_run called without a run from Explorer::next_run");
-        self.runs += 1;
-        self.last_infeasible = false;
-        if end.died() {
-            self.died += 1;
-        }
-        for e in events {
-            if !alternatives(e).is_empty() {
-                self.points.entry((e.rank, e.event)).or_default().found = true;
-            }
-        }
+        self.count_run(events, end);
         let (Some(choice), Some(tried)) = (pending.choice, pending.guidance) else {
             self.open_node(events, &PathFacts::default(), None, &[]);
             return Vec::new();
@@ -537,25 +528,15 @@ impl<P: Policy> Explorer<P> {
             .iter()
             .find(|e| e.rank == choice.key.rank && e.event == choice.key.event);
         if unmatched.is_empty() && !self.last_infeasible {
-            // Senders only the forced run lists are alternatives under the
-            // same prefix: offer each once.
-            let mut new_needs = Vec::new();
-            let alternatives = forced_event.map(alternatives).unwrap_or_default();
-            let listed = match forced_event {
-                Some(e) if !alternatives.is_empty() => needs_of(e, &matched_by_event(events)),
-                _ => Vec::new(),
-            };
-            for sender in alternatives {
-                if point.senders.insert(sender) {
-                    point.unrecorded += 1;
-                    node.unissued += 1;
-                    self.policy.extend(Choice { sender, ..choice });
-                    new_needs.extend(listed.iter().filter(|(s, _)| *s == sender).cloned());
-                }
-            }
-            if let Some(r) = node.events.iter_mut().find(|r| r.key == choice.key) {
-                r.needs.extend(new_needs);
-            }
+            let offered = (&mut node.unissued, &mut node.events);
+            offer_listed_senders(
+                &mut self.policy,
+                point,
+                offered,
+                choice,
+                forced_event,
+                events,
+            );
         }
         if point.unrecorded == 0 {
             self.points
@@ -580,6 +561,20 @@ impl<P: Policy> Explorer<P> {
             self.unexpanded += 1;
         }
         unmatched
+    }
+
+    /// Counts a recorded run, and the choice points its `events` found.
+    fn count_run(&mut self, events: &[WildcardEvent], end: RunEnd) {
+        self.runs += 1;
+        self.last_infeasible = false;
+        if end.died() {
+            self.died += 1;
+        }
+        for e in events {
+            if !alternatives(e).is_empty() {
+                self.points.entry((e.rank, e.event)).or_default().found = true;
+            }
+        }
     }
 
     /// Whether the last run recorded was no execution of the program: it
@@ -643,14 +638,42 @@ impl<P: Policy> Explorer<P> {
         budget: Option<u32>,
         revealed: &[(Key, Vec<i32>)],
     ) {
-        let forced = &path.forced;
         let mut sorted: Vec<&WildcardEvent> = events.iter().collect();
         sorted.sort_by_key(|e| Key::of(e));
         let id = NodeId(self.next_node);
+        let (mut choices, mut points) = self.free_points(&sorted, &path.forced, budget, id);
+        revealed_points(&sorted, revealed, id, &mut choices, &mut points);
+        if choices.is_empty() {
+            return;
+        }
+        self.next_node += 1;
+        self.nodes.insert(
+            id,
+            Node {
+                events: recorded_events(&sorted, path, events),
+                unrecorded: path.unrecorded.clone(),
+                budget,
+                points,
+                unissued: choices.len() as u32,
+            },
+        );
+        self.policy.open(id, choices);
+    }
+
+    /// The choice points of node `id` among its `sorted` events: those
+    /// with alternatives the run's guidance did not force, within loop
+    /// abstraction and the mixing `budget`; their choices and points.
+    fn free_points(
+        &mut self,
+        sorted: &[&WildcardEvent],
+        forced: &HashSet<(i32, u32)>,
+        budget: Option<u32>,
+        id: NodeId,
+    ) -> (Vec<Choice>, HashMap<Key, OpenPoint>) {
         let mut choices = Vec::new();
         let mut points = HashMap::new();
         let mut position = 0u32;
-        for e in &sorted {
+        for e in sorted {
             let alts = alternatives(e);
             if alts.is_empty() || forced.contains(&(e.rank, e.event)) {
                 continue;
@@ -685,65 +708,104 @@ impl<P: Policy> Explorer<P> {
                 position,
             }));
         }
-        for (key, senders) in revealed {
-            let Some(e) = sorted.iter().find(|e| Key::of(e) == *key) else {
-                continue;
-            };
-            let mut known: BTreeSet<i32> = e.potential.iter().copied().collect();
-            known.insert(e.matched);
-            points.insert(
-                *key,
-                OpenPoint {
-                    senders: known,
-                    unrecorded: senders.len() as u32,
-                    bound: None,
-                    dependent: true,
-                },
-            );
-            choices.extend(senders.iter().map(|&sender| Choice {
-                node: id,
-                key: *key,
-                sender,
-                position: 0,
-            }));
-        }
-        if choices.is_empty() {
-            return;
-        }
-        self.next_node += 1;
-        let matched_in_run = matched_by_event(events);
-        self.nodes.insert(
-            id,
-            Node {
-                events: sorted
-                    .iter()
-                    .map(|e| {
-                        let is_forced = forced.contains(&(e.rank, e.event));
-                        let mut known: BTreeSet<i32> =
-                            e.potential.iter().copied().chain([e.matched]).collect();
-                        if is_forced {
-                            if let Some(before) = path.known.get(&(e.rank, e.event)) {
-                                known.extend(before);
-                            }
-                        }
-                        Recorded {
-                            key: Key::of(e),
-                            matched: e.matched,
-                            pattern: e.pattern,
-                            forced: is_forced,
-                            known,
-                            enablers: e.enablers.clone(),
-                            needs: needs_of(e, &matched_in_run),
-                        }
-                    })
-                    .collect(),
-                unrecorded: path.unrecorded.clone(),
-                budget,
-                points,
-                unissued: choices.len() as u32,
+        (choices, points)
+    }
+}
+
+/// The points of node `id` whose senders a flip `revealed` (dependent
+/// points), added to `choices` and `points`.
+fn revealed_points(
+    sorted: &[&WildcardEvent],
+    revealed: &[(Key, Vec<i32>)],
+    id: NodeId,
+    choices: &mut Vec<Choice>,
+    points: &mut HashMap<Key, OpenPoint>,
+) {
+    for (key, senders) in revealed {
+        let Some(e) = sorted.iter().find(|e| Key::of(e) == *key) else {
+            continue;
+        };
+        let mut known: BTreeSet<i32> = e.potential.iter().copied().collect();
+        known.insert(e.matched);
+        points.insert(
+            *key,
+            OpenPoint {
+                senders: known,
+                unrecorded: senders.len() as u32,
+                bound: None,
+                dependent: true,
             },
         );
-        self.policy.open(id, choices);
+        choices.extend(senders.iter().map(|&sender| Choice {
+            node: id,
+            key: *key,
+            sender,
+            position: 0,
+        }));
+    }
+}
+
+/// A node's events (`sorted`, of the run's `events`) as the search keeps
+/// them: what each matched, could match (with what the `path` knew of a
+/// forced one), and needs.
+fn recorded_events(
+    sorted: &[&WildcardEvent],
+    path: &PathFacts,
+    events: &[WildcardEvent],
+) -> Vec<Recorded> {
+    let forced = &path.forced;
+    let matched_in_run = matched_by_event(events);
+    sorted
+        .iter()
+        .map(|e| {
+            let is_forced = forced.contains(&(e.rank, e.event));
+            let mut known: BTreeSet<i32> = e.potential.iter().copied().chain([e.matched]).collect();
+            if is_forced {
+                if let Some(before) = path.known.get(&(e.rank, e.event)) {
+                    known.extend(before);
+                }
+            }
+            Recorded {
+                key: Key::of(e),
+                matched: e.matched,
+                pattern: e.pattern,
+                forced: is_forced,
+                known,
+                enablers: e.enablers.clone(),
+                needs: needs_of(e, &matched_in_run),
+            }
+        })
+        .collect()
+}
+
+/// Senders only the forced run lists are alternatives under the same
+/// prefix: offers each of the `forced_event`'s once, as a choice of
+/// `choice`'s point (`point`, of a node whose count of unissued choices
+/// and events are `offered`), with what the run's `events` say it needs.
+fn offer_listed_senders<P: Policy>(
+    policy: &mut P,
+    point: &mut OpenPoint,
+    (unissued, node_events): (&mut u32, &mut Vec<Recorded>),
+    choice: Choice,
+    forced_event: Option<&WildcardEvent>,
+    events: &[WildcardEvent],
+) {
+    let mut new_needs = Vec::new();
+    let alternatives = forced_event.map(alternatives).unwrap_or_default();
+    let listed = match forced_event {
+        Some(e) if !alternatives.is_empty() => needs_of(e, &matched_by_event(events)),
+        _ => Vec::new(),
+    };
+    for sender in alternatives {
+        if point.senders.insert(sender) {
+            point.unrecorded += 1;
+            *unissued += 1;
+            policy.extend(Choice { sender, ..choice });
+            new_needs.extend(listed.iter().filter(|(s, _)| *s == sender).cloned());
+        }
+    }
+    if let Some(r) = node_events.iter_mut().find(|r| r.key == choice.key) {
+        r.needs.extend(new_needs);
     }
 }
 

@@ -452,6 +452,25 @@ struct RankWalk {
     issend: HashMap<u64, NodeIndex>,
 }
 
+impl RankWalk {
+    /// Collective call `op`, node `n` of rank `t`: a member of its
+    /// communicator's next collective.
+    fn add_collective(&mut self, t: usize, op: &Op, n: NodeIndex, nodes: &mut CallNodes) {
+        let seq = self.collective_seq.entry(op.comm).or_default();
+        nodes
+            .collectives
+            .entry((op.comm, *seq))
+            .or_default()
+            .push((t, n, op.index, op.kind, op.peer));
+        *seq += 1;
+        // A nonblocking one completes later, in the call its
+        // `CollectiveComplete` record names.
+        if !op.kind.is_nonblocking_collective() {
+            self.last_fence = Some(n);
+        }
+    }
+}
+
 impl<'a> Oracle<'a> {
     /// The matches-before graph of a run (see the module's rules), in
     /// phases: the matches, each rank's calls in program order, then the
@@ -605,18 +624,7 @@ impl<'a> Oracle<'a> {
                 continue;
             }
             if op.kind == OpKind::CommMade {
-                // A communicator constructor synchronises its parent's
-                // ranks (the runtime's clocks take the maximum): a full
-                // match set of its own numbering, like a barrier.
-                let n = self.add_call(walk.last_fence);
-                let seq = walk.constructor_seq.entry(op.comm).or_default();
-                nodes
-                    .constructors
-                    .entry((op.comm, *seq))
-                    .or_default()
-                    .push(n);
-                *seq += 1;
-                walk.last_fence = Some(n);
+                self.add_constructor(op, &mut walk, nodes);
                 continue;
             }
             if !matches!(
@@ -631,27 +639,8 @@ impl<'a> Oracle<'a> {
             }
             // The send part.
             if let Some(side) = SendSide::of(op) {
-                let n = self.add_call(walk.last_fence);
-                if let Some(prev) = walk.channel.insert((side.dest, side.comm, side.tag), n) {
-                    self.graph.add_edge(prev, n, ());
-                }
+                let n = self.add_send(t, op, side, world_rank, &mut walk);
                 send_node.push((op.index, n));
-                let dest = world_rank
-                    .get(&(side.comm, side.dest))
-                    .copied()
-                    .unwrap_or(side.dest);
-                if self.asked.contains(&dest) {
-                    let at = (self.rank_index[&trace.rank], op.index);
-                    let taken = self.taken_by[at.0].get(at.1).copied();
-                    self.sends_to.entry(dest).or_default().push(SendInfo {
-                        rank: trace.rank,
-                        op: op.index,
-                        side,
-                        node: n,
-                        at,
-                        taken,
-                    });
-                }
                 let acts_as = behaves_as(op.kind, zero_buffering);
                 if matches!(acts_as, OpKind::Issend | OpKind::StartSsend) {
                     walk.issend.insert(op.index, n);
@@ -676,42 +665,92 @@ impl<'a> Oracle<'a> {
             self.node[t][at] = n.index() as u32;
             match class {
                 OpClass::Receive | OpClass::Probe => self.add_receive(t, op, n, &mut walk),
-                OpClass::Completion => {
-                    let done = completes.all(op.index);
-                    if !done.is_empty() {
-                        for &irecv in done {
-                            if let Some(r) = self.node_of(t, irecv) {
-                                self.graph.add_edge(r, n, ());
-                            }
-                        }
-                        walk.open.retain(|(i, _, _)| !done.contains(i));
-                    }
-                    if let Some(origin) = op.request_origin() {
-                        if let Some(&s) = walk.issend.get(&origin) {
-                            self.graph.add_edge(s, n, ());
-                            nodes.sync_return.insert((t, origin), n);
-                        }
-                    }
-                    walk.last_fence = Some(n);
-                }
-                OpClass::Collective => {
-                    let seq = walk.collective_seq.entry(op.comm).or_default();
-                    nodes
-                        .collectives
-                        .entry((op.comm, *seq))
-                        .or_default()
-                        .push((t, n, op.index, op.kind, op.peer));
-                    *seq += 1;
-                    // A nonblocking one completes later, in the call its
-                    // `CollectiveComplete` record names.
-                    if !op.kind.is_nonblocking_collective() {
-                        walk.last_fence = Some(n);
-                    }
-                }
+                OpClass::Completion => self.add_completion(t, op, n, completes, &mut walk, nodes),
+                OpClass::Collective => walk.add_collective(t, op, n, nodes),
                 _ => {}
             }
         }
         self.send_node[t] = RecordMap::last_wins(send_node);
+    }
+
+    /// A communicator constructor synchronises its parent's ranks (the
+    /// runtime's clocks take the maximum): a full match set of its own
+    /// numbering, like a barrier.
+    fn add_constructor(&mut self, op: &Op, walk: &mut RankWalk, nodes: &mut CallNodes) {
+        let n = self.add_call(walk.last_fence);
+        let seq = walk.constructor_seq.entry(op.comm).or_default();
+        nodes
+            .constructors
+            .entry((op.comm, *seq))
+            .or_default()
+            .push(n);
+        *seq += 1;
+        walk.last_fence = Some(n);
+    }
+
+    /// The node of the send part `side` of call `op` of rank `t`, after
+    /// the rank's last send on its channel (C3); a send to a rank whose
+    /// receives were asked about is kept for them.
+    fn add_send(
+        &mut self,
+        t: usize,
+        op: &Op,
+        side: SendSide,
+        world_rank: &HashMap<(u64, i32), i32>,
+        walk: &mut RankWalk,
+    ) -> NodeIndex {
+        let trace = &self.traces[t];
+        let n = self.add_call(walk.last_fence);
+        if let Some(prev) = walk.channel.insert((side.dest, side.comm, side.tag), n) {
+            self.graph.add_edge(prev, n, ());
+        }
+        let dest = world_rank
+            .get(&(side.comm, side.dest))
+            .copied()
+            .unwrap_or(side.dest);
+        if self.asked.contains(&dest) {
+            let at = (self.rank_index[&trace.rank], op.index);
+            let taken = self.taken_by[at.0].get(at.1).copied();
+            self.sends_to.entry(dest).or_default().push(SendInfo {
+                rank: trace.rank,
+                op: op.index,
+                side,
+                node: n,
+                at,
+                taken,
+            });
+        }
+        n
+    }
+
+    /// A completion call, node `n` of rank `t`: after the receives it
+    /// completes (C4) and the synchronous send it waits for (C2); it
+    /// fences the rank's later calls.
+    fn add_completion(
+        &mut self,
+        t: usize,
+        op: &Op,
+        n: NodeIndex,
+        completes: &RecordMap<u64>,
+        walk: &mut RankWalk,
+        nodes: &mut CallNodes,
+    ) {
+        let done = completes.all(op.index);
+        if !done.is_empty() {
+            for &irecv in done {
+                if let Some(r) = self.node_of(t, irecv) {
+                    self.graph.add_edge(r, n, ());
+                }
+            }
+            walk.open.retain(|(i, _, _)| !done.contains(i));
+        }
+        if let Some(origin) = op.request_origin() {
+            if let Some(&s) = walk.issend.get(&origin) {
+                self.graph.add_edge(s, n, ());
+                nodes.sync_return.insert((t, origin), n);
+            }
+        }
+        walk.last_fence = Some(n);
     }
 
     /// The main node of record `record` of trace `t`, if it has one.

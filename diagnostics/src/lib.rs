@@ -18,6 +18,9 @@
 //! findings in the human and short formats and are results of their own
 //! rules in SARIF.
 //!
+//! The static report of `analyze` has its own text form
+//! ([`static_report`]).
+//!
 //! [`explain`] holds one Markdown page per finding code (`MBH0001` …), with
 //! an example that triggers it and its fix.
 //!
@@ -63,6 +66,7 @@ pub mod json;
 pub mod sarif;
 pub mod short;
 mod sources;
+pub mod static_report;
 
 /// `text (rank R)`, unless the text already names rank `R` (`rank 1
 /// crashed`, `rank 1's message`): every location says which rank it is on,

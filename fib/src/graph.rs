@@ -570,21 +570,7 @@ impl RunGraph {
         let mut edges: Vec<(NodeIndex, NodeIndex, Edge)> = Vec::new();
         // Rule 1: last send per (communicator, destination, tag).
         let mut last_send: FxHashMap<(u64, i32, i32), NodeIndex> = FxHashMap::default();
-        // Rule 2: last receive per acceptance (communicator, source, tag).
-        // The program's patterns (`RecvPattern::as_written`): the graph is
-        // about the program's orderings, and a wildcard a guided replay
-        // forced is a wildcard in the program whose run this reproduces.
-        let mut last_recv: FxHashMap<RecvPattern, NodeIndex> = FxHashMap::default();
-        // Example 5: last receive per message taken (communicator, source,
-        // tag), with what it accepted.
-        let mut last_taker: BTreeMap<(u64, i32, i32), (NodeIndex, RecvPattern)> = BTreeMap::new();
-        // Which shapes of acceptance (source given or any, tag given or
-        // any) `last_recv` holds: a key of another shape is not looked up
-        // (a halo exchange's specific receives would look up four shapes
-        // twice each).
-        let mut shapes = [false; 4];
-        let shape =
-            |p: &RecvPattern| usize::from(p.source.is_none()) * 2 + usize::from(p.tag.is_none());
+        let mut receives = Receives::default();
         let mut last_fence: Option<NodeIndex> = None;
         for op in &trace.ops {
             let Some(n) = nodes(op.index) else { continue };
@@ -601,54 +587,9 @@ impl RunGraph {
                 }
             }
             if let (true, Some(r)) = (is_receive(op), n.receive) {
-                let acc = RecvPattern::as_written(op);
-                // Rule 2: after the last earlier receive of each acceptance
-                // that subsumes this one.
-                for source in [acc.source, None] {
-                    for tag in [acc.tag, None] {
-                        let key = RecvPattern { source, tag, ..acc };
-                        if !shapes[shape(&key)] {
-                            continue;
-                        }
-                        if let Some(&prev) = last_recv.get(&key) {
-                            edges.push((prev, r, Edge::ReceiveOrder));
-                        }
-                    }
-                }
-                // Example 5: after the last earlier receive that took a
-                // message this wider one accepts.
-                if acc.source.is_none() || acc.tag.is_none() {
-                    let range = (acc.comm, i32::MIN, i32::MIN)..=(acc.comm, i32::MAX, i32::MAX);
-                    for (&(comm, source, tag), &(prev, prev_acc)) in last_taker.range(range) {
-                        let taken = Envelope { comm, source, tag };
-                        if acc.accepts(&taken) && !prev_acc.contains(&acc) {
-                            edges.push((prev, r, Edge::NotTrumped));
-                        }
-                    }
-                }
                 let sender = sender_of.get(&op.index).copied();
-                if let Some((source, tag)) = self.taken_message(ranks, op, sender) {
-                    // An earlier receive that accepts the message this one
-                    // took was no longer pending: it matched first.
-                    for key_source in [Some(source), None] {
-                        for key_tag in [Some(tag), None] {
-                            let key = RecvPattern {
-                                comm: op.comm,
-                                source: key_source,
-                                tag: key_tag,
-                            };
-                            if !shapes[shape(&key)] || key.contains(&acc) {
-                                continue;
-                            }
-                            if let Some(&prev) = last_recv.get(&key) {
-                                edges.push((prev, r, Edge::OlderReceiveFirst))
-                            }
-                        }
-                    }
-                    last_taker.insert((op.comm, source, tag), (r, acc));
-                }
-                last_recv.insert(acc, r);
-                shapes[shape(&acc)] = true;
+                let taken = self.taken_message(ranks, op, sender);
+                receives.receive(op, r, taken, &mut edges);
             }
             if op.kind.class() == OpClass::Completion {
                 // `Test`, `Waitany` and the `some` forms may return without
@@ -871,4 +812,100 @@ fn lifecycle_edges(g: &CbGraph, options: &Options, out: &mut EdgeStream) {
         }
     }
     out.end_first();
+}
+
+/// The receives of one rank so far, for the edges that order its
+/// receives (seed 001 rule 2, seed 004's Example 5, and an older receive
+/// that matched first).
+#[derive(Default)]
+struct Receives {
+    /// Rule 2: last receive per acceptance (communicator, source, tag).
+    /// The program's patterns (`RecvPattern::as_written`): the graph is
+    /// about the program's orderings, and a wildcard a guided replay
+    /// forced is a wildcard in the program whose run this reproduces.
+    last_recv: FxHashMap<RecvPattern, NodeIndex>,
+    /// Example 5: last receive per message taken (communicator, source,
+    /// tag), with what it accepted.
+    last_taker: BTreeMap<(u64, i32, i32), (NodeIndex, RecvPattern)>,
+    /// Which shapes of acceptance (source given or any, tag given or
+    /// any) `last_recv` holds: a key of another shape is not looked up
+    /// (a halo exchange's specific receives would look up four shapes
+    /// twice each).
+    shapes: [bool; 4],
+}
+
+impl Receives {
+    fn shape(p: &RecvPattern) -> usize {
+        usize::from(p.source.is_none()) * 2 + usize::from(p.tag.is_none())
+    }
+
+    /// The edges into receive node `r` of `op`, which took the message
+    /// `taken` (source, tag) when known; then `op` is the last receive.
+    fn receive(
+        &mut self,
+        op: &Op,
+        r: NodeIndex,
+        taken: Option<(i32, i32)>,
+        edges: &mut Vec<(NodeIndex, NodeIndex, Edge)>,
+    ) {
+        let acc = RecvPattern::as_written(op);
+        // Rule 2: after the last earlier receive of each acceptance
+        // that subsumes this one.
+        for source in [acc.source, None] {
+            for tag in [acc.tag, None] {
+                let key = RecvPattern { source, tag, ..acc };
+                if !self.shapes[Self::shape(&key)] {
+                    continue;
+                }
+                if let Some(&prev) = self.last_recv.get(&key) {
+                    edges.push((prev, r, Edge::ReceiveOrder));
+                }
+            }
+        }
+        // Example 5: after the last earlier receive that took a
+        // message this wider one accepts.
+        if acc.source.is_none() || acc.tag.is_none() {
+            let range = (acc.comm, i32::MIN, i32::MIN)..=(acc.comm, i32::MAX, i32::MAX);
+            for (&(comm, source, tag), &(prev, prev_acc)) in self.last_taker.range(range) {
+                let taken = Envelope { comm, source, tag };
+                if acc.accepts(&taken) && !prev_acc.contains(&acc) {
+                    edges.push((prev, r, Edge::NotTrumped));
+                }
+            }
+        }
+        if let Some((source, tag)) = taken {
+            self.older_first(op.comm, (source, tag), acc, r, edges);
+            self.last_taker.insert((op.comm, source, tag), (r, acc));
+        }
+        self.last_recv.insert(acc, r);
+        self.shapes[Self::shape(&acc)] = true;
+    }
+
+    /// An earlier receive that accepts the message (`source`, `tag`) that
+    /// receive `r` (accepting `acc`) took was no longer pending: it
+    /// matched first.
+    fn older_first(
+        &self,
+        comm: u64,
+        (source, tag): (i32, i32),
+        acc: RecvPattern,
+        r: NodeIndex,
+        edges: &mut Vec<(NodeIndex, NodeIndex, Edge)>,
+    ) {
+        for key_source in [Some(source), None] {
+            for key_tag in [Some(tag), None] {
+                let key = RecvPattern {
+                    comm,
+                    source: key_source,
+                    tag: key_tag,
+                };
+                if !self.shapes[Self::shape(&key)] || key.contains(&acc) {
+                    continue;
+                }
+                if let Some(&prev) = self.last_recv.get(&key) {
+                    edges.push((prev, r, Edge::OlderReceiveFirst))
+                }
+            }
+        }
+    }
 }

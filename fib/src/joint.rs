@@ -343,67 +343,14 @@ fn sweep(
 pub(crate) fn choose(runs: &[JointRun], taken: &Taken, units: &[Vec<u32>]) -> Choice {
     let reaches: Vec<_> = runs.iter().map(|r| r.graph.reach()).collect();
     let hubs: Vec<Hubs> = runs.iter().map(|r| Hubs::of(&r.graph)).collect();
-    // Every receive of every run, swept once in the full graph.
-    let all: Vec<(usize, usize)> = runs
-        .iter()
-        .enumerate()
-        .flat_map(|(i, r)| (0..r.receives.len()).map(move |k| (i, k)))
-        .collect();
-    let never = |_: NodeIndex| false;
-    let mut pending: Vec<Vec<Pending>> = runs
-        .iter()
-        .map(|r| Vec::with_capacity(r.receives.len()))
-        .collect();
-    let first: Vec<SweepOut> = all
-        .par_iter()
-        .map_init(Workspace::new, |ws, &(i, k)| {
-            let rc = (&runs[i].receives[k], taken);
-            sweep(&runs[i], &reaches[i], ws, rc, &never, None)
-        })
-        .collect();
-    let mut visited = first.iter().map(|o| o.visited).sum::<usize>();
-    for (&(i, _), out) in all.iter().zip(first) {
-        pending[i].push(Pending {
-            unordered: out.unordered.into_iter().collect(),
-            hubs: out.hubs,
-        });
-    }
-    // Per run: instance node -> the receives whose last sweep took it.
-    let mut readers: Vec<HashMap<NodeIndex, Vec<usize>>> = pending
-        .iter()
-        .map(|ps| {
-            let mut m: HashMap<NodeIndex, Vec<usize>> = HashMap::new();
-            for (k, p) in ps.iter().enumerate() {
-                for &h in &p.hubs {
-                    m.entry(h).or_default().push(k);
-                }
-            }
-            m
-        })
-        .collect();
+    let (mut pending, mut visited) = first_sweeps(runs, &reaches, taken);
+    let mut readers = readers_of(&pending);
     let mut cut: Vec<HashSet<NodeIndex>> = vec![HashSet::new(); runs.len()];
     let mut deleted: BTreeSet<u32> = BTreeSet::new();
     let mut choice = Vec::with_capacity(units.len());
     for unit in units {
-        let unit_hubs: Vec<HashSet<NodeIndex>> = hubs
-            .iter()
-            .map(|h| {
-                unit.iter()
-                    .flat_map(|s| h.of_site.get(s).into_iter().flatten().copied())
-                    .collect()
-            })
-            .collect();
-        let affected: Vec<(usize, usize)> = unit_hubs
-            .iter()
-            .enumerate()
-            .flat_map(|(i, uh)| {
-                let ks: BTreeSet<usize> = uh
-                    .iter()
-                    .flat_map(|h| readers[i].get(h).into_iter().flatten().copied())
-                    .collect();
-                ks.into_iter().map(move |k| (i, k))
-            })
-            .collect();
+        let unit_hubs = unit_hubs(&hubs, unit);
+        let affected = affected(&unit_hubs, &readers);
         let outs: Vec<SweepOut> = affected
             .par_iter()
             .map_init(Workspace::new, |ws, &(i, k)| {
@@ -435,15 +382,7 @@ pub(crate) fn choose(runs: &[JointRun], taken: &Taken, units: &[Vec<u32>]) -> Ch
             )));
             continue;
         }
-        for (&(i, k), out) in affected.iter().zip(outs) {
-            for &h in &out.hubs {
-                let ks = readers[i].entry(h).or_default();
-                if !ks.contains(&k) {
-                    ks.push(k);
-                }
-            }
-            pending[i][k].hubs = out.hubs;
-        }
+        accept(&affected, outs, &mut pending, &mut readers);
         for (c, uh) in cut.iter_mut().zip(unit_hubs) {
             c.extend(uh);
         }
@@ -451,6 +390,105 @@ pub(crate) fn choose(runs: &[JointRun], taken: &Taken, units: &[Vec<u32>]) -> Ch
         choice.push(None);
     }
     (choice, visited)
+}
+
+/// Every receive of every run, swept once in the full graph: each run's
+/// receives' [`Pending`] states, and the nodes the sweeps reached.
+fn first_sweeps(
+    runs: &[JointRun],
+    reaches: &[WindowedReach<'_, &CbGraph>],
+    taken: &Taken,
+) -> (Vec<Vec<Pending>>, usize) {
+    let all: Vec<(usize, usize)> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| (0..r.receives.len()).map(move |k| (i, k)))
+        .collect();
+    let never = |_: NodeIndex| false;
+    let mut pending: Vec<Vec<Pending>> = runs
+        .iter()
+        .map(|r| Vec::with_capacity(r.receives.len()))
+        .collect();
+    let first: Vec<SweepOut> = all
+        .par_iter()
+        .map_init(Workspace::new, |ws, &(i, k)| {
+            let rc = (&runs[i].receives[k], taken);
+            sweep(&runs[i], &reaches[i], ws, rc, &never, None)
+        })
+        .collect();
+    let visited = first.iter().map(|o| o.visited).sum::<usize>();
+    for (&(i, _), out) in all.iter().zip(first) {
+        pending[i].push(Pending {
+            unordered: out.unordered.into_iter().collect(),
+            hubs: out.hubs,
+        });
+    }
+    (pending, visited)
+}
+
+/// Per run: instance node -> the receives whose last sweep took it.
+fn readers_of(pending: &[Vec<Pending>]) -> Vec<HashMap<NodeIndex, Vec<usize>>> {
+    pending
+        .iter()
+        .map(|ps| {
+            let mut m: HashMap<NodeIndex, Vec<usize>> = HashMap::new();
+            for (k, p) in ps.iter().enumerate() {
+                for &h in &p.hubs {
+                    m.entry(h).or_default().push(k);
+                }
+            }
+            m
+        })
+        .collect()
+}
+
+/// Per run: the barrier instances with a member at a site of `unit`.
+fn unit_hubs(hubs: &[Hubs], unit: &[u32]) -> Vec<HashSet<NodeIndex>> {
+    hubs.iter()
+        .map(|h| {
+            unit.iter()
+                .flat_map(|s| h.of_site.get(s).into_iter().flatten().copied())
+                .collect()
+        })
+        .collect()
+}
+
+/// The receives (run, receive) whose last sweep went through one of
+/// `unit_hubs`: the only ones deleting the unit can change.
+fn affected(
+    unit_hubs: &[HashSet<NodeIndex>],
+    readers: &[HashMap<NodeIndex, Vec<usize>>],
+) -> Vec<(usize, usize)> {
+    unit_hubs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, uh)| {
+            let ks: BTreeSet<usize> = uh
+                .iter()
+                .flat_map(|h| readers[i].get(h).into_iter().flatten().copied())
+                .collect();
+            ks.into_iter().map(move |k| (i, k))
+        })
+        .collect()
+}
+
+/// A unit joined: the `affected` receives' new sweeps `outs` are their
+/// last ones.
+fn accept(
+    affected: &[(usize, usize)],
+    outs: Vec<SweepOut>,
+    pending: &mut [Vec<Pending>],
+    readers: &mut [HashMap<NodeIndex, Vec<usize>>],
+) {
+    for (&(i, k), out) in affected.iter().zip(outs) {
+        for &h in &out.hubs {
+            let ks = readers[i].entry(h).or_default();
+            if !ks.contains(&k) {
+                ks.push(k);
+            }
+        }
+        pending[i][k].hubs = out.hubs;
+    }
 }
 
 /// The evidence that a unit is kept: R, the send S it would lose, a path

@@ -67,7 +67,7 @@ pub use audit::{
 pub use cbgraph::{CbGraph, EdgeReference, Neighbors};
 pub use graph::{CollectiveSet, OpNodes, P2pMatch, RunGraph, RunIssue};
 pub use model::{CollectiveInstance, Edge, Event, Node, OpRef, Options, SendBuffering};
-pub use patch::{deletion_patch, DeletionPatch, SkipReason, Skipped};
+pub use patch::{deletion_patch, patch_path, patch_root, DeletionPatch, SkipReason, Skipped};
 pub use reach::{CutRules, Every, EveryStep, Sweep, WindowedReach, Workspace};
 pub use relevance::{
     check_relevant, evidence_path, Order, PathStep, RelevantPair, RunRelevance, RunStats, Taken,

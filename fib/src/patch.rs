@@ -1,7 +1,9 @@
-//! A unified diff that deletes irrelevant `MPI_Barrier` statements.
+//! A unified diff that deletes irrelevant `MPI_Barrier` statements, and
+//! the directory it applies in ([`patch_root`], [`patch_path`]).
 
 use serde::Serialize;
 use similar::TextDiff;
+use std::path::{Path, PathBuf};
 
 /// Why a call was left in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -298,6 +300,45 @@ pub fn deletion_patch(path: &str, source: &str, calls: &[(u32, u32)]) -> Deletio
     }
 }
 
+/// `file` relative to `root` (both made absolute and canonical), as
+/// `patch -p1` and `git apply` want it (issue 12: an absolute path after
+/// `a/` is refused by both). `None` when `file` is not under `root`.
+pub fn patch_path(file: &Path, root: &Path) -> Option<String> {
+    let file = file.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let relative = file.strip_prefix(&root).ok()?;
+    Some(relative.to_string_lossy().into_owned())
+}
+
+/// Where a patch of `sources` is applied when the user names no
+/// directory: the deepest directory that holds them, the directory the
+/// program was built in (`build_dir`) and the current one (`cwd`), so that
+/// `mbhybrid audit-barriers` run from a project's `bin/` makes a patch for the
+/// project's root. A working directory elsewhere on the machine (whose
+/// only common ancestor with the sources is `/`) is left out.
+pub fn patch_root(cwd: &Path, build_dir: &Path, sources: &[PathBuf]) -> PathBuf {
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_owned());
+    let project = sources
+        .iter()
+        .map(|s| real(s.parent().unwrap_or(s)))
+        .fold(real(build_dir), |root, dir| common_ancestor(&root, &dir));
+    let with_cwd = common_ancestor(&project, &real(cwd));
+    if with_cwd.parent().is_none() {
+        project
+    } else {
+        with_cwd
+    }
+}
+
+/// The longest path both `a` and `b` start with.
+fn common_ancestor(a: &Path, b: &Path) -> PathBuf {
+    a.components()
+        .zip(b.components())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,5 +429,51 @@ int main(int argc, char **argv) {
         assert!(patched.contains("if (x) MPI_Barrier"));
         assert!(patched.contains("/* MPI_Barrier(MPI_COMM_WORLD); */"));
         assert_eq!(patched.lines().count(), SRC.lines().count() - 3);
+    }
+}
+
+#[cfg(test)]
+mod root_tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn the_patch_root_holds_the_sources_the_build_and_the_working_directory() {
+        let p = PathBuf::from;
+        let sources = [p("/w/CoMD/src-mpi/parallel.c")];
+        assert_eq!(
+            patch_root(
+                Path::new("/w/CoMD/bin"),
+                Path::new("/w/CoMD/src-mpi"),
+                &sources
+            ),
+            p("/w/CoMD")
+        );
+        assert_eq!(
+            patch_root(
+                Path::new("/w/CoMD/src-mpi"),
+                Path::new("/w/CoMD/src-mpi"),
+                &sources
+            ),
+            p("/w/CoMD/src-mpi")
+        );
+        // A CMake build directory: the sources' project.
+        assert_eq!(
+            patch_root(
+                Path::new("/w/app/build"),
+                Path::new("/w/app/build"),
+                &[p("/w/app/src/a.c"), p("/w/app/lib/b.c")]
+            ),
+            p("/w/app")
+        );
+        // Run from elsewhere on the machine: the project's root still.
+        assert_eq!(
+            patch_root(
+                Path::new("/tmp/run"),
+                Path::new("/w/app"),
+                &[p("/w/app/a.c")]
+            ),
+            p("/w/app")
+        );
     }
 }

@@ -2,12 +2,13 @@
 //! and each send S it could have taken but did not, the barrier instances
 //! through which alone R and S are ordered.
 
+use crate::cbgraph::CbGraph;
 use crate::graph::{record, resolve_matches, RawMatch, RunGraph};
 use crate::horizon::Horizon;
 use crate::model::{
     is_fence, is_plain_send, is_receive, CollectiveInstance, Edge, Event, Node, OpRef,
 };
-use crate::reach::{CutRules, Sweep, Workspace};
+use crate::reach::{CutRules, Sweep, WindowedReach, Workspace};
 use mbh_trace::op::flags;
 use mbh_trace::{RankTrace, RecvPattern};
 use petgraph::graph::NodeIndex;
@@ -388,96 +389,11 @@ impl Receive {
 pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> RunRelevance {
     let receives = Receive::collect(graph, ranks);
     let sends = Sends::collect(graph, ranks, &receives);
-    let Sends { info, dests } = &sends;
     let reach = graph.reach();
-    let is_barrier = |n: NodeIndex| graph.graph().collective(n).is_some_and(|c| c.is_barrier());
-    let send_first = graph.options().check_send_first;
     let results: Vec<(Vec<RelevantPair>, RunStats)> = receives
         .par_iter()
         .map_init(Workspace::new, |ws, rc| {
-            let mut stats = RunStats {
-                wildcard_receives: 1,
-                ..RunStats::default()
-            };
-            let mut found = Vec::new();
-            let Some(dest) = dests.get(&(rc.comm, rc.me)) else {
-                return (found, stats);
-            };
-            let is_candidate = |n: NodeIndex| rc.is_candidate(&sends, taken, n);
-            stats.pairs = rc.pairs(graph, &sends, taken);
-            if stats.pairs == 0 {
-                return (found, stats);
-            }
-            let mut record = |s: NodeIndex, cut: Vec<NodeIndex>, order: Order| {
-                for hub in cut {
-                    let Node::Collective(barrier) = graph.node(hub) else {
-                        continue;
-                    };
-                    let (from, to) = match order {
-                        Order::ReceiveFirst => (rc.node, s),
-                        Order::SendFirst => (s, rc.node),
-                    };
-                    found.push(RelevantPair {
-                        receive: rc.r,
-                        send: info[&s].op,
-                        barrier,
-                        order,
-                        nodes: (from, hub, to),
-                    });
-                }
-            };
-            let mut settle = Settle::new(graph, dest);
-            let forward = CutRules {
-                candidate: is_barrier,
-                first_step: |_| true,
-                last_step: |t, p| send_side(graph, t, p),
-            };
-            let swept = reach.sweep(
-                ws,
-                (rc.node, dest.max_position),
-                &forward,
-                is_candidate,
-                |n, free, cuts| {
-                    if let Some(cut) = cuts {
-                        stats.ordered_pairs += 1;
-                        record(n, cut, Order::ReceiveFirst);
-                    }
-                    settle.visit(n, free)
-                },
-            );
-            stats.visited += ws.visited().len();
-            let targets: Vec<NodeIndex> = if !swept || send_first {
-                info.keys().copied().filter(|&n| is_candidate(n)).collect()
-            } else {
-                Vec::new()
-            };
-            if !swept {
-                let cuts = reach.cuts(ws, rc.node, Direction::Outgoing, &targets, &forward);
-                stats.visited += ws.visited().len();
-                for (&s, cut) in targets.iter().zip(cuts) {
-                    if let Some(cut) = cut {
-                        stats.ordered_pairs += 1;
-                        record(s, cut, Order::ReceiveFirst);
-                    }
-                }
-            }
-            if send_first {
-                let issue = graph.op_nodes(rc.r.rank, rc.r.index).map(|n| n.issue);
-                let backward = CutRules {
-                    candidate: is_barrier,
-                    first_step: |p| receive_side(graph, rc.node, issue, p),
-                    last_step: |_, _| true,
-                };
-                let back = reach.cuts(ws, rc.node, Direction::Incoming, &targets, &backward);
-                stats.visited += ws.visited().len();
-                for (&s, cut) in targets.iter().zip(back) {
-                    if let Some(cut) = cut {
-                        stats.ordered_pairs += 1;
-                        record(s, cut, Order::SendFirst);
-                    }
-                }
-            }
-            (found, stats)
+            ReceiveCheck::new(graph, &sends, rc).run(&reach, ws, taken)
         })
         .collect();
     let mut out = RunRelevance::default();
@@ -493,6 +409,137 @@ pub fn check_relevant(graph: &RunGraph, ranks: &[RankTrace], taken: &Taken) -> R
     out.pairs
         .dedup_by_key(|p| (p.receive.key(), p.send.key(), p.barrier, p.order));
     out
+}
+
+/// The check of one wildcard receive R: the relevant (R, S, B) triples
+/// found so far, and what was examined.
+struct ReceiveCheck<'a> {
+    graph: &'a RunGraph,
+    sends: &'a Sends,
+    rc: &'a Receive,
+    found: Vec<RelevantPair>,
+    stats: RunStats,
+}
+
+impl<'a> ReceiveCheck<'a> {
+    fn new(graph: &'a RunGraph, sends: &'a Sends, rc: &'a Receive) -> ReceiveCheck<'a> {
+        ReceiveCheck {
+            graph,
+            sends,
+            rc,
+            found: Vec::new(),
+            stats: RunStats {
+                wildcard_receives: 1,
+                ..RunStats::default()
+            },
+        }
+    }
+
+    /// The forward sweep from R's match, then the cut searches it leaves
+    /// (all of them when the sweep could not run, and the send-first
+    /// order when the options ask for it).
+    fn run(
+        mut self,
+        reach: &WindowedReach<'_, &CbGraph>,
+        ws: &mut Workspace,
+        taken: &Taken,
+    ) -> (Vec<RelevantPair>, RunStats) {
+        let (graph, sends, rc) = (self.graph, self.sends, self.rc);
+        let Some(dest) = sends.dests.get(&(rc.comm, rc.me)) else {
+            return (self.found, self.stats);
+        };
+        let is_candidate = |n: NodeIndex| rc.is_candidate(sends, taken, n);
+        self.stats.pairs = rc.pairs(graph, sends, taken);
+        if self.stats.pairs == 0 {
+            return (self.found, self.stats);
+        }
+        let is_barrier = |n: NodeIndex| graph.graph().collective(n).is_some_and(|c| c.is_barrier());
+        let mut settle = Settle::new(graph, dest);
+        let forward = CutRules {
+            candidate: is_barrier,
+            first_step: |_| true,
+            last_step: |t, p| send_side(graph, t, p),
+        };
+        let swept = reach.sweep(
+            ws,
+            (rc.node, dest.max_position),
+            &forward,
+            is_candidate,
+            |n, free, cuts| {
+                if let Some(cut) = cuts {
+                    self.stats.ordered_pairs += 1;
+                    self.record(n, cut, Order::ReceiveFirst);
+                }
+                settle.visit(n, free)
+            },
+        );
+        self.stats.visited += ws.visited().len();
+        let send_first = graph.options().check_send_first;
+        let targets: Vec<NodeIndex> = if !swept || send_first {
+            sends
+                .info
+                .keys()
+                .copied()
+                .filter(|&n| is_candidate(n))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if !swept {
+            let cuts = reach.cuts(ws, rc.node, Direction::Outgoing, &targets, &forward);
+            self.stats.visited += ws.visited().len();
+            self.record_all(&targets, cuts, Order::ReceiveFirst);
+        }
+        if send_first {
+            let issue = graph.op_nodes(rc.r.rank, rc.r.index).map(|n| n.issue);
+            let backward = CutRules {
+                candidate: is_barrier,
+                first_step: |p| receive_side(graph, rc.node, issue, p),
+                last_step: |_, _| true,
+            };
+            let back = reach.cuts(ws, rc.node, Direction::Incoming, &targets, &backward);
+            self.stats.visited += ws.visited().len();
+            self.record_all(&targets, back, Order::SendFirst);
+        }
+        (self.found, self.stats)
+    }
+
+    /// The pairs of R and each of `targets` that `cuts` orders.
+    fn record_all(
+        &mut self,
+        targets: &[NodeIndex],
+        cuts: Vec<Option<Vec<NodeIndex>>>,
+        order: Order,
+    ) {
+        for (&s, cut) in targets.iter().zip(cuts) {
+            if let Some(cut) = cut {
+                self.stats.ordered_pairs += 1;
+                self.record(s, cut, order);
+            }
+        }
+    }
+
+    /// R and send `s`, ordered as `order` says through the barriers of
+    /// `cut` (its other nodes are not barriers).
+    fn record(&mut self, s: NodeIndex, cut: Vec<NodeIndex>, order: Order) {
+        let rc = self.rc;
+        for hub in cut {
+            let Node::Collective(barrier) = self.graph.node(hub) else {
+                continue;
+            };
+            let (from, to) = match order {
+                Order::ReceiveFirst => (rc.node, s),
+                Order::SendFirst => (s, rc.node),
+            };
+            self.found.push(RelevantPair {
+                receive: rc.r,
+                send: self.sends.info[&s].op,
+                barrier,
+                order,
+                nodes: (from, hub, to),
+            });
+        }
+    }
 }
 
 /// Whether the edge from `pred` into a send's match node `target` comes

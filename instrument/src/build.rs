@@ -567,7 +567,6 @@ pub(crate) fn instrument_program(
     let sources: Vec<PathBuf> = units.iter().map(|u| u.source.clone()).collect();
     let mut bounds = config_bounds(&sources)?;
     bounds.extend(options.zone_bounds.iter().cloned());
-    let consts = frontend.constants()?;
     let mut table = SiteTable::new(
         output.to_string_lossy(),
         units.iter().map(|u| u.display.clone()).collect(),
@@ -577,63 +576,96 @@ pub(crate) fn instrument_program(
         .unwrap_or_else(|_| base_dir.to_owned())
         .to_string_lossy()
         .into_owned();
+    let (instrumented, markers) =
+        instrument_units(frontend, units, &bounds, options, base_dir, &mut table)?;
+    let (objects, warnings) = codegen(frontend, units, &instrumented)?;
+    Ok(Program {
+        table,
+        objects,
+        markers,
+        warnings,
+    })
+}
+
+/// Steps 4 to 6 of [`build`]: analyses all `units` together under zone
+/// bounds `bounds`, inserts markers and site ids (numbered across all
+/// units, in order, into `table`, with the analysis's report), and writes
+/// each unit's instrumented bitcode; its paths, in the units' order, and
+/// how many markers were inserted.
+fn instrument_units(
+    frontend: &Frontend,
+    units: &[Unit],
+    bounds: &[ZoneBound],
+    options: Options<'_>,
+    base_dir: &Path,
+    table: &mut SiteTable,
+) -> Result<(Vec<PathBuf>, MarkerCounts), BuildError> {
+    let sources: Vec<PathBuf> = units.iter().map(|u| u.source.clone()).collect();
+    let consts = frontend.constants()?;
     let mut markers = MarkerCounts::default();
     let mut instrumented = Vec::new();
+    let context = Context::create();
+    let modules = units
+        .iter()
+        .map(|unit| Module::load(&context, &unit.bitcode))
+        .collect::<Result<Vec<_>, _>>()?;
+    let inputs: Vec<AnalysisInput<'_, '_>> = modules
+        .iter()
+        .zip(&sources)
+        .map(|(module, source)| AnalysisInput { module, source })
+        .collect();
+    let mut analysis = mbh_static::analyze(&inputs, &consts, base_dir);
+    let zone_bounds = apply_bounds(&mut analysis.report, bounds);
+    // Before any module changes: which functions cannot reach MPI, over
+    // the whole program (a loop may call another unit's function).
+    let llvm_modules: Vec<_> = modules.iter().map(|m| m.llvm()).collect();
+    let stays = crate::versioning::StaysUnchecked::program(&llvm_modules);
+    for (index, ((module, plan), source)) in modules
+        .iter()
+        .zip(&analysis.modules)
+        .zip(&sources)
+        .enumerate()
     {
-        let context = Context::create();
-        let modules = units
-            .iter()
-            .map(|unit| Module::load(&context, &unit.bitcode))
-            .collect::<Result<Vec<_>, _>>()?;
-        let inputs: Vec<AnalysisInput<'_, '_>> = modules
-            .iter()
-            .zip(&sources)
-            .map(|(module, source)| AnalysisInput { module, source })
-            .collect();
-        let mut analysis = mbh_static::analyze(&inputs, &consts, base_dir);
-        let zone_bounds = apply_bounds(&mut analysis.report, &bounds);
-        // Before any module changes: which functions cannot reach MPI,
-        // over the whole program (a loop may call another unit's function).
-        let llvm_modules: Vec<_> = modules.iter().map(|m| m.llvm()).collect();
-        let stays = crate::versioning::StaysUnchecked::program(&llvm_modules);
-        for (index, ((module, plan), source)) in modules
-            .iter()
-            .zip(&analysis.modules)
-            .zip(&sources)
-            .enumerate()
-        {
-            let instrument_error = |e| BuildError::Instrument {
-                file: source.clone(),
-                source: e,
-            };
-            let counts = insert_markers(module, plan, &zone_bounds).map_err(instrument_error)?;
-            markers.loop_markers += counts.loop_markers;
-            markers.split_edges += counts.split_edges;
-            markers.zone_markers += counts.zone_markers;
-            let after = insert_site_ids(module, &plan.sites, plan.first_site_id)
-                .map_err(instrument_error)?;
-            for (site, id) in plan.sites.iter().zip(plan.first_site_id..after) {
-                table.sites.push(site_entry(site, id, source, base_dir));
-            }
-            crate::insert_allocation_notes(module).map_err(instrument_error)?;
-            if options.access_checks {
-                // Last: it splits blocks the passes above planned on.
-                crate::accesses::insert_access_checks_with(module, &stays)
-                    .map_err(instrument_error)?;
-            }
-            let path = frontend.temp(index, source, "mbh.bc");
-            if !module.llvm().write_bitcode_to_path(&path) {
-                return Err(BuildError::Write {
-                    path,
-                    source: std::io::Error::other("LLVM could not write the bitcode"),
-                });
-            }
-            instrumented.push(path);
+        let instrument_error = |e| BuildError::Instrument {
+            file: source.clone(),
+            source: e,
+        };
+        let counts = insert_markers(module, plan, &zone_bounds).map_err(instrument_error)?;
+        markers.loop_markers += counts.loop_markers;
+        markers.split_edges += counts.split_edges;
+        markers.zone_markers += counts.zone_markers;
+        let after =
+            insert_site_ids(module, &plan.sites, plan.first_site_id).map_err(instrument_error)?;
+        for (site, id) in plan.sites.iter().zip(plan.first_site_id..after) {
+            table.sites.push(site_entry(site, id, source, base_dir));
         }
-        frontend.unlist_mpi_header_wildcards(&mut analysis.report, base_dir);
-        table.analysis = Some(analysis.report);
+        crate::insert_allocation_notes(module).map_err(instrument_error)?;
+        if options.access_checks {
+            // Last: it splits blocks the passes above planned on.
+            crate::accesses::insert_access_checks_with(module, &stays).map_err(instrument_error)?;
+        }
+        let path = frontend.temp(index, source, "mbh.bc");
+        if !module.llvm().write_bitcode_to_path(&path) {
+            return Err(BuildError::Write {
+                path,
+                source: std::io::Error::other("LLVM could not write the bitcode"),
+            });
+        }
+        instrumented.push(path);
     }
+    frontend.unlist_mpi_header_wildcards(&mut analysis.report, base_dir);
+    table.analysis = Some(analysis.report);
+    Ok((instrumented, markers))
+}
 
+/// Step 7 of [`build`]: generates one object per unit from its
+/// instrumented bitcode, with the unit's own flags (in parallel): the
+/// objects, in the units' order, and what clang printed.
+fn codegen(
+    frontend: &Frontend,
+    units: &[Unit],
+    instrumented: &[PathBuf],
+) -> Result<(Vec<PathBuf>, String), BuildError> {
     let objects: Vec<Result<(PathBuf, String), BuildError>> = instrumented
         .par_iter()
         .zip(units)
@@ -668,12 +700,7 @@ pub(crate) fn instrument_program(
         warnings.push_str(&messages);
         object_paths.push(path);
     }
-    Ok(Program {
-        table,
-        objects: object_paths,
-        markers,
-        warnings,
-    })
+    Ok((object_paths, warnings))
 }
 
 impl Program {

@@ -11,6 +11,8 @@
 
 use crate::session::Session;
 use mbh_bounding::UnmatchedForce;
+use mbh_trace::config::{ForcedMatch, RuntimeConfig};
+use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::WildcardEvent;
 use std::path::Path;
 
@@ -109,6 +111,52 @@ pub fn search_limit(
         "interleaving {n}: {}: the sender did not get to send it under this MPI library, though the clocks found the match possible (MPI lets a rank leave a collective before the others enter it where its result does not depend on them; the MPI library kept it inside, where mbhybrid could not let it out), so that outcome was not checked{hang}",
         describe(unmatched, call)
     )
+}
+
+/// The forced matches of `config` the replay did not make, each told with
+/// its call: as the replay made it, or else as the recorded run did (a
+/// receive forced to a sender that never sent never completes, and only
+/// the recording, when its traces were kept, knows which call it was).
+pub fn replay_divergences(
+    session: &Session,
+    config: &RuntimeConfig,
+    replayed: &[WildcardEvent],
+    recorded: &InterleavingDir,
+) -> Vec<String> {
+    let forced = config.guidance.iter().flat_map(|g| &g.forced);
+    let unmatched: Vec<UnmatchedForce> = forced
+        .filter_map(|&forced| {
+            let observed = event_of(replayed, &forced)
+                .map(|e| e.matched)
+                .filter(|&m| m >= 0);
+            (observed != Some(forced.source)).then_some(UnmatchedForce { forced, observed })
+        })
+        .collect();
+    let recorded_events: Vec<WildcardEvent> = if unmatched.is_empty() {
+        Vec::new()
+    } else {
+        let (traces, _) = mbh_verdict::read_traces(recorded, session.np);
+        traces
+            .iter()
+            .flatten()
+            .flat_map(|t| t.wildcard_events())
+            .collect()
+    };
+    unmatched
+        .iter()
+        .map(|u| {
+            let event =
+                event_of(replayed, &u.forced).or_else(|| event_of(&recorded_events, &u.forced));
+            describe(u, event.map(|e| ForcedCall::of(session, e)))
+        })
+        .collect()
+}
+
+/// The event of `events` that `forced` names.
+fn event_of<'a>(events: &'a [WildcardEvent], forced: &ForcedMatch) -> Option<&'a WildcardEvent> {
+    events
+        .iter()
+        .find(|e| e.rank == forced.rank && e.event == forced.event)
 }
 
 #[cfg(test)]

@@ -14,7 +14,10 @@
 //!   `mbh-bounding`'s explorer steers, with the budgets that stop it (the
 //!   one place they are enforced) and the report's search statistics;
 //! - [`run_ahead`]: the interleavings `--jobs` launches ahead of the search;
-//! - [`divergence`]: how a forced match that did not happen is told;
+//! - [`divergence`]: how a forced match that did not happen is told (in a
+//!   search or a replay);
+//! - [`deterministic`]: what a deterministic `run` decided, read back from
+//!   its traces;
 //! - [`pruner`]: deleting the traces of runs that showed nothing, off the
 //!   path from one run to the next.
 //!
@@ -30,6 +33,7 @@
 
 #![deny(missing_docs)]
 
+pub mod deterministic;
 pub mod divergence;
 pub mod error;
 pub mod interleaving;

@@ -93,35 +93,76 @@ pub fn explore(
     keep_traces: bool,
 ) -> Result<Exploration> {
     let started = Instant::now();
-    let mut found = Exploration::empty();
-    let mut seen_findings = HashSet::new();
-    let mut seen_wildcards: BTreeMap<(i32, u32), SeenEvent> = BTreeMap::new();
-    // Dropped before this returns: every pruned directory is pruned then.
     let pruner = Pruner::start();
-    let mut progress = Progress::start(session.progress);
-
-    'passes: for &buffering in &settings.bufferings {
+    let progress = Progress::start(session.progress);
+    let mut search = Search {
+        session,
+        settings,
+        keep_traces,
+        started,
+        found: Exploration::empty(),
+        seen_findings: HashSet::new(),
+        seen_wildcards: BTreeMap::new(),
+        progress,
+        pruner,
+    };
+    for &buffering in &settings.bufferings {
         let mut engine = Engine::new(settings, buffering);
         let mut ahead = (settings.jobs > 1 && !settings.exhaustive).then(|| {
             RunAhead::new(
-                LaunchSpec::of(session),
-                session.run_dir.clone(),
+                LaunchSpec::of(search.session),
+                search.session.run_dir.clone(),
                 settings.jobs,
             )
         });
-        // A stop (a signal, a failed run, a tool stop) still ends the
-        // pass, so the report counts the choice points this pass found.
-        let mut stop_passes = false;
+        let stop_passes = search.pass(buffering, &mut engine, &mut ahead)?;
+        if !search.found.end_pass(&engine, ahead.take(), settings) || stop_passes {
+            break;
+        }
+    }
+    Ok(search.finish())
+}
+
+/// One exploration in progress, across its passes (one per buffering
+/// mode).
+struct Search<'a> {
+    session: &'a mut Session,
+    settings: &'a Settings,
+    keep_traces: bool,
+    started: Instant,
+    found: Exploration,
+    seen_findings: HashSet<FindingKey>,
+    seen_wildcards: BTreeMap<(i32, u32), SeenEvent>,
+    /// Before the pruner: fields drop in order, and the progress line is
+    /// finished before the wait for the pruning.
+    progress: Progress,
+    /// Dropped before `explore` returns: every pruned directory is pruned
+    /// then.
+    pruner: Pruner,
+}
+
+impl Search<'_> {
+    /// Runs the interleavings `engine` asks for under `buffering`, until
+    /// it asks for none or a budget is spent; whether a stop (a signal, a
+    /// failed run, a tool stop) ends the whole search. A stop still ends
+    /// the pass, so the report counts the choice points this pass found.
+    fn pass(
+        &mut self,
+        buffering: Buffering,
+        engine: &mut Engine,
+        ahead: &mut Option<RunAhead>,
+    ) -> Result<bool> {
+        let settings = self.settings;
         while let Some(next) = engine.next_run() {
-            if let Some(why) = budget_spent(&found, session, settings, started) {
-                found.incomplete_because = Some(why);
+            if let Some(why) = budget_spent(&self.found, self.session, settings, self.started) {
+                self.found.incomplete_because = Some(why);
                 break;
             }
-            let n = found.interleavings + 1;
-            progress.interleaving(&Snapshot {
+            let n = self.found.interleavings + 1;
+            self.progress.interleaving(&Snapshot {
                 interleaving: n,
                 stats: &engine.stats(),
-                findings: found.findings.len(),
+                findings: self.found.findings.len(),
                 running_ahead: ahead.as_ref().map(RunAhead::running),
             });
             let config = RuntimeConfig {
@@ -132,100 +173,121 @@ pub fn explore(
                     .then(Deterministic::default),
                 ..RuntimeConfig::default()
             };
-            let dir = InterleavingDir::new(&session.run_dir, n);
-            let run = run_interleaving(session, ahead.as_mut(), &engine, n, dir, config);
-            if let Some(why) = stopped_by_signal(&found) {
+            let dir = InterleavingDir::new(&self.session.run_dir, n);
+            let run = run_interleaving(self.session, ahead.as_mut(), engine, n, dir, config);
+            if let Some(why) = stopped_by_signal(&self.found) {
                 // The signal killed this run: what it shows is the kill,
                 // not the program. The report covers the runs before it.
-                found.incomplete_because = Some(why);
+                self.found.incomplete_because = Some(why);
                 if let Ok(run) = run {
-                    pruner.prune(&run.dir);
+                    self.pruner.prune(&run.dir);
                 }
-                stop_passes = true;
-                break;
+                return Ok(true);
             }
-            let mut run = match run {
+            let run = match run {
                 Ok(run) => run,
                 // What ran is still reported (issue 12): a run directory
                 // that became unwritable, a launcher that stopped working.
                 Err(error) if n > 1 => {
-                    found.incomplete_because =
+                    self.found.incomplete_because =
                         Some(format!("interleaving {n} could not run: {error:#}"));
-                    found.failure = Some(error);
-                    stop_passes = true;
-                    break;
+                    self.found.failure = Some(error);
+                    return Ok(true);
                 }
                 Err(error) => return Err(error),
             };
-            found.interleavings = n;
+            self.found.interleavings = n;
             if !run.analysis.tool_stops.is_empty() {
                 // Every other interleaving would stop at the same call.
-                found.tool_stops = run.analysis.tool_stops.clone();
-                found.runs.push(run.analysis.outcome.clone());
-                found.incomplete_because = Some(format!(
+                self.found.tool_stops = run.analysis.tool_stops.clone();
+                self.found.runs.push(run.analysis.outcome.clone());
+                self.found.incomplete_because = Some(format!(
                     "the runtime stopped interleaving {n}: it cannot handle a call the program makes"
                 ));
-                stop_passes = true;
-                break;
+                return Ok(true);
             }
-
-            let end = run_end(&run);
-            let recorded = engine.record_run(&run, end);
-            if !recorded.feasible {
-                // Not an execution of the program: the reference forced a
-                // sender that could not match. Nothing of it is reported.
-                let mut outcome = run.analysis.outcome.clone();
-                outcome.infeasible = true;
-                outcome.dir = None;
-                found.runs.push(outcome);
-                pruner.prune(&run.dir);
-                continue;
-            }
-            if recorded.too_big {
-                found.incomplete_because.get_or_insert_with(|| {
-                    format!("interleaving {n} has too many wildcard events for --search exhaustive; use the guided search")
-                });
-            }
-            found.add_not_modelled(&run.analysis.not_modelled);
-            // Wildcards first: an unmatched forcing is told with its call.
-            found.add_wildcards(session, &mut seen_wildcards, &run, n);
-            let diverged = !recorded.unmatched.is_empty();
-            let stalled = drop_forced_stalls(&mut run, &recorded.unmatched);
-            found.note_unmatched(
-                n,
-                recorded.unmatched,
-                &seen_wildcards,
-                &run.dir.path,
-                stalled,
-            );
             let shown = Shown {
                 n,
                 buffering,
                 guidance: next.guidance.as_ref(),
             };
-            let new_finding = found.add_findings(session, &mut seen_findings, &run, &shown);
-            found.add_outcome(&run, n, keep_traces);
-            // A diverged run is kept: its error points at its directory.
-            if !new_finding && !diverged && !settings.keep_traces {
-                pruner.prune(&run.dir);
-                if let Some(outcome) = found.runs.last_mut() {
-                    outcome.dir = None;
-                }
+            self.take_run(engine, run, &shown);
+        }
+        Ok(false)
+    }
+
+    /// Gives interleaving `shown.n`'s run to `engine`, and keeps what it
+    /// shows that earlier runs did not; its directory is pruned unless it
+    /// shows something or diverged.
+    fn take_run(
+        &mut self,
+        engine: &mut Engine,
+        mut run: interleaving::Interleaving,
+        shown: &Shown<'_>,
+    ) {
+        let n = shown.n;
+        let found = &mut self.found;
+        let end = run_end(&run);
+        let recorded = engine.record_run(&run, end);
+        if !recorded.feasible {
+            // Not an execution of the program: the reference forced a
+            // sender that could not match. Nothing of it is reported.
+            let mut outcome = run.analysis.outcome.clone();
+            outcome.infeasible = true;
+            outcome.dir = None;
+            found.runs.push(outcome);
+            self.pruner.prune(&run.dir);
+            return;
+        }
+        if recorded.too_big {
+            found.incomplete_because.get_or_insert_with(|| {
+                format!("interleaving {n} has too many wildcard events for --search exhaustive; use the guided search")
+            });
+        }
+        found.add_not_modelled(&run.analysis.not_modelled);
+        // Wildcards first: an unmatched forcing is told with its call.
+        found.add_wildcards(self.session, &mut self.seen_wildcards, &run, n);
+        let diverged = !recorded.unmatched.is_empty();
+        let stalled = drop_forced_stalls(&mut run, &recorded.unmatched);
+        found.note_unmatched(
+            n,
+            recorded.unmatched,
+            &self.seen_wildcards,
+            &run.dir.path,
+            stalled,
+        );
+        let new_finding = found.add_findings(self.session, &mut self.seen_findings, &run, shown);
+        found.add_outcome(&run, n, self.keep_traces);
+        // A diverged run is kept: its error points at its directory.
+        if !new_finding && !diverged && !self.settings.keep_traces {
+            self.pruner.prune(&run.dir);
+            if let Some(outcome) = found.runs.last_mut() {
+                outcome.dir = None;
             }
         }
-        if !found.end_pass(&engine, ahead.take(), settings) || stop_passes {
-            break 'passes;
+    }
+
+    /// The exploration, once every pass is done.
+    fn finish(self) -> Exploration {
+        let Search {
+            mut found,
+            mut progress,
+            pruner,
+            ..
+        } = self;
+        progress.finish();
+        if found.incomplete_because.is_none() {
+            found.incomplete_because =
+                mbh_verdict::not_modelled::partial_reason(&found.not_modelled);
         }
+        found.complete = found.incomplete_because.is_none();
+        found.wildcards.sort_by_key(|w| (w.rank, w.event));
+        // Findings stay in order of discovery: the timelines refer to them
+        // by index.
+        drop(progress);
+        drop(pruner);
+        found
     }
-    progress.finish();
-    if found.incomplete_because.is_none() {
-        found.incomplete_because = mbh_verdict::not_modelled::partial_reason(&found.not_modelled);
-    }
-    found.complete = found.incomplete_because.is_none();
-    found.wildcards.sort_by_key(|w| (w.rank, w.event));
-    // Findings stay in order of discovery: the timelines refer to them by
-    // index.
-    Ok(found)
 }
 
 /// Why the search stopped, when SIGINT, SIGTERM or a batch system's time

@@ -4,8 +4,6 @@
 
 use crate::cli::{AnalyzeArgs, AnalyzeFormat};
 use anyhow::Result;
-use mbh_trace::static_report::{LoopDecision, StaticReport, WildcardKind};
-use std::fmt::Write;
 use std::process::ExitCode;
 
 /// Runs `mbhybrid analyze`.
@@ -24,79 +22,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
             for line in &out.preflight {
                 eprintln!("{line}");
             }
-            print!("{}", human(&out.report));
+            print!("{}", mbh_diagnostics::static_report::human(&out.report));
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The static report for people.
-pub fn human(report: &StaticReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} functions, {} MPI calls, {} wildcard sites, {} loops, {} zones",
-        report.functions.len(),
-        report.calls.len(),
-        report.wildcards.len(),
-        report.loops.len(),
-        report.zones.len()
-    );
-    if !report.wildcards.is_empty() {
-        let _ = writeln!(out, "\nwildcard sites:");
-        for w in &report.wildcards {
-            let what = if w.kind == WildcardKind::AnyCompletion {
-                "which request completes first".to_string()
-            } else {
-                format!("source {}, tag {}", w.source, w.tag)
-            };
-            let _ = writeln!(
-                out,
-                "  {}: `{}` in `{}` ({what})",
-                w.span, w.call, w.function
-            );
-        }
-    }
-    let with_wildcards: Vec<_> = report
-        .loops
-        .iter()
-        .filter(|l| l.decision != LoopDecision::NoWildcards)
-        .collect();
-    if !with_wildcards.is_empty() {
-        let _ = writeln!(out, "\nloops with wildcard sites:");
-        for l in with_wildcards {
-            let decision = match l.decision {
-                LoopDecision::Abstract => "abstracted under --loop-abstraction auto",
-                _ => "explored (abstracted only under --loop-abstraction all)",
-            };
-            let _ = writeln!(
-                out,
-                "  {} (lines {}-{}, in `{}`): {decision}: {}",
-                l.span, l.span.line, l.end_line, l.function, l.reason
-            );
-        }
-    }
-    if !report.zones.is_empty() {
-        let _ = writeln!(out, "\nzones:");
-        for z in &report.zones {
-            let bound = z
-                .bound
-                .map_or("no bound".to_string(), |k| format!("mixing bound {k}"));
-            let _ = writeln!(
-                out,
-                "  zone {} at {}, opened by `{}` in `{}` ({bound})",
-                z.id, z.name, z.opened_by, z.function
-            );
-        }
-    }
-    if !report.unsupported.is_empty() {
-        let _ = writeln!(out, "\nnot verified fully by the runtime (not modelled, not supported, or races not checked):");
-        for u in &report.unsupported {
-            let _ = writeln!(out, "  {}: `{}`: {}", u.span, u.call, u.reason);
-        }
-    }
-    for note in &report.notes {
-        let _ = writeln!(out, "note: {}: {}", note.span, note.message);
-    }
-    out
 }

@@ -5,20 +5,16 @@
 
 use crate::cli::{AuditArgs, BufferingArg};
 use anyhow::{Context, Result};
-use mbh_fib::{Coverage, Options, SendBuffering, UnknownReason, Verdict};
+use mbh_fib::{patch_path, patch_root, Coverage, Options, SendBuffering};
 use mbh_session::search_loop;
 use mbh_session::Session;
 use mbh_trace::report::{AuditCost, BarrierVerdict};
-use mbh_trace::{FindingKind, Role};
-use mbh_verdict::place::site_location;
+use mbh_trace::FindingKind;
+use mbh_verdict::barriers::barrier_verdicts;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-
-/// The reason of an irrelevant barrier in a program that made no wildcard
-/// receive.
-const NO_WILDCARDS: &str = "the program made no wildcard receive for this input, so no barrier can change which message a receive takes (seed 004); delete it only if nothing else relies on it (timing, output order, files)";
 
 /// Runs `mbhybrid audit-barriers`.
 pub fn run(args: &AuditArgs) -> Result<ExitCode> {
@@ -61,17 +57,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
         .iter()
         .flatten()
         .all(|trace| trace.wildcard_events().is_empty());
-    report.barriers = audit
-        .barriers
-        .iter()
-        .filter_map(|b| verdict(&session, b, no_wildcards))
-        .collect();
-    report
-        .barriers
-        .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-    report
-        .barriers
-        .dedup_by(|a, b| a.file == b.file && a.line == b.line);
+    report.barriers = barrier_verdicts(session.sites.as_ref(), &audit.barriers, no_wildcards);
     report.barrier_audit = Some(AuditCost {
         fib_seconds: fib.as_secs_f64(),
         exploration_seconds: explored.as_secs_f64(),
@@ -100,154 +86,8 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     Ok(exit)
 }
 
-fn verdict(
-    session: &Session,
-    barrier: &mbh_fib::BarrierVerdict,
-    no_wildcards: bool,
-) -> Option<BarrierVerdict> {
-    let site = session.sites.as_ref()?.get(barrier.site)?;
-    let (verdict, reason, evidence) = match &barrier.verdict {
-        Verdict::Irrelevant if no_wildcards => (
-            "irrelevant",
-            Some(NO_WILDCARDS.to_string()),
-            Vec::new(),
-        ),
-        Verdict::Irrelevant => ("irrelevant", None, Vec::new()),
-        Verdict::Unknown(why) => (
-            "unknown",
-            Some(match why {
-                UnknownReason::Deadlock => "the exploration found a deadlock or a hang, so the communication structure is not settled".to_string(),
-                UnknownReason::Bounded => "the exploration was bounded (mixing bound, loop abstraction or budget)".to_string(),
-                UnknownReason::Trace { interleaving, issue } => {
-                    format!("interleaving {}'s traces could not be fully used: {issue:?}", interleaving + 1)
-                }
-                UnknownReason::MeetsKeptBarrier { kept } => format!(
-                    "its calls meet those of {} in one MPI_Barrier, which is relevant: deleting this one alone would pair the remaining barriers differently",
-                    barriers_at(session, &site.file, &[*kept]).0
-                ),
-            }),
-            Vec::new(),
-        ),
-        Verdict::Relevant {
-            evidence,
-            after_deleting,
-            ..
-        } => {
-            let sites = session.sites.as_ref();
-            let mut locations = Vec::new();
-            if let Some(s) = sites.and_then(|t| t.get(evidence.receive.site)) {
-                locations.push(site_location(s, evidence.receive.rank, Role::Primary, "wildcard receive"));
-            }
-            if let Some(s) = sites.and_then(|t| t.get(evidence.send.site)) {
-                locations.push(site_location(
-                    s,
-                    evidence.send.rank,
-                    Role::Secondary,
-                    "a send it could take if the barrier were gone",
-                ));
-            }
-            let mut reason = format!(
-                "it orders rank {}'s wildcard receive before rank {}'s send (interleaving {})",
-                evidence.receive.rank,
-                evidence.send.rank,
-                evidence.interleaving + 1
-            );
-            if !after_deleting.is_empty() {
-                // Irrelevant alone; kept so the irrelevant ones can all go.
-                let (barriers, plural) = barriers_at(session, &site.file, after_deleting);
-                let verb = if plural { "are" } else { "is" };
-                reason.push_str(&format!(" once {barriers} {verb} deleted"));
-            }
-            ("relevant", Some(reason), locations)
-        }
-    };
-    Some(BarrierVerdict {
-        file: site.file.clone(),
-        line: site.line,
-        verdict: verdict.into(),
-        reason,
-        evidence,
-    })
-}
-
-/// The source lines of barrier sites `sites`, `file:line` when in another
-/// file than `file`, in order, without repeats.
-fn site_lines(session: &Session, file: &str, sites: &[u32]) -> Vec<String> {
-    let table = session.sites.as_ref();
-    let mut lines: Vec<(bool, &str, u32)> = sites
-        .iter()
-        .filter_map(|&s| table.and_then(|t| t.get(s)))
-        .map(|s| (s.file != file, s.file.as_str(), s.line))
-        .collect();
-    lines.sort_unstable();
-    lines.dedup();
-    lines
-        .into_iter()
-        .map(|(other, f, line)| {
-            if other {
-                format!("{f}:{line}")
-            } else {
-                line.to_string()
-            }
-        })
-        .collect()
-}
-
-/// "the barrier at line 12", "the barriers at lines 12 and 20", "the
-/// barriers at lines 12, 20 and 31", and whether that is plural.
-fn barriers_at(session: &Session, file: &str, sites: &[u32]) -> (String, bool) {
-    let lines = site_lines(session, file, sites);
-    match lines.as_slice() {
-        [] => ("barriers of unknown lines".to_string(), true),
-        [one] => (format!("the barrier at line {one}"), false),
-        [init @ .., last] => (
-            format!("the barriers at lines {} and {last}", init.join(", ")),
-            true,
-        ),
-    }
-}
-
-/// `file` relative to `root` (both made absolute and canonical), as
-/// `patch -p1` and `git apply` want it (issue 12: an absolute path after
-/// `a/` is refused by both). `None` when `file` is not under `root`.
-fn relative_to(file: &Path, root: &Path) -> Option<String> {
-    let file = file.canonicalize().ok()?;
-    let root = root.canonicalize().ok()?;
-    let relative = file.strip_prefix(&root).ok()?;
-    Some(relative.to_string_lossy().into_owned())
-}
-
-/// Where a patch of `sources` is applied when the user names no
-/// directory: the deepest directory that holds them, the directory the
-/// program was built in (`build_dir`) and the current one (`cwd`), so that
-/// `audit-barriers` run from a project's `bin/` makes a patch for the
-/// project's root. A working directory elsewhere on the machine (whose
-/// only common ancestor with the sources is `/`) is left out.
-fn default_patch_root(cwd: &Path, build_dir: &Path, sources: &[PathBuf]) -> PathBuf {
-    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_owned());
-    let project = sources
-        .iter()
-        .map(|s| real(s.parent().unwrap_or(s)))
-        .fold(real(build_dir), |root, dir| common_ancestor(&root, &dir));
-    let with_cwd = common_ancestor(&project, &real(cwd));
-    if with_cwd.parent().is_none() {
-        project
-    } else {
-        with_cwd
-    }
-}
-
-/// The longest path both `a` and `b` start with.
-fn common_ancestor(a: &Path, b: &Path) -> PathBuf {
-    a.components()
-        .zip(b.components())
-        .take_while(|(x, y)| x == y)
-        .map(|(x, _)| x)
-        .collect()
-}
-
 /// Writes one unified diff deleting every irrelevant barrier call, its
-/// paths relative to `root` (else [`default_patch_root`]), and says on
+/// paths relative to `root` (else [`mbh_fib::patch_root`]), and says on
 /// standard error where and how to apply it. Sources are found from the
 /// directory the program was built in (the site table's), wherever this
 /// command runs.
@@ -287,7 +127,7 @@ fn write_patch(
         Some(root) => root.to_owned(),
         None => {
             let files: Vec<PathBuf> = by_file.keys().map(|f| source_path(f)).collect();
-            default_patch_root(&session.cwd, &build_dir, &files)
+            patch_root(&session.cwd, &build_dir, &files)
         }
     };
     let mut diff = String::new();
@@ -300,7 +140,7 @@ fn write_patch(
                 build_dir.display()
             )
         })?;
-        let patch_path = relative_to(&absolute, &root).with_context(|| {
+        let patch_path = patch_path(&absolute, &root).with_context(|| {
             format!(
                 "{} is not under {}, where the patch is meant to be applied: give --patch-root a directory that holds the sources",
                 absolute.display(),
@@ -334,49 +174,4 @@ fn write_patch(
         );
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_patch_root_holds_the_sources_the_build_and_the_working_directory() {
-        let p = PathBuf::from;
-        let sources = [p("/w/CoMD/src-mpi/parallel.c")];
-        assert_eq!(
-            default_patch_root(
-                Path::new("/w/CoMD/bin"),
-                Path::new("/w/CoMD/src-mpi"),
-                &sources
-            ),
-            p("/w/CoMD")
-        );
-        assert_eq!(
-            default_patch_root(
-                Path::new("/w/CoMD/src-mpi"),
-                Path::new("/w/CoMD/src-mpi"),
-                &sources
-            ),
-            p("/w/CoMD/src-mpi")
-        );
-        // A CMake build directory: the sources' project.
-        assert_eq!(
-            default_patch_root(
-                Path::new("/w/app/build"),
-                Path::new("/w/app/build"),
-                &[p("/w/app/src/a.c"), p("/w/app/lib/b.c")]
-            ),
-            p("/w/app")
-        );
-        // Run from elsewhere on the machine: the project's root still.
-        assert_eq!(
-            default_patch_root(
-                Path::new("/tmp/run"),
-                Path::new("/w/app"),
-                &[p("/w/app/a.c")]
-            ),
-            p("/w/app")
-        );
-    }
 }

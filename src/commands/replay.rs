@@ -7,13 +7,11 @@ use crate::cli::{Format, ReplayArgs};
 use crate::error::UsageError;
 use anyhow::{Context, Result};
 use is_terminal::IsTerminal;
-use mbh_bounding::UnmatchedForce;
-use mbh_session::divergence::{self, ForcedCall};
+use mbh_session::divergence;
 use mbh_session::interleaving;
 use mbh_session::Session;
-use mbh_trace::config::{ForcedMatch, RuntimeConfig};
+use mbh_trace::config::RuntimeConfig;
 use mbh_trace::layout::InterleavingDir;
-use mbh_trace::rank_trace::WildcardEvent;
 use mbh_trace::report::{ChoicePointStats, Report};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,7 +59,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let replayed = interleaving::run(&mut session, args.interleaving, dir, config.clone())?;
     let mut warnings = session.warnings.clone();
     let forced = config.guidance.as_ref().map_or(0, |g| g.forced.len());
-    let diverged = divergences(&session, &config, &replayed.events, &recorded);
+    let diverged = divergence::replay_divergences(&session, &config, &replayed.events, &recorded);
     let divergence: Vec<String> = diverged
         .iter()
         .map(|d| format!("interleaving {}: {d}", args.interleaving))
@@ -104,52 +102,6 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     super::verify::print_report(&report, args.format, &session.cwd)?;
     Ok(super::verify::divergence_exit(&divergence)
         .unwrap_or_else(|| super::verify::replay_exit_code(&report)))
-}
-
-/// The forced matches of `config` the replay did not make, each told with
-/// its call: as the replay made it, or else as the recorded run did (a
-/// receive forced to a sender that never sent never completes, and only
-/// the recording, when its traces were kept, knows which call it was).
-fn divergences(
-    session: &Session,
-    config: &RuntimeConfig,
-    replayed: &[WildcardEvent],
-    recorded: &InterleavingDir,
-) -> Vec<String> {
-    let forced = config.guidance.iter().flat_map(|g| &g.forced);
-    let unmatched: Vec<UnmatchedForce> = forced
-        .filter_map(|&forced| {
-            let observed = event_of(replayed, &forced)
-                .map(|e| e.matched)
-                .filter(|&m| m >= 0);
-            (observed != Some(forced.source)).then_some(UnmatchedForce { forced, observed })
-        })
-        .collect();
-    let recorded_events: Vec<WildcardEvent> = if unmatched.is_empty() {
-        Vec::new()
-    } else {
-        let (traces, _) = mbh_verdict::read_traces(recorded, session.np);
-        traces
-            .iter()
-            .flatten()
-            .flat_map(|t| t.wildcard_events())
-            .collect()
-    };
-    unmatched
-        .iter()
-        .map(|u| {
-            let event =
-                event_of(replayed, &u.forced).or_else(|| event_of(&recorded_events, &u.forced));
-            divergence::describe(u, event.map(|e| ForcedCall::of(session, e)))
-        })
-        .collect()
-}
-
-/// The event of `events` that `forced` names.
-fn event_of<'a>(events: &'a [WildcardEvent], forced: &ForcedMatch) -> Option<&'a WildcardEvent> {
-    events
-        .iter()
-        .find(|e| e.rank == forced.rank && e.event == forced.event)
 }
 
 /// The run directory named by a run id (under the run root) or a path.

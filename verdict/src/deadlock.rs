@@ -26,29 +26,7 @@ pub fn findings(deadlock: &Deadlock, sites: Option<&SiteTable>, n: u32) -> Vec<F
         return Vec::new();
     }
     let ranks = deadlock.ranks();
-    let message = if deadlock.cycle.len() > 1 {
-        let cycle: Vec<String> = deadlock
-            .cycle
-            .iter()
-            .chain(deadlock.cycle.first())
-            .map(|r| format!("rank {r}"))
-            .collect();
-        format!(
-            "deadlock: {} wait for each other ({})",
-            list_ranks(&ranks),
-            cycle.join(" → ")
-        )
-    } else if !deadlock.dead_ranks.is_empty() {
-        format!(
-            "deadlock: {} wait for messages from ranks that already finished",
-            list_ranks(&ranks)
-        )
-    } else {
-        format!(
-            "deadlock: {} are blocked and none can proceed",
-            list_ranks(&ranks)
-        )
-    };
+    let message = message(deadlock, &ranks);
     let mut finding = Finding::new(FindingKind::Deadlock, Severity::Error, message);
     finding.interleaving = n;
     finding.ranks = ranks;
@@ -56,76 +34,12 @@ pub fn findings(deadlock: &Deadlock, sites: Option<&SiteTable>, n: u32) -> Vec<F
     let mut blocked: Vec<&BlockedRank> = deadlock.blocked.iter().collect();
     blocked.sort_by_key(|b| (!deadlock.cycle.contains(&b.rank), b.rank));
     for (i, rank) in blocked.iter().enumerate() {
-        let mut label = match rank.polled {
-            Some((polled, polls)) => format!(
-                "polling `{}` ({polls} times in a row without success, no other MPI call) {}",
-                polled.mpi_name(),
-                describe_wait(&rank.waits_for)
-            ),
-            None => format!(
-                "blocked in `{}` {}",
-                rank.kind.mpi_name(),
-                describe_wait(&rank.waits_for)
-            ),
-        };
-        if let Some(pending) = &rank.collective {
-            label.push_str(&format!(
-                ", which {} not posted {}",
-                if rank.waits_for.ranks().len() == 1 {
-                    "has"
-                } else {
-                    "have"
-                },
-                describe_collective(pending, sites)
-            ));
-        }
         let role = if i == 0 {
             Role::Primary
         } else {
             Role::Secondary
         };
-        match sites.and_then(|s| s.get(rank.site)) {
-            Some(site) => finding
-                .locations
-                .push(site_location(site, rank.rank, role, &label)),
-            None => finding.notes.push(label),
-        }
-        // A wait on a point-to-point request: the line that made the
-        // request is the other half of what the rank is stuck on (for a
-        // `Waitall`, the one of its requests that cannot complete).
-        if let Some(made) = rank.request.filter(|_| rank.collective.is_none()) {
-            let label = format!(
-                "`{}` here made the request `{}` is stuck on",
-                made.kind.mpi_name(),
-                rank.kind.mpi_name()
-            );
-            match sites.and_then(|s| s.get(made.site)) {
-                Some(site) => {
-                    finding
-                        .locations
-                        .push(site_location(site, rank.rank, Role::Secondary, &label))
-                }
-                None => finding.notes.push(format!("rank {}: {label}", rank.rank)),
-            }
-        }
-        // A wait on a nonblocking collective: the call that posted it is
-        // the other half of what the rank is stuck on (seed 003: the
-        // request's node is the collective's).
-        if let Some(pending) = rank.collective.filter(|p| p.call.op_index != rank.op_index) {
-            let label = format!(
-                "`{}` posted here: {}",
-                pending.call.kind.mpi_name(),
-                describe_collective(&pending, sites)
-            );
-            match sites.and_then(|s| s.get(pending.call.site)) {
-                Some(site) => {
-                    finding
-                        .locations
-                        .push(site_location(site, rank.rank, Role::Secondary, &label))
-                }
-                None => finding.notes.push(format!("rank {}: {label}", rank.rank)),
-            }
-        }
+        push_blocked(&mut finding, rank, role, sites);
     }
     if blocked.iter().any(|b| b.polled.is_some()) {
         finding.notes.push(format!(
@@ -148,6 +62,103 @@ pub fn findings(deadlock: &Deadlock, sites: Option<&SiteTable>, n: u32) -> Vec<F
         .into(),
     );
     vec![finding]
+}
+
+/// The deadlock's message: a cycle, ranks waiting for ranks that ended,
+/// or ranks that are all blocked.
+fn message(deadlock: &Deadlock, ranks: &[i32]) -> String {
+    if deadlock.cycle.len() > 1 {
+        let cycle: Vec<String> = deadlock
+            .cycle
+            .iter()
+            .chain(deadlock.cycle.first())
+            .map(|r| format!("rank {r}"))
+            .collect();
+        format!(
+            "deadlock: {} wait for each other ({})",
+            list_ranks(ranks),
+            cycle.join(" → ")
+        )
+    } else if !deadlock.dead_ranks.is_empty() {
+        format!(
+            "deadlock: {} wait for messages from ranks that already finished",
+            list_ranks(ranks)
+        )
+    } else {
+        format!(
+            "deadlock: {} are blocked and none can proceed",
+            list_ranks(ranks)
+        )
+    }
+}
+
+/// Where a blocked rank waits, and the calls that made what it waits on.
+fn push_blocked(finding: &mut Finding, rank: &BlockedRank, role: Role, sites: Option<&SiteTable>) {
+    let mut label = match rank.polled {
+        Some((polled, polls)) => format!(
+            "polling `{}` ({polls} times in a row without success, no other MPI call) {}",
+            polled.mpi_name(),
+            describe_wait(&rank.waits_for)
+        ),
+        None => format!(
+            "blocked in `{}` {}",
+            rank.kind.mpi_name(),
+            describe_wait(&rank.waits_for)
+        ),
+    };
+    if let Some(pending) = &rank.collective {
+        label.push_str(&format!(
+            ", which {} not posted {}",
+            if rank.waits_for.ranks().len() == 1 {
+                "has"
+            } else {
+                "have"
+            },
+            describe_collective(pending, sites)
+        ));
+    }
+    match sites.and_then(|s| s.get(rank.site)) {
+        Some(site) => finding
+            .locations
+            .push(site_location(site, rank.rank, role, &label)),
+        None => finding.notes.push(label),
+    }
+    // A wait on a point-to-point request: the line that made the
+    // request is the other half of what the rank is stuck on (for a
+    // `Waitall`, the one of its requests that cannot complete).
+    if let Some(made) = rank.request.filter(|_| rank.collective.is_none()) {
+        let label = format!(
+            "`{}` here made the request `{}` is stuck on",
+            made.kind.mpi_name(),
+            rank.kind.mpi_name()
+        );
+        match sites.and_then(|s| s.get(made.site)) {
+            Some(site) => {
+                finding
+                    .locations
+                    .push(site_location(site, rank.rank, Role::Secondary, &label))
+            }
+            None => finding.notes.push(format!("rank {}: {label}", rank.rank)),
+        }
+    }
+    // A wait on a nonblocking collective: the call that posted it is
+    // the other half of what the rank is stuck on (seed 003: the
+    // request's node is the collective's).
+    if let Some(pending) = rank.collective.filter(|p| p.call.op_index != rank.op_index) {
+        let label = format!(
+            "`{}` posted here: {}",
+            pending.call.kind.mpi_name(),
+            describe_collective(&pending, sites)
+        );
+        match sites.and_then(|s| s.get(pending.call.site)) {
+            Some(site) => {
+                finding
+                    .locations
+                    .push(site_location(site, rank.rank, Role::Secondary, &label))
+            }
+            None => finding.notes.push(format!("rank {}: {label}", rank.rank)),
+        }
+    }
 }
 
 /// The `buffering-hazard` finding of a run that completed only because MPI

@@ -17,6 +17,8 @@
 //! - [`judge`]: one interleaving's whole verdict, the above plus a
 //!   confirmed deadlock ([`deadlock`]), a buffering hazard, and
 //!   collectives some ranks skip ([`divergence`]);
+//! - [`barriers`]: the barrier verdicts of `audit-barriers` (Fib's, from
+//!   `mbh-fib`), told with their lines and reasons;
 //! - [`buffers`] and [`reuse`]: buffer errors `build` proved and buffer
 //!   reuse the runtime saw;
 //! - [`unreceived`]: messages sent and never received before
@@ -61,6 +63,7 @@
 
 #![deny(missing_docs)]
 
+pub mod barriers;
 pub mod buffers;
 pub mod deadlock;
 pub mod divergence;

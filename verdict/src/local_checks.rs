@@ -102,20 +102,46 @@ impl Said {
     /// The words of `record`; `None` for a collective mismatch, whose
     /// finding names every rank's call ([`collective_mismatch_finding`]).
     fn of(ctx: &RunContext<'_>, trace: &RankTrace, record: &CheckRecord) -> Option<Said> {
-        let rank = trace.rank;
         let call = ctx
             .sites
             .and_then(|s| s.get(record.site))
             .map_or("the call".to_string(), |s| format!("`{}`", s.call));
-        let said = |kind, severity, message: String, label: &str, help| Said {
+        match record.check {
+            Check::MpiError { .. } | Check::InvalidArgument { .. } | Check::TypeMismatch { .. } => {
+                Said::of_error(trace.rank, record, &call)
+            }
+            Check::RequestLeak { .. }
+            | Check::ResourceLeak { .. }
+            | Check::MissingStart { .. }
+            | Check::AfterFinalize => Said::of_lifetime(trace, record, &call),
+            Check::BufferReuse { .. } | Check::BufferOverflow { .. } => {
+                Said::of_buffer(ctx, trace, record, &call)
+            }
+            Check::OffMainThread { .. } => Said::of_thread(trace.rank, record, &call),
+            Check::CollectiveMismatch { .. } => None,
+        }
+    }
+
+    fn new(
+        kind: FindingKind,
+        severity: Severity,
+        message: String,
+        label: &str,
+        help: &'static str,
+    ) -> Said {
+        Said {
             kind,
             severity,
             message,
             label: label.to_string(),
             help,
-        };
+        }
+    }
+
+    /// An MPI error, an invalid argument or a datatype mismatch.
+    fn of_error(rank: i32, record: &CheckRecord, call: &str) -> Option<Said> {
         Some(match record.check {
-            Check::MpiError { code, .. } => said(
+            Check::MpiError { code, .. } => Said::new(
                 FindingKind::MpiError,
                 Severity::Error,
                 format!("{call} returned MPI error {code} on rank {rank}"),
@@ -124,7 +150,7 @@ impl Said {
             ),
             Check::InvalidArgument { argument, .. } if argument.null_array().is_some() => {
                 let name = argument.null_array().unwrap_or_default();
-                said(
+                Said::new(
                     FindingKind::InvalidArgument,
                     Severity::Error,
                     format!("rank {rank} passed NULL as `{name}` to {call}"),
@@ -132,21 +158,30 @@ impl Said {
                     argument.help(),
                 )
             }
-            Check::InvalidArgument { code, argument, .. } => said(
+            Check::InvalidArgument { code, argument, .. } => Said::new(
                 FindingKind::InvalidArgument,
                 Severity::Error,
                 format!("rank {rank} passed an invalid {} to {call} (MPI error {code})", argument.words()),
                 &format!("MPI rejected the {} argument of this call", argument.words()),
                 argument.help(),
             ),
-            Check::TypeMismatch { sender, .. } => said(
+            Check::TypeMismatch { sender, .. } => Said::new(
                 FindingKind::TypeMismatch,
                 Severity::Error,
                 format!("rank {rank} received with a datatype that does not match what rank {sender} sent"),
                 &format!("receives data sent by rank {sender} with another type signature"),
                 "send and receive the same sequence of basic types (for example `MPI_INT` on both sides, not `MPI_BYTE` on one)",
             ),
-            Check::RequestLeak { .. } => said(
+            _ => return None,
+        })
+    }
+
+    /// A request or handle's life: never completed or freed, waited on
+    /// unstarted, or used after `MPI_Finalize`.
+    fn of_lifetime(trace: &RankTrace, record: &CheckRecord, call: &str) -> Option<Said> {
+        let rank = trace.rank;
+        Some(match record.check {
+            Check::RequestLeak { .. } => Said::new(
                 FindingKind::RequestLeak,
                 Severity::Warning,
                 format!("a request created by {call} on rank {rank} was never completed or freed"),
@@ -159,7 +194,7 @@ impl Said {
                 },
                 "complete every request with `MPI_Wait`/`MPI_Test` (or `MPI_Request_free`) before `MPI_Finalize`",
             ),
-            Check::ResourceLeak { .. } => said(
+            Check::ResourceLeak { .. } => Said::new(
                 FindingKind::ResourceLeak,
                 Severity::Warning,
                 format!("a handle created by {call} on rank {rank} was never freed"),
@@ -169,21 +204,35 @@ impl Said {
             // Legal (MPI-4.1 §3.9: it returns at once with an empty
             // status), so a warning: usually a missing `MPI_Start` (issue
             // 18).
-            Check::MissingStart { .. } => said(
+            Check::MissingStart { .. } => Said::new(
                 FindingKind::MissingStart,
                 Severity::Warning,
                 format!("{call} on rank {rank} waits on a persistent request that was never started"),
                 "this request is inactive: no `MPI_Start` since it was created or last completed",
                 "waiting on an inactive request is legal and returns at once with an empty status; if the program meant to communicate, call `MPI_Start` (or `MPI_Startall`) on the request before each wait",
             ),
-            Check::AfterFinalize => said(
+            Check::AfterFinalize => Said::new(
                 FindingKind::AfterFinalize,
                 Severity::Error,
                 format!("rank {rank} called {call} after `MPI_Finalize`"),
                 "called after `MPI_Finalize`",
                 "move the call before `MPI_Finalize`; only a few query functions are allowed after it",
             ),
-            Check::BufferReuse { .. } => said(
+            _ => return None,
+        })
+    }
+
+    /// A send buffer changed before the send completed, or a buffer
+    /// smaller than its count.
+    fn of_buffer(
+        ctx: &RunContext<'_>,
+        trace: &RankTrace,
+        record: &CheckRecord,
+        call: &str,
+    ) -> Option<Said> {
+        let rank = trace.rank;
+        Some(match record.check {
+            Check::BufferReuse { .. } => Said::new(
                 FindingKind::BufferReuse,
                 Severity::Error,
                 format!(
@@ -203,7 +252,7 @@ impl Said {
                 let object = crate::buffers::room_of(ctx.sites, record.site, access, from_room)
                     .map_or_else(|| "the heap block".to_string(), |r| format!("`{}`", r.object));
                 let buffer = crate::buffers::buffer_name(access);
-                said(
+                Said::new(
                     FindingKind::BufferOverflow,
                     Severity::Error,
                     format!(
@@ -216,6 +265,13 @@ impl Said {
                     "make the count at most the buffer's size in elements, or the buffer as large as the count",
                 )
             }
+            _ => return None,
+        })
+    }
+
+    /// An MPI call from a thread the thread level does not allow.
+    fn of_thread(rank: i32, record: &CheckRecord, call: &str) -> Option<Said> {
+        Some(match record.check {
             // MPI-4.0 §11.6.1: under `FUNNELED` only the main thread
             // (the one that initialised MPI) may call MPI; under `SINGLE`
             // only one thread runs at all; §11.6.2: `MPI_Finalize` runs on
@@ -231,7 +287,7 @@ impl Said {
                 } else {
                     "call `MPI_Finalize` from the thread that called `MPI_Init` or `MPI_Init_thread`, after the other threads' MPI calls are done"
                 };
-                said(
+                Said::new(
                     FindingKind::ThreadLevel,
                     Severity::Error,
                     format!(
@@ -241,7 +297,7 @@ impl Said {
                     help,
                 )
             }
-            Check::CollectiveMismatch { .. } => return None,
+            _ => return None,
         })
     }
 }

@@ -141,70 +141,8 @@ pub fn analyze(
 
     let mut findings = before_init;
     let overlaps = crate::thread_overlap::overlaps(ctx);
-    findings.extend(crate::thread_overlap::findings(ctx, &overlaps));
-    findings.extend(crate::buffers::buffer_findings(ctx.sites, &traces));
-    findings.extend(crate::unreceived::unreceived_findings(ctx.sites, &traces));
-    findings.extend(crate::rma_epochs::rma_epoch_findings(ctx.sites, &traces));
-    let races = crate::rma_races::rma_race_check(ctx.sites, &traces);
-    findings.extend(races.findings);
-    findings.extend(crate::divergence::divergence_findings(
-        ctx.sites,
-        &traces,
-        ctx.ended.stopped_by_monitor,
-    ));
-    let mut ranks = Vec::new();
-    let mut tool_stops = Vec::new();
-    for (rank, trace) in traces.iter().enumerate() {
-        let rank = rank as i32;
-        let stderr = tail(&std::fs::read_to_string(ctx.dir.stderr(rank)).unwrap_or_default());
-        if let Some(t) = trace
-            .as_ref()
-            .filter(|t| t.end.state == RankState::ToolStopped)
-        {
-            let site = t
-                .end
-                .abort
-                .and_then(|(_, site)| ctx.sites.and_then(|s| s.get(site)));
-            tool_stops.push(tool_stop_message(rank, &stderr, site));
-        }
-        let (state, exit_status, signal, operations) = match trace {
-            None => ("never-started".to_string(), None, None, 0),
-            Some(t) => {
-                findings.extend(local_check_findings(ctx, t, &traces, &stderr));
-                if let Some(finding) = rank_finding(ctx, t, &stderr) {
-                    findings.push(finding);
-                }
-                let state = match t.end.state {
-                    RankState::Exited => "exited",
-                    RankState::Finalized => "finalized",
-                    RankState::Signaled => "signaled",
-                    RankState::Aborted => "aborted",
-                    RankState::ToolStopped => "stopped-by-mbhybrid",
-                    // mbhybrid stopped the job after confirming it could
-                    // never finish.
-                    RankState::Starting | RankState::Running if ctx.ended.stopped_by_monitor => {
-                        "deadlocked"
-                    }
-                    RankState::Starting | RankState::Running if ctx.ended.timed_out => "timed-out",
-                    RankState::Starting | RankState::Running => "killed",
-                };
-                (
-                    state.to_string(),
-                    t.end.exit_status,
-                    t.end.signal,
-                    t.ops.len() as u64,
-                )
-            }
-        };
-        ranks.push(RankOutcome {
-            rank,
-            state,
-            exit_status,
-            signal,
-            operations,
-            stderr,
-        });
-    }
+    let unchecked = run_findings(ctx, &traces, &overlaps, &mut findings);
+    let (ranks, tool_stops) = rank_outcomes(ctx, &traces, &mut findings);
 
     let launcher_stdout = std::fs::read_to_string(ctx.dir.launcher_stdout()).unwrap_or_default();
     if ctx.ended.timed_out {
@@ -226,7 +164,7 @@ pub fn analyze(
         ));
     }
 
-    let mut not_modelled = crate::not_modelled::calls(ctx, &traces, &races.unchecked);
+    let mut not_modelled = crate::not_modelled::calls(ctx, &traces, &unchecked);
     not_modelled.extend(crate::thread_overlap::stops(ctx, &overlaps));
     Ok(Analysis {
         outcome: RunOutcome {
@@ -244,6 +182,96 @@ pub fn analyze(
         tool_stops,
         not_modelled,
     })
+}
+
+/// The findings of the whole run's checks (threads, buffers, messages
+/// never received, RMA epochs and races, collectives some ranks skip),
+/// into `findings`; the operations the race check could not check.
+fn run_findings(
+    ctx: &RunContext<'_>,
+    traces: &[Option<RankTrace>],
+    overlaps: &[mbh_trace::layout::ThreadOverlap],
+    findings: &mut Vec<Finding>,
+) -> Vec<(i32, mbh_trace::rank_trace::Op, &'static str)> {
+    findings.extend(crate::thread_overlap::findings(ctx, overlaps));
+    findings.extend(crate::buffers::buffer_findings(ctx.sites, traces));
+    findings.extend(crate::unreceived::unreceived_findings(ctx.sites, traces));
+    findings.extend(crate::rma_epochs::rma_epoch_findings(ctx.sites, traces));
+    let races = crate::rma_races::rma_race_check(ctx.sites, traces);
+    findings.extend(races.findings);
+    findings.extend(crate::divergence::divergence_findings(
+        ctx.sites,
+        traces,
+        ctx.ended.stopped_by_monitor,
+    ));
+    races.unchecked
+}
+
+/// Each rank's outcome, with its own findings (local checks, how it
+/// ended) into `findings`, and the messages of the ranks the runtime
+/// stopped (`tool_stops`).
+fn rank_outcomes(
+    ctx: &RunContext<'_>,
+    traces: &[Option<RankTrace>],
+    findings: &mut Vec<Finding>,
+) -> (Vec<RankOutcome>, Vec<String>) {
+    let mut ranks = Vec::new();
+    let mut tool_stops = Vec::new();
+    for (rank, trace) in traces.iter().enumerate() {
+        let rank = rank as i32;
+        let stderr = tail(&std::fs::read_to_string(ctx.dir.stderr(rank)).unwrap_or_default());
+        if let Some(t) = trace
+            .as_ref()
+            .filter(|t| t.end.state == RankState::ToolStopped)
+        {
+            let site = t
+                .end
+                .abort
+                .and_then(|(_, site)| ctx.sites.and_then(|s| s.get(site)));
+            tool_stops.push(tool_stop_message(rank, &stderr, site));
+        }
+        let (state, exit_status, signal, operations) = match trace {
+            None => ("never-started".to_string(), None, None, 0),
+            Some(t) => {
+                findings.extend(local_check_findings(ctx, t, traces, &stderr));
+                if let Some(finding) = rank_finding(ctx, t, &stderr) {
+                    findings.push(finding);
+                }
+                let state = state_name(ctx, t);
+                (
+                    state.to_string(),
+                    t.end.exit_status,
+                    t.end.signal,
+                    t.ops.len() as u64,
+                )
+            }
+        };
+        ranks.push(RankOutcome {
+            rank,
+            state,
+            exit_status,
+            signal,
+            operations,
+            stderr,
+        });
+    }
+    (ranks, tool_stops)
+}
+
+/// The state a rank's outcome names.
+fn state_name(ctx: &RunContext<'_>, t: &RankTrace) -> &'static str {
+    match t.end.state {
+        RankState::Exited => "exited",
+        RankState::Finalized => "finalized",
+        RankState::Signaled => "signaled",
+        RankState::Aborted => "aborted",
+        RankState::ToolStopped => "stopped-by-mbhybrid",
+        // mbhybrid stopped the job after confirming it could
+        // never finish.
+        RankState::Starting | RankState::Running if ctx.ended.stopped_by_monitor => "deadlocked",
+        RankState::Starting | RankState::Running if ctx.ended.timed_out => "timed-out",
+        RankState::Starting | RankState::Running => "killed",
+    }
 }
 
 /// Whether every rank finalized and exited with status 0: a launcher that

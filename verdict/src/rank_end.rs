@@ -103,22 +103,7 @@ pub(crate) fn rank_finding(
             if signal == libc::SIGABRT {
                 abort_finding(ctx, trace, stderr)
             } else {
-                let mut f = Finding::new(
-                    FindingKind::Crash,
-                    Severity::Error,
-                    format!("rank {rank} crashed with {}", signal_name(signal)),
-                );
-                push_frame(ctx, &mut f, end, true, rank, "the rank crashed here");
-                push_stack(&mut f, ctx, trace);
-                if signal == libc::SIGSEGV || signal == libc::SIGBUS {
-                    f.notes
-                        .push(format!("the invalid address was {:#x}", end.fault_addr));
-                }
-                f.help = Some(
-                    "rebuild with `-- -fsanitize=address -g` or run the rank under a debugger to see the invalid access"
-                        .into(),
-                );
-                f
+                crash_finding(ctx, trace, signal)
             }
         }
         RankState::Exited => {
@@ -162,67 +147,104 @@ pub(crate) fn rank_finding(
         }
         // A limit of the tool, reported as a tool error (`tool_stops`).
         RankState::ToolStopped => return None,
-        RankState::Aborted => {
-            let (code, site) = end.abort.unwrap_or((0, 0));
-            if aborted_by_mpi_error(trace, code) {
-                // The runtime aborted the job for an MPI error under
-                // `MPI_ERRORS_ARE_FATAL`, as MPI would have: the local
-                // check's finding says it all.
-                return None;
-            }
-            let mut f = Finding::new(
-                FindingKind::Assertion,
-                Severity::Error,
-                format!("rank {rank} called `MPI_Abort` with error code {code}"),
-            );
-            match ctx.sites.and_then(|s| s.get(site)) {
-                Some(site) => f.locations.push(site_location(
-                    site,
-                    rank,
-                    Role::Primary,
-                    "the program aborted here",
-                )),
-                None => push_frame(ctx, &mut f, end, false, rank, "the program aborted here"),
-            }
-            f
-        }
+        RankState::Aborted => mpi_abort_finding(ctx, trace)?,
         // Killed, and MPI said why: an error its own `MPI_ERRORS_ARE_FATAL`
         // handler took (one the runtime does not see: on `MPI_COMM_SELF`,
         // or of a call without a communicator) stopped the job.
         RankState::Starting | RankState::Running
             if !ctx.ended.timed_out && !ctx.ended.stopped_by_monitor =>
         {
-            let (call, words) = open_mpi_fatal_message(stderr)?;
-            let mut f = Finding::new(
-                FindingKind::MpiError,
-                Severity::Error,
-                format!(
-                    "`{call}` failed on rank {rank} and MPI's fatal error handler stopped the job"
-                ),
-            );
-            push_last_call(
-                ctx,
-                &mut f,
-                trace,
-                "the last MPI call the rank made: this call failed",
-            );
-            f.notes.push(format!("MPI's message: {words}"));
-            f.notes.push(
-                "the error went to MPI's own `MPI_ERRORS_ARE_FATAL` handler (an error on `MPI_COMM_SELF`, or of a call without a communicator), which mbhybrid does not record: its class and arguments are not checked"
-                    .into(),
-            );
-            f.help = Some(
-                "check the arguments of the call; `MPI_Comm_set_errhandler` with `MPI_ERRORS_RETURN` lets the program handle the error"
-                    .into(),
-            );
-            f
+            fatal_handler_finding(ctx, trace, stderr)?
         }
         _ => return None,
     };
     finding.interleaving = ctx.interleaving;
     finding.ranks = vec![rank];
-    // What the rank printed, except glibc's assertion message: the finding
-    // already says it.
+    push_printed(&mut finding, rank, stderr);
+    Some(finding)
+}
+
+/// A rank killed by `signal` (not `SIGABRT`, an abort's): where, its
+/// stack, and for a bad access the address.
+fn crash_finding(ctx: &RunContext<'_>, trace: &RankTrace, signal: i32) -> Finding {
+    let (rank, end) = (trace.rank, &trace.end);
+    let mut f = Finding::new(
+        FindingKind::Crash,
+        Severity::Error,
+        format!("rank {rank} crashed with {}", signal_name(signal)),
+    );
+    push_frame(ctx, &mut f, end, true, rank, "the rank crashed here");
+    push_stack(&mut f, ctx, trace);
+    if signal == libc::SIGSEGV || signal == libc::SIGBUS {
+        f.notes
+            .push(format!("the invalid address was {:#x}", end.fault_addr));
+    }
+    f.help = Some(
+        "rebuild with `-- -fsanitize=address -g` or run the rank under a debugger to see the invalid access"
+            .into(),
+    );
+    f
+}
+
+/// A rank that called `MPI_Abort`; `None` when it was the runtime's
+/// abort for an MPI error.
+fn mpi_abort_finding(ctx: &RunContext<'_>, trace: &RankTrace) -> Option<Finding> {
+    let (rank, end) = (trace.rank, &trace.end);
+    let (code, site) = end.abort.unwrap_or((0, 0));
+    if aborted_by_mpi_error(trace, code) {
+        // The runtime aborted the job for an MPI error under
+        // `MPI_ERRORS_ARE_FATAL`, as MPI would have: the local
+        // check's finding says it all.
+        return None;
+    }
+    let mut f = Finding::new(
+        FindingKind::Assertion,
+        Severity::Error,
+        format!("rank {rank} called `MPI_Abort` with error code {code}"),
+    );
+    match ctx.sites.and_then(|s| s.get(site)) {
+        Some(site) => f.locations.push(site_location(
+            site,
+            rank,
+            Role::Primary,
+            "the program aborted here",
+        )),
+        None => push_frame(ctx, &mut f, end, false, rank, "the program aborted here"),
+    }
+    Some(f)
+}
+
+/// A rank killed after MPI's own fatal error handler printed why; `None`
+/// when `stderr` holds no such message.
+fn fatal_handler_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &str) -> Option<Finding> {
+    let rank = trace.rank;
+    let (call, words) = open_mpi_fatal_message(stderr)?;
+    let mut f = Finding::new(
+        FindingKind::MpiError,
+        Severity::Error,
+        format!("`{call}` failed on rank {rank} and MPI's fatal error handler stopped the job"),
+    );
+    push_last_call(
+        ctx,
+        &mut f,
+        trace,
+        "the last MPI call the rank made: this call failed",
+    );
+    f.notes.push(format!("MPI's message: {words}"));
+    f.notes.push(
+        "the error went to MPI's own `MPI_ERRORS_ARE_FATAL` handler (an error on `MPI_COMM_SELF`, or of a call without a communicator), which mbhybrid does not record: its class and arguments are not checked"
+            .into(),
+    );
+    f.help = Some(
+        "check the arguments of the call; `MPI_Comm_set_errhandler` with `MPI_ERRORS_RETURN` lets the program handle the error"
+            .into(),
+    );
+    Some(f)
+}
+
+/// The last lines the rank printed, except glibc's assertion message:
+/// the finding already says it.
+fn push_printed(finding: &mut Finding, rank: i32, stderr: &str) {
     let printed: String = stderr
         .lines()
         .filter(|l| parse_glibc_assertion(l).is_none())
@@ -231,7 +253,6 @@ pub(crate) fn rank_finding(
     if let Some(last) = last_lines(&printed, 3) {
         finding.notes.push(format!("rank {rank} printed:\n{last}"));
     }
-    Some(finding)
 }
 
 /// Whether the rank's abort with `code` is the runtime applying

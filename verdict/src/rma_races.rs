@@ -54,12 +54,14 @@
 //! pairs in epochs of two different kinds, `R` operations of one origin
 //! in one epoch (their requests may order them), shared-lock pairs whose
 //! order clocks cannot tell (a run cut short, memory shared through
-//! `MPI_Win_allocate_shared`). Local loads and stores to window memory
-//! and origin buffers are not checked at all.
+//! `MPI_Win_allocate_shared`). A process's own loads and stores of its
+//! window memory are not checked here; those of origin and result
+//! buffers are `buffer-reuse` findings of the access checks
+//! (`runtime/src/rma_watch.rs`, `verdict/src/rma_reuse.rs`).
 
 use crate::place::site_location;
 use mbh_trace::rank_trace::{Op, WORLD_COMM};
-use mbh_trace::rma::{acc_op, acc_op_name, RmaLock, TargetData};
+use mbh_trace::rma::{acc_op, acc_op_name, RmaCall, RmaLock, TargetData};
 use mbh_trace::{Finding, FindingKind, OpKind, RankTrace, Role, Severity, SiteTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -243,70 +245,143 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
     {
         return check;
     }
-    // The windows of each rank, and each window's displacement unit on
-    // each rank.
-    let mut made: Vec<BTreeMap<u64, Made>> = vec![BTreeMap::new(); traces.len()];
-    let mut units: HashMap<(WinKey, i32), Option<i64>> = HashMap::new();
-    let mut sizes: HashMap<(WinKey, i32), u64> = HashMap::new();
-    for (r, trace) in traces.iter().enumerate() {
-        let Some(trace) = trace else { continue };
-        let mut ordinal: HashMap<u64, u32> = HashMap::new();
-        for op in &trace.ops {
-            let Some(call) = op.rma() else { continue };
-            if !call.kind.makes_window() || call.window == 0 {
-                continue;
-            }
-            let n = ordinal.entry(op.comm).or_insert(0);
-            *n += 1;
-            let known = op.comm == WORLD_COMM || op.comm >> 63 == 1;
-            let key = (known && !call.failed).then_some((op.comm, *n));
-            if let Some(key) = key {
-                units.insert((key, trace.rank), call.disp_unit);
-                if let Some(size) = call.win_size {
-                    sizes.insert((key, trace.rank), size);
-                }
-            }
-            made[r].insert(
-                call.window,
-                Made {
-                    key,
-                    disp_unit: call.disp_unit,
-                    made: op.clone(),
-                },
-            );
-        }
-    }
-    // Each rank's posts, by window, for PSCW matching.
-    let mut accesses = Vec::new();
-    let mut posts: HashMap<(WinKey, i32), Posts> = HashMap::new();
-    for (r, trace) in traces.iter().enumerate() {
-        let Some(trace) = trace else { continue };
-        let (found, walked) = walk(trace, &made[r], &mut check.unchecked);
-        accesses.extend(found);
-        for (key, w) in walked {
-            posts.insert((key, trace.rank), w.posts);
-        }
-    }
-    // Only shared-lock pairs of two origins need clocks: made once, when
-    // the first one comes.
-    let mut clocks: Option<Clocks> = None;
-    let shared_memory = traces
-        .iter()
-        .flatten()
-        .any(|t| t.ops.iter().any(|op| op.kind == OpKind::WinAllocateShared));
+    let windows = Windows::of(traces);
+    let (accesses, posts) = walk_origins(traces, &windows.made, &mut check.unchecked);
     // Pairs on the same target bytes.
     let mut by_target: BTreeMap<(WinKey, i32), Vec<usize>> = BTreeMap::new();
     for (i, a) in accesses.iter().enumerate() {
         by_target.entry((a.window, a.target)).or_default().push(i);
     }
-    let mut found: BTreeMap<(u32, u32), Race> = BTreeMap::new();
-    // Pairs of overlapping operations looked at in this run.
-    let mut compared: usize = 0;
-    // Operations reaching outside their target's window, one per site.
-    let mut beyond: BTreeMap<u32, Beyond> = BTreeMap::new();
-    let mut undecided: BTreeSet<(usize, &'static str)> = BTreeSet::new();
+    let mut pairing = Pairing::new(traces, &windows, &accesses, &posts);
     for ((window, target), list) in &by_target {
-        let unit = match units.get(&(*window, *target)) {
+        pairing.pair_target(*window, *target, list);
+    }
+    pairing.finish(sites, &mut check);
+    check
+}
+
+/// The windows of each rank, and each window's displacement unit and
+/// size on each rank (from that rank's own record of making it).
+struct Windows {
+    made: Vec<BTreeMap<u64, Made>>,
+    units: HashMap<(WinKey, i32), Option<i64>>,
+    sizes: HashMap<(WinKey, i32), u64>,
+}
+
+impl Windows {
+    fn of(traces: &[Option<RankTrace>]) -> Windows {
+        let mut windows = Windows {
+            made: vec![BTreeMap::new(); traces.len()],
+            units: HashMap::new(),
+            sizes: HashMap::new(),
+        };
+        for (r, trace) in traces.iter().enumerate() {
+            let Some(trace) = trace else { continue };
+            let mut ordinal: HashMap<u64, u32> = HashMap::new();
+            for op in &trace.ops {
+                let Some(call) = op.rma() else { continue };
+                if !call.kind.makes_window() || call.window == 0 {
+                    continue;
+                }
+                let n = ordinal.entry(op.comm).or_insert(0);
+                *n += 1;
+                let known = op.comm == WORLD_COMM || op.comm >> 63 == 1;
+                let key = (known && !call.failed).then_some((op.comm, *n));
+                if let Some(key) = key {
+                    windows.units.insert((key, trace.rank), call.disp_unit);
+                    if let Some(size) = call.win_size {
+                        windows.sizes.insert((key, trace.rank), size);
+                    }
+                }
+                windows.made[r].insert(
+                    call.window,
+                    Made {
+                        key,
+                        disp_unit: call.disp_unit,
+                        made: op.clone(),
+                    },
+                );
+            }
+        }
+        windows
+    }
+}
+
+/// Every origin's operations, ready to pair, and each rank's posts, by
+/// window, for PSCW matching.
+fn walk_origins(
+    traces: &[Option<RankTrace>],
+    made: &[BTreeMap<u64, Made>],
+    unchecked: &mut Vec<(i32, Op, &'static str)>,
+) -> (Vec<Access>, HashMap<(WinKey, i32), Posts>) {
+    let mut accesses = Vec::new();
+    let mut posts: HashMap<(WinKey, i32), Posts> = HashMap::new();
+    for (r, trace) in traces.iter().enumerate() {
+        let Some(trace) = trace else { continue };
+        let (found, walked) = walk(trace, &made[r], unchecked);
+        accesses.extend(found);
+        for (key, w) in walked {
+            posts.insert((key, trace.rank), w.posts);
+        }
+    }
+    (accesses, posts)
+}
+
+/// Pairing one run's operations on the same target bytes, one target's
+/// window at a time, with what it found so far; the budget of pairs
+/// ([`MAX_COMPARED`]) is the whole run's.
+struct Pairing<'a> {
+    traces: &'a [Option<RankTrace>],
+    windows: &'a Windows,
+    accesses: &'a [Access],
+    posts: &'a HashMap<(WinKey, i32), Posts>,
+    /// Memory shared through `MPI_Win_allocate_shared`: loads and stores
+    /// may order shared-lock epochs where clocks cannot see it.
+    shared_memory: bool,
+    /// Only shared-lock pairs of two origins need clocks: made once, when
+    /// the first one comes.
+    clocks: Option<Clocks>,
+    found: BTreeMap<(u32, u32), Race>,
+    /// Pairs of overlapping operations looked at in this run.
+    compared: usize,
+    /// Operations reaching outside their target's window, one per site.
+    beyond: BTreeMap<u32, Beyond>,
+    undecided: BTreeSet<(usize, &'static str)>,
+}
+
+/// A pair's verdict: a race and why, or no race (`Err(None)`), or not
+/// decided and why (`Err(Some(reason))`).
+type PairVerdict = Result<Why, Option<&'static str>>;
+
+impl<'a> Pairing<'a> {
+    fn new(
+        traces: &'a [Option<RankTrace>],
+        windows: &'a Windows,
+        accesses: &'a [Access],
+        posts: &'a HashMap<(WinKey, i32), Posts>,
+    ) -> Pairing<'a> {
+        let shared_memory = traces
+            .iter()
+            .flatten()
+            .any(|t| t.ops.iter().any(|op| op.kind == OpKind::WinAllocateShared));
+        Pairing {
+            traces,
+            windows,
+            accesses,
+            posts,
+            shared_memory,
+            clocks: None,
+            found: BTreeMap::new(),
+            compared: 0,
+            beyond: BTreeMap::new(),
+            undecided: BTreeSet::new(),
+        }
+    }
+
+    /// Pairs the operations `list` (indices of accesses) on `target`'s
+    /// `window`.
+    fn pair_target(&mut self, window: WinKey, target: i32, list: &[usize]) {
+        let unit = match self.windows.units.get(&(window, target)) {
             Some(Some(unit)) => *unit,
             found => {
                 let reason = if found.is_some() {
@@ -315,58 +390,55 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
                     why::NO_TARGET
                 };
                 for &i in list {
-                    undecided.insert((i, reason));
+                    self.undecided.insert((i, reason));
                 }
-                continue;
+                return;
             }
-        };
-        let exposure = |a: &Access| -> Result<Option<u64>, &'static str> {
-            let Epoch::Start { nth, .. } = a.epoch else {
-                return Ok(None);
-            };
-            let posts = posts.get(&(*window, *target)).ok_or(why::GROUP)?;
-            let mut seen = 0;
-            for &(index, group) in posts {
-                let group = group.ok_or(why::GROUP)?;
-                if holds(group, a.rank) {
-                    seen += 1;
-                    if seen == nth {
-                        return Ok(Some(index));
-                    }
-                }
-            }
-            Err(why::GROUP)
         };
         // By first byte: each operation meets only the ones that start
         // before it ends (a sweep, not every pair: a stencil's thousands of
         // operations on disjoint bytes cost a sort).
+        let accesses = self.accesses;
         let mut ranged: Vec<(i64, i64, usize)> = list
             .iter()
             .filter_map(|&i| accesses[i].data.range(unit).map(|(lo, hi)| (lo, hi, i)))
             .filter(|(lo, hi, _)| lo < hi)
             .collect();
-        if let Some(&size) = sizes.get(&(*window, *target)) {
-            for &(lo, hi, i) in &ranged {
-                let a = &accesses[i];
-                let outside = lo < 0 || u64::try_from(hi).is_ok_and(|hi| hi > size);
-                if outside && beyond.len() < MAX_BEYOND {
-                    let made = made_on(&made, a.rank, a.local_window);
-                    beyond
-                        .entry(a.op.site)
-                        .or_insert_with(|| Beyond::new(a, (lo, hi), size, made));
-                }
-            }
+        if let Some(&size) = self.windows.sizes.get(&(window, target)) {
+            self.note_beyond(&ranged, size);
         }
         ranged.sort_unstable();
+        self.sweep((window, target), &ranged);
+    }
+
+    /// Keeps the operations of `ranged` that reach outside the `size`
+    /// bytes their target exposes.
+    fn note_beyond(&mut self, ranged: &[(i64, i64, usize)], size: u64) {
+        for &(lo, hi, i) in ranged {
+            let a = &self.accesses[i];
+            let outside = lo < 0 || u64::try_from(hi).is_ok_and(|hi| hi > size);
+            if outside && self.beyond.len() < MAX_BEYOND {
+                let made = made_on(&self.windows.made, a.rank, a.local_window);
+                self.beyond
+                    .entry(a.op.site)
+                    .or_insert_with(|| Beyond::new(a, (lo, hi), size, made));
+            }
+        }
+    }
+
+    /// Pairs each operation of `ranged` (sorted by first byte) with those
+    /// that start before it ends.
+    fn sweep(&mut self, key: (WinKey, i32), ranged: &[(i64, i64, usize)]) {
+        let accesses = self.accesses;
         'sweep: for (x, &(a0, a1, i)) in ranged.iter().enumerate() {
             for &(b0, b1, j) in ranged[x + 1..].iter().take_while(|(b0, ..)| *b0 < a1) {
-                compared += 1;
-                if compared > MAX_COMPARED {
+                self.compared += 1;
+                if self.compared > MAX_COMPARED {
                     // Thousands of operations on the same bytes (a counter,
                     // a benchmark's loop) would cost their square: what
                     // is left is named as not checked, never guessed.
                     for &(_, _, k) in &ranged[x..] {
-                        undecided.insert((k, why::TOO_MANY));
+                        self.undecided.insert((k, why::TOO_MANY));
                     }
                     break 'sweep;
                 }
@@ -375,103 +447,151 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
                 if lo >= hi || !(a.writes() || b.writes()) || atomic(a, b) {
                     continue;
                 }
-                let same = a.rank == b.rank;
-                if same && a.is_accumulate() && b.is_accumulate() {
+                if a.rank == b.rank && a.is_accumulate() && b.is_accumulate() {
                     // An origin's accumulates are ordered (§12.7.2).
                     continue;
                 }
-                let verdict = match (a.epoch, b.epoch) {
-                    (Epoch::Fence(k), Epoch::Fence(l)) => {
-                        (k == l).then_some(Why::SameFence).ok_or(None)
-                    }
-                    (Epoch::Start { opened: oa, .. }, Epoch::Start { opened: ob, .. }) => {
-                        match (exposure(a), exposure(b)) {
-                            _ if same => (oa == ob).then_some(Why::SameStart).ok_or(None),
-                            (Ok(ea), Ok(eb)) => (ea == eb).then_some(Why::SameExposure).ok_or(None),
-                            (Err(e), _) | (_, Err(e)) => Err(Some(e)),
-                        }
-                    }
-                    (
-                        Epoch::Lock {
-                            opened: oa,
-                            exclusive: xa,
-                            flushes: fa,
-                            completed: ca,
-                        },
-                        Epoch::Lock {
-                            opened: ob,
-                            exclusive: xb,
-                            flushes: fb,
-                            completed: cb,
-                        },
-                    ) => {
-                        if same {
-                            if oa != ob || fa != fb {
-                                Err(None)
-                            } else if a.is_request() || b.is_request() {
-                                Err(Some(why::REQUEST))
-                            } else {
-                                Ok(Why::SameLock)
-                            }
-                        } else if xa || xb {
-                            Err(None)
-                        } else if shared_memory {
-                            Err(Some(why::CLOCKS))
-                        } else {
-                            match (ca, cb) {
-                                (Some(ca), Some(cb)) => {
-                                    let clocks = clocks.get_or_insert_with(|| Clocks::new(traces));
-                                    use Order::*;
-                                    match (
-                                        clocks.order(a.rank, ca, b.rank, b.op.index),
-                                        clocks.order(b.rank, cb, a.rank, a.op.index),
-                                    ) {
-                                        (Some(Not), Some(Not)) => Ok(Why::SharedLocks),
-                                        (Some(Before), _) | (_, Some(Before)) => Err(None),
-                                        _ => Err(Some(why::CLOCKS)),
-                                    }
-                                }
-                                _ => Err(Some(why::OPEN)),
-                            }
-                        }
-                    }
-                    _ => Err(Some(why::MIXED)),
-                };
-                match verdict {
-                    Ok(why) => {
-                        let (first, second) = if (a.rank, a.op.index) <= (b.rank, b.op.index) {
-                            (a, b)
-                        } else {
-                            (b, a)
-                        };
-                        let key = (first.op.site, second.op.site);
-                        found.entry(key).or_insert_with(|| Race {
-                            first: first.clone(),
-                            second: second.clone(),
-                            bytes: (lo, hi),
-                            why,
-                            made: made_on(&made, second.rank, second.local_window),
-                        });
-                    }
-                    Err(Some(reason)) => {
-                        undecided.insert((i, reason));
-                        undecided.insert((j, reason));
-                    }
-                    Err(None) => {}
-                }
+                let verdict = self.pair_verdict(key, a, b);
+                self.record(verdict, (i, j), (lo, hi));
             }
         }
     }
-    for (i, reason) in undecided {
-        let a = &accesses[i];
-        check.unchecked.push((a.rank, a.op.clone(), reason));
+
+    /// Whether `a` and `b`, overlapping and one writing, race on `key`'s
+    /// target window: what their epochs say.
+    fn pair_verdict(&mut self, key: (WinKey, i32), a: &Access, b: &Access) -> PairVerdict {
+        let same = a.rank == b.rank;
+        match (a.epoch, b.epoch) {
+            (Epoch::Fence(k), Epoch::Fence(l)) => (k == l).then_some(Why::SameFence).ok_or(None),
+            (Epoch::Start { opened: oa, .. }, Epoch::Start { opened: ob, .. }) => {
+                match (self.exposure(key, a), self.exposure(key, b)) {
+                    _ if same => (oa == ob).then_some(Why::SameStart).ok_or(None),
+                    (Ok(ea), Ok(eb)) => (ea == eb).then_some(Why::SameExposure).ok_or(None),
+                    (Err(e), _) | (_, Err(e)) => Err(Some(e)),
+                }
+            }
+            (
+                Epoch::Lock {
+                    opened: oa,
+                    exclusive: xa,
+                    flushes: fa,
+                    completed: ca,
+                },
+                Epoch::Lock {
+                    opened: ob,
+                    exclusive: xb,
+                    flushes: fb,
+                    completed: cb,
+                },
+            ) => {
+                if same {
+                    if oa != ob || fa != fb {
+                        Err(None)
+                    } else if a.is_request() || b.is_request() {
+                        Err(Some(why::REQUEST))
+                    } else {
+                        Ok(Why::SameLock)
+                    }
+                } else if xa || xb {
+                    Err(None)
+                } else if self.shared_memory {
+                    Err(Some(why::CLOCKS))
+                } else {
+                    self.shared_locks((a, ca), (b, cb))
+                }
+            }
+            _ => Err(Some(why::MIXED)),
+        }
     }
-    check.findings = found
-        .into_values()
-        .map(|race| race.finding(sites))
-        .chain(beyond.into_values().map(|b| b.finding(sites)))
-        .collect();
-    check
+
+    /// The exposure epoch (the target's `MPI_Win_post` record) of a PSCW
+    /// operation `a` on `key`'s target window; `None` outside PSCW.
+    fn exposure(&self, key: (WinKey, i32), a: &Access) -> Result<Option<u64>, &'static str> {
+        let Epoch::Start { nth, .. } = a.epoch else {
+            return Ok(None);
+        };
+        let posts = self.posts.get(&key).ok_or(why::GROUP)?;
+        let mut seen = 0;
+        for &(index, group) in posts {
+            let group = group.ok_or(why::GROUP)?;
+            if holds(group, a.rank) {
+                seen += 1;
+                if seen == nth {
+                    return Ok(Some(index));
+                }
+            }
+        }
+        Err(why::GROUP)
+    }
+
+    /// Two origins' operations under shared locks, each with the record
+    /// that completes it: a race only when clocks show nothing can order
+    /// either epoch's end before the other operation.
+    fn shared_locks(
+        &mut self,
+        (a, ca): (&Access, Option<u64>),
+        (b, cb): (&Access, Option<u64>),
+    ) -> PairVerdict {
+        match (ca, cb) {
+            (Some(ca), Some(cb)) => {
+                let traces = self.traces;
+                let clocks = self.clocks.get_or_insert_with(|| Clocks::new(traces));
+                use Order::*;
+                match (
+                    clocks.order(a.rank, ca, b.rank, b.op.index),
+                    clocks.order(b.rank, cb, a.rank, a.op.index),
+                ) {
+                    (Some(Not), Some(Not)) => Ok(Why::SharedLocks),
+                    (Some(Before), _) | (_, Some(Before)) => Err(None),
+                    _ => Err(Some(why::CLOCKS)),
+                }
+            }
+            _ => Err(Some(why::OPEN)),
+        }
+    }
+
+    /// Keeps the verdict on accesses `i` and `j` on bytes `lo..hi`: one
+    /// race per pair of call sites, or both named as not checked.
+    fn record(&mut self, verdict: PairVerdict, (i, j): (usize, usize), bytes: (i64, i64)) {
+        let (a, b) = (&self.accesses[i], &self.accesses[j]);
+        match verdict {
+            Ok(why) => {
+                let (first, second) = if (a.rank, a.op.index) <= (b.rank, b.op.index) {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                let key = (first.op.site, second.op.site);
+                let made = &self.windows.made;
+                self.found.entry(key).or_insert_with(|| Race {
+                    first: first.clone(),
+                    second: second.clone(),
+                    bytes,
+                    why,
+                    made: made_on(made, second.rank, second.local_window),
+                });
+            }
+            Err(Some(reason)) => {
+                self.undecided.insert((i, reason));
+                self.undecided.insert((j, reason));
+            }
+            Err(None) => {}
+        }
+    }
+
+    /// What the pairing found, and what it could not decide, into `check`.
+    fn finish(self, sites: Option<&SiteTable>, check: &mut RaceCheck) {
+        for (i, reason) in self.undecided {
+            let a = &self.accesses[i];
+            check.unchecked.push((a.rank, a.op.clone(), reason));
+        }
+        check.findings = self
+            .found
+            .into_values()
+            .map(|race| race.finding(sites))
+            .chain(self.beyond.into_values().map(|b| b.finding(sites)))
+            .collect();
+    }
 }
 
 /// Pairs of overlapping operations one run's check looks at, at most
@@ -575,9 +695,14 @@ fn walk(
             continue;
         }
         let w = walks.entry(call.window).or_default();
-        let target = call.target;
-        // Completes the pending operations on `window` to `of` (None: all).
-        let mut complete = |of: Option<i32>| {
+        if !call.kind.is_rma_operation() {
+            let of = match w.synchronize(op.index, &call) {
+                Completes::Nothing => continue,
+                Completes::Target(t) => Some(t),
+                Completes::All => None,
+            };
+            // Completes the pending operations on the window to `of`
+            // (None: all).
             pending.retain(|&(i, win, t)| {
                 if win != call.window || of.is_some_and(|of| of != t) {
                     return true;
@@ -587,139 +712,186 @@ fn walk(
                 }
                 false
             });
-        };
-        match call.kind {
-            OpKind::WinFence => {
-                w.fences += 1;
-                w.fence_open = call.assert & mbh_trace::rma::assert::NOSUCCEED == 0;
-            }
-            OpKind::WinLock if !call.proc_null => {
-                if let Some(t) = target {
-                    let exclusive = call.lock == Some(RmaLock::Exclusive);
-                    w.locks.insert(t, (op.index, exclusive, 0));
-                }
-            }
-            OpKind::WinUnlock => {
-                if let Some(t) = target {
-                    w.locks.remove(&t);
-                    complete(Some(t));
-                }
-            }
-            OpKind::WinLockAll => {
-                w.lock_all = Some((op.index, 0));
-                w.all_flushes.clear();
-            }
-            OpKind::WinUnlockAll => {
-                w.lock_all = None;
-                complete(None);
-            }
-            OpKind::WinFlush => {
-                if let Some(t) = target {
-                    if let Some(l) = w.locks.get_mut(&t) {
-                        l.2 += 1;
-                    }
-                    *w.all_flushes.entry(t).or_insert(0) += 1;
-                    complete(Some(t));
-                }
-            }
-            OpKind::WinFlushAll => {
-                for l in w.locks.values_mut() {
-                    l.2 += 1;
-                }
-                if let Some(all) = &mut w.lock_all {
-                    all.1 += 1;
-                }
-                complete(None);
-            }
-            OpKind::WinStart => {
-                w.open_start.clear();
-                if let Some(group) = call.group {
-                    for r in 0..mbh_trace::rma::GROUP_RANKS as i32 {
-                        if holds(group, r) {
-                            let n = w.starts_of.entry(r).or_insert(0);
-                            *n += 1;
-                            w.open_start.insert(r, *n);
-                        }
-                    }
-                }
-                w.start = Some((op.index, call.group));
-            }
-            OpKind::WinComplete => {
-                w.start = None;
-                w.open_start.clear();
-            }
-            OpKind::WinPost => w.posts.push((op.index, call.group)),
-            kind if kind.is_rma_operation() => {
-                let Some(t) = target else { continue };
-                let Some(window) = made.get(&call.window) else {
-                    continue;
-                };
-                let Some(key) = window.key else {
-                    unchecked.push((trace.rank, op.clone(), why::UNKNOWN_WINDOW));
-                    continue;
-                };
-                if window.disp_unit.is_none() {
-                    unchecked.push((trace.rank, op.clone(), why::DYNAMIC));
-                    continue;
-                }
-                let Some(data) = call.data else {
-                    unchecked.push((trace.rank, op.clone(), why::HOLES));
-                    continue;
-                };
-                let flushes_all = w.all_flushes.get(&t).copied().unwrap_or(0);
-                let epoch = if let Some(&(opened, exclusive, flushes)) = w.locks.get(&t) {
-                    Epoch::Lock {
-                        opened,
-                        exclusive,
-                        flushes,
-                        completed: None,
-                    }
-                } else if let Some((opened, all)) = w.lock_all {
-                    Epoch::Lock {
-                        opened,
-                        exclusive: false,
-                        flushes: all + flushes_all,
-                        completed: None,
-                    }
-                } else if let Some((opened, group)) = w.start {
-                    match (group, w.open_start.get(&t)) {
-                        (Some(_), Some(&nth)) => Epoch::Start { nth, opened },
-                        (None, _) => {
-                            unchecked.push((trace.rank, op.clone(), why::GROUP));
-                            continue;
-                        }
-                        // Outside the group: an epoch error (rma-epoch).
-                        (Some(_), None) => continue,
-                    }
-                } else if w.fence_open {
-                    Epoch::Fence(w.fences)
-                } else {
-                    // Outside any epoch: an epoch error (rma-epoch).
-                    continue;
-                };
-                if matches!(epoch, Epoch::Lock { .. }) {
-                    pending.push((found.len(), call.window, t));
-                }
-                found.push(Access {
-                    rank: trace.rank,
-                    op: op.clone(),
-                    target: t,
-                    window: key,
-                    local_window: call.window,
-                    data,
-                    epoch,
-                    acc_op: call.acc_op,
-                    basic_type: call.basic_type,
-                });
-            }
-            _ => {}
+            continue;
         }
+        let Some(access) = w.access(trace.rank, op, &call, made, unchecked) else {
+            continue;
+        };
+        if matches!(access.epoch, Epoch::Lock { .. }) {
+            pending.push((found.len(), call.window, access.target));
+        }
+        found.push(access);
     }
     let walks = walks
         .into_iter()
         .filter_map(|(id, w)| Some((made.get(&id)?.key?, w)))
         .collect();
     (found, walks)
+}
+
+/// The lock-epoch operations a synchronization call completes at their
+/// target.
+enum Completes {
+    Nothing,
+    /// Those to one target.
+    Target(i32),
+    /// Those to every target.
+    All,
+}
+
+impl Walk {
+    /// Follows synchronization call `call` (record `index`) on the window;
+    /// says which pending lock-epoch operations it completes.
+    fn synchronize(&mut self, index: u64, call: &RmaCall) -> Completes {
+        let target = call.target;
+        match call.kind {
+            OpKind::WinFence => {
+                self.fences += 1;
+                self.fence_open = call.assert & mbh_trace::rma::assert::NOSUCCEED == 0;
+            }
+            OpKind::WinLock if !call.proc_null => {
+                if let Some(t) = target {
+                    let exclusive = call.lock == Some(RmaLock::Exclusive);
+                    self.locks.insert(t, (index, exclusive, 0));
+                }
+            }
+            OpKind::WinUnlock => {
+                if let Some(t) = target {
+                    self.locks.remove(&t);
+                    return Completes::Target(t);
+                }
+            }
+            OpKind::WinLockAll => {
+                self.lock_all = Some((index, 0));
+                self.all_flushes.clear();
+            }
+            OpKind::WinUnlockAll => {
+                self.lock_all = None;
+                return Completes::All;
+            }
+            OpKind::WinFlush => {
+                if let Some(t) = target {
+                    if let Some(l) = self.locks.get_mut(&t) {
+                        l.2 += 1;
+                    }
+                    *self.all_flushes.entry(t).or_insert(0) += 1;
+                    return Completes::Target(t);
+                }
+            }
+            OpKind::WinFlushAll => {
+                for l in self.locks.values_mut() {
+                    l.2 += 1;
+                }
+                if let Some(all) = &mut self.lock_all {
+                    all.1 += 1;
+                }
+                return Completes::All;
+            }
+            OpKind::WinStart => self.begin_access_epoch(index, call.group),
+            OpKind::WinComplete => {
+                self.start = None;
+                self.open_start.clear();
+            }
+            OpKind::WinPost => self.posts.push((index, call.group)),
+            _ => {}
+        }
+        Completes::Nothing
+    }
+
+    /// Opens an access epoch (`MPI_Win_start`, record `index`) of `group`.
+    fn begin_access_epoch(&mut self, index: u64, group: Option<u64>) {
+        self.open_start.clear();
+        if let Some(group) = group {
+            for r in 0..mbh_trace::rma::GROUP_RANKS as i32 {
+                if holds(group, r) {
+                    let n = self.starts_of.entry(r).or_insert(0);
+                    *n += 1;
+                    self.open_start.insert(r, *n);
+                }
+            }
+        }
+        self.start = Some((index, group));
+    }
+
+    /// Operation `op` of origin `rank`, ready to pair; `None` when it is
+    /// not checked (named in `unchecked` with why) or is outside any
+    /// epoch (an epoch error, `rma-epoch`'s).
+    fn access(
+        &self,
+        rank: i32,
+        op: &Op,
+        call: &RmaCall,
+        made: &BTreeMap<u64, Made>,
+        unchecked: &mut Vec<(i32, Op, &'static str)>,
+    ) -> Option<Access> {
+        let t = call.target?;
+        let window = made.get(&call.window)?;
+        let Some(key) = window.key else {
+            unchecked.push((rank, op.clone(), why::UNKNOWN_WINDOW));
+            return None;
+        };
+        if window.disp_unit.is_none() {
+            unchecked.push((rank, op.clone(), why::DYNAMIC));
+            return None;
+        }
+        let Some(data) = call.data else {
+            unchecked.push((rank, op.clone(), why::HOLES));
+            return None;
+        };
+        let epoch = match self.epoch(t) {
+            Ok(epoch) => epoch,
+            Err(Some(reason)) => {
+                unchecked.push((rank, op.clone(), reason));
+                return None;
+            }
+            Err(None) => return None,
+        };
+        Some(Access {
+            rank,
+            op: op.clone(),
+            target: t,
+            window: key,
+            local_window: call.window,
+            data,
+            epoch,
+            acc_op: call.acc_op,
+            basic_type: call.basic_type,
+        })
+    }
+
+    /// The epoch an operation to `target` is in now; `Err(None)` outside
+    /// any (an epoch error, `rma-epoch`'s), `Err(Some(reason))` when it
+    /// cannot be told.
+    fn epoch(&self, target: i32) -> Result<Epoch, Option<&'static str>> {
+        let flushes_all = self.all_flushes.get(&target).copied().unwrap_or(0);
+        if let Some(&(opened, exclusive, flushes)) = self.locks.get(&target) {
+            Ok(Epoch::Lock {
+                opened,
+                exclusive,
+                flushes,
+                completed: None,
+            })
+        } else if let Some((opened, all)) = self.lock_all {
+            Ok(Epoch::Lock {
+                opened,
+                exclusive: false,
+                flushes: all + flushes_all,
+                completed: None,
+            })
+        } else if let Some((opened, group)) = self.start {
+            match (group, self.open_start.get(&target)) {
+                (Some(_), Some(&nth)) => Ok(Epoch::Start { nth, opened }),
+                (None, _) => Err(Some(why::GROUP)),
+                // Outside the group: an epoch error (rma-epoch).
+                (Some(_), None) => Err(None),
+            }
+        } else if self.fence_open {
+            Ok(Epoch::Fence(self.fences))
+        } else {
+            // Outside any epoch: an epoch error (rma-epoch).
+            Err(None)
+        }
+    }
 }
 
 /// Why nothing orders a race's two operations.
@@ -877,134 +1049,9 @@ impl Clocks {
         if records.saturating_mul(n) > CLOCK_LIMIT {
             return empty;
         }
-        // Each rank's collectives, keyed the same on every rank.
-        let mut coll: Vec<HashMap<u64, CollKey>> = vec![HashMap::new(); n];
-        let mut members: HashMap<CollKey, usize> = HashMap::new();
-        // The sends a receive took: (sender, record) -> receivers' positions.
-        let mut took: Vec<HashMap<u64, (i32, u64)>> = vec![HashMap::new(); n];
-        for (r, t) in traces.iter().enumerate() {
-            let Some(t) = t else { continue };
-            let mut ordinal: HashMap<(u64, bool), u32> = HashMap::new();
-            for (i, op) in t.ops.iter().enumerate() {
-                if let Some(m) = op.matched_send() {
-                    took[r].insert(i as u64, (m.send.sender, m.send.record));
-                    continue;
-                }
-                let name = match op.kind.class() {
-                    mbh_trace::op::OpClass::Collective => Some((op.comm, false)),
-                    mbh_trace::op::OpClass::Rma => match op.kind {
-                        k if k.makes_window() => Some((op.comm, false)),
-                        // Fences and frees of the windows of one
-                        // communicator, in one sequence.
-                        OpKind::WinFence | OpKind::WinFree => Some((op.comm, true)),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                if let Some(name) = name {
-                    let k = ordinal.entry(name).or_insert(0);
-                    *k += 1;
-                    let key = (name.0, name.1, *k);
-                    coll[r].insert(i as u64, key);
-                    *members.entry(key).or_insert(0) += 1;
-                }
-            }
-        }
-        let mut at: Vec<Vec<Option<Vec<u32>>>> = traces
-            .iter()
-            .map(|t| vec![None; t.as_ref().map_or(0, |t| t.ops.len())])
-            .collect();
-        let mut cursor = vec![0usize; n];
-        let mut clock: Vec<Vec<u32>> = vec![vec![0; n]; n];
-        let mut arrived: HashMap<CollKey, Vec<usize>> = HashMap::new();
-        let len = |r: usize| traces[r].as_ref().map_or(0, |t| t.ops.len());
-        loop {
-            let mut moved = false;
-            for r in 0..n {
-                while cursor[r] < len(r) {
-                    let i = cursor[r];
-                    let mut c = clock[r].clone();
-                    if let Some(&(sender, record)) = took[r].get(&(i as u64)) {
-                        let sent = usize::try_from(sender)
-                            .ok()
-                            .and_then(|s| at.get(s)?.get(usize::try_from(record).ok()?)?.as_ref());
-                        match sent {
-                            Some(s) => c.iter_mut().zip(s).for_each(|(x, y)| *x = (*x).max(*y)),
-                            None => break,
-                        }
-                    }
-                    if let Some(key) = coll[r].get(&(i as u64)).copied() {
-                        let list = arrived.entry(key).or_default();
-                        if !list.contains(&r) {
-                            list.push(r);
-                        }
-                        if list.len() < members[&key] {
-                            break;
-                        }
-                        // The last to arrive: every member leaves with
-                        // the join of their clocks.
-                        let mut join = vec![0u32; n];
-                        for &m in list.iter() {
-                            join.iter_mut()
-                                .zip(&clock[m])
-                                .for_each(|(x, y)| *x = (*x).max(*y));
-                        }
-                        for &m in list.clone().iter() {
-                            let mi = cursor[m];
-                            let mut mc = join.clone();
-                            mc[m] = mi as u32 + 1;
-                            clock[m] = mc.clone();
-                            at[m][mi] = Some(mc);
-                            cursor[m] += 1;
-                        }
-                        moved = true;
-                        continue;
-                    }
-                    c[r] = i as u32 + 1;
-                    at[r][i] = Some(c.clone());
-                    clock[r] = c;
-                    cursor[r] += 1;
-                    moved = true;
-                }
-            }
-            if !moved {
-                break;
-            }
-        }
-        let mut writers_cover = vec![0u32; n];
-        let mut first_reader = vec![u64::MAX; n];
-        for (r, t) in traces.iter().enumerate() {
-            let Some(t) = t else { continue };
-            // The exclusive locks held: (window, target).
-            let mut exclusive: BTreeSet<(u64, i32)> = BTreeSet::new();
-            for (i, op) in t.ops.iter().enumerate() {
-                let mut ends_exclusive = false;
-                if let Some(call) = op.rma() {
-                    let key = (call.window, call.target.unwrap_or(-1));
-                    match call.kind {
-                        OpKind::WinLock if call.lock == Some(RmaLock::Exclusive) => {
-                            exclusive.insert(key);
-                        }
-                        OpKind::WinUnlock => ends_exclusive = exclusive.remove(&key),
-                        _ => {}
-                    }
-                }
-                let (writer, reader) = rma_news(op, ends_exclusive);
-                if writer {
-                    match &at[r][i] {
-                        Some(c) => writers_cover
-                            .iter_mut()
-                            .zip(c)
-                            .for_each(|(x, y)| *x = (*x).max(*y)),
-                        // A writer never reached: it may cover anything.
-                        None => writers_cover.iter_mut().for_each(|x| *x = u32::MAX),
-                    }
-                }
-                if reader && first_reader[r] == u64::MAX {
-                    first_reader[r] = i as u64;
-                }
-            }
-        }
+        let joins = Joins::of(traces);
+        let at = ClockWalk::new(traces, &joins).run();
+        let (writers_cover, first_reader) = news(traces, &at);
         Clocks {
             at,
             writers_cover,
@@ -1034,6 +1081,209 @@ impl Clocks {
             Order::Not
         })
     }
+}
+
+/// What joins the ranks' clocks: each rank's collectives, keyed the same
+/// on every rank, with how many ranks make each, and the sends its
+/// receives took.
+struct Joins {
+    /// Per rank: record index -> the collective's key.
+    coll: Vec<HashMap<u64, CollKey>>,
+    /// How many ranks make each collective.
+    members: HashMap<CollKey, usize>,
+    /// Per rank: a receive's record index -> the send it took (sender,
+    /// record).
+    took: Vec<HashMap<u64, (i32, u64)>>,
+}
+
+impl Joins {
+    fn of(traces: &[Option<RankTrace>]) -> Joins {
+        let n = traces.len();
+        let mut joins = Joins {
+            coll: vec![HashMap::new(); n],
+            members: HashMap::new(),
+            took: vec![HashMap::new(); n],
+        };
+        for (r, t) in traces.iter().enumerate() {
+            let Some(t) = t else { continue };
+            let mut ordinal: HashMap<(u64, bool), u32> = HashMap::new();
+            for (i, op) in t.ops.iter().enumerate() {
+                if let Some(m) = op.matched_send() {
+                    joins.took[r].insert(i as u64, (m.send.sender, m.send.record));
+                    continue;
+                }
+                let name = match op.kind.class() {
+                    mbh_trace::op::OpClass::Collective => Some((op.comm, false)),
+                    mbh_trace::op::OpClass::Rma => match op.kind {
+                        k if k.makes_window() => Some((op.comm, false)),
+                        // Fences and frees of the windows of one
+                        // communicator, in one sequence.
+                        OpKind::WinFence | OpKind::WinFree => Some((op.comm, true)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(name) = name {
+                    let k = ordinal.entry(name).or_insert(0);
+                    *k += 1;
+                    let key = (name.0, name.1, *k);
+                    joins.coll[r].insert(i as u64, key);
+                    *joins.members.entry(key).or_insert(0) += 1;
+                }
+            }
+        }
+        joins
+    }
+}
+
+/// The walk that gives every record its clock: each rank moves on until
+/// a receive whose send has no clock yet, or a collective that not all
+/// its members reached; rounds go on while any rank moves.
+struct ClockWalk<'a> {
+    traces: &'a [Option<RankTrace>],
+    joins: &'a Joins,
+    /// Per rank, per record: the clock after it.
+    at: Vec<Vec<Option<Vec<u32>>>>,
+    /// Per rank: its next record.
+    cursor: Vec<usize>,
+    /// Per rank: its clock now.
+    clock: Vec<Vec<u32>>,
+    /// The ranks waiting in each collective.
+    arrived: HashMap<CollKey, Vec<usize>>,
+}
+
+impl<'a> ClockWalk<'a> {
+    fn new(traces: &'a [Option<RankTrace>], joins: &'a Joins) -> ClockWalk<'a> {
+        let n = traces.len();
+        ClockWalk {
+            traces,
+            joins,
+            at: traces
+                .iter()
+                .map(|t| vec![None; t.as_ref().map_or(0, |t| t.ops.len())])
+                .collect(),
+            cursor: vec![0usize; n],
+            clock: vec![vec![0; n]; n],
+            arrived: HashMap::new(),
+        }
+    }
+
+    /// The clocks after every record.
+    fn run(mut self) -> Vec<Vec<Option<Vec<u32>>>> {
+        loop {
+            let mut moved = false;
+            for r in 0..self.traces.len() {
+                moved |= self.advance(r);
+            }
+            if !moved {
+                break;
+            }
+        }
+        self.at
+    }
+
+    /// Moves rank `r` as far as it can go; whether it moved.
+    fn advance(&mut self, r: usize) -> bool {
+        let len = self.traces[r].as_ref().map_or(0, |t| t.ops.len());
+        let mut moved = false;
+        while self.cursor[r] < len {
+            let i = self.cursor[r];
+            let mut c = self.clock[r].clone();
+            if let Some(&(sender, record)) = self.joins.took[r].get(&(i as u64)) {
+                let sent = usize::try_from(sender)
+                    .ok()
+                    .and_then(|s| self.at.get(s)?.get(usize::try_from(record).ok()?)?.as_ref());
+                match sent {
+                    Some(s) => c.iter_mut().zip(s).for_each(|(x, y)| *x = (*x).max(*y)),
+                    None => break,
+                }
+            }
+            if let Some(key) = self.joins.coll[r].get(&(i as u64)).copied() {
+                if !self.arrive(r, key) {
+                    break;
+                }
+                moved = true;
+                continue;
+            }
+            c[r] = i as u32 + 1;
+            self.at[r][i] = Some(c.clone());
+            self.clock[r] = c;
+            self.cursor[r] += 1;
+            moved = true;
+        }
+        moved
+    }
+
+    /// Rank `r` reaches collective `key`: the last to arrive lets every
+    /// member leave with the join of their clocks (true); the others wait
+    /// (false).
+    fn arrive(&mut self, r: usize, key: CollKey) -> bool {
+        let n = self.traces.len();
+        let list = self.arrived.entry(key).or_default();
+        if !list.contains(&r) {
+            list.push(r);
+        }
+        if list.len() < self.joins.members[&key] {
+            return false;
+        }
+        let mut join = vec![0u32; n];
+        for &m in list.iter() {
+            join.iter_mut()
+                .zip(&self.clock[m])
+                .for_each(|(x, y)| *x = (*x).max(*y));
+        }
+        for &m in list.clone().iter() {
+            let mi = self.cursor[m];
+            let mut mc = join.clone();
+            mc[m] = mi as u32 + 1;
+            self.clock[m] = mc.clone();
+            self.at[m][mi] = Some(mc);
+            self.cursor[m] += 1;
+        }
+        true
+    }
+}
+
+/// Per rank: the highest count of its records any RMA writer's clock
+/// covers, and the index of its first RMA reader (u64::MAX: none), from
+/// the clocks `at` ([`rma_news`] says which records are which).
+fn news(traces: &[Option<RankTrace>], at: &[Vec<Option<Vec<u32>>>]) -> (Vec<u32>, Vec<u64>) {
+    let n = traces.len();
+    let mut writers_cover = vec![0u32; n];
+    let mut first_reader = vec![u64::MAX; n];
+    for (r, t) in traces.iter().enumerate() {
+        let Some(t) = t else { continue };
+        // The exclusive locks held: (window, target).
+        let mut exclusive: BTreeSet<(u64, i32)> = BTreeSet::new();
+        for (i, op) in t.ops.iter().enumerate() {
+            let mut ends_exclusive = false;
+            if let Some(call) = op.rma() {
+                let key = (call.window, call.target.unwrap_or(-1));
+                match call.kind {
+                    OpKind::WinLock if call.lock == Some(RmaLock::Exclusive) => {
+                        exclusive.insert(key);
+                    }
+                    OpKind::WinUnlock => ends_exclusive = exclusive.remove(&key),
+                    _ => {}
+                }
+            }
+            let (writer, reader) = rma_news(op, ends_exclusive);
+            if writer {
+                match &at[r][i] {
+                    Some(c) => writers_cover
+                        .iter_mut()
+                        .zip(c)
+                        .for_each(|(x, y)| *x = (*x).max(*y)),
+                    // A writer never reached: it may cover anything.
+                    None => writers_cover.iter_mut().for_each(|x| *x = u32::MAX),
+                }
+            }
+            if reader && first_reader[r] == u64::MAX {
+                first_reader[r] = i as u64;
+            }
+        }
+    }
+    (writers_cover, first_reader)
 }
 
 #[cfg(test)]

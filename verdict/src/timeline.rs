@@ -10,14 +10,39 @@ use mbh_trace::timeline::{CallRef, MessageKind, Timeline, TimelineCall, Timeline
 use mbh_trace::{OpKind, RankTrace, SiteTable};
 use std::collections::HashMap;
 
+/// A call record: its rank, and its index in the rank's trace.
+type Record = (i32, u64);
+
 /// The timeline of one run from its traces.
 pub fn build(
     traces: &[RankTrace],
     sites: Option<&SiteTable>,
     guidance: Option<&Guidance>,
 ) -> Timeline {
-    // Position of each MPI call record in its rank's lane.
-    let mut position: HashMap<(i32, u64), usize> = HashMap::new();
+    let (ranks, position) = lanes(traces, sites, guidance);
+    let places = Places {
+        lane_of: traces
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.rank, i))
+            .collect(),
+        position,
+    };
+    let mut messages = Vec::new();
+    let (received, sender_of_receive) = matched_messages(traces, &places, &mut messages);
+    potential_messages(traces, &places, &sender_of_receive, &mut messages);
+    unreceived_messages(traces, &places, &received, &ranks, &mut messages);
+    Timeline { ranks, messages }
+}
+
+/// Each rank's lane of MPI calls, and the position of each MPI call
+/// record in its rank's lane.
+fn lanes(
+    traces: &[RankTrace],
+    sites: Option<&SiteTable>,
+    guidance: Option<&Guidance>,
+) -> (Vec<Vec<TimelineCall>>, HashMap<Record, usize>) {
+    let mut position: HashMap<Record, usize> = HashMap::new();
     let mut ranks = Vec::new();
     for trace in traces {
         // Wildcard event number of each receive record, and the flipped one.
@@ -48,28 +73,43 @@ pub fn build(
         }
         ranks.push(lane);
     }
-    let lane_of: HashMap<i32, usize> = traces
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.rank, i))
-        .collect();
-    let call = |rank: i32, index: u64| -> Option<CallRef> {
+    (ranks, position)
+}
+
+/// Where a rank's call record is in the diagram.
+struct Places {
+    /// Each rank's lane.
+    lane_of: HashMap<i32, usize>,
+    /// Each call record's position in its lane.
+    position: HashMap<Record, usize>,
+}
+
+impl Places {
+    fn call(&self, rank: i32, index: u64) -> Option<CallRef> {
         Some(CallRef {
-            rank: *lane_of.get(&rank)?,
-            call: *position.get(&(rank, index))?,
+            rank: *self.lane_of.get(&rank)?,
+            call: *self.position.get(&(rank, index))?,
         })
-    };
-    let mut messages = Vec::new();
-    let mut received: HashMap<(i32, u64), ()> = HashMap::new();
+    }
+}
+
+/// The messages the runtime's `Matched` records name, into `messages`;
+/// the sends received, and which send each receive took.
+fn matched_messages(
+    traces: &[RankTrace],
+    places: &Places,
+    messages: &mut Vec<TimelineMessage>,
+) -> (HashMap<Record, ()>, HashMap<Record, Record>) {
+    let mut received: HashMap<Record, ()> = HashMap::new();
     // Which send each receive took.
-    let mut sender_of_receive: HashMap<(i32, u64), (i32, u64)> = HashMap::new();
+    let mut sender_of_receive: HashMap<Record, Record> = HashMap::new();
     for trace in traces {
         for m in trace.ops.iter().filter_map(|op| op.matched_send()) {
             received.insert((m.send.sender, m.send.record), ());
             sender_of_receive.insert((trace.rank, m.receiver), (m.send.sender, m.send.record));
             if let (Some(from), Some(to)) = (
-                call(m.send.sender, m.send.record),
-                call(trace.rank, m.receiver),
+                places.call(m.send.sender, m.send.record),
+                places.call(trace.rank, m.receiver),
             ) {
                 messages.push(TimelineMessage {
                     from,
@@ -79,6 +119,17 @@ pub fn build(
             }
         }
     }
+    (received, sender_of_receive)
+}
+
+/// The sends wildcard receives could have taken (`PotentialMatch`
+/// records), into `messages`.
+fn potential_messages(
+    traces: &[RankTrace],
+    places: &Places,
+    sender_of_receive: &HashMap<Record, Record>,
+    messages: &mut Vec<TimelineMessage>,
+) {
     for trace in traces {
         for potential in trace
             .ops
@@ -103,7 +154,10 @@ pub fn build(
             else {
                 continue;
             };
-            if let (Some(from), Some(to)) = (call(sender, send_index), call(trace.rank, wildcard)) {
+            if let (Some(from), Some(to)) = (
+                places.call(sender, send_index),
+                places.call(trace.rank, wildcard),
+            ) {
                 messages.push(TimelineMessage {
                     from,
                     to,
@@ -112,6 +166,17 @@ pub fn build(
             }
         }
     }
+}
+
+/// The sends nobody received, drawn to the end of their destination's
+/// lane, into `messages`.
+fn unreceived_messages(
+    traces: &[RankTrace],
+    places: &Places,
+    received: &HashMap<Record, ()>,
+    ranks: &[Vec<TimelineCall>],
+    messages: &mut Vec<TimelineMessage>,
+) {
     for trace in traces {
         for op in trace
             .ops
@@ -121,10 +186,10 @@ pub fn build(
             if received.contains_key(&(trace.rank, op.index)) {
                 continue;
             }
-            let Some(&to_lane) = lane_of.get(&op.peer) else {
+            let Some(&to_lane) = places.lane_of.get(&op.peer) else {
                 continue;
             };
-            if let Some(from) = call(trace.rank, op.index) {
+            if let Some(from) = places.call(trace.rank, op.index) {
                 let last = ranks[to_lane].len().saturating_sub(1);
                 messages.push(TimelineMessage {
                     from,
@@ -137,7 +202,6 @@ pub fn build(
             }
         }
     }
-    Timeline { ranks, messages }
 }
 
 #[cfg(test)]

@@ -214,35 +214,7 @@ impl Rt {
             self.det_undetermined();
         }
         if !found {
-            if rc != SUCCESS {
-                record::append(|| {
-                    let mut op = Self::p2p_record(
-                        OpKind::Improbe,
-                        source,
-                        posting.source,
-                        tag,
-                        comm,
-                        0,
-                        no_type(),
-                    );
-                    op.flags |= flags::RETURNED | flags::FAILED;
-                    op.error = rc;
-                    op
-                });
-            } else {
-                // In a polling loop, an `MPI_Mprobe` of the same pattern.
-                record::poll(OpKind::Improbe, || {
-                    Self::p2p_record(
-                        OpKind::Mprobe,
-                        source,
-                        posting.source,
-                        tag,
-                        comm,
-                        0,
-                        no_type(),
-                    )
-                });
-            }
+            Self::improbe_missed(source, posting, tag, comm, rc);
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
             return rc;
@@ -281,6 +253,41 @@ impl Rt {
             unsafe { self.took(seq, comm, posting, tag, start, index, target, message) };
         }
         rc
+    }
+
+    /// An `MPI_Improbe` that found no message: recorded when it failed,
+    /// else one poll of a loop that stands for an `MPI_Mprobe` of the same
+    /// pattern.
+    fn improbe_missed(source: c_int, posting: Posting, tag: c_int, comm: MPI_Comm, rc: c_int) {
+        if rc != SUCCESS {
+            record::append(|| {
+                let mut op = Self::p2p_record(
+                    OpKind::Improbe,
+                    source,
+                    posting.source,
+                    tag,
+                    comm,
+                    0,
+                    no_type(),
+                );
+                op.flags |= flags::RETURNED | flags::FAILED;
+                op.error = rc;
+                op
+            });
+        } else {
+            // In a polling loop, an `MPI_Mprobe` of the same pattern.
+            record::poll(OpKind::Improbe, || {
+                Self::p2p_record(
+                    OpKind::Mprobe,
+                    source,
+                    posting.source,
+                    tag,
+                    comm,
+                    0,
+                    no_type(),
+                )
+            });
+        }
     }
 
     /// The record of a matched receive of `p` (or of `MPI_MESSAGE_NO_PROC`).

@@ -982,19 +982,8 @@ impl Rt {
         if status.is_null() {
             return None;
         }
-        // SAFETY: the caller's contract.
-        let Some(bytes) = (unsafe { piggyback::fix_status(status, self.hbytes, received) }) else {
-            // SAFETY: as above.
-            let source = unsafe { (*status).MPI_SOURCE };
-            fatal(format_args!(
-                "a message from rank {source} arrived without mbhybrid's header: it was sent by a call the runtime does not see"
-            ));
-        };
-        match header {
-            HeaderAt::Scratch => self.msg.copy_from_slice(&self.recv_hdr),
-            HeaderAt::Wire => self.msg.copy_from_slice(self.wire.received_header()),
-            HeaderAt::Slot(id) => self.msg.copy_from_slice(self.slots.header_words(id)),
-        }
+        // SAFETY: the caller's contract, and `status` is not null.
+        let bytes = unsafe { self.load_header(status, header, received) };
         // SAFETY: as above.
         let tag = unsafe { (*status).MPI_TAG };
         let Some(h) = piggyback::decode(&self.msg) else {
@@ -1008,17 +997,7 @@ impl Rt {
             source: h.sender,
             tag,
         };
-        if typesig::mismatch(h.signature, self.sig_words.expected(check.0, bytes)) {
-            let at = check.1.unwrap_or(u64::MAX);
-            checks::report(
-                Check::TypeMismatch {
-                    sender: h.sender,
-                    send_record: h.op_index,
-                },
-                checks::site_of(at),
-                at,
-            );
-        }
+        check_signature(&mut self.sig_words, &h, check, bytes);
         let event = match receive {
             Receive::Blocking(b) => b.map(|b| b.event),
             Receive::Nonblocking(e) => e,
@@ -1073,6 +1052,36 @@ impl Rt {
             self.det_received(comm, source);
         }
         Some(envelope)
+    }
+
+    /// The bytes of data of a received message, with its `status` fixed
+    /// (the header's bytes taken out of its count) and its header copied
+    /// into `self.msg` from where it arrived (`header`). Stops the job for
+    /// a message too short to hold a header.
+    ///
+    /// # Safety
+    ///
+    /// `status` is the receive's status, not null, valid for writes.
+    unsafe fn load_header(
+        &mut self,
+        status: *mut MPI_Status,
+        header: HeaderAt,
+        received: Option<MPI_Count>,
+    ) -> u64 {
+        // SAFETY: the caller's contract.
+        let Some(bytes) = (unsafe { piggyback::fix_status(status, self.hbytes, received) }) else {
+            // SAFETY: as above.
+            let source = unsafe { (*status).MPI_SOURCE };
+            fatal(format_args!(
+                "a message from rank {source} arrived without mbhybrid's header: it was sent by a call the runtime does not see"
+            ));
+        };
+        match header {
+            HeaderAt::Scratch => self.msg.copy_from_slice(&self.recv_hdr),
+            HeaderAt::Wire => self.msg.copy_from_slice(self.wire.received_header()),
+            HeaderAt::Slot(id) => self.msg.copy_from_slice(self.slots.header_words(id)),
+        }
+        bytes
     }
 
     /// Acknowledges the synchronous senders of the receives `CompleteNow`
@@ -1423,4 +1432,25 @@ fn resolve(slots: &mut Slots, acks: &mut Vec<u32>, p: &PendingEvent) -> Option<E
 unsafe fn words_mut<'a>(ptr: *mut u64, words: usize) -> &'a mut [u64] {
     // SAFETY: the caller's contract.
     unsafe { std::slice::from_raw_parts_mut(ptr, words) }
+}
+/// Reports a `type-mismatch` when the sender's type signature in header
+/// `h` is not what the receive's datatype expects of `bytes` of data
+/// (`check`: that datatype, and the record the finding names).
+fn check_signature(
+    sig_words: &mut typesig::Memo,
+    h: &Header<'_>,
+    check: (Sig, Option<u64>),
+    bytes: u64,
+) {
+    if typesig::mismatch(h.signature, sig_words.expected(check.0, bytes)) {
+        let at = check.1.unwrap_or(u64::MAX);
+        checks::report(
+            Check::TypeMismatch {
+                sender: h.sender,
+                send_record: h.op_index,
+            },
+            checks::site_of(at),
+            at,
+        );
+    }
 }

@@ -579,23 +579,10 @@ impl Rt {
             crate::access::check_call(buf, count, datatype, true);
         }
         if source == proc_null() {
-            let index = record::begin(
-                || record::p2p(kind, source, tag, comm, count, datatype),
-                false,
-            );
-            // SAFETY: the caller's arguments: no message is received.
-            let rc =
-                unsafe { mpi_sys::PMPI_Irecv(buf, count, datatype, source, tag, comm, request) };
-            let mut bits = 0;
-            if rc == SUCCESS && !request.is_null() {
-                let id = self.slots.alloc(Kind::Plain { receive: true }, index);
-                // SAFETY: non-null, just written by MPI.
-                let handle = unsafe { *request };
-                bits = handle.bits();
-                self.track(id, handle);
-            }
-            record::finish(index, rc, false, |op| op.request = bits);
-            return rc;
+            // SAFETY: the caller's contract.
+            return unsafe {
+                self.irecv_proc_null(kind, (buf, count, datatype), tag, comm, request)
+            };
         }
         // A persistent request's inner receive is deferred too: completion
         // calls swap inner requests in before they look for placeholders.
@@ -644,29 +631,73 @@ impl Rt {
             // SAFETY: non-null, just written by MPI.
             let handle = unsafe { *request };
             bits = handle.bits();
-            self.track(id, handle);
-            if !posting.defer && posting.source >= 0 && self.det.is_some() {
-                let peer = self.comms.world_rank(comm, posting.source);
-                if let Some(slot) = self.slots.get_mut(id) {
-                    slot.peer = peer;
-                }
-            }
-            self.slots.watch(id);
-            // The program may not touch `buf` until the receive completes
-            // (seed 000 §2.3.6.3).
-            crate::access::watch(
-                id,
-                index,
-                Pending::Recv,
-                (buf.cast_const(), count, datatype),
-            );
-            if let Some(event) = posting.event {
-                let pattern = Self::pattern(comm, posting, tag);
-                self.llcp
-                    .post(event, seq, pattern, index.unwrap_or(u64::MAX), id);
-            }
+            let buffer = (buf.cast_const(), count, datatype);
+            self.irecv_posted((id, index, seq), handle, posting, buffer, tag, comm);
         } else {
             self.slots.release(id);
+        }
+        record::finish(index, rc, false, |op| op.request = bits);
+        rc
+    }
+
+    /// A receive of slot `id` (record `index`, issued `seq`-th) posted
+    /// into `handle` for the caller's `buffer`: tracked and watched until
+    /// it completes, and a wildcard's event posted to the clocks.
+    fn irecv_posted(
+        &mut self,
+        (id, index, seq): (u32, Option<u64>, u64),
+        handle: MPI_Request,
+        posting: Posting,
+        buffer: (*const c_void, c_int, MPI_Datatype),
+        tag: c_int,
+        comm: MPI_Comm,
+    ) {
+        self.track(id, handle);
+        if !posting.defer && posting.source >= 0 && self.det.is_some() {
+            let peer = self.comms.world_rank(comm, posting.source);
+            if let Some(slot) = self.slots.get_mut(id) {
+                slot.peer = peer;
+            }
+        }
+        self.slots.watch(id);
+        // The program may not touch the buffer until the receive
+        // completes (seed 000 §2.3.6.3).
+        crate::access::watch(id, index, Pending::Recv, buffer);
+        if let Some(event) = posting.event {
+            let pattern = Self::pattern(comm, posting, tag);
+            self.llcp
+                .post(event, seq, pattern, index.unwrap_or(u64::MAX), id);
+        }
+    }
+
+    /// A nonblocking receive (`kind`) from `MPI_PROC_NULL`: no message is
+    /// received, and its request is tracked as a plain one.
+    ///
+    /// # Safety
+    ///
+    /// As for `MPI_Irecv`.
+    unsafe fn irecv_proc_null(
+        &mut self,
+        kind: OpKind,
+        (buf, count, datatype): (*mut c_void, c_int, MPI_Datatype),
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let source = proc_null();
+        let index = record::begin(
+            || record::p2p(kind, source, tag, comm, count, datatype),
+            false,
+        );
+        // SAFETY: the caller's arguments: no message is received.
+        let rc = unsafe { mpi_sys::PMPI_Irecv(buf, count, datatype, source, tag, comm, request) };
+        let mut bits = 0;
+        if rc == SUCCESS && !request.is_null() {
+            let id = self.slots.alloc(Kind::Plain { receive: true }, index);
+            // SAFETY: non-null, just written by MPI.
+            let handle = unsafe { *request };
+            bits = handle.bits();
+            self.track(id, handle);
         }
         record::finish(index, rc, false, |op| op.request = bits);
         rc
@@ -820,24 +851,8 @@ impl Rt {
         let start = self.llcp.now();
         let mut local = super::blank_status();
         let target = status_target(status, &mut local);
-        let mode = self.effective(SendMode::Standard);
-        let dest_world = if dest == null {
-            -1
-        } else {
-            self.comms.world_rank(comm, dest)
-        };
-        let send = SendHalf {
-            buf: sendbuf,
-            count: sendcount,
-            datatype: sendtype,
-            dest,
-            tag: sendtag,
-            mode,
-            dest_world,
-            sync: mode == SendMode::Sync && dest_world >= 0,
-        };
+        let send = self.send_half((sendbuf, sendcount, sendtype), dest, sendtag, comm);
         let mut requests = [request_null(), request_null()];
-        let mut statuses = [super::blank_status(), super::blank_status()];
         let mut ack = request_null();
         // SAFETY: the caller's receive arguments; `requests` outlives the
         // completion below.
@@ -856,43 +871,111 @@ impl Rt {
             finish_received(index, rc, target);
             return rc;
         }
-        // The receive half is completed, and its synchronous sender
-        // acknowledged, before the send half: MPI's own `MPI_Sendrecv`
-        // lets that sender return as soon as its message is taken. Waiting
-        // for both halves first held a `Sendrecv` that received but cannot
-        // send its sender inside the runtime, a wait MPI does not have and
-        // the wait-for graph cannot see: under `--buffering zero` a ring
-        // of them ended at the timeout instead of as a deadlock (soak
-        // seed 4051). The ack carries the clock after the receive, as
-        // before (seed 000 §5.2.1, `MatchedWithSsend`).
-        // SAFETY: the receive posted above; `statuses` outlives the wait.
-        rc = unsafe { self.block_on(&mut requests[0], &mut statuses[0], None) };
+        // SAFETY: the halves posted above, of the caller's arguments.
+        let rc = unsafe {
+            self.sendrecv_complete(
+                &recv,
+                send.sync,
+                comm,
+                (seq, start, index),
+                posting,
+                &incoming,
+                (&mut requests, &mut ack),
+                target,
+            )
+        };
+        finish_received(index, rc, target);
+        rc
+    }
+
+    /// Completes the halves of an `MPI_Sendrecv` that [`Rt::sendrecv_as`]
+    /// posted into `requests` (receive, send) and `ack`: the receive into
+    /// `target`, then the send, then its acknowledgement.
+    ///
+    /// The receive half is completed, and its synchronous sender
+    /// acknowledged, before the send half: MPI's own `MPI_Sendrecv`
+    /// lets that sender return as soon as its message is taken. Waiting
+    /// for both halves first held a `Sendrecv` that received but cannot
+    /// send its sender inside the runtime, a wait MPI does not have and
+    /// the wait-for graph cannot see: under `--buffering zero` a ring
+    /// of them ended at the timeout instead of as a deadlock (soak
+    /// seed 4051). The ack carries the clock after the receive, as
+    /// before (seed 000 §5.2.1, `MatchedWithSsend`).
+    ///
+    /// # Safety
+    ///
+    /// `requests` and `ack` were posted from the caller's arguments of
+    /// `MPI_Sendrecv`, as `recv` says; `target` is valid for writes.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sendrecv_complete(
+        &mut self,
+        recv: &RecvHalf,
+        sync: bool,
+        comm: MPI_Comm,
+        (seq, start, index): (u64, u64, Option<u64>),
+        posting: Posting,
+        incoming: &Option<packed::Message>,
+        (requests, ack): (&mut [MPI_Request; 2], &mut MPI_Request),
+        target: *mut MPI_Status,
+    ) -> c_int {
+        let mut statuses = [super::blank_status(), super::blank_status()];
+        // SAFETY: the receive `sendrecv_as` posted; `statuses` outlives the
+        // wait.
+        let mut rc = unsafe { self.block_on(&mut requests[0], &mut statuses[0], None) };
         if rc == SUCCESS {
             // SAFETY: the receive completed into `statuses[0]`; its scratch
             // is untouched since.
             unsafe {
                 self.sendrecv_received(
-                    &recv,
+                    recv,
                     comm,
                     (seq, start, index),
                     posting,
-                    &incoming,
+                    incoming,
                     statuses[0],
                     target,
                 )
             };
         }
-        // SAFETY: the send posted above.
+        // SAFETY: the send `sendrecv_as` posted.
         let sent = unsafe { self.block_on(&mut requests[1], &mut statuses[1], None) };
         if rc == SUCCESS {
             rc = sent;
         }
-        if send.sync {
-            // SAFETY: `ack` is the acknowledgement's receive posted above.
-            unsafe { self.sendrecv_ack(rc, &mut ack) };
+        if sync {
+            // SAFETY: `ack` is the acknowledgement's receive `sendrecv_as`
+            // posted.
+            unsafe { self.sendrecv_ack(rc, ack) };
         }
-        finish_received(index, rc, target);
         rc
+    }
+
+    /// `MPI_Sendrecv`'s send half, of the caller's `(buf, count, datatype)`
+    /// to `dest` with `tag`: in standard mode unless the options make it
+    /// synchronous (never to `MPI_PROC_NULL`).
+    fn send_half(
+        &mut self,
+        (buf, count, datatype): (*const c_void, c_int, MPI_Datatype),
+        dest: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+    ) -> SendHalf {
+        let mode = self.effective(SendMode::Standard);
+        let dest_world = if dest == proc_null() {
+            -1
+        } else {
+            self.comms.world_rank(comm, dest)
+        };
+        SendHalf {
+            buf,
+            count,
+            datatype,
+            dest,
+            tag,
+            mode,
+            dest_world,
+            sync: mode == SendMode::Sync && dest_world >= 0,
+        }
     }
 
     /// Begins `MPI_Sendrecv`'s record (`kind`): the receive's fields, and
@@ -1328,35 +1411,7 @@ impl Rt {
             self.det_undetermined();
         }
         if !found {
-            if rc != SUCCESS {
-                record::append(|| {
-                    let mut op = Self::p2p_record(
-                        OpKind::Iprobe,
-                        source,
-                        posting.source,
-                        tag,
-                        comm,
-                        0,
-                        comm_type(),
-                    );
-                    op.flags |= mbh_trace::op::flags::RETURNED | mbh_trace::op::flags::FAILED;
-                    op.error = rc;
-                    op
-                });
-            } else {
-                // In a polling loop, an `MPI_Probe` of the same pattern.
-                record::poll(OpKind::Iprobe, || {
-                    Self::p2p_record(
-                        OpKind::Probe,
-                        source,
-                        posting.source,
-                        tag,
-                        comm,
-                        0,
-                        comm_type(),
-                    )
-                });
-            }
+            Self::iprobe_missed(source, posting, tag, comm, rc);
             // SAFETY: MPI is initialised.
             unsafe { self.service(None) };
             return rc;
@@ -1391,6 +1446,41 @@ impl Rt {
             unsafe { self.probe_done(seq, comm, event, target, false) };
         }
         rc
+    }
+
+    /// An `MPI_Iprobe` that found no message: recorded when it failed,
+    /// else one poll of a loop that stands for an `MPI_Probe` of the same
+    /// pattern.
+    fn iprobe_missed(source: c_int, posting: Posting, tag: c_int, comm: MPI_Comm, rc: c_int) {
+        if rc != SUCCESS {
+            record::append(|| {
+                let mut op = Self::p2p_record(
+                    OpKind::Iprobe,
+                    source,
+                    posting.source,
+                    tag,
+                    comm,
+                    0,
+                    comm_type(),
+                );
+                op.flags |= mbh_trace::op::flags::RETURNED | mbh_trace::op::flags::FAILED;
+                op.error = rc;
+                op
+            });
+        } else {
+            // In a polling loop, an `MPI_Probe` of the same pattern.
+            record::poll(OpKind::Iprobe, || {
+                Self::p2p_record(
+                    OpKind::Probe,
+                    source,
+                    posting.source,
+                    tag,
+                    comm,
+                    0,
+                    comm_type(),
+                )
+            });
+        }
     }
 }
 

@@ -143,84 +143,14 @@ impl Reaching {
     /// its instructions read. Every cell of a parameter's pointee read or
     /// written gets a write on entry.
     pub fn new(f: &Function, cfg: &Cfg, writes: Vec<Def>, reads: &[(InstId, Cell)]) -> Self {
-        let mut defs: Vec<Def> = Vec::new();
-        let mut entry_cells: Vec<Cell> = writes
-            .iter()
-            .map(|d| d.cell.clone())
-            .chain(reads.iter().map(|(_, c)| c.clone()))
-            .collect();
-        // A local or heap block holds nothing before the function makes
-        // it: only a parameter's pointee has a value on entry.
-        entry_cells.retain(|c| matches!(c.obj, Obj::Param(_)));
-        entry_cells.sort();
-        entry_cells.dedup();
-        defs.extend(entry_cells.into_iter().map(|cell| Def {
-            at: None,
-            len: cell.field.map(|_| 1),
-            cell,
-            strong: false,
-        }));
+        let mut defs = entry_writes(&writes, reads);
         let entries = defs.len();
         defs.extend(writes);
-        let n = defs.len();
-        // What a strong write kills: the writes of its object it covers.
-        let mut of_obj: HashMap<&Obj, Vec<usize>> = HashMap::new();
-        for (k, d) in defs.iter().enumerate() {
-            of_obj.entry(&d.cell.obj).or_default().push(k);
-        }
-        let kills: Vec<Vec<usize>> = defs
-            .iter()
-            .map(|d| match d.strong {
-                true => of_obj[&d.cell.obj]
-                    .iter()
-                    .copied()
-                    .filter(|&o| d.replaces(&defs[o]))
-                    .collect(),
-                false => Vec::new(),
-            })
-            .collect();
-        let mut at_inst: HashMap<InstId, Vec<usize>> = HashMap::new();
-        for (k, d) in defs.iter().enumerate().skip(entries) {
-            if let Some(i) = d.at {
-                at_inst.entry(i).or_default().push(k);
-            }
-        }
+        let transfer = Transfer::of(&defs, entries);
+        let ins = transfer.block_ins(f, cfg, defs.len(), entries);
         let mut reads_at: HashMap<InstId, Vec<&Cell>> = HashMap::new();
         for (i, c) in reads {
             reads_at.entry(*i).or_default().push(c);
-        }
-        let apply = |set: &mut Bits, i: InstId| {
-            for &k in at_inst.get(&i).into_iter().flatten() {
-                for &other in &kills[k] {
-                    set.remove(other);
-                }
-                set.insert(k);
-            }
-        };
-        let blocks = f.blocks.len();
-        let mut outs: Vec<Bits> = vec![Bits::new(n); blocks];
-        let mut ins: Vec<Bits> = vec![Bits::new(n); blocks];
-        let mut entry = Bits::new(n);
-        (0..entries).for_each(|k| entry.insert(k));
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for b in 0..blocks {
-                if !cfg.reachable[b] {
-                    continue;
-                }
-                let mut set = if b == 0 { entry.clone() } else { Bits::new(n) };
-                for p in &cfg.preds[b] {
-                    set.union(&outs[*p as usize]);
-                }
-                ins[b] = set.clone();
-                let block = &f.blocks[b];
-                (block.first..block.end).for_each(|i| apply(&mut set, i));
-                if set != outs[b] {
-                    outs[b] = set;
-                    changed = true;
-                }
-            }
         }
         let mut seen = HashMap::new();
         for (b, block) in f.blocks.iter().enumerate() {
@@ -230,7 +160,7 @@ impl Reaching {
                     let visible = set.ones().filter(|&k| defs[k].seen_by(cell));
                     seen.insert((i, (*cell).clone()), visible.collect());
                 }
-                apply(&mut set, i);
+                transfer.apply(&mut set, i);
             }
         }
         let mut by_write: HashMap<(InstId, Obj), Vec<usize>> = HashMap::new();
@@ -257,6 +187,108 @@ impl Reaching {
     /// problem was not told of.
     pub fn seen(&self, at: InstId, cell: &Cell) -> Option<&[usize]> {
         self.seen.get(&(at, cell.clone())).map(Vec::as_slice)
+    }
+}
+
+/// The writes on entry: one per cell of a parameter's pointee that
+/// `writes` write or `reads` read.
+fn entry_writes(writes: &[Def], reads: &[(InstId, Cell)]) -> Vec<Def> {
+    let mut entry_cells: Vec<Cell> = writes
+        .iter()
+        .map(|d| d.cell.clone())
+        .chain(reads.iter().map(|(_, c)| c.clone()))
+        .collect();
+    // A local or heap block holds nothing before the function makes
+    // it: only a parameter's pointee has a value on entry.
+    entry_cells.retain(|c| matches!(c.obj, Obj::Param(_)));
+    entry_cells.sort();
+    entry_cells.dedup();
+    entry_cells
+        .into_iter()
+        .map(|cell| Def {
+            at: None,
+            len: cell.field.map(|_| 1),
+            cell,
+            strong: false,
+        })
+        .collect()
+}
+
+/// What each instruction does to the set of writes that reach it.
+struct Transfer {
+    /// The writes each instruction makes (indices into the defs).
+    at_inst: HashMap<InstId, Vec<usize>>,
+    /// What each strong write kills: the writes of its object it covers.
+    kills: Vec<Vec<usize>>,
+}
+
+impl Transfer {
+    /// The transfer of `defs`, whose first `entries` are the writes on
+    /// entry.
+    fn of(defs: &[Def], entries: usize) -> Transfer {
+        let mut of_obj: HashMap<&Obj, Vec<usize>> = HashMap::new();
+        for (k, d) in defs.iter().enumerate() {
+            of_obj.entry(&d.cell.obj).or_default().push(k);
+        }
+        let kills: Vec<Vec<usize>> = defs
+            .iter()
+            .map(|d| match d.strong {
+                true => of_obj[&d.cell.obj]
+                    .iter()
+                    .copied()
+                    .filter(|&o| d.replaces(&defs[o]))
+                    .collect(),
+                false => Vec::new(),
+            })
+            .collect();
+        let mut at_inst: HashMap<InstId, Vec<usize>> = HashMap::new();
+        for (k, d) in defs.iter().enumerate().skip(entries) {
+            if let Some(i) = d.at {
+                at_inst.entry(i).or_default().push(k);
+            }
+        }
+        Transfer { at_inst, kills }
+    }
+
+    /// Instruction `i`'s writes: each kills what it covers, then reaches.
+    fn apply(&self, set: &mut Bits, i: InstId) {
+        for &k in self.at_inst.get(&i).into_iter().flatten() {
+            for &other in &self.kills[k] {
+                set.remove(other);
+            }
+            set.insert(k);
+        }
+    }
+
+    /// The writes (of `n`, the first `entries` on entry) that reach the
+    /// start of each block of `f`: the fixpoint over `cfg`.
+    fn block_ins(&self, f: &Function, cfg: &Cfg, n: usize, entries: usize) -> Vec<Bits> {
+        let blocks = f.blocks.len();
+        let mut outs: Vec<Bits> = vec![Bits::new(n); blocks];
+        let mut ins: Vec<Bits> = vec![Bits::new(n); blocks];
+        let mut entry = Bits::new(n);
+        (0..entries).for_each(|k| entry.insert(k));
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for b in 0..blocks {
+                if !cfg.reachable[b] {
+                    continue;
+                }
+                let mut set = if b == 0 { entry.clone() } else { Bits::new(n) };
+                for p in &cfg.preds[b] {
+                    set.union(&outs[*p as usize]);
+                }
+                ins[b] = set.clone();
+                let block = &f.blocks[b];
+                (block.first..block.end).for_each(|i| self.apply(&mut set, i));
+                if set != outs[b] {
+                    outs[b] = set;
+                    changed = true;
+                }
+            }
+        }
+        ins
     }
 }
 

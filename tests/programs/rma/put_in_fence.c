@@ -1,6 +1,7 @@
 /* mbhybrid-test: np=2 exit=3 interleavings=1 */
 /* Issue 39: put_outside_epoch.c with the fence that opens the epoch: no
- * epoch error; partial, as RMA races are not checked yet. */
+ * epoch error; partial, as a process's own accesses to its window memory
+ * are not checked. */
 #include <mpi.h>
 
 int main(int argc, char **argv) {
