@@ -92,6 +92,10 @@ fn version_function(
     tbaa: Option<HullTbaa>,
     stays: &StaysUnchecked,
 ) -> usize {
+    if stays.function(function.as_value_ref()) {
+        // SAFETY: a live defined function of the module.
+        return unsafe { version_whole(function, pending_hi.as_value_ref(), tbaa) };
+    }
     let forest = loops::find(function);
     let mut versioned = 0;
     let mut todo: Vec<usize> = forest.outermost();
@@ -112,6 +116,64 @@ fn version_function(
         todo.extend(forest.children(index));
     }
     versioned
+}
+
+/// Versions the whole body of `function`, none of whose calls can reach
+/// MPI, when it holds checks: a new entry block keeps the allocas (static
+/// stack slots must stay in the entry block, and both versions share
+/// them) and the guard picks the checked or the unchecked body once per
+/// call. A call of such a function from a loop's unchecked copy then runs
+/// unchecked too, inlined or not. Returns 1 when it versioned.
+///
+/// # Safety
+///
+/// `function` is a live defined function.
+unsafe fn version_whole(
+    function: FunctionValue<'_>,
+    pending_hi: LLVMValueRef,
+    tbaa: Option<HullTbaa>,
+) -> usize {
+    // SAFETY: the caller's contract; the blocks and instructions walked and
+    // moved are the function's own.
+    unsafe {
+        let Some(first) = function.get_first_basic_block() else {
+            return 0;
+        };
+        let old_entry = first.as_mut_ptr();
+        let context = llvm_sys::core::LLVMGetTypeContext(LLVMTypeOf(function.as_value_ref()));
+        let entry = llvm_sys::core::LLVMInsertBasicBlockInContext(
+            context,
+            old_entry,
+            c"mbh.entry".as_ptr(),
+        );
+        let builder = LLVMCreateBuilderInContext(context);
+        LLVMPositionBuilderAtEnd(builder, entry);
+        let mut inst = LLVMGetFirstInstruction(old_entry);
+        while !inst.is_null() {
+            let next = LLVMGetNextInstruction(inst);
+            if is_opcode(inst, LLVMOpcode::LLVMAlloca) {
+                let mut len = 0;
+                let name = LLVMGetValueName2(inst, &mut len).to_owned();
+                let name = std::ffi::CStr::from_ptr(name).to_owned();
+                llvm_sys::core::LLVMInstructionRemoveFromParent(inst);
+                LLVMInsertIntoBuilderWithName(builder, inst, name.as_ptr());
+            }
+            inst = next;
+        }
+        llvm_sys::core::LLVMBuildBr(builder, old_entry);
+        LLVMDisposeBuilder(builder);
+        let body = loops::Loop::whole_body(function, entry);
+        if !reads(&body, pending_hi) {
+            return 0;
+        }
+        match Versioning::plan(&body, pending_hi, tbaa) {
+            Some(versioning) => {
+                versioning.apply();
+                1
+            }
+            None => 0,
+        }
+    }
 }
 
 /// Whether `body` loads `global` (it holds access checks).

@@ -41,6 +41,24 @@ impl Loop {
     pub fn exits(&self) -> &[LLVMBasicBlockRef] {
         &self.exits
     }
+
+    /// A function's whole body after its entry block `entry` (which only
+    /// branches to `body`), as one region entered from `entry` at `body`
+    /// and left only by returning.
+    pub fn whole_body(function: FunctionValue<'_>, entry: LLVMBasicBlockRef) -> Loop {
+        let blocks: Vec<LLVMBasicBlockRef> = function
+            .get_basic_blocks()
+            .iter()
+            .map(|b| b.as_mut_ptr())
+            .filter(|&b| b != entry)
+            .collect();
+        Loop {
+            header: blocks[0],
+            blocks,
+            entries: vec![entry],
+            exits: Vec::new(),
+        }
+    }
 }
 
 /// The loops of a function and how they nest.

@@ -215,6 +215,11 @@ impl StaysUnchecked {
         }
     }
 
+    /// Whether no call of the defined function `f` can reach MPI.
+    pub fn function(&self, f: LLVMValueRef) -> bool {
+        self.safe.contains(&f)
+    }
+
     /// Whether the call or invoke `inst` stays.
     ///
     /// # Safety

@@ -2,8 +2,9 @@ use crate::insert_access_checks;
 use inkwell::context::Context;
 use mbh_static::Module;
 
-/// `@fill` writes through its parameter in a loop: checked, and versioned
-/// when the loop calls only what cannot reach MPI.
+/// `@fill` makes an MPI call, then writes through its parameter in a
+/// loop: checked, and the loop versioned when it calls only what cannot
+/// reach MPI.
 fn module_with_loop_calling(callee: &str, attrs: &str) -> String {
     format!(
         r#"
@@ -23,6 +24,7 @@ define void @sends(ptr %p) {{
 
 define void @fill(ptr %out, i64 %n) {attrs} {{
 entry:
+  call void @MPI_Isend(ptr null)
   br label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %next, %loop ]
@@ -117,8 +119,11 @@ fn a_loop_whose_value_is_used_after_it_stays_checked() {
 #[test]
 fn nested_loops_are_versioned_once_around_the_outer_one() {
     let ir = r#"
+declare void @MPI_Barrier(ptr)
+
 define void @grid(ptr %out, i64 %n) {
 entry:
+  call void @MPI_Barrier(ptr null)
   br label %outer
 outer:
   %i = phi i64 [ 0, %entry ], [ %inext, %outer.latch ]
@@ -249,4 +254,48 @@ exit:
         let text = a.llvm().print_to_string().to_string();
         assert_eq!(text.contains("mbh.version"), versioned, "{body}\n{text}");
     }
+}
+
+/// A function none of whose calls can reach MPI is versioned whole, once
+/// per call, with its stack slots left in its entry block: a loop's
+/// unchecked copy that calls it (inlined or not) runs it unchecked.
+#[test]
+fn a_function_that_cannot_reach_mpi_is_versioned_whole() {
+    let ir = r#"
+define void @kernel(ptr %out, i64 %n) {
+entry:
+  %t = alloca double
+  store double 1.0, ptr %t
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %p = getelementptr double, ptr %out, i64 %i
+  %v = load double, ptr %t
+  store double %v, ptr %p
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  call void @escape(ptr %t)
+  ret void
+}
+declare void @escape(ptr)
+"#
+    .replace(
+        "declare void @escape(ptr)",
+        "define void @escape(ptr %x) {\n  ret void\n}",
+    );
+    let text = instrumented(&ir);
+    let kernel = function(&text, "kernel");
+    assert!(
+        kernel.starts_with("@kernel(ptr %out, i64 %n) {\nmbh.entry:\n  %t = alloca double"),
+        "{kernel}"
+    );
+    assert_eq!(kernel.matches("mbh.version:").count(), 1, "{kernel}");
+    // The entry's store into `t` and the loop's accesses are checked once:
+    // in the checked body only.
+    let checks = kernel.matches("call void @mbhybrid_check_access").count();
+    assert!(checks >= 2, "{kernel}");
+    assert_eq!(kernel.matches("\nmbh.range").count(), checks, "{kernel}");
+    assert!(kernel.contains("ret void\n\nmbh.fast"), "{kernel}");
 }
