@@ -4,12 +4,18 @@
 //! loops run while it has no nonblocking operation in flight
 //! (BENCHMARKS.md, "Wildcard-free applications").
 //!
-//! A loop that cannot change the pending table is *versioned*: its blocks
+//! A function none of whose calls can reach MPI is versioned whole: a
+//! guard at its entry picks an unchecked copy of its body once per call
+//! (its allocas stay, shared, in the entry block). In the other functions,
+//! a loop that cannot change the pending table is *versioned*: its blocks
 //! are cloned, and a guard before it reads `mbhybrid_pending_hi` once and
 //! enters the clone when it is 0. In the clone every load of
-//! `mbhybrid_pending_hi` is the constant 0, so each check's first branch
-//! is never taken and the optimizer deletes the checks; the original,
-//! checked loop runs whenever anything is pending.
+//! `mbhybrid_pending_hi` is the constant 0 and each check is taken out;
+//! the original, checked loop runs whenever anything is pending. Checks
+//! of a checked callee inlined into a clone are deleted by the optimizer:
+//! the hull's loads have a TBAA type of their own (`hull_tbaa.rs`) and the
+//! check is declared not to write the program's memory, so they merge
+//! with the guard's load, known to be 0 there.
 //!
 //! Only the MPI calls made by the thread in the loop change the table, so a
 //! loop may be versioned when it makes no call that can reach MPI: every
@@ -18,10 +24,9 @@
 //! and completes nothing (`MPI_Wtime`, `MPI_Comm_rank`, `MPI_Abort`), a
 //! runtime helper of mbhybrid's own that watches nothing, or a function
 //! defined in the program (any unit of the link) whose calls are all of
-//! these ([`StaysUnchecked`]). Only the outermost such
-//! loop is versioned (its inner loops are in its clone), and only in
-//! functions the optimizer will see (`optnone` ones, the `-O0` build, are
-//! left as they are).
+//! these ([`StaysUnchecked`]). Only the outermost such loop is versioned
+//! (its inner loops are in its clone); `-O0` (`optnone`) code too, as the
+//! clone's checks are taken out, not left to an optimizer.
 //!
 //! Threads: another thread can start an operation while this one is in
 //! the loop. The runtime never lets `mbhybrid_pending_hi` rest at 0 once
