@@ -10,11 +10,14 @@
 #             (MBHYBRID_LOOP_VERSIONING=off), under verify
 #   versioned the drivers with the checks (the default), under verify
 # Prints a Markdown table of wall seconds and each variant against plain.
-#   bash scripts/bench-checks.sh [debug|release]
+#   bash scripts/bench-checks.sh [debug|release] [APP...]   (APP: LULESH LULESH-O3 CoMD)
 # Works in a temporary directory; ../shared/apps is only read.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 profile=${1:-release}
+shift || true
+apps=("$@")
+[[ ${#apps[@]} -eq 0 ]] && apps=(LULESH LULESH-O3 CoMD)
 rounds=${ROUNDS:-2}
 bin=$PWD/target/$profile
 shared=$PWD/../shared/apps
@@ -73,7 +76,7 @@ echo "load at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| app | ranks | plain | verify, checks off | verify, checks, loops not versioned | verify, checks, loops versioned | off / plain | not versioned / plain | versioned / plain |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-for app in LULESH LULESH-O3 CoMD; do
+for app in "${apps[@]}"; do
   IFS='|' read -r exe np args <<<"$(run_of "$app")"
   declare -A times=()
   for variant in "${variants[@]}"; do
