@@ -138,13 +138,44 @@ unsafe fn version_whole(
     pending_hi: LLVMValueRef,
     tbaa: Option<HullTbaa>,
 ) -> usize {
-    // SAFETY: the caller's contract; the blocks and instructions walked and
-    // moved are the function's own.
+    // Nothing to version (and no entry block to add) without a check.
+    let checked = function.get_basic_blocks().iter().any(|block| {
+        block.get_instructions().any(|inst| {
+            // SAFETY: a live instruction of the function.
+            unsafe {
+                let inst = inst.as_value_ref();
+                is_opcode(inst, LLVMOpcode::LLVMLoad) && LLVMGetOperand(inst, 0) == pending_hi
+            }
+        })
+    });
+    if !checked {
+        return 0;
+    }
+    // SAFETY: the caller's contract; the entry made is the function's
+    // first block and only branches to the rest.
     unsafe {
-        let Some(first) = function.get_first_basic_block() else {
-            return 0;
-        };
-        let old_entry = first.as_mut_ptr();
+        let entry = split_entry(function);
+        let body = loops::Loop::whole_body(function, entry);
+        match Versioning::plan(&body, pending_hi, tbaa) {
+            Some(versioning) => {
+                versioning.apply();
+                1
+            }
+            None => 0,
+        }
+    }
+}
+
+/// Puts a new first block before `function`'s entry, holding its allocas
+/// and a branch to the rest; returns it.
+///
+/// # Safety
+///
+/// `function` is a live function with a body.
+unsafe fn split_entry(function: FunctionValue<'_>) -> LLVMBasicBlockRef {
+    // SAFETY: the caller's contract; each alloca moved is the old entry's.
+    unsafe {
+        let old_entry = llvm_sys::core::LLVMGetFirstBasicBlock(function.as_value_ref());
         let context = llvm_sys::core::LLVMGetTypeContext(LLVMTypeOf(function.as_value_ref()));
         let entry = llvm_sys::core::LLVMInsertBasicBlockInContext(
             context,
@@ -157,9 +188,9 @@ unsafe fn version_whole(
         while !inst.is_null() {
             let next = LLVMGetNextInstruction(inst);
             if is_opcode(inst, LLVMOpcode::LLVMAlloca) {
+                // Removing the instruction drops its name: keep a copy.
                 let mut len = 0;
-                let name = LLVMGetValueName2(inst, &mut len).to_owned();
-                let name = std::ffi::CStr::from_ptr(name).to_owned();
+                let name = std::ffi::CStr::from_ptr(LLVMGetValueName2(inst, &mut len)).to_owned();
                 llvm_sys::core::LLVMInstructionRemoveFromParent(inst);
                 LLVMInsertIntoBuilderWithName(builder, inst, name.as_ptr());
             }
@@ -167,17 +198,7 @@ unsafe fn version_whole(
         }
         llvm_sys::core::LLVMBuildBr(builder, old_entry);
         LLVMDisposeBuilder(builder);
-        let body = loops::Loop::whole_body(function, entry);
-        if !reads(&body, pending_hi) {
-            return 0;
-        }
-        match Versioning::plan(&body, pending_hi, tbaa) {
-            Some(versioning) => {
-                versioning.apply();
-                1
-            }
-            None => 0,
-        }
+        entry
     }
 }
 
