@@ -342,7 +342,7 @@ pub fn graph_zero(run: &[RankTrace]) -> RunGraph {
 /// Writes the graph's DOT to the target directory and returns where, for
 /// assertion messages.
 pub fn dump(g: &RunGraph, name: &str) -> String {
-    // Unit tests (`src/reference/tests.rs` shares this module) have no
+    // Unit tests (`tests/reference/tests.rs`, compiled into them, shares this module) have no
     // target temporary directory.
     let dir = option_env!("CARGO_TARGET_TMPDIR")
         .map_or_else(std::env::temp_dir, std::path::PathBuf::from);
