@@ -37,7 +37,7 @@
 
 use crate::pending::{Pending, PENDING};
 use crate::{callsite, checks, record};
-use mbh_trace::check::Check;
+use mbh_trace::check::{Check, OperationThread, ReuseThreads};
 use mbh_trace::op::ReuseFound;
 use mpi_sys::MPI_Datatype;
 use std::os::raw::{c_int, c_void};
@@ -276,6 +276,20 @@ extern "C" fn check_access(address: *const c_void, size: u64, kind: u32, return_
     report_hit(hit, write, false);
 }
 
+/// The threads of an access (this thread) that hit `hit`'s buffer.
+fn access_threads(hit: &crate::pending::Hit) -> ReuseThreads {
+    // SAFETY: `gettid` has no preconditions; a hit is rare, so the
+    // system call is not on a path that runs per access.
+    let access = unsafe { libc::gettid() };
+    let operation = if hit.thread == crate::state::me() {
+        OperationThread::Id(access)
+    } else {
+        crate::thread_level::main_thread_id(hit.thread)
+            .map_or(OperationThread::Other, OperationThread::Id)
+    };
+    ReuseThreads { access, operation }
+}
+
 /// Records `hit`, met by a write (else a read) of an instrumented access
 /// or, with `by_call`, of an MPI call's buffer, at the hit's site.
 fn report_hit(hit: crate::pending::Hit, write: bool, by_call: bool) {
@@ -287,10 +301,16 @@ fn report_hit(hit: crate::pending::Hit, write: bool, by_call: bool) {
         (Pending::Recv, false, true) => ReuseFound::CallReadRecv,
         (Pending::Recv, true, true) => ReuseFound::CallWroteRecv,
     };
+    let threads = if by_call {
+        ReuseThreads::default()
+    } else {
+        access_threads(&hit)
+    };
     checks::report(
         Check::BufferReuse {
             found,
             operation_record: hit.record,
+            threads,
         },
         hit.site,
         u64::MAX,

@@ -87,6 +87,10 @@ struct Entry {
     next: AtomicU16,
     /// Access sites already reported against this request (0: none).
     reported: [AtomicU32; SITES_PER_REQUEST],
+    /// The starting thread's token (`state::me`: its thread pointer, read
+    /// without a system call), to name it when another thread hits the
+    /// buffer.
+    thread: AtomicU64,
 }
 
 impl Entry {
@@ -100,6 +104,7 @@ impl Entry {
             key: AtomicU64::new(0),
             next: AtomicU16::new(0),
             reported: [const { AtomicU32::new(0) }; SITES_PER_REQUEST],
+            thread: AtomicU64::new(0),
         }
     }
 }
@@ -132,6 +137,8 @@ pub struct Hit {
     pub record: u64,
     /// The access's site.
     pub site: u32,
+    /// The token (`state::me`) of the thread that started the operation.
+    pub thread: u64,
 }
 
 /// A fixed table of `N` pending buffers.
@@ -368,6 +375,7 @@ impl<const N: usize> Table<N> {
         entry.what.store(what_bits(what, exact), Ordering::Relaxed);
         entry.record.store(record, Ordering::Relaxed);
         entry.key.store(key, Ordering::Relaxed);
+        entry.thread.store(crate::state::me(), Ordering::Relaxed);
         if key != 0 {
             self.keyed.store(self.keyed() + 1, Ordering::Relaxed);
         }
@@ -586,6 +594,7 @@ impl<const N: usize> Table<N> {
                 continue; // reading a send buffer is allowed (MPI-3)
             }
             let record = entry.record.load(Ordering::Relaxed);
+            let thread = entry.thread.load(Ordering::Relaxed);
             if let Some(site) = site.take() {
                 known = site();
             }
@@ -596,6 +605,7 @@ impl<const N: usize> Table<N> {
                 what,
                 record,
                 site: known,
+                thread,
             });
         }
         None
@@ -651,6 +661,7 @@ mod tests {
                 what: Pending::Send,
                 record: 10,
                 site: 1,
+                thread: crate::state::me(),
             })
         );
         assert_eq!(

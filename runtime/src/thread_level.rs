@@ -42,6 +42,12 @@ static RANK: AtomicI32 = AtomicI32::new(-1);
 /// Call sites reported already (site + 1).
 static REPORTED: Seen<64> = Seen::new();
 
+/// The main thread's id when `token` (`state::me`) is the main thread's.
+pub fn main_thread_id(token: u64) -> Option<i32> {
+    let main = MAIN.load(Ordering::Relaxed);
+    (main != 0 && token == main).then(|| MAIN_ID.load(Ordering::Relaxed) as i32)
+}
+
 /// Called on the thread that initialised MPI, with the level MPI
 /// `provided` (`MPI_THREAD_SINGLE` after `MPI_Init`).
 pub fn set(provided: c_int) {

@@ -34,10 +34,32 @@ fn a_call_from_a_second_thread_under_funneled_is_an_error_naming_the_thread() {
 /// Above `MPI_THREAD_SINGLE`, another thread can start an operation while
 /// a loop runs: such programs never run the unchecked copies of loops, and
 /// a worker's write into the main thread's pending send is found although
-/// the worker entered its loop with nothing pending.
+/// the worker entered its loop with nothing pending. The finding names
+/// both threads: the worker that wrote and the main thread that sent.
 #[test]
 fn a_write_during_another_threads_send_is_found_in_a_loop_entered_before_it() {
-    check_program("tests/programs/threads/funneled_write_during_send.c");
+    let report = check_program("tests/programs/threads/funneled_write_during_send.c");
+    let finding = &report.findings[0];
+    let label = |role: &str| {
+        let found = finding.locations.iter().find(|l| l.role == role);
+        found.map_or(String::new(), |l| l.label.clone())
+    };
+    assert!(
+        label("primary").contains("written here by thread "),
+        "{finding:?}"
+    );
+    assert!(!label("primary").contains("main thread"), "{finding:?}");
+    assert!(
+        label("secondary").contains("started here by the main thread (thread "),
+        "{finding:?}"
+    );
+    assert!(
+        finding
+            .notes
+            .iter()
+            .any(|n| n.starts_with("two threads: thread ")),
+        "{finding:?}"
+    );
 }
 
 #[test]

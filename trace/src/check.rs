@@ -95,6 +95,9 @@ pub enum Check {
         found: ReuseFound,
         /// The record of the operation whose buffer it was.
         operation_record: u64,
+        /// The threads of the access and of the operation's start, as
+        /// the `tag`'s bits above the first 8 and the `peer` hold them.
+        threads: ReuseThreads,
     },
     /// A call's `count` elements of its datatype reach past the end of its
     /// buffer's object (issue 18), checked before the call. `request` =
@@ -133,6 +136,55 @@ pub enum Check {
         /// The main thread's id.
         main: u64,
     },
+}
+
+/// Which threads a [`Check::BufferReuse`] of an access involves: the
+/// program's threads may compute while another calls MPI, so the thread
+/// that touched a pending buffer need not be the one that started its
+/// operation (issue 40).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReuseThreads {
+    /// The accessing thread's id (Linux's `gettid`; 0: not recorded, as
+    /// for an MPI call's buffer or a completion's comparison).
+    pub access: i32,
+    /// The thread that started the operation.
+    pub operation: OperationThread,
+}
+
+/// The thread that started a pending operation, as the runtime could
+/// name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OperationThread {
+    /// Not recorded.
+    #[default]
+    Unknown,
+    /// Its id (Linux's `gettid`).
+    Id(i32),
+    /// A thread other than the accessing and the main one, whose id the
+    /// runtime did not keep.
+    Other,
+}
+
+impl OperationThread {
+    /// The code of 23 bits a record holds: 0 unknown, all ones another
+    /// thread, else the id (Linux ids stay below 2^22, `PID_MAX_LIMIT`).
+    const OTHER: i32 = 0x7f_ffff;
+
+    fn code(self) -> i32 {
+        match self {
+            OperationThread::Unknown => 0,
+            OperationThread::Id(id) if (1..Self::OTHER).contains(&id) => id,
+            OperationThread::Id(_) | OperationThread::Other => Self::OTHER,
+        }
+    }
+
+    fn from_code(code: i32) -> OperationThread {
+        match code & Self::OTHER {
+            0 => OperationThread::Unknown,
+            Self::OTHER => OperationThread::Other,
+            id => OperationThread::Id(id),
+        }
+    }
 }
 
 /// A decoded check record: the check and where it was made.
@@ -215,8 +267,10 @@ impl Check {
             Check::BufferReuse {
                 found,
                 operation_record,
+                threads,
             } => {
-                raw.tag = found as i32;
+                raw.tag = found as i32 | (threads.operation.code() << 8);
+                raw.peer = threads.access;
                 raw.aux = operation_record;
             }
             Check::BufferOverflow {
@@ -284,8 +338,12 @@ impl Check {
                 kind: u16::try_from(op.peer).unwrap_or(u16::MAX),
             },
             LocalCheck::BufferReuse => Check::BufferReuse {
-                found: ReuseFound::from_code(op.tag),
+                found: ReuseFound::from_code(op.tag & 0xff),
                 operation_record: op.aux,
+                threads: ReuseThreads {
+                    access: op.peer,
+                    operation: OperationThread::from_code(op.tag >> 8),
+                },
             },
             LocalCheck::BufferOverflow => Check::BufferOverflow {
                 access: match op.tag & 0xf {
@@ -366,10 +424,23 @@ mod tests {
             Check::BufferReuse {
                 found: ReuseFound::Changed,
                 operation_record: 11,
+                threads: ReuseThreads::default(),
             },
             Check::BufferReuse {
                 found: ReuseFound::RecvRead,
                 operation_record: 12,
+                threads: ReuseThreads {
+                    access: 4242,
+                    operation: OperationThread::Id(4240),
+                },
+            },
+            Check::BufferReuse {
+                found: ReuseFound::SendWritten,
+                operation_record: 13,
+                threads: ReuseThreads {
+                    access: 4_194_304,
+                    operation: OperationThread::Other,
+                },
             },
             Check::BufferOverflow {
                 access: BufferAccess::Write,

@@ -78,6 +78,7 @@ pub mod place;
 pub mod printed;
 pub mod rank_end;
 pub mod reuse;
+mod reuse_threads;
 pub mod rma_epochs;
 pub mod rma_races;
 pub mod rma_reuse;

@@ -47,15 +47,20 @@ fn check_finding(
         Check::BufferReuse {
             found,
             operation_record,
+            threads,
         } if found.is_access() => {
+            let access = crate::reuse::Access {
+                site: record.site,
+                found,
+                threads,
+            };
             return Some(crate::reuse::access_finding(
                 ctx.sites,
                 trace,
-                record.site,
-                found,
+                access,
                 operation_record,
                 ctx.interleaving,
-            ))
+            ));
         }
         // The access check named the write's line: the completion's
         // comparison would report the same send again.
@@ -622,10 +627,12 @@ mod tests {
         let changed = Check::BufferReuse {
             found: ReuseFound::Changed,
             operation_record: 0,
+            threads: Default::default(),
         };
         let written = Check::BufferReuse {
             found: ReuseFound::SendWritten,
             operation_record: 0,
+            threads: Default::default(),
         };
         let alone = RankTrace::finalized(
             0,

@@ -9,21 +9,36 @@
 //! completion: [`superseded`] says when that record adds nothing.
 
 use crate::place::site_location;
-use mbh_trace::check::{Check, CheckRecord};
+use mbh_trace::check::{Check, CheckRecord, ReuseThreads};
 use mbh_trace::op::ReuseFound;
 use mbh_trace::{Finding, FindingKind, RankTrace, Role, Severity, SiteTable};
 
-/// The finding of a buffer access of `trace`'s rank (run `interleaving`)
-/// at site `access`, `found` during the operation whose record is
+/// An access that found a buffer in use, as its check recorded it.
+#[derive(Debug, Clone, Copy)]
+pub struct Access {
+    /// The access's site.
+    pub site: u32,
+    /// What it did to what.
+    pub found: ReuseFound,
+    /// Its thread and the operation's.
+    pub threads: ReuseThreads,
+}
+
+/// The finding of a buffer `access` of `trace`'s rank (run
+/// `interleaving`) during the operation whose record is
 /// `operation_record` ([`Check::BufferReuse`]).
 pub fn access_finding(
     sites: Option<&SiteTable>,
     trace: &RankTrace,
-    access: u32,
-    found: ReuseFound,
+    access: Access,
     operation_record: u64,
     interleaving: u32,
 ) -> Finding {
+    let Access {
+        site: access_site,
+        found,
+        threads,
+    } = access;
     let rank = trace.rank;
     let site_of = |id: u32| sites.and_then(|s| s.get(id));
     let start = usize::try_from(operation_record)
@@ -31,7 +46,14 @@ pub fn access_finding(
         .and_then(|at| trace.ops.get(at))
         .filter(|op| op.index == operation_record);
     if let Some(op) = start.filter(|op| op.kind.is_rma_operation()) {
-        return crate::rma_reuse::access_finding(sites, trace, access, found, op, interleaving);
+        return crate::rma_reuse::access_finding(
+            sites,
+            trace,
+            access_site,
+            found,
+            op,
+            interleaving,
+        );
     }
     let call = start.map_or("the nonblocking call".to_string(), |op| {
         let name = site_of(op.site).map_or(op.kind.mpi_name(), |s| s.call.as_str());
@@ -51,12 +73,26 @@ pub fn access_finding(
     );
     finding.interleaving = interleaving;
     finding.ranks = vec![rank];
-    push_access(&mut finding, sites, rank, access, found);
+    push_access(&mut finding, sites, rank, access_site, found);
+    let by_threads = crate::reuse_threads::named(threads, trace.pid);
+    if let Some((access_by, _)) = &by_threads {
+        if let Some(location) = finding.locations.last_mut() {
+            location.label.push_str(&format!(" by {access_by}"));
+        }
+    }
     if let Some(site) = start.and_then(|op| site_of(op.site)) {
-        let label = format!("(1) {call} started here");
+        let mut label = format!("(1) {call} started here");
+        if let Some((_, started_by)) = &by_threads {
+            label.push_str(&format!(" by {started_by}"));
+        }
         finding
             .locations
             .push(site_location(site, rank, Role::Secondary, &label));
+    }
+    if let Some((access_by, started_by)) = &by_threads {
+        finding.notes.push(format!(
+            "two threads: {access_by} touched the buffer while the operation {started_by} started was pending"
+        ));
     }
     finding.notes.push(words.note.to_string());
     finding.help = Some(words.help.to_string());
@@ -108,6 +144,7 @@ pub fn superseded(trace: &RankTrace, record: &CheckRecord) -> bool {
     let Check::BufferReuse {
         found: ReuseFound::Changed,
         operation_record: send,
+        ..
     } = record.check
     else {
         return false;
@@ -120,6 +157,7 @@ pub fn superseded(trace: &RankTrace, record: &CheckRecord) -> bool {
             Check::BufferReuse {
                 found,
                 operation_record,
+                ..
             } => found.is_access() && operation_record == send,
             _ => false,
         })

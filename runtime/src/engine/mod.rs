@@ -925,6 +925,7 @@ impl Rt {
                 Check::BufferReuse {
                     found: ReuseFound::Changed,
                     operation_record: send.unwrap_or(u64::MAX),
+                    threads: Default::default(),
                 },
                 checks::site_of(completer),
                 completer,
