@@ -1,7 +1,8 @@
-//! The exploration engine, and the deadlock and buffering-hazard analyses of
-//! mbhybrid.
+//! The exploration engine of mbhybrid: which run comes next.
 //!
-//! This crate owns four pure computations over what the runtime records:
+//! This crate owns two pure computations over what the runtime records
+//! (the analyses of one run's traces it uses, the oracle among them, are
+//! `mbh-analysis`'s):
 //!
 //! * **exploration** ([`Explorer`]): from the wildcard events of each run,
 //!   decide the next run (which wildcard receives to force to which
@@ -17,28 +18,10 @@
 //!   [`WildcardEvent::is_index_choice`](mbh_trace::rank_trace::WildcardEvent::is_index_choice))
 //!   is a choice point like any other: a value per (rank, event), here an
 //!   index, forced the same way.
-//! * **deadlock analysis** ([`find_deadlock`]): from a snapshot of all
-//!   ranks' traces taken while the job runs, decide on the wait-for graph
-//!   (AND/OR semantics, seed 003) whether the job is deadlocked, with a
-//!   witness (blocked calls, what each waits for, a cycle, the knot, dead
-//!   ranks, mismatched collectives); and whether two snapshots show
-//!   [`no_progress`];
-//! * **buffering hazards** ([`find_buffering_hazard`]): from the complete
-//!   traces of a run that finished, decide whether it completed only
-//!   because the MPI library buffered standard-mode sends: seed 003's
-//!   wait-state transition system over the run's own matches, with every
-//!   standard-mode send synchronous, gets stuck; the witness names each
-//!   stuck call, what it waits for, and a wait-for cycle (a
-//!   `buffering-hazard` without a second run under `--buffering zero`).
 //! * **an exhaustive reference search** ([`Exhaustive`]): forces, run by
 //!   run, every sender the traces show a wildcard event could have taken,
 //!   trusting no clock; slow, simple, obviously complete (its module docs
 //!   argue it), for the differential test of [`Explorer`].
-//! * **an offline oracle** ([`potential_matches`]): from the complete
-//!   traces of a run, the exact potential senders of every wildcard receive
-//!   and probe on the matches-before order (seed 000 ch. 3), to check the
-//!   runtime's LLCP/LVCP answers against ([`compare`]; choices among
-//!   requests are not receives and are left out).
 //!
 //! It must not start processes, call MPI, or read or write files: callers
 //! pass the traces in and write the guidance out. Everything here is unit
@@ -83,23 +66,12 @@
 //! Limitations: `docs/design/bounding.md`.
 #![deny(missing_docs)]
 
-pub mod buffering;
-mod comm_ranks;
 pub mod config;
-pub mod deadlock;
 pub mod exhaustive;
 pub mod explore;
-pub mod oracle;
 pub mod policy;
-mod record_map;
 
-pub use buffering::{find_buffering_hazard, Awaited, BufferingHazard, StuckRank};
 pub use config::{ExploreConfig, LoopAbstraction};
-pub use deadlock::{find_deadlock, no_progress, Deadlock, WaitFor};
 pub use exhaustive::Exhaustive;
 pub use explore::{unmatched_forces, Explorer, NextRun, RunEnd, Stats, UnmatchedForce};
-pub use oracle::{
-    compare, potential_matches, potential_matches_zero_buffering, potential_senders_and_indices,
-    Comparison, OracleMatch, SenderDiff,
-};
 pub use policy::{Choice, Dfs, Key, NodeId, Policy};

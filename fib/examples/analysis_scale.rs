@@ -43,7 +43,7 @@
 //! only rank 0's wildcard receives tick; receives and collectives merge).
 //! Collectives carry `tag` = 1 + their sequence number.
 
-use mbh_bounding::{find_buffering_hazard, find_deadlock, potential_senders_and_indices};
+use mbh_analysis::{find_buffering_hazard, find_deadlock, potential_senders_and_indices};
 use mbh_fib::{audit, Coverage, Options, Verdict};
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{Op, RankState, RawOp, TraceWriter, WildcardEvent, WORLD_COMM};

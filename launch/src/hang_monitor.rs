@@ -1,6 +1,6 @@
 //! Watching a running job for deadlock (DESIGN.md, "Deadlocks"): when every
 //! live rank is blocked in an MPI call and two consecutive snapshots of
-//! their traces show no progress, the wait-for graph of `mbh-bounding`
+//! their traces show no progress, the wait-for graph of `mbh-analysis`
 //! decides; only a deadlock it confirms stops the job. A slow run is never
 //! called a deadlock: it runs on until it ends or `--timeout`.
 //!
@@ -22,7 +22,7 @@
 //! the search (issue 11).
 
 use crate::job::Watch;
-use mbh_bounding::deadlock::Deadlock;
+use mbh_analysis::deadlock::Deadlock;
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::{RankState, RankTrace, HEADER_SIZE};
 use std::io::Read;
@@ -52,7 +52,7 @@ pub struct DeadlockMonitor {
     /// launcher is expected to stop the job by [`LAUNCHER_GRACE`] after.
     left_to_launcher: Option<Instant>,
     /// When a deadlock that holds a polling rank was first seen, unchanged
-    /// since ([`mbh_bounding::deadlock::POLLING_GRACE`]).
+    /// since ([`mbh_analysis::deadlock::POLLING_GRACE`]).
     polling_since: Option<Instant>,
     /// When a held failed rank was first seen ([`HOLD_LIMIT`]).
     held_since: Option<Instant>,
@@ -112,15 +112,15 @@ impl DeadlockMonitor {
         let stable = self
             .previous
             .as_ref()
-            .is_some_and(|before| mbh_bounding::no_progress(before, &snapshot));
+            .is_some_and(|before| mbh_analysis::no_progress(before, &snapshot));
         if !stable {
             self.polling_since = None;
         }
         if stable {
-            if let Some(deadlock) = mbh_bounding::find_deadlock(&snapshot) {
+            if let Some(deadlock) = mbh_analysis::find_deadlock(&snapshot) {
                 if deadlock.blocked.iter().any(|b| b.polled.is_some()) {
                     let since = *self.polling_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() < mbh_bounding::deadlock::POLLING_GRACE {
+                    if since.elapsed() < mbh_analysis::deadlock::POLLING_GRACE {
                         self.previous = Some(snapshot);
                         return Watch::Continue;
                     }
@@ -199,7 +199,7 @@ fn blocked_or_ended(header: &RankTrace) -> bool {
         || header
             .polling
             .as_ref()
-            .is_some_and(|p| p.polls >= mbh_bounding::deadlock::POLLS_TO_BE_STUCK)
+            .is_some_and(|p| p.polls >= mbh_analysis::deadlock::POLLS_TO_BE_STUCK)
 }
 
 /// The ranks that failed and wait to be released.

@@ -8,7 +8,7 @@
 //!   a monitor says so ([`run`]);
 //! - [`hang_monitor`]: watching the running job's traces until every live
 //!   rank is blocked, and stopping it only for a deadlock the wait-for
-//!   graph of `mbh-bounding` confirms;
+//!   graph of `mbh-analysis` confirms;
 //! - [`deaths`]: which rank of the job died first, from the order in which
 //!   the ranks' sockets close;
 //! - [`workdir`]: the working folder of one run, mirroring the user's;

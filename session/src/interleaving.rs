@@ -313,7 +313,7 @@ pub fn prune(dir: &InterleavingDir) {
 }
 
 /// Completes the clocks' potential senders with the offline oracle's
-/// (`mbh_bounding::potential_matches`, the matches-before order of seed
+/// (`mbh_analysis::potential_matches`, the matches-before order of seed
 /// 000 ch. 3, computed from the traces after the run).
 ///
 /// * Lamport clocks order concurrent events (seed 000 Theorem 5.3 is one
@@ -350,7 +350,7 @@ fn add_oracle_senders(
             )
         })
         .map(|op| op.comm);
-    for found in mbh_bounding::potential_senders_and_indices(traces, zero_buffering) {
+    for found in mbh_analysis::potential_senders_and_indices(traces, zero_buffering) {
         let Some(event) = events
             .iter_mut()
             .find(|e| e.rank == found.rank && e.event == found.event)

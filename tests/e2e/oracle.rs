@@ -28,8 +28,8 @@ fn check(source: &str, np: u32) {
     for clocks in ["lamport", "vector"] {
         let (traces, what) = first_run(source, np, clocks);
         let events: Vec<_> = traces.iter().flat_map(RankTrace::wildcard_events).collect();
-        let oracle = mbh_bounding::potential_matches(&traces);
-        let comparison = mbh_bounding::compare(&events, &oracle);
+        let oracle = mbh_analysis::potential_matches(&traces);
+        let comparison = mbh_analysis::compare(&events, &oracle);
         assert!(
             comparison.is_sound(),
             "{what}: false potential matches {comparison:?}"

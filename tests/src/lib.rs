@@ -115,6 +115,7 @@ pub fn mbhybrid() -> PathBuf {
                 "trace/src",
                 "static/src",
                 "instrument/src",
+                "analysis/src",
                 "bounding/src",
                 "fib/src",
                 "diagnostics/src",

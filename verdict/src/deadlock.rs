@@ -1,11 +1,11 @@
 //! The findings a deadlock confirmed by the wait-for graph of
-//! `mbh-bounding` makes (`deadlock`, `collective-mismatch`), and the
+//! `mbh-analysis` makes (`deadlock`, `collective-mismatch`), and the
 //! `buffering-hazard` of a run that completed only because MPI buffered
 //! sends: wait-for edges and cycles turned into located diagnostics.
 //! Watching the job for the deadlock is `mbh-launch`'s (`hang_monitor.rs`).
 
 use crate::place::site_location;
-use mbh_bounding::deadlock::{BlockedRank, Deadlock, PendingCollective, WaitFor};
+use mbh_analysis::deadlock::{BlockedRank, Deadlock, PendingCollective, WaitFor};
 use mbh_trace::rank_trace::RankTrace;
 use mbh_trace::SiteTable;
 use mbh_trace::{Finding, FindingKind, Role, Severity};
@@ -44,8 +44,8 @@ pub fn findings(deadlock: &Deadlock, sites: Option<&SiteTable>, n: u32) -> Vec<F
     if blocked.iter().any(|b| b.polled.is_some()) {
         finding.notes.push(format!(
             "a polling rank counts as blocked in the call its poll stands for (`MPI_Test` as `MPI_Wait`, `MPI_Iprobe` as `MPI_Probe`) once it has polled {} times without success for {} s while every other rank is blocked; a loop that would give up by itself later is the one case this is not a deadlock",
-            mbh_bounding::deadlock::POLLS_TO_BE_STUCK,
-            mbh_bounding::deadlock::POLLING_GRACE.as_secs()
+            mbh_analysis::deadlock::POLLS_TO_BE_STUCK,
+            mbh_analysis::deadlock::POLLING_GRACE.as_secs()
         ));
     }
     for dead in &deadlock.dead_ranks {
@@ -164,7 +164,7 @@ fn push_blocked(finding: &mut Finding, rank: &BlockedRank, role: Role, sites: Op
 /// The `buffering-hazard` finding of a run that completed only because MPI
 /// buffered standard-mode sends: each stuck send at the line that issued it.
 pub fn buffering_finding(
-    hazard: &mbh_bounding::BufferingHazard,
+    hazard: &mbh_analysis::BufferingHazard,
     traces: &[RankTrace],
     sites: Option<&SiteTable>,
     n: u32,
@@ -240,7 +240,7 @@ pub fn buffering_finding(
 }
 
 fn mismatch_finding(
-    m: &mbh_bounding::deadlock::CollectiveMismatch,
+    m: &mbh_analysis::deadlock::CollectiveMismatch,
     sites: Option<&SiteTable>,
     n: u32,
 ) -> Finding {

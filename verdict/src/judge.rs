@@ -5,7 +5,7 @@
 
 use crate::outcome::{analyze, Analysis, RunContext};
 use crate::NoVerdict;
-use mbh_bounding::deadlock::Deadlock;
+use mbh_analysis::deadlock::Deadlock;
 use mbh_trace::{FindingKind, RankTrace};
 
 /// The verdict of the run `ctx` describes, from its traces and their
@@ -54,7 +54,7 @@ fn add_buffering_hazard(ctx: &RunContext<'_>, analysis: &mut Analysis) {
         .into_iter()
         .flatten()
         .collect();
-    if let Some(hazard) = mbh_bounding::find_buffering_hazard(&traces) {
+    if let Some(hazard) = mbh_analysis::find_buffering_hazard(&traces) {
         analysis.findings.push(crate::deadlock::buffering_finding(
             &hazard,
             &traces,

@@ -1,7 +1,7 @@
 //! `mbh-verdict`: what one run of an MPI job did, read from its traces and
 //! judged. Every finding `verify`, `replay` and `audit-barriers` report is
 //! made here, from files (the rank traces, the site table, what the
-//! processes printed) and from the analyses of `mbh-bounding` (the
+//! processes printed) and from the analyses of `mbh-analysis` (the
 //! wait-for graph, the buffering replay); the binary launches the jobs and
 //! assembles the report.
 //!

@@ -8,7 +8,7 @@ use crate::local_checks::is_collective_mismatch;
 use crate::outcome::RunContext;
 use crate::place::*;
 use crate::printed::*;
-use mbh_bounding::deadlock::{self, Judged, RankVerdict, Undecidable};
+use mbh_analysis::deadlock::{self, Judged, RankVerdict, Undecidable};
 use mbh_trace::rank_trace::{RankState, RankTrace};
 use mbh_trace::report::RankOutcome;
 use mbh_trace::{Finding, FindingKind, Location, Role, Severity};

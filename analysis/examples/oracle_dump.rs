@@ -3,7 +3,7 @@
 //! for looking at a soak finding by hand.
 //!
 //! ```text
-//! cargo run -p mbh-bounding --example oracle_dump -- [--zero] RUN_DIR
+//! cargo run -p mbh-analysis --example oracle_dump -- [--zero] RUN_DIR
 //! ```
 
 use mbh_trace::RankTrace;
@@ -46,7 +46,7 @@ fn main() -> ExitCode {
             );
         }
     }
-    for found in mbh_bounding::potential_senders_and_indices(&traces, zero) {
+    for found in mbh_analysis::potential_senders_and_indices(&traces, zero) {
         println!(
             "oracle: rank {} event {}: senders {:?} unreceived {:?} enablers {:?}",
             found.rank, found.event, found.senders, found.unreceived, found.enablers
