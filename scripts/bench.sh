@@ -16,7 +16,8 @@
 # 5. mbhybrid run (deterministic execution, seed 002) against plain MPICH and
 #    the runtime's normal run, on a halo exchange, the Fib diffusion kernel
 #    and a master/worker program, alternating, median of 3.
-# 6. Application kernels: bench/stencil.c (a 2-D halo-exchange stencil) and
+# 6. Application kernels: bench/stencil.c (a 2-D halo-exchange stencil),
+#    bench/rma_stencil.c (the same with MPI_Put and fences) and
 #    bench/graph_exchange.c (a graph code's many small messages), plain
 #    MPICH against the runtime as in verify's first run, alternating,
 #    median of 5 of the kernels' own timed loops; their results must agree.
@@ -192,7 +193,7 @@ echo "The kernels' own timed loops (launch and MPI_Init excluded), median of 5 r
 echo
 echo "| kernel | ranks | plain MPICH (s) | runtime (s) | runtime / plain | same result |"
 echo "| --- | --- | --- | --- | --- | --- |"
-for spec in "bench/stencil.c:2:$((scale * 40))" "bench/graph_exchange.c:2:$((scale * 400))"; do
+for spec in "bench/stencil.c:2:$((scale * 40))" "bench/rma_stencil.c:2:$((scale * 40))" "bench/graph_exchange.c:2:$((scale * 400))"; do
   IFS=: read -r src np arg <<< "$spec"
   name=$(basename "$src" .c)
   mpicc -O2 -o "$work/$name-plain" "$src" -lm
