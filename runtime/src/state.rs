@@ -260,9 +260,12 @@ pub fn fatal(what: std::fmt::Arguments<'_>) -> ! {
 
 /// [`fatal`] about the call at `site`.
 pub fn fatal_at(site: u32, what: std::fmt::Arguments<'_>) -> ! {
-    let _ = writeln!(std::io::stderr(), "mbhybrid: {what}");
+    let said = what.to_string();
+    let _ = writeln!(std::io::stderr(), "mbhybrid: {said}");
     if let Some(writer) = TRACE.writer() {
-        writer.record_tool_stop(TOOL_EXIT, site);
+        // The verdict reads the words from the trace, not from the
+        // rank's standard error (which the program may have closed).
+        writer.record_tool_stop(TOOL_EXIT, site, &said);
     }
     // SAFETY: MPI is initialised (every caller runs between MPI_Init and
     // MPI_Finalize); aborting the world is always allowed.

@@ -154,7 +154,14 @@ pub struct RawHeader {
     pub held: u32,
     /// Unused; keeps the header a multiple of 8 bytes.
     pub reserved: u32,
+    /// What the runtime said when it stopped the rank (state
+    /// `ToolStopped`): UTF-8, NUL-padded, cut at a character boundary.
+    /// Zero in traces of older runtimes.
+    pub stop_message: [u8; STOP_MESSAGE_BYTES],
 }
+
+/// The room for [`RawHeader::stop_message`].
+pub const STOP_MESSAGE_BYTES: usize = 512;
 
 /// The value of [`RawHeader::held`] while a failed rank waits.
 pub const HELD: u32 = 1;
@@ -450,8 +457,18 @@ impl TraceWriter {
     }
 
     /// Records that the runtime stops the job (exit code `code`, at the
-    /// call of site `site`).
-    pub fn record_tool_stop(&self, code: i32, site: u32) {
+    /// call of site `site`), saying `message` (cut to
+    /// [`STOP_MESSAGE_BYTES`] - 1 bytes at a character boundary).
+    pub fn record_tool_stop(&self, code: i32, site: u32, message: &str) {
+        let mut end = message.len().min(STOP_MESSAGE_BYTES - 1);
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut room = [0u8; STOP_MESSAGE_BYTES];
+        room[..end].copy_from_slice(&message.as_bytes()[..end]);
+        // SAFETY: the field is inside the header; only the stopping
+        // thread writes it, before the state says it may be read.
+        unsafe { (&raw mut (*self.header()).stop_message).write_volatile(room) };
         self.record_abort(code, site);
         self.set_state(RankState::ToolStopped);
     }
@@ -728,6 +745,8 @@ pub struct RankEnd {
     /// Records the runtime could not write: what the rank did is not all
     /// in the trace.
     pub lost_records: u64,
+    /// What the runtime said when it stopped the rank, when it did.
+    pub tool_stop: Option<String>,
 }
 
 /// A poll a rank repeats without success and with no other recorded call
@@ -807,6 +826,7 @@ impl RankTrace {
                 frames: vec![],
                 exe_base: 0,
                 lost_records: 0,
+                tool_stop: None,
             },
             blocking: None,
             polling: None,
@@ -963,6 +983,9 @@ impl RankTrace {
                 frames: header.frames[..frame_count].to_vec(),
                 exe_base: header.exe_base,
                 lost_records: header.lost_records,
+                tool_stop: (state == RankState::ToolStopped)
+                    .then(|| stop_message(&header.stop_message))
+                    .flatten(),
             },
             blocking: header.blocking_index.checked_sub(1),
             polling,
@@ -1033,6 +1056,12 @@ fn name_communicators(ops: &mut [Op]) {
             op.comm = id;
         }
     }
+}
+
+/// The text of a [`RawHeader::stop_message`], `None` when empty.
+fn stop_message(room: &[u8; STOP_MESSAGE_BYTES]) -> Option<String> {
+    let len = room.iter().position(|&b| b == 0).unwrap_or(room.len());
+    (len > 0).then(|| String::from_utf8_lossy(&room[..len]).into_owned())
 }
 
 #[cfg(test)]

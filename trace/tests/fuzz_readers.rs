@@ -17,7 +17,7 @@ use mbh_trace::layout::RunManifest;
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::{
     FormatError, Op, RankEnd, RankState, RankTrace, RawHeader, RawOp, TraceWriter, HEADER_SIZE,
-    MAX_FRAMES, RECORD_SIZE,
+    MAX_FRAMES, RECORD_SIZE, STOP_MESSAGE_BYTES,
 };
 use mbh_trace::report::{
     AuditCost, BarrierVerdict, ChoicePointStats, RankOutcome, Report, RunAheadStats, RunOutcome,
@@ -76,6 +76,7 @@ enum End {
     ToolStopped {
         code: i32,
         site: u32,
+        message: String,
     },
 }
 
@@ -121,7 +122,11 @@ fn write(spec: &Spec) -> Vec<u8> {
             w.record_signal(*signal);
         }
         End::Aborted { code, site } => w.record_abort(*code, *site),
-        End::ToolStopped { code, site } => w.record_tool_stop(*code, *site),
+        End::ToolStopped {
+            code,
+            site,
+            message,
+        } => w.record_tool_stop(*code, *site, message),
     }
     buf.iter().flat_map(|word| word.to_le_bytes()).collect()
 }
@@ -161,6 +166,7 @@ fn expected_end(spec: &Spec) -> (RankEnd, Option<u64>) {
         frames: vec![],
         exe_base: spec.exe_base,
         lost_records: 0,
+        tool_stop: None,
     };
     let mut blocking = None;
     match &spec.end {
@@ -187,9 +193,19 @@ fn expected_end(spec: &Spec) -> (RankEnd, Option<u64>) {
             end.state = RankState::Aborted;
             end.abort = Some((*code, *site));
         }
-        End::ToolStopped { code, site } => {
+        End::ToolStopped {
+            code,
+            site,
+            message,
+        } => {
             end.state = RankState::ToolStopped;
             end.abort = Some((*code, *site));
+            // Cut to the room at a character boundary; empty is none.
+            let mut cut = message.len().min(STOP_MESSAGE_BYTES - 1);
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            end.tool_stop = (cut > 0).then(|| message[..cut].to_string());
         }
     }
     (end, blocking)
@@ -238,7 +254,13 @@ fn end(records: usize) -> impl Strategy<Value = End> {
                 frames
             }),
         any::<(i32, u32)>().prop_map(|(code, site)| End::Aborted { code, site }),
-        any::<(i32, u32)>().prop_map(|(code, site)| End::ToolStopped { code, site }),
+        (any::<(i32, u32)>(), "[a-zé ]{0,600}").prop_map(|((code, site), message)| {
+            End::ToolStopped {
+                code,
+                site,
+                message,
+            }
+        }),
     ]
 }
 

@@ -228,7 +228,7 @@ fn rank_outcomes(
                 .end
                 .abort
                 .and_then(|(_, site)| ctx.sites.and_then(|s| s.get(site)));
-            tool_stops.push(tool_stop_message(rank, &stderr, site));
+            tool_stops.push(tool_stop_message(rank, t.end.tool_stop.as_deref(), site));
         }
         let (state, exit_status, signal, operations) = match trace {
             None => ("never-started".to_string(), None, None, 0),

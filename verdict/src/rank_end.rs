@@ -36,14 +36,14 @@ pub(crate) fn exit_finding(
     f
 }
 
-/// What the runtime said when it stopped `rank` (its `mbhybrid: ...` line
-/// on the rank's standard error), and where, when the call's site is known.
-pub(crate) fn tool_stop_message(rank: i32, stderr: &str, site: Option<&mbh_trace::Site>) -> String {
-    let said = stderr
-        .lines()
-        .rev()
-        .find_map(|line| line.trim().strip_prefix("mbhybrid: "))
-        .unwrap_or("the runtime stopped it (its message is not in the rank's standard error)");
+/// What the runtime said when it stopped `rank` (recorded in its trace),
+/// and where, when the call's site is known.
+pub(crate) fn tool_stop_message(
+    rank: i32,
+    said: Option<&str>,
+    site: Option<&mbh_trace::Site>,
+) -> String {
+    let said = said.unwrap_or("the runtime stopped it (its trace holds no message)");
     match site {
         Some(site) => format!("{}: rank {rank}: {said}", site_place(site)),
         None => format!("rank {rank}: {said}"),

@@ -223,6 +223,7 @@ fn run(program: &[&[C]], messages: &[Msg]) -> Job {
                     frames: Vec::new(),
                     exe_base: 0,
                     lost_records: 0,
+                    tool_stop: None,
                 },
                 blocking: None,
                 polling: None,

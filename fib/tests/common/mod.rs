@@ -301,6 +301,7 @@ impl Rank {
                 frames: Vec::new(),
                 exe_base: 0,
                 lost_records: 0,
+                tool_stop: None,
             },
             blocking: None,
             polling: None,
