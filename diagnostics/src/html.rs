@@ -120,7 +120,7 @@ fn header(out: &mut String, report: &Report) {
                 out,
                 "<li><a href=\"#finding-{}\"><span class=\"sev {severity}\">{severity}</span> [{}] {}</a></li>",
                 index + 1,
-                escape(&finding.code),
+                escape(finding.kind.code()),
                 inline(&finding.message)
             );
         }
@@ -162,7 +162,7 @@ fn finding_section(
     sources: &mut Sources,
 ) {
     let severity = severity_word(finding.severity);
-    let code = escape(&finding.code);
+    let code = escape(finding.kind.code());
     let _ = writeln!(
         out,
         "<section class=\"finding {severity}\" id=\"finding-{}\">\n\

@@ -133,7 +133,7 @@ fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usi
         notes.push(format!("replay: {replay}"));
     }
     Diagnostic::new(severity)
-        .with_code(finding.code.clone())
+        .with_code(finding.kind.code().to_string())
         .with_message(finding.message.clone())
         .with_labels(labels)
         .with_notes(notes)

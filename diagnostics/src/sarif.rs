@@ -329,7 +329,7 @@ fn result(finding: &Finding, rule_index: usize, report: &Report) -> sarif::Resul
     }
 
     let mut result = sarif::Result::builder()
-        .rule_id(finding.code.clone())
+        .rule_id(finding.kind.code().to_string())
         .rule_index(rule_index as i64)
         .kind(sarif::ResultKind::Fail)
         .level(level)

@@ -19,7 +19,8 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(
                 out,
                 "mbhybrid: {severity}: [{}] {}",
-                finding.code, finding.message
+                finding.kind.code(),
+                finding.message
             );
         }
         for location in &finding.locations {
@@ -32,7 +33,7 @@ pub fn render(report: &Report) -> String {
                 out,
                 "{}: {word}: [{}] {text}",
                 gcc_place(location),
-                finding.code
+                finding.kind.code()
             );
         }
     }

@@ -196,13 +196,13 @@ pub struct Location {
     pub label: String,
 }
 
-/// One problem found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One problem found. Its stable code (`MBH0002`) is its kind's
+/// ([`FindingKind::code`]), written beside the kind in JSON
+/// ([`FindingJson`]) and ignored when read back.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Finding {
     /// What kind of problem.
     pub kind: FindingKind,
-    /// Its stable code (`MBH0002`).
-    pub code: String,
     /// Error, warning or note.
     pub severity: Severity,
     /// One line: what happened.
@@ -225,12 +225,47 @@ pub struct Finding {
     pub replay: Option<String>,
 }
 
+/// A [`Finding`] as JSON writes it: the fields in order, the kind's code
+/// second (DESIGN.md's contract).
+#[derive(Serialize)]
+struct FindingJson<'a> {
+    kind: FindingKind,
+    code: &'static str,
+    severity: Severity,
+    message: &'a str,
+    interleaving: u32,
+    ranks: &'a [i32],
+    locations: &'a [Location],
+    notes: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay: Option<&'a str>,
+}
+
+impl Serialize for Finding {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        FindingJson {
+            kind: self.kind,
+            code: self.kind.code(),
+            severity: self.severity,
+            message: &self.message,
+            interleaving: self.interleaving,
+            ranks: &self.ranks,
+            locations: &self.locations,
+            notes: &self.notes,
+            help: self.help.as_deref(),
+            replay: self.replay.as_deref(),
+        }
+        .serialize(serializer)
+    }
+}
+
 impl Finding {
     /// A finding of `kind` with its code filled in.
     pub fn new(kind: FindingKind, severity: Severity, message: impl Into<String>) -> Self {
         Finding {
             kind,
-            code: kind.code().to_string(),
             severity,
             message: message.into(),
             interleaving: 1,

@@ -151,10 +151,11 @@ fn results_carry_what_viewers_use() {
     for (result, finding) in results.iter().zip(&report.findings) {
         let index = result["ruleIndex"].as_u64().unwrap() as usize;
         assert_eq!(
-            rules[index]["id"], finding.code,
+            rules[index]["id"],
+            finding.kind.code(),
             "ruleIndex points at the rule"
         );
-        assert_eq!(result["ruleId"], finding.code);
+        assert_eq!(result["ruleId"], finding.kind.code());
         let level = match finding.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
