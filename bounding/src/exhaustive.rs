@@ -58,7 +58,7 @@
 //! Memory and time grow with the product of the ranks' event counts: this
 //! is for programs of a few wildcard events, as the generator makes.
 
-use crate::explore::{unmatched_forces, NextRun, RunEnd, UnmatchedForce};
+use crate::explore::{unmatched_forces, NextRun, Reach, UnmatchedForce};
 use mbh_trace::config::{ForcedMatch, Guidance};
 use mbh_trace::envelope::{Envelope, RecvPattern, SendSide};
 use mbh_trace::op::OpClass;
@@ -155,7 +155,8 @@ impl Exhaustive {
     }
 
     /// Records the run [`Exhaustive::next_run`] gave: every rank's wildcard
-    /// events, the traces (for the candidate senders), and how it ended.
+    /// events, the traces (for the candidate senders), and how far its
+    /// ranks got (for [`unmatched_forces`], the rule of the guided search).
     ///
     /// # Panics
     ///
@@ -164,7 +165,7 @@ impl Exhaustive {
         &mut self,
         events: &[WildcardEvent],
         traces: &[RankTrace],
-        end: RunEnd,
+        reach: &Reach,
     ) -> Recorded {
         let (_, forcing) = self
             .pending
@@ -172,7 +173,7 @@ impl Exhaustive {
             .expect("Exhaustive::record_run called without a run from next_run");
         self.runs += 1;
         let forcing = forcing.unwrap_or_default();
-        let unmatched = unmatched_forces(&guidance(&forcing), events, end);
+        let unmatched = unmatched_forces(&guidance(&forcing), events, reach);
         if !unmatched.is_empty() {
             self.infeasible += 1;
             return Recorded {

@@ -101,8 +101,10 @@
 //!
 //! A run that died (deadlock, crash) is used like any other: its events
 //! are what it recorded. A run whose forced matches did not all happen
-//! ([`unmatched_forces`]) is not expanded: its events do not belong to the
-//! path the search asked for.
+//! ([`unmatched_forces`], the rule `mbhybrid replay` uses too) is not
+//! expanded: its events do not belong to the path the search asked for.
+//! Which events a run forced is what the runtime recorded
+//! ([`WildcardEvent::forced`]), not worked out again from the guidance.
 //!
 //! Under `--buffering zero` a forced match can fail for a reason the key
 //! order cannot see: the forced sender sends only once a receive of
@@ -121,6 +123,7 @@ use crate::config::ExploreConfig;
 use crate::policy::{Choice, Dfs, Key, NodeId, Policy};
 use mbh_trace::config::{ForcedMatch, Guidance};
 use mbh_trace::envelope::RecvPattern;
+pub use mbh_trace::forced::{unmatched_forces, Reach, UnmatchedForce};
 use mbh_trace::rank_trace::WildcardEvent;
 use mbh_trace::report::ChoicePointStats;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -150,52 +153,6 @@ pub struct NextRun {
     pub number: u32,
     /// The matches to force; `None` for the first, free run.
     pub guidance: Option<Guidance>,
-}
-
-/// A forced match that did not happen in the run that forced it.
-///
-/// The clocks claimed that `forced.source` could match the event, the run
-/// forced it, and the event matched something else or never completed: a
-/// soundness failure of the clocks (or a replay that diverged), to report
-/// as a tool warning, never as a deadlock of the program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct UnmatchedForce {
-    /// What was forced.
-    pub forced: ForcedMatch,
-    /// The sender the event matched instead; `None` when the event never
-    /// completed.
-    pub observed: Option<i32>,
-}
-
-/// The forced matches of `guidance` that the run's `events` (all ranks)
-/// contradict: events that matched another sender, and events missing
-/// from a run that completed or deadlocked (a crashed run may have been
-/// killed before it got there, so missing events are not reported for it).
-pub fn unmatched_forces(
-    guidance: &Guidance,
-    events: &[WildcardEvent],
-    end: RunEnd,
-) -> Vec<UnmatchedForce> {
-    let index: HashMap<(i32, u32), &WildcardEvent> =
-        events.iter().map(|e| ((e.rank, e.event), e)).collect();
-    let mut unmatched = Vec::new();
-    for &forced in &guidance.forced {
-        match index.get(&(forced.rank, forced.event)) {
-            Some(e) if e.matched >= 0 && e.matched != forced.source => {
-                unmatched.push(UnmatchedForce {
-                    forced,
-                    observed: Some(e.matched),
-                })
-            }
-            Some(_) => {}
-            None if end != RunEnd::Crashed => unmatched.push(UnmatchedForce {
-                forced,
-                observed: None,
-            }),
-            None => {}
-        }
-    }
-    unmatched
 }
 
 /// Counts of the search so far.
@@ -265,7 +222,8 @@ struct Recorded {
     matched: i32,
     /// What it accepts (`None` for an index choice).
     pattern: Option<RecvPattern>,
-    /// The run's guidance forced it.
+    /// The path fixes it ([`PathFacts::fixes`]): the run's guidance (its
+    /// first try's) forced it.
     forced: bool,
     /// The senders (or indices) the search knows for it on the path to
     /// this run: what it matched or could have here, and, when the
@@ -286,21 +244,25 @@ struct Recorded {
 /// What the path from the first run to a run fixed, for its node.
 #[derive(Debug, Default)]
 struct PathFacts {
-    /// The events the run's guidance forced.
-    forced: HashSet<(i32, u32)>,
     /// Forcings of that guidance whose events the run did not record.
     unrecorded: Vec<(ForcedMatch, BTreeSet<i32>)>,
     /// What the search knew each event could match ([`known_senders`]).
     known: HashMap<(i32, u32), BTreeSet<i32>>,
+    /// Events a retry forced ([`with_enablers`]) that its first try left
+    /// free: the run forced them, but they stay open choice points below
+    /// it, as they were in the first try.
+    reopened: HashSet<(i32, u32)>,
 }
 
 impl PathFacts {
-    /// The facts of a run forced by `guidance` that recorded `events`,
-    /// with `known` from its parent.
+    /// The facts of a run forced by `guidance` (its first try's, for a
+    /// retry, whose own forcings beyond it are `reopened`) that recorded
+    /// `events`, with `known` from its parent.
     fn of(
         guidance: &Guidance,
         events: &[WildcardEvent],
         known: HashMap<(i32, u32), BTreeSet<i32>>,
+        reopened: HashSet<(i32, u32)>,
     ) -> Self {
         let recorded: HashSet<(i32, u32)> = events.iter().map(|e| (e.rank, e.event)).collect();
         let unrecorded = guidance
@@ -313,11 +275,28 @@ impl PathFacts {
             })
             .collect();
         PathFacts {
-            forced: guidance.forced.iter().map(|f| (f.rank, f.event)).collect(),
             unrecorded,
             known,
+            reopened,
         }
     }
+
+    /// Whether the path fixes event `e` of the run: the runtime forced it
+    /// ([`WildcardEvent::forced`]), and not only for a retry.
+    fn fixes(&self, e: &WildcardEvent) -> bool {
+        e.forced && !self.reopened.contains(&(e.rank, e.event))
+    }
+}
+
+/// The events `retry` forces that `first` does not ([`with_enablers`]).
+fn added_by_retry(first: &Guidance, retry: &Guidance) -> HashSet<(i32, u32)> {
+    let before: HashSet<(i32, u32)> = first.forced.iter().map(|f| (f.rank, f.event)).collect();
+    retry
+        .forced
+        .iter()
+        .map(|f| (f.rank, f.event))
+        .filter(|at| !before.contains(at))
+        .collect()
 }
 
 #[derive(Debug)]
@@ -335,11 +314,12 @@ struct Pending {
 ///
 /// ```
 /// use mbh_bounding::{ExploreConfig, Explorer, RunEnd};
+/// use mbh_trace::forced::Reach;
 /// # fn execute(_: Option<&mbh_trace::config::Guidance>) -> Vec<mbh_trace::rank_trace::WildcardEvent> { vec![] }
 /// let mut explorer = Explorer::new(ExploreConfig::default());
 /// while let Some(run) = explorer.next_run() {
 ///     let events = execute(run.guidance.as_ref()); // all ranks' wildcard events
-///     for warning in explorer.record_run(&events, RunEnd::Complete) {
+///     for warning in explorer.record_run(&events, RunEnd::Complete, &Reach::Whole) {
 ///         eprintln!("forced match did not happen: {warning:?}");
 ///     }
 /// }
@@ -470,14 +450,22 @@ impl<P: Policy> Explorer<P> {
     }
 
     /// Records the run [`Explorer::next_run`] gave: the wildcard events of
-    /// all ranks (as [`mbh_trace::RankTrace::wildcard_events`] gives them)
-    /// and how it ended. Returns the forced matches that did not happen
-    /// (see [`unmatched_forces`]), for the caller to report as warnings.
+    /// all ranks (as [`mbh_trace::RankTrace::wildcard_events`] gives them,
+    /// [`WildcardEvent::forced`] set by the runtime), how it ended, and
+    /// how far its ranks got (`reach`: [`Reach::Crashed`] when `end` is
+    /// [`RunEnd::Crashed`]). Returns the forced matches that did not
+    /// happen (see [`unmatched_forces`]), for the caller to report as
+    /// warnings.
     ///
     /// # Panics
     ///
     /// When no run is pending (call [`Explorer::next_run`] first).
-    pub fn record_run(&mut self, events: &[WildcardEvent], end: RunEnd) -> Vec<UnmatchedForce> {
+    pub fn record_run(
+        &mut self,
+        events: &[WildcardEvent],
+        end: RunEnd,
+        reach: &Reach,
+    ) -> Vec<UnmatchedForce> {
         let pending = self
             .pending
             .take()
@@ -487,8 +475,12 @@ impl<P: Policy> Explorer<P> {
             self.open_node(events, &PathFacts::default(), None, &[]);
             return Vec::new();
         };
-        let mut unmatched = unmatched_forces(&tried, events, end);
+        let mut unmatched = unmatched_forces(&tried, events, reach);
         let retried = pending.first_try.is_some();
+        let reopened = match &pending.first_try {
+            Some(first) => added_by_retry(first, &tried),
+            None => HashSet::new(),
+        };
         let guidance = pending.first_try.unwrap_or(tried);
         let node = self
             .nodes
@@ -546,16 +538,16 @@ impl<P: Policy> Explorer<P> {
         }
         let budget = child_budget(node.budget, choice.position, point.bound);
         let known = known_senders(node, choice.key);
+        let path = PathFacts::of(&guidance, events, known, reopened);
         let revealed = if dependent || self.last_infeasible {
             Vec::new()
         } else {
-            revealed_senders(&known, &guidance, choice.key, events)
+            revealed_senders(&path, choice.key, events)
         };
         if node.unissued == 0 {
             self.nodes.remove(&choice.node);
         }
         if unmatched.is_empty() && !self.last_infeasible {
-            let path = PathFacts::of(&guidance, events, known);
             self.open_node(events, &path, budget, &revealed);
         } else {
             self.unexpanded += 1;
@@ -629,8 +621,9 @@ impl<P: Policy> Explorer<P> {
     }
 
     /// Offers the open choice points of a recorded run: its free events
-    /// with alternatives, within the bounds. `forced` are the events its
-    /// guidance forced; its children force them too.
+    /// with alternatives, within the bounds. The events its guidance
+    /// forced ([`WildcardEvent::forced`]) are no choice points of it; its
+    /// children force them too.
     fn open_node(
         &mut self,
         events: &[WildcardEvent],
@@ -641,7 +634,7 @@ impl<P: Policy> Explorer<P> {
         let mut sorted: Vec<&WildcardEvent> = events.iter().collect();
         sorted.sort_by_key(|e| Key::of(e));
         let id = NodeId(self.next_node);
-        let (mut choices, mut points) = self.free_points(&sorted, &path.forced, budget, id);
+        let (mut choices, mut points) = self.free_points(&sorted, path, budget, id);
         revealed_points(&sorted, revealed, id, &mut choices, &mut points);
         if choices.is_empty() {
             return;
@@ -666,7 +659,7 @@ impl<P: Policy> Explorer<P> {
     fn free_points(
         &mut self,
         sorted: &[&WildcardEvent],
-        forced: &HashSet<(i32, u32)>,
+        path: &PathFacts,
         budget: Option<u32>,
         id: NodeId,
     ) -> (Vec<Choice>, HashMap<Key, OpenPoint>) {
@@ -675,7 +668,7 @@ impl<P: Policy> Explorer<P> {
         let mut position = 0u32;
         for e in sorted {
             let alts = alternatives(e);
-            if alts.is_empty() || forced.contains(&(e.rank, e.event)) {
+            if alts.is_empty() || path.fixes(e) {
                 continue;
             }
             let key = Key::of(e);
@@ -753,14 +746,13 @@ fn recorded_events(
     path: &PathFacts,
     events: &[WildcardEvent],
 ) -> Vec<Recorded> {
-    let forced = &path.forced;
     let matched_in_run = matched_by_event(events);
     sorted
         .iter()
         .map(|e| {
-            let is_forced = forced.contains(&(e.rank, e.event));
+            let fixed = path.fixes(e);
             let mut known: BTreeSet<i32> = e.potential.iter().copied().chain([e.matched]).collect();
-            if is_forced {
+            if fixed {
                 if let Some(before) = path.known.get(&(e.rank, e.event)) {
                     known.extend(before);
                 }
@@ -769,7 +761,7 @@ fn recorded_events(
                 key: Key::of(e),
                 matched: e.matched,
                 pattern: e.pattern,
-                forced: is_forced,
+                forced: fixed,
                 known,
                 enablers: e.enablers.clone(),
                 needs: needs_of(e, &matched_in_run),
@@ -834,9 +826,9 @@ fn known_senders(parent: &Node, flipped: Key) -> HashMap<(i32, u32), BTreeSet<i3
     known
 }
 
-/// Senders that run `C` (the flip of choice point `flipped`, forced by
-/// `guidance`) lists for events it forced, and that no run of the path
-/// to `C` listed for them (`known`, from [`known_senders`]).
+/// Senders that run `C` (the flip of choice point `flipped`) lists for
+/// events its `path` fixes, and that no run of the path to `C` listed for
+/// them (`path.known`, from [`known_senders`]).
 ///
 /// Such an event is concurrent with the flip or before it, and the key
 /// order assumes its outcomes were all tried where it was still free. But
@@ -851,20 +843,16 @@ fn known_senders(parent: &Node, flipped: Key) -> HashMap<(i32, u32), BTreeSet<i3
 /// missed it. Each such sender is tried as a choice of `C`: `C`'s forced
 /// matches with that event changed, and its rank's later events left free.
 fn revealed_senders(
-    known: &HashMap<(i32, u32), BTreeSet<i32>>,
-    guidance: &Guidance,
+    path: &PathFacts,
     flipped: Key,
     events: &[WildcardEvent],
 ) -> Vec<(Key, Vec<i32>)> {
-    let forced: HashSet<(i32, u32)> = guidance.forced.iter().map(|f| (f.rank, f.event)).collect();
     let mut revealed = Vec::new();
     for e in events {
-        if (e.rank, e.event) == (flipped.rank, flipped.event)
-            || !forced.contains(&(e.rank, e.event))
-        {
+        if (e.rank, e.event) == (flipped.rank, flipped.event) || !path.fixes(e) {
             continue;
         }
-        let Some(before) = known.get(&(e.rank, e.event)) else {
+        let Some(before) = path.known.get(&(e.rank, e.event)) else {
             continue;
         };
         let new: Vec<i32> = alternatives(e)

@@ -10,8 +10,9 @@
 //!   space is covered: depth-first search over the clock-ordered choice
 //!   points (seed 000 Fig 5.23), loop-iteration abstraction (§5.3.5.1) and
 //!   bounded mixing (§5.3.5.2, Fig 5.31) as typed bounds
-//!   ([`ExploreConfig`]), search statistics, and the detection of forced
-//!   matches that did not happen ([`unmatched_forces`]). The search state
+//!   ([`ExploreConfig`]), and search statistics; a run whose forced
+//!   matches did not happen ([`unmatched_forces`], from `mbh-trace`, the
+//!   rule `mbhybrid replay` shares) is not expanded. The search state
 //!   outlives each run; which open alternative runs next is a [`Policy`]
 //!   ([`Dfs`]), separate from the engine. A choice among requests
 //!   (`MPI_Waitany`, ...; seed 001 §4,
@@ -30,20 +31,22 @@
 //! # Example
 //!
 //! ```
-//! use mbh_bounding::{ExploreConfig, Explorer, LoopAbstraction, RunEnd};
+//! use mbh_bounding::{ExploreConfig, Explorer, LoopAbstraction, Reach, RunEnd};
 //! use mbh_trace::config::Guidance;
 //! use mbh_trace::rank_trace::WildcardEvent;
 //! use mbh_trace::OpKind;
 //!
 //! // A stand-in for running the job: P1's wildcard receive takes P0 unless
 //! // forced, and lists P2 as a potential sender (seed 000's crooked barrier).
+//! // The runtime records whether it forced the receive.
 //! fn run_job(guidance: Option<&Guidance>) -> Vec<WildcardEvent> {
-//!     let matched = guidance.and_then(|g| g.source_for(1, 0)).unwrap_or(0);
+//!     let forced = guidance.and_then(|g| g.index().source_for(1, 0));
+//!     let matched = forced.unwrap_or(0);
 //!     vec![WildcardEvent {
 //!         rank: 1, event: 0, op_index: 3, kind: OpKind::Irecv, site: 7,
 //!         start_clock: 0, final_clock: 1, matched, matched_tag: 0,
 //!         potential: vec![2 - matched], loops: vec![], zone: None, pattern: None,
-//!         enablers: vec![],
+//!         enablers: vec![], forced: forced.is_some(),
 //!     }]
 //! }
 //!
@@ -54,7 +57,7 @@
 //! let mut runs = 0;
 //! while let Some(run) = explorer.next_run() {
 //!     let events = run_job(run.guidance.as_ref());
-//!     let warnings = explorer.record_run(&events, RunEnd::Complete);
+//!     let warnings = explorer.record_run(&events, RunEnd::Complete, &Reach::Whole);
 //!     assert!(warnings.is_empty());
 //!     runs += 1;
 //! }
@@ -73,5 +76,5 @@ pub mod policy;
 
 pub use config::{ExploreConfig, LoopAbstraction};
 pub use exhaustive::Exhaustive;
-pub use explore::{unmatched_forces, Explorer, NextRun, RunEnd, Stats, UnmatchedForce};
+pub use explore::{unmatched_forces, Explorer, NextRun, Reach, RunEnd, Stats, UnmatchedForce};
 pub use policy::{Choice, Dfs, Key, NodeId, Policy};

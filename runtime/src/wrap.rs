@@ -44,7 +44,9 @@
 //! `CollectiveComplete` record names the call that completed a nonblocking
 //! collective's request. `ChoiceClock` and `PotentialIndex` (a choice
 //! among requests, seed 001 §4) name indices into the call's array
-//! instead of ranks.
+//! instead of ranks. A `WildcardClock` or `ChoiceClock` of an event the
+//! guidance forced carries `FORCED` (`Rt::force`, `Rt::choosing`), so no
+//! reader has to work out from the guidance what the runtime did.
 
 use crate::checks::{self, ResourceKind};
 use crate::consts::SUCCESS;

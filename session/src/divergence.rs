@@ -9,9 +9,10 @@
 //! search's adds where the run's files are, so a person can report it in
 //! one read. `replay` tells its own divergences the same way.
 
+use crate::interleaving::Interleaving;
 use crate::session::Session;
-use mbh_bounding::UnmatchedForce;
 use mbh_trace::config::{ForcedMatch, RuntimeConfig};
+use mbh_trace::forced::UnmatchedForce;
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::rank_trace::WildcardEvent;
 use std::path::Path;
@@ -113,25 +114,24 @@ pub fn search_limit(
     )
 }
 
-/// The forced matches of `config` the replay did not make, each told with
-/// its call: as the replay made it, or else as the recorded run did (a
-/// receive forced to a sender that never sent never completes, and only
-/// the recording, when its traces were kept, knows which call it was).
+/// The forced matches of `config` the replay did not make (by the search's
+/// own rule, [`Interleaving::unmatched`]: a rank a crash cut short is not
+/// held to its later forcings), each told with its call: as the replay
+/// made it, or else as the recorded run did (a receive forced to a sender
+/// that never sent never completes, and only the recording, when its
+/// traces were kept, knows which call it was).
 pub fn replay_divergences(
     session: &Session,
     config: &RuntimeConfig,
-    replayed: &[WildcardEvent],
+    replay: &Interleaving,
     recorded: &InterleavingDir,
 ) -> Vec<String> {
-    let forced = config.guidance.iter().flat_map(|g| &g.forced);
-    let unmatched: Vec<UnmatchedForce> = forced
-        .filter_map(|&forced| {
-            let observed = event_of(replayed, &forced)
-                .map(|e| e.matched)
-                .filter(|&m| m >= 0);
-            (observed != Some(forced.source)).then_some(UnmatchedForce { forced, observed })
-        })
-        .collect();
+    let replayed = &replay.events;
+    let unmatched: Vec<UnmatchedForce> = config
+        .guidance
+        .as_ref()
+        .map(|g| replay.unmatched(g))
+        .unwrap_or_default();
     let recorded_events: Vec<WildcardEvent> = if unmatched.is_empty() {
         Vec::new()
     } else {

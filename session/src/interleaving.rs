@@ -4,11 +4,14 @@
 
 use crate::error::{Result, SessionError};
 use crate::session::Session;
+use mbh_bounding::RunEnd;
 use mbh_launch::hang_monitor::DeadlockMonitor;
 use mbh_launch::Job;
 use mbh_trace::config::{ForcedMatch, Guidance, RoomAtCall, RuntimeConfig};
+use mbh_trace::forced::{unmatched_forces, Reach, UnmatchedForce};
 use mbh_trace::layout::{InterleavingDir, ENV_HOLD_FAILED, ENV_TRACE_DIR, ENV_WATCH_PID};
 use mbh_trace::rank_trace::WildcardEvent;
+use mbh_trace::FindingKind;
 use mbh_verdict::{Analysis, RunContext};
 
 /// What one run showed.
@@ -21,6 +24,40 @@ pub struct Interleaving {
     pub events: Vec<WildcardEvent>,
     /// Whether the deadlock monitor stopped the run.
     pub deadlocked: bool,
+}
+
+impl Interleaving {
+    /// How the run ended, for the search. A run stopped by the timeout is
+    /// stuck like a deadlocked one: a forced match it never made did not
+    /// happen (it was not killed before it could).
+    pub fn end(&self) -> RunEnd {
+        let findings = &self.analysis.findings;
+        if self.deadlocked || findings.iter().any(|f| f.kind == FindingKind::Timeout) {
+            RunEnd::Deadlocked
+        } else if findings
+            .iter()
+            .any(|f| f.kind != FindingKind::BufferingHazard)
+        {
+            RunEnd::Crashed
+        } else {
+            RunEnd::Complete
+        }
+    }
+
+    /// How far its ranks got, for [`unmatched_forces`]: after a crash, the
+    /// ranks that did not finalize were cut short ([`Reach::crashed`]).
+    pub fn reach(&self) -> Reach {
+        match self.end() {
+            RunEnd::Crashed => Reach::crashed(self.analysis.traces.iter().flatten()),
+            RunEnd::Complete | RunEnd::Deadlocked => Reach::Whole,
+        }
+    }
+
+    /// The forced matches of `guidance` this run did not make: the rule the
+    /// search and `mbhybrid replay` share ([`unmatched_forces`]).
+    pub fn unmatched(&self, guidance: &Guidance) -> Vec<UnmatchedForce> {
+        unmatched_forces(guidance, &self.events, &self.reach())
+    }
 }
 
 /// The room of each buffer the static analysis knows at calls it could not

@@ -11,7 +11,6 @@ use crate::progress::{Progress, Snapshot};
 use crate::pruner::Pruner;
 use crate::run_ahead::RunAhead;
 use crate::session::Session;
-use mbh_bounding::RunEnd;
 use mbh_trace::config::{Buffering, Clocks, Guidance, RuntimeConfig};
 use mbh_trace::determinism::Deterministic;
 use mbh_trace::layout::InterleavingDir;
@@ -206,11 +205,7 @@ impl Search<'_> {
                 ));
                 return Ok(true);
             }
-            let shown = Shown {
-                n,
-                buffering,
-                guidance: next.guidance.as_ref(),
-            };
+            let shown = Shown { n, buffering };
             self.take_run(engine, run, &shown);
         }
         Ok(false)
@@ -223,12 +218,11 @@ impl Search<'_> {
         &mut self,
         engine: &mut Engine,
         mut run: interleaving::Interleaving,
-        shown: &Shown<'_>,
+        shown: &Shown,
     ) {
         let n = shown.n;
         let found = &mut self.found;
-        let end = run_end(&run);
-        let recorded = engine.record_run(&run, end);
+        let recorded = engine.record_run(&run);
         if !recorded.feasible {
             // Not an execution of the program: the reference forced a
             // sender that could not match. Nothing of it is reported.
@@ -362,23 +356,6 @@ fn bounding_advice(session: &Session, settings: &Settings) -> String {
     }
 }
 
-/// How a run ended, for the engine. A run stopped by the timeout is stuck
-/// like a deadlocked one: a forced match it never made did not happen (it
-/// was not killed before it could).
-fn run_end(run: &interleaving::Interleaving) -> RunEnd {
-    let findings = &run.analysis.findings;
-    if run.deadlocked || findings.iter().any(|f| f.kind == FindingKind::Timeout) {
-        RunEnd::Deadlocked
-    } else if findings
-        .iter()
-        .any(|f| f.kind != FindingKind::BufferingHazard)
-    {
-        RunEnd::Crashed
-    } else {
-        RunEnd::Complete
-    }
-}
-
 /// Removes the deadlock (or timeout) of a run in which a forced receive
 /// never completed, when that receive's rank is one of those it names:
 /// the receive waited for the one sender it was forced to, and the
@@ -420,10 +397,9 @@ struct SeenEvent {
 type FindingKey = (FindingKind, Vec<(String, u32)>);
 
 /// Which interleaving a run is, for what it shows.
-struct Shown<'a> {
+struct Shown {
     n: u32,
     buffering: Buffering,
-    guidance: Option<&'a Guidance>,
 }
 
 impl Exploration {
@@ -534,10 +510,10 @@ impl Exploration {
         session: &Session,
         seen: &mut HashSet<FindingKey>,
         run: &interleaving::Interleaving,
-        shown: &Shown<'_>,
+        shown: &Shown,
     ) -> bool {
         let n = shown.n;
-        let decisions = decision_notes(session, &run.events, shown.guidance);
+        let decisions = decision_notes(session, &run.events);
         let mut new_finding = false;
         // Copied only for a run that shows something new.
         let mut run_traces: Option<Vec<mbh_trace::RankTrace>> = None;
@@ -560,7 +536,6 @@ impl Exploration {
                         run.analysis.traces.iter().flatten().cloned().collect()
                     }),
                     session.sites.as_ref(),
-                    shown.guidance,
                 ),
             ));
             self.findings.push(finding);
@@ -663,15 +638,8 @@ struct Decision {
 /// What the interleaving decided at its wildcard events, for a finding's
 /// notes: the forced decisions first, then the others, at most
 /// [`DECISIONS_LISTED`] listed; the rest counted per rank and call site.
-fn decision_notes(
-    session: &Session,
-    events: &[WildcardEvent],
-    guidance: Option<&Guidance>,
-) -> Vec<String> {
-    let decisions: Vec<Decision> = events
-        .iter()
-        .filter_map(|e| decision(session, e, guidance))
-        .collect();
+fn decision_notes(session: &Session, events: &[WildcardEvent]) -> Vec<String> {
+    let decisions: Vec<Decision> = events.iter().filter_map(|e| decision(session, e)).collect();
     summarise(decisions)
 }
 
@@ -696,10 +664,10 @@ fn summarise(mut decisions: Vec<Decision>) -> Vec<String> {
 }
 
 /// Event `e` as a decision, if it was one: forced, or with alternatives.
-fn decision(session: &Session, e: &WildcardEvent, guidance: Option<&Guidance>) -> Option<Decision> {
+fn decision(session: &Session, e: &WildcardEvent) -> Option<Decision> {
     // A forced match is a decision of this interleaving even when the run
     // (stopped by a deadlock, say) never saw its alternatives.
-    let forced = guidance.is_some_and(|g| g.source_for(e.rank, e.event).is_some());
+    let forced = e.forced;
     if e.potential.is_empty() && !forced {
         return None;
     }
@@ -898,17 +866,18 @@ impl Engine {
         }
     }
 
-    fn record_run(&mut self, run: &interleaving::Interleaving, end: RunEnd) -> Recorded {
+    fn record_run(&mut self, run: &interleaving::Interleaving) -> Recorded {
+        let reach = run.reach();
         match self {
             Engine::Guided(e) => Recorded {
-                unmatched: e.record_run(&run.events, end),
+                unmatched: e.record_run(&run.events, run.end(), &reach),
                 feasible: !e.last_run_infeasible(),
                 too_big: false,
             },
             Engine::Exhaustive(e) => {
                 let traces: Vec<mbh_trace::RankTrace> =
                     run.analysis.traces.iter().flatten().cloned().collect();
-                let recorded = e.record_run(&run.events, &traces, end);
+                let recorded = e.record_run(&run.events, &traces, &reach);
                 Recorded {
                     feasible: recorded.feasible(),
                     too_big: recorded.too_big,

@@ -59,7 +59,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let replayed = interleaving::run(&mut session, args.interleaving, dir, config.clone())?;
     let mut warnings = session.warnings.clone();
     let forced = config.guidance.as_ref().map_or(0, |g| g.forced.len());
-    let diverged = divergence::replay_divergences(&session, &config, &replayed.events, &recorded);
+    let diverged = divergence::replay_divergences(&session, &config, &replayed, &recorded);
     let divergence: Vec<String> = diverged
         .iter()
         .map(|d| format!("interleaving {}: {d}", args.interleaving))

@@ -63,6 +63,12 @@ fn verify_writes_an_html_report_with_the_failing_interleaving() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<svg"), "a space-time diagram");
     assert!(html.contains("x != 33"), "the finding");
+    // The failing interleaving forced P1's `Irecv(*)` to P2: the runtime
+    // recorded it as forced, and the diagram marks it.
+    assert!(
+        html.contains("<g class=\"call forced\">"),
+        "the forced receive is marked"
+    );
     assert!(
         !html.contains("http://") && !html.contains("https://"),
         "self-contained"

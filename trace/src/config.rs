@@ -74,12 +74,46 @@ pub struct Guidance {
 }
 
 impl Guidance {
-    /// The sender forced for `rank`'s wildcard event `event`, if any.
+    /// The forced matches indexed by (rank, event), for looking many up.
+    pub fn index(&self) -> ForcedIndex {
+        ForcedIndex::new(&self.forced)
+    }
+}
+
+/// The forced matches of a [`Guidance`] by (rank, event): sorted once, then
+/// each lookup is a binary search. The runtime builds it in `MPI_Init` and
+/// asks it at every wildcard event, where a scan of the whole guidance
+/// (one entry per forced event of every rank) would cost each receive time
+/// proportional to the run's wildcard events.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForcedIndex {
+    /// Ascending by (rank, event), one entry per event.
+    sorted: Vec<ForcedMatch>,
+}
+
+impl ForcedIndex {
+    /// The index of `forced`. Should an event be listed twice (mbhybrid
+    /// never writes that), the first listed wins, as a scan would have it.
+    pub fn new(forced: &[ForcedMatch]) -> Self {
+        let mut sorted = forced.to_vec();
+        // Stable: among entries of one event, the first listed stays first.
+        sorted.sort_by_key(|f| (f.rank, f.event));
+        sorted.dedup_by_key(|f| (f.rank, f.event));
+        ForcedIndex { sorted }
+    }
+
+    /// The sender (or request index) forced for `rank`'s wildcard event
+    /// `event`, if any.
     pub fn source_for(&self, rank: i32, event: u32) -> Option<i32> {
-        self.forced
-            .iter()
-            .find(|f| f.rank == rank && f.event == event)
-            .map(|f| f.source)
+        self.sorted
+            .binary_search_by_key(&(rank, event), |f| (f.rank, f.event))
+            .ok()
+            .map(|at| self.sorted[at].source)
+    }
+
+    /// Whether nothing is forced.
+    pub fn is_empty(&self) -> bool {
+        self.sorted.is_empty()
     }
 }
 
@@ -234,14 +268,50 @@ mod tests {
         };
         let back = RuntimeConfig::parse(&config.to_json()).unwrap();
         assert_eq!(back, config);
-        let guidance = back.guidance.unwrap();
-        assert_eq!(guidance.source_for(1, 0), Some(2));
-        assert_eq!(guidance.source_for(1, 1), None);
+        let index = back.guidance.unwrap().index();
+        assert_eq!(index.source_for(1, 0), Some(2));
+        assert_eq!(index.source_for(1, 1), None);
         assert!(matches!(
             RuntimeConfig::parse(
                 r#"{"format":"x","version":1,"clocks":"lamport","buffering":"zero","guidance":null}"#
             ),
             Err(ConfigError::Version { .. })
         ));
+    }
+
+    /// The index answers what a scan of the list would, for events listed
+    /// in any order, on every rank, and for events not listed.
+    #[test]
+    fn the_forced_index_finds_what_a_scan_finds() {
+        let forced: Vec<ForcedMatch> = [(2, 5, 0), (0, 3, 1), (2, 0, 1), (1, 7, 2), (0, 1, 2)]
+            .into_iter()
+            .map(|(rank, event, source)| ForcedMatch {
+                rank,
+                event,
+                source,
+            })
+            .collect();
+        let index = ForcedIndex::new(&forced);
+        for rank in -1..4 {
+            for event in 0..9 {
+                let scan = forced
+                    .iter()
+                    .find(|f| f.rank == rank && f.event == event)
+                    .map(|f| f.source);
+                assert_eq!(index.source_for(rank, event), scan, "({rank}, {event})");
+            }
+        }
+        assert_eq!(index.source_for(2, 5), Some(0));
+        assert_eq!(index.source_for(2, 4), None);
+        assert!(ForcedIndex::default().is_empty() && !index.is_empty());
+        // An event listed twice keeps its first listing.
+        let twice = [
+            forced[1],
+            ForcedMatch {
+                source: 9,
+                ..forced[1]
+            },
+        ];
+        assert_eq!(ForcedIndex::new(&twice).source_for(0, 3), Some(1));
     }
 }

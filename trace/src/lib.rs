@@ -17,6 +17,8 @@
 //!   through a shared memory map (so it survives `SIGKILL`) and the CLI reads;
 //! * [`config`]: the runtime's configuration for one run (clocks,
 //!   buffering, the matches a guided replay forces);
+//! * [`forced`]: which of those forced matches a run did not make, the
+//!   one rule the search and `mbhybrid replay` share;
 //! * [`layout`]: where a run keeps its files (run directory, interleavings);
 //! * [`finding`] and [`report`]: what a verification found, as the JSON
 //!   object of DESIGN.md;
@@ -43,6 +45,7 @@ pub mod config;
 pub mod determinism;
 pub mod envelope;
 pub mod finding;
+pub mod forced;
 pub mod layout;
 pub mod op;
 pub mod place;

@@ -869,6 +869,14 @@ pub mod flags {
     /// The request the call made was cancelled (`MPI_Cancel` succeeded):
     /// it matched nothing.
     pub const CANCELLED: u16 = 1 << 6;
+    /// On a `WildcardClock` or `ChoiceClock` record (format version 2):
+    /// the guidance forced this wildcard event. The runtime posted the
+    /// receive or probe for the guidance's sender, or waited for the
+    /// guidance's request alone; whether that sender (or index) is what
+    /// the event matched is the record's `peer`. The runtime sets it
+    /// where it decides to force, so readers need not work it out again
+    /// from the guidance ([`crate::record::EventClock::forced`]).
+    pub const FORCED: u16 = 1 << 7;
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The per-rank trace file: what one MPI process did, written by the runtime
 //! through a shared memory map and read by the CLI after (or during) a run.
 //!
-//! # Format (version 1)
+//! # Format (version 2)
 //!
 //! All integers little-endian (the writer's native order; traces are read on
 //! the machine that wrote them).
@@ -44,8 +44,10 @@ use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 /// The first eight bytes of every rank trace.
 pub const MAGIC: [u8; 8] = *b"MBHTRACE";
-/// The format version this crate writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this crate writes and reads. Version 2 added
+/// [`crate::op::flags::FORCED`]: a version 1 trace would read as a run that
+/// forced nothing, so it is rejected rather than misread.
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes reserved for the header; records start here.
 pub const HEADER_SIZE: usize = 4096;
 /// Bytes per record slot.
@@ -1439,6 +1441,10 @@ pub struct WildcardEvent {
     /// happen, not to match as they did; soak seed 3191.) Filled by the
     /// caller from the oracle; empty as read from the trace.
     pub enablers: Vec<(i32, Vec<(i32, u32)>)>,
+    /// The run's guidance forced this event, as the runtime recorded it
+    /// ([`EventClock::forced`](crate::record::EventClock::forced)): the
+    /// one answer to "was this event forced?" for every reader.
+    pub forced: bool,
 }
 
 impl WildcardEvent {
@@ -1532,6 +1538,7 @@ impl RankTrace {
                             .filter(|_| op.kind == OpKind::WildcardClock)
                             .map(RecvPattern::as_written),
                         enablers: Vec::new(),
+                        forced: clock.forced,
                     },
                 );
             } else if let Some(other) = op.potential() {

@@ -140,6 +140,11 @@ pub struct EventClock {
     pub matched: i32,
     /// The tag it matched; -1 for a choice (`tag`).
     pub matched_tag: i32,
+    /// The run's guidance forced this event (flag
+    /// [`FORCED`](crate::op::flags::FORCED)): the runtime posted it for
+    /// the guidance's sender, or waited for the guidance's index alone.
+    /// `matched` says whether it got it.
+    pub forced: bool,
 }
 
 /// An [`OpKind::PotentialMatch`] or [`OpKind::PotentialIndex`] record,
@@ -279,6 +284,7 @@ impl Op {
             final_clock: self.aux,
             matched: self.peer,
             matched_tag: self.tag,
+            forced: self.has(crate::op::flags::FORCED),
         })
     }
 
@@ -459,10 +465,16 @@ mod tests {
                     issued_clock: 10,
                     final_clock: 12,
                     matched: 2,
-                    matched_tag: 7
+                    matched_tag: 7,
+                    forced: false,
                 }),
                 "{kind:?}"
             );
+            let forced = Op {
+                flags: crate::op::flags::FORCED | crate::op::flags::RETURNED,
+                ..op
+            };
+            assert!(forced.event_clock().unwrap().forced, "{kind:?}");
             assert_eq!(op.potential(), None);
         }
         for kind in [OpKind::PotentialMatch, OpKind::PotentialIndex] {

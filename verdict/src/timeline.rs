@@ -2,9 +2,8 @@
 //! rank's MPI calls in order, the messages between them (from the runtime's
 //! `Matched` records), the potential matches of wildcard receives, sends
 //! nobody received, the calls ranks were blocked in, and the wildcard
-//! choice the interleaving forced.
+//! events the interleaving forced (as the runtime recorded them).
 
-use mbh_trace::config::Guidance;
 use mbh_trace::op::OpClass;
 use mbh_trace::timeline::{CallRef, MessageKind, Timeline, TimelineCall, TimelineMessage};
 use mbh_trace::{OpKind, RankTrace, SiteTable};
@@ -14,12 +13,8 @@ use std::collections::HashMap;
 type Record = (i32, u64);
 
 /// The timeline of one run from its traces.
-pub fn build(
-    traces: &[RankTrace],
-    sites: Option<&SiteTable>,
-    guidance: Option<&Guidance>,
-) -> Timeline {
-    let (ranks, position) = lanes(traces, sites, guidance);
+pub fn build(traces: &[RankTrace], sites: Option<&SiteTable>) -> Timeline {
+    let (ranks, position) = lanes(traces, sites);
     let places = Places {
         lane_of: traces
             .iter()
@@ -40,17 +35,19 @@ pub fn build(
 fn lanes(
     traces: &[RankTrace],
     sites: Option<&SiteTable>,
-    guidance: Option<&Guidance>,
 ) -> (Vec<Vec<TimelineCall>>, HashMap<Record, usize>) {
     let mut position: HashMap<Record, usize> = HashMap::new();
     let mut ranks = Vec::new();
     for trace in traces {
-        // Wildcard event number of each receive record, and the flipped one.
-        let events: HashMap<u64, (u32, u64)> = trace
+        // The calls whose wildcard event the runtime forced: every forcing
+        // of the guidance (the flip and the prefix that leads to it), read
+        // from the records rather than guessed from the guidance's clock.
+        let forced: std::collections::HashSet<u64> = trace
             .ops
             .iter()
             .filter_map(|op| op.event_clock())
-            .map(|clock| (clock.call, (clock.event, clock.final_clock)))
+            .filter(|clock| clock.forced)
+            .map(|clock| clock.call)
             .collect();
         let mut lane = Vec::new();
         for op in trace
@@ -59,16 +56,11 @@ fn lanes(
             .filter(|op| op.kind.class() != OpClass::Clock)
         {
             position.insert((trace.rank, op.index), lane.len());
-            let forced = events.get(&op.index).is_some_and(|&(event, clock)| {
-                guidance.is_some_and(|g| {
-                    g.source_for(trace.rank, event).is_some() && clock == g.last_guided_clock
-                })
-            });
             lane.push(TimelineCall {
                 label: op.kind.mpi_name().trim_start_matches("MPI_").to_string(),
                 line: sites.and_then(|s| s.get(op.site)).map_or(0, |s| s.line),
                 blocked: trace.blocking == Some(op.index),
-                forced,
+                forced: forced.contains(&op.index),
             });
         }
         ranks.push(lane);
@@ -207,6 +199,7 @@ fn unreceived_messages(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mbh_trace::op::flags;
     use mbh_trace::rank_trace::{Op, RankState};
 
     fn op(index: u64, kind: OpKind) -> Op {
@@ -256,7 +249,7 @@ mod tests {
             ],
             Some(2),
         );
-        let t = build(&[sender, receiver], None, None);
+        let t = build(&[sender, receiver], None);
         assert_eq!(t.ranks[0].len(), 2);
         assert_eq!(t.ranks[1].len(), 2, "clock records are not calls");
         assert!(t.ranks[1][1].blocked);
@@ -275,5 +268,31 @@ mod tests {
                 },
             ]
         );
+    }
+
+    /// A call is marked forced when its wildcard event's record says the
+    /// runtime forced it, whatever its clock; an unforced one is not.
+    #[test]
+    fn calls_whose_event_the_runtime_forced_are_marked() {
+        let clock = |index: u64, call: u64, event: i32, forced: bool| Op {
+            flags: if forced { flags::FORCED } else { 0 },
+            request: call,
+            count: event,
+            aux: 7 + index,
+            ..op(index, OpKind::WildcardClock)
+        };
+        let receiver = trace(
+            1,
+            vec![
+                op(0, OpKind::Recv),
+                clock(1, 0, 0, true),
+                op(2, OpKind::Recv),
+                clock(3, 2, 1, false),
+            ],
+            None,
+        );
+        let t = build(&[receiver], None);
+        let forced: Vec<bool> = t.ranks[0].iter().map(|c| c.forced).collect();
+        assert_eq!(forced, [true, false]);
     }
 }

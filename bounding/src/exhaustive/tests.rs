@@ -1,6 +1,18 @@
 use super::*;
+use crate::explore::RunEnd;
 use mbh_trace::op::flags;
 use mbh_trace::rank_trace::Op;
+
+/// How far the ranks of a synthetic run that ended so got: a crash cut
+/// every rank short (none is known to have finalized).
+fn reach(end: RunEnd) -> Reach {
+    match end {
+        RunEnd::Crashed => Reach::Crashed {
+            finished: BTreeSet::new(),
+        },
+        _ => Reach::Whole,
+    }
+}
 
 /// A wildcard event of `rank` that matched `matched` and names `potential`.
 fn event(rank: i32, number: u32, matched: i32, potential: &[i32]) -> WildcardEvent {
@@ -19,6 +31,7 @@ fn event(rank: i32, number: u32, matched: i32, potential: &[i32]) -> WildcardEve
         zone: None,
         pattern: None,
         enablers: Vec::new(),
+        forced: false,
     }
 }
 
@@ -33,7 +46,7 @@ fn explore(program: impl Fn(&Guidance) -> (Vec<WildcardEvent>, RunEnd)) -> (Outc
     while let Some(run) = search.next_run() {
         let guidance = run.guidance.unwrap_or_default();
         let (events, end) = program(&guidance);
-        if search.record_run(&events, &[], end).feasible() {
+        if search.record_run(&events, &[], &reach(end)).feasible() {
             outcomes.insert(
                 events
                     .iter()
@@ -51,13 +64,13 @@ fn explore(program: impl Fn(&Guidance) -> (Vec<WildcardEvent>, RunEnd)) -> (Outc
 fn two_receivers(g: &Guidance) -> (Vec<WildcardEvent>, RunEnd) {
     let mut events = Vec::new();
     for rank in 0..2 {
-        let first = g.source_for(rank, 0).unwrap_or(2);
+        let first = g.index().source_for(rank, 0).unwrap_or(2);
         if !(2..=3).contains(&first) {
             // Forced to a rank that never sends: the run hangs there.
             return (events, RunEnd::Deadlocked);
         }
         let second = 5 - first;
-        if g.source_for(rank, 1).is_some_and(|s| s != second) {
+        if g.index().source_for(rank, 1).is_some_and(|s| s != second) {
             events.push(event(rank, 0, first, &[]));
             return (events, RunEnd::Deadlocked);
         }
@@ -88,12 +101,12 @@ fn a_forcing_that_does_not_happen_is_infeasible_and_not_expanded() {
     let mut search = Exhaustive::new(None);
     search.next_run().expect("the free run");
     let first = vec![event(0, 0, 1, &[2])];
-    assert!(search.record_run(&first, &[], RunEnd::Complete).feasible());
+    assert!(search.record_run(&first, &[], &Reach::Whole).feasible());
     let run = search.next_run().expect("the alternative");
     let forced = run.guidance.unwrap();
-    assert_eq!(forced.source_for(0, 0), Some(2));
+    assert_eq!(forced.index().source_for(0, 0), Some(2));
     // The forced receive never completed: rank 2 never sent.
-    let recorded = search.record_run(&[], &[], RunEnd::Deadlocked);
+    let recorded = search.record_run(&[], &[], &Reach::Whole);
     assert!(!recorded.feasible());
     assert_eq!(search.next_run(), None);
     assert!(search.is_complete());
@@ -105,7 +118,7 @@ fn an_unknown_match_ends_what_can_be_forced_on_its_rank() {
     let mut search = Exhaustive::new(None);
     search.next_run();
     let events = vec![event(0, 0, -1, &[1]), event(0, 1, 1, &[2])];
-    search.record_run(&events, &[], RunEnd::Crashed);
+    search.record_run(&events, &[], &reach(RunEnd::Crashed));
     assert_eq!(search.next_run(), None, "nothing forceable");
 }
 
@@ -113,7 +126,7 @@ fn an_unknown_match_ends_what_can_be_forced_on_its_rank() {
 fn the_run_limit_leaves_the_search_incomplete() {
     let mut search = Exhaustive::new(Some(1));
     search.next_run();
-    search.record_run(&[event(0, 0, 1, &[2])], &[], RunEnd::Complete);
+    search.record_run(&[event(0, 0, 1, &[2])], &[], &Reach::Whole);
     assert_eq!(search.next_run(), None);
     assert!(!search.is_complete());
 }

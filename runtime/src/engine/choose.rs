@@ -28,8 +28,13 @@ pub(super) struct Choosing {
     pub event: u32,
     /// The clock when called.
     pub start: u64,
-    /// The index a guided run forces: an active request of the snapshot.
+    /// The index a guided run (or deterministic mode) forces: an active
+    /// request of the snapshot.
     pub forced: Option<usize>,
+    /// `forced` is the guidance's: the choice's record says it was forced
+    /// ([`flags::FORCED`]). Deterministic mode's index is not: to the
+    /// search that run is free.
+    pub guided: bool,
 }
 
 impl Rt {
@@ -49,13 +54,11 @@ impl Rt {
         };
         let start = self.llcp.now();
         let det_index = self.det.as_mut().and_then(|d| d.forced_index.take());
+        let guided = det_index.is_none() && self.llcp.guiding();
         let forced = if let Some(j) = det_index {
             i32::try_from(j).ok()
-        } else if self.llcp.guiding() {
-            self.config
-                .guidance
-                .as_ref()
-                .and_then(|g| g.source_for(self.rank, event))
+        } else if guided {
+            self.forced.source_for(self.rank, event)
         } else {
             None
         };
@@ -67,6 +70,7 @@ impl Rt {
         Some(Choosing {
             event,
             start,
+            guided: guided && forced.is_some(),
             forced,
         })
     }
@@ -127,9 +131,10 @@ impl Rt {
         let order = self.llcp.order();
         let end = self.llcp.choose();
         let at = at.unwrap_or(u64::MAX);
+        let forced = if c.guided { flags::FORCED } else { 0 };
         record::append(|| RawOp {
             kind: OpKind::ChoiceClock as u16,
-            flags: flags::RETURNED,
+            flags: flags::RETURNED | forced,
             count: event as i32,
             request: at,
             comm: c.start,

@@ -74,7 +74,7 @@ use crate::state::fatal;
 use crate::typesig::{self, Sig};
 use backoff::Backoff;
 use mbh_trace::check::Check;
-use mbh_trace::config::{Buffering, Clocks, RuntimeConfig};
+use mbh_trace::config::{Buffering, Clocks, ForcedIndex, RuntimeConfig};
 use mbh_trace::op::{flags, ReuseFound};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
@@ -217,9 +217,17 @@ struct Recorder;
 
 impl Sink for Recorder {
     fn final_clock(&mut self, e: &DoneEvent) {
+        // Posted for one sender: only `Rt::force` gives a wildcard event a
+        // source, so this is the guidance's forcing, recorded where it
+        // happened rather than worked out again by each reader.
+        let forced = if e.pattern.source.is_some() {
+            flags::FORCED
+        } else {
+            0
+        };
         record::append(|| RawOp {
             kind: OpKind::WildcardClock as u16,
-            flags: flags::RETURNED,
+            flags: flags::RETURNED | forced,
             count: e.event as i32,
             request: e.record,
             comm: e.start,
@@ -250,6 +258,9 @@ impl Sink for Recorder {
 pub struct Rt {
     rank: i32,
     config: RuntimeConfig,
+    /// The guidance's forced matches by (rank, event), indexed once here:
+    /// every wildcard event looks itself up (empty in a free run).
+    forced: ForcedIndex,
     llcp: Llcp,
     /// Clock words (1, or the world size).
     width: usize,
@@ -348,6 +359,11 @@ impl Rt {
         let hbytes = c_int::try_from(hwords * 8)
             .map_err(|_| format!("{size} ranks are too many for vector clocks"))?;
         let last_guided = config.guidance.as_ref().map(|g| g.last_guided_clock);
+        let forced = config
+            .guidance
+            .as_ref()
+            .map(|g| g.index())
+            .unwrap_or_default();
         let det = config.deterministic.map(|d| {
             let patience = std::time::Duration::from_millis(u64::from(d.patience_ms));
             Box::new(deterministic::Det::new(size.max(1) as usize, patience))
@@ -356,6 +372,7 @@ impl Rt {
             rank,
             llcp: Llcp::new(width, me, last_guided),
             config,
+            forced,
             width,
             me,
             hwords,
@@ -512,12 +529,7 @@ impl Rt {
         if self.det.is_some() {
             self.deterministic_source(comm, tag, waits, &mut posting);
         } else if self.llcp.guiding() {
-            let forced = self
-                .config
-                .guidance
-                .as_ref()
-                .and_then(|g| g.source_for(self.rank, event));
-            if let Some(world) = forced {
+            if let Some(world) = self.forced.source_for(self.rank, event) {
                 self.force(comm, event, world, &mut posting);
             }
         }
