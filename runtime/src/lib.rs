@@ -65,6 +65,7 @@ pub mod piggyback;
 mod record;
 mod requests;
 mod rma;
+mod rma_exposure;
 mod rma_watch;
 mod seen;
 mod slots;

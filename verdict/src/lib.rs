@@ -79,6 +79,7 @@ pub mod printed;
 pub mod rank_end;
 pub mod reuse;
 pub mod rma_epochs;
+pub mod rma_local;
 pub mod rma_races;
 pub mod rma_reuse;
 pub mod symbolize;

@@ -108,14 +108,14 @@ pub mod why {
 
 /// A window, the same on every rank: its communicator's name and the
 /// ordinal of its making among the windows made on it.
-type WinKey = (u64, u32);
+pub(crate) type WinKey = (u64, u32);
 
 /// A rank's `MPI_Win_post`s of a window: (record index, group).
-type Posts = Vec<(u64, Option<u64>)>;
+pub(crate) type Posts = Vec<(u64, Option<u64>)>;
 
 /// The epoch an operation is in, as its origin opened it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Epoch {
+pub(crate) enum Epoch {
     /// The `k`-th fence epoch of the window (k fences before it).
     Fence(u32),
     /// A lock epoch: its record's index on the origin, whether exclusive,
@@ -134,15 +134,15 @@ enum Epoch {
 
 /// One operation, ready to pair.
 #[derive(Debug, Clone)]
-struct Access {
-    rank: i32,
-    op: Op,
-    target: i32,
-    window: WinKey,
+pub(crate) struct Access {
+    pub(crate) rank: i32,
+    pub(crate) op: Op,
+    pub(crate) target: i32,
+    pub(crate) window: WinKey,
     /// The window's id on the origin (for the message).
-    local_window: u64,
-    data: TargetData,
-    epoch: Epoch,
+    pub(crate) local_window: u64,
+    pub(crate) data: TargetData,
+    pub(crate) epoch: Epoch,
     acc_op: u8,
     basic_type: u8,
 }
@@ -168,7 +168,7 @@ impl Access {
     }
 
     /// Whether it changes the target's bytes.
-    fn writes(&self) -> bool {
+    pub(crate) fn writes(&self) -> bool {
         match self.op.kind {
             OpKind::Get | OpKind::Rget => false,
             _ if self.is_accumulate() => self.acc_op != acc_op::NO_OP,
@@ -177,7 +177,7 @@ impl Access {
     }
 
     /// `MPI_Put` or `MPI_Accumulate` with `MPI_SUM`.
-    fn words(&self) -> String {
+    pub(crate) fn words(&self) -> String {
         if self.is_accumulate() && self.op.kind != OpKind::CompareAndSwap && self.acc_op != 0 {
             format!(
                 "`{}` with `{}`",
@@ -205,8 +205,8 @@ fn atomic(a: &Access, b: &Access) -> bool {
 
 /// What a window is on one rank.
 #[derive(Debug, Clone)]
-struct Made {
-    key: Option<WinKey>,
+pub(crate) struct Made {
+    pub(crate) key: Option<WinKey>,
     disp_unit: Option<i64>,
     made: Op,
 }
@@ -257,14 +257,22 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
         pairing.pair_target(*window, *target, list);
     }
     pairing.finish(sites, &mut check);
+    // The targets' own loads and stores against the same operations.
+    let local = crate::rma_local::LocalRaces {
+        windows: &windows,
+        accesses: &accesses,
+        by_target: &by_target,
+        posts: &posts,
+    };
+    local.check(sites, traces, &mut check);
     check
 }
 
 /// The windows of each rank, and each window's displacement unit and
 /// size on each rank (from that rank's own record of making it).
-struct Windows {
-    made: Vec<BTreeMap<u64, Made>>,
-    units: HashMap<(WinKey, i32), Option<i64>>,
+pub(crate) struct Windows {
+    pub(crate) made: Vec<BTreeMap<u64, Made>>,
+    pub(crate) units: HashMap<(WinKey, i32), Option<i64>>,
     sizes: HashMap<(WinKey, i32), u64>,
 }
 
@@ -507,21 +515,7 @@ impl<'a> Pairing<'a> {
     /// The exposure epoch (the target's `MPI_Win_post` record) of a PSCW
     /// operation `a` on `key`'s target window; `None` outside PSCW.
     fn exposure(&self, key: (WinKey, i32), a: &Access) -> Result<Option<u64>, &'static str> {
-        let Epoch::Start { nth, .. } = a.epoch else {
-            return Ok(None);
-        };
-        let posts = self.posts.get(&key).ok_or(why::GROUP)?;
-        let mut seen = 0;
-        for &(index, group) in posts {
-            let group = group.ok_or(why::GROUP)?;
-            if holds(group, a.rank) {
-                seen += 1;
-                if seen == nth {
-                    return Ok(Some(index));
-                }
-            }
-        }
-        Err(why::GROUP)
+        exposure(self.posts, key, a)
     }
 
     /// Two origins' operations under shared locks, each with the record
@@ -594,6 +588,33 @@ impl<'a> Pairing<'a> {
     }
 }
 
+/// The exposure epoch (the target's `MPI_Win_post` record, from its
+/// `posts`) of a PSCW operation `a` on `key`'s target window; `None`
+/// outside PSCW. The `n`-th `MPI_Win_start` of an origin whose group
+/// holds the target matches the target's `n`-th `MPI_Win_post` whose
+/// group holds the origin (MPI-4.0 §12.5.2).
+pub(crate) fn exposure(
+    posts: &HashMap<(WinKey, i32), Posts>,
+    key: (WinKey, i32),
+    a: &Access,
+) -> Result<Option<u64>, &'static str> {
+    let Epoch::Start { nth, .. } = a.epoch else {
+        return Ok(None);
+    };
+    let posts = posts.get(&key).ok_or(why::GROUP)?;
+    let mut seen = 0;
+    for &(index, group) in posts {
+        let group = group.ok_or(why::GROUP)?;
+        if holds(group, a.rank) {
+            seen += 1;
+            if seen == nth {
+                return Ok(Some(index));
+            }
+        }
+    }
+    Err(why::GROUP)
+}
+
 /// Pairs of overlapping operations one run's check looks at, at most
 /// (a second or two); past it the rest are named as not checked.
 const MAX_COMPARED: usize = 1_000_000;
@@ -603,7 +624,7 @@ const MAX_COMPARED: usize = 1_000_000;
 const MAX_BEYOND: usize = 64;
 
 /// The call that made window `local` on `rank`, from `made`.
-fn made_on(made: &[BTreeMap<u64, Made>], rank: i32, local: u64) -> Option<Op> {
+pub(crate) fn made_on(made: &[BTreeMap<u64, Made>], rank: i32, local: u64) -> Option<Op> {
     made.get(usize::try_from(rank).ok()?)?
         .get(&local)
         .map(|m| m.made.clone())
@@ -611,7 +632,7 @@ fn made_on(made: &[BTreeMap<u64, Made>], rank: i32, local: u64) -> Option<Op> {
 
 /// `window N (made by `MPI_Win_allocate` at app.c:14)`: a window as its
 /// origin names it.
-fn window_name(sites: Option<&SiteTable>, local: u64, made: Option<&Op>) -> String {
+pub(crate) fn window_name(sites: Option<&SiteTable>, local: u64, made: Option<&Op>) -> String {
     let Some(op) = made else {
         return format!("window {local}");
     };
