@@ -496,9 +496,13 @@ pub(crate) unsafe fn win_create_dynamic(
     win: *mut MPI_Win,
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
-    make(OpKind::WinCreateDynamic, comm, (0, 0), (win, || 0), || unsafe {
-        mpi_sys::PMPI_Win_create_dynamic(info, comm, win)
-    })
+    make(
+        OpKind::WinCreateDynamic,
+        comm,
+        (0, 0),
+        (win, || 0),
+        || unsafe { mpi_sys::PMPI_Win_create_dynamic(info, comm, win) },
+    )
 }
 
 pub(crate) unsafe fn win_free(win: *mut MPI_Win) -> c_int {

@@ -148,8 +148,8 @@ impl Ranges {
     /// touched).
     #[cold]
     fn coarsen(&mut self) {
-        let Some(i) = (0..self.n.saturating_sub(1))
-            .min_by_key(|&i| self.at[i + 1].lo - self.at[i].hi)
+        let Some(i) =
+            (0..self.n.saturating_sub(1)).min_by_key(|&i| self.at[i + 1].lo - self.at[i].hi)
         else {
             return;
         };

@@ -116,6 +116,9 @@ mod tests {
         assert_eq!(WindowAccess::decode(&op), Some(access));
         assert_eq!(op.tag, bits::STORE | bits::PSCW);
         assert_eq!(WindowAccess::decode(&Op::new(0, OpKind::WinFence)), None);
-        assert!(!OpKind::WindowAccess.comm_is_communicator(), "`comm` is a byte");
+        assert!(
+            !OpKind::WindowAccess.comm_is_communicator(),
+            "`comm` is a byte"
+        );
     }
 }

@@ -147,9 +147,9 @@ pub fn partial_reason(locations: &[Location]) -> Option<String> {
     let (unchecked, locations): (Vec<Location>, Vec<Location>) = locations
         .into_iter()
         .partition(|l| l.label.starts_with(UNCHECKED_LABEL));
-    let (rma, unmodelled): (Vec<Location>, Vec<Location>) = locations
-        .into_iter()
-        .partition(|l| [PASSIVE_LABEL, SHARED_LABEL, RACES_NO_ACCESS_LABEL].contains(&l.label.as_str()));
+    let (rma, unmodelled): (Vec<Location>, Vec<Location>) = locations.into_iter().partition(|l| {
+        [PASSIVE_LABEL, SHARED_LABEL, RACES_NO_ACCESS_LABEL].contains(&l.label.as_str())
+    });
     let mut parts = Vec::new();
     if !stopped.is_empty() {
         parts.push(format!(
@@ -274,7 +274,11 @@ mod tests {
             reason.ends_with("but not the loads and stores of window memory by its own process while another rank may hold a lock on it: MPI_Win_lock (rma.c:12)"),
             "{reason}"
         );
-        assert_eq!(rma_label(OpKind::Put, true), None, "fence and PSCW: checked");
+        assert_eq!(
+            rma_label(OpKind::Put, true),
+            None,
+            "fence and PSCW: checked"
+        );
         assert_eq!(rma_label(OpKind::WinFence, true), None);
         assert_eq!(rma_label(OpKind::WinLockAll, true), Some(PASSIVE_LABEL));
         assert_eq!(rma_label(OpKind::Put, false), Some(RACES_NO_ACCESS_LABEL));

@@ -88,7 +88,12 @@ impl LocalRaces<'_> {
     /// Compares every owner's ranges of `traces` with the operations on
     /// its windows; the races into `check.findings`, the operations not
     /// decided into `check.unchecked`.
-    pub(crate) fn check(&self, sites: Option<&SiteTable>, traces: &[Option<RankTrace>], check: &mut RaceCheck) {
+    pub(crate) fn check(
+        &self,
+        sites: Option<&SiteTable>,
+        traces: &[Option<RankTrace>],
+        check: &mut RaceCheck,
+    ) {
         let mut found: BTreeMap<(u32, u32, bool), Race> = BTreeMap::new();
         let mut undecided: BTreeMap<(i32, u64), (Op, &'static str)> = BTreeMap::new();
         for local in traces.iter().flatten().flat_map(|t| self.owned(t)) {
@@ -179,10 +184,7 @@ impl LocalRaces<'_> {
             } else {
                 Exposed::Fence(fences.get(&access.window).copied().unwrap_or(0))
             };
-            let Some(window) = made
-                .and_then(|m| m.get(&access.window))
-                .and_then(|m| m.key)
-            else {
+            let Some(window) = made.and_then(|m| m.get(&access.window)).and_then(|m| m.key) else {
                 continue;
             };
             out.push(Local {
@@ -242,11 +244,17 @@ impl Race {
             vec![a.rank, owner]
         };
         let site = |s: u32| sites.and_then(|t| t.get(s));
-        let remote_label = format!("(1) {} by rank {} to rank {owner}, {bytes} of its window", a.words(), a.rank);
+        let remote_label = format!(
+            "(1) {} by rank {} to rank {owner}, {bytes} of its window",
+            a.words(),
+            a.rank
+        );
         match site(a.op.site) {
-            Some(s) => finding
-                .locations
-                .push(site_location(s, a.rank, Role::Secondary, &remote_label)),
+            Some(s) => {
+                finding
+                    .locations
+                    .push(site_location(s, a.rank, Role::Secondary, &remote_label))
+            }
             None => finding.notes.push(remote_label),
         }
         let local_label = format!("(2) rank {owner}'s own {what} of {bytes} of its window memory");

@@ -1343,6 +1343,9 @@ mod tests {
         Start(u64),
         Complete,
         Wait,
+        /// the owner's own range of window 1: first byte, end, tag bits
+        /// (`mbh_trace::window_access::bits`)
+        Local(u64, u64, i32),
     }
 
     fn trace(rank: i32, size: i32, calls: &[C]) -> RankTrace {
@@ -1420,6 +1423,12 @@ mod tests {
                 }
                 C::Complete => op.kind = OpKind::WinComplete,
                 C::Wait => op.kind = OpKind::WinWait,
+                C::Local(first, end, bits) => {
+                    op.kind = OpKind::WindowAccess;
+                    op.aux = first;
+                    op.comm = end;
+                    op.tag = bits;
+                }
             }
             push(&mut ops, op);
         }
@@ -1783,5 +1792,102 @@ mod tests {
         let unknown = check(&[&[Make(4), Post(0), Wait, Free], &origin(1), &origin(2)]);
         assert!(unknown.findings.is_empty());
         assert!(unknown.unchecked.iter().any(|u| u.2 == why::GROUP));
+    }
+
+    /// The owner's own ranges (`rma_local`): a store in the put's fence
+    /// epoch races, one in the epoch before does not, a load meets only
+    /// writes, bytes apart meet nothing; a coarse range or an unwatched
+    /// epoch names the put as not checked; a PSCW range meets the
+    /// operations of its own exposure only.
+    #[test]
+    fn an_owners_ranges_race_with_the_operations_of_their_epoch_only() {
+        use crate::rma_local::why as local;
+        use mbh_trace::window_access::bits::{COARSE, PSCW, STORE, UNWATCHED};
+        let origin: &[C] = &[Make(4), Fence, put(0, 2), Fence, Fence, Free];
+        let owner = |calls: &[C]| check(&[calls, origin]);
+        let race = owner(&[Make(4), Fence, Local(8, 12, STORE), Fence, Fence, Free]);
+        assert_eq!(race.findings.len(), 1, "{:?}", race.unchecked);
+        let f = &race.findings[0];
+        assert!(
+            f.message
+                .contains("`MPI_Put` by rank 1 and a store by rank 0 race on bytes 8..12"),
+            "{}",
+            f.message
+        );
+        assert_eq!(f.ranks, [1, 0]);
+        let before = owner(&[Make(4), Local(8, 12, STORE), Fence, Fence, Fence, Free]);
+        assert!(
+            before.findings.is_empty(),
+            "fence epoch 0: before the first fence"
+        );
+        let after = owner(&[Make(4), Fence, Fence, Local(0, 64, STORE), Fence, Free]);
+        assert!(after.findings.is_empty(), "the next epoch");
+        let load = owner(&[Make(4), Fence, Local(10, 11, 0), Fence, Fence, Free]);
+        assert_eq!(load.findings.len(), 1, "a load of a put's byte");
+        assert!(load.findings[0].message.contains("byte 10 of"));
+        let apart = owner(&[
+            Make(4),
+            Fence,
+            Local(0, 8, STORE),
+            Local(12, 64, STORE),
+            Fence,
+            Fence,
+            Free,
+        ]);
+        assert!(apart.findings.is_empty() && apart.unchecked.is_empty());
+        let coarse = owner(&[
+            Make(4),
+            Fence,
+            Local(0, 64, STORE | COARSE),
+            Fence,
+            Fence,
+            Free,
+        ]);
+        assert!(coarse.findings.is_empty());
+        assert!(coarse
+            .unchecked
+            .iter()
+            .any(|u| u.0 == 1 && u.2 == local::COARSE));
+        let unwatched = owner(&[Make(4), Fence, Local(0, 0, UNWATCHED), Fence, Fence, Free]);
+        assert!(unwatched.unchecked.iter().any(|u| u.2 == local::UNWATCHED));
+        // A get only reads: the owner's load of its bytes is no race.
+        let get = check(&[
+            &[Make(4), Fence, Local(8, 12, 0), Fence, Free],
+            &[Make(4), Fence, C::Rma(OpKind::Get, 0, 2, 4, 0), Fence, Free],
+        ]);
+        assert!(get.findings.is_empty());
+        // PSCW: the store between post and wait meets the put of that
+        // exposure, not the next one's.
+        let pscw = |local_in_first: bool| {
+            let store = Local(0, 4, STORE | PSCW);
+            let mut target = vec![Make(4), Post(0b10)];
+            if local_in_first {
+                target.push(store);
+            }
+            target.extend([Wait, Post(0b10)]);
+            if !local_in_first {
+                target.push(store);
+            }
+            target.extend([Wait, Free]);
+            let origin = [
+                Make(4),
+                Start(0b1),
+                Complete,
+                Start(0b1),
+                put(0, 0),
+                Complete,
+                Free,
+            ];
+            check(&[&target, &origin])
+        };
+        assert!(
+            pscw(true).findings.is_empty(),
+            "the put is in the second exposure"
+        );
+        assert_eq!(pscw(false).findings.len(), 1);
+        assert!(pscw(false).findings[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("same exposure epoch of rank 0")));
     }
 }
