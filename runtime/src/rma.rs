@@ -18,7 +18,10 @@
 //! When the program checks its loads and stores, an operation's origin
 //! and result buffers are watched until the call that completes it at the
 //! origin, and the synchronization calls forget those they complete
-//! (`rma_watch.rs`; MPI-4.0 §12.5, §12.7).
+//! (`rma_watch.rs`; MPI-4.0 §12.5, §12.7); and a window's memory is
+//! watched from the fence or `MPI_Win_post` that opens an exposure epoch
+//! to the call that closes it, whose record its ranges precede
+//! (`rma_exposure.rs`).
 
 use crate::consts::{comm_world, proc_null, undefined, SUCCESS};
 use crate::handle::HandleBits;
@@ -432,14 +435,15 @@ pub(crate) unsafe fn win_create(
     comm: MPI_Comm,
     win: *mut MPI_Win,
 ) -> c_int {
-    // SAFETY: the caller's arguments, passed on unchanged.
     let memory = || base as usize;
+    // SAFETY: the caller's arguments, passed on unchanged.
+    let call = || unsafe { mpi_sys::PMPI_Win_create(base, size, disp_unit, info, comm, win) };
     make(
         OpKind::WinCreate,
         comm,
         (disp_unit, size),
         (win, memory),
-        || unsafe { mpi_sys::PMPI_Win_create(base, size, disp_unit, info, comm, win) },
+        call,
     )
 }
 

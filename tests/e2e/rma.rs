@@ -300,7 +300,11 @@ fn every_recorded_rma_call_runs_as_under_mpi() {
     named.dedup();
     assert_eq!(
         named,
-        ["MPI_Win_allocate_shared", "MPI_Win_lock", "MPI_Win_lock_all"]
+        [
+            "MPI_Win_allocate_shared",
+            "MPI_Win_lock",
+            "MPI_Win_lock_all"
+        ]
     );
     let program = mbh_tests::TestProgram::load(source);
     let _lock = mbh_tests::mpi_lock();
@@ -777,7 +781,11 @@ fn check_local_race(
     assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
     let race = &report.findings[0];
     assert_eq!(
-        (race.code.as_str(), race.kind.as_str(), race.severity.as_str()),
+        (
+            race.code.as_str(),
+            race.kind.as_str(),
+            race.severity.as_str()
+        ),
         (RACE, "rma-race", "error")
     );
     assert_eq!(race.ranks, [1, 0]);

@@ -84,7 +84,7 @@ impl WindowAccess {
 
     /// The range `op` records, `None` when it is not such a record.
     pub fn decode(op: &Op) -> Option<WindowAccess> {
-        (op.kind == OpKind::WindowAccess).then(|| WindowAccess {
+        (op.kind == OpKind::WindowAccess).then_some(WindowAccess {
             window: op.request,
             bytes: (op.aux, op.comm),
             store: op.tag & bits::STORE != 0,
