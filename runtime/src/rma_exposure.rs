@@ -31,8 +31,8 @@
 use crate::access;
 use crate::record;
 use mbh_trace::window_access::WindowAccess;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Windows exposed at once, per rank; more are recorded as unwatched.
 pub const EXPOSED: usize = 8;
@@ -189,14 +189,49 @@ struct Slot {
     base: AtomicUsize,
     /// One past its last byte.
     end: AtomicUsize,
-    state: Mutex<Exposure>,
+    /// Held while `state` is read or written: a spin lock, as the section
+    /// it guards is a few dozen instructions and an unlock is a plain
+    /// store (a `Mutex`'s is a locked exchange, a third of an access's
+    /// cost); threads sweeping one window together spin, never sleep.
+    busy: AtomicBool,
+    state: UnsafeCell<Exposure>,
+}
+
+// SAFETY: `state` is reached only through [`lock`], which holds `busy`.
+unsafe impl Sync for Slot {}
+
+/// A slot's epoch, held until dropped.
+struct Held<'a> {
+    slot: &'a Slot,
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Exposure;
+    fn deref(&self) -> &Exposure {
+        // SAFETY: `busy` is ours until `self` drops.
+        unsafe { &*self.slot.state.get() }
+    }
+}
+
+impl std::ops::DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut Exposure {
+        // SAFETY: as above, and `&mut self` is the only way in.
+        unsafe { &mut *self.slot.state.get() }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.slot.busy.store(false, Ordering::Release);
+    }
 }
 
 static SLOTS: [Slot; EXPOSED] = [const {
     Slot {
         base: AtomicUsize::new(0),
         end: AtomicUsize::new(0),
-        state: Mutex::new(Exposure {
+        busy: AtomicBool::new(false),
+        state: UnsafeCell::new(Exposure {
             window: 0,
             pscw: false,
             loads: Ranges::new(),
@@ -208,10 +243,23 @@ static SLOTS: [Slot; EXPOSED] = [const {
 /// Slots in use: the access check looks at them only then.
 static OPEN: AtomicUsize = AtomicUsize::new(0);
 
-/// The slot's epoch; a panic while it was held (the hot path does not
-/// panic) leaves ranges that are still ranges.
-fn lock(slot: &Slot) -> MutexGuard<'_, Exposure> {
-    slot.state.lock().unwrap_or_else(|e| e.into_inner())
+/// The slot's epoch, once no other thread holds it.
+fn lock(slot: &Slot) -> Held<'_> {
+    let mut spins = 0u32;
+    while slot
+        .busy
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        spins += 1;
+        if spins.is_multiple_of(64) {
+            // The holder may be descheduled (more threads than cores).
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+    Held { slot }
 }
 
 /// Notes an access of `size` bytes at `address` (`write`: a store) made

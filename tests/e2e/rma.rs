@@ -940,3 +940,22 @@ fn an_owners_stores_beside_a_put_do_not_race() {
         report.runs[0].stdout
     );
 }
+
+/// An OpenMP loop of 4 threads storing a row of the window while a put
+/// targets it: every thread's stores reach the epoch's ranges (one lock
+/// per window slot), one race at the loop's store, and the run is
+/// complete.
+#[test]
+fn a_row_stored_by_openmp_threads_is_one_race_with_a_put_into_it() {
+    let source = "tests/programs/rma/local_row_openmp_same_fence.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+    assert!(
+        report.findings[0]
+            .message
+            .contains("`MPI_Put` by rank 1 and a store by rank 0 race on bytes 89536..89544"),
+        "{}",
+        report.findings[0].message
+    );
+    assert!(report.complete, "{:?}", report.warnings);
+}
