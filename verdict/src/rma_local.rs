@@ -15,12 +15,16 @@
 //!
 //! What orders the two: nothing inside one epoch. A fence epoch's
 //! operations complete at the target only at the closing fence (§12.5.1),
-//! a PSCW exposure epoch's at `MPI_Win_wait` (§12.5.2), and the public
-//! and private copies of the window agree only at those calls (§12.7,
-//! the separate memory model; a message inside the epoch does not make
-//! them agree), so a store before the opening call, or a load after the
-//! closing one, is in no epoch and never reported, and an access between
-//! them always is when the bytes overlap and one of the two writes.
+//! a PSCW exposure epoch's at `MPI_Win_wait` (§12.5.2), and only those
+//! calls make a store visible to the window's public copy and an update
+//! visible to loads in the separate memory model (§12.7; a message inside
+//! the epoch does not; the unified model gives only "eventually"): so a
+//! store before the opening call, or a load after the closing one, is in
+//! no epoch and never reported, and an access between them always is
+//! when the bytes overlap and one of the two writes. This is the
+//! portable reading, valid under both memory models; a program that
+//! relies on `MPI_WIN_UNIFIED` and a message to order a store before a
+//! remote get in the same epoch is reported.
 //!
 //! # Limitations
 //!
