@@ -240,8 +240,10 @@ static SLOTS: [Slot; EXPOSED] = [const {
     }
 }; EXPOSED];
 
-/// Slots in use: the access check looks at them only then.
-static OPEN: AtomicUsize = AtomicUsize::new(0);
+/// One past the highest slot in use (0: none): the access check looks at
+/// the slots below it only (one, for a program with one window), and at
+/// none while nothing is exposed. Written by the thread calling MPI only.
+static HIGH: AtomicUsize = AtomicUsize::new(0);
 
 /// The slot's epoch, once no other thread holds it.
 fn lock(slot: &Slot) -> Held<'_> {
@@ -267,11 +269,12 @@ fn lock(slot: &Slot) -> Held<'_> {
 /// check, from any thread; one relaxed load when nothing is exposed.
 #[inline]
 pub fn note(address: usize, size: usize, write: bool, site: impl Fn() -> u32) {
-    if OPEN.load(Ordering::Relaxed) == 0 {
+    let high = HIGH.load(Ordering::Acquire).min(EXPOSED);
+    if high == 0 {
         return;
     }
     let end = address.saturating_add(size.max(1));
-    for slot in &SLOTS {
+    for slot in &SLOTS[..high] {
         let base = slot.base.load(Ordering::Acquire);
         let top = slot.end.load(Ordering::Relaxed);
         if base == 0 || end <= base || address >= top {
@@ -322,7 +325,9 @@ pub(crate) fn open(window: u64, (base, size): (usize, usize), pscw: bool) {
     }
     slot.end.store(end, Ordering::Relaxed);
     slot.base.store(base, Ordering::Release);
-    OPEN.fetch_add(1, Ordering::Relaxed);
+    if HIGH.load(Ordering::Relaxed) <= i {
+        HIGH.store(i + 1, Ordering::Release);
+    }
 }
 
 /// Records that window `window`'s epoch could not be watched.
@@ -345,7 +350,7 @@ fn unwatched(window: u64, pscw: bool) {
 /// ranges ([`WindowAccess`] records) and stops watching its memory.
 /// Called by the thread calling MPI before the closing call's record.
 pub(crate) fn close(window: u64) {
-    if OPEN.load(Ordering::Relaxed) == 0 || window == 0 {
+    if HIGH.load(Ordering::Relaxed) == 0 || window == 0 {
         return;
     }
     for (i, slot) in SLOTS.iter().enumerate() {
@@ -376,7 +381,12 @@ pub(crate) fn close(window: u64) {
             }
         }
         epoch.window = 0;
-        OPEN.fetch_sub(1, Ordering::Relaxed);
+        drop(epoch);
+        let high = SLOTS
+            .iter()
+            .rposition(|s| s.base.load(Ordering::Relaxed) != 0)
+            .map_or(0, |last| last + 1);
+        HIGH.store(high, Ordering::Release);
         return;
     }
 }
