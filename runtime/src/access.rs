@@ -26,7 +26,9 @@
 //! * Only code compiled by `mbhybrid build` is checked: accesses made by
 //!   libraries (and by the MPI library itself) are not.
 //! * Of one-sided communication, the origin and result buffers are
-//!   watched, not the window's memory; a derived datatype is watched over
+//!   watched, and a window's memory during its fence and PSCW exposure
+//!   epochs (`rma_exposure.rs`), not during passive target epochs; a
+//!   derived datatype is watched over
 //!   its whole true extent, holes included (an access to a hole is
 //!   reported), and so is the hull of a `v`/`w` collective's blocks.
 //!   Nonblocking collectives on an intercommunicator are not watched.
@@ -195,6 +197,20 @@ pub fn watch_keyed(
     }
 }
 
+/// Watches the memory `range` of a window in an exposure epoch under
+/// `slot` (`rma_exposure.rs`'s, which no request has): it widens the
+/// hull, so that the window's loads and stores reach
+/// [`mbhybrid_check_access`], which notes them there. False when the
+/// table is full. Called by the thread calling MPI, only while
+/// [`watching`].
+pub fn watch_exposed(slot: u32, range: (usize, usize)) -> bool {
+    let watched = PENDING.watch(slot, range, Pending::Exposed, u64::MAX);
+    if watched {
+        publish_watched([range]);
+    }
+    watched
+}
+
 /// Stops watching the one-sided operations' buffers whose key `completed`
 /// accepts ([`crate::pending::Table::forget_keyed`]). One relaxed load
 /// when none is watched.
@@ -270,6 +286,8 @@ extern "C" fn check_access(address: *const c_void, size: u64, kind: u32, return_
     let size = usize::try_from(size).unwrap_or(usize::MAX);
     // The site only for a hit: most checks find nothing.
     let site = || callsite::image().site_of(return_address as u64);
+    // Window memory in an exposure epoch: noted, never a hit by itself.
+    crate::rma_exposure::note(address as usize, size, write, site);
     let Some(hit) = PENDING.hit(address as usize, size, write, site) else {
         return;
     };
@@ -294,6 +312,7 @@ fn access_threads(hit: &crate::pending::Hit) -> ReuseThreads {
 /// or, with `by_call`, of an MPI call's buffer, at the hit's site.
 fn report_hit(hit: crate::pending::Hit, write: bool, by_call: bool) {
     let found = match (hit.what, write, by_call) {
+        (Pending::Exposed, ..) => return, // never a hit (`Table::hit`)
         (Pending::Send, _, false) => ReuseFound::SendWritten,
         (Pending::Recv, false, false) => ReuseFound::RecvRead,
         (Pending::Recv, true, false) => ReuseFound::RecvWritten,

@@ -11,7 +11,9 @@
 //! Lamport or vector clocks, forces the matches a replay's guidance names,
 //! decides wildcards in `mbhybrid run`'s deterministic mode, and makes the
 //! local checks (type signatures, leaks, collective mismatches, buffer reuse
-//! and overflow, thread level, one-sided epochs). Without
+//! and overflow, thread level, one-sided epochs), and notes the ranges of
+//! window memory the process loads and stores during an exposure epoch
+//! (`rma_exposure.rs`). Without
 //! `MBHYBRID_TRACE_DIR` every export forwards to MPI and does nothing else.
 //!
 //! It must not change what the program computes, allocate or do I/O on the
@@ -65,6 +67,7 @@ pub mod piggyback;
 mod record;
 mod requests;
 mod rma;
+mod rma_exposure;
 mod rma_watch;
 mod seen;
 mod slots;
@@ -707,7 +710,8 @@ rma_exports! {
         => rma::win_create_dynamic(info, comm, win);
     /// `MPI_Win_free`: recorded; the window leaves the table.
     fn MPI_Win_free(win: *mut MPI_Win) @ rma::comm_behind(win) => rma::win_free(win);
-    /// `MPI_Win_fence`: recorded with its assert.
+    /// `MPI_Win_fence`: recorded with its assert; closes the window's
+    /// exposure epoch and opens the next (`rma_exposure.rs`).
     fn MPI_Win_fence(assert: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_fence(assert, win);
     /// `MPI_Win_lock`: recorded with its lock type, target and assert.
     fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) @ rma::comm_of(win)
@@ -718,13 +722,14 @@ rma_exports! {
     fn MPI_Win_lock_all(assert: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_lock_all(assert, win);
     /// `MPI_Win_unlock_all`: recorded.
     fn MPI_Win_unlock_all(win: MPI_Win) @ rma::comm_of(win) => rma::win_unlock_all(win);
-    /// `MPI_Win_post`: recorded with its assert and group size.
+    /// `MPI_Win_post`: recorded with its assert and group size; opens
+    /// an exposure epoch (`rma_exposure.rs`).
     fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_post(group, assert, win);
     /// `MPI_Win_start`: recorded with its assert and group size.
     fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) @ rma::comm_of(win) => rma::win_start(group, assert, win);
     /// `MPI_Win_complete`: recorded.
     fn MPI_Win_complete(win: MPI_Win) @ rma::comm_of(win) => rma::win_complete(win);
-    /// `MPI_Win_wait`: recorded.
+    /// `MPI_Win_wait`: recorded; closes the exposure epoch.
     fn MPI_Win_wait(win: MPI_Win) @ rma::comm_of(win) => rma::win_wait(win);
     /// `MPI_Win_test`: recorded with the flag it returned.
     fn MPI_Win_test(win: MPI_Win, flag: *mut c_int) @ rma::comm_of(win) => rma::win_test(win, flag);

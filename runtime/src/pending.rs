@@ -51,6 +51,10 @@ pub enum Pending {
     Send,
     /// A receive's: reading or writing it.
     Recv,
+    /// A window's memory in an exposure epoch (`rma_exposure.rs`): its
+    /// loads and stores are noted there, not reported here, so no look-up
+    /// meets it; the entry only keeps it inside the published hull.
+    Exposed,
 }
 
 /// An [`Entry::what`] bit: the operation uses every byte of its range.
@@ -588,7 +592,8 @@ impl<const N: usize> Table<N> {
             }
             let what = match bits & !EXACT {
                 1 => Pending::Send,
-                _ => Pending::Recv,
+                2 => Pending::Recv,
+                _ => continue, // exposed window memory: `rma_exposure.rs`'s
             };
             if what == Pending::Send && !write {
                 continue; // reading a send buffer is allowed (MPI-3)

@@ -18,7 +18,10 @@
 //! When the program checks its loads and stores, an operation's origin
 //! and result buffers are watched until the call that completes it at the
 //! origin, and the synchronization calls forget those they complete
-//! (`rma_watch.rs`; MPI-4.0 §12.5, §12.7).
+//! (`rma_watch.rs`; MPI-4.0 §12.5, §12.7); and a window's memory is
+//! watched from the fence or `MPI_Win_post` that opens an exposure epoch
+//! to the call that closes it, whose record its ranges precede
+//! (`rma_exposure.rs`).
 
 use crate::consts::{comm_world, proc_null, undefined, SUCCESS};
 use crate::handle::HandleBits;
@@ -50,6 +53,10 @@ struct Window {
     comm: MPI_Comm,
     /// The world rank of each rank of its communicator (-1: none).
     world: Vec<i32>,
+    /// Its memory on this rank: base address and bytes ((0, 0) for a
+    /// dynamic window), watched during exposure epochs
+    /// (`rma_exposure.rs`).
+    memory: (usize, usize),
 }
 
 // SAFETY: an MPI handle (an `int` or, in Open MPI, a pointer) names a
@@ -374,11 +381,12 @@ fn world_ranks(comm: MPI_Comm) -> Vec<i32> {
 /// it, enters it in the table.
 /// `disp_unit` and `size`: the window's displacement unit and bytes (0
 /// for a dynamic window), recorded as `count` and `aux` (`mbh_trace::rma`).
+/// `base()`: the window's base address, asked once MPI made it.
 fn make(
     kind: OpKind,
     comm: MPI_Comm,
     (disp_unit, size): (c_int, MPI_Aint),
-    win: *mut MPI_Win,
+    (win, base): (*mut MPI_Win, impl FnOnce() -> usize),
     call: impl FnOnce() -> c_int,
 ) -> c_int {
     if !active() {
@@ -406,12 +414,14 @@ fn make(
         // SAFETY: MPI wrote the new window's handle.
         let handle = unsafe { *win }.bits();
         let world = world_ranks(comm);
+        let memory = (base(), usize::try_from(size).unwrap_or(0));
         windows(|w| {
             w.live.push(Window {
                 handle,
                 id,
                 comm,
                 world,
+                memory,
             })
         });
     })
@@ -425,10 +435,27 @@ pub(crate) unsafe fn win_create(
     comm: MPI_Comm,
     win: *mut MPI_Win,
 ) -> c_int {
+    let memory = || base as usize;
     // SAFETY: the caller's arguments, passed on unchanged.
-    make(OpKind::WinCreate, comm, (disp_unit, size), win, || unsafe {
-        mpi_sys::PMPI_Win_create(base, size, disp_unit, info, comm, win)
-    })
+    let call = || unsafe { mpi_sys::PMPI_Win_create(base, size, disp_unit, info, comm, win) };
+    make(
+        OpKind::WinCreate,
+        comm,
+        (disp_unit, size),
+        (win, memory),
+        call,
+    )
+}
+
+/// The base address `MPI_Win_allocate` (or `_shared`) wrote through
+/// `baseptr` (0 when it is null).
+fn allocated_base(baseptr: *mut c_void) -> usize {
+    if baseptr.is_null() {
+        return 0;
+    }
+    // SAFETY: non-null: MPI-4.0 §12.2.2, `baseptr` is the address of a
+    // pointer, which MPI just wrote.
+    unsafe { *baseptr.cast::<*mut c_void>() as usize }
 }
 
 pub(crate) unsafe fn win_allocate(
@@ -444,7 +471,7 @@ pub(crate) unsafe fn win_allocate(
         OpKind::WinAllocate,
         comm,
         (disp_unit, size),
-        win,
+        (win, || allocated_base(baseptr)),
         || unsafe { mpi_sys::PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win) },
     )
 }
@@ -462,7 +489,7 @@ pub(crate) unsafe fn win_allocate_shared(
         OpKind::WinAllocateShared,
         comm,
         (disp_unit, size),
-        win,
+        (win, || allocated_base(baseptr)),
         || unsafe { mpi_sys::PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win) },
     )
 }
@@ -473,9 +500,13 @@ pub(crate) unsafe fn win_create_dynamic(
     win: *mut MPI_Win,
 ) -> c_int {
     // SAFETY: the caller's arguments, passed on unchanged.
-    make(OpKind::WinCreateDynamic, comm, (0, 0), win, || unsafe {
-        mpi_sys::PMPI_Win_create_dynamic(info, comm, win)
-    })
+    make(
+        OpKind::WinCreateDynamic,
+        comm,
+        (0, 0),
+        (win, || 0),
+        || unsafe { mpi_sys::PMPI_Win_create_dynamic(info, comm, win) },
+    )
 }
 
 pub(crate) unsafe fn win_free(win: *mut MPI_Win) -> c_int {
@@ -486,6 +517,9 @@ pub(crate) unsafe fn win_free(win: *mut MPI_Win) -> c_int {
     }
     // SAFETY: non-null: the program's window, read before MPI nulls it.
     let handle = unsafe { *win };
+    // Freeing ends any exposure epoch left open (an `rma-epoch` error
+    // itself): its ranges are recorded before the call's.
+    exposing(handle, true, None, || SUCCESS);
     recorded_then(
         || event(OpKind::WinFree, handle, None),
         true,
@@ -498,14 +532,59 @@ pub(crate) unsafe fn win_free(win: *mut MPI_Win) -> c_int {
     )
 }
 
+/// The id and memory of window `win` (`None`: not in the table).
+fn memory_of(win: MPI_Win) -> Option<(u64, (usize, usize))> {
+    let bits = win.bits();
+    windows(|w| {
+        w.live
+            .iter()
+            .find(|w| w.handle == bits)
+            .map(|w| (w.id, w.memory))
+    })
+    .flatten()
+}
+
+/// Makes `call`, a synchronization call on `win` that may close its
+/// exposure epoch (`closes`: the epoch's ranges are recorded before the
+/// call's own record) and open the next one (`opens`: `Some(pscw)`),
+/// once MPI returned success (`rma_exposure.rs`; MPI-4.0 §12.5.1,
+/// §12.5.2: the window is exposed from the fence or `MPI_Win_post` that
+/// opens the epoch to the call that ends it). Only when the program
+/// checks its accesses.
+fn exposing(
+    win: MPI_Win,
+    closes: bool,
+    opens: Option<bool>,
+    call: impl FnOnce() -> c_int,
+) -> c_int {
+    if !active() || !crate::access::watching() {
+        return call();
+    }
+    let known = memory_of(win);
+    if let (true, Some((id, _))) = (closes, known) {
+        crate::rma_exposure::close(id);
+    }
+    let rc = call();
+    if let (SUCCESS, Some(pscw), Some((id, memory))) = (rc, opens, known) {
+        crate::rma_exposure::open(id, memory, pscw);
+    }
+    rc
+}
+
 pub(crate) unsafe fn win_fence(assert_arg: c_int, win: MPI_Win) -> c_int {
+    let tag = assert_bits(assert_arg);
     let op = || RawOp {
-        tag: assert_bits(assert_arg),
+        tag,
         ..event(OpKind::WinFence, win, None)
     };
-    // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(op, true, || unsafe {
-        mpi_sys::PMPI_Win_fence(assert_arg, win)
+    // A fence ends the epoch before it and, unless it asserts that none
+    // follows, starts the next (MPI-4.0 §12.5.1).
+    let opens = (tag & assert::NOSUCCEED == 0).then_some(false);
+    exposing(win, true, opens, || {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        recorded(op, true, || unsafe {
+            mpi_sys::PMPI_Win_fence(assert_arg, win)
+        })
     })
 }
 
@@ -612,9 +691,11 @@ pub(crate) unsafe fn win_post(group: MPI_Group, assert_arg: c_int, win: MPI_Win)
         aux: group_bits(group),
         ..event(OpKind::WinPost, win, None)
     };
-    // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(op, false, || unsafe {
-        mpi_sys::PMPI_Win_post(group, assert_arg, win)
+    exposing(win, true, Some(true), || {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        recorded(op, false, || unsafe {
+            mpi_sys::PMPI_Win_post(group, assert_arg, win)
+        })
     })
 }
 
@@ -641,12 +722,14 @@ pub(crate) unsafe fn win_complete(win: MPI_Win) -> c_int {
 }
 
 pub(crate) unsafe fn win_wait(win: MPI_Win) -> c_int {
-    // SAFETY: the caller's arguments, passed on unchanged.
-    recorded(
-        || event(OpKind::WinWait, win, None),
-        true,
-        || unsafe { mpi_sys::PMPI_Win_wait(win) },
-    )
+    exposing(win, true, None, || {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        recorded(
+            || event(OpKind::WinWait, win, None),
+            true,
+            || unsafe { mpi_sys::PMPI_Win_wait(win) },
+        )
+    })
 }
 
 /// `MPI_Win_test`, recorded only when it ends the exposure epoch or fails
@@ -657,6 +740,10 @@ pub(crate) unsafe fn win_test(win: MPI_Win, flag: *mut c_int) -> c_int {
     // SAFETY: MPI wrote the flag when it returned success.
     let ended = rc == SUCCESS && !flag.is_null() && unsafe { *flag } != 0;
     if active() && (ended || rc != SUCCESS) {
+        if ended {
+            // The exposure epoch is over: its ranges go before the record.
+            exposing(win, true, None, || SUCCESS);
+        }
         record::append(|| RawOp {
             flags: flags::RETURNED | if rc == SUCCESS { 0 } else { flags::FAILED },
             error: rc,

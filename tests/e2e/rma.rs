@@ -2,10 +2,11 @@
 //! epochs checked (MPI-4.0 §12.5). Each wrong program has a correct twin
 //! that differs by one synchronization call: the wrong one is an
 //! `rma-epoch` error (MBH0022) at the call's line, with the earlier call
-//! involved where there is one; the twin has no such finding. Both stay
-//! partial (exit 3 when nothing else is wrong): the local accesses to
-//! window memory are not checked yet, and the report says so, naming the
-//! calls.
+//! involved where there is one; the twin has no such finding. Programs
+//! that synchronize with fences and PSCW are complete; those with locks
+//! (passive target) stay partial (exit 3 when nothing else is wrong), as
+//! window memory is not watched under locks, and the report says so,
+//! naming the lock calls.
 //!
 //! Remote races (MBH0023, `rma-race`): each racy program has two origins
 //! (ranks 1 and 2) whose operations on rank 0's window no epoch orders;
@@ -18,8 +19,14 @@
 //! before the call that completes the operation at the origin is reported
 //! at the access, with the operation's line and the completing call's; the
 //! twin moves the access past that call (or adds the `MPI_Win_flush_local`
-//! that completes it) and has no finding. Both stay partial, for window
-//! memory.
+//! that completes it) and has no finding.
+//!
+//! Window memory (MBH0023, `rma-race`; MPI-4.0 §12.7): the owner's own
+//! load or store of its window's bytes in the exposure epoch in which
+//! another rank's operation touches them, one of the two writing, is one
+//! race naming the access's line and the operation's; the twin moves the
+//! access out of the epoch (a fence between, after `MPI_Win_wait`) or to
+//! other bytes, and is complete with no finding.
 
 use crate::util::{check_program, check_program_with_expectations};
 use mbh_tests::json::{Finding, Report};
@@ -44,17 +51,35 @@ fn epoch_findings(report: &Report) -> Vec<&Finding> {
     report.findings.iter().filter(|f| f.code == CODE).collect()
 }
 
-/// The run is partial because RMA races are not checked, and says so
-/// naming the calls.
-fn check_partial_for_races(report: &Report, source: &str) {
-    assert!(!report.complete, "RMA is never complete yet");
+/// Whether `source` synchronizes with locks (passive target) or makes a
+/// shared memory window: its window memory is not watched, so its runs
+/// stay partial.
+fn unwatched_windows(source: &str) -> bool {
+    let text = std::fs::read_to_string(workspace_root().join(source)).unwrap();
+    text.contains("MPI_Win_lock") || text.contains("MPI_Win_allocate_shared")
+}
+
+/// The coverage of a run of `source`: partial, naming the lock calls,
+/// for a program with passive target epochs (window memory is not
+/// watched under locks); otherwise (fence and PSCW, built with the access
+/// checks) complete, unless `lenient` (a wrong program MPI may refuse).
+fn check_coverage(report: &Report, source: &str, lenient: bool) {
+    if !unwatched_windows(source) {
+        assert!(
+            lenient || report.complete,
+            "fence and PSCW are checked fully: {:?}",
+            report.warnings
+        );
+        return;
+    }
+    assert!(!report.complete, "passive target stays partial");
     let why = report
         .warnings
         .iter()
         .find(|w| w.starts_with("coverage is partial"))
         .unwrap_or_else(|| panic!("the report says why it is partial: {:?}", report.warnings));
     assert!(
-        why.contains("the program's loads and stores of their origin buffers while they may be in flight, but not the loads and stores of window memory by its own process during an epoch") && why.contains(source),
+        why.contains("but not the loads and stores of window memory by its own process while another rank may hold a lock on it") && why.contains(source),
         "{why}"
     );
     assert!(!report.not_modelled.is_empty());
@@ -110,15 +135,15 @@ fn check_wrong(
         }
         None => assert_eq!(finding.locations.len(), 1, "{finding:#?}"),
     }
-    check_partial_for_races(&report, source);
+    check_coverage(&report, source, true);
 }
 
 /// `source` (a correct program) has no `rma-epoch` finding, no finding at
-/// all, and is partial (the header says exit 3).
+/// all, and is complete unless it uses locks (the header says its exit).
 fn check_twin(source: &str) -> Report {
     let report = check_program(source);
     assert!(report.findings.is_empty(), "{:#?}", report.findings);
-    check_partial_for_races(&report, source);
+    check_coverage(&report, source, false);
     assert!(
         report
             .warnings
@@ -249,10 +274,12 @@ fn a_fetch_and_op_counter_under_shared_locks_is_correct() {
 }
 
 /// Every RMA function the runtime records, in correct epochs on windows
-/// of each kind: each is named in the report (so each is wrapped and
-/// recorded), none is an epoch error, and the program computes what it
+/// of each kind: none is an epoch error, the program computes what it
 /// computes under plain MPI (the values below, the same on MPICH and Open
-/// MPI without mbhybrid).
+/// MPI without mbhybrid), and the partial reason names the calls whose
+/// window memory is not watched (locks, the shared window). Built
+/// without the access checks, every one is named (so each is wrapped and
+/// recorded).
 #[test]
 fn every_recorded_rma_call_runs_as_under_mpi() {
     use mbh_trace::support::{of_class, Support};
@@ -265,6 +292,26 @@ fn every_recorded_rma_call_runs_as_under_mpi() {
     ] {
         assert!(stdout.contains(line), "{line}\nin\n{stdout}");
     }
+    let mut named: Vec<&str> = report
+        .not_modelled
+        .iter()
+        .filter_map(|l| l.call.as_deref())
+        .collect();
+    named.dedup();
+    assert_eq!(
+        named,
+        [
+            "MPI_Win_allocate_shared",
+            "MPI_Win_lock",
+            "MPI_Win_lock_all"
+        ]
+    );
+    let program = mbh_tests::TestProgram::load(source);
+    let _lock = mbh_tests::mpi_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = crate::util::build_with(&program.source, dir.path(), &["--no-access-checks"]);
+    let (status, report, out) = crate::util::verify_json(&exe, program.np, dir.path(), &[]);
+    assert_eq!(status, 3, "{}", crate::util::describe(&out));
     let mut named: Vec<&str> = report
         .not_modelled
         .iter()
@@ -367,7 +414,7 @@ fn check_race_of(
         race.notes
     );
     assert!(race.help.is_some());
-    check_partial_for_races(&report, source);
+    check_coverage(&report, source, false);
 }
 
 #[test]
@@ -389,7 +436,7 @@ fn an_rput_request_never_completed_is_a_request_leak() {
     let report = check_program(source);
     assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
     assert_eq!(report.findings[0].code, "MBH0011");
-    check_partial_for_races(&report, source);
+    check_coverage(&report, source, false);
     check_twin("tests/programs/rma/rput_waited.c");
 }
 
@@ -414,7 +461,7 @@ fn a_put_past_the_targets_window_is_a_buffer_overflow() {
         "{}",
         finding.message
     );
-    check_partial_for_races(&report, source);
+    check_coverage(&report, source, false);
 }
 
 #[test]
@@ -593,7 +640,7 @@ fn check_origin_reuse(
             .is_some_and(|h| h.contains(&format!("`{completing}`"))),
         "the help names the call that completes it: {finding:#?}"
     );
-    check_partial_for_races(&report, source);
+    check_coverage(&report, source, false);
     check_twin(twin);
 }
 
@@ -717,4 +764,198 @@ fn a_get_accumulate_result_read_before_unlock_all_is_buffer_reuse() {
         ("seen = old;", "MPI_Get_accumulate(", "MPI_Win_unlock_all("),
         "rank 1 read the result buffer of `MPI_Get_accumulate` before the `MPI_Win_unlock_all` that completes it",
     );
+}
+
+/// `source` (racy: exit 1) has exactly one `rma-race` error: rank 1's
+/// operation at the line holding `operation` and rank 0's own load or
+/// store at the line holding `access` (the primary location, no call),
+/// on `bytes` of rank 0's window 1, its message saying `words` and a
+/// note `why`; the run is complete (fence and PSCW are checked fully).
+/// `twin` has no finding and is complete; its output holds `twin_says`.
+fn check_local_race(
+    (source, twin, twin_says): (&str, &str, &str),
+    (operation, access): (&str, &str),
+    (bytes, words, why): (&str, &str, &str),
+) {
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+    let race = &report.findings[0];
+    assert_eq!(
+        (
+            race.code.as_str(),
+            race.kind.as_str(),
+            race.severity.as_str()
+        ),
+        (RACE, "rma-race", "error")
+    );
+    assert_eq!(race.ranks, [1, 0]);
+    assert!(
+        race.message.contains(words)
+            && race.message.contains(&format!(
+                "race on {bytes} of rank 0's window 1 (made by `MPI_Win_allocate`"
+            )),
+        "{}",
+        race.message
+    );
+    let lines: Vec<(&str, u32, i32, bool)> = race
+        .locations
+        .iter()
+        .map(|l| (l.role.as_str(), l.line, l.rank, l.call.is_some()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("primary", nth_line(source, access, 0), 0, false),
+            ("secondary", nth_line(source, operation, 0), 1, true),
+        ],
+        "{race:#?}"
+    );
+    assert!(
+        race.notes.iter().any(|n| n.contains(why)),
+        "{:#?}",
+        race.notes
+    );
+    assert!(race.help.as_deref().is_some_and(|h| h.contains("§12.7")));
+    check_coverage(&report, source, false);
+    let clean = check_twin(twin);
+    assert!(
+        clean.runs[0].stdout.contains(twin_says),
+        "{}",
+        clean.runs[0].stdout
+    );
+}
+
+#[test]
+fn an_owners_store_and_a_put_in_one_fence_epoch_race() {
+    check_local_race(
+        (
+            "tests/programs/rma/local_store_put_same_fence.c",
+            "tests/programs/rma/local_store_put_fence_between.c",
+            "rank 0 holds 7",
+        ),
+        ("MPI_Put(", "base[2] = 5;"),
+        (
+            "bytes 8..12",
+            "`MPI_Put` by rank 1 and a store by rank 0",
+            "both write them; both are in the same fence epoch",
+        ),
+    );
+}
+
+#[test]
+fn an_owners_load_and_a_put_in_one_fence_epoch_race() {
+    check_local_race(
+        (
+            "tests/programs/rma/local_load_put_same_fence.c",
+            "tests/programs/rma/local_load_put_after_fence.c",
+            "rank 0 saw 7",
+        ),
+        ("MPI_Put(", "seen = base[1];"),
+        (
+            "bytes 4..8",
+            "`MPI_Put` by rank 1 and a load by rank 0",
+            "the load reads what the operation writes",
+        ),
+    );
+}
+
+#[test]
+fn an_owners_store_and_a_get_in_one_fence_epoch_race() {
+    check_local_race(
+        (
+            "tests/programs/rma/local_store_get_same_fence.c",
+            "tests/programs/rma/local_store_get_fence_between.c",
+            "rank 1 got 9",
+        ),
+        ("MPI_Get(", "base[3] = 9;"),
+        (
+            "bytes 12..16",
+            "`MPI_Get` by rank 1 and a store by rank 0",
+            "the store changes what the operation reads",
+        ),
+    );
+}
+
+#[test]
+fn an_owners_store_before_win_wait_races_with_a_put_of_its_exposure() {
+    check_local_race(
+        (
+            "tests/programs/rma/pscw_local_store_before_wait.c",
+            "tests/programs/rma/pscw_local_store_after_wait.c",
+            "rank 0 holds 5",
+        ),
+        ("MPI_Put(", "base[0] = 5;"),
+        (
+            "bytes 0..4",
+            "`MPI_Put` by rank 1 and a store by rank 0",
+            "both are in the same exposure epoch of rank 0 (its `MPI_Win_post` to its `MPI_Win_wait`)",
+        ),
+    );
+}
+
+#[test]
+fn an_owners_load_and_an_accumulate_in_one_fence_epoch_race() {
+    check_local_race(
+        (
+            "tests/programs/rma/local_load_accumulate_same_fence.c",
+            "tests/programs/rma/local_load_accumulate_after_fence.c",
+            "rank 0 saw 8",
+        ),
+        ("MPI_Accumulate(", "seen = base[0];"),
+        (
+            "bytes 0..4",
+            "`MPI_Accumulate` with `MPI_SUM` by rank 1 and a load by rank 0",
+            "the load reads what the operation writes",
+        ),
+    );
+}
+
+/// A loop storing a whole row of the window: one race (its stores are
+/// one range), on the put's 8 bytes; the put into the next row is clean.
+#[test]
+fn a_loop_over_a_row_is_one_race_with_a_put_into_it() {
+    check_local_race(
+        (
+            "tests/programs/rma/local_row_loop_same_fence.c",
+            "tests/programs/rma/local_row_loop_other_row.c",
+            "rank 0 row 3 ends 31.5, row 4 starts 1",
+        ),
+        ("MPI_Put(", "m[3][j] = j * 0.5;"),
+        (
+            "bytes 1616..1624",
+            "`MPI_Put` by rank 1 and a store by rank 0",
+            "both write them; both are in the same fence epoch",
+        ),
+    );
+}
+
+/// Stores to every int of the window but the one a put writes, in its
+/// epoch: no false alarm.
+#[test]
+fn an_owners_stores_beside_a_put_do_not_race() {
+    let report = check_twin("tests/programs/rma/local_store_disjoint_put_fence.c");
+    assert!(
+        report.runs[0].stdout.contains("rank 0 holds 5 5 7 5"),
+        "{}",
+        report.runs[0].stdout
+    );
+}
+
+/// An OpenMP loop of 4 threads storing a row of the window while a put
+/// targets it: every thread's stores reach the epoch's ranges (one lock
+/// per window slot), one race at the loop's store, and the run is
+/// complete.
+#[test]
+fn a_row_stored_by_openmp_threads_is_one_race_with_a_put_into_it() {
+    let source = "tests/programs/rma/local_row_openmp_same_fence.c";
+    let report = check_program(source);
+    assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+    assert!(
+        report.findings[0]
+            .message
+            .contains("`MPI_Put` by rank 1 and a store by rank 0 race on bytes 89536..89544"),
+        "{}",
+        report.findings[0].message
+    );
+    assert!(report.complete, "{:?}", report.warnings);
 }

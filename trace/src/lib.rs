@@ -58,6 +58,7 @@ pub mod static_report;
 pub mod support;
 pub mod symbol;
 pub mod timeline;
+pub mod window_access;
 
 pub use envelope::{Envelope, RecvPattern, SendSide};
 pub use finding::{Finding, FindingKind, Location, Role, Severity};

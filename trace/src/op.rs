@@ -413,6 +413,13 @@ op_kinds! {
     /// through); `comm`, `request`, `aux` = its name as [`call_name`]
     /// encodes it (a check that both agree).
     NotModelled = 253 => "mbhybrid:not-modelled", Clock;
+    /// Not an MPI call: bytes of a window's memory its own process loaded
+    /// or stored during an exposure epoch of the window (MPI-4.0 §12.7),
+    /// one record per merged range, written when the epoch ends, before
+    /// the record of the call that ends it. Its fields are decoded, and
+    /// specified, by
+    /// [`WindowAccess::decode`](crate::window_access::WindowAccess::decode).
+    WindowAccess = 254 => "mbhybrid:window-access", Clock;
 }
 
 /// The MPI function's name a [`OpKind::CallSite`] record carries in its

@@ -12,9 +12,10 @@
 //!   wraps the call and records it, `verify` checks the epochs, the
 //!   windows' lifecycle, the remote races between operations and (with
 //!   the access checks) the program's loads and stores of origin buffers
-//!   while an operation may be in flight, but not yet the local loads and
-//!   stores of window memory during an epoch, so a run that makes one is
-//!   partial and names the calls;
+//!   while an operation may be in flight and of its window memory during
+//!   fence and PSCW epochs, but not under passive target synchronization,
+//!   so a run that locks a window (or makes a shared one, or was built
+//!   without the access checks) is partial and names the calls;
 //! * harmless: calls that neither communicate nor change what the
 //!   verification follows (queries, datatype, info and attribute
 //!   management, timing): they pass straight to MPI;
@@ -39,8 +40,9 @@ pub enum Support {
     /// Wrapped: the runtime follows what it does.
     Modelled,
     /// Wrapped and recorded (one-sided communication): its epochs and
-    /// remote races are checked, local accesses to window memory not yet,
-    /// so a run that calls it is partial.
+    /// remote races are checked, and local accesses to window memory under
+    /// fence and PSCW synchronization in a program built with the access
+    /// checks, not under locks: a run that locks a window is partial.
     RacesNotChecked,
     /// Passed straight to MPI: nothing it does matters to the verification.
     Harmless,
@@ -142,7 +144,7 @@ pub fn family(function: &str) -> &'static str {
 /// What a call of class [`Support::RacesNotChecked`] is, in words: the
 /// start of `build`'s warning and of `verify`'s reason for a partial run.
 pub const RACES_NOT_CHECKED: &str =
-    "recorded by this version of mbhybrid, which checks its epochs and remote races but not yet local accesses to window memory";
+    "recorded by this version of mbhybrid, which checks its epochs, remote races and (with the access checks) local accesses to window memory under fence and PSCW synchronization, but not local accesses to window memory under locks";
 
 /// Why `function` cannot be verified fully by this version, or `None` when
 /// the runtime handles it (modelled or harmless). An `MPI_` function the
@@ -165,7 +167,7 @@ pub fn unsupported_reason(function: &str) -> Option<String> {
             family(function)
         )),
         Support::RacesNotChecked => Some(format!(
-            "{RACES_NOT_CHECKED} ({}): `verify` reports the run as partial",
+            "{RACES_NOT_CHECKED} ({}): `verify` reports a run as partial when it locks a window, makes a shared one, or was built without the access checks",
             family(function)
         )),
         Support::Modelled | Support::Harmless => None,
@@ -261,7 +263,7 @@ pub fn limits_markdown() -> String {
     let recorded: Vec<&str> = of_class(Support::RacesNotChecked).collect();
     let _ = writeln!(
         out,
-        "\nRecorded, local accesses not checked ({} functions of one-sided \
+        "\nRecorded, local accesses checked under fence and PSCW ({} functions of one-sided \
          communication): `verify` checks their epochs (MBH0022: an operation or \
          flush outside an epoch on its target, an unlock without its lock, a second \
          lock of a held target, `MPI_Win_complete` without `MPI_Win_start`, \
@@ -272,11 +274,15 @@ pub fn limits_markdown() -> String {
          origin in one lock epoch without a flush between; contiguous target \
          datatypes) and, in a program built with the access checks, its loads and \
          stores of an operation's origin and result buffers before the call that \
-         completes it at the origin (MBH0013); but not yet the loads and stores of \
-         window memory by its own process during an epoch (nor, built with \
-         `MBHYBRID_ACCESS_CHECKS=off`, of origin buffers): a run that makes one is \
-         reported with the calls and their lines, `complete: false`, exit status 3: \
-         {}.",
+         completes it at the origin (MBH0013), and its loads and stores of its own \
+         window memory during a fence or PSCW exposure epoch against the \
+         operations of that epoch on the same bytes (MBH0023); but not the loads \
+         and stores of window memory during passive target epochs, nor those other \
+         processes make of a shared memory window (nor, built with \
+         `MBHYBRID_ACCESS_CHECKS=off`, window memory and origin buffers at all): a \
+         run that locks a window, makes a shared one or was built without the \
+         access checks is reported with those calls and their lines, \
+         `complete: false`, exit status 3: {}.",
         recorded.len(),
         code_list(&recorded)
     );
@@ -352,7 +358,7 @@ mod tests {
             .contains("not modelled by this version of mbhybrid (one-sided communication (RMA))"));
         assert!(unsupported_reason("MPI_Put")
             .unwrap()
-            .starts_with("recorded by this version of mbhybrid, which checks its epochs and remote races but not yet local accesses to window memory (one-sided communication (RMA))"));
+            .starts_with("recorded by this version of mbhybrid, which checks its epochs, remote races and (with the access checks) local accesses to window memory under fence and PSCW synchronization, but not local accesses to window memory under locks (one-sided communication (RMA))"));
         assert!(unsupported_reason("MPI_Send").is_none());
         assert!(unsupported_reason("MPI_Comm_from_the_future")
             .unwrap()

@@ -25,7 +25,9 @@
 //!   `MPI_Finalize`;
 //! - [`rma_epochs`]: one-sided communication outside its epochs, and
 //!   epochs left open; [`rma_races`]: two one-sided operations on the
-//!   same target bytes that nothing orders;
+//!   same target bytes that nothing orders; [`rma_local`]: a process's
+//!   own loads and stores of its window memory and an operation on the
+//!   same bytes in the same exposure epoch;
 //! - [`thread_overlap`]: two threads of a rank in MPI at once where the
 //!   thread level forbids it;
 //! - [`timeline`]: the space-time diagram of the HTML report;
@@ -80,6 +82,7 @@ pub mod rank_end;
 pub mod reuse;
 mod reuse_threads;
 pub mod rma_epochs;
+pub mod rma_local;
 pub mod rma_races;
 pub mod rma_reuse;
 pub mod symbolize;

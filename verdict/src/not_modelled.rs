@@ -7,35 +7,55 @@
 //! site, on the lowest rank that made it.
 //!
 //! One-sided communication's epochs and the races between its operations
-//! are checked (`rma_epochs`, `rma_races`), and so are the program's own
-//! loads and stores of its operations' origin and result buffers while
-//! they may be in flight, when it was built with the access checks
-//! (`rma_reuse`); but not those of window memory by its own process
-//! during an epoch: a run that makes an RMA call stays partial for those
-//! (and for the origin buffers too without the access checks), and names
-//! the operations whose races `rma_races` could not decide, with why.
+//! are checked (`rma_epochs`, `rma_races`), and, when the program was
+//! built with the access checks, its own loads and stores of origin and
+//! result buffers while they may be in flight (`rma_reuse`) and of its
+//! window memory during fence and PSCW exposure epochs (`rma_local`). A
+//! run stays partial for what is still not checked, naming the calls that
+//! leave the model: passive target synchronization (`MPI_Win_lock`,
+//! `MPI_Win_lock_all`: the owner does not see when its window is
+//! exposed), shared memory windows (`MPI_Win_allocate_shared`: other
+//! processes load and store their memory directly), every RMA call of a
+//! program built without the access checks; and it names the operations
+//! whose races `rma_races` or `rma_local` could not decide, with why.
 
 use crate::outcome::RunContext;
 use crate::place::site_location;
 use mbh_trace::finding::{Location, Role};
 use mbh_trace::op::OpClass;
-use mbh_trace::RankTrace;
+use mbh_trace::{OpKind, RankTrace};
 use std::collections::BTreeMap;
 
 /// What a location of an unmodelled call says.
 pub const LABEL: &str = "not modelled by mbhybrid: not verified";
 
-/// What a location of a one-sided communication call says: its epochs
-/// (`rma_epochs`), remote races (`rma_races`) and the program's accesses
-/// to its origin buffers (`rma_reuse`) are checked, the local accesses to
-/// window memory are not.
-pub const RACES_LABEL: &str =
-    "one-sided communication: epochs, remote races and origin buffers checked, local accesses to window memory not";
+/// What a location of a call that opens a passive target epoch says: the
+/// window memory of its target is not watched while the lock is held.
+pub const PASSIVE_LABEL: &str =
+    "one-sided communication: passive target epoch, local accesses to the target's window memory not checked";
 
-/// [`RACES_LABEL`] for a program built without the access checks: its
-/// accesses to origin buffers are not checked either.
+/// What the location of `MPI_Win_allocate_shared` says.
+pub const SHARED_LABEL: &str =
+    "one-sided communication: shared memory window, other processes' loads and stores of its memory not checked";
+
+/// What a location of a one-sided communication call of a program built
+/// without the access checks says: neither window memory nor origin
+/// buffers are watched.
 pub const RACES_NO_ACCESS_LABEL: &str =
     "one-sided communication: epochs and remote races checked, local accesses to window memory and origin buffers not";
+
+/// The label of a location of one-sided call `kind` (a record of class
+/// [`OpClass::Rma`]), `None` when everything it does is checked: in a
+/// program built with the access checks (`access_checks`), fence and
+/// PSCW epochs and their operations.
+fn rma_label(kind: OpKind, access_checks: bool) -> Option<&'static str> {
+    match kind {
+        _ if !access_checks => Some(RACES_NO_ACCESS_LABEL),
+        OpKind::WinLock | OpKind::WinLockAll => Some(PASSIVE_LABEL),
+        OpKind::WinAllocateShared => Some(SHARED_LABEL),
+        _ => None,
+    }
+}
 
 /// The start of what a location of an operation whose races were not
 /// checked says; the reason follows.
@@ -59,19 +79,18 @@ pub fn calls(
         let at = found.entry(key).or_insert(*rank);
         *at = (*at).min(*rank);
     }
-    // The runtime watches origin buffers only for a program whose loads
-    // and stores call the access check.
-    let rma_label = if ctx.sites.is_some_and(|s| s.access_checks) {
-        RACES_LABEL
-    } else {
-        RACES_NO_ACCESS_LABEL
-    };
+    // The runtime watches origin buffers and window memory only for a
+    // program whose loads and stores call the access check.
+    let access_checks = ctx.sites.is_some_and(|s| s.access_checks);
     for trace in traces.iter().flatten() {
         let rma = trace
             .ops
             .iter()
             .filter(|op| op.kind.class() == OpClass::Rma)
-            .map(|op| (op.site, op.kind.mpi_name().to_owned(), rma_label));
+            .filter_map(|op| {
+                let label = rma_label(op.kind, access_checks)?;
+                Some((op.site, op.kind.mpi_name().to_owned(), label))
+            });
         let unmodelled = trace
             .not_modelled_calls()
             .map(|(site, name)| (site, name, LABEL));
@@ -128,9 +147,9 @@ pub fn partial_reason(locations: &[Location]) -> Option<String> {
     let (unchecked, locations): (Vec<Location>, Vec<Location>) = locations
         .into_iter()
         .partition(|l| l.label.starts_with(UNCHECKED_LABEL));
-    let (rma, unmodelled): (Vec<Location>, Vec<Location>) = locations
-        .into_iter()
-        .partition(|l| l.label == RACES_LABEL || l.label == RACES_NO_ACCESS_LABEL);
+    let (rma, unmodelled): (Vec<Location>, Vec<Location>) = locations.into_iter().partition(|l| {
+        [PASSIVE_LABEL, SHARED_LABEL, RACES_NO_ACCESS_LABEL].contains(&l.label.as_str())
+    });
     let mut parts = Vec::new();
     if !stopped.is_empty() {
         parts.push(format!(
@@ -144,9 +163,7 @@ pub fn partial_reason(locations: &[Location]) -> Option<String> {
             summary(&unmodelled)
         ));
     }
-    if !rma.is_empty() {
-        parts.push(rma_reason(&rma));
-    }
+    parts.extend(rma_reasons(&rma));
     let mut whys: BTreeMap<&str, Vec<Location>> = BTreeMap::new();
     for l in &unchecked {
         whys.entry(&l.label[UNCHECKED_LABEL.len()..])
@@ -163,25 +180,35 @@ pub fn partial_reason(locations: &[Location]) -> Option<String> {
 }
 
 /// Why a run with the one-sided communication calls of `rma` is partial:
-/// what of it is not checked (MPI-4.0 §12.7: window memory its own
-/// process loads or stores during an epoch, always; the origin buffers
-/// when the program was built without the access checks).
-fn rma_reason(rma: &[Location]) -> String {
-    let unchecked_origins = rma.iter().any(|l| l.label == RACES_NO_ACCESS_LABEL);
-    let checked = if unchecked_origins {
-        "its epochs and the races between its operations"
-    } else {
-        "its epochs, the races between its operations, and the program's loads and stores of their origin buffers while they may be in flight"
+/// what of it is not checked (MPI-4.0 §12.7), one sentence per kind of
+/// label, each naming its calls.
+fn rma_reasons(rma: &[Location]) -> Vec<String> {
+    let with = |label: &str| -> Vec<Location> {
+        rma.iter().filter(|l| l.label == label).cloned().collect()
     };
-    let origins = if unchecked_origins {
-        ", nor, as the program was built without the access checks (`--no-access-checks` or MBHYBRID_ACCESS_CHECKS=off), of origin buffers while an operation may be in flight"
-    } else {
-        ""
-    };
-    format!(
-        "the program uses one-sided communication (RMA): mbhybrid checks {checked}, but not the loads and stores of window memory by its own process during an epoch{origins}: {}",
-        summary(rma)
-    )
+    let mut reasons = Vec::new();
+    let unchecked = with(RACES_NO_ACCESS_LABEL);
+    if !unchecked.is_empty() {
+        reasons.push(format!(
+            "the program uses one-sided communication (RMA): mbhybrid checks its epochs and the races between its operations, but not the loads and stores of window memory by its own process during an epoch, nor, as the program was built without the access checks (`--no-access-checks` or MBHYBRID_ACCESS_CHECKS=off), of origin buffers while an operation may be in flight: {}",
+            summary(&unchecked)
+        ));
+    }
+    let passive = with(PASSIVE_LABEL);
+    if !passive.is_empty() {
+        reasons.push(format!(
+            "the program uses passive target synchronization of one-sided communication (RMA locks): mbhybrid checks its epochs, the races between its operations and the program's loads and stores of their origin buffers while they may be in flight, but not the loads and stores of window memory by its own process while another rank may hold a lock on it: {}",
+            summary(&passive)
+        ));
+    }
+    let shared = with(SHARED_LABEL);
+    if !shared.is_empty() {
+        reasons.push(format!(
+            "the program makes shared memory windows: the loads and stores other processes make directly of their memory are not checked: {}",
+            summary(&shared)
+        ));
+    }
+    reasons
 }
 
 /// Places named per function in [`summary`]; the JSON lists them all.
@@ -236,17 +263,25 @@ mod tests {
 
     #[test]
     fn the_reason_names_unmodelled_and_race_unchecked_calls_apart() {
-        let mut put = at("MPI_Put", 12);
-        put.label = RACES_LABEL.into();
-        let reason = partial_reason(&[at("MPI_Neighbor_alltoall", 9), put]).unwrap();
+        let mut lock = at("MPI_Win_lock", 12);
+        lock.label = PASSIVE_LABEL.into();
+        let reason = partial_reason(&[at("MPI_Neighbor_alltoall", 9), lock]).unwrap();
         assert!(
             reason.starts_with("the program calls MPI functions mbhybrid does not model, so what they do is not verified: MPI_Neighbor_alltoall (rma.c:9); "),
             "{reason}"
         );
         assert!(
-            reason.ends_with("loads and stores of their origin buffers while they may be in flight, but not the loads and stores of window memory by its own process during an epoch: MPI_Put (rma.c:12)"),
+            reason.ends_with("but not the loads and stores of window memory by its own process while another rank may hold a lock on it: MPI_Win_lock (rma.c:12)"),
             "{reason}"
         );
+        assert_eq!(
+            rma_label(OpKind::Put, true),
+            None,
+            "fence and PSCW: checked"
+        );
+        assert_eq!(rma_label(OpKind::WinFence, true), None);
+        assert_eq!(rma_label(OpKind::WinLockAll, true), Some(PASSIVE_LABEL));
+        assert_eq!(rma_label(OpKind::Put, false), Some(RACES_NO_ACCESS_LABEL));
         let mut unchecked = at("MPI_Put", 12);
         unchecked.label = RACES_NO_ACCESS_LABEL.into();
         let reason = partial_reason(&[unchecked]).unwrap();

@@ -108,14 +108,14 @@ pub mod why {
 
 /// A window, the same on every rank: its communicator's name and the
 /// ordinal of its making among the windows made on it.
-type WinKey = (u64, u32);
+pub(crate) type WinKey = (u64, u32);
 
 /// A rank's `MPI_Win_post`s of a window: (record index, group).
-type Posts = Vec<(u64, Option<u64>)>;
+pub(crate) type Posts = Vec<(u64, Option<u64>)>;
 
 /// The epoch an operation is in, as its origin opened it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Epoch {
+pub(crate) enum Epoch {
     /// The `k`-th fence epoch of the window (k fences before it).
     Fence(u32),
     /// A lock epoch: its record's index on the origin, whether exclusive,
@@ -134,15 +134,15 @@ enum Epoch {
 
 /// One operation, ready to pair.
 #[derive(Debug, Clone)]
-struct Access {
-    rank: i32,
-    op: Op,
-    target: i32,
-    window: WinKey,
+pub(crate) struct Access {
+    pub(crate) rank: i32,
+    pub(crate) op: Op,
+    pub(crate) target: i32,
+    pub(crate) window: WinKey,
     /// The window's id on the origin (for the message).
-    local_window: u64,
-    data: TargetData,
-    epoch: Epoch,
+    pub(crate) local_window: u64,
+    pub(crate) data: TargetData,
+    pub(crate) epoch: Epoch,
     acc_op: u8,
     basic_type: u8,
 }
@@ -168,7 +168,7 @@ impl Access {
     }
 
     /// Whether it changes the target's bytes.
-    fn writes(&self) -> bool {
+    pub(crate) fn writes(&self) -> bool {
         match self.op.kind {
             OpKind::Get | OpKind::Rget => false,
             _ if self.is_accumulate() => self.acc_op != acc_op::NO_OP,
@@ -177,7 +177,7 @@ impl Access {
     }
 
     /// `MPI_Put` or `MPI_Accumulate` with `MPI_SUM`.
-    fn words(&self) -> String {
+    pub(crate) fn words(&self) -> String {
         if self.is_accumulate() && self.op.kind != OpKind::CompareAndSwap && self.acc_op != 0 {
             format!(
                 "`{}` with `{}`",
@@ -205,8 +205,8 @@ fn atomic(a: &Access, b: &Access) -> bool {
 
 /// What a window is on one rank.
 #[derive(Debug, Clone)]
-struct Made {
-    key: Option<WinKey>,
+pub(crate) struct Made {
+    pub(crate) key: Option<WinKey>,
     disp_unit: Option<i64>,
     made: Op,
 }
@@ -257,14 +257,22 @@ pub fn rma_race_check(sites: Option<&SiteTable>, traces: &[Option<RankTrace>]) -
         pairing.pair_target(*window, *target, list);
     }
     pairing.finish(sites, &mut check);
+    // The targets' own loads and stores against the same operations.
+    let local = crate::rma_local::LocalRaces {
+        windows: &windows,
+        accesses: &accesses,
+        by_target: &by_target,
+        posts: &posts,
+    };
+    local.check(sites, traces, &mut check);
     check
 }
 
 /// The windows of each rank, and each window's displacement unit and
 /// size on each rank (from that rank's own record of making it).
-struct Windows {
-    made: Vec<BTreeMap<u64, Made>>,
-    units: HashMap<(WinKey, i32), Option<i64>>,
+pub(crate) struct Windows {
+    pub(crate) made: Vec<BTreeMap<u64, Made>>,
+    pub(crate) units: HashMap<(WinKey, i32), Option<i64>>,
     sizes: HashMap<(WinKey, i32), u64>,
 }
 
@@ -507,21 +515,7 @@ impl<'a> Pairing<'a> {
     /// The exposure epoch (the target's `MPI_Win_post` record) of a PSCW
     /// operation `a` on `key`'s target window; `None` outside PSCW.
     fn exposure(&self, key: (WinKey, i32), a: &Access) -> Result<Option<u64>, &'static str> {
-        let Epoch::Start { nth, .. } = a.epoch else {
-            return Ok(None);
-        };
-        let posts = self.posts.get(&key).ok_or(why::GROUP)?;
-        let mut seen = 0;
-        for &(index, group) in posts {
-            let group = group.ok_or(why::GROUP)?;
-            if holds(group, a.rank) {
-                seen += 1;
-                if seen == nth {
-                    return Ok(Some(index));
-                }
-            }
-        }
-        Err(why::GROUP)
+        exposure(self.posts, key, a)
     }
 
     /// Two origins' operations under shared locks, each with the record
@@ -594,6 +588,33 @@ impl<'a> Pairing<'a> {
     }
 }
 
+/// The exposure epoch (the target's `MPI_Win_post` record, from its
+/// `posts`) of a PSCW operation `a` on `key`'s target window; `None`
+/// outside PSCW. The `n`-th `MPI_Win_start` of an origin whose group
+/// holds the target matches the target's `n`-th `MPI_Win_post` whose
+/// group holds the origin (MPI-4.0 §12.5.2).
+pub(crate) fn exposure(
+    posts: &HashMap<(WinKey, i32), Posts>,
+    key: (WinKey, i32),
+    a: &Access,
+) -> Result<Option<u64>, &'static str> {
+    let Epoch::Start { nth, .. } = a.epoch else {
+        return Ok(None);
+    };
+    let posts = posts.get(&key).ok_or(why::GROUP)?;
+    let mut seen = 0;
+    for &(index, group) in posts {
+        let group = group.ok_or(why::GROUP)?;
+        if holds(group, a.rank) {
+            seen += 1;
+            if seen == nth {
+                return Ok(Some(index));
+            }
+        }
+    }
+    Err(why::GROUP)
+}
+
 /// Pairs of overlapping operations one run's check looks at, at most
 /// (a second or two); past it the rest are named as not checked.
 const MAX_COMPARED: usize = 1_000_000;
@@ -603,7 +624,7 @@ const MAX_COMPARED: usize = 1_000_000;
 const MAX_BEYOND: usize = 64;
 
 /// The call that made window `local` on `rank`, from `made`.
-fn made_on(made: &[BTreeMap<u64, Made>], rank: i32, local: u64) -> Option<Op> {
+pub(crate) fn made_on(made: &[BTreeMap<u64, Made>], rank: i32, local: u64) -> Option<Op> {
     made.get(usize::try_from(rank).ok()?)?
         .get(&local)
         .map(|m| m.made.clone())
@@ -611,7 +632,7 @@ fn made_on(made: &[BTreeMap<u64, Made>], rank: i32, local: u64) -> Option<Op> {
 
 /// `window N (made by `MPI_Win_allocate` at app.c:14)`: a window as its
 /// origin names it.
-fn window_name(sites: Option<&SiteTable>, local: u64, made: Option<&Op>) -> String {
+pub(crate) fn window_name(sites: Option<&SiteTable>, local: u64, made: Option<&Op>) -> String {
     let Some(op) = made else {
         return format!("window {local}");
     };
@@ -1322,6 +1343,9 @@ mod tests {
         Start(u64),
         Complete,
         Wait,
+        /// the owner's own range of window 1: first byte, end, tag bits
+        /// (`mbh_trace::window_access::bits`)
+        Local(u64, u64, i32),
     }
 
     fn trace(rank: i32, size: i32, calls: &[C]) -> RankTrace {
@@ -1399,6 +1423,12 @@ mod tests {
                 }
                 C::Complete => op.kind = OpKind::WinComplete,
                 C::Wait => op.kind = OpKind::WinWait,
+                C::Local(first, end, bits) => {
+                    op.kind = OpKind::WindowAccess;
+                    op.aux = first;
+                    op.comm = end;
+                    op.tag = bits;
+                }
             }
             push(&mut ops, op);
         }
@@ -1762,5 +1792,102 @@ mod tests {
         let unknown = check(&[&[Make(4), Post(0), Wait, Free], &origin(1), &origin(2)]);
         assert!(unknown.findings.is_empty());
         assert!(unknown.unchecked.iter().any(|u| u.2 == why::GROUP));
+    }
+
+    /// The owner's own ranges (`rma_local`): a store in the put's fence
+    /// epoch races, one in the epoch before does not, a load meets only
+    /// writes, bytes apart meet nothing; a coarse range or an unwatched
+    /// epoch names the put as not checked; a PSCW range meets the
+    /// operations of its own exposure only.
+    #[test]
+    fn an_owners_ranges_race_with_the_operations_of_their_epoch_only() {
+        use crate::rma_local::why as local;
+        use mbh_trace::window_access::bits::{COARSE, PSCW, STORE, UNWATCHED};
+        let origin: &[C] = &[Make(4), Fence, put(0, 2), Fence, Fence, Free];
+        let owner = |calls: &[C]| check(&[calls, origin]);
+        let race = owner(&[Make(4), Fence, Local(8, 12, STORE), Fence, Fence, Free]);
+        assert_eq!(race.findings.len(), 1, "{:?}", race.unchecked);
+        let f = &race.findings[0];
+        assert!(
+            f.message
+                .contains("`MPI_Put` by rank 1 and a store by rank 0 race on bytes 8..12"),
+            "{}",
+            f.message
+        );
+        assert_eq!(f.ranks, [1, 0]);
+        let before = owner(&[Make(4), Local(8, 12, STORE), Fence, Fence, Fence, Free]);
+        assert!(
+            before.findings.is_empty(),
+            "fence epoch 0: before the first fence"
+        );
+        let after = owner(&[Make(4), Fence, Fence, Local(0, 64, STORE), Fence, Free]);
+        assert!(after.findings.is_empty(), "the next epoch");
+        let load = owner(&[Make(4), Fence, Local(10, 11, 0), Fence, Fence, Free]);
+        assert_eq!(load.findings.len(), 1, "a load of a put's byte");
+        assert!(load.findings[0].message.contains("byte 10 of"));
+        let apart = owner(&[
+            Make(4),
+            Fence,
+            Local(0, 8, STORE),
+            Local(12, 64, STORE),
+            Fence,
+            Fence,
+            Free,
+        ]);
+        assert!(apart.findings.is_empty() && apart.unchecked.is_empty());
+        let coarse = owner(&[
+            Make(4),
+            Fence,
+            Local(0, 64, STORE | COARSE),
+            Fence,
+            Fence,
+            Free,
+        ]);
+        assert!(coarse.findings.is_empty());
+        assert!(coarse
+            .unchecked
+            .iter()
+            .any(|u| u.0 == 1 && u.2 == local::COARSE));
+        let unwatched = owner(&[Make(4), Fence, Local(0, 0, UNWATCHED), Fence, Fence, Free]);
+        assert!(unwatched.unchecked.iter().any(|u| u.2 == local::UNWATCHED));
+        // A get only reads: the owner's load of its bytes is no race.
+        let get = check(&[
+            &[Make(4), Fence, Local(8, 12, 0), Fence, Free],
+            &[Make(4), Fence, C::Rma(OpKind::Get, 0, 2, 4, 0), Fence, Free],
+        ]);
+        assert!(get.findings.is_empty());
+        // PSCW: the store between post and wait meets the put of that
+        // exposure, not the next one's.
+        let pscw = |local_in_first: bool| {
+            let store = Local(0, 4, STORE | PSCW);
+            let mut target = vec![Make(4), Post(0b10)];
+            if local_in_first {
+                target.push(store);
+            }
+            target.extend([Wait, Post(0b10)]);
+            if !local_in_first {
+                target.push(store);
+            }
+            target.extend([Wait, Free]);
+            let origin = [
+                Make(4),
+                Start(0b1),
+                Complete,
+                Start(0b1),
+                put(0, 0),
+                Complete,
+                Free,
+            ];
+            check(&[&target, &origin])
+        };
+        assert!(
+            pscw(true).findings.is_empty(),
+            "the put is in the second exposure"
+        );
+        assert_eq!(pscw(false).findings.len(), 1);
+        assert!(pscw(false).findings[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("same exposure epoch of rank 0")));
     }
 }

@@ -2,7 +2,8 @@
 /* Issue 39: every RMA function the runtime records, each in a correct
  * epoch, on windows of every kind; each rank prints what it computed,
  * which must be what it computes under plain MPI. No epoch error;
- * partial (races not checked yet). */
+ * partial (passive target and shared windows: their window memory is not
+ * watched). */
 #include <mpi.h>
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 /* mbhybrid-test: np=3 exit=3 interleavings=1 */
 /* Issue 39: a shared work counter on rank 0, taken with MPI_Fetch_and_op
  * under a shared lock, three times per rank. Correct: no epoch error;
- * partial (races and the order of atomics not checked yet). */
+ * partial (passive target: window memory not watched under locks). */
 #include <mpi.h>
 #include <stdio.h>
 

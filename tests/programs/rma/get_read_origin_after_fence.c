@@ -1,4 +1,4 @@
-/* mbhybrid-test: np=2 exit=3 interleavings=1 */
+/* mbhybrid-test: np=2 exit=0 interleavings=1 */
 /* Twin of get_read_origin_before_fence.c: rank 1 reads what its MPI_Get
  * fetched after the fence that completes it (40). No finding. */
 #include <mpi.h>

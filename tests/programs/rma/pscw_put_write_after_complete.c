@@ -1,4 +1,4 @@
-/* mbhybrid-test: np=2 exit=3 interleavings=1 */
+/* mbhybrid-test: np=2 exit=0 interleavings=1 */
 /* Twin of pscw_put_write_before_complete.c: rank 1 writes the origin
  * buffer after the MPI_Win_complete that completes its MPI_Put. No
  * finding. */

@@ -1,4 +1,4 @@
-/* mbhybrid-test: np=3 exit=3 interleavings=1 */
+/* mbhybrid-test: np=3 exit=0 interleavings=1 */
 /* Issue 39, remote races: pscw_one_exposure.c with rank 0
  * exposing its window to rank 1, waiting, then to rank 2: the first
  * MPI_Win_wait orders rank 1's put before rank 2's. No race. */

@@ -2,8 +2,8 @@
 /* Issue 39, remote races: ranks 1 and 2 MPI_Put to the same
  * int of rank 0's window, each under MPI_LOCK_EXCLUSIVE: the locks
  * serialize the two epochs (MPI-4.0 §12.5.3), no race.
- * put_shared_locks.c is the racy twin. Partial: local accesses to window
- * memory are not checked. */
+ * put_shared_locks.c is the racy twin. Partial: window memory is not
+ * watched under locks (passive target). */
 #include <mpi.h>
 #include <stdio.h>
 

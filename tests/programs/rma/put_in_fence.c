@@ -1,7 +1,6 @@
-/* mbhybrid-test: np=2 exit=3 interleavings=1 */
+/* mbhybrid-test: np=2 exit=0 interleavings=1 */
 /* Issue 39: put_outside_epoch.c with the fence that opens the epoch: no
- * epoch error; partial, as a process's own accesses to its window memory
- * are not checked. */
+ * epoch error; complete. */
 #include <mpi.h>
 
 int main(int argc, char **argv) {

@@ -2,8 +2,8 @@
 /* Rank 1's MPI_Rput request is never completed: MPI-4.0 §12.4.5 asks that
  * an R operation's request be completed (waited, tested or freed) like
  * any other, even when the epoch's end has completed the operation.
- * A request-leak (a warning) at the MPI_Rput; the run is partial for RMA
- * as always, so verify exits 3. Twin: rput_waited.c. */
+ * A request-leak (a warning) at the MPI_Rput; the run is partial for passive
+ * target (window memory under locks), so verify exits 3. Twin: rput_waited.c. */
 #include <mpi.h>
 #include <stdio.h>
 

@@ -1,6 +1,6 @@
 /* mbhybrid-test: np=2 exit=3 interleavings=1 */
 /* Twin of rput_never_completed.c: rank 1 waits for its MPI_Rput's request
- * before the epoch ends. No finding; partial for RMA as always. */
+ * before the epoch ends. No finding; partial for passive target. */
 #include <mpi.h>
 #include <stdio.h>
 
