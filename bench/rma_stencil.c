@@ -4,11 +4,14 @@
  * a window (two grids, two windows, used in turn), and each step puts its
  * two edge rows into the neighbours' ghost rows between two fences, then
  * updates its rows, and every 10th step takes the global residual with
- * MPI_Allreduce. The fences carry no assertion, as most codes write them:
- * every window stays in an epoch, and its memory is watched the whole
- * time.
+ * MPI_Allreduce. By default the fences carry no assertion, as most codes
+ * write them: every window stays in an epoch, and its memory is watched
+ * the whole time. With a fourth argument `asserted`, the fence that opens
+ * the exchange asserts MPI_MODE_NOPRECEDE and the one that ends it
+ * MPI_MODE_NOSUCCEED (MPI-4.0 §12.5.5): no epoch is open while the rank
+ * computes.
  *
- *   rma_stencil [STEPS [ROWS [COLS]]]   (defaults 200 1024 1024)
+ *   rma_stencil [STEPS [ROWS [COLS [asserted]]]]   (defaults 200 1024 1024)
  *
  * Rank 0 prints "kernel <seconds>" (the timed loop only) and
  * "residual <value>", which must be the same built plain or with
@@ -41,6 +44,9 @@ int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 200;
   int rows = argc > 2 ? atoi(argv[2]) : 1024;
   int cols = argc > 3 ? atoi(argv[3]) : 1024;
+  int asserted = argc > 4;
+  int opening = asserted ? MPI_MODE_NOPRECEDE : 0;
+  int closing = asserted ? MPI_MODE_NOSUCCEED : 0;
   size_t cells = (size_t)(rows + 2) * cols;
   double *grid[2];
   MPI_Win win[2];
@@ -62,7 +68,7 @@ int main(int argc, char **argv) {
   for (int s = 0; s < steps; s++) {
     double *u = grid[s % 2], *v = grid[(s + 1) % 2];
     MPI_Win w = win[s % 2];
-    MPI_Win_fence(0, w);
+    MPI_Win_fence(opening, w);
     /* My first row is the upper neighbour's lower ghost row, my last the
      * lower neighbour's upper ghost row. */
     if (up != MPI_PROC_NULL)
@@ -71,7 +77,7 @@ int main(int argc, char **argv) {
     if (down != MPI_PROC_NULL)
       MPI_Put(u + (size_t)rows * cols, cols, MPI_DOUBLE, down, 0, cols,
               MPI_DOUBLE, w);
-    MPI_Win_fence(0, w);
+    MPI_Win_fence(closing, w);
     double residual = 0.0;
     sweep(u, v, cols, 1, rows, &residual);
     if (rank == 0)
