@@ -338,20 +338,7 @@ fn describe_at(c: &Combiners, datatype: MPI_Datatype, depth: u32) -> Sig {
         return Sig::UNCHECKED;
     }
     if combiner == c.named {
-        if datatype.bits() == packed().bits() {
-            return Sig::UNCHECKED;
-        }
-        let mut size: c_int = 0;
-        // SAFETY: a valid named type; valid out-parameter.
-        if unsafe { mpi_sys::PMPI_Type_size(datatype, &mut size) } != SUCCESS {
-            return Sig::UNCHECKED;
-        }
-        // By its place in a fixed list, not its handle: Open MPI's handles
-        // are addresses, different in every process.
-        let Some(index) = crate::consts::predefined_type_index(datatype) else {
-            return Sig::UNCHECKED;
-        };
-        return Sig::basic(code(index as u64), u64::try_from(size).unwrap_or(0));
+        return named_sig(datatype);
     }
     let (Ok(ni), Ok(na), Ok(nd)) = (
         usize::try_from(ni),
@@ -382,9 +369,36 @@ fn describe_at(c: &Combiners, datatype: MPI_Datatype, depth: u32) -> Sig {
         .iter()
         .map(|&t| describe_at(c, t, depth + 1))
         .collect();
+    let sig = combined(c, combiner, &ints, &sigs);
+    free_contents(c, types);
+    sig
+}
+
+/// The signature of a predefined (named) datatype.
+fn named_sig(datatype: MPI_Datatype) -> Sig {
+    if datatype.bits() == packed().bits() {
+        return Sig::UNCHECKED;
+    }
+    let mut size: c_int = 0;
+    // SAFETY: a valid named type; valid out-parameter.
+    if unsafe { mpi_sys::PMPI_Type_size(datatype, &mut size) } != SUCCESS {
+        return Sig::UNCHECKED;
+    }
+    // By its place in a fixed list, not its handle: Open MPI's handles
+    // are addresses, different in every process.
+    let Some(index) = crate::consts::predefined_type_index(datatype) else {
+        return Sig::UNCHECKED;
+    };
+    Sig::basic(code(index as u64), u64::try_from(size).unwrap_or(0))
+}
+
+/// The signature of a derived datatype made by `combiner` from the
+/// signatures `sigs` of its datatypes and its integer arguments `ints`
+/// (`MPI_Type_get_contents`'s).
+fn combined(c: &Combiners, combiner: c_int, ints: &[c_int], sigs: &[Sig]) -> Sig {
     let int = |i: usize| i64::from(ints.get(i).copied().unwrap_or(0));
     let first = sigs.first().copied().unwrap_or(Sig::UNCHECKED);
-    let sig = if combiner == c.dup || combiner == c.resized {
+    if combiner == c.dup || combiner == c.resized {
         first
     } else if combiner == c.contiguous {
         first.repeat(int(0))
@@ -412,8 +426,12 @@ fn describe_at(c: &Combiners, datatype: MPI_Datatype, depth: u32) -> Sig {
         first.repeat((0..n).map(|d| int(1 + n + d)).product())
     } else {
         Sig::UNCHECKED
-    };
-    // Derived types get_contents returned are new handles to free.
+    }
+}
+
+/// Frees the derived datatypes `MPI_Type_get_contents` returned (new
+/// handles; the named ones are not).
+fn free_contents(c: &Combiners, types: Vec<MPI_Datatype>) {
     for mut t in types {
         let (mut a, mut b, mut d, mut k) = (0, 0, 0, 0);
         // SAFETY: a handle MPI just returned.
@@ -425,7 +443,6 @@ fn describe_at(c: &Combiners, datatype: MPI_Datatype, depth: u32) -> Sig {
             unsafe { mpi_sys::PMPI_Type_free(&mut t) };
         }
     }
-    sig
 }
 
 #[cfg(test)]

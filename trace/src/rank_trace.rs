@@ -934,29 +934,7 @@ impl RankTrace {
             kept: available,
             partial_bytes: records.len() % RECORD_SIZE,
         });
-        let mut ops = Vec::with_capacity(count as usize);
-        let mut damaged = None;
-        for (i, chunk) in (0..count).zip(records.chunks_exact(RECORD_SIZE)) {
-            let raw: RawOp = bytemuck::pod_read_unaligned(chunk);
-            // The records before a damaged one are kept (issue 12): what
-            // the rank did up to there is still worth analysing, and the
-            // caller learns where the trace stops being readable.
-            let Some(kind) = OpKind::from_code(raw.kind) else {
-                damaged = Some(FormatError::UnknownKind {
-                    record: i,
-                    kind: raw.kind,
-                });
-                break;
-            };
-            if raw.index != i {
-                damaged = Some(FormatError::Misnumbered {
-                    record: i,
-                    index: raw.index,
-                });
-                break;
-            }
-            ops.push(Op::decoded(&raw, kind));
-        }
+        let (mut ops, damaged) = decode_records(records, count);
         // The poll follows the records: its communicator is renamed as a
         // record after them would be.
         let mut polling = polling_of(&header);
@@ -1000,6 +978,33 @@ impl RankTrace {
             damaged,
         })
     }
+}
+
+/// The first `count` records of `records`, up to the first damaged one
+/// (and why it is damaged). The records before a damaged one are kept
+/// (issue 12): what the rank did up to there is still worth analysing,
+/// and the caller learns where the trace stops being readable.
+fn decode_records(records: &[u8], count: u64) -> (Vec<Op>, Option<FormatError>) {
+    let mut ops = Vec::with_capacity(count as usize);
+    for (i, chunk) in (0..count).zip(records.chunks_exact(RECORD_SIZE)) {
+        let raw: RawOp = bytemuck::pod_read_unaligned(chunk);
+        let Some(kind) = OpKind::from_code(raw.kind) else {
+            let damaged = FormatError::UnknownKind {
+                record: i,
+                kind: raw.kind,
+            };
+            return (ops, Some(damaged));
+        };
+        if raw.index != i {
+            let damaged = FormatError::Misnumbered {
+                record: i,
+                index: raw.index,
+            };
+            return (ops, Some(damaged));
+        }
+        ops.push(Op::decoded(&raw, kind));
+    }
+    (ops, None)
 }
 
 /// The poll series of `header`, when it is current (it began after the
