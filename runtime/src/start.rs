@@ -61,6 +61,7 @@ pub fn after_init(kind: OpKind, rc: c_int, required: c_int, provided: c_int) {
     if rc != SUCCESS || crate::lifecycle::start() {
         return;
     }
+    crate::watchdog::start();
     let dir = std::env::var_os(ENV_TRACE_DIR)
         .filter(|d| !d.is_empty())
         .map(PathBuf::from);

@@ -29,17 +29,8 @@ const PERIOD: Duration = Duration::from_millis(500);
 static CONNECTION: AtomicI32 = AtomicI32::new(-1);
 
 /// Starts the watch when the job was launched by `mbhybrid` (the variables
-/// are set); otherwise does nothing. Called before `PMPI_Init`, and at most
-/// once: a rank whose launcher dies while it is inside `PMPI_Init` can wait
-/// there forever (Open MPI's PMIx client waits on a `PMIx_Get` its dead
-/// server never answers, and Open MPI puts each rank in a process group of
-/// its own, so killing the launcher's group does not reach it).
+/// are set); otherwise does nothing.
 pub fn start() {
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(start_once);
-}
-
-fn start_once() {
     let Some(pid) = std::env::var(ENV_WATCH_PID)
         .ok()
         .and_then(|v| v.parse::<u32>().ok())

@@ -64,7 +64,6 @@ use mpi_sys::{
 use std::os::raw::{c_char, c_int, c_void};
 
 pub(crate) unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
-    crate::watchdog::start();
     // SAFETY: the caller's arguments, passed on unchanged.
     let rc = unsafe { mpi_sys::PMPI_Init(argc, argv) };
     crate::start::after_init(OpKind::Init, rc, 0, 0);
@@ -77,7 +76,6 @@ pub(crate) unsafe fn init_thread(
     required: c_int,
     provided: *mut c_int,
 ) -> c_int {
-    crate::watchdog::start();
     // SAFETY: the caller's arguments, passed on unchanged.
     let rc = unsafe { mpi_sys::PMPI_Init_thread(argc, argv, required, provided) };
     let level = if provided.is_null() {
