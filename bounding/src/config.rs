@@ -2,6 +2,7 @@
 //! ([`ExploreConfig`]).
 
 use mbh_trace::rank_trace::WildcardEvent;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -99,6 +100,18 @@ pub struct ExploreConfig {
     /// zone's `k` instead (`k < 0`: unbounded); a window inherited from a
     /// choice made further up is never widened by a zone.
     pub mixing_bound: Option<u32>,
+    /// The sites of `MPI_Waitany`, `MPI_Testany` and the `some` forms
+    /// whose completion order the static analysis showed to decide
+    /// nothing ([`CompletionOrder::Irrelevant`]), each with the id of the
+    /// innermost loop around it. Which request such a call returns first
+    /// is no choice point, under every setting, when the run shows that
+    /// loop completed every request the call had active
+    /// ([`WildcardEvent::settled_in_loop`]); skipping it leaves the search
+    /// complete (which message each request takes does not depend on the
+    /// order it is returned in).
+    ///
+    /// [`CompletionOrder::Irrelevant`]: mbh_trace::static_report::CompletionOrder::Irrelevant
+    pub orderless_sites: BTreeMap<u32, u32>,
 }
 
 impl ExploreConfig {
@@ -117,6 +130,22 @@ impl ExploreConfig {
     pub fn mixing_bound(mut self, k: Option<u32>) -> Self {
         self.mixing_bound = k;
         self
+    }
+
+    /// Sets [`ExploreConfig::orderless_sites`].
+    pub fn orderless_sites(mut self, sites: BTreeMap<u32, u32>) -> Self {
+        self.orderless_sites = sites;
+        self
+    }
+
+    /// Whether `event` is an index choice at a site whose order decides
+    /// nothing ([`ExploreConfig::orderless_sites`]).
+    pub fn is_orderless(&self, event: &WildcardEvent) -> bool {
+        let innermost = event.loops.last().map(|m| m.loop_id as u32);
+        event.is_index_choice()
+            && event.settled_in_loop
+            && innermost.is_some()
+            && self.orderless_sites.get(&event.site).copied() == innermost
     }
 
     /// The mixing bound that applies to a choice made at `event`: its

@@ -182,6 +182,9 @@ struct PointRecord {
     offered: bool,
     explored: bool,
     abstracted: bool,
+    /// An index choice whose order decides nothing: skipped, and the
+    /// search stays complete.
+    orderless: bool,
     mixing_bounded: bool,
 }
 
@@ -611,6 +614,7 @@ impl<P: Policy> Explorer<P> {
             choice_points.explored += u64::from(p.explored);
             choice_points.abstracted += u64::from(p.abstracted && !p.offered);
             choice_points.mixing_bounded += u64::from(p.mixing_bounded);
+            choice_points.orderless += u64::from(p.orderless && !p.offered);
         }
         Stats {
             runs: self.runs,
@@ -673,6 +677,10 @@ impl<P: Policy> Explorer<P> {
             }
             let key = Key::of(e);
             let record = self.points.entry((e.rank, e.event)).or_default();
+            if self.config.is_orderless(e) {
+                record.orderless = true;
+                continue;
+            }
             if self.config.loop_abstraction.abstracts(e) {
                 record.abstracted = true;
                 continue;

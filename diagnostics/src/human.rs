@@ -206,8 +206,16 @@ fn summary(report: &Report) -> String {
             if a.unused == 1 { "" } else { "s" }
         )
     });
+    let orderless = match report.choice_points.orderless {
+        0 => String::new(),
+        n => format!(
+            "{n} choice{} of which request a `Waitany`/`Testany`/`Waitsome`/`Testsome` returns \
+             first left to MPI: the order decides nothing there (`mbhybrid analyze` says why)\n",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     format!(
-        "{}\n{ahead}run directory: {}\n",
+        "{}\n{orderless}{ahead}run directory: {}\n",
         verdict(report),
         report.run_dir
     )

@@ -508,15 +508,17 @@ fn run_properties(report: &Report) -> sarif::PropertyBag {
     put("interleavings", json!(report.interleavings));
     put("complete", json!(report.complete));
     let cp = &report.choice_points;
-    put(
-        "choicePoints",
-        json!({
-            "found": cp.found,
-            "explored": cp.explored,
-            "abstracted": cp.abstracted,
-            "mixingBounded": cp.mixing_bounded,
-        }),
-    );
+    let mut choice_points = json!({
+        "found": cp.found,
+        "explored": cp.explored,
+        "abstracted": cp.abstracted,
+        "mixingBounded": cp.mixing_bounded,
+    });
+    // As in the JSON report: absent when zero.
+    if cp.orderless > 0 {
+        choice_points["orderless"] = json!(cp.orderless);
+    }
+    put("choicePoints", choice_points);
     put("runId", json!(report.run_id));
     put("runDir", json!(report.run_dir));
     put("seconds", json!(report.seconds));

@@ -4,7 +4,9 @@
 //! fully, and the analysis's notes. (`--format json` is the report's own
 //! serialization.)
 
-use mbh_trace::static_report::{LoopDecision, StaticReport, WildcardKind};
+use mbh_trace::static_report::{
+    CompletionOrder, LoopDecision, StaticReport, WildcardKind, WildcardSite,
+};
 use std::fmt::Write;
 
 /// The static report for people.
@@ -23,7 +25,7 @@ pub fn human(report: &StaticReport) -> String {
         let _ = writeln!(out, "\nwildcard sites:");
         for w in &report.wildcards {
             let what = if w.kind == WildcardKind::AnyCompletion {
-                "which request completes first".to_string()
+                format!("which request completes first{}", order_words(w))
             } else {
                 format!("source {}, tag {}", w.source, w.tag)
             };
@@ -76,4 +78,22 @@ pub fn human(report: &StaticReport) -> String {
         let _ = writeln!(out, "note: {}: {}", note.span, note.message);
     }
     out
+}
+
+/// What the analysis decided about an any-completion site's order.
+fn order_words(w: &WildcardSite) -> String {
+    match &w.completion_order {
+        Some(CompletionOrder::Irrelevant { collected }) if collected.is_empty() => {
+            ": the order decides nothing, so it is no choice where the loop completes \
+             every request"
+                .into()
+        }
+        Some(CompletionOrder::Irrelevant { collected }) => format!(
+            ": the order decides nothing ({} filled slot by slot), so it is no choice where \
+             the loop completes every request",
+            collected.join(", ")
+        ),
+        Some(CompletionOrder::Matters { reason }) => format!(": every order explored: {reason}"),
+        None => String::new(),
+    }
 }

@@ -574,6 +574,7 @@ fn mpich() -> mbh_static::MpiConstants {
         any_source: mbh_static::ConstValue::Int(-2),
         any_tag: mbh_static::ConstValue::Int(-1),
         proc_null: mbh_static::ConstValue::Int(-1),
+        undefined: mbh_static::ConstValue::Int(-32766),
         comm_world: mbh_static::ConstValue::Int(0x4400_0000),
         comm_self: mbh_static::ConstValue::Int(0x4400_0001),
         status_size: 20,

@@ -106,7 +106,7 @@ pub fn explore(
         pruner,
     };
     for &buffering in &settings.bufferings {
-        let mut engine = Engine::new(settings, buffering);
+        let mut engine = Engine::new(settings, buffering, orderless_sites(search.session));
         let mut ahead = (settings.jobs > 1 && !settings.exhaustive).then(|| {
             RunAhead::new(
                 LaunchSpec::of(search.session),
@@ -456,6 +456,7 @@ impl Exploration {
         self.stats.explored += stats.explored;
         self.stats.abstracted += stats.abstracted;
         self.stats.mixing_bounded += stats.mixing_bounded;
+        self.stats.orderless += stats.orderless;
         if engine.is_bounded() {
             self.incomplete_because.get_or_insert_with(|| {
                 "choice points were skipped by --mixing-bound or --loop-abstraction (see choice_points)".into()
@@ -848,14 +849,33 @@ struct Recorded {
     too_big: bool,
 }
 
+/// The any-completion sites whose completion order `build`'s analysis
+/// showed to decide nothing, with the loop around each: no choice points
+/// for the guided search where the run settled them in that loop (the
+/// exhaustive reference still runs every order).
+fn orderless_sites(session: &Session) -> BTreeMap<u32, u32> {
+    use mbh_trace::static_report::CompletionOrder;
+    let Some(analysis) = session.sites.as_ref().and_then(|s| s.analysis.as_ref()) else {
+        return Default::default();
+    };
+    analysis
+        .wildcards
+        .iter()
+        .filter(|w| matches!(w.completion_order, Some(CompletionOrder::Irrelevant { .. })))
+        .filter_map(|w| Some((w.site, w.in_loop?)))
+        .collect()
+}
+
 impl Engine {
-    fn new(settings: &Settings, buffering: Buffering) -> Engine {
+    fn new(settings: &Settings, buffering: Buffering, orderless: BTreeMap<u32, u32>) -> Engine {
         if settings.exhaustive {
             Engine::Exhaustive(
                 mbh_bounding::Exhaustive::new(None).zero_buffering(buffering == Buffering::Zero),
             )
         } else {
-            Engine::Guided(mbh_bounding::Explorer::new(settings.bounds.clone()))
+            Engine::Guided(mbh_bounding::Explorer::new(
+                settings.bounds.clone().orderless_sites(orderless),
+            ))
         }
     }
 

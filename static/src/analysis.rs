@@ -13,6 +13,8 @@
 //! * `zones`: 8. the functions that always call a collective, 11. zones;
 //! * `loops`: 9. whether the wildcard outcomes of each function stay in
 //!   it, 10. the loop abstraction decisions;
+//! * `order`: 10b. whether the order any-completion calls' requests
+//!   complete in can change what the program does;
 //! * `report`: 12. the report and the plans `mbh-instrument` follows;
 //! * here: 3. each function's CFG, loops and variables, and
 //!   13. collectives ranks may disagree on (the `divergence` module).
@@ -20,6 +22,7 @@
 mod calls;
 mod input;
 mod loops;
+mod order;
 mod report;
 mod sites;
 mod zones;
@@ -251,6 +254,9 @@ pub fn analyze<'ctx>(
     let summary = loops::wildcard_summaries(&prog, &facts, &graph);
     // 10. Loop decisions, per function in parallel.
     let loop_facts = loops::loop_decisions(&prog, &facts, &summary);
+    // 10b. Whether completion orders matter, per site in parallel.
+    let reaches_mpi = calls::reaches_mpi(&graph, &facts.sites, &calls.calls_unknown);
+    let orders = order::completion_orders(&prog, &facts, &reaches_mpi);
     // 11. Zones, per function in parallel.
     let zone_facts = zones::zones(&prog, &facts);
     // 12. The report, and the plans.
@@ -258,6 +264,7 @@ pub fn analyze<'ctx>(
         buffers: &buffer_facts,
         loops: &loop_facts,
         zones: &zone_facts,
+        orders: &orders,
     };
     let (mut report, plans) = report::assemble(&prog, &facts, &found, &refs, module_sites);
     // 13. Collectives ranks may disagree on, and branches on the program's

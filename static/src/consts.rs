@@ -54,6 +54,9 @@ pub struct MpiConstants {
     pub any_tag: ConstValue,
     /// `MPI_PROC_NULL`.
     pub proc_null: ConstValue,
+    /// `MPI_UNDEFINED`: the index `MPI_Waitany`/`MPI_Testany` return when
+    /// no request is active, which the order they complete in cannot change.
+    pub undefined: ConstValue,
     /// `MPI_COMM_WORLD`.
     pub comm_world: ConstValue,
     /// `MPI_COMM_SELF`: a collective on it has one member, so no branch
@@ -174,6 +177,7 @@ impl MpiConstants {
 int mbh_any_source = MPI_ANY_SOURCE;
 int mbh_any_tag = MPI_ANY_TAG;
 int mbh_proc_null = MPI_PROC_NULL;
+int mbh_undefined = MPI_UNDEFINED;
 MPI_Comm mbh_comm_world = MPI_COMM_WORLD;
 MPI_Comm mbh_comm_self = MPI_COMM_SELF;
 unsigned long mbh_status_size = sizeof(MPI_Status);
@@ -288,6 +292,7 @@ unsigned long mbh_dt_c_long_double_complex_size = sizeof(long double _Complex);
             any_source: get("mbh_any_source")?,
             any_tag: get("mbh_any_tag")?,
             proc_null: get("mbh_proc_null")?,
+            undefined: get("mbh_undefined")?,
             comm_world: get("mbh_comm_world")?,
             comm_self: get("mbh_comm_self")?,
             status_size: size("mbh_status_size")?.max(1),

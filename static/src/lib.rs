@@ -62,6 +62,7 @@
 //!     any_source: ConstValue::Int(-2),
 //!     any_tag: ConstValue::Int(-1),
 //!     proc_null: ConstValue::Int(-1),
+//!     undefined: ConstValue::Int(-32766),
 //!     comm_world: ConstValue::Int(1),
 //!     comm_self: ConstValue::Int(2),
 //!     status_size: 20,
@@ -99,6 +100,7 @@ mod module;
 mod mpi;
 mod pointers;
 mod sites;
+mod slot_discipline;
 mod taint;
 
 pub use analysis::{

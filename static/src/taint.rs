@@ -25,6 +25,17 @@
 //!   C library functions with no effect on control flow (`printf`, `free`,
 //!   math), or through a function pointer.
 //!
+//! Under [`Follow::CompletionOrder`] only one outcome is followed: which
+//! request an any-completion call (`MPI_Waitany`, `MPI_Testany`, the
+//! `some` forms) returned, that is its index and the status of that
+//! request. The flag and count of the `Test` and `some` forms say whether
+//! something completed, not which, and an index compared with
+//! `MPI_UNDEFINED` only says whether any request was still active: the
+//! order changes neither. MPI calls inside the region count as leaks too
+//! (a reply sent to the sender of whichever request came first is sent
+//! in another order when another came first), and so does printing (the
+//! output of another order differs).
+//!
 //! One store is exempt: a store whose address is indexed only by the
 //! sender (or the completed request's index) and whose value is only the
 //! received data, the sender or that index (`results[status.MPI_SOURCE] =
@@ -137,6 +148,11 @@ const PURE: &[&str] = &[
     "exit",
     "abort",
 ];
+/// The [`PURE`] functions that write the program's output.
+const OUTPUT: &[&str] = &[
+    "printf", "fprintf", "puts", "putchar", "fputs", "fputc", "putc", "fwrite", "vprintf",
+    "vfprintf", "perror",
+];
 const WRITES_FIRST: &[&str] = &[
     "sprintf", "snprintf", "strcpy", "strncpy", "strcat", "strncat",
 ];
@@ -175,8 +191,19 @@ pub(crate) fn call_kind(name: &str) -> CallKind {
     }
 }
 
+/// Which outcomes a taint run follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Follow {
+    /// Every outcome of the seeds (the loop abstraction rule).
+    Outcomes,
+    /// Only which request an any-completion seed returned.
+    CompletionOrder,
+}
+
 /// What one taint run needs.
 pub(crate) struct Input<'a> {
+    /// Which outcomes are followed.
+    pub follow: Follow,
     pub f: &'a Function,
     pub vars: &'a LocalVars,
     /// Where the function's pointers point.
@@ -197,8 +224,12 @@ pub(crate) struct Input<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// The outcomes stay inside; `collected` names the objects filled by
-    /// sender.
-    Contained { collected: Vec<String> },
+    /// sender, and `slot_stores` are the stores (and copies) that fill
+    /// them.
+    Contained {
+        collected: Vec<String>,
+        slot_stores: Vec<InstId>,
+    },
     /// They leak; the reason in words.
     Leaks(String),
 }
@@ -208,6 +239,8 @@ struct Run<'a, 'b> {
     vlab: Vec<u8>,
     olab: HashMap<Obj, u8>,
     collected: BTreeSet<Obj>,
+    /// The stores that filled `collected`.
+    slot_stores: BTreeSet<InstId>,
     /// The first instruction that wrote an outcome into each object the
     /// analysis does not follow.
     escapes: HashMap<Obj, (InstId, u8)>,
@@ -221,6 +254,7 @@ pub(crate) fn run(input: &Input<'_>) -> Verdict {
         vlab: vec![0; f.insts.len()],
         olab: HashMap::new(),
         collected: BTreeSet::new(),
+        slot_stores: BTreeSet::new(),
         escapes: HashMap::new(),
     };
     run.seed();
@@ -238,7 +272,10 @@ pub(crate) fn run(input: &Input<'_>) -> Verdict {
     }
     let mut collected: Vec<String> = run.collected.iter().map(|o| run.name(o)).collect();
     collected.dedup();
-    Verdict::Contained { collected }
+    Verdict::Contained {
+        collected,
+        slot_stores: run.slot_stores.into_iter().collect(),
+    }
 }
 
 /// What labels say, for messages.
@@ -386,11 +423,20 @@ impl Run<'_, '_> {
             let Some(func) = mpi::lookup(name) else {
                 continue;
             };
-            if func.arg(Role::Request).is_some() && func.class != CallClass::Completion {
+            let order_only = self.input.follow == Follow::CompletionOrder;
+            if !order_only
+                && func.arg(Role::Request).is_some()
+                && func.class != CallClass::Completion
+            {
                 completions_too = true;
             }
             for (k, arg) in f.insts[s as usize].ops.iter().enumerate() {
-                if let Some(l) = seed_label(&func, k) {
+                let label = if order_only {
+                    order_label(&func, k)
+                } else {
+                    seed_label(&func, k)
+                };
+                if let Some(l) = label {
                     writes.push((s, arg.clone(), l));
                 }
             }
@@ -442,6 +488,7 @@ impl Run<'_, '_> {
                     let value = self.val(v);
                     changed |= self.store(i, p, value);
                 }
+                Op::Compare(_) if self.is_undefined_test(inst) => {}
                 Op::Gep { .. }
                 | Op::Phi
                 | Op::Select
@@ -511,6 +558,26 @@ impl Run<'_, '_> {
         changed
     }
 
+    /// Whether `inst` compares the index an any-completion call wrote
+    /// (read straight from its variable) with `MPI_UNDEFINED`: true
+    /// exactly when no request was active, whatever the order.
+    fn is_undefined_test(&self, inst: &crate::ir::Inst) -> bool {
+        let undefined = self.input.consts.undefined.operand();
+        let [a, b] = inst.ops.as_slice() else {
+            return false;
+        };
+        let other = if *a == undefined {
+            b
+        } else if *b == undefined {
+            a
+        } else {
+            return false;
+        };
+        let Val::Inst(load) = other else { return false };
+        let load = &self.f().insts[*load as usize];
+        matches!(load.op, Op::Load) && self.val(&load.ops[0]) == 0 && self.val(other) == INDEX
+    }
+
     /// A store of labels `value` through pointer `p`.
     fn store(&mut self, at: InstId, p: &Val, value: u8) -> bool {
         let key = self.val(p);
@@ -525,6 +592,7 @@ impl Run<'_, '_> {
             && value & !(DATA | SENDER | INDEX | STATUS) == 0
             && addr.obj != Obj::Unknown;
         if by_sender {
+            self.slot_stores.insert(at);
             return self.collected.insert(addr.obj);
         }
         self.taint(at, &addr.obj, key | value)
@@ -616,7 +684,10 @@ impl Run<'_, '_> {
                 }
                 match name.map(call_kind).unwrap_or(CallKind::Opaque) {
                     CallKind::Mpi(func) => {
-                        if self.in_region(i) {
+                        // Under loop abstraction the region's own calls
+                        // are what is abstracted; an order choice has no
+                        // such excuse.
+                        if self.in_region(i) && self.input.follow == Follow::Outcomes {
                             return None;
                         }
                         let l = args
@@ -632,6 +703,15 @@ impl Run<'_, '_> {
                                 at(i)
                             )
                         })
+                    }
+                    CallKind::Pure
+                        if self.input.follow == Follow::CompletionOrder
+                            && name.is_some_and(|n| OUTPUT.contains(&n)) =>
+                    {
+                        // Printed in another order, the output differs:
+                        // not the same run, whatever the verdicts.
+                        let l = args.iter().fold(0, |l, a| l | self.arg_labels(a));
+                        (l != 0).then(|| format!("{} is printed at {}", what(l), at(i)))
                     }
                     CallKind::Opaque => {
                         let l = args.iter().fold(0, |l, a| l | self.arg_labels(a));
@@ -653,6 +733,17 @@ impl Run<'_, '_> {
             }
             _ => None,
         }
+    }
+}
+
+/// The label an any-completion call's output argument `k` gets when only
+/// which request it returned is followed: flags and counts say whether
+/// something completed, not which.
+fn order_label(func: &mpi::MpiFunction, k: usize) -> Option<u8> {
+    match func.role(k)? {
+        Role::Status | Role::Statuses => Some(STATUS),
+        Role::Index | Role::Indices => Some(INDEX),
+        _ => None,
     }
 }
 

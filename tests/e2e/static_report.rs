@@ -110,8 +110,28 @@ fn analyze_names_a_testany_site_by_its_choice() {
     let human = String::from_utf8_lossy(&out.stdout);
     let line = line_of(source, "// testany");
     let expected = format!(
-        "x2_testany_order.c:{line}: `MPI_Testany` in `main` (which request completes first)"
+        "x2_testany_order.c:{line}: `MPI_Testany` in `main` (which request completes first: \
+         every order explored: the index of the completed request is printed at \
+         tests/programs/x2_testany_order.c:{}",
+        line + 3
     );
     assert!(human.contains(&expected), "{human}");
     assert!(!human.contains("(source , tag )"), "{human}");
+}
+
+/// A `Testany` whose index only says which neighbour's ghost cell to fill
+/// is no choice, and `analyze` says which memory is filled slot by slot.
+#[test]
+fn analyze_says_a_testany_whose_order_decides_nothing_is_no_choice() {
+    let source = "tests/programs/x5_testany_halo.c";
+    let out = run_mbhybrid(&workspace_root(), &["analyze", source]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let human = String::from_utf8_lossy(&out.stdout);
+    let line = line_of(source, "// testany");
+    let expected = format!(
+        "x5_testany_halo.c:{line}: `MPI_Testany` in `main` (which request completes first: \
+         the order decides nothing (`u` filled slot by slot), so it is no choice where the \
+         loop completes every request)"
+    );
+    assert!(human.contains(&expected), "{human}");
 }

@@ -95,6 +95,13 @@ pub enum RecvStyle {
     IrecvWaitsome,
     /// `MPI_Irecv` each, then an `MPI_Testsome` loop.
     IrecvTestsome,
+    /// `MPI_Irecv` each, then `MPI_Waitany` until all are done, each
+    /// sender kept in the slot of its request: the order decides nothing
+    /// (`build` says so, and the guided search skips it) and the record is
+    /// made after the loop, in request order.
+    IrecvWaitanySlots,
+    /// The same with an `MPI_Testany` loop.
+    IrecvTestanySlots,
     /// `MPI_Probe(MPI_ANY_SOURCE)`, then `MPI_Recv` from `status.MPI_SOURCE`.
     Probe,
     /// An `MPI_Iprobe(MPI_ANY_SOURCE)` loop, then `MPI_Recv` from the source.
@@ -328,6 +335,8 @@ pub struct Features {
     pub irecv_testany_loop: bool,
     pub irecv_waitsome: bool,
     pub irecv_testsome_loop: bool,
+    pub irecv_waitany_slots: bool,
+    pub irecv_testany_slots: bool,
     pub send: bool,
     pub isend_wait: bool,
     pub probe: bool,
@@ -364,6 +373,8 @@ impl Features {
             ("irecv_testany_loop", self.irecv_testany_loop),
             ("irecv_waitsome", self.irecv_waitsome),
             ("irecv_testsome_loop", self.irecv_testsome_loop),
+            ("irecv_waitany_slots", self.irecv_waitany_slots),
+            ("irecv_testany_slots", self.irecv_testany_slots),
             ("send", self.send),
             ("isend_wait", self.isend_wait),
             ("probe", self.probe),
@@ -478,6 +489,7 @@ impl Program {
             }
         }
         program.some_forms(seed);
+        program.slot_forms(seed);
         debug_assert_eq!(program.validate(), Ok(()), "seed {seed}");
         program
     }
@@ -498,6 +510,27 @@ impl Program {
                 };
                 if rng.chance(1, 2) {
                     *style = some;
+                }
+            }
+        }
+    }
+
+    /// Turns about half of the `Waitall` fan-ins into `Waitany`/`Testany`
+    /// loops whose order decides nothing ([`RecvStyle::IrecvWaitanySlots`]),
+    /// from a stream of its own like [`Program::some_forms`]. Their
+    /// outcomes are the `Waitall` form's, so the reference, which runs every
+    /// completion order, must find exactly what the guided search finds
+    /// without them.
+    fn slot_forms(&mut self, seed: u64) {
+        let mut rng = Rng(seed ^ 0x736c_6f74_666f_726d);
+        for phase in &mut self.phases {
+            if let PhaseKind::FanIn { style, .. } = &mut phase.kind {
+                if *style == RecvStyle::IrecvWaitall && rng.chance(1, 2) {
+                    *style = if rng.chance(1, 2) {
+                        RecvStyle::IrecvWaitanySlots
+                    } else {
+                        RecvStyle::IrecvTestanySlots
+                    };
                 }
             }
         }
@@ -814,6 +847,8 @@ impl Program {
                         RecvStyle::IrecvTestany => f.irecv_testany_loop = true,
                         RecvStyle::IrecvWaitsome => f.irecv_waitsome = true,
                         RecvStyle::IrecvTestsome => f.irecv_testsome_loop = true,
+                        RecvStyle::IrecvWaitanySlots => f.irecv_waitany_slots = true,
+                        RecvStyle::IrecvTestanySlots => f.irecv_testany_slots = true,
                         RecvStyle::Probe => {
                             f.probe = true;
                             f.specific_recv = true;
@@ -1371,6 +1406,27 @@ fn emit_fan_in(
             wl(w, 5, &format!("MPI_Waitany({k}, rq, &idx, &st);"));
             wl(w, 5, "rec('i', idx);");
             record(w, 5, 'w', "st.MPI_SOURCE", "rb[idx]");
+            wl(w, 4, "}");
+        }
+        RecvStyle::IrecvWaitanySlots | RecvStyle::IrecvTestanySlots => {
+            irecvs(w);
+            let wait = style == RecvStyle::IrecvWaitanySlots;
+            wl(w, 4, &format!("int slot[{k}], done = 0;"));
+            wl(w, 4, &format!("while (done < {k}) {{"));
+            wl(w, 5, "int idx, flag = 1;");
+            wl(w, 5, "MPI_Status ast;");
+            if wait {
+                wl(w, 5, &format!("MPI_Waitany({k}, rq, &idx, &ast);"));
+            } else {
+                wl(w, 5, &format!("MPI_Testany({k}, rq, &idx, &flag, &ast);"));
+            }
+            wl(w, 5, "if (flag && idx != MPI_UNDEFINED) {");
+            wl(w, 6, "slot[idx] = ast.MPI_SOURCE;");
+            wl(w, 6, "done++;");
+            wl(w, 5, "}");
+            wl(w, 4, "}");
+            wl(w, 4, &format!("for (int i = 0; i < {k}; i++) {{"));
+            record(w, 5, 'a', "slot[i]", "rb[i]");
             wl(w, 4, "}");
         }
         RecvStyle::IrecvTest => {

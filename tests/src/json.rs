@@ -72,6 +72,8 @@ pub struct ChoicePoints {
     pub explored: u64,
     pub abstracted: u64,
     pub mixing_bounded: u64,
+    #[serde(default)]
+    pub orderless: u64,
 }
 
 /// A finding.

@@ -156,6 +156,7 @@ mod tests {
             pattern: None,
             enablers: vec![],
             forced: true,
+            settled_in_loop: false,
         }
     }
 

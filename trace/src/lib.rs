@@ -47,6 +47,7 @@ pub mod envelope;
 pub mod finding;
 pub mod forced;
 pub mod layout;
+mod loop_completions;
 pub mod op;
 pub mod place;
 pub mod rank_trace;

@@ -232,10 +232,10 @@ pub struct RawOp {
 }
 
 // The `MPI_Pcontrol` levels as a record's `aux` carries them (`level << 32`).
-const ABSTRACT_ENTER: u32 = PCONTROL_ABSTRACT_ENTER as u32;
-const ABSTRACT_EXIT: u32 = PCONTROL_ABSTRACT_EXIT as u32;
-const LOOP_ENTER: u32 = PCONTROL_LOOP_ENTER as u32;
-const LOOP_EXIT: u32 = PCONTROL_LOOP_EXIT as u32;
+pub(crate) const ABSTRACT_ENTER: u32 = PCONTROL_ABSTRACT_ENTER as u32;
+pub(crate) const ABSTRACT_EXIT: u32 = PCONTROL_ABSTRACT_EXIT as u32;
+pub(crate) const LOOP_ENTER: u32 = PCONTROL_LOOP_ENTER as u32;
+pub(crate) const LOOP_EXIT: u32 = PCONTROL_LOOP_EXIT as u32;
 const ZONE: u32 = PCONTROL_ZONE as u32;
 
 const _: () = assert!(std::mem::size_of::<RawOp>() == 64);
@@ -1450,6 +1450,13 @@ pub struct WildcardEvent {
     /// ([`EventClock::forced`](crate::record::EventClock::forced)): the
     /// one answer to "was this event forced?" for every reader.
     pub forced: bool,
+    /// For an index choice: every request active at the call was
+    /// completed by calls at the same site before the innermost loop
+    /// around the call was left (its `MPI_Pcontrol` exit marker), so the
+    /// loop handled all of them whatever the order. With the static
+    /// analysis's word that the order decides nothing there
+    /// (`CompletionOrder::Irrelevant`), the choice is no choice.
+    pub settled_in_loop: bool,
 }
 
 impl WildcardEvent {
@@ -1512,6 +1519,7 @@ impl RankTrace {
                 _ => {}
             }
         }
+        let settled = crate::loop_completions::LoopCompletions::of(self);
         for op in &self.ops {
             if let Some(clock) = op.event_clock() {
                 let event = clock.event;
@@ -1544,6 +1552,8 @@ impl RankTrace {
                             .map(RecvPattern::as_written),
                         enablers: Vec::new(),
                         forced: clock.forced,
+                        settled_in_loop: op.kind == OpKind::ChoiceClock
+                            && settled.settled(clock.call, clock.matched_tag),
                     },
                 );
             } else if let Some(other) = op.potential() {

@@ -138,7 +138,8 @@ pub struct EventClock {
     /// choice, the index returned (for the `some` forms the first index of
     /// the list returned) (`peer`).
     pub matched: i32,
-    /// The tag it matched; -1 for a choice (`tag`).
+    /// The tag it matched; for a choice, how many requests of the array
+    /// were active (-1 in traces from before it was recorded) (`tag`).
     pub matched_tag: i32,
     /// The run's guidance forced this event (flag
     /// [`FORCED`](crate::op::flags::FORCED)): the runtime posted it for

@@ -16,6 +16,16 @@ pub struct ChoicePointStats {
     pub abstracted: u64,
     /// Skipped by the mixing bound.
     pub mixing_bounded: u64,
+    /// Choices of which request `MPI_Waitany`, `MPI_Testany` or a `some`
+    /// form returns first, at sites whose order the static analysis showed
+    /// to decide nothing: no choice, so skipping them leaves the search
+    /// complete. Absent when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub orderless: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One wildcard receive and the senders it matched or could have matched.

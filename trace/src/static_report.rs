@@ -534,6 +534,33 @@ pub struct WildcardSite {
     /// The innermost loop that contains it.
     #[serde(rename = "loop")]
     pub in_loop: Option<u32>,
+    /// For `AnyCompletion` sites: whether the order its requests complete
+    /// in can change what the program does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_order: Option<CompletionOrder>,
+}
+
+/// Whether the order in which an any-completion call's requests complete
+/// (which one `MPI_Waitany` returns first) can change what the program
+/// does. Which message each request takes does not depend on it (the
+/// request was matched when the message arrived, MPI-4.0 §3.5); only what
+/// the program does with the index can.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "decision")]
+pub enum CompletionOrder {
+    /// The index it returns, and the status of that request, decide no
+    /// branch, reach no MPI call and stay in memory the analysis names
+    /// (`collected`: the objects filled slot by slot): every order leaves
+    /// the program in the same state, so the order is no choice.
+    Irrelevant {
+        /// The objects filled slot by slot, named for people.
+        collected: Vec<String>,
+    },
+    /// It may change what the program does: why.
+    Matters {
+        /// Where the index goes, in words.
+        reason: String,
+    },
 }
 
 /// The class of an MPI function.
@@ -704,6 +731,7 @@ mod tests {
                 tag: "0".into(),
                 kind: WildcardKind::AnySource,
                 in_loop: Some(1),
+                completion_order: None,
             }],
             unsupported: vec![UnsupportedCall {
                 site: 5,

@@ -25,8 +25,8 @@ use mbh_trace::report::{
 };
 use mbh_trace::site::{Site, SiteFormatError, SiteTable, SiteTableError};
 use mbh_trace::static_report::{
-    CallClass, CallInfo, FunctionInfo, LoopDecision, LoopInfo, LoopMarker, Note, Span,
-    StaticReport, UnsupportedCall, WildcardKind, WildcardSite, ZoneInfo,
+    CallClass, CallInfo, CompletionOrder, FunctionInfo, LoopDecision, LoopInfo, LoopMarker, Note,
+    Span, StaticReport, UnsupportedCall, WildcardKind, WildcardSite, ZoneInfo,
 };
 use mbh_trace::OpKind;
 use proptest::collection::vec;
@@ -773,6 +773,11 @@ fn static_report() -> impl Strategy<Value = StaticReport> {
                 tag,
                 kind,
                 in_loop,
+                completion_order: (kind == WildcardKind::AnyCompletion).then(|| {
+                    CompletionOrder::Matters {
+                        reason: "the index decides a branch".into(),
+                    }
+                }),
             },
         );
     let call = (
@@ -1011,6 +1016,7 @@ fn report() -> impl Strategy<Value = Report> {
                     explored,
                     abstracted,
                     mixing_bounded,
+                    orderless: found % 3,
                 },
                 findings,
                 wildcards,

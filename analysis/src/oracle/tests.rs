@@ -604,6 +604,7 @@ fn event(rank: i32, event: u32, op_index: u64, matched: i32, potential: Vec<i32>
         pattern: None,
         enablers: Vec::new(),
         forced: false,
+        settled_in_loop: false,
     }
 }
 

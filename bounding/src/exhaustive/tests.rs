@@ -32,6 +32,7 @@ fn event(rank: i32, number: u32, matched: i32, potential: &[i32]) -> WildcardEve
         pattern: None,
         enablers: Vec::new(),
         forced: false,
+        settled_in_loop: false,
     }
 }
 

@@ -28,6 +28,7 @@ fn event(rank: i32, event: u32, clock: u64, matched: i32, potential: &[i32]) -> 
         }),
         enablers: Vec::new(),
         forced: false,
+        settled_in_loop: false,
     }
 }
 
@@ -166,7 +167,8 @@ fn s1_crooked_barrier_runs_twice_and_the_failure_replays() {
             found: 1,
             explored: 1,
             abstracted: 0,
-            mixing_bounded: 0
+            mixing_bounded: 0,
+            orderless: 0
         }
     );
 }
@@ -197,6 +199,45 @@ fn a_waitany_choice_is_explored_like_a_wildcard_match() {
         .map(|o| o.iter().find(|e| e.1 == 0).map_or(-1, |e| e.2))
         .collect();
     assert_eq!(indices, HashSet::from([0, 1]));
+}
+
+/// Issue 37: the same program with the `Waitany` at site 7, inside loop
+/// 3, which `build` found orderless. Settled in its loop, the choice is no
+/// choice point (2 runs, complete, not bounded); unsettled (the loop left
+/// a request to later), or with the run's innermost loop not the site's,
+/// it is explored as before (4 runs).
+#[test]
+fn an_orderless_choice_settled_in_its_loop_is_no_choice_point() {
+    let program = |settled: bool, loop_id: i32| {
+        move |g: Option<&Guidance>| {
+            let index = forced(g, 0, 0).unwrap_or(0);
+            let sender = forced(g, 0, 1).unwrap_or(1);
+            let choice = WildcardEvent {
+                kind: OpKind::Waitany,
+                site: 7,
+                loops: vec![LoopMarker {
+                    level: LOOP_OTHER,
+                    loop_id,
+                }],
+                settled_in_loop: settled,
+                ..event(0, 0, 0, index, &[1 - index])
+            };
+            let receive = event(0, 1, 1, sender, &[3 - sender]);
+            (vec![choice, receive], RunEnd::Complete)
+        }
+    };
+    let config = || ExploreConfig::default().orderless_sites(BTreeMap::from([(7, 3)]));
+    for (settled, loop_id, runs, orderless) in [(true, 3, 2, 1), (false, 3, 4, 0), (true, 4, 4, 0)]
+    {
+        let explored = explore(config(), program(settled, loop_id));
+        let case = format!("settled {settled}, loop {loop_id}");
+        assert_eq!(explored.runs.len(), runs, "{case}");
+        explored.assert_distinct();
+        assert!(explored.explorer.is_complete(), "{case}");
+        assert!(!explored.explorer.is_bounded(), "{case}");
+        let stats = explored.explorer.stats();
+        assert_eq!(stats.choice_points.orderless, orderless, "{case}");
+    }
 }
 
 /// S5 (seed 000 Fig 5.14): P0 posts `Irecv(*, tag 2)`, `Irecv(*, tag 3)`,

@@ -132,6 +132,10 @@ impl Rt {
         let end = self.llcp.choose();
         let at = at.unwrap_or(u64::MAX);
         let forced = if c.guided { flags::FORCED } else { 0 };
+        // How many requests of the array were active: the search checks
+        // that the loop around the call completed them all there before
+        // it skips the order as no choice (mbh_trace's `settled`).
+        let active = self.ids.iter().filter(|id| id.is_some()).count();
         record::append(|| RawOp {
             kind: OpKind::ChoiceClock as u16,
             flags: flags::RETURNED | forced,
@@ -141,7 +145,7 @@ impl Rt {
             // The order, not the own component: see `Llcp::order`.
             aux: order,
             peer: i32::try_from(chosen).unwrap_or(-1),
-            tag: -1,
+            tag: i32::try_from(active).unwrap_or(i32::MAX),
             ..RawOp::default()
         });
         for k in 0..self.others.len() {

@@ -162,6 +162,32 @@ pub(super) fn contains_wildcards(graph: &DiGraph<usize, ()>, sites: &[Vec<SiteFa
     contains
 }
 
+/// Phase 10b's question: per function, whether calling it can reach an
+/// MPI call (directly, through defined callees, or through a function
+/// pointer).
+pub(super) fn reaches_mpi(
+    graph: &DiGraph<usize, ()>,
+    sites: &[Vec<SiteFact>],
+    calls_unknown: &[bool],
+) -> Vec<bool> {
+    let mut reaches = vec![false; sites.len()];
+    let mut stack: Vec<usize> = (0..sites.len())
+        .filter(|&i| !sites[i].is_empty() || calls_unknown[i])
+        .collect();
+    while let Some(g) = stack.pop() {
+        if reaches[g] {
+            continue;
+        }
+        reaches[g] = true;
+        for caller in graph.neighbors_directed(NodeIndex::new(g), petgraph::Direction::Incoming) {
+            if !reaches[caller.index()] {
+                stack.push(caller.index());
+            }
+        }
+    }
+    reaches
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -79,6 +79,7 @@ pub(super) fn wildcard_summaries(
                 |name: &str| through(&summary, prog.names.resolve(f.module, name), contains);
             let at = |i: InstId| prog.spans.at(f, i);
             let verdict = taint::run(&taint::Input {
+                follow: taint::Follow::Outcomes,
                 f,
                 vars: &locals[g].vars,
                 pointers: &locals[g].pointers,
@@ -166,6 +167,7 @@ fn decide(
     let through = |name: &str| through(summary, prog.names.resolve(f.module, name), contains);
     let at = |i: InstId| prog.spans.at(f, i);
     let verdict = taint::run(&taint::Input {
+        follow: taint::Follow::Outcomes,
         f,
         vars: &local.vars,
         pointers: &local.pointers,
@@ -192,7 +194,7 @@ fn decide(
 /// outcomes.
 fn decision(verdict: taint::Verdict, here: &Span) -> (LoopDecision, LoopMarker, String) {
     match verdict {
-        taint::Verdict::Contained { collected } => {
+        taint::Verdict::Contained { collected, .. } => {
             let why = if collected.is_empty() {
                 "the outcomes of its wildcard receives decide no branch and reach \
                  no MPI call after it"
@@ -421,6 +423,7 @@ mod tests {
         let (chosen, marker, reason) = decision(
             taint::Verdict::Contained {
                 collected: vec!["`results`".to_owned()],
+                slot_stores: Vec::new(),
             },
             &here,
         );

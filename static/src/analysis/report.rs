@@ -29,6 +29,8 @@ pub(super) struct Found<'a> {
     pub loops: &'a [Vec<LoopFact>],
     /// The zones it opens.
     pub zones: &'a [Vec<ZoneFact>],
+    /// The completion-order decision of every any-completion site.
+    pub orders: &'a std::collections::HashMap<u32, mbh_trace::static_report::CompletionOrder>,
 }
 
 /// Writes the report and the plans of each module (whose MPI call sites
@@ -53,7 +55,7 @@ pub(super) fn assemble<'ctx>(
         out.function(fi);
         let edge_markers = out.loops(fi, &found.loops[fi]);
         out.place_markers(fi, edge_markers);
-        out.sites(fi);
+        out.sites(fi, found.orders);
         out.buffers(fi, &found.buffers[fi]);
         out.zones(fi, &found.zones[fi]);
     }
@@ -206,7 +208,11 @@ impl<'ctx> Assembly<'_, 'ctx> {
 
     /// The MPI call sites of function `fi`: every call's class, the
     /// wildcard sites, and the calls the runtime does not support.
-    fn sites(&mut self, fi: usize) {
+    fn sites(
+        &mut self,
+        fi: usize,
+        orders: &std::collections::HashMap<u32, mbh_trace::static_report::CompletionOrder>,
+    ) {
         let (prog, report) = (self.prog, &mut self.report);
         let f = &prog.fns[fi];
         let local = &prog.locals[fi];
@@ -228,6 +234,7 @@ impl<'ctx> Assembly<'_, 'ctx> {
                     tag: tag.clone(),
                     kind: *kind,
                     in_loop: local.loops.innermost[block].map(|l| self.loop_ids[fi][l]),
+                    completion_order: orders.get(&s.id).cloned(),
                 });
             }
             let unsupported = mbh_trace::support::unsupported_reason(&s.name)

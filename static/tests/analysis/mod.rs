@@ -16,6 +16,7 @@ pub fn mpich() -> MpiConstants {
         any_source: ConstValue::Int(-2),
         any_tag: ConstValue::Int(-1),
         proc_null: ConstValue::Int(-1),
+        undefined: ConstValue::Int(-32766),
         comm_world: ConstValue::Int(0x4400_0000),
         comm_self: ConstValue::Int(0x4400_0001),
         status_size: 20,
