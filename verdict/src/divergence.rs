@@ -309,6 +309,7 @@ fn finding(
             "confirmed in this run: the ranks made this call {}",
             counts.join(", ")
         ));
+        finding.confirmation = Some(finding.notes.len() - 1);
     }
     finding
         .notes

@@ -14,9 +14,8 @@ use mbh_trace::layout::ThreadOverlap;
 use mbh_trace::{Finding, FindingKind, Location, Role, Severity};
 
 /// What the location of the second call says in the list of places the
-/// verdict does not cover ([`crate::not_modelled::partial_reason`]).
-pub const STOPPED_LABEL: &str =
-    "a second thread called MPI here while another was inside MPI: the run stopped";
+/// verdict does not cover (the report's `not_modelled`).
+pub use mbh_trace::outcome::label::THREAD_STOPPED as STOPPED_LABEL;
 
 /// The overlaps the runtime noted in this run.
 pub fn overlaps(ctx: &RunContext<'_>) -> Vec<ThreadOverlap> {
