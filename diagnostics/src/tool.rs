@@ -74,6 +74,12 @@ impl ToolDiagnostic {
         }
     }
 
+    /// Lines of another tool's (or already in the compiler style), each
+    /// printed as it is, on a line of its own.
+    pub fn verbatim_lines(lines: &[String]) -> ToolDiagnostic {
+        ToolDiagnostic::verbatim(lines.iter().map(|l| format!("{l}\n")).collect::<String>())
+    }
+
     /// Says who speaks: `mbhybrid: error: ...`.
     pub fn from(mut self, origin: impl Into<String>) -> ToolDiagnostic {
         self.origin = Some(origin.into());
@@ -157,5 +163,10 @@ mod tests {
             "a.c:1: warning: x\n"
         );
         assert_eq!(ToolDiagnostic::verbatim("").render(), "");
+        let lines = ["a.c:1: warning: x".to_string(), "b.c:2: warning: y".into()];
+        assert_eq!(
+            ToolDiagnostic::verbatim_lines(&lines).render(),
+            "a.c:1: warning: x\nb.c:2: warning: y\n"
+        );
     }
 }

@@ -1011,7 +1011,7 @@ mod tests {
             },
             run_dir: Some("runs/x/i3".into()),
         };
-        assert_eq!(found.diverged, [diverged.clone()]);
+        assert_eq!(found.diverged, std::slice::from_ref(&diverged));
         assert_eq!(found.warnings, [Warning::Diverged(diverged.clone())]);
         assert_eq!(found.incomplete_because, Some(Partial::Diverged(diverged)));
     }
