@@ -1016,6 +1016,39 @@ mod tests {
         assert_eq!(found.incomplete_because, Some(Partial::Diverged(diverged)));
     }
 
+    /// A later run's confirmation of a collective divergence an earlier
+    /// run only warned about is the note the finding marks as its
+    /// confirmation, whatever its words, and only that one.
+    #[test]
+    fn a_confirmation_is_taken_by_its_mark_not_its_words() {
+        let divergence = |severity| {
+            let mut f = Finding::new(
+                FindingKind::CollectiveDivergence,
+                severity,
+                "rank 1 may skip `MPI_Barrier`",
+            );
+            f.notes
+                .push("confirmed by nothing: an unmarked note".into());
+            f
+        };
+        let mut first = [divergence(mbh_trace::Severity::Warning)];
+        let mut later = divergence(mbh_trace::Severity::Error);
+        later
+            .notes
+            .push("the ranks made this call rank 0 1 time".into());
+        later.confirmation = Some(1);
+        confirm_divergence(&mut first, &later, 4);
+        assert_eq!(first[0].severity, mbh_trace::Severity::Error);
+        assert_eq!(
+            first[0].notes,
+            [
+                "confirmed by nothing: an unmarked note",
+                "the ranks made this call rank 0 1 time (interleaving 4)"
+            ]
+        );
+        assert_eq!(first[0].confirmation, Some(1));
+    }
+
     /// A run of hundreds of wildcard decisions gives a finding a few
     /// notes: the forced decision first, then a count per call site.
     #[test]
