@@ -6,7 +6,8 @@
 use crate::tool::ToolDiagnostic;
 use mbh_trace::finding::Location;
 use mbh_trace::outcome::{
-    label, BoundOption, Divergence, ForcedMiss, ForcedStall, Partial, ToolStop, TraceGap, Warning,
+    BoundOption, Divergence, ForcedMiss, ForcedStall, Partial, ToolStop, TraceGap, Unverified,
+    UnverifiedCall, Warning,
 };
 use std::collections::BTreeMap;
 
@@ -236,22 +237,21 @@ pub fn divergence_error(diverged: &[Divergence]) -> ToolDiagnostic {
     error.help("the run directory holds the configurations and traces; please report it")
 }
 
-/// Why a run that made the calls of `locations` (the report's
-/// `not_modelled`) is partial: the calls where a run stopped because two
-/// threads were in MPI at once, the unmodelled calls, then the one-sided
-/// communication calls whose races are not checked, each named with its
-/// first lines. Empty when there are none.
-pub fn not_modelled(locations: &[Location]) -> String {
-    let (stopped, locations): (Vec<Location>, Vec<Location>) = locations
-        .iter()
-        .cloned()
-        .partition(|l| l.label == label::THREAD_STOPPED);
-    let (unchecked, locations): (Vec<Location>, Vec<Location>) = locations
-        .into_iter()
-        .partition(|l| l.label.starts_with(label::UNCHECKED));
-    let (rma, unmodelled): (Vec<Location>, Vec<Location>) = locations.into_iter().partition(|l| {
-        [label::PASSIVE, label::SHARED, label::RACES_NO_ACCESS].contains(&l.label.as_str())
-    });
+/// Why a run that made `calls` (the report's `not_modelled`) is
+/// partial: the calls where a run stopped because two threads were in MPI
+/// at once, the unmodelled calls, then the one-sided communication calls
+/// whose races are not checked, each named with its first lines. Empty
+/// when there are none.
+pub fn not_modelled(calls: &[UnverifiedCall]) -> String {
+    let with = |want: fn(Unverified) -> bool| -> Vec<Location> {
+        calls
+            .iter()
+            .filter(|c| want(c.what))
+            .map(|c| c.location.clone())
+            .collect()
+    };
+    let stopped = with(|w| w == Unverified::ThreadStopped);
+    let unmodelled = with(|w| w == Unverified::NotModelled);
     let mut parts = Vec::new();
     if !stopped.is_empty() {
         parts.push(format!(
@@ -265,12 +265,16 @@ pub fn not_modelled(locations: &[Location]) -> String {
             summary(&unmodelled)
         ));
     }
-    parts.extend(rma_reasons(&rma));
+    parts.extend(rma_reasons(
+        &with(|w| w == Unverified::NoAccessChecks),
+        &with(|w| w == Unverified::PassiveTarget),
+        &with(|w| w == Unverified::SharedWindow),
+    ));
     let mut whys: BTreeMap<&str, Vec<Location>> = BTreeMap::new();
-    for l in &unchecked {
-        whys.entry(&l.label[label::UNCHECKED.len()..])
-            .or_default()
-            .push(l.clone());
+    for call in calls {
+        if let Unverified::RacesUnchecked(why) = call.what {
+            whys.entry(why).or_default().push(call.location.clone());
+        }
     }
     for (why, at) in whys {
         parts.push(format!(
@@ -281,33 +285,29 @@ pub fn not_modelled(locations: &[Location]) -> String {
     parts.join("; ")
 }
 
-/// Why a run with the one-sided communication calls of `rma` is partial:
-/// what of it is not checked (MPI-4.0 §12.7), one sentence per kind of
-/// label, each naming its calls.
-fn rma_reasons(rma: &[Location]) -> Vec<String> {
-    let with = |label: &str| -> Vec<Location> {
-        rma.iter().filter(|l| l.label == label).cloned().collect()
-    };
+/// Why a run with one-sided communication calls is partial: what of it is
+/// not checked (MPI-4.0 §12.7), one sentence per kind, each naming its
+/// calls: of a program built without the access checks (`unchecked`),
+/// that open passive target epochs (`passive`), that make shared memory
+/// windows (`shared`).
+fn rma_reasons(unchecked: &[Location], passive: &[Location], shared: &[Location]) -> Vec<String> {
     let mut reasons = Vec::new();
-    let unchecked = with(label::RACES_NO_ACCESS);
     if !unchecked.is_empty() {
         reasons.push(format!(
             "the program uses one-sided communication (RMA): mbhybrid checks its epochs and the races between its operations, but not the loads and stores of window memory by its own process during an epoch, nor, as the program was built without the access checks (`--no-access-checks` or MBHYBRID_ACCESS_CHECKS=off), of origin buffers while an operation may be in flight: {}",
-            summary(&unchecked)
+            summary(unchecked)
         ));
     }
-    let passive = with(label::PASSIVE);
     if !passive.is_empty() {
         reasons.push(format!(
             "the program uses passive target synchronization of one-sided communication (RMA locks): mbhybrid checks its epochs, the races between its operations and the program's loads and stores of their origin buffers while they may be in flight, but not the loads and stores of window memory by its own process while another rank may hold a lock on it: {}",
-            summary(&passive)
+            summary(passive)
         ));
     }
-    let shared = with(label::SHARED);
     if !shared.is_empty() {
         reasons.push(format!(
             "the program makes shared memory windows: the loads and stores other processes make directly of their memory are not checked: {}",
-            summary(&shared)
+            summary(shared)
         ));
     }
     reasons
@@ -363,15 +363,26 @@ mod tests {
             call: Some(call.into()),
             function: None,
             role: Role::Primary,
-            label: label::NOT_MODELLED.into(),
+            label: Unverified::NotModelled.label(),
+        }
+    }
+
+    fn unverified(call: &str, line: u32, what: Unverified) -> UnverifiedCall {
+        UnverifiedCall {
+            location: Location {
+                label: what.label(),
+                ..at(call, line)
+            },
+            what,
         }
     }
 
     #[test]
     fn the_reason_names_unmodelled_and_race_unchecked_calls_apart() {
-        let mut lock = at("MPI_Win_lock", 12);
-        lock.label = label::PASSIVE.into();
-        let reason = not_modelled(&[at("MPI_Neighbor_alltoall", 9), lock]);
+        let reason = not_modelled(&[
+            unverified("MPI_Neighbor_alltoall", 9, Unverified::NotModelled),
+            unverified("MPI_Win_lock", 12, Unverified::PassiveTarget),
+        ]);
         assert!(
             reason.starts_with("the program calls MPI functions mbhybrid does not model, so what they do is not verified: MPI_Neighbor_alltoall (rma.c:9); "),
             "{reason}"
@@ -380,27 +391,38 @@ mod tests {
             reason.ends_with("but not the loads and stores of window memory by its own process while another rank may hold a lock on it: MPI_Win_lock (rma.c:12)"),
             "{reason}"
         );
-        let mut unchecked = at("MPI_Put", 12);
-        unchecked.label = label::RACES_NO_ACCESS.into();
-        let reason = not_modelled(&[unchecked]);
+        let reason = not_modelled(&[unverified("MPI_Put", 12, Unverified::NoAccessChecks)]);
         assert!(
             reason.contains("the races between its operations, but not the loads and stores of window memory by its own process during an epoch, nor, as the program was built without the access checks")
                 && reason.ends_with("of origin buffers while an operation may be in flight: MPI_Put (rma.c:12)"),
             "{reason}"
         );
-        let mut holes = at("MPI_Get", 14);
-        holes.label = format!("{}their target datatype has holes", label::UNCHECKED);
+        let holes = Unverified::RacesUnchecked("their target datatype has holes");
         assert_eq!(
-            not_modelled(&[holes]),
+            not_modelled(&[unverified("MPI_Get", 14, holes)]),
             "the races of these one-sided operations were not checked, because their target datatype has holes: MPI_Get (rma.c:14)"
+        );
+    }
+
+    /// A call without a line says where it is in its label; what it is
+    /// comes from its kind, never from its label's words.
+    #[test]
+    fn a_call_is_grouped_by_its_kind_whatever_its_label_says() {
+        let mut lock = unverified("MPI_Win_lock", 0, Unverified::PassiveTarget);
+        lock.location.label += " (in `main`, the call returning to offset 0x1234)";
+        let reason = not_modelled(&[lock]);
+        assert!(
+            reason.starts_with("the program uses passive target synchronization"),
+            "{reason}"
         );
     }
 
     #[test]
     fn a_run_stopped_by_two_threads_in_mpi_is_said_first() {
-        let mut stopped = at("MPI_Sendrecv", 24);
-        stopped.label = label::THREAD_STOPPED.into();
-        let reason = not_modelled(&[at("MPI_Neighbor_alltoall", 9), stopped]);
+        let reason = not_modelled(&[
+            unverified("MPI_Neighbor_alltoall", 9, Unverified::NotModelled),
+            unverified("MPI_Sendrecv", 24, Unverified::ThreadStopped),
+        ]);
         assert!(
             reason.starts_with("a run stopped where a second thread called MPI while another thread of its rank was inside MPI, so what the program does after that call is not verified: MPI_Sendrecv (rma.c:24); the program calls MPI functions mbhybrid does not model"),
             "{reason}"

@@ -14,7 +14,8 @@ use mbh_trace::config::{Buffering, Clocks, Guidance, RuntimeConfig};
 use mbh_trace::determinism::Deterministic;
 use mbh_trace::layout::InterleavingDir;
 use mbh_trace::outcome::{
-    BoundOption, Divergence, ForcedCall, ForcedMiss, ForcedStall, Partial, ToolStop, Warning,
+    BoundOption, Divergence, ForcedCall, ForcedMiss, ForcedStall, Partial, ToolStop,
+    UnverifiedCall, Warning,
 };
 use mbh_trace::rank_trace::WildcardEvent;
 use mbh_trace::report::{ChoicePointStats, RunAheadStats, RunOutcome, WildcardReport};
@@ -78,7 +79,7 @@ pub struct Exploration {
     pub tool_stops: Vec<ToolStop>,
     /// The calls of MPI functions the runtime does not model, over every
     /// interleaving (issue 38): the search is not complete when any.
-    pub not_modelled: Vec<mbh_trace::finding::Location>,
+    pub not_modelled: Vec<UnverifiedCall>,
     /// The traces of every interleaving, kept only when a caller asks (Fib).
     pub traces: Vec<Vec<mbh_trace::RankTrace>>,
     /// How the runs made ahead were used (`--jobs`, more than one).
@@ -399,11 +400,11 @@ impl Exploration {
     /// Adds the unmodelled calls of a run not seen before (by function,
     /// line and what is said of them: an RMA call and its races not
     /// checked are two).
-    fn add_not_modelled(&mut self, calls: &[mbh_trace::finding::Location]) {
+    fn add_not_modelled(&mut self, calls: &[UnverifiedCall]) {
         for call in calls {
-            let same = |l: &mbh_trace::finding::Location| {
-                (&l.call, &l.file, l.line, &l.label)
-                    == (&call.call, &call.file, call.line, &call.label)
+            let same = |other: &UnverifiedCall| {
+                let (l, c) = (&other.location, &call.location);
+                (&l.call, &l.file, l.line, &l.label) == (&c.call, &c.file, c.line, &c.label)
             };
             if !self.not_modelled.iter().any(same) {
                 self.not_modelled.push(call.clone());

@@ -101,7 +101,9 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         runs: vec![replayed.analysis.outcome],
         warnings: warnings.iter().map(outcome::warning).collect(),
         limits: super::verify::limits(&session),
-        not_modelled: replayed.analysis.not_modelled.clone(),
+        not_modelled: (replayed.analysis.not_modelled.iter())
+            .map(|call| call.location.clone())
+            .collect(),
         run_ahead: None,
         seconds: started.elapsed().as_secs_f64(),
     };

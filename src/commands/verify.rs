@@ -156,7 +156,9 @@ pub fn report(
         runs: exploration.runs,
         warnings: warnings.iter().map(outcome::warning).collect(),
         limits: limits(session),
-        not_modelled: exploration.not_modelled,
+        not_modelled: (exploration.not_modelled.into_iter())
+            .map(|call| call.location)
+            .collect(),
         run_ahead: exploration.run_ahead,
         seconds: started.elapsed().as_secs_f64(),
     }

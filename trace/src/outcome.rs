@@ -175,9 +175,8 @@ pub enum Partial {
         /// What is missing.
         gap: TraceGap,
     },
-    /// Calls the verdict does not cover (the report's `not_modelled`,
-    /// each told by its label: [`label`]).
-    NotModelled(Vec<Location>),
+    /// Calls the verdict does not cover (the report's `not_modelled`).
+    NotModelled(Vec<UnverifiedCall>),
 }
 
 /// What limited a verification: listed in the report's `warnings`.
@@ -229,32 +228,47 @@ pub enum Warning {
     Partial(Partial),
 }
 
-/// The labels of the report's `not_modelled` locations: what each says
-/// the verdict does not cover ([`Partial::NotModelled`] groups by them).
-pub mod label {
+/// What of a call the verdict does not cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Unverified {
     /// A call of an MPI function the runtime does not model.
-    pub const NOT_MODELLED: &str = "not modelled by mbhybrid: not verified";
-
-    /// A call that opens a passive target epoch: the window memory of its
-    /// target is not watched while the lock is held.
-    pub const PASSIVE: &str =
-        "one-sided communication: passive target epoch, local accesses to the target's window memory not checked";
-
+    NotModelled,
+    /// A one-sided call of a program built without the access checks.
+    NoAccessChecks,
+    /// A call that opens a passive target epoch.
+    PassiveTarget,
     /// `MPI_Win_allocate_shared`.
-    pub const SHARED: &str =
-        "one-sided communication: shared memory window, other processes' loads and stores of its memory not checked";
-
-    /// A one-sided call of a program built without the access checks:
-    /// neither window memory nor origin buffers are watched.
-    pub const RACES_NO_ACCESS: &str =
-        "one-sided communication: epochs and remote races checked, local accesses to window memory and origin buffers not";
-
-    /// The start of the label of an operation whose races were not
-    /// checked; the reason follows.
-    pub const UNCHECKED: &str = "races not checked: ";
-
-    /// A second thread's call made while another thread of the rank was
+    SharedWindow,
+    /// A one-sided operation whose races were not checked, and why.
+    RacesUnchecked(&'static str),
+    /// A second thread's call made while another thread of its rank was
     /// inside MPI: the run stopped there.
-    pub const THREAD_STOPPED: &str =
-        "a second thread called MPI here while another was inside MPI: the run stopped";
+    ThreadStopped,
+}
+
+impl Unverified {
+    /// What the report's location of such a call says (its `label`): the
+    /// words are part of the JSON, so they live beside the kind.
+    pub fn label(self) -> String {
+        match self {
+            Unverified::NotModelled => "not modelled by mbhybrid: not verified".into(),
+            Unverified::NoAccessChecks => "one-sided communication: epochs and remote races checked, local accesses to window memory and origin buffers not".into(),
+            Unverified::PassiveTarget => "one-sided communication: passive target epoch, local accesses to the target's window memory not checked".into(),
+            Unverified::SharedWindow => "one-sided communication: shared memory window, other processes' loads and stores of its memory not checked".into(),
+            Unverified::RacesUnchecked(why) => format!("races not checked: {why}"),
+            Unverified::ThreadStopped => "a second thread called MPI here while another was inside MPI: the run stopped".into(),
+        }
+    }
+}
+
+/// A call the verdict does not cover: where (its label says what, in
+/// words: [`Unverified::label`]) and what. What is decided from the kind,
+/// never from the label, which may say more (where a call without a line
+/// is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnverifiedCall {
+    /// Where the call is, on the lowest rank that made it.
+    pub location: Location,
+    /// What of it is not covered.
+    pub what: Unverified,
 }

@@ -23,25 +23,19 @@ use crate::outcome::RunContext;
 use crate::place::site_location;
 use mbh_trace::finding::{Location, Role};
 use mbh_trace::op::OpClass;
+use mbh_trace::outcome::{Unverified, UnverifiedCall};
 use mbh_trace::{OpKind, RankTrace};
 use std::collections::BTreeMap;
 
-// What each location says: the one set of labels `mbh-diagnostics`
-// groups the report's `not_modelled` by.
-pub use mbh_trace::outcome::label::{
-    NOT_MODELLED as LABEL, PASSIVE as PASSIVE_LABEL, RACES_NO_ACCESS as RACES_NO_ACCESS_LABEL,
-    SHARED as SHARED_LABEL, UNCHECKED as UNCHECKED_LABEL,
-};
-
-/// The label of a location of one-sided call `kind` (a record of class
-/// [`OpClass::Rma`]), `None` when everything it does is checked: in a
-/// program built with the access checks (`access_checks`), fence and
-/// PSCW epochs and their operations.
-fn rma_label(kind: OpKind, access_checks: bool) -> Option<&'static str> {
+/// What of one-sided call `kind` (a record of class [`OpClass::Rma`]) is
+/// not covered, `None` when everything it does is checked: in a program
+/// built with the access checks (`access_checks`), fence and PSCW epochs
+/// and their operations.
+fn rma_unverified(kind: OpKind, access_checks: bool) -> Option<Unverified> {
     match kind {
-        _ if !access_checks => Some(RACES_NO_ACCESS_LABEL),
-        OpKind::WinLock | OpKind::WinLockAll => Some(PASSIVE_LABEL),
-        OpKind::WinAllocateShared => Some(SHARED_LABEL),
+        _ if !access_checks => Some(Unverified::NoAccessChecks),
+        OpKind::WinLock | OpKind::WinLockAll => Some(Unverified::PassiveTarget),
+        OpKind::WinAllocateShared => Some(Unverified::SharedWindow),
         _ => None,
     }
 }
@@ -52,14 +46,14 @@ fn rma_label(kind: OpKind, access_checks: bool) -> Option<&'static str> {
 pub fn calls(
     ctx: &RunContext<'_>,
     traces: &[Option<RankTrace>],
-    unchecked: &[(i32, mbh_trace::rank_trace::Op, &str)],
-) -> Vec<Location> {
-    let mut found: BTreeMap<(String, u32, String), i32> = BTreeMap::new();
+    unchecked: &[(i32, mbh_trace::rank_trace::Op, &'static str)],
+) -> Vec<UnverifiedCall> {
+    let mut found: BTreeMap<(String, u32, Unverified), i32> = BTreeMap::new();
     for (rank, op, why) in unchecked {
         let key = (
             op.kind.mpi_name().to_owned(),
             op.site,
-            format!("{UNCHECKED_LABEL}{why}"),
+            Unverified::RacesUnchecked(why),
         );
         let at = found.entry(key).or_insert(*rank);
         *at = (*at).min(*rank);
@@ -73,29 +67,31 @@ pub fn calls(
             .iter()
             .filter(|op| op.kind.class() == OpClass::Rma)
             .filter_map(|op| {
-                let label = rma_label(op.kind, access_checks)?;
-                Some((op.site, op.kind.mpi_name().to_owned(), label))
+                let what = rma_unverified(op.kind, access_checks)?;
+                Some((op.site, op.kind.mpi_name().to_owned(), what))
             });
         let unmodelled = trace
             .not_modelled_calls()
-            .map(|(site, name)| (site, name, LABEL));
-        for (site, name, label) in unmodelled.chain(rma) {
-            let key = (name, site, label.to_owned());
-            let rank = found.entry(key).or_insert(trace.rank);
+            .map(|(site, name)| (site, name, Unverified::NotModelled));
+        for (site, name, what) in unmodelled.chain(rma) {
+            let rank = found.entry((name, site, what)).or_insert(trace.rank);
             *rank = (*rank).min(trace.rank);
         }
     }
-    let mut locations: Vec<Location> = found
+    let mut calls: Vec<UnverifiedCall> = found
         .into_iter()
-        .map(|((name, site, label), rank)| location(ctx, &name, site, rank, &label))
+        .map(|((name, site, what), rank)| UnverifiedCall {
+            location: location(ctx, &name, site, rank, &what.label()),
+            what,
+        })
         .collect();
-    locations.sort_by(|a, b| {
-        (&a.call, &a.file, a.line, &a.label).cmp(&(&b.call, &b.file, b.line, &b.label))
-    });
-    locations.dedup_by(|a, b| {
-        (&a.call, &a.file, a.line, &a.label) == (&b.call, &b.file, b.line, &b.label)
-    });
-    locations
+    let key = |c: &UnverifiedCall| {
+        let l = &c.location;
+        (l.call.clone(), l.file.clone(), l.line, l.label.clone())
+    };
+    calls.sort_by_key(key);
+    calls.dedup_by(|a, b| key(a) == key(b));
+    calls
 }
 
 /// Where call `name` at `site` is; a site no table knows (a call from a
@@ -125,12 +121,18 @@ mod tests {
     #[test]
     fn fence_and_pscw_epochs_are_checked_with_the_access_checks() {
         assert_eq!(
-            rma_label(OpKind::Put, true),
+            rma_unverified(OpKind::Put, true),
             None,
             "fence and PSCW: checked"
         );
-        assert_eq!(rma_label(OpKind::WinFence, true), None);
-        assert_eq!(rma_label(OpKind::WinLockAll, true), Some(PASSIVE_LABEL));
-        assert_eq!(rma_label(OpKind::Put, false), Some(RACES_NO_ACCESS_LABEL));
+        assert_eq!(rma_unverified(OpKind::WinFence, true), None);
+        assert_eq!(
+            rma_unverified(OpKind::WinLockAll, true),
+            Some(Unverified::PassiveTarget)
+        );
+        assert_eq!(
+            rma_unverified(OpKind::Put, false),
+            Some(Unverified::NoAccessChecks)
+        );
     }
 }

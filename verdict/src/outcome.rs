@@ -56,7 +56,7 @@ pub struct Analysis {
     pub tool_stops: Vec<ToolStop>,
     /// The calls of MPI functions the runtime does not model the ranks
     /// made ([`crate::not_modelled`]): the run is partial (issue 38).
-    pub not_modelled: Vec<mbh_trace::finding::Location>,
+    pub not_modelled: Vec<mbh_trace::outcome::UnverifiedCall>,
 }
 
 /// Reads every rank's trace of `dir` (`None`: missing or unreadable), and
