@@ -501,6 +501,38 @@ mod tests {
     }
 
     #[test]
+    fn a_gap_in_a_trace_is_told_with_its_interleaving_and_rank() {
+        let cut = Warning::TraceGap {
+            interleaving: 2,
+            gap: TraceGap::CutShort {
+                rank: 1,
+                counted: 3,
+                kept: 2,
+            },
+        };
+        assert_eq!(
+            warning(&cut),
+            "interleaving 2: rank 1's trace is cut short: its header counts 3 records, the file holds 2; what the rank did after record 2 is not analysed"
+        );
+        let lost = TraceGap::Lost {
+            rank: 0,
+            records: 1,
+        };
+        assert!(trace_gap(&lost).starts_with("rank 0's runtime could not write 1 record ("));
+        let partial = Warning::Partial(Partial::TraceGap {
+            interleaving: 1,
+            gap: TraceGap::Unreadable {
+                rank: 3,
+                error: "bad magic".into(),
+            },
+        });
+        assert_eq!(
+            warning(&partial),
+            "coverage is partial: interleaving 1: rank 3's trace is unreadable: bad magic"
+        );
+    }
+
+    #[test]
     fn a_tool_error_lists_its_lines_then_its_help() {
         let stops = [ToolStop {
             rank: 1,
