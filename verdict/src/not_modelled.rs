@@ -3,8 +3,9 @@
 //! records, and of the one-sided communication calls it records without
 //! checking their races yet (issue 39's first slice; their records, class
 //! [`OpClass::Rma`]): each is a place the verdict does not cover fully, so
-//! a run that made one is partial. One location per function and call
-//! site, on the lowest rank that made it.
+//! a run that made one is partial. One location per function, call site
+//! and what is not covered ([`Unverified`], which the report's words are
+//! grouped by), on the lowest rank that made it.
 //!
 //! One-sided communication's epochs and the races between its operations
 //! are checked (`rma_epochs`, `rma_races`), and, when the program was
