@@ -13,6 +13,7 @@ mod mpi_choice;
 mod wrapper;
 
 use clap::Parser;
+use mbh_diagnostics::tool::{emit, ToolDiagnostic};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -40,7 +41,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            emit(&ToolDiagnostic::error(format!("{err:#}")));
             ExitCode::from(2)
         }
     }

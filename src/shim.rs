@@ -4,6 +4,7 @@
 //! on that name (`src/wrapper.rs`). Nothing of LLVM is linked into these,
 //! so they cost the build next to nothing.
 
+use mbh_diagnostics::tool::{emit, ToolDiagnostic};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
@@ -13,7 +14,10 @@ pub fn exec_mbhybrid(name: &str) -> ExitCode {
     let exe = match std::env::current_exe() {
         Ok(exe) => exe.with_file_name("mbhybrid"),
         Err(e) => {
-            eprintln!("{name}: error: cannot find where this program is: {e}");
+            emit(
+                &ToolDiagnostic::error(format!("cannot find where this program is: {e}"))
+                    .from(name),
+            );
             return ExitCode::from(2);
         }
     };
@@ -21,10 +25,14 @@ pub fn exec_mbhybrid(name: &str) -> ExitCode {
         .arg0(name)
         .args(std::env::args_os().skip(1))
         .exec();
-    eprintln!(
-        "{name}: error: cannot run {}: {err}; {name} must stay in the directory of the mbhybrid \
-         executable (cargo builds both into target/<profile>/), or be a symbolic link to mbhybrid",
-        exe.display()
+    emit(
+        &ToolDiagnostic::error(format!(
+            "cannot run {}: {err}; {name} must stay in the directory of the mbhybrid \
+             executable (cargo builds both into target/<profile>/), or be a symbolic link to \
+             mbhybrid",
+            exe.display()
+        ))
+        .from(name),
     );
     ExitCode::from(2)
 }

@@ -9,6 +9,7 @@
 //! the `mbhybrid-c++` link the build script makes there, or through any
 //! symbolic link to `mbhybrid` with one of the names.
 
+use mbh_diagnostics::tool::{emit, ToolDiagnostic};
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::ExitCode;
@@ -36,29 +37,31 @@ pub fn main(language: Language) -> ExitCode {
         Language::C => "mbhybrid-cc",
         Language::Cxx => "mbhybrid-c++",
     };
+    // The driver's own errors: said in its name, exit status 2.
+    let fail = |message: String| {
+        emit(&ToolDiagnostic::error(message).from(name));
+        ExitCode::from(2)
+    };
     if std::env::var_os(mbh_instrument::PROBING_ENV).is_some() {
         // Asked for its flags as if it were the MPI's wrapper: a copy of
         // this program under an MPI wrapper's name is on the PATH before
         // the real one, and answering would ask itself again forever.
-        eprintln!(
-            "{name}: error: this is mbhybrid's compiler driver, run where the MPI's own compiler \
-             wrapper was looked for: put only the folder `mbhybrid wrappers` prints before the \
-             MPI's wrappers on the PATH (its names are links to mbhybrid, which the drivers \
-             skip), never a copy of the drivers under an MPI wrapper's name ({} is set)",
+        return fail(format!(
+            "this is mbhybrid's compiler driver, run where the MPI's own compiler wrapper was \
+             looked for: put only the folder `mbhybrid wrappers` prints before the MPI's \
+             wrappers on the PATH (its names are links to mbhybrid, which the drivers skip), \
+             never a copy of the drivers under an MPI wrapper's name ({} is set)",
             mbh_instrument::PROBING_ENV
-        );
-        return ExitCode::from(2);
+        ));
     }
     let mut args = Vec::new();
     for arg in std::env::args_os().skip(1) {
         match arg.into_string() {
             Ok(arg) => args.push(arg),
             Err(arg) => {
-                eprintln!(
-                    "{name}: error: the argument {arg:?} is not valid UTF-8; rename the file or \
-                     directory it names"
-                );
-                return ExitCode::from(2);
+                return fail(format!(
+                    "the argument {arg:?} is not valid UTF-8; rename the file or directory it names"
+                ))
             }
         }
     }
@@ -66,7 +69,7 @@ pub fn main(language: Language) -> ExitCode {
     if args.iter().any(|a| a == "-v") {
         // As mpicc does before its compiler's own `-v` output: say what
         // this driver is.
-        eprintln!(
+        emit(&ToolDiagnostic::info(format!(
             "{name} for mbhybrid {}: clang 16 with the flags of {}; objects carry their IR, \
              executables are instrumented",
             env!("CARGO_PKG_VERSION"),
@@ -74,22 +77,16 @@ pub fn main(language: Language) -> ExitCode {
                 Language::C => "mpicc",
                 Language::Cxx => "mpicxx",
             }
-        );
+        )));
     }
     let base_dir = match std::env::current_dir() {
         Ok(dir) => dir,
-        Err(e) => {
-            eprintln!("{name}: error: cannot read the current directory: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return fail(format!("cannot read the current directory: {e}")),
     };
     let checks = std::env::var(mbh_instrument::ENV_ACCESS_CHECKS).ok();
     let access_checks = match mbh_instrument::access_checks_from_env(checks.as_deref()) {
         Ok(on) => on,
-        Err(e) => {
-            eprintln!("{name}: error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return fail(e.to_string()),
     };
     let request = DriverRequest {
         language,
@@ -107,23 +104,18 @@ pub fn main(language: Language) -> ExitCode {
         Ok(Driven::Linked(built)) => {
             // A compiler is silent when all is well: only what clang and
             // the linker printed, and what the runtime will not handle.
-            eprint!("{}", built.warnings);
-            for line in &built.preflight {
-                eprintln!("{line}");
-            }
+            emit(&ToolDiagnostic::verbatim(built.warnings));
+            emit(&ToolDiagnostic::verbatim_lines(&built.preflight));
             ExitCode::SUCCESS
         }
         // The compiler's own words and status, as make and CMake expect
         // from a compiler: no paragraph of mbhybrid's around them.
         Err(BuildError::Compile { stderr, status, .. })
         | Err(BuildError::Link { stderr, status, .. }) => {
-            eprint!("{stderr}");
+            emit(&ToolDiagnostic::verbatim(stderr));
             exit_status(status.max(1))
         }
-        Err(err) => {
-            eprintln!("{name}: error: {err}");
-            ExitCode::from(2)
-        }
+        Err(err) => fail(err.to_string()),
     }
 }
 
@@ -137,10 +129,13 @@ fn gcc_options_for_clang(name: &str, language: Language, args: &[String]) -> Vec
             1 => ("option", "it"),
             _ => ("options", "them"),
         };
-        eprintln!(
-            "{name}: warning: ignoring the gcc {options} {}: clang 16, which mbhybrid compiles \
-             with, does not know {them}",
-            line.dropped.join(" ")
+        emit(
+            &ToolDiagnostic::warning(format!(
+                "ignoring the gcc {options} {}: clang 16, which mbhybrid compiles with, does not \
+                 know {them}",
+                line.dropped.join(" ")
+            ))
+            .from(name),
         );
     }
     line.args

@@ -21,6 +21,10 @@
 //! The static report of `analyze` has its own text form
 //! ([`static_report`]).
 //!
+//! What a verification could not do ([`mbh_trace::outcome`]) is put in
+//! words by [`outcome`], the same in every format; mbhybrid's own errors
+//! and warnings on standard error go through [`tool`].
+//!
 //! [`explain`] holds one Markdown page per finding code (`MBH0001` …), with
 //! an example that triggers it and its fix.
 //!
@@ -63,10 +67,12 @@ pub mod explain;
 pub mod html;
 pub mod human;
 pub mod json;
+pub mod outcome;
 pub mod sarif;
 pub mod short;
 mod sources;
 pub mod static_report;
+pub mod tool;
 
 /// `text (rank R)`, unless the text already names rank `R` (`rank 1
 /// crashed`, `rank 1's message`): every location says which rank it is on,

@@ -14,8 +14,9 @@
 //!   `mbh-bounding`'s explorer steers, with the budgets that stop it (the
 //!   one place they are enforced) and the report's search statistics;
 //! - [`run_ahead`]: the interleavings `--jobs` launches ahead of the search;
-//! - [`divergence`]: how a forced match that did not happen is told (in a
-//!   search or a replay);
+//! - [`divergence`]: which forced matches a replay did not make, with
+//!   their calls (the search's own are facts of [`search_loop`]; all are
+//!   put in words by `mbh-diagnostics`);
 //! - [`deterministic`]: what a deterministic `run` decided, read back from
 //!   its traces;
 //! - [`pruner`]: deleting the traces of runs that showed nothing, off the
@@ -23,7 +24,8 @@
 //!
 //! It must not parse the command line, choose the MPI (the binary resolves
 //! the launcher and the runtime and passes them in [`SessionRequest`]), or
-//! render findings. It prints only the progress lines a session asked for.
+//! render findings or what limited the search (it records them as
+//! `mbh_trace::outcome` data). It prints only the progress lines a session asked for.
 //!
 //! # Limitations
 //!

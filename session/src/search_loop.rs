@@ -4,7 +4,6 @@
 //! budget is spent. Findings are deduplicated across interleavings by kind
 //! and sites, each keeping the first interleaving that showed it.
 
-use crate::divergence::{self, ForcedCall};
 use crate::error::{Result, SessionError};
 use crate::interleaving::{self, LaunchSpec};
 use crate::progress::{Progress, Snapshot};
@@ -14,6 +13,10 @@ use crate::session::Session;
 use mbh_trace::config::{Buffering, Clocks, Guidance, RuntimeConfig};
 use mbh_trace::determinism::Deterministic;
 use mbh_trace::layout::InterleavingDir;
+use mbh_trace::outcome::{
+    BoundOption, Divergence, ForcedCall, ForcedMiss, ForcedStall, Partial, ToolStop,
+    UnverifiedCall, Warning,
+};
 use mbh_trace::rank_trace::WildcardEvent;
 use mbh_trace::report::{ChoicePointStats, RunAheadStats, RunOutcome, WildcardReport};
 use mbh_trace::{Finding, FindingKind};
@@ -50,8 +53,8 @@ pub struct Exploration {
     pub interleavings: u32,
     /// Whether the engine covered the space within the bounds.
     pub complete: bool,
-    /// Why it is not complete, when it is not.
-    pub incomplete_because: Option<String>,
+    /// Why it is not complete, when it is not: the first reason found.
+    pub incomplete_because: Option<Partial>,
     /// The error that stopped the exploration after some interleavings
     /// ran: reported as an error after the report of what ran.
     pub failure: Option<SessionError>,
@@ -63,19 +66,20 @@ pub struct Exploration {
     pub wildcards: Vec<WildcardReport>,
     /// Every interleaving's end.
     pub runs: Vec<RunOutcome>,
-    /// Tool warnings.
-    pub warnings: Vec<String>,
-    /// Forced matches that did not happen: the search left the path it
-    /// asked for, and its verdict cannot be trusted (an error, not a
+    /// What limited the search: gaps in traces, forced matches that did
+    /// not happen.
+    pub warnings: Vec<Warning>,
+    /// Forced matches that took another sender: the search left the path
+    /// it asked for, and its verdict cannot be trusted (an error, not a
     /// warning; also listed in `warnings` for the report).
-    pub diverged: Vec<String>,
-    /// The runtime stopped the program (a call it cannot handle): what it
-    /// said. The search stops there; the commands report it as an error
-    /// after the report (issue 12: a limit of the tool, not a finding).
-    pub tool_stops: Vec<String>,
+    pub diverged: Vec<Divergence>,
+    /// The ranks the runtime stopped (a call it cannot handle). The search
+    /// stops there; the commands report it as an error after the report
+    /// (issue 12: a limit of the tool, not a finding).
+    pub tool_stops: Vec<ToolStop>,
     /// The calls of MPI functions the runtime does not model, over every
     /// interleaving (issue 38): the search is not complete when any.
-    pub not_modelled: Vec<mbh_trace::finding::Location>,
+    pub not_modelled: Vec<UnverifiedCall>,
     /// The traces of every interleaving, kept only when a caller asks (Fib).
     pub traces: Vec<Vec<mbh_trace::RankTrace>>,
     /// How the runs made ahead were used (`--jobs`, more than one).
@@ -188,8 +192,10 @@ impl Search<'_> {
                 // What ran is still reported (issue 12): a run directory
                 // that became unwritable, a launcher that stopped working.
                 Err(error) if n > 1 => {
-                    self.found.incomplete_because =
-                        Some(format!("interleaving {n} could not run: {error:#}"));
+                    self.found.incomplete_because = Some(Partial::RunFailed {
+                        interleaving: n,
+                        error: format!("{error:#}"),
+                    });
                     self.found.failure = Some(error);
                     return Ok(true);
                 }
@@ -200,9 +206,7 @@ impl Search<'_> {
                 // Every other interleaving would stop at the same call.
                 self.found.tool_stops = run.analysis.tool_stops.clone();
                 self.found.runs.push(run.analysis.outcome.clone());
-                self.found.incomplete_because = Some(format!(
-                    "the runtime stopped interleaving {n}: it cannot handle a call the program makes"
-                ));
+                self.found.incomplete_because = Some(Partial::ToolStop { interleaving: n });
                 return Ok(true);
             }
             let shown = Shown { n, buffering };
@@ -234,9 +238,9 @@ impl Search<'_> {
             return;
         }
         if recorded.too_big {
-            found.incomplete_because.get_or_insert_with(|| {
-                format!("interleaving {n} has too many wildcard events for --search exhaustive; use the guided search")
-            });
+            found
+                .incomplete_because
+                .get_or_insert(Partial::TooBigForExhaustive { interleaving: n });
         }
         found.add_not_modelled(&run.analysis.not_modelled);
         // Wildcards first: an unmatched forcing is told with its call.
@@ -271,8 +275,8 @@ impl Search<'_> {
         } = self;
         progress.finish();
         if found.incomplete_because.is_none() {
-            found.incomplete_because =
-                mbh_verdict::not_modelled::partial_reason(&found.not_modelled);
+            found.incomplete_because = (!found.not_modelled.is_empty())
+                .then(|| Partial::NotModelled(found.not_modelled.clone()));
         }
         found.complete = found.incomplete_because.is_none();
         found.wildcards.sort_by_key(|w| (w.rank, w.event));
@@ -286,12 +290,10 @@ impl Search<'_> {
 
 /// Why the search stopped, when SIGINT, SIGTERM or a batch system's time
 /// limit asked it to (`mbh_launch::termination`).
-fn stopped_by_signal(found: &Exploration) -> Option<String> {
-    mbh_launch::termination::stop_requested().map(|signal| {
-        format!(
-            "stopped by {signal} after {} interleaving(s); the report covers those",
-            found.interleavings
-        )
+fn stopped_by_signal(found: &Exploration) -> Option<Partial> {
+    mbh_launch::termination::stop_requested().map(|signal| Partial::Signal {
+        signal,
+        interleavings: found.interleavings,
     })
 }
 
@@ -302,34 +304,30 @@ fn budget_spent(
     session: &Session,
     settings: &Settings,
     started: Instant,
-) -> Option<String> {
+) -> Option<Partial> {
     if let Some(why) = stopped_by_signal(found) {
         return Some(why);
     }
     if found.interleavings >= settings.max_interleavings {
-        return Some(format!(
-            "stopped at --max-interleavings {}; raise it{}",
-            settings.max_interleavings,
-            bounding_advice(session, settings)
-        ));
+        return Some(Partial::MaxInterleavings {
+            max: settings.max_interleavings,
+            advice: bounding_advice(session, settings),
+        });
     }
     settings
         .time_budget
         .is_some_and(|budget| started.elapsed() >= budget)
-        .then(|| {
-            format!(
-                "stopped by --time-budget after {} interleavings; raise it{}",
-                found.interleavings,
-                bounding_advice(session, settings)
-            )
+        .then(|| Partial::TimeBudget {
+            interleavings: found.interleavings,
+            advice: bounding_advice(session, settings),
         })
 }
 
-/// The bounds that would shorten this program's search, as the end of a
-/// sentence (", or bound the search with ..."): only options that change
-/// something for it (issue 37). `--loop-abstraction auto` only when `build`
-/// marked a loop it may abstract; `--mixing-bound` only when none is set.
-fn bounding_advice(session: &Session, settings: &Settings) -> String {
+/// The bounds that would shorten this program's search: only options
+/// that change something for it (issue 37). `--loop-abstraction auto` only
+/// when `build` marked a loop it may abstract; `--mixing-bound` only when
+/// none is set.
+fn bounding_advice(session: &Session, settings: &Settings) -> Vec<BoundOption> {
     use mbh_bounding::LoopAbstraction;
     use mbh_trace::static_report::LoopMarker;
     let abstractable = session
@@ -344,16 +342,12 @@ fn bounding_advice(session: &Session, settings: &Settings) -> String {
         });
     let mut options = Vec::new();
     if settings.bounds.mixing_bound.is_none() {
-        options.push("--mixing-bound K");
+        options.push(BoundOption::MixingBound);
     }
     if abstractable && settings.bounds.loop_abstraction == LoopAbstraction::Off {
-        options.push("--loop-abstraction auto");
+        options.push(BoundOption::LoopAbstractionAuto);
     }
-    if options.is_empty() {
-        String::new()
-    } else {
-        format!(", or bound the search with {}", options.join(" or "))
-    }
+    options
 }
 
 /// Removes the deadlock (or timeout) of a run in which a forced receive
@@ -406,11 +400,11 @@ impl Exploration {
     /// Adds the unmodelled calls of a run not seen before (by function,
     /// line and what is said of them: an RMA call and its races not
     /// checked are two).
-    fn add_not_modelled(&mut self, calls: &[mbh_trace::finding::Location]) {
+    fn add_not_modelled(&mut self, calls: &[UnverifiedCall]) {
         for call in calls {
-            let same = |l: &mbh_trace::finding::Location| {
-                (&l.call, &l.file, l.line, &l.label)
-                    == (&call.call, &call.file, call.line, &call.label)
+            let same = |other: &UnverifiedCall| {
+                let (l, c) = (&other.location, &call.location);
+                (&l.call, &l.file, l.line, &l.label) == (&c.call, &c.file, c.line, &c.label)
             };
             if !self.not_modelled.iter().any(same) {
                 self.not_modelled.push(call.clone());
@@ -458,9 +452,7 @@ impl Exploration {
         self.stats.mixing_bounded += stats.mixing_bounded;
         self.stats.orderless += stats.orderless;
         if engine.is_bounded() {
-            self.incomplete_because.get_or_insert_with(|| {
-                "choice points were skipped by --mixing-bound or --loop-abstraction (see choice_points)".into()
-            });
+            self.incomplete_because.get_or_insert(Partial::Bounded);
         }
         self.incomplete_because.is_none() || engine.is_complete()
     }
@@ -485,22 +477,37 @@ impl Exploration {
             let call = seen.get(&key).map(|event| {
                 let report = &self.wildcards[event.report];
                 ForcedCall {
-                    call: &report.call,
-                    file: &report.file,
+                    call: report.call.clone(),
+                    file: report.file.clone(),
                     line: report.line,
                     index_choice: event.index_choice,
                 }
             });
-            if unmatched.observed.is_none() {
-                let what = divergence::search_limit(&unmatched, call, n, stalled);
-                self.warnings.push(what.clone());
-                self.incomplete_because.get_or_insert(what);
+            let miss = ForcedMiss {
+                forced: unmatched.forced,
+                observed: unmatched.observed,
+                call,
+            };
+            if miss.observed.is_none() {
+                let stall = ForcedStall {
+                    interleaving: n,
+                    miss,
+                    hung: stalled,
+                };
+                self.warnings.push(Warning::ForcedStall(stall.clone()));
+                self.incomplete_because
+                    .get_or_insert(Partial::ForcedStall(stall));
                 continue;
             }
-            let what = divergence::search_error(&unmatched, call, n, run_dir);
-            self.warnings.push(what.clone());
-            self.incomplete_because.get_or_insert_with(|| what.clone());
-            self.diverged.push(what);
+            let divergence = Divergence {
+                interleaving: n,
+                miss,
+                run_dir: Some(run_dir.to_owned()),
+            };
+            self.warnings.push(Warning::Diverged(divergence.clone()));
+            self.incomplete_because
+                .get_or_insert_with(|| Partial::Diverged(divergence.clone()));
+            self.diverged.push(divergence);
         }
     }
 
@@ -577,16 +584,18 @@ impl Exploration {
 
     /// The run's outcome, its warnings, and its traces when kept.
     fn add_outcome(&mut self, run: &interleaving::Interleaving, n: u32, keep_traces: bool) {
-        self.warnings.extend(
-            run.analysis
-                .warnings
-                .iter()
-                .map(|w| format!("interleaving {n}: {w}")),
-        );
+        self.warnings
+            .extend(run.analysis.warnings.iter().map(|gap| Warning::TraceGap {
+                interleaving: n,
+                gap: gap.clone(),
+            }));
         // What a trace lacks was not checked: never a complete verdict.
         if let Some(gap) = run.analysis.warnings.first() {
             self.incomplete_because
-                .get_or_insert_with(|| format!("interleaving {n}: {gap}"));
+                .get_or_insert_with(|| Partial::TraceGap {
+                    interleaving: n,
+                    gap: gap.clone(),
+                });
         }
         self.runs.push(run.analysis.outcome.clone());
         if keep_traces {
@@ -733,13 +742,10 @@ fn confirm_divergence(findings: &mut [Finding], later: &Finding, n: u32) {
         .find(|f| f.dedup_key() == key && f.severity != mbh_trace::Severity::Error)
     {
         first.severity = mbh_trace::Severity::Error;
-        first.notes.extend(
-            later
-                .notes
-                .iter()
-                .filter(|note| note.starts_with("confirmed"))
-                .map(|note| format!("{note} (interleaving {n})")),
-        );
+        if let Some(note) = later.confirmation.and_then(|i| later.notes.get(i)) {
+            first.notes.push(format!("{note} (interleaving {n})"));
+            first.confirmation = Some(first.notes.len() - 1);
+        }
     }
 }
 
@@ -1012,16 +1018,56 @@ mod tests {
             std::path::Path::new("runs/x/i3"),
             false,
         );
-        assert_eq!(found.diverged, found.warnings);
-        assert!(found.incomplete_because.is_some(), "never complete");
-        assert!(
-            found.diverged[0].starts_with(
-                "interleaving 3: rank 2's MPI_Testany at manager.c:31 (its wildcard event 5) was forced to return request index 0 first but returned index 1;"
-            ),
-            "{:?}",
-            found.diverged
+        let diverged = Divergence {
+            interleaving: 3,
+            miss: ForcedMiss {
+                forced: unmatched.forced,
+                observed: Some(1),
+                call: Some(ForcedCall {
+                    call: "MPI_Testany".into(),
+                    file: "manager.c".into(),
+                    line: 31,
+                    index_choice: true,
+                }),
+            },
+            run_dir: Some("runs/x/i3".into()),
+        };
+        assert_eq!(found.diverged, std::slice::from_ref(&diverged));
+        assert_eq!(found.warnings, [Warning::Diverged(diverged.clone())]);
+        assert_eq!(found.incomplete_because, Some(Partial::Diverged(diverged)));
+    }
+
+    /// A later run's confirmation of a collective divergence an earlier
+    /// run only warned about is the note the finding marks as its
+    /// confirmation, whatever its words, and only that one.
+    #[test]
+    fn a_confirmation_is_taken_by_its_mark_not_its_words() {
+        let divergence = |severity| {
+            let mut f = Finding::new(
+                FindingKind::CollectiveDivergence,
+                severity,
+                "rank 1 may skip `MPI_Barrier`",
+            );
+            f.notes
+                .push("confirmed by nothing: an unmarked note".into());
+            f
+        };
+        let mut first = [divergence(mbh_trace::Severity::Warning)];
+        let mut later = divergence(mbh_trace::Severity::Error);
+        later
+            .notes
+            .push("the ranks made this call rank 0 1 time".into());
+        later.confirmation = Some(1);
+        confirm_divergence(&mut first, &later, 4);
+        assert_eq!(first[0].severity, mbh_trace::Severity::Error);
+        assert_eq!(
+            first[0].notes,
+            [
+                "confirmed by nothing: an unmarked note",
+                "the ranks made this call rank 0 1 time (interleaving 4)"
+            ]
         );
-        assert!(found.diverged[0].contains("runs/x/i3"));
+        assert_eq!(first[0].confirmation, Some(1));
     }
 
     /// A run of hundreds of wildcard decisions gives a finding a few
@@ -1075,13 +1121,19 @@ mod tests {
             true,
         );
         assert!(found.diverged.is_empty(), "{:?}", found.diverged);
-        let why = found.incomplete_because.as_deref().unwrap_or_default();
-        assert!(
-            why.starts_with("interleaving 2: rank 0's wildcard event 0 was forced to take rank 2's message but never completed: ")
-                && why.contains("not checked")
-                && why.contains("hung"),
-            "{why}"
+        let stall = ForcedStall {
+            interleaving: 2,
+            miss: ForcedMiss {
+                forced: unmatched.forced,
+                observed: None,
+                call: None,
+            },
+            hung: true,
+        };
+        assert_eq!(
+            found.incomplete_because,
+            Some(Partial::ForcedStall(stall.clone()))
         );
-        assert_eq!(found.warnings, [why.to_string()]);
+        assert_eq!(found.warnings, [Warning::ForcedStall(stall)]);
     }
 }

@@ -7,6 +7,7 @@ use crate::error::{Result, SessionError};
 use crate::progress::ProgressMode;
 use mbh_launch::Launcher;
 use mbh_trace::layout::RunManifest;
+use mbh_trace::outcome::Warning;
 use mbh_trace::SiteTable;
 use mbh_verdict::symbolize::Symbolizer;
 use std::path::{Path, PathBuf};
@@ -41,7 +42,7 @@ pub struct Session {
     /// Where a search shows its progress.
     pub progress: ProgressMode,
     /// Warnings found while preparing (they go into the report).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// What `prepare` needs from the command line.
@@ -121,10 +122,9 @@ impl Session {
         })?;
         let symbolizer = Symbolizer::new(&program, &cwd);
         if preload.is_some() && !symbolizer.has_debug_info() {
-            warnings.push(format!(
-                "`{}` has no debug information: findings name functions and offsets in the executable only; rebuild it with `-g` for source lines",
-                request.program.display()
-            ));
+            warnings.push(Warning::NoDebugInfo {
+                program: request.program.to_owned(),
+            });
         }
         Ok(Session {
             symbolizer,
@@ -276,33 +276,36 @@ fn sites_and_preload(
     program: &Path,
     given: &Path,
     runtime: &RuntimeLookup,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<(Option<SiteTable>, Option<PathBuf>)> {
     let site_path = SiteTable::path_for(program);
     let stale = site_path.exists() && !(runtime.links_runtime)(program);
     if stale {
         // `make clean` removes objects and executables, not our sidecar:
         // the table of an earlier mbhybrid build beside a plain one.
-        warnings.push(format!(
-            "{} was left by an earlier `mbhybrid build` of `{}`, which was since built without mbhybrid (it does not link the runtime): the table is ignored",
-            site_path.display(),
-            given.display()
-        ));
+        warnings.push(Warning::StaleSiteTable {
+            table: site_path.clone(),
+            program: given.to_owned(),
+        });
     } else if site_path.exists() {
         match SiteTable::read(&site_path) {
             Ok(table) => return Ok((Some(table), None)),
-            Err(e) => warnings.push(format!("{e}; reports will lack MPI call sites")),
+            Err(e) => warnings.push(Warning::UnreadableSiteTable {
+                error: e.to_string(),
+            }),
         }
     }
     let runtime = runtime.library.clone();
     if !runtime.is_file() {
         return Err(SessionError::RuntimeMissing(runtime));
     }
-    warnings.push(format!(
-        "`{}` was not built by `mbhybrid build` (no {}); the runtime is preloaded, locations come from debug information only, and a buffer used before its `MPI_Wait` is found only for small sends",
-        given.display(),
-        site_path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
-    ));
+    warnings.push(Warning::NotBuilt {
+        program: given.to_owned(),
+        table: site_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    });
     Ok((None, Some(runtime.canonicalize().unwrap_or(runtime))))
 }
 

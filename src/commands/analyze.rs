@@ -4,6 +4,7 @@
 
 use crate::cli::{AnalyzeArgs, AnalyzeFormat};
 use anyhow::Result;
+use mbh_diagnostics::tool::{emit, ToolDiagnostic};
 use std::process::ExitCode;
 
 /// Runs `mbhybrid analyze`.
@@ -15,13 +16,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         zone_bounds: args.zone_bound.clone(),
         mpi: args.mpi.map(crate::cli::MpiArg::family),
     })?;
-    eprint!("{}", out.warnings);
+    emit(&ToolDiagnostic::verbatim(out.warnings));
     match args.format {
         AnalyzeFormat::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
         AnalyzeFormat::Human => {
-            for line in &out.preflight {
-                eprintln!("{line}");
-            }
+            emit(&ToolDiagnostic::verbatim_lines(&out.preflight));
             print!("{}", mbh_diagnostics::static_report::human(&out.report));
         }
     }

@@ -5,6 +5,7 @@
 
 use crate::cli::{AuditArgs, BufferingArg};
 use anyhow::{Context, Result};
+use mbh_diagnostics::tool::{emit, ToolDiagnostic};
 use mbh_fib::{patch_path, patch_root, Coverage, Options, SendBuffering};
 use mbh_session::search_loop;
 use mbh_session::Session;
@@ -149,9 +150,12 @@ fn write_patch(
         })?;
         let patch = mbh_fib::deletion_patch(&patch_path, &source, &calls);
         for skipped in &patch.skipped {
-            eprintln!(
-                "mbhybrid: not deleting the barrier at {file}:{}: {:?}",
-                skipped.line, skipped.reason
+            emit(
+                &ToolDiagnostic::info(format!(
+                    "not deleting the barrier at {file}:{}: {:?}",
+                    skipped.line, skipped.reason
+                ))
+                .from("mbhybrid"),
             );
         }
         diff.push_str(&patch.diff);
@@ -159,19 +163,17 @@ fn write_patch(
     std::fs::write(path, &diff)
         .with_context(|| format!("cannot write the patch to {}", path.display()))?;
     let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
-    if diff.is_empty() {
-        eprintln!(
-            "mbhybrid: wrote {}: empty, no barrier to delete",
-            shown.display()
-        );
+    let wrote = if diff.is_empty() {
+        format!("wrote {}: empty, no barrier to delete", shown.display())
     } else {
         // The paths carry git's `a/` and `b/` prefixes: `-p1` strips them.
-        eprintln!(
-            "mbhybrid: wrote {}: apply it in {} with `patch -p1 < {}` (or `git apply`)",
+        format!(
+            "wrote {}: apply it in {} with `patch -p1 < {}` (or `git apply`)",
             shown.display(),
             root.display(),
             shown.display()
-        );
-    }
+        )
+    };
+    emit(&ToolDiagnostic::info(wrote).from("mbhybrid"));
     Ok(())
 }

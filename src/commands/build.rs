@@ -2,6 +2,7 @@
 
 use crate::cli::BuildArgs;
 use anyhow::Result;
+use mbh_diagnostics::tool::{emit, ToolDiagnostic};
 use std::process::ExitCode;
 
 /// Runs `mbhybrid build`.
@@ -23,15 +24,16 @@ pub fn run(args: &BuildArgs) -> Result<ExitCode> {
     let built = mbh_instrument::build(&request)?;
     // clang's warnings, exactly as clang printed them, then what the runtime
     // will not handle: better known now than in the middle of a long run.
-    eprint!("{}", built.warnings);
-    for line in &built.preflight {
-        eprintln!("{line}");
-    }
-    eprintln!(
-        "mbhybrid: built {} ({} MPI call sites, table in {})",
-        built.executable.display(),
-        built.sites.sites.len(),
-        built.site_table_path.display()
+    emit(&ToolDiagnostic::verbatim(built.warnings));
+    emit(&ToolDiagnostic::verbatim_lines(&built.preflight));
+    emit(
+        &ToolDiagnostic::info(format!(
+            "built {} ({} MPI call sites, table in {})",
+            built.executable.display(),
+            built.sites.sites.len(),
+            built.site_table_path.display()
+        ))
+        .from("mbhybrid"),
     );
     Ok(ExitCode::SUCCESS)
 }

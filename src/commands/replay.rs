@@ -7,11 +7,14 @@ use crate::cli::{Format, ReplayArgs};
 use crate::error::UsageError;
 use anyhow::{Context, Result};
 use is_terminal::IsTerminal;
+use mbh_diagnostics::outcome;
+use mbh_diagnostics::tool::{emit, ToolDiagnostic};
 use mbh_session::divergence;
 use mbh_session::interleaving;
 use mbh_session::Session;
 use mbh_trace::config::RuntimeConfig;
 use mbh_trace::layout::InterleavingDir;
+use mbh_trace::outcome::{Divergence, Warning};
 use mbh_trace::report::{ChoicePointStats, Report};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,25 +54,28 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         path: run_dir.join(format!("i{}-replay-{attempt}", args.interleaving)),
     };
     if progress {
-        eprintln!(
-            "mbhybrid: replaying interleaving {} of run {}",
-            args.interleaving, session.run_id
+        emit(
+            &ToolDiagnostic::info(format!(
+                "replaying interleaving {} of run {}",
+                args.interleaving, session.run_id
+            ))
+            .from("mbhybrid"),
         );
     }
     let replayed = interleaving::run(&mut session, args.interleaving, dir, config.clone())?;
     let mut warnings = session.warnings.clone();
     let forced = config.guidance.as_ref().map_or(0, |g| g.forced.len());
-    let diverged = divergence::replay_divergences(&session, &config, &replayed, &recorded);
-    let divergence: Vec<String> = diverged
+    let misses = divergence::replay_divergences(&session, &config, &replayed, &recorded);
+    let diverged: Vec<Divergence> = misses
         .iter()
-        .map(|d| format!("interleaving {}: {d}", args.interleaving))
+        .map(|miss| Divergence {
+            interleaving: args.interleaving,
+            miss: miss.clone(),
+            run_dir: None,
+        })
         .collect();
-    if !diverged.is_empty() {
-        warnings.push(format!(
-            "the replay diverged from the recording ({} of {forced} forced matches did not happen): {}",
-            diverged.len(),
-            diverged.join("; ")
-        ));
+    if !misses.is_empty() {
+        warnings.push(Warning::ReplayDiverged { forced, misses });
     }
     let mut findings = replayed.analysis.findings.clone();
     for finding in &mut findings {
@@ -93,14 +99,16 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         run_id: session.run_id.clone(),
         run_dir: session.run_dir.display().to_string(),
         runs: vec![replayed.analysis.outcome],
-        warnings,
+        warnings: warnings.iter().map(outcome::warning).collect(),
         limits: super::verify::limits(&session),
-        not_modelled: replayed.analysis.not_modelled.clone(),
+        not_modelled: (replayed.analysis.not_modelled.iter())
+            .map(|call| call.location.clone())
+            .collect(),
         run_ahead: None,
         seconds: started.elapsed().as_secs_f64(),
     };
     super::verify::print_report(&report, args.format, &session.cwd)?;
-    Ok(super::verify::divergence_exit(&divergence)
+    Ok(super::verify::divergence_exit(&diverged)
         .unwrap_or_else(|| super::verify::replay_exit_code(&report)))
 }
 

@@ -6,6 +6,7 @@
 
 use crate::cli::RunArgs;
 use anyhow::Result;
+use mbh_diagnostics::tool::{emit, ToolDiagnostic};
 use mbh_session::deterministic::{decision_stats, Matches};
 use mbh_session::interleaving::{self, LaunchSpec};
 use mbh_trace::config::RuntimeConfig;
@@ -41,23 +42,26 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     }
     let matches = Matches::read(&dir, session.np);
     let stats = decision_stats(&dir, session.np);
-    eprintln!(
-        "mbhybrid: {} wildcard receive(s) decided by logical time (seed 002); match digest {:016x}; traces in {}",
-        stats.decided,
-        matches.digest(),
-        dir.path.display()
+    emit(
+        &ToolDiagnostic::info(format!(
+            "{} wildcard receive(s) decided by logical time (seed 002); match digest {:016x}; traces in {}",
+            stats.decided,
+            matches.digest(),
+            dir.path.display()
+        ))
+        .from("mbhybrid"),
     );
     if stats.relaxed > 0 {
-        eprintln!(
-            "mbhybrid: warning: the deadlock breaker decided {} wildcard receive(s) or test(s): every rank that could still send an earlier message was stalled in MPI for {} ms (seed 002 §4.2.3); a rank that was only waiting long makes the run differ from there on: raise --patience",
+        emit(&ToolDiagnostic::warning(format!(
+            "the deadlock breaker decided {} wildcard receive(s) or test(s): every rank that could still send an earlier message was stalled in MPI for {} ms (seed 002 §4.2.3); a rank that was only waiting long makes the run differ from there on: raise --patience",
             stats.relaxed, args.patience
-        );
+        )).from("mbhybrid"));
     }
     if stats.undetermined > 0 {
-        eprintln!(
-            "mbhybrid: warning: {} wildcard receive(s) or probe(s) took the first message to arrive, not the one logical time chooses: the receive of an `MPI_Sendrecv` from MPI_ANY_SOURCE that logical time could not decide at once, or a wildcard on an intercommunicator (deterministic mode decides neither); they may differ between runs",
+        emit(&ToolDiagnostic::warning(format!(
+            "{} wildcard receive(s) or probe(s) took the first message to arrive, not the one logical time chooses: the receive of an `MPI_Sendrecv` from MPI_ANY_SOURCE that logical time could not decide at once, or a wildcard on an intercommunicator (deterministic mode decides neither); they may differ between runs",
             stats.undetermined
-        );
+        )).from("mbhybrid"));
     }
     Ok(exit_code(ended, args))
 }
@@ -65,17 +69,20 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 /// The program's exit status, or 1 when the job was stopped.
 fn exit_code(ended: &mbh_trace::report::JobEnd, args: &RunArgs) -> ExitCode {
     if ended.stopped_by_monitor {
-        eprintln!(
-            "mbhybrid: error: the job deadlocked (the wait-for graph confirmed it) and was stopped; `mbhybrid verify -n {} {}` shows where",
+        emit(&ToolDiagnostic::error(format!(
+            "the job deadlocked (the wait-for graph confirmed it) and was stopped; `mbhybrid verify -n {} {}` shows where",
             args.job.np,
             args.program.display()
-        );
+        )).from("mbhybrid"));
         return ExitCode::from(1);
     }
     if ended.timed_out {
-        eprintln!(
-            "mbhybrid: error: the job was stopped after --timeout {} s",
-            args.timeout.unwrap_or(NO_TIMEOUT)
+        emit(
+            &ToolDiagnostic::error(format!(
+                "the job was stopped after --timeout {} s",
+                args.timeout.unwrap_or(NO_TIMEOUT)
+            ))
+            .from("mbhybrid"),
         );
         return ExitCode::from(1);
     }

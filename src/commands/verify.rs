@@ -5,11 +5,14 @@ use crate::cli::{
 };
 use anyhow::Result;
 use is_terminal::IsTerminal;
+use mbh_diagnostics::outcome;
+use mbh_diagnostics::tool::emit;
 use mbh_session::progress::ProgressMode;
 use mbh_session::search_loop::{self, Exploration, Settings};
 use mbh_session::Session;
 use mbh_trace::config::{Buffering, Clocks};
 use mbh_trace::finding::Severity;
+use mbh_trace::outcome::{Divergence, ToolStop, Warning};
 use mbh_trace::report::Report;
 use std::path::Path;
 use std::process::ExitCode;
@@ -48,37 +51,22 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
 /// A search or replay that could not force what it asked for has not
 /// verified what it says (issue 11: replays fail loudly, like loom's): an
 /// error after the report, and exit status 2, whatever was found.
-pub fn divergence_exit(diverged: &[String]) -> Option<ExitCode> {
+pub fn divergence_exit(diverged: &[Divergence]) -> Option<ExitCode> {
     if diverged.is_empty() {
         return None;
     }
-    eprintln!(
-        "error: {} forced match(es) did not happen, so this result is not a verification:",
-        diverged.len()
-    );
-    for line in diverged {
-        eprintln!("  {line}");
-    }
-    eprintln!("  = help: the run directory holds the configurations and traces; please report it");
+    emit(&outcome::divergence_error(diverged));
     Some(ExitCode::from(2))
 }
 
 /// The runtime stopped the program at a call it cannot handle: a limit of
 /// the tool, said as an error after the report (exit status 2), never a
 /// finding against the program (issue 12).
-pub fn tool_stop_exit(tool_stops: &[String]) -> Option<ExitCode> {
-    let first = tool_stops.first()?;
-    eprintln!(
-        "error: the mbhybrid runtime stopped the program; nothing after this point was verified"
-    );
-    eprintln!("  {first}");
-    for more in &tool_stops[1..] {
-        eprintln!("  {more}");
+pub fn tool_stop_exit(tool_stops: &[ToolStop]) -> Option<ExitCode> {
+    if tool_stops.is_empty() {
+        return None;
     }
-    eprintln!(
-        "  = help: a limit (or, when the message says so, a bug) of mbhybrid, not of the program: \
-         avoid the call for the verification, or report it (docs/limits.md)"
-    );
+    emit(&outcome::tool_stop_error(tool_stops));
     Some(ExitCode::from(2))
 }
 
@@ -138,9 +126,7 @@ pub fn report(
 ) -> Report {
     let mut warnings = session.warnings.clone();
     warnings.extend(exploration.warnings);
-    if let Some(why) = exploration.incomplete_because {
-        warnings.push(format!("coverage is partial: {why}"));
-    }
+    warnings.extend(exploration.incomplete_because.map(Warning::Partial));
     Report {
         tool: "mbhybrid".into(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -168,9 +154,11 @@ pub fn report(
         run_id: session.run_id.clone(),
         run_dir: session.run_dir.display().to_string(),
         runs: exploration.runs,
-        warnings,
+        warnings: warnings.iter().map(outcome::warning).collect(),
         limits: limits(session),
-        not_modelled: exploration.not_modelled,
+        not_modelled: (exploration.not_modelled.into_iter())
+            .map(|call| call.location)
+            .collect(),
         run_ahead: exploration.run_ahead,
         seconds: started.elapsed().as_secs_f64(),
     }

@@ -223,6 +223,12 @@ pub struct Finding {
     /// The command that replays the interleaving.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub replay: Option<String>,
+    /// Which of `notes` says the run confirmed the problem, when one does
+    /// (a collective divergence the ranks were seen to make): a later run's
+    /// confirmation of a finding first only warned about is taken from it.
+    /// Not part of the JSON: the note itself is.
+    #[serde(skip)]
+    pub confirmation: Option<usize>,
 }
 
 /// A [`Finding`] as JSON writes it: the fields in order, the kind's code
@@ -274,6 +280,7 @@ impl Finding {
             notes: Vec::new(),
             help: None,
             replay: None,
+            confirmation: None,
         }
     }
 

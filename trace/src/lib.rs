@@ -22,6 +22,8 @@
 //! * [`layout`]: where a run keeps its files (run directory, interleavings);
 //! * [`finding`] and [`report`]: what a verification found, as the JSON
 //!   object of DESIGN.md;
+//! * [`outcome`]: what it could not do (partial coverage, forced matches
+//!   that did not happen, ranks the runtime stopped), as data;
 //! * [`symbol`]: how a function's name is shown ([`demangle`]), the same
 //!   in the static report, the site table and the findings.
 //!
@@ -49,6 +51,7 @@ pub mod forced;
 pub mod layout;
 mod loop_completions;
 pub mod op;
+pub mod outcome;
 pub mod place;
 pub mod rank_trace;
 pub mod record;

@@ -16,6 +16,16 @@ pub fn place(file: &str, line: u32, column: u32, function: Option<&str>) -> Stri
     }
 }
 
+/// Where call site `site` is, in words: `app.c:12`; for a site without a
+/// line (code without debug information) ``app (in `main`)``.
+pub fn site_place(site: &crate::Site) -> String {
+    match (site.line, site.function.as_str()) {
+        (0, "") => site.file.clone(),
+        (0, function) => format!("{} (in `{function}`)", site.file),
+        (line, _) => format!("{}:{line}", site.file),
+    }
+}
+
 impl crate::Location {
     /// Where this location is, in words ([`place`]).
     pub fn place(&self) -> String {

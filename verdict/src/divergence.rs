@@ -309,6 +309,7 @@ fn finding(
             "confirmed in this run: the ranks made this call {}",
             counts.join(", ")
         ));
+        finding.confirmation = Some(finding.notes.len() - 1);
     }
     finding
         .notes
@@ -532,6 +533,7 @@ mod tests {
             findings[0].notes[0],
             "confirmed in this run: the ranks made this call rank 0 1 time, rank 1 0 times"
         );
+        assert_eq!(findings[0].confirmation, Some(0), "the note is marked");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use mbh_trace::{FindingKind, RankTrace};
 pub fn judge(
     ctx: &RunContext<'_>,
     traces: Vec<Option<RankTrace>>,
-    warnings: Vec<String>,
+    warnings: Vec<mbh_trace::outcome::TraceGap>,
     deadlock: Option<&Deadlock>,
 ) -> Result<Analysis, NoVerdict> {
     let mut analysis = analyze(ctx, traces, warnings)?;

@@ -22,12 +22,14 @@ pub enum NoVerdict {
     #[error("the MPI processes could not start because a shared library is missing:\n{0}\nInstall MPICH (`scripts/install-deps.sh`, or `apt-get install mpich libmpich-dev`), or rebuild the program with `mbhybrid build` on this machine.")]
     MpiLibraryMissing(String),
     /// Traces were written but none could be read.
-    #[error("`{program}` ran, but no rank's trace could be read: {first}. If the program was built by another version of mbhybrid, rebuild it with `mbhybrid build`. The run's files are in {run}.")]
+    #[error("`{program}` ran, but no rank's trace could be read: rank {rank}'s trace is unreadable: {reason}. If the program was built by another version of mbhybrid, rebuild it with `mbhybrid build`. The run's files are in {run}.")]
     UnreadableTraces {
         /// The program, as the user named it.
         program: String,
-        /// The first rank's reason.
-        first: String,
+        /// The first rank whose trace is unreadable.
+        rank: i32,
+        /// Why, as the reader says it.
+        reason: String,
         /// The interleaving's directory.
         run: String,
     },

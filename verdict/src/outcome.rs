@@ -8,11 +8,10 @@
 use crate::local_checks::local_check_findings;
 use crate::no_verdict::{no_rank_started, NoVerdict};
 use crate::printed::{tail, without_launcher_banner};
-use crate::rank_end::{
-    before_init_findings, killed_finding, rank_finding, timeout_finding, tool_stop_message,
-};
+use crate::rank_end::{before_init_findings, killed_finding, rank_finding, timeout_finding};
 use crate::symbolize::Symbolizer;
 use mbh_trace::layout::InterleavingDir;
+use mbh_trace::outcome::{ToolStop, TraceGap};
 use mbh_trace::rank_trace::{Decoded, RankState, RankTrace, TraceError};
 use mbh_trace::report::JobEnd;
 use mbh_trace::report::{RankOutcome, RunOutcome};
@@ -50,14 +49,14 @@ pub struct Analysis {
     pub traces: Vec<Option<RankTrace>>,
     /// Gaps in the traces: unreadable, cut short, records lost. Each one
     /// keeps the verdict from being complete (issue 12).
-    pub warnings: Vec<String>,
-    /// The runtime stopped the job (a call it cannot handle, or its own
-    /// failure): its message per rank. A limit of the tool, never a
-    /// finding against the program (issue 12).
-    pub tool_stops: Vec<String>,
+    pub warnings: Vec<TraceGap>,
+    /// The ranks the runtime stopped (a call it cannot handle, or its own
+    /// failure), with what it said. A limit of the tool, never a finding
+    /// against the program (issue 12).
+    pub tool_stops: Vec<ToolStop>,
     /// The calls of MPI functions the runtime does not model the ranks
     /// made ([`crate::not_modelled`]): the run is partial (issue 38).
-    pub not_modelled: Vec<mbh_trace::finding::Location>,
+    pub not_modelled: Vec<mbh_trace::outcome::UnverifiedCall>,
 }
 
 /// Reads every rank's trace of `dir` (`None`: missing or unreadable), and
@@ -66,7 +65,7 @@ pub struct Analysis {
 /// The ranks' files are read and decoded in parallel (rayon): at 1,024
 /// ranks of 10^4 calls they are 1.6 GiB decoded (BENCHMARKS.md,
 /// "Post-run analysis at scale"). The warnings come in rank order.
-pub fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<String>) {
+pub fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, Vec<TraceGap>) {
     let read: Vec<Option<Result<Decoded, TraceError>>> = (0..np as i32)
         .into_par_iter()
         .map(|rank| {
@@ -76,35 +75,40 @@ pub fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, V
         .collect();
     let mut traces = Vec::new();
     let mut warnings = Vec::new();
-    for (rank, read) in read.into_iter().enumerate() {
+    for (rank, read) in (0..).zip(read) {
         traces.push(match read {
             Some(Ok(decoded)) => {
                 if let Some(cut) = decoded.truncated {
                     // A rank killed while its trace was being copied
                     // or a full disk: what the file holds is kept, and
                     // the report says what is missing (issue 12).
-                    warnings.push(format!(
-                        "rank {rank}'s trace is cut short: its header counts {} records, the file holds {}; what the rank did after record {} is not analysed",
-                        cut.counted, cut.kept, cut.kept
-                    ));
+                    warnings.push(TraceGap::CutShort {
+                        rank,
+                        counted: cut.counted,
+                        kept: cut.kept,
+                    });
                 }
                 if let Some(damage) = &decoded.damaged {
-                    warnings.push(format!(
-                        "rank {rank}'s trace is damaged ({damage}); the {} records before it are analysed, what follows is not",
-                        decoded.trace.ops.len()
-                    ));
+                    warnings.push(TraceGap::Damaged {
+                        rank,
+                        damage: damage.to_string(),
+                        kept: decoded.trace.ops.len(),
+                    });
                 }
                 let lost = decoded.trace.end.lost_records;
                 if lost > 0 {
-                    warnings.push(format!(
-                        "rank {rank}'s runtime could not write {lost} record{} (its trace could not grow: is the run directory's disk full?); what they held is not analysed",
-                        if lost == 1 { "" } else { "s" }
-                    ));
+                    warnings.push(TraceGap::Lost {
+                        rank,
+                        records: lost,
+                    });
                 }
                 Some(decoded.trace)
             }
             Some(Err(e)) => {
-                warnings.push(format!("rank {rank}'s trace is unreadable: {e}"));
+                warnings.push(TraceGap::Unreadable {
+                    rank,
+                    error: e.to_string(),
+                });
                 None
             }
             None => None,
@@ -118,7 +122,7 @@ pub fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, V
 pub fn analyze(
     ctx: &RunContext<'_>,
     traces: Vec<Option<RankTrace>>,
-    warnings: Vec<String>,
+    warnings: Vec<TraceGap>,
 ) -> Result<Analysis, NoVerdict> {
     let launcher_stderr = std::fs::read_to_string(ctx.dir.launcher_stderr()).unwrap_or_default();
     let before_init = before_init_findings(ctx);
@@ -129,10 +133,15 @@ pub fn analyze(
     {
         // Traces written but unreadable (a format version mismatch) are
         // not "no process reached MPI_Init" (issue 12).
-        if let Some(first) = warnings.first() {
+        // With no trace read, every gap is an unreadable trace.
+        if let Some((rank, reason)) = warnings.iter().find_map(|gap| match gap {
+            TraceGap::Unreadable { rank, error } => Some((*rank, error.clone())),
+            _ => None,
+        }) {
             return Err(NoVerdict::UnreadableTraces {
                 program: ctx.program.to_string(),
-                first: first.clone(),
+                rank,
+                reason,
                 run: ctx.dir.path.display().to_string(),
             });
         }
@@ -214,7 +223,7 @@ fn rank_outcomes(
     ctx: &RunContext<'_>,
     traces: &[Option<RankTrace>],
     findings: &mut Vec<Finding>,
-) -> (Vec<RankOutcome>, Vec<String>) {
+) -> (Vec<RankOutcome>, Vec<ToolStop>) {
     let mut ranks = Vec::new();
     let mut tool_stops = Vec::new();
     for (rank, trace) in traces.iter().enumerate() {
@@ -224,11 +233,15 @@ fn rank_outcomes(
             .as_ref()
             .filter(|t| t.end.state == RankState::ToolStopped)
         {
-            let site = t
-                .end
-                .abort
-                .and_then(|(_, site)| ctx.sites.and_then(|s| s.get(site)));
-            tool_stops.push(tool_stop_message(rank, t.end.tool_stop.as_deref(), site));
+            tool_stops.push(ToolStop {
+                rank,
+                site: t
+                    .end
+                    .abort
+                    .and_then(|(_, site)| ctx.sites.and_then(|s| s.get(site)))
+                    .cloned(),
+                said: t.end.tool_stop.clone(),
+            });
         }
         let (state, exit_status, signal, operations) = match trace {
             None => ("never-started".to_string(), None, None, 0),
@@ -321,7 +334,17 @@ mod tests {
         let (traces, warnings) = read_traces(&dir, 1);
         assert_eq!(traces[0].as_ref().map(|t| t.ops.len()), Some(2));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].contains("damaged"), "{warnings:?}");
+        assert!(
+            matches!(
+                warnings[0],
+                TraceGap::Damaged {
+                    rank: 0,
+                    kept: 2,
+                    ..
+                }
+            ),
+            "{warnings:?}"
+        );
     }
 
     #[test]
@@ -359,9 +382,13 @@ mod tests {
         let (traces, warnings) = read_traces(&dir, 1);
         assert_eq!(traces[0].as_ref().map(|t| t.ops.len()), Some(2));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(
-            warnings[0].contains("counts 3 records, the file holds 2"),
-            "{warnings:?}"
+        assert_eq!(
+            warnings[0],
+            TraceGap::CutShort {
+                rank: 0,
+                counted: 3,
+                kept: 2
+            }
         );
     }
 }

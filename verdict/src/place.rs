@@ -109,15 +109,7 @@ pub(crate) fn push_last_call(
     }
 }
 
-/// Where call site `site` is, in words: `app.c:12`; for a site without a
-/// line (code without debug information) `app (in `main`)`.
-pub fn site_place(site: &mbh_trace::Site) -> String {
-    match (site.line, site.function.as_str()) {
-        (0, "") => site.file.clone(),
-        (0, function) => format!("{} (in `{function}`)", site.file),
-        (line, _) => format!("{}:{line}", site.file),
-    }
-}
+pub use mbh_trace::place::site_place;
 
 /// A location at call site `site` on `rank`. A site the runtime made from
 /// a return address in code without debug information (line 0) has only

@@ -36,20 +36,6 @@ pub(crate) fn exit_finding(
     f
 }
 
-/// What the runtime said when it stopped `rank` (recorded in its trace),
-/// and where, when the call's site is known.
-pub(crate) fn tool_stop_message(
-    rank: i32,
-    said: Option<&str>,
-    site: Option<&mbh_trace::Site>,
-) -> String {
-    let said = said.unwrap_or("the runtime stopped it (its trace holds no message)");
-    match site {
-        Some(site) => format!("{}: rank {rank}: {said}", site_place(site)),
-        None => format!("rank {rank}: {said}"),
-    }
-}
-
 /// Calls the ranks made before `MPI_Init` (the runtime notes the first of
 /// each process, `runtime/src/before_init.rs`; MPI then aborts it).
 pub(crate) fn before_init_findings(ctx: &RunContext<'_>) -> Vec<Finding> {

@@ -11,12 +11,8 @@
 use crate::outcome::RunContext;
 use crate::place::site_location;
 use mbh_trace::layout::ThreadOverlap;
+use mbh_trace::outcome::{Unverified, UnverifiedCall};
 use mbh_trace::{Finding, FindingKind, Location, Role, Severity};
-
-/// What the location of the second call says in the list of places the
-/// verdict does not cover ([`crate::not_modelled::partial_reason`]).
-pub const STOPPED_LABEL: &str =
-    "a second thread called MPI here while another was inside MPI: the run stopped";
 
 /// The overlaps the runtime noted in this run.
 pub fn overlaps(ctx: &RunContext<'_>) -> Vec<ThreadOverlap> {
@@ -119,12 +115,13 @@ fn finding(ctx: &RunContext<'_>, o: &ThreadOverlap) -> Finding {
 }
 
 /// The second calls, as places the verdict does not cover past.
-pub fn stops(ctx: &RunContext<'_>, overlaps: &[ThreadOverlap]) -> Vec<Location> {
+pub fn stops(ctx: &RunContext<'_>, overlaps: &[ThreadOverlap]) -> Vec<UnverifiedCall> {
     overlaps
         .iter()
         .map(|o| {
+            let label = Unverified::ThreadStopped.label();
             let mut location = match ctx.sites.and_then(|s| s.get(o.site)) {
-                Some(site) => site_location(site, o.rank, Role::Primary, STOPPED_LABEL),
+                Some(site) => site_location(site, o.rank, Role::Primary, &label),
                 None => Location {
                     file: ctx.program.to_owned(),
                     line: 0,
@@ -133,11 +130,14 @@ pub fn stops(ctx: &RunContext<'_>, overlaps: &[ThreadOverlap]) -> Vec<Location> 
                     call: None,
                     function: None,
                     role: Role::Primary,
-                    label: STOPPED_LABEL.to_owned(),
+                    label,
                 },
             };
             location.call = Some(o.call.clone());
-            location
+            UnverifiedCall {
+                location,
+                what: Unverified::ThreadStopped,
+            }
         })
         .collect()
 }
