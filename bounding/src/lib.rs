@@ -46,7 +46,7 @@
 //!         rank: 1, event: 0, op_index: 3, kind: OpKind::Irecv, site: 7,
 //!         start_clock: 0, final_clock: 1, matched, matched_tag: 0,
 //!         potential: vec![2 - matched], loops: vec![], zone: None, pattern: None,
-//!         enablers: vec![], forced: forced.is_some(),
+//!         enablers: vec![], forced: forced.is_some(), settled_in_loop: false,
 //!     }]
 //! }
 //!
