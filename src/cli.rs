@@ -39,7 +39,7 @@ pub enum Command {
     /// that did not happen included).
     Replay(ReplayArgs),
     /// Run an MPI program once with every wildcard receive deterministic:
-    /// each takes the sender logical time chooses (seed 002), the same on
+    /// each takes the sender logical time chooses (Zhou et al., Deterministic Message Passing), the same on
     /// every run, at any speed, without a recording.
     ///
     /// `mbhybrid run -n 4 ./app input.dat`
@@ -49,7 +49,7 @@ pub enum Command {
     /// or `--timeout`), 2 for usage errors.
     Run(RunArgs),
     /// Verify, then tell which `MPI_Barrier` calls can be deleted without
-    /// changing what any wildcard receive can match (seed 004, Fib).
+    /// changing what any wildcard receive can match (Sharma et al.'s Fib algorithm).
     ///
     /// Exit status as for `verify` (0, 1, 2, or 3 for partial coverage).
     AuditBarriers(AuditArgs),
@@ -162,7 +162,7 @@ pub struct ReplayArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ClocksArg {
     /// Lazy Lamport clocks (LLCP): cheapest; may miss a potential match
-    /// when several sources of nondeterminism interact (seed 000 Fig 5.3).
+    /// when several sources of nondeterminism interact (DAMPI: Vo's dissertation, Fig 5.3).
     Lamport,
     /// Lazy vector clocks (LVCP): finds every potential match, at np
     /// integers per message.
@@ -331,13 +331,13 @@ pub struct VerifyArgs {
     #[arg(long, value_enum, default_value_t = BufferingArg::Infinite)]
     pub buffering: BufferingArg,
     /// After forcing an alternative match, explore only the next K choice
-    /// points below it (bounded mixing, seed 000 §5.3.5.2).
+    /// points below it (bounded mixing, Vo's dissertation §5.3.5.2).
     #[arg(long, value_name = "K")]
     pub mixing_bound: Option<u32>,
-    /// Loop-iteration abstraction (seed 000 §5.3.5.1).
+    /// Loop-iteration abstraction (Vo's dissertation §5.3.5.1).
     #[arg(long, value_enum, default_value_t = LoopAbstractionArg::Off)]
     pub loop_abstraction: LoopAbstractionArg,
-    /// The search: `guided` follows the clocks' potential matches (seed 000
+    /// The search: `guided` follows the clocks' potential matches (Vo's dissertation
     /// Fig 5.23); `exhaustive` forces every sender the traces show could
     /// have matched, trusting no clock: a slow reference for small programs.
     #[arg(long, value_enum, default_value_t = SearchArg::Guided)]
@@ -357,7 +357,7 @@ pub struct VerifyArgs {
           value_parser = clap::value_parser!(u32).range(1..=256))]
     pub jobs: u32,
     /// Run the first interleaving as `mbhybrid run` does: every wildcard
-    /// receive takes the sender logical time chooses (seed 002), so the
+    /// receive takes the sender logical time chooses (Zhou et al., Deterministic Message Passing), so the
     /// first interleaving, and the numbering of the ones after it, are
     /// the same on every machine and at any load.
     #[arg(long)]
@@ -394,7 +394,7 @@ pub struct RunArgs {
     /// Milliseconds every rank a wildcard decision (or a test at its DTP)
     /// waits for must have been stalled, blocked in MPI at one logical
     /// clock, before the deadlock breaker takes the earliest message there
-    /// is (seed 002 §4.2.3).
+    /// is (Zhou et al. §4.2.3).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub patience: u32,
     /// The MPI program.

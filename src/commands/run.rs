@@ -44,7 +44,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let stats = decision_stats(&dir, session.np);
     emit(
         &ToolDiagnostic::info(format!(
-            "{} wildcard receive(s) decided by logical time (seed 002); match digest {:016x}; traces in {}",
+            "{} wildcard receive(s) decided by logical time (Zhou et al.); match digest {:016x}; traces in {}",
             stats.decided,
             matches.digest(),
             dir.path.display()
