@@ -110,6 +110,10 @@ pub struct Job<'a> {
     pub current_dir: Option<PathBuf>,
     /// How long the run may take.
     pub timeout: Duration,
+    /// An entry of `env` (key, value) that no other job's processes
+    /// carry: once the job is stopped or killed, any process still
+    /// carrying it is killed too ([`crate::leftovers`]).
+    pub marker: Option<(String, String)>,
 }
 
 /// What a monitor tells the launcher loop after looking at the running job.
@@ -173,6 +177,11 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
         if let Some(status) = child.try_wait()? {
             // Ranks the launcher left behind (it should leave none) go too.
             kill_group(group, libc::SIGKILL);
+            if std::os::unix::process::ExitStatusExt::signal(&status).is_some() {
+                // Killed (a stop of mbhybrid kills the group): ranks in
+                // groups of their own may be left.
+                kill_leftovers(job);
+            }
             return Ok(JobEnd {
                 status: Some(status),
                 timed_out: false,
@@ -183,6 +192,7 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
         let timed_out = start.elapsed() >= job.timeout;
         if timed_out || monitor() == Watch::Stop {
             stop_group(group, &mut child)?;
+            kill_leftovers(job);
             return Ok(JobEnd {
                 status: None,
                 timed_out,
@@ -238,6 +248,12 @@ impl ExitWait {
             // A pidfd that cannot be polled: wait as without one.
             std::thread::sleep(limit);
         }
+    }
+}
+
+fn kill_leftovers(job: &Job<'_>) {
+    if let Some((key, value)) = &job.marker {
+        crate::leftovers::kill_carrying(key, value);
     }
 }
 
@@ -316,6 +332,7 @@ mod tests {
             passthrough: false,
             current_dir: None,
             timeout: Duration::from_millis(500),
+            marker: None,
         };
         let ended = run(&job, &mut || Watch::Continue).unwrap();
         assert!(ended.timed_out);
@@ -337,6 +354,67 @@ mod tests {
             assert!(
                 Instant::now() < deadline,
                 "the launcher's child survived: {stat}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Open MPI's ranks run in process groups of their own: a stop kills
+    /// the launcher's group, and what carries the job's marker goes too.
+    #[test]
+    fn a_stop_kills_what_left_the_group_and_carries_the_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("job.sh");
+        let pid_file = dir.path().join("child.pid");
+        std::fs::write(
+            &script,
+            format!(
+                "setsid sleep 30 &\necho $! > {}\nwait\n",
+                pid_file.display()
+            ),
+        )
+        .unwrap();
+        let launcher = Launcher {
+            template: "sh {np}".into(),
+            argv: vec!["sh".into()],
+            env: Vec::new(),
+        };
+        let marker = ("MBH_JOB_TEST".to_string(), dir.path().display().to_string());
+        let job = Job {
+            launcher: &launcher,
+            program: &script,
+            args: &[],
+            env: vec![marker.clone()],
+            stdout: dir.path().join("out"),
+            stderr: dir.path().join("err"),
+            passthrough: false,
+            current_dir: None,
+            timeout: Duration::from_secs(60),
+            marker: Some(marker),
+        };
+        let ended = run(&job, &mut || {
+            if pid_file.exists() {
+                Watch::Stop
+            } else {
+                Watch::Continue
+            }
+        })
+        .unwrap();
+        assert!(ended.stopped_by_monitor);
+        let child: libc::pid_t = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+            if stat.is_empty() || stat.contains(") Z ") {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the child in a group of its own survived: {stat}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -378,6 +456,7 @@ mod tests {
             passthrough: false,
             current_dir: None,
             timeout: Duration::from_secs(60),
+            marker: None,
         };
         let mut polls = 0;
         let ended = run(&job, &mut || {

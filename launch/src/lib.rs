@@ -30,6 +30,7 @@
 pub mod deaths;
 pub mod hang_monitor;
 pub mod job;
+mod leftovers;
 pub mod termination;
 pub mod workdir;
 

@@ -217,7 +217,9 @@ pub fn launch(
         };
         env.push(("LD_PRELOAD".into(), value));
     }
+    let marker = (ENV_TRACE_DIR.to_string(), dir.path.display().to_string());
     let job = Job {
+        marker: Some(marker),
         launcher: &spec.launcher,
         program: &spec.program,
         args: &spec.args,
