@@ -50,8 +50,8 @@ pub struct BuildRequest {
     /// ([`CONFIG_FILE`](crate::CONFIG_FILE)) for the same zone.
     pub zone_bounds: Vec<ZoneBound>,
     /// Whether to check the program's loads and stores against the
-    /// buffers of its pending nonblocking calls ([`crate::insert_access_checks`],
-    /// issue 19). `mbhybrid build --no-access-checks` turns it off for a
+    /// buffers of its pending nonblocking calls ([`crate::insert_access_checks`]).
+    /// `mbhybrid build --no-access-checks` turns it off for a
     /// compute-bound program that pays for the checks.
     pub access_checks: bool,
 }
@@ -397,10 +397,10 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 /// 6. numbers the MPI call sites of all files 1, 2, … in file order and
 ///    inserts each id's store before its call ([`insert_site_ids`]);
 ///    tells the runtime the size of each heap block the program's own code
-///    allocates, and each free (`allocations.rs`, issue 18);
+///    allocates, and each free (`allocations.rs`);
 ///    puts a check of every load and store that may touch the buffer of
 ///    a pending nonblocking request before it ([`crate::insert_access_checks`],
-///    issue 19: one load and a rarely taken branch while nothing is
+///    one load and a rarely taken branch while nothing is
 ///    pending);
 /// 7. compiles each instrumented module to an object with the user's flags
 ///    (so `-O2` optimizes it exactly once, as a plain `clang -O2 -c` would);

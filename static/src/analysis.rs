@@ -268,7 +268,7 @@ pub fn analyze<'ctx>(
     };
     let (mut report, plans) = report::assemble(&prog, &facts, &found, &refs, module_sites);
     // 13. Collectives ranks may disagree on, and branches on the program's
-    // input that decide MPI calls (issue 19).
+    // input that decide MPI calls: a verdict holds for the input it ran with.
     let found = divergent(&prog, &facts.sites, &strings, &globals);
     report.divergent_collectives = found.collectives;
     report.input_branches = found.input_branches;
@@ -299,7 +299,7 @@ fn per_function(fns: &[Function]) -> Vec<Local> {
 }
 
 /// Phase 13: the collectives some ranks may skip and the branches on the
-/// program's input that decide MPI calls (issue 19), found by the
+/// program's input that decide MPI calls, found by the
 /// `divergence` module over everything computed so far; collectives on
 /// `MPI_COMM_SELF` are never divergent, so their sites are passed as
 /// single-member ones.
