@@ -316,17 +316,39 @@ struct Pending {
 /// The exploration engine: the search state that outlives each run.
 ///
 /// ```
-/// use mbh_bounding::{ExploreConfig, Explorer, RunEnd};
-/// use mbh_trace::forced::Reach;
-/// # fn execute(_: Option<&mbh_trace::config::Guidance>) -> Vec<mbh_trace::rank_trace::WildcardEvent> { vec![] }
-/// let mut explorer = Explorer::new(ExploreConfig::default());
-/// while let Some(run) = explorer.next_run() {
-///     let events = execute(run.guidance.as_ref()); // all ranks' wildcard events
-///     for warning in explorer.record_run(&events, RunEnd::Complete, &Reach::Whole) {
-///         eprintln!("forced match did not happen: {warning:?}");
-///     }
+/// use mbh_bounding::{ExploreConfig, Explorer, LoopAbstraction, Reach, RunEnd};
+/// use mbh_trace::config::Guidance;
+/// use mbh_trace::rank_trace::WildcardEvent;
+/// use mbh_trace::OpKind;
+///
+/// // A stand-in for running the job: P1's wildcard receive takes P0 unless
+/// // forced, and lists P2 as a potential sender (seed 000's crooked barrier).
+/// // The runtime records whether it forced the receive.
+/// fn run_job(guidance: Option<&Guidance>) -> Vec<WildcardEvent> {
+///     let forced = guidance.and_then(|g| g.index().source_for(1, 0));
+///     let matched = forced.unwrap_or(0);
+///     vec![WildcardEvent {
+///         rank: 1, event: 0, op_index: 3, kind: OpKind::Irecv, site: 7,
+///         start_clock: 0, final_clock: 1, matched, matched_tag: 0,
+///         potential: vec![2 - matched], loops: vec![], zone: None, pattern: None,
+///         enablers: vec![], forced: forced.is_some(), settled_in_loop: false,
+///     }]
 /// }
+///
+/// let config = ExploreConfig::new()
+///     .loop_abstraction(LoopAbstraction::Off)
+///     .mixing_bound(None);
+/// let mut explorer = Explorer::new(config);
+/// let mut runs = 0;
+/// while let Some(run) = explorer.next_run() {
+///     let events = run_job(run.guidance.as_ref());
+///     let warnings = explorer.record_run(&events, RunEnd::Complete, &Reach::Whole);
+///     assert!(warnings.is_empty());
+///     runs += 1;
+/// }
+/// assert_eq!(runs, 2);
 /// assert!(explorer.is_complete());
+/// assert_eq!(explorer.stats().choice_points.explored, 1);
 /// ```
 #[derive(Debug)]
 pub struct Explorer<P = Dfs> {

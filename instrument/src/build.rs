@@ -386,8 +386,8 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 ///    -emit-llvm -c SRC`), so the IR is the front end's, before any
 ///    optimization; C sources get, ahead of `cc_flags`, the
 ///    `-Wno-error=GROUP` flags that make clang 16 take the C gcc 12 takes
-///    with warnings (implicit declarations, int conversions, …; see the
-///    crate documentation); `.ll`/`.bc` sources are taken as they are;
+///    with warnings (implicit declarations, int conversions, …; see
+///    `docs/design/instrument.md`); `.ll`/`.bc` sources are taken as they are;
 /// 4. analyses all modules together ([`mbh_static::analyze`]): loops,
 ///    wildcard sites, zones, the loop abstraction choice;
 /// 5. inserts the `MPI_Pcontrol` markers ([`insert_markers`]): on the
@@ -414,6 +414,28 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 /// instrumented program computes exactly what the program computes without
 /// instrumentation: the added code stores constants into the runtime's
 /// register and calls `MPI_Pcontrol`, which only informs the runtime.
+///
+/// # Example
+///
+/// ```no_run
+/// use mbh_instrument::{build, BuildRequest, MpiFamily, ZoneBound};
+///
+/// let out = build(&BuildRequest {
+///     output: "app".into(),
+///     sources: vec!["app.c".into()],
+///     cc_flags: vec!["-O1".into()],
+///     runtime_dir: "target/debug".into(),
+///     base_dir: std::env::current_dir()?,
+///     zone_bounds: vec![ZoneBound::parse("app.c:120=3")?],
+///     // `None`: MBHYBRID_MPI, else the MPI of the `mpicc` on the PATH.
+///     mpi: Some(MpiFamily::OpenMpi),
+///     access_checks: true,
+/// })?;
+/// for site in &out.sites.sites {
+///     println!("{} {}:{} {}", site.id, site.file, site.line, site.call);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
     let kinds = check_sources(&req.sources)?;
     let mpi = MpiInstall::find(req.mpi)?;
