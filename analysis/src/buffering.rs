@@ -466,7 +466,7 @@ impl<'a> Model<'a> {
     /// The same as filtering all of the handle's requests, without
     /// reading every request the handle was ever recycled for (MPICH
     /// recycles a handle for each step of a loop, which made this
-    /// quadratic in the trace, issue 13): a request completed at `c`
+    /// quadratic in the trace): a request completed at `c`
     /// with `c - r <= span` and `r + span <= call` has `c <= call`, so
     /// before the window `r + span > call` only requests never completed
     /// can qualify.

@@ -792,7 +792,7 @@ impl<'a> Facts<'a> {
     /// §3.5, non-overtaking), so a message an earlier receive accepts is
     /// that receive's, whether or not the runtime processed its completion
     /// yet: a `Wait` on a wildcard `Irecv` whose sender's one message went
-    /// to the `Irecv` before it (soak seed 4220) waits for another sender.
+    /// to the `Irecv` before it waits for another sender.
     fn reaches(&self, src: i32, dst: i32, pattern: &RecvPattern, earlier: &[RecvPattern]) -> bool {
         let mut filled = vec![false; earlier.len()];
         for send in self.sends(src, dst) {
@@ -871,7 +871,7 @@ impl<'a> Facts<'a> {
         // call is only finishing it (for a `Sendrecv` under `--buffering
         // zero`, waiting for the acknowledgement of its send half, which
         // `send` judges); counting the send it took as unavailable would
-        // make it wait for a sender that already sent (seed 3125).
+        // make it wait for a sender that already sent.
         if op.has(flags::PROC_NULL) || self.received[rank].contains(&op.index) {
             return Cond::CanComplete;
         }
@@ -1008,8 +1008,7 @@ impl<'a> Facts<'a> {
         {
             // Completed: returned to the program already, so not among
             // what the call waits for (counting one as "can complete" made
-            // every poll series after a completion look slow, soak seed
-            // 4406).
+            // every poll series after a completion look slow).
             if self.is_complete(rank, origin) {
                 continue;
             }

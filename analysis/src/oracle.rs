@@ -319,7 +319,7 @@ const NO_NODE: u32 = u32::MAX;
 
 // Per-trace arrays and sorted maps, not maps keyed by (trace, record):
 // at 1,024 ranks of 10^4 calls those were a cache miss per call and a
-// quarter of the oracle's time (issue 13).
+// quarter of the oracle's time.
 struct Oracle<'a> {
     traces: &'a [RankTrace],
     /// The matches-before graph while it is built; then empty, and

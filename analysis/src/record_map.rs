@@ -2,7 +2,7 @@
 //! buffering analysis and the oracle kept in `HashMap<(rank, record), _>`s,
 //! which at 1,024 ranks of 10^4 calls were most of the buffering
 //! analysis's time (a cache miss per lookup in tables of millions of
-//! entries) and 2.7 GiB beside the traces (issue 13). A rank's keys are
+//! entries) and 2.7 GiB beside the traces at 1,024 ranks. A rank's keys are
 //! looked up in about the order its records are walked: each search
 //! starts where the previous one ended ([`partition_point_near`]), and
 //! reads a few neighbouring entries instead of a cache line per halving

@@ -1,7 +1,7 @@
 //! The exhaustive reference search: slow, simple, obviously complete.
 //!
 //! It is what the clock-guided [`Explorer`](crate::Explorer) is checked
-//! against (issue 11's differential test, `verify --search exhaustive`),
+//! against (the differential test, `verify --search exhaustive`),
 //! so it trusts nothing the clocks compute: not the potential senders, not
 //! the final clocks, not the oracle's order. It forces matches through the
 //! same decision files ([`Guidance`]) as the explorer, with

@@ -22,8 +22,8 @@
 //!   whatever their key: what the forced alternative revealed, every
 //!   concurrent event the flip left free, and events whose final clock the
 //!   flip moved below `p` (returning another request first from a
-//!   `Testany` loop completes the other receives at other clocks: soak
-//!   seed 1001, `tests/programs/f3_testany_irecvs.c`).
+//!   `Testany` loop completes the other receives at other clocks,
+//!   `tests/programs/f3_testany_irecvs.c`).
 //!
 //! # Why the search is complete (and where it departs from seed 000)
 //!
@@ -32,9 +32,9 @@
 //! guided clock. Equal clocks on different ranks are *concurrent*: with
 //! that rule a flip of rank 0's receive at clock 0 left rank 1's receive at
 //! clock 0 free but unexplorable, and one combination of the two was never
-//! run (issue 11). Here the order is the total order [`Key`] (clock, then
-//! rank, then event number), only the events the guidance forces are
-//! silent (`runtime/src/llcp.rs`, `find_potential_matches`), and:
+//! run (the differential test found it). Here the order is the total
+//! order [`Key`] (clock, then rank, then event number), only the events
+//! the guidance forces are silent (`runtime/src/llcp.rs`, `find_potential_matches`), and:
 //!
 //! 1. Each child forces strictly more events than its parent (its choice
 //!    point joins its parent's forced set), so every path of the tree is
@@ -55,7 +55,7 @@
 //!
 //! The step "`T`'s outcome for `e` is one of `e`'s potential outcomes"
 //! needs more than `e`'s causal past: the sender `T` gives `e` may send
-//! only because of a concurrent event ordered after `e` (soak seed 3111: a
+//! only because of a concurrent event ordered after `e` (a
 //! rank lives to send only when its own receive, later in key order, takes
 //! another message). Then the sender first shows up in the child `C` that
 //! flips that later event, where `e` is forced to `R`'s outcome; it is
@@ -63,15 +63,15 @@
 //! forcing with `e` changed and `e`'s rank's later events free. "New" is
 //! judged against every sender a run of the path from the root listed for
 //! `e` (`Recorded::known`), not the parent's alone: `e` may have been
-//! forced several flips up, by runs that all died before the sender sent
-//! (soak seed 3402). A revealed choice whose forcing turns out impossible
+//! forced several flips up, by runs that all died before the sender sent.
+//! A revealed choice whose forcing turns out impossible
 //! is no execution ([`Explorer::last_run_infeasible`]), not a tool
 //! failure.
 //!
 //! Step 1 needs a child to force *every* forcing of its parent, also those
 //! the parent's run died before reaching (it recorded no such event, so
 //! its node keeps them aside, `Node::unrecorded`): left free, such a
-//! receive takes the message a later forced receive waits for (seed 3402).
+//! receive takes the message a later forced receive waits for.
 //!
 //! The step "forces only events that agree with `T`" has one exception:
 //! an earlier receive forced only because it could take a forced
@@ -110,7 +110,7 @@
 //! order cannot see: the forced sender sends only once a receive of
 //! another rank, ordered after the choice point and so left free, took its
 //! earlier message (the acknowledgement of a synchronous send carries no
-//! clock; soak seeds 3125, 3213). Such a run is no execution of the
+//! clock). Such a run is no execution of the
 //! program ([`Explorer::last_run_infeasible`]). It is tried once more with
 //! the events the forced messages needed in the parent forced as they
 //! matched there (`with_enablers`); those stay open choice points below
@@ -316,17 +316,39 @@ struct Pending {
 /// The exploration engine: the search state that outlives each run.
 ///
 /// ```
-/// use mbh_bounding::{ExploreConfig, Explorer, RunEnd};
-/// use mbh_trace::forced::Reach;
-/// # fn execute(_: Option<&mbh_trace::config::Guidance>) -> Vec<mbh_trace::rank_trace::WildcardEvent> { vec![] }
-/// let mut explorer = Explorer::new(ExploreConfig::default());
-/// while let Some(run) = explorer.next_run() {
-///     let events = execute(run.guidance.as_ref()); // all ranks' wildcard events
-///     for warning in explorer.record_run(&events, RunEnd::Complete, &Reach::Whole) {
-///         eprintln!("forced match did not happen: {warning:?}");
-///     }
+/// use mbh_bounding::{ExploreConfig, Explorer, LoopAbstraction, Reach, RunEnd};
+/// use mbh_trace::config::Guidance;
+/// use mbh_trace::rank_trace::WildcardEvent;
+/// use mbh_trace::OpKind;
+///
+/// // A stand-in for running the job: P1's wildcard receive takes P0 unless
+/// // forced, and lists P2 as a potential sender (seed 000's crooked barrier).
+/// // The runtime records whether it forced the receive.
+/// fn run_job(guidance: Option<&Guidance>) -> Vec<WildcardEvent> {
+///     let forced = guidance.and_then(|g| g.index().source_for(1, 0));
+///     let matched = forced.unwrap_or(0);
+///     vec![WildcardEvent {
+///         rank: 1, event: 0, op_index: 3, kind: OpKind::Irecv, site: 7,
+///         start_clock: 0, final_clock: 1, matched, matched_tag: 0,
+///         potential: vec![2 - matched], loops: vec![], zone: None, pattern: None,
+///         enablers: vec![], forced: forced.is_some(), settled_in_loop: false,
+///     }]
 /// }
+///
+/// let config = ExploreConfig::new()
+///     .loop_abstraction(LoopAbstraction::Off)
+///     .mixing_bound(None);
+/// let mut explorer = Explorer::new(config);
+/// let mut runs = 0;
+/// while let Some(run) = explorer.next_run() {
+///     let events = run_job(run.guidance.as_ref());
+///     let warnings = explorer.record_run(&events, RunEnd::Complete, &Reach::Whole);
+///     assert!(warnings.is_empty());
+///     runs += 1;
+/// }
+/// assert_eq!(runs, 2);
 /// assert!(explorer.is_complete());
+/// assert_eq!(explorer.stats().choice_points.explored, 1);
 /// ```
 #[derive(Debug)]
 pub struct Explorer<P = Dfs> {
@@ -842,10 +864,10 @@ fn known_senders(parent: &Node, flipped: Key) -> HashMap<(i32, u32), BTreeSet<i3
 /// order assumes its outcomes were all tried where it was still free. But
 /// what a receive can match also depends on concurrent events ordered
 /// after it: a sender may send only when the flipped event takes another
-/// message (soak seed 3111: rank 3's flip makes it live to send to rank 0,
+/// message (rank 3's flip makes it live to send to rank 0,
 /// whose receive ordered before the flip then has a sender it never had).
 /// The event may have been forced several flips up the path, by runs that
-/// all died before that sender sent (soak seed 3402: rank 2 lives to send
+/// all died before that sender sent (rank 2 lives to send
 /// to rank 1 only after two flips, and rank 1's receive was forced since
 /// the first): comparing with the parent alone, where it was forced too,
 /// missed it. Each such sender is tried as a choice of `C`: `C`'s forced
@@ -932,7 +954,7 @@ fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
         .collect();
     // A forcing its run died before reaching binds the child too: left
     // free, that receive could take what a later forced one waits for
-    // (soak seed 3402: a run killed by rank 2's assertion before rank 1's
+    // (a run killed by rank 2's assertion before rank 1's
     // first receive, forced to rank 2, completed; its child forced rank
     // 1's second receive to rank 0 and left the first free to take it).
     forced.extend(node.unrecorded.iter().map(|(f, _)| *f).filter(|f| {
@@ -960,10 +982,10 @@ fn guidance_for(node: &Node, choice: &Choice) -> Guidance {
 ///
 /// The key order forces only the events before the choice point, and a
 /// forced sender may send only because a concurrent event ordered after
-/// it matched as it did in `node` (soak seeds 3125, 3213: under
+/// it matched as it did in `node` (under
 /// `--buffering zero` a rank sends its second message only once its first
 /// was received, through an acknowledgement that carries no clock).
-/// Forcing those events in every child loses combinations (seed 3191: a
+/// Forcing those events in every child loses combinations (a
 /// message usually needs them to happen, not to match as they did), so
 /// they are forced only on a retry, and stay open choice points below it:
 /// a flip of one frees what needed it (`free_what_the_flip_feeds`).
@@ -1041,7 +1063,7 @@ fn needs_of(e: &WildcardEvent, matched: &HashMap<(i32, u32), i32>) -> Vec<(i32, 
 /// wait behind it). The child must keep the parent's forcings (it forces
 /// all its parent did, so the search ends), and the flip took away what
 /// made one possible: no execution has both, which is no failure of the
-/// clocks (soak seed 3213: a run that forced rank 1 to take rank 2's
+/// clocks (a run that forced rank 1 to take rank 2's
 /// message, which rank 2 sends only once rank 0 took its first, cannot
 /// also flip that receive of rank 0).
 fn flip_undid(node: &Node, choice: &Choice, unmatched: &[UnmatchedForce]) -> bool {
@@ -1064,7 +1086,7 @@ fn flip_undid(node: &Node, choice: &Choice, unmatched: &[UnmatchedForce]) -> boo
 /// it matched): it is causally after the flip, whatever its key says.
 /// Lamport clocks can order it before the flip: under `--buffering zero`
 /// a sender's second message follows the receive that took its first,
-/// through an acknowledgement that carries no clock (soak seed 3125). Its
+/// through an acknowledgement that carries no clock. Its
 /// message may not come at all once the flip changed what it needs.
 /// Repeated until nothing changes: freeing one may strand another. Events
 /// the parent's own guidance forced stay forced (the child forces all it
@@ -1117,8 +1139,8 @@ fn free_what_the_flip_feeds(
 /// tool's making. Only a receive whose pattern overlaps the forced one's
 /// can; an index choice forces no message, and a receive on another
 /// communicator or tag never competes (forcing those too kept their
-/// alternatives from ever being combined with a flip: issue 11, the
-/// `Testany` loop of soak seed 1001).
+/// alternatives from ever being combined with a flip: a
+/// `Testany` loop over wildcard `Irecv`s).
 ///
 /// Walks each rank's events from the last issued back (a thief is issued
 /// before its victim), keeping the distinct patterns forced so far: linear

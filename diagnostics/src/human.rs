@@ -143,7 +143,7 @@ fn to_diagnostic(finding: &Finding, sources: &mut SourceFiles) -> Diagnostic<usi
 const OUTPUT_LINES: usize = 5;
 
 /// The last lines the program printed in the interleaving that showed
-/// `finding`, and where all of it is (issue 37): what a person reads next
+/// `finding`, and where all of it is: what a person reads next
 /// after the diagnostic.
 fn output_of_its_run(report: &Report, finding: &Finding) -> Vec<String> {
     let Some(run) = report

@@ -7,59 +7,23 @@
 //! * [`human`]: codespan-reporting text with a source snippet for every
 //!   rank's line, then a summary;
 //! * [`short`]: one `file:line:col: severity: [code] message (rank R)` line
-//!   per location, the format GCC and clang print, for editors' quickfix;
-//! * [`json`]: the report object of DESIGN.md (`docs/json.md`);
+//!   per location, for editors' quickfix ([`short::render`] has an example);
+//! * [`json`]: the report object of `docs/json.md`;
 //! * [`sarif`]: a SARIF 2.1.0 log for GitHub code scanning and VS Code;
-//! * [`html`]: one self-contained page with source snippets and a
-//!   space-time diagram per finding (from a [`mbh_trace::timeline::Timeline`] the caller
-//!   builds from the traces).
+//! * [`html`]: one self-contained page with a space-time diagram per
+//!   finding, from a [`mbh_trace::timeline::Timeline`] the caller builds.
 //!
-//! The barrier verdicts of `audit-barriers` ([`barriers`]) follow the
-//! findings in the human and short formats and are results of their own
-//! rules in SARIF.
-//!
-//! The static report of `analyze` has its own text form
-//! ([`static_report`]).
-//!
-//! What a verification could not do ([`mbh_trace::outcome`]) is put in
-//! words by [`outcome`], the same in every format; mbhybrid's own errors
-//! and warnings on standard error go through [`tool`].
-//!
-//! [`explain`] holds one Markdown page per finding code (`MBH0001` …), with
-//! an example that triggers it and its fix.
-//!
-//! ```
-//! use mbh_diagnostics::{explain, short};
-//! use mbh_trace::{Finding, FindingKind, Location, Report, Role, Severity};
-//!
-//! let mut finding = Finding::new(FindingKind::Crash, Severity::Error, "rank 1 crashed with SIGSEGV");
-//! finding.locations.push(Location {
-//!     file: "app.c".into(), line: 14, column: 5, rank: 1, call: None, function: None,
-//!     role: Role::Primary, label: "the rank crashed here".into(),
-//! });
-//! let report: Report = serde_json::from_value(serde_json::json!({
-//!     "tool": "mbhybrid", "version": "0.1.0", "program": "./app", "args": [],
-//!     "np": 2, "clocks": "lamport", "buffering": "infinite", "interleavings": 1,
-//!     "complete": true, "choice_points": {"found": 0, "explored": 0, "abstracted": 0, "mixing_bounded": 0},
-//!     "findings": [finding], "wildcards": [], "barriers": [], "run_id": "r", "run_dir": "runs/r",
-//!     "runs": [], "seconds": 0.1,
-//! })).unwrap();
-//! assert_eq!(
-//!     short::render(&report),
-//!     "app.c:14:5: error: [MBH0003] rank 1 crashed with SIGSEGV\n",
-//! );
-//! assert!(explain::page("3").unwrap().starts_with("# MBH0003: crash"));
-//! ```
+//! It also owns the words of the rest of what mbhybrid shows: the barrier
+//! verdicts of `audit-barriers` ([`barriers`]), the static report of
+//! `analyze` ([`static_report`]), what a verification could not do
+//! ([`outcome`]), mbhybrid's own errors and warnings on standard error
+//! ([`tool`]), and one Markdown page per finding code ([`explain`]).
 //!
 //! This crate decides nothing about the program: it must not compute
 //! findings, only show them. It reads source files only to quote them.
 //!
-//! # Limitations
-//!
-//! * The order of a rank's steps in SARIF code flows is the finding's order
-//!   (secondary locations, then primary), not a recorded timeline.
-//! * The HTML diagram shows at most [`html::MAX_COLUMNS`] steps per
-//!   timeline, the last ones; the page says how many were left out.
+//! Read more: `docs/design/diagnostics.md` (what each format shows,
+//! limitations).
 #![deny(missing_docs)]
 
 pub mod barriers;

@@ -11,6 +11,29 @@ use mbh_trace::{Report, Role, Severity};
 use std::fmt::Write;
 
 /// The report as short lines.
+///
+/// ```
+/// use mbh_diagnostics::{explain, short};
+/// use mbh_trace::{Finding, FindingKind, Location, Report, Role, Severity};
+///
+/// let mut finding = Finding::new(FindingKind::Crash, Severity::Error, "rank 1 crashed with SIGSEGV");
+/// finding.locations.push(Location {
+///     file: "app.c".into(), line: 14, column: 5, rank: 1, call: None, function: None,
+///     role: Role::Primary, label: "the rank crashed here".into(),
+/// });
+/// let report: Report = serde_json::from_value(serde_json::json!({
+///     "tool": "mbhybrid", "version": "0.1.0", "program": "./app", "args": [],
+///     "np": 2, "clocks": "lamport", "buffering": "infinite", "interleavings": 1,
+///     "complete": true, "choice_points": {"found": 0, "explored": 0, "abstracted": 0, "mixing_bounded": 0},
+///     "findings": [finding], "wildcards": [], "barriers": [], "run_id": "r", "run_dir": "runs/r",
+///     "runs": [], "seconds": 0.1,
+/// })).unwrap();
+/// assert_eq!(
+///     short::render(&report),
+///     "app.c:14:5: error: [MBH0003] rank 1 crashed with SIGSEGV\n",
+/// );
+/// assert!(explain::page("3").unwrap().starts_with("# MBH0003: crash"));
+/// ```
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     for finding in &report.findings {

@@ -1,4 +1,4 @@
-//! Post-run analysis at scale (issue 13): times what `verify` and
+//! Post-run analysis at scale: times what `verify` and
 //! `audit-barriers` compute from a finished run's traces, on synthetic
 //! traces of many ranks, phase by phase, with the peak memory of each.
 //!

@@ -2,7 +2,7 @@
 //! lists and a table of calls, instead of petgraph's linked lists of nodes
 //! that each carry a [`Node`].
 //!
-//! At 1,024 ranks of 10^4 calls (issue 13) a run has about 30 M nodes and
+//! At 1,024 ranks of 10^4 calls a run has about 30 M nodes and
 //! 45 M edges. petgraph's `DiGraph<Node, Edge>` spent 64 bytes a node (a
 //! 48-byte [`Node`] and two list heads) and 20 an edge, and grew its
 //! vectors by doubling while the graph was built: several GiB. Here a node

@@ -301,7 +301,7 @@ pub fn deletion_patch(path: &str, source: &str, calls: &[(u32, u32)]) -> Deletio
 }
 
 /// `file` relative to `root` (both made absolute and canonical), as
-/// `patch -p1` and `git apply` want it (issue 12: an absolute path after
+/// `patch -p1` and `git apply` want it (an absolute path after
 /// `a/` is refused by both). `None` when `file` is not under `root`.
 pub fn patch_path(file: &Path, root: &Path) -> Option<String> {
     let file = file.canonicalize().ok()?;

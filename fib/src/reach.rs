@@ -681,7 +681,7 @@ where
 /// lists them; then, in decreasing finishing order, each node not yet
 /// reached leads a component of the nodes it reaches, and components come
 /// in reverse topological order. Without petgraph's vector per component
-/// (tens of millions of them at issue 13's sizes): two bit sets, the
+/// (tens of millions of them at 1,024 ranks): two bit sets, the
 /// finishing order and a stack.
 fn positions<G>(graph: G) -> (Vec<u32>, bool)
 where

@@ -77,7 +77,7 @@ pub struct RunRelevance {
 ///
 /// Only wildcard receives (`MPI_ANY_SOURCE`) are kept: they are the only
 /// ones asked about, and a halo exchange's specific receives would
-/// otherwise be millions of sets (issue 13).
+/// otherwise be millions of sets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Taken(FxHashMap<(i32, u64), FxHashSet<(i32, u64)>>);
 

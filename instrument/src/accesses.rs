@@ -1,5 +1,5 @@
 //! Checking the program's loads and stores against the buffers of its
-//! pending nonblocking requests, for `buffer-reuse` (issue 19; seed 000
+//! pending nonblocking requests, for `buffer-reuse` (seed 000
 //! §2.3.6.3, Fig 2.9; SCENARIOS.md E9): a store into the buffer of a
 //! pending send, or any access to the buffer of a pending receive, is a
 //! bug MPI does not report.

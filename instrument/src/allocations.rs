@@ -1,5 +1,5 @@
 //! Telling the runtime the size of each heap block the program makes, for
-//! the buffer check of issue 18 (`runtime/src/heap.rs`): after each direct
+//! the buffer check of `buffer-overflow` (`runtime/src/heap.rs`): after each direct
 //! call of an allocator, `mbhybrid_note_alloc(block, size)`; before each
 //! call that frees, `mbhybrid_note_free(block)`.
 //!

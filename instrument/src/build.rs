@@ -50,8 +50,8 @@ pub struct BuildRequest {
     /// ([`CONFIG_FILE`](crate::CONFIG_FILE)) for the same zone.
     pub zone_bounds: Vec<ZoneBound>,
     /// Whether to check the program's loads and stores against the
-    /// buffers of its pending nonblocking calls ([`crate::insert_access_checks`],
-    /// issue 19). `mbhybrid build --no-access-checks` turns it off for a
+    /// buffers of its pending nonblocking calls ([`crate::insert_access_checks`]).
+    /// `mbhybrid build --no-access-checks` turns it off for a
     /// compute-bound program that pays for the checks.
     pub access_checks: bool,
 }
@@ -386,8 +386,8 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 ///    -emit-llvm -c SRC`), so the IR is the front end's, before any
 ///    optimization; C sources get, ahead of `cc_flags`, the
 ///    `-Wno-error=GROUP` flags that make clang 16 take the C gcc 12 takes
-///    with warnings (implicit declarations, int conversions, …; see the
-///    crate documentation); `.ll`/`.bc` sources are taken as they are;
+///    with warnings (implicit declarations, int conversions, …; see
+///    `docs/design/instrument.md`); `.ll`/`.bc` sources are taken as they are;
 /// 4. analyses all modules together ([`mbh_static::analyze`]): loops,
 ///    wildcard sites, zones, the loop abstraction choice;
 /// 5. inserts the `MPI_Pcontrol` markers ([`insert_markers`]): on the
@@ -397,10 +397,10 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 /// 6. numbers the MPI call sites of all files 1, 2, … in file order and
 ///    inserts each id's store before its call ([`insert_site_ids`]);
 ///    tells the runtime the size of each heap block the program's own code
-///    allocates, and each free (`allocations.rs`, issue 18);
+///    allocates, and each free (`allocations.rs`);
 ///    puts a check of every load and store that may touch the buffer of
 ///    a pending nonblocking request before it ([`crate::insert_access_checks`],
-///    issue 19: one load and a rarely taken branch while nothing is
+///    one load and a rarely taken branch while nothing is
 ///    pending);
 /// 7. compiles each instrumented module to an object with the user's flags
 ///    (so `-O2` optimizes it exactly once, as a plain `clang -O2 -c` would);
@@ -414,6 +414,28 @@ pub fn analyze(req: &AnalyzeRequest) -> Result<AnalyzeOutput, BuildError> {
 /// instrumented program computes exactly what the program computes without
 /// instrumentation: the added code stores constants into the runtime's
 /// register and calls `MPI_Pcontrol`, which only informs the runtime.
+///
+/// # Example
+///
+/// ```no_run
+/// use mbh_instrument::{build, BuildRequest, MpiFamily, ZoneBound};
+///
+/// let out = build(&BuildRequest {
+///     output: "app".into(),
+///     sources: vec!["app.c".into()],
+///     cc_flags: vec!["-O1".into()],
+///     runtime_dir: "target/debug".into(),
+///     base_dir: std::env::current_dir()?,
+///     zone_bounds: vec![ZoneBound::parse("app.c:120=3")?],
+///     // `None`: MBHYBRID_MPI, else the MPI of the `mpicc` on the PATH.
+///     mpi: Some(MpiFamily::OpenMpi),
+///     access_checks: true,
+/// })?;
+/// for site in &out.sites.sites {
+///     println!("{} {}:{} {}", site.id, site.file, site.line, site.call);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn build(req: &BuildRequest) -> Result<BuildOutput, BuildError> {
     let kinds = check_sources(&req.sources)?;
     let mpi = MpiInstall::find(req.mpi)?;

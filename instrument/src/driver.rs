@@ -55,7 +55,7 @@ pub struct DriverRequest {
     /// the file lies below it.
     pub base_dir: PathBuf,
     /// Whether linked executables check their accesses against pending
-    /// nonblocking buffers (issue 19); see [`access_checks_from_env`].
+    /// nonblocking buffers (for `buffer-reuse`); see [`access_checks_from_env`].
     pub access_checks: bool,
 }
 

@@ -287,7 +287,7 @@ pub fn links_runtime(path: &Path) -> bool {
 /// through a [`object::ReadCache`], only the headers and the dynamic
 /// section are read: `verify` asks this of the runtime library (11 MB with
 /// its debug information) at every start, and reading all of it was a
-/// third of the command's own start-up (issue 13).
+/// third of the command's own start-up.
 fn needed_libraries<'data, R: object::ReadRef<'data>>(data: R) -> Vec<String> {
     use object::read::elf::{Dyn as _, ElfFile64, SectionHeader as _};
     use object::Endianness;

@@ -4,7 +4,7 @@
 //! scheduler), no handler of the runtime sees it, and the launcher then
 //! kills every other rank, usually with the same signal: the traces all
 //! end "running", and Hydra's "BAD TERMINATION" banner names whichever
-//! process it reaped first, not the one that died first (issue 12: a rank
+//! process it reaped first, not the one that died first (a rank
 //! killed at its fourth call was reported as rank 0).
 //!
 //! So each rank's runtime connects, in `MPI_Init`, to a socket this watch
@@ -55,7 +55,7 @@ pub struct DeathWatch {
     exits: Arc<Mutex<Vec<Option<i32>>>>,
     thread: Option<JoinHandle<()>>,
     /// Closed by [`DeathWatch::finish`] to end the watch's wait at once:
-    /// the search's next run waits for the watch to end (issue 13).
+    /// the search's next run waits for the watch to end.
     wake: Option<UnixStream>,
 }
 

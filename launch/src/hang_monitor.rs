@@ -19,7 +19,7 @@
 //! or blocked in a deadlock the graph confirms, or [`HOLD_LIMIT`] passed.
 //! The launcher's kill then takes nothing the run could still have
 //! recorded, so no send that does not need the failed rank is hidden from
-//! the search (issue 11).
+//! the search.
 
 use crate::job::Watch;
 use mbh_analysis::deadlock::Deadlock;
@@ -85,7 +85,7 @@ impl DeadlockMonitor {
             return Watch::Stop;
         }
         // A process called MPI before `MPI_Init`: MPI aborts it, and the
-        // others wait in `MPI_Init` for it forever (issue 18). The note is
+        // others wait in `MPI_Init` for it forever. The note is
         // the finding; the job has nothing more to show.
         if !self.dir.calls_before_init().is_empty() {
             return Watch::Stop;

@@ -152,7 +152,7 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
             .stderr(File::create(&job.stderr)?);
     }
     // The launcher gets SIGTERM (it then stops its ranks) when this
-    // process dies, however it dies (SIGKILL included; issue 12). Each
+    // process dies, however it dies (SIGKILL included): no job outlives it. Each
     // rank's runtime also watches this process (runtime/src/watchdog.rs):
     // ranks that busy-poll in MPI never notice a launcher gone.
     let parent = std::process::id() as libc::pid_t;
@@ -207,7 +207,7 @@ pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result
 /// Waits for the launcher to exit, up to a limit: on a pidfd, which
 /// becomes readable when the process exits, so the search starts its next
 /// run at once instead of up to [`POLL_INTERVAL`] later (half of it on
-/// average, over every run of an exploration; issue 13). Kernels before 5.3
+/// average, over every run of an exploration). Kernels before 5.3
 /// have no pidfd: the wait then sleeps the whole limit.
 struct ExitWait {
     /// The pidfd, if the kernel made one.

@@ -12,7 +12,7 @@
 //! - after [`report_on_stop`], the first signal only records itself
 //!   ([`stop_requested`]): the command finishes the run it is in (now
 //!   killed), starts no other, and prints the report of what ran
-//!   (`verify`, `audit-barriers`, issue 37). A second signal ends mbhybrid
+//!   (`verify`, `audit-barriers`). A second signal ends mbhybrid
 //!   at once, as by default.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering::SeqCst};

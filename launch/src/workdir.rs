@@ -1,6 +1,6 @@
 //! A working folder of its own for each run, so that the files a program
 //! writes in its working directory (output files, logs, checkpoints) do not
-//! pile up or overwrite each other across interleavings (issue 37: miniFE
+//! pile up or overwrite each other across interleavings (miniFE
 //! wrote 616 yaml files into the user's folder).
 //!
 //! The folder mirrors the user's working directory with a symbolic link

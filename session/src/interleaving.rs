@@ -61,7 +61,7 @@ impl Interleaving {
 }
 
 /// The room of each buffer the static analysis knows at calls it could not
-/// check itself, for the runtime's check (issue 18), ordered as the
+/// check itself, for the runtime's check, ordered as the
 /// runtime looks them up.
 fn buffer_rooms(session: &Session) -> Vec<RoomAtCall> {
     let Some(analysis) = session.sites.as_ref().and_then(|s| s.analysis.as_ref()) else {
@@ -189,7 +189,8 @@ pub fn launch(
         }
     })?;
 
-    // Each run writes its files in a folder of its own (issue 37).
+    // Each run writes its files in a folder of its own, so runs do not
+    // overwrite or pile up each other's output files.
     let current_dir = if spec.passthrough {
         None
     } else {
@@ -357,7 +358,7 @@ pub fn prune(dir: &InterleavingDir) {
 ///
 /// * Lamport clocks order concurrent events (seed 000 Theorem 5.3 is one
 ///   way only; Fig 5.3): LLCP misses senders, and the search would call a
-///   space complete that it did not cover (issue 11's differential test
+///   space complete that it did not cover (the differential test
 ///   found it with synchronous sends). The oracle is exact on
 ///   `MPI_COMM_WORLD` and on every communicator the runtime named (each
 ///   member records its rank there, `CommId`), so its senders join every
@@ -371,7 +372,8 @@ pub fn prune(dir: &InterleavingDir) {
 /// * The same holds for which request a `Waitany`/`Testany` could have
 ///   returned (seed 001 §4): the runtime offers a request whose message
 ///   carried a clock no later than the choice's, and a message from a rank
-///   that merely did more work carries a later one (soak seed 1005). The
+///   that merely did more work carries a later one (a `Testany` loop over
+///   wildcard `Irecv`s was never offered that sender's index). The
 ///   oracle's potential indices join every choice.
 fn add_oracle_senders(
     events: &mut [WildcardEvent],

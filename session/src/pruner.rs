@@ -1,7 +1,7 @@
 //! Deleting the bulky files of the interleavings that showed nothing
 //! ([`interleaving::prune`]) on a thread of its own, while the search runs
 //! the next one: unlinking a run's trace files took up to 10 ms on ext4,
-//! on the path from one run to the next (issue 13). The files are gone when
+//! on the path from one run to the next. The files are gone when
 //! the pruner is dropped, before the exploration returns.
 
 use crate::interleaving;

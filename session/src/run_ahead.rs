@@ -1,4 +1,4 @@
-//! `verify --jobs N` (issue 13): up to `N - 1` interleavings the search
+//! `verify --jobs N`: up to `N - 1` interleavings the search
 //! will ask for next run at the same time as the one it asked for, each
 //! its own MPI job.
 //!

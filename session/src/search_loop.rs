@@ -75,10 +75,10 @@ pub struct Exploration {
     pub diverged: Vec<Divergence>,
     /// The ranks the runtime stopped (a call it cannot handle). The search
     /// stops there; the commands report it as an error after the report
-    /// (issue 12: a limit of the tool, not a finding).
+    /// (a limit of the tool, not a finding).
     pub tool_stops: Vec<ToolStop>,
     /// The calls of MPI functions the runtime does not model, over every
-    /// interleaving (issue 38): the search is not complete when any.
+    /// interleaving: the search is not complete when any.
     pub not_modelled: Vec<UnverifiedCall>,
     /// The traces of every interleaving, kept only when a caller asks (Fib).
     pub traces: Vec<Vec<mbh_trace::RankTrace>>,
@@ -189,7 +189,7 @@ impl Search<'_> {
             }
             let run = match run {
                 Ok(run) => run,
-                // What ran is still reported (issue 12): a run directory
+                // What ran is still reported: a run directory
                 // that became unwritable, a launcher that stopped working.
                 Err(error) if n > 1 => {
                     self.found.incomplete_because = Some(Partial::RunFailed {
@@ -324,7 +324,7 @@ fn budget_spent(
 }
 
 /// The bounds that would shorten this program's search: only options
-/// that change something for it (issue 37). `--loop-abstraction auto` only
+/// that change something for it. `--loop-abstraction auto` only
 /// when `build` marked a loop it may abstract; `--mixing-bound` only when
 /// none is set.
 fn bounding_advice(session: &Session, settings: &Settings) -> Vec<BoundOption> {
@@ -354,7 +354,7 @@ fn bounding_advice(session: &Session, settings: &Settings) -> Vec<BoundOption> {
 /// never completed, when that receive's rank is one of those it names:
 /// the receive waited for the one sender it was forced to, and the
 /// program's wildcard receive would have taken another's, so the hang is
-/// the forcing's, not the program's (issue 38: a sender the MPI library
+/// the forcing's, not the program's (a sender the MPI library
 /// kept inside a collective MPI lets it leave early). Returns whether it
 /// removed one.
 fn drop_forced_stalls(
@@ -463,7 +463,7 @@ impl Exploration {
     /// error of the search (a forced receive names its sender, so it is a
     /// bug of mbhybrid); one that never completed (`stalled`: the run's
     /// hang was dropped for it) is a limit: the MPI library kept its sender
-    /// from sending, which MPI would have allowed (issue 38).
+    /// from sending, which MPI would have allowed.
     fn note_unmatched(
         &mut self,
         n: u32,
@@ -632,8 +632,8 @@ fn run_interleaving(
 }
 
 /// Decisions a finding lists one by one; past this the others are
-/// counted per call site (a message-driven loop makes hundreds: issue 37
-/// saw 859 notes on one finding).
+/// counted per call site (a message-driven loop makes hundreds: miniFE
+/// gave 859 notes on one finding).
 const DECISIONS_LISTED: usize = 8;
 
 /// One wildcard decision of an interleaving, in words.

@@ -65,7 +65,7 @@ pub fn run(args: &AuditArgs) -> Result<ExitCode> {
     });
     // Every format shows the verdicts (diagnostics' `barriers` module).
     // The report first: a patch or HTML page that cannot be written is an
-    // error after it, never a lost report (issue 12).
+    // error after it, never a lost report.
     super::verify::print_report(&report, verify.format, &session.cwd)?;
     if let Some(failure) = failure {
         return Err(anyhow::Error::new(failure).context(format!(

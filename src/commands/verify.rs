@@ -29,7 +29,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     let failure = exploration.failure.take();
     let report = report(args, &session, exploration, started);
     // The report first: an extra output that fails (an unwritable
-    // `--html` path) is an error after it, never a lost report (issue 12).
+    // `--html` path) is an error after it, never a lost report.
     print_report(&report, args.format, &session.cwd)?;
     if let Some(failure) = failure {
         return Err(anyhow::Error::new(failure).context(format!(
@@ -49,7 +49,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
 }
 
 /// A search or replay that could not force what it asked for has not
-/// verified what it says (issue 11: replays fail loudly, like loom's): an
+/// verified what it says (replays fail loudly, like loom's): an
 /// error after the report, and exit status 2, whatever was found.
 pub fn divergence_exit(diverged: &[Divergence]) -> Option<ExitCode> {
     if diverged.is_empty() {
@@ -61,7 +61,7 @@ pub fn divergence_exit(diverged: &[Divergence]) -> Option<ExitCode> {
 
 /// The runtime stopped the program at a call it cannot handle: a limit of
 /// the tool, said as an error after the report (exit status 2), never a
-/// finding against the program (issue 12).
+/// finding against the program.
 pub fn tool_stop_exit(tool_stops: &[ToolStop]) -> Option<ExitCode> {
     if tool_stops.is_empty() {
         return None;
@@ -73,7 +73,7 @@ pub fn tool_stop_exit(tool_stops: &[ToolStop]) -> Option<ExitCode> {
 /// The session of a `verify`-like command (`audit-barriers` shares it).
 pub fn prepare(args: &VerifyArgs) -> Result<Session> {
     // Ctrl-C, SIGTERM or a batch system's time limit stops the search and
-    // prints what ran (issue 37).
+    // prints what ran: an hour of search is not lost to a time limit.
     mbh_launch::termination::report_on_stop();
     super::prepare_session(
         &args.job,
@@ -175,7 +175,7 @@ pub fn limits(session: &Session) -> Vec<String> {
 
 /// The least severe finding that fails the run: errors, or warnings too
 /// under `--deny warnings`. Compilers never fail a build on a warning
-/// unless asked, and neither does `verify` (issue 37).
+/// unless asked, and neither does `verify`.
 pub fn failing_severity(args: &VerifyArgs) -> Severity {
     if args.deny.contains(&DenyArg::Warnings) {
         Severity::Warning
@@ -202,7 +202,7 @@ pub fn exit_code(report: &Report, failing: Severity) -> ExitCode {
 }
 
 /// Exit status of a search that found nothing but did not cover the whole
-/// space (issue 12): a budget stopped it, or a bound skipped choice points.
+/// space: a budget stopped it, or a bound skipped choice points.
 /// Scripts and CI that test for 0 must not read it as "verified".
 pub const PARTIAL_COVERAGE: u8 = 3;
 

@@ -199,6 +199,60 @@ struct Facts {
 ///
 /// `base_dir` is the user's working directory: file names in the report
 /// are relative to it when below it.
+///
+/// # Example
+///
+/// ```
+/// use inkwell::context::Context;
+/// use mbh_static::{analyze, mpi_call_sites, AnalysisInput, ConstValue, Module, MpiConstants};
+/// use mbh_trace::static_report::LoopDecision;
+///
+/// let ir = r#"
+/// declare i32 @MPI_Recv(ptr, i32, i32, i32, i32, i32, ptr)
+/// declare i32 @MPI_Barrier(i32)
+/// define void @master(i32 %n) {
+/// entry:
+///   %value = alloca i32
+///   br label %loop
+/// loop:
+///   %i = phi i32 [ 1, %entry ], [ %next, %loop ]
+///   %r = call i32 @MPI_Recv(ptr %value, i32 1, i32 7, i32 -2, i32 0, i32 1, ptr null)
+///   %next = add i32 %i, 1
+///   %more = icmp slt i32 %next, %n
+///   br i1 %more, label %loop, label %done
+/// done:
+///   %b = call i32 @MPI_Barrier(i32 1)
+///   ret void
+/// }
+/// "#;
+/// let context = Context::create();
+/// let module = Module::parse(&context, "master.ll", ir.as_bytes())?;
+/// assert_eq!(mpi_call_sites(&module).len(), 2);
+///
+/// // The installed MPI's values (`mbh-instrument` reads them from mpi.h).
+/// let consts = MpiConstants {
+///     any_source: ConstValue::Int(-2),
+///     any_tag: ConstValue::Int(-1),
+///     proc_null: ConstValue::Int(-1),
+///     undefined: ConstValue::Int(-32766),
+///     comm_world: ConstValue::Int(1),
+///     comm_self: ConstValue::Int(2),
+///     status_size: 20,
+///     status_source: 8,
+///     status_tag: 12,
+///     datatypes: Vec::new(),
+/// };
+/// let source = std::path::PathBuf::from("master.ll");
+/// let inputs = [AnalysisInput { module: &module, source: &source }];
+/// let analysis = analyze(&inputs, &consts, std::path::Path::new("."));
+/// let report = &analysis.report;
+/// assert_eq!(report.wildcards[0].source, "MPI_ANY_SOURCE");
+/// assert_eq!(report.loops[0].decision, LoopDecision::Abstract);
+/// assert_eq!(report.zones[0].opened_by, "MPI_Barrier");
+/// // One entry edge and one exit edge get markers.
+/// assert_eq!(analysis.modules[0].edges.len(), 2);
+/// # Ok::<(), mbh_static::LoadError>(())
+/// ```
 pub fn analyze<'ctx>(
     inputs: &[AnalysisInput<'_, 'ctx>],
     consts: &MpiConstants,
@@ -268,7 +322,7 @@ pub fn analyze<'ctx>(
     };
     let (mut report, plans) = report::assemble(&prog, &facts, &found, &refs, module_sites);
     // 13. Collectives ranks may disagree on, and branches on the program's
-    // input that decide MPI calls (issue 19).
+    // input that decide MPI calls: a verdict holds for the input it ran with.
     let found = divergent(&prog, &facts.sites, &strings, &globals);
     report.divergent_collectives = found.collectives;
     report.input_branches = found.input_branches;
@@ -299,7 +353,7 @@ fn per_function(fns: &[Function]) -> Vec<Local> {
 }
 
 /// Phase 13: the collectives some ranks may skip and the branches on the
-/// program's input that decide MPI calls (issue 19), found by the
+/// program's input that decide MPI calls, found by the
 /// `divergence` module over everything computed so far; collectives on
 /// `MPI_COMM_SELF` are never divergent, so their sites are passed as
 /// single-member ones.

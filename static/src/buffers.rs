@@ -1,5 +1,5 @@
 //! Buffer arguments checked against their datatype and their object's
-//! size (issue 18).
+//! size.
 //!
 //! For each buffer argument of a point-to-point call or a collective
 //! ([`MpiFunction::buffers`]), the buffer pointer is followed back through
@@ -91,7 +91,7 @@ struct Target<'a> {
 }
 
 /// The room a buffer has in its object, at a call whose datatype or count
-/// the analysis cannot check: the runtime checks it (issue 18).
+/// the analysis cannot check: the runtime checks it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Room {
     pub access: BufferAccess,

@@ -1,5 +1,5 @@
 //! Collectives that some ranks may skip, and branches on the program's
-//! input (issue 19).
+//! input.
 //!
 //! A collective must be called by every rank of its communicator. The
 //! classic way to break that is to call it under a condition that ranks

@@ -25,7 +25,7 @@
 //! of instructions and def-use edges, whatever the depth of `phi` chains
 //! or pointer variables. A walk that recursed over operands without
 //! remembering what it had computed was exponential in that depth
-//! (issue 37: a link of LULESH ran for more than 15 minutes).
+//! (a link of LULESH ran for more than 15 minutes).
 
 use crate::consts::LocalVars;
 use crate::ir::{Callee, Function, InstId, Op, Val};

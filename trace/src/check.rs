@@ -100,7 +100,7 @@ pub enum Check {
         threads: ReuseThreads,
     },
     /// A call's `count` elements of its datatype reach past the end of its
-    /// buffer's object (issue 18), checked before the call. `request` =
+    /// buffer's object, checked before the call. `request` =
     /// the object's size in bytes (this check has no call record), `peer`
     /// = the count, `aux` = the bytes the count covers, `tag` = the access
     /// in its low 4 bits (0 read: a send, 1 written: a receive, 2 both)
@@ -141,7 +141,7 @@ pub enum Check {
 /// Which threads a [`Check::BufferReuse`] of an access involves: the
 /// program's threads may compute while another calls MPI, so the thread
 /// that touched a pending buffer need not be the one that started its
-/// operation (issue 40).
+/// operation (threads may compute while one of them calls MPI).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReuseThreads {
     /// The accessing thread's id (Linux's `gettid`; 0: not recorded, as

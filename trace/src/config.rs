@@ -169,14 +169,15 @@ pub struct RuntimeConfig {
     /// Forced matches; `None` for a free run.
     pub guidance: Option<Guidance>,
     /// The room each buffer has in its object at the calls the static
-    /// analysis could not check itself (issue 18), for the runtime's check;
+    /// analysis could not check itself (a datatype or count known only at
+    /// run time), for the runtime's check;
     /// ordered by site and access.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub buffer_rooms: Vec<RoomAtCall>,
     /// Whether the program checks its loads and stores against the
     /// buffers of pending nonblocking calls (its site table's
-    /// `access_checks`): only then does the runtime keep those buffers
-    /// (issue 19), so a program built without the checks pays nothing
+    /// `access_checks`): only then does the runtime keep those buffers,
+    /// so a program built without the checks pays nothing
     /// per nonblocking call.
     #[serde(default)]
     pub watch_buffers: bool,

@@ -39,24 +39,23 @@ pub enum FindingKind {
     Timeout,
     /// An MPI call before `MPI_Init`.
     BeforeInit,
-    /// A buffer whose C type is not the call's MPI datatype (issue 18).
+    /// A buffer whose C type is not the call's MPI datatype.
     BufferType,
-    /// A count of elements that reaches past the buffer's object (issue 18).
+    /// A count of elements that reaches past the buffer's object.
     BufferOverflow,
     /// A collective that some ranks may skip: a branch guarding it depends
-    /// on the rank or on received data (issue 19).
+    /// on the rank or on received data.
     CollectiveDivergence,
-    /// A message sent and never received before `MPI_Finalize` (issue 38).
+    /// A message sent and never received before `MPI_Finalize`.
     UnreceivedMessage,
     /// An MPI call the thread level does not allow: from a thread other
-    /// than the main one under `MPI_THREAD_FUNNELED` or lower (issue 40).
+    /// than the main one under `MPI_THREAD_FUNNELED` or lower.
     ThreadLevel,
     /// A one-sided communication call outside the epoch it needs, or an
-    /// epoch left open at `MPI_Win_free` or `MPI_Finalize` (issue 39).
+    /// epoch left open at `MPI_Win_free` or `MPI_Finalize`.
     RmaEpoch,
     /// Two one-sided operations on overlapping bytes of one target's
-    /// window, at least one writing, that no synchronization orders
-    /// (issue 39).
+    /// window, at least one writing, that no synchronization orders.
     RmaRace,
 }
 

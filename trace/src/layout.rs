@@ -28,14 +28,14 @@ pub const ENV_TRACE_DIR: &str = "MBHYBRID_TRACE_DIR";
 
 /// Environment variable naming the process id of the `mbhybrid` that
 /// launched the job: each rank's runtime ends itself when that process is
-/// gone, so a killed `verify` leaves no job behind (issue 12).
+/// gone, so a killed `verify` leaves no job behind.
 pub const ENV_WATCH_PID: &str = "MBHYBRID_WATCH_PID";
 
 /// Environment variable naming the abstract Unix socket each rank's
 /// runtime connects to in `MPI_Init` and never writes to: the `mbhybrid`
 /// that launched the job learns the order in which ranks died from the
 /// order their connections close, and a rank learns that `mbhybrid` is
-/// gone when its connection does (issue 12).
+/// gone when its connection does, and no rank outlives a killed `verify`.
 pub const ENV_DEATH_SOCKET: &str = "MBHYBRID_DEATH_SOCKET";
 
 /// Environment variable set (to `1`) when the `mbhybrid` that launched
@@ -43,8 +43,8 @@ pub const ENV_DEATH_SOCKET: &str = "MBHYBRID_DEATH_SOCKET";
 /// a rank that fails then waits in the runtime, marked in its trace header
 /// ([`crate::rank_trace::RawHeader::held`]), until the other ranks are
 /// blocked or ended, so the launcher does not kill them before they record
-/// the sends they make without the failed rank (issue 11: a crash hid a
-/// sender).
+/// the sends they make without the failed rank (a rank killed too early
+/// hides a sender from the search).
 pub const ENV_HOLD_FAILED: &str = "MBHYBRID_HOLD_FAILED";
 
 /// The default run root, relative to the working directory.

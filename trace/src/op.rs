@@ -399,7 +399,9 @@ op_kinds! {
     /// record (`MPI_Irecv`, ...)
     /// ([`Op::settled_send`](crate::rank_trace::Op::settled_send)). The
     /// wait-for graph must not count the receive as still posted: a send
-    /// it took would look takeable by it (soak seeds 4094 and 4480). Only
+    /// it took would look takeable by it (a `Waitall` over a wildcard
+    /// receive MPI completed inside the call looked "slow, not stuck", and
+    /// its deadlock was left to the timeout). Only
     /// the graph reads it; the `Matched` record follows when the program
     /// completes the receive, if it does.
     Settled = 252 => "mbhybrid:settled", Clock;

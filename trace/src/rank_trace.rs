@@ -139,7 +139,7 @@ pub struct RawHeader {
     pub abort_site: u32,
     /// Records the runtime could not write (the trace could not grow: a
     /// full disk, a failed mapping). Zero in traces of older runtimes,
-    /// which had no such count (issue 12).
+    /// which had no such count.
     pub lost_records: u64,
     /// The poll this rank repeats without success (`MPI_Test*`,
     /// `MPI_Iprobe`, `MPI_Improbe` finding nothing), written as the
@@ -981,9 +981,9 @@ impl RankTrace {
 }
 
 /// The first `count` records of `records`, up to the first damaged one
-/// (and why it is damaged). The records before a damaged one are kept
-/// (issue 12): what the rank did up to there is still worth analysing,
-/// and the caller learns where the trace stops being readable.
+/// (and why it is damaged). The records before a damaged one are kept:
+/// what the rank did up to there is still worth analysing, and the
+/// caller learns where the trace stops being readable.
 fn decode_records(records: &[u8], count: u64) -> (Vec<Op>, Option<FormatError>) {
     let mut ops = Vec::with_capacity(count as usize);
     for (i, chunk) in (0..count).zip(records.chunks_exact(RECORD_SIZE)) {
@@ -1443,7 +1443,9 @@ pub struct WildcardEvent {
     /// sender did not happen is tried again with that sender's forced as
     /// they matched here. (Forcing them whenever this event is forced to a
     /// sender loses combinations: the message usually needs them to
-    /// happen, not to match as they did; soak seed 3191.) Filled by the
+    /// happen, not to match as they did: a run forced a sender's earlier
+    /// messages to the receives they took once and missed the other
+    /// orders of those receives.) Filled by the
     /// caller from the oracle; empty as read from the trace.
     pub enablers: Vec<(i32, Vec<(i32, u32)>)>,
     /// The run's guidance forced this event, as the runtime recorded it

@@ -186,14 +186,14 @@ pub struct Report {
     /// Tool warnings (unsupported calls, soundness warnings).
     #[serde(default)]
     pub warnings: Vec<String>,
-    /// What the verdict does not cover, whatever this run did (issue 19):
+    /// What the verdict does not cover, whatever this run did:
     /// the branches on the program's input that decide MPI calls, code
     /// the access checks do not see. Not problems of the run: warnings
     /// are those.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<String>,
     /// The calls of MPI functions the runtime does not model that the
-    /// program made (`MPI_Put`, `MPI_Neighbor_alltoall`, ...; issue 38),
+    /// program made (`MPI_Put`, `MPI_Neighbor_alltoall`, ...),
     /// one per function and line: what they do is not verified, so the
     /// report is not `complete`. Also the one-sided communication calls
     /// (races not checked) and the calls where a run stopped because two

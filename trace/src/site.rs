@@ -87,7 +87,7 @@ pub struct SiteTable {
     /// when `build` made one; absent in tables written before it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis: Option<crate::static_report::StaticReport>,
-    /// Whether `build` put the access checks of issue 19 into the program
+    /// Whether `build` put the access checks for `buffer-reuse` into the program
     /// (loads and stores checked against pending nonblocking buffers);
     /// false when it was built with `--no-access-checks` or
     /// `MBHYBRID_ACCESS_CHECKS=off`, and in tables written before it could.

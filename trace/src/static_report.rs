@@ -78,28 +78,28 @@ pub struct StaticReport {
     /// function pointers in loops, zone bounds that name no zone.
     pub notes: Vec<Note>,
     /// Buffer arguments the analysis proves wrong for their datatype or
-    /// count (issue 18). Absent in the tables of older builds.
+    /// count. Absent in the tables of older builds.
     #[serde(default)]
     pub buffer_errors: Vec<BufferError>,
     /// Buffers whose object the analysis knows, at calls whose count or
     /// datatype it cannot check (a derived datatype, a count computed at
     /// run time): the runtime checks those calls against the room left in
-    /// the object (issue 18). Absent in the tables of older builds.
+    /// the object. Absent in the tables of older builds.
     #[serde(default)]
     pub buffer_rooms: Vec<BufferRoom>,
     /// Collective calls that some ranks may reach and others not, because
     /// a branch guarding them depends on the rank or on per-rank data
-    /// (issue 19). Absent in the tables of older builds.
+    /// (`collective-divergence`). Absent in the tables of older builds.
     #[serde(default)]
     pub divergent_collectives: Vec<DivergentCollective>,
     /// Branches that decide whether MPI calls run and that depend on the
     /// program's input (`argv`, `getenv`, files, standard input, `rand`,
-    /// `time`): a verdict holds for the input it ran with (issue 19).
+    /// `time`): a verdict holds for the input it ran with.
     #[serde(default)]
     pub input_branches: Vec<InputBranch>,
 }
 
-/// What a branch condition depends on (issue 19).
+/// What a branch condition depends on.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind", content = "what")]
 pub enum Dependence {
@@ -189,7 +189,7 @@ impl DivergentCollective {
     }
 }
 
-/// A collective whose execution ranks may disagree on (issue 19).
+/// A collective whose execution ranks may disagree on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DivergentCollective {
     /// The call's site id.
@@ -655,7 +655,7 @@ impl StaticReport {
             .notes
             .iter()
             .map(|n| format!("{}: warning: {}", n.span.gcc_place(""), n.message));
-        // Collectives some ranks may skip (issue 19): only those behind a
+        // Collectives some ranks may skip: only those behind a
         // branch whose paths make different collectives (`mbh-static`'s
         // balance check, after PARCOACH), so `if (rank == 0)
         // MPI_Barrier(c); else MPI_Barrier(c);` says nothing. `verify`

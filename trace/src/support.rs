@@ -2,13 +2,13 @@
 //! ([`calls`], every function of the `mpi.h` of MPICH 4 and Open MPI 4)
 //! that `build` warns from, the runtime's wrappers are checked against
 //! (`runtime/src/lib.rs`'s tests, `runtime/tests/header_calls.rs`), and
-//! `verify` names unmodelled calls from (issue 38).
+//! `verify` names unmodelled calls from, so a run that made one says it is partial.
 //!
 //! Five classes ([`Support`]):
 //!
 //! * modelled: the runtime wraps the call (piggyback, clocks, trace,
 //!   checks);
-//! * races not checked: one-sided communication (issue 39): the runtime
+//! * races not checked: one-sided communication: the runtime
 //!   wraps the call and records it, `verify` checks the epochs, the
 //!   windows' lifecycle, the remote races between operations and (with
 //!   the access checks) the program's loads and stores of origin buffers

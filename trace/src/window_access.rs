@@ -1,5 +1,5 @@
 //! The [`OpKind::WindowAccess`] record: what a process did to its own
-//! window's memory during an exposure epoch (issue 39; MPI-4.0 §12.7, the
+//! window's memory during an exposure epoch (MPI-4.0 §12.7, the
 //! rules on local and RMA accesses to the same window location). The
 //! runtime (`runtime/src/rma_exposure.rs`) watches the memory of each
 //! window of its rank from the call that opens an exposure epoch

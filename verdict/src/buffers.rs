@@ -1,5 +1,5 @@
 //! Buffer arguments that `mbhybrid build`'s static analysis proved wrong
-//! for their datatype or count (issue 18), made into findings of the runs
+//! for their datatype or count, made into findings of the runs
 //! that reached them.
 //!
 //! The analysis (`mbh-static`, stored in the site table's `analysis`) knows

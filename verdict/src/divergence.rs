@@ -1,4 +1,4 @@
-//! Collectives some ranks may skip (issue 19): `build`'s static analysis
+//! Collectives some ranks may skip: `build`'s static analysis
 //! lists the collectives a rank-dependent branch decides; a run that
 //! reaches one reports it, *confirmed* when the run shows the members of
 //! its communicator calling it a different number of times.
@@ -20,7 +20,7 @@
 //! * no rank made the call, every rank ran to its end, and a branch
 //!   deciding it depends on the rank and on an input the user gives (an
 //!   argument, the environment, a file; not a clock or a random number):
-//!   another input may take the branch on some ranks only (issue 38). A
+//!   another input may take the branch on some ranks only. A
 //!   warning with the call and the branches, where `build` warned and the
 //!   run alone cannot tell; an error when every path to the call passes
 //!   tests of the rank that only some ranks of this run pass (`if (rank ==
@@ -39,7 +39,7 @@ use std::collections::BTreeMap;
 /// The most input branches named before the rest are counted.
 const INPUT_BRANCHES_SHOWN: usize = 5;
 
-/// What a verdict depends on beyond the run (issue 19): one line per
+/// What a verdict depends on beyond the run: one line per
 /// branch on the program's input that decides whether MPI calls run ("this
 /// verdict holds for the input it ran with: control flow at app.c:12
 /// depends on `argv[1]`"), so that "no errors" never reads as "correct for

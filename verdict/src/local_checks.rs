@@ -191,7 +191,7 @@ impl Said {
                 Severity::Warning,
                 format!("a request created by {call} on rank {rank} was never completed or freed"),
                 // A rank that returned without finalizing is checked at
-                // its exit (issue 12).
+                // its exit: it never reaches `MPI_Finalize`.
                 if trace.end.state == RankState::Exited {
                     "this request is still pending when the rank exits (it never called `MPI_Finalize`)"
                 } else {

@@ -1,7 +1,7 @@
-//! The calls of MPI functions the runtime does not model (issue 38), from
+//! The calls of MPI functions the runtime does not model, from
 //! the ranks' [`OpKind::NotModelled`](mbh_trace::OpKind::NotModelled)
 //! records, and of the one-sided communication calls it records without
-//! checking their races yet (issue 39's first slice; their records, class
+//! checking their races (their records, class
 //! [`OpClass::Rma`]): each is a place the verdict does not cover fully, so
 //! a run that made one is partial. One location per function, call site
 //! and what is not covered ([`Unverified`], which the report's words are

@@ -48,14 +48,14 @@ pub struct Analysis {
     /// The traces that could be read, by rank.
     pub traces: Vec<Option<RankTrace>>,
     /// Gaps in the traces: unreadable, cut short, records lost. Each one
-    /// keeps the verdict from being complete (issue 12).
+    /// keeps the verdict from being complete.
     pub warnings: Vec<TraceGap>,
     /// The ranks the runtime stopped (a call it cannot handle, or its own
     /// failure), with what it said. A limit of the tool, never a finding
-    /// against the program (issue 12).
+    /// against the program.
     pub tool_stops: Vec<ToolStop>,
     /// The calls of MPI functions the runtime does not model the ranks
-    /// made ([`crate::not_modelled`]): the run is partial (issue 38).
+    /// made ([`crate::not_modelled`]): the run is partial.
     pub not_modelled: Vec<mbh_trace::outcome::UnverifiedCall>,
 }
 
@@ -81,7 +81,7 @@ pub fn read_traces(dir: &InterleavingDir, np: u32) -> (Vec<Option<RankTrace>>, V
                 if let Some(cut) = decoded.truncated {
                     // A rank killed while its trace was being copied
                     // or a full disk: what the file holds is kept, and
-                    // the report says what is missing (issue 12).
+                    // the report says what is missing.
                     warnings.push(TraceGap::CutShort {
                         rank,
                         counted: cut.counted,
@@ -132,7 +132,7 @@ pub fn analyze(
         && before_init.is_empty()
     {
         // Traces written but unreadable (a format version mismatch) are
-        // not "no process reached MPI_Init" (issue 12).
+        // not "no process reached MPI_Init": the report must name the real cause.
         // With no trace read, every gap is an unreadable trace.
         if let Some((rank, reason)) = warnings.iter().find_map(|gap| match gap {
             TraceGap::Unreadable { rank, error } => Some((*rank, error.clone())),

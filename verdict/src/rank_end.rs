@@ -93,7 +93,7 @@ pub(crate) fn rank_finding(
             }
         }
         RankState::Exited => {
-            // Issue 12: ending after `MPI_Init` without `MPI_Finalize` is
+            // Ending after `MPI_Init` without `MPI_Finalize` is
             // erroneous whatever the status (MPI 4.1 §11.2.2): the other
             // ranks' `MPI_Finalize` may hang, or the launcher kill them.
             let status = end.exit_status.unwrap_or(0);
@@ -297,7 +297,7 @@ pub(crate) fn abort_finding(ctx: &RunContext<'_>, trace: &RankTrace, stderr: &st
         }
         None => match stderr.lines().rev().find_map(glibc_fatal_message) {
             // The C library aborted the rank: a crash, not the program's
-            // own `abort()` (issue 12).
+            // own `abort()`, which is an assertion.
             Some(message) => {
                 let mut f = Finding::new(
                     FindingKind::Crash,
@@ -446,7 +446,7 @@ pub(crate) fn killed_finding(
         .collect();
     // Hydra names one process by pid on its standard output ("BAD
     // TERMINATION ... PID 123 ... (signal 9)"): the one it reaped first,
-    // which need not be the one that died first (issue 12). The exit order
+    // which need not be the one that died first. The exit order
     // the death watch saw decides; the banner's signal is that rank's only
     // when the banner names its process.
     let banner = hydra_bad_termination(launcher_stdout);

@@ -1,4 +1,4 @@
-//! `buffer-reuse` findings of the access check (issue 19; seed 000
+//! `buffer-reuse` findings of the access check (seed 000
 //! §2.3.6.3, Fig 2.9; SCENARIOS.md E9): an instrumented load or store
 //! touched the buffer of a pending nonblocking operation. The runtime's
 //! record ([`mbh_trace::op::LocalCheck::BufferReuse`] with an access
@@ -265,8 +265,8 @@ const WATCHED_CALLS: [&str; 34] = [
 ];
 
 /// What a report must say the buffer-reuse check did not cover, for a
-/// program whose site table is `sites` (issue 19: "code not compiled by
-/// mbhybrid is not instrumented: say so in the report's limits"). Nothing
+/// program whose site table is `sites` (code not compiled by mbhybrid
+/// is not instrumented, so the report's limits must say so). Nothing
 /// for a program that makes no nonblocking call with a buffer, or that
 /// `build` did not make (the session says so already).
 pub fn limits(sites: Option<&SiteTable>) -> Option<String> {

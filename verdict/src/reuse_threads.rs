@@ -1,5 +1,5 @@
 //! The words that name the two threads of a `buffer-reuse` found by an
-//! access (issue 40): a program's threads may compute while one of them
+//! access: a program's threads may compute while one of them
 //! calls MPI (`MPI_THREAD_FUNNELED` and above), and a worker's store into
 //! a buffer the main thread's pending send owns is a race between them.
 

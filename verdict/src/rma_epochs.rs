@@ -1,4 +1,4 @@
-//! Epoch and lifecycle errors of one-sided communication (issue 39; MPI-4.0
+//! Epoch and lifecycle errors of one-sided communication (MPI-4.0
 //! §12.5), from each rank's RMA records ([`mbh_trace::rma`]), one window
 //! at a time:
 //!

@@ -1,5 +1,5 @@
 //! Races between a process's own loads and stores of its window memory
-//! and the remote operations on it (issue 39; MPI-4.0 §12.7, "Semantics
+//! and the remote operations on it (MPI-4.0 §12.7, "Semantics
 //! and Correctness": a local store to window memory conflicts with any
 //! RMA access to those bytes in the same exposure epoch, a local load
 //! with an `MPI_Put` or an accumulate that changes them).

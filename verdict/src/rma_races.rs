@@ -1,4 +1,4 @@
-//! Remote races of one-sided communication (issue 39; MPI-4.0 §12.7):
+//! Remote races of one-sided communication (MPI-4.0 §12.7):
 //! two RMA operations (`MPI_Put`, `MPI_Get`, the accumulate family and
 //! their `R` forms) from different origins, or from one origin in one
 //! epoch, on overlapping bytes of one target's window, at least one

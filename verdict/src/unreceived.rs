@@ -1,4 +1,4 @@
-//! Messages sent and never received (issue 38).
+//! Messages sent and never received.
 //!
 //! MPI-4.0 §11.2.2: a process must complete every pending communication
 //! it started before `MPI_Finalize`, and a message that no receive takes

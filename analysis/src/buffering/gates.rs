@@ -4,7 +4,7 @@
 //! condition per other rank, that was `ranks - 1` conditions for each rank
 //! at each instance, `ranks²` per instance, rebuilt and tested again each
 //! time a rank was woken: at 1,024 ranks, 138 million conditions for the
-//! 132 collectives of 10^4 calls (issue 13). Here each instance counts the
+//! 132 collectives of 10^4 calls. Here each instance counts the
 //! ranks that reached it, and opens when all did: the same condition
 //! (every rank at or past its instance), in `O(ranks)` per instance.
 //!

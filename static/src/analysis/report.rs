@@ -252,7 +252,7 @@ impl<'ctx> Assembly<'_, 'ctx> {
     }
 
     /// The buffer arguments of function `fi`'s sites: the room each has
-    /// (for the runtime's access checks) and the errors found (issue 18).
+    /// (for the runtime's access checks) and the errors found.
     fn buffers(&mut self, fi: usize, buffer_facts: &[(u32, InstId, buffers::Fact)]) {
         let (prog, report) = (self.prog, &mut self.report);
         let f = &prog.fns[fi];

@@ -75,7 +75,7 @@ pub(super) fn mpi_sites(prog: &Prog<'_>, counts: &[u32]) -> Vec<Vec<SiteFact>> {
 }
 
 /// Phase 5b: per function, in parallel, the buffer arguments of its sites
-/// against their datatype and the object they point into (issue 18), as
+/// against their datatype and the object they point into, as
 /// `(site id, call, fact)`; `globals` are each module's global variables.
 pub(super) fn buffer_facts(
     prog: &Prog<'_>,

@@ -2,7 +2,7 @@
 //! `MPI_COMM_WORLD` rank against constants that its condition implies
 //! there (`rank == 0` on the true arm of `if (rank == 0 && argc > 2)`).
 //!
-//! They make a divergence certain (issue 38): a collective that every path
+//! They make a divergence certain: a collective that every path
 //! reaches only through such arms is made only by the ranks passing the
 //! tests, whatever the rest of the condition says. A test is recorded only
 //! when the arm really implies it, so a condition this does not read gives
