@@ -112,7 +112,7 @@ pub struct Job<'a> {
     pub timeout: Duration,
     /// An entry of `env` (key, value) that no other job's processes
     /// carry: once the job is stopped or killed, any process still
-    /// carrying it is killed too ([`crate::leftovers`]).
+    /// carrying it is killed too (`leftovers.rs`).
     pub marker: Option<(String, String)>,
 }
 
@@ -130,7 +130,7 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(25);
 
 /// Runs `job` to its end, its timeout, or until `monitor` (called every
 /// [`POLL_INTERVAL`] while the job runs) says stop. Its end is noticed when
-/// it happens, not at the next look ([`ExitWait`]). Standard input is
+/// it happens, not at the next look (`ExitWait`). Standard input is
 /// `/dev/null`: an MPI job under verification cannot be fed interactively.
 pub fn run(job: &Job<'_>, monitor: &mut dyn FnMut() -> Watch) -> std::io::Result<JobEnd> {
     use std::os::unix::process::CommandExt;

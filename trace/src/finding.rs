@@ -197,7 +197,7 @@ pub struct Location {
 
 /// One problem found. Its stable code (`MBH0002`) is its kind's
 /// ([`FindingKind::code`]), written beside the kind in JSON
-/// ([`FindingJson`]) and ignored when read back.
+/// (`FindingJson`) and ignored when read back.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Finding {
     /// What kind of problem.

@@ -11,7 +11,7 @@
 //! touches on the target (-1 when its target datatype has holes), `tag`
 //! its accumulate operation, basic datatype and the target datatype's true
 //! lower bound ([`operation_tag`]). A synchronization call: `tag` its
-//! assert ([`assert`]), `count` a lock's type ([`RmaLock`]) or a group's
+//! assert ([`assert`](mod@assert)), `count` a lock's type ([`RmaLock`]) or a group's
 //! size, `aux` a group's ranks ([`GROUP_RANKS`]).
 
 use crate::op::{flags, OpClass};
@@ -140,7 +140,7 @@ pub struct RmaCall {
     pub target: Option<i32>,
     /// The target was `MPI_PROC_NULL`.
     pub proc_null: bool,
-    /// The assert bits ([`assert`]).
+    /// The assert bits ([`assert`](mod@assert)).
     pub assert: i32,
     /// The lock type of an `MPI_Win_lock`.
     pub lock: Option<RmaLock>,

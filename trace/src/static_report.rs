@@ -373,7 +373,7 @@ pub struct Span {
 impl Span {
     /// `file:line:column` as gcc prints a warning's place; without a line,
     /// the file and `function` (the one the place is in, `""` when
-    /// unknown) instead ([`crate::place`]).
+    /// unknown) instead ([`crate::place`](mod@crate::place)).
     pub fn gcc_place(&self, function: &str) -> String {
         match self.line {
             0 => crate::place(&self.file, 0, 0, Some(function)),
@@ -384,7 +384,7 @@ impl Span {
 
 impl std::fmt::Display for Span {
     /// `file:line`, the way users name a place in `mbhybrid.toml`; the
-    /// file alone when the line is unknown ([`crate::place`]).
+    /// file alone when the line is unknown ([`crate::place`](mod@crate::place)).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&crate::place(&self.file, self.line, 0, None))
     }

@@ -1,5 +1,5 @@
 //! The calls of MPI functions the runtime does not model, from
-//! the ranks' [`OpKind::NotModelled`](mbh_trace::OpKind::NotModelled)
+//! the ranks' [`OpKind::NotModelled`]
 //! records, and of the one-sided communication calls it records without
 //! checking their races (their records, class
 //! [`OpClass::Rma`]): each is a place the verdict does not cover fully, so
