@@ -18,6 +18,7 @@
 //! | a collective on `MPI_COMM_WORLD` or a named communicator | every member reached the same collective (same sequence number on that communicator) | the members that have not (AND) |
 //! | `Wait` on a nonblocking collective's request | the same, for the collective that made it | the members that have not (AND) |
 //! | `MPI_Finalize` | every rank reached `MPI_Finalize` | the ranks that have not (AND) |
+//! | `MPI_Win_wait` | every origin of its post's group called `MPI_Win_complete` for that epoch (`pscw.rs`) | the origins that have not (AND) |
 //! | `Waitall` | every request it lists can complete (its [`OpKind::WaitRequest`] records) | what the first that cannot waits for, as a `Wait` on it would (AND) |
 //! | `Waitany`/`Waitsome` | one request it lists can complete | the union of what they wait for (OR) |
 //! | `Waitall`/`Waitany`/`Waitsome` that lists none (it has not waited long enough to list them, or it is a poll series) | one of the rank's outstanding requests can complete | the union (OR) |
@@ -852,6 +853,7 @@ impl<'a> Facts<'a> {
                 None => (self.any_request(rank, op), None),
             },
             OpKind::Finalize => (self.finalize(rank), None),
+            OpKind::WinWait => (self.win_wait(rank, op), None),
             kind if kind.class() == OpClass::Collective => (self.collective(rank, op), None),
             // A buffered send completes locally.
             OpKind::Bsend => (Cond::CanComplete, None),
@@ -1367,5 +1369,6 @@ pub(crate) fn find_cycle(graph: &DiGraph<i32, ()>, scc: &[NodeIndex]) -> Vec<i32
     Vec::new()
 }
 
+mod pscw;
 #[cfg(test)]
 mod tests;

@@ -564,6 +564,18 @@ fn two_origins_in_one_exposure_epoch_race() {
     );
 }
 
+/// `MPI_Win_wait` is in the wait-for graph: it waits for the origins of
+/// its post's group that have not called `MPI_Win_complete`, so a target
+/// waiting for an origin that waits for the target's message is a
+/// deadlock with both lines (the `// expect:` lines), not a timeout.
+#[test]
+fn a_win_wait_for_an_origin_blocked_elsewhere_is_a_deadlock() {
+    let report = check_program("tests/programs/rma/pscw_wait_for_an_origin_blocked_elsewhere.c");
+    assert!(report.complete, "{:?}", report.warnings);
+    assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+    assert_eq!(report.findings[0].kind, "deadlock");
+}
+
 #[test]
 fn two_exposure_epochs_order_their_origins() {
     let report = check_twin("tests/programs/rma/pscw_two_exposures.c");
