@@ -53,8 +53,6 @@ mod watch_coll;
 pub use coll::{pair_term, Coll, CollState, Flow};
 pub use early::{Early, EarlyLeaves, EarlyStart, Span};
 pub use p2p::SendMode;
-pub(crate) use p2p::{pmpi_isend, pmpi_send};
-pub(crate) use persist::pmpi_init;
 pub use persist::PersistentOp;
 pub use prefix_chain::PrefixCall;
 

@@ -41,7 +41,7 @@ pub enum SendMode {
 /// # Safety
 ///
 /// As for `MPI_Send`.
-pub(crate) unsafe fn pmpi_send(
+unsafe fn pmpi_send(
     mode: SendMode,
     buf: *const c_void,
     count: c_int,
@@ -67,7 +67,7 @@ pub(crate) unsafe fn pmpi_send(
 ///
 /// As for `MPI_Isend`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn pmpi_isend(
+unsafe fn pmpi_isend(
     mode: SendMode,
     buf: *const c_void,
     count: c_int,
