@@ -223,6 +223,10 @@ macro_rules! exports {
         /// as modelled.
         #[cfg(test)]
         const EXPORTED: &[&str] = &[$( stringify!($name), )*];
+        /// The exports that forward while the runtime is off, with the
+        /// call they forward to.
+        #[cfg(test)]
+        const FORWARDED: &[(&str, &str)] = &[$($( (stringify!($name), stringify!($pmpi)), )?)*];
         /// The bodies of the exports, entered from their trampolines.
         mod bodies {
             #[allow(unused_imports)] // each body uses some
@@ -867,6 +871,16 @@ mod support_tests {
             // The calls are all MPI 4's: an MPI 3 (Open MPI 4) has none,
             // so a program built against it cannot call them.
             assert!(stopped.is_empty(), "{stopped:?}");
+        }
+    }
+
+    /// An export that forwards while the runtime is off forwards to its
+    /// own `PMPI_` name.
+    #[test]
+    fn each_export_forwards_to_its_own_pmpi_call() {
+        assert!(super::FORWARDED.len() > 30, "{}", super::FORWARDED.len());
+        for (name, pmpi) in super::FORWARDED {
+            assert_eq!(format!("P{name}"), *pmpi);
         }
     }
 
