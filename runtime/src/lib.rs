@@ -84,7 +84,9 @@ mod wrap_early;
 
 pub use handle::HandleBits;
 
+use buffer_check::check_fits;
 use engine::{PersistentOp, SendMode};
+use mbh_trace::static_report::BufferAccess as Access;
 use mbh_trace::OpKind;
 #[cfg(mpi4)]
 use mpi_sys::MPI_Count;
@@ -198,12 +200,33 @@ const fn claims(name: &str) -> bool {
 /// is recorded, and an error code is recorded and handled as the
 /// program's handler for the call's communicator (`@ comm`;
 /// `MPI_COMM_WORLD` when not given) says.
+///
+/// An entry is written one of two ways:
+///
+/// - `fn MPI_X(args) => body;`: `body` is the whole call, run as written
+///   whether the runtime is on or off (`wrap.rs`, `wrap_coll.rs`).
+/// - `fn MPI_X/PMPI_X(args) => |rt| rt.x(..);`: the call goes to `PMPI_X`
+///   with the program's arguments, untouched, while the runtime is off;
+///   otherwise the closure runs holding the runtime's state (the
+///   [`Rt`](engine::Rt) method does the work). `, buffers: check` runs
+///   `check` (the buffer overflow check, which needs no state) first.
+///
+/// So each such call's signature is written here and in its `Rt` method,
+/// nowhere else.
 macro_rules! exports {
-    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(@ $comm:expr)? => $body:expr; )*) => {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident $(/ $pmpi:ident)? ($($arg:ident: $ty:ty),* $(,)?) $(@ $comm:expr)?
+            => $body:expr $(, buffers: $buffers:expr)?;
+    )*) => {
         /// The calls defined below, which `mbh_trace::support` must class
         /// as modelled.
         #[cfg(test)]
         const EXPORTED: &[&str] = &[$( stringify!($name), )*];
+        /// The exports that forward while the runtime is off, with the
+        /// call they forward to.
+        #[cfg(test)]
+        const FORWARDED: &[(&str, &str)] = &[$($( (stringify!($name), stringify!($pmpi)), )?)*];
         /// The bodies of the exports, entered from their trampolines.
         mod bodies {
             #[allow(unused_imports)] // each body uses some
@@ -214,8 +237,7 @@ macro_rules! exports {
                     state::boundary(stringify!($name), || {
                         static NAME: &str = stringify!($name);
                         let (site, _claim) = enter(&NAME, const { claims(stringify!($name)) });
-                        // SAFETY: the caller upholds the MPI function's contract.
-                        let rc = unsafe { $body };
+                        let rc = export_body!([$($pmpi)?] ($($arg),*) [$($buffers)?] $body);
                         #[allow(unused_variables)]
                         let comm = consts::comm_world();
                         $( let comm = $comm; )?
@@ -230,6 +252,26 @@ macro_rules! exports {
                 fn $name($($arg: $ty),*) => bodies::$name
             }
         )*
+    };
+}
+
+/// The call an [`exports!`] entry makes: its body as written, or (with a
+/// `PMPI_X`) `PMPI_X` while the runtime is off and the body holding the
+/// runtime's state while it is on.
+macro_rules! export_body {
+    ([] ($($arg:ident),*) [] $body:expr) => {
+        // SAFETY: the caller upholds the MPI function's contract.
+        unsafe { $body }
+    };
+    ([$pmpi:ident] ($($arg:ident),*) [$($buffers:expr)?] $body:expr) => {
+        if !state::active() {
+            // SAFETY: the caller's arguments, passed on unchanged.
+            unsafe { mpi_sys::$pmpi($($arg),*) }
+        } else {
+            $( $buffers; )?
+            // SAFETY: the caller upholds the MPI function's contract.
+            unsafe { state::with($body) }
+        }
     };
 }
 
@@ -289,121 +331,147 @@ exports! {
     fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) @ comm => wrap::abort(comm, errorcode);
     /// `MPI_Buffer_attach`: the runtime attaches a buffer with room for
     /// the headers in its place (`engine/bsend.rs`).
-    fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) => wrap::buffer_attach(buffer, size);
+    fn MPI_Buffer_attach/PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) => |rt| rt.buffer_attach(buffer, size);
     /// `MPI_Buffer_detach`: returns the program's buffer and size.
-    fn MPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) => wrap::buffer_detach(buffer_addr, size);
+    fn MPI_Buffer_detach/PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int)
+        => |rt| rt.buffer_detach(buffer_addr, size);
 
     /// `MPI_Send` (synchronous under `--buffering zero`).
-    fn MPI_Send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
-        => wrap::send(SendMode::Standard, OpKind::Send, buf, count, datatype, dest, tag, comm);
+    fn MPI_Send/PMPI_Send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
+        => |rt| rt.send(SendMode::Standard, OpKind::Send, buf, count, datatype, dest, tag, comm),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Ssend`: returns once the receiver acknowledged with its clock.
-    fn MPI_Ssend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
-        => wrap::send(SendMode::Sync, OpKind::Ssend, buf, count, datatype, dest, tag, comm);
+    fn MPI_Ssend/PMPI_Ssend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
+        => |rt| rt.send(SendMode::Sync, OpKind::Ssend, buf, count, datatype, dest, tag, comm),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Bsend`.
-    fn MPI_Bsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
-        => wrap::send(SendMode::Buffered, OpKind::Bsend, buf, count, datatype, dest, tag, comm);
+    fn MPI_Bsend/PMPI_Bsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
+        => |rt| rt.send(SendMode::Buffered, OpKind::Bsend, buf, count, datatype, dest, tag, comm),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Rsend`.
-    fn MPI_Rsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
-        => wrap::send(SendMode::Ready, OpKind::Rsend, buf, count, datatype, dest, tag, comm);
+    fn MPI_Rsend/PMPI_Rsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) @ comm
+        => |rt| rt.send(SendMode::Ready, OpKind::Rsend, buf, count, datatype, dest, tag, comm),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Isend` (synchronous under `--buffering zero`).
-    fn MPI_Isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::isend(SendMode::Standard, OpKind::Isend, buf, count, datatype, dest, tag, comm, request);
+    fn MPI_Isend/PMPI_Isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => |rt| rt.isend(SendMode::Standard, OpKind::Isend, buf, count, datatype, dest, tag, comm, request),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Issend`: completes once the receiver acknowledged.
-    fn MPI_Issend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::isend(SendMode::Sync, OpKind::Issend, buf, count, datatype, dest, tag, comm, request);
+    fn MPI_Issend/PMPI_Issend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => |rt| rt.isend(SendMode::Sync, OpKind::Issend, buf, count, datatype, dest, tag, comm, request),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Ibsend`.
-    fn MPI_Ibsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::isend(SendMode::Buffered, OpKind::Ibsend, buf, count, datatype, dest, tag, comm, request);
+    fn MPI_Ibsend/PMPI_Ibsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => |rt| rt.isend(SendMode::Buffered, OpKind::Ibsend, buf, count, datatype, dest, tag, comm, request),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Irsend`.
-    fn MPI_Irsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::isend(SendMode::Ready, OpKind::Irsend, buf, count, datatype, dest, tag, comm, request);
+    fn MPI_Irsend/PMPI_Irsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => |rt| rt.isend(SendMode::Ready, OpKind::Irsend, buf, count, datatype, dest, tag, comm, request),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Recv`: a wildcard one is an event (forced in a replay).
-    fn MPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) @ comm
-        => wrap::recv(buf, count, datatype, source, tag, comm, status);
+    fn MPI_Recv/PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) @ comm
+        => |rt| rt.recv(buf, count, datatype, source, tag, comm, status),
+        buffers: check_fits(buf, count, datatype, Access::Write);
     /// `MPI_Irecv`: a wildcard one is a pending event until it completes.
-    fn MPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::irecv(buf, count, datatype, source, tag, comm, request);
+    fn MPI_Irecv/PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => |rt| rt.irecv(buf, count, datatype, source, tag, comm, request),
+        buffers: check_fits(buf, count, datatype, Access::Write);
     /// `MPI_Sendrecv`.
-    fn MPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
-                    recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
-                    comm: MPI_Comm, status: *mut MPI_Status) @ comm
-        => wrap::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+    fn MPI_Sendrecv/PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
+                                  recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
+                                  comm: MPI_Comm, status: *mut MPI_Status) @ comm
+        => |rt| rt.sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status),
+        buffers: {
+            check_fits(sendbuf, sendcount, sendtype, Access::Read);
+            check_fits(recvbuf, recvcount, recvtype, Access::Write);
+        };
     /// `MPI_Sendrecv_replace`.
-    fn MPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
-                            source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) @ comm
-        => wrap::sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+    fn MPI_Sendrecv_replace/PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
+                                                  source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) @ comm
+        => |rt| rt.sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status),
+        buffers: check_fits(buf, count, datatype, Access::ReadWrite);
     /// `MPI_Probe`: a wildcard one is an event; the status counts the
     /// program's data only.
-    fn MPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) @ comm => wrap::probe(source, tag, comm, status);
+    fn MPI_Probe/PMPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) @ comm
+        => |rt| rt.probe(source, tag, comm, status);
     /// `MPI_Iprobe`: an event only when it finds a message.
-    fn MPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) @ comm
-        => wrap::iprobe(source, tag, comm, flag, status);
+    fn MPI_Iprobe/PMPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) @ comm
+        => |rt| rt.iprobe(source, tag, comm, flag, status);
 
     /// `MPI_Wait`.
-    fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) => wrap::wait(request, status);
+    fn MPI_Wait/PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) => |rt| rt.wait(request, status);
     /// `MPI_Waitall`.
-    fn MPI_Waitall(count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status)
-        => wrap::waitall(count, array_of_requests, array_of_statuses);
+    fn MPI_Waitall/PMPI_Waitall(count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status)
+        => |rt| rt.waitall(count, array_of_requests, array_of_statuses);
     /// `MPI_Waitany`.
-    fn MPI_Waitany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status)
-        => wrap::waitany(count, array_of_requests, index, status);
+    fn MPI_Waitany/PMPI_Waitany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status)
+        => |rt| rt.waitany(count, array_of_requests, index, status);
     /// `MPI_Waitsome`.
-    fn MPI_Waitsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status)
-        => wrap::waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    fn MPI_Waitsome/PMPI_Waitsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status)
+        => |rt| rt.waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     /// `MPI_Test`.
-    fn MPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) => wrap::test(request, flag, status);
+    fn MPI_Test/PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status)
+        => |rt| rt.test(request, flag, status);
     /// `MPI_Testall`.
-    fn MPI_Testall(count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status)
-        => wrap::testall(count, array_of_requests, flag, array_of_statuses);
+    fn MPI_Testall/PMPI_Testall(count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status)
+        => |rt| rt.testall(count, array_of_requests, flag, array_of_statuses);
     /// `MPI_Testany`.
-    fn MPI_Testany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status)
-        => wrap::testany(count, array_of_requests, index, flag, status);
+    fn MPI_Testany/PMPI_Testany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status)
+        => |rt| rt.testany(count, array_of_requests, index, flag, status);
     /// `MPI_Testsome`.
-    fn MPI_Testsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status)
-        => wrap::testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    fn MPI_Testsome/PMPI_Testsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status)
+        => |rt| rt.testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     /// `MPI_Send_init`: a persistent request; each `MPI_Start` is an
     /// `MPI_Isend` (synchronous under `--buffering zero`).
-    fn MPI_Send_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::persistent_init(PersistentOp::Send(SendMode::Standard), OpKind::SendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request);
+    fn MPI_Send_init/PMPI_Send_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => |rt| rt.persistent_init(PersistentOp::Send(SendMode::Standard), OpKind::SendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Bsend_init`: each start is an `MPI_Ibsend`.
-    fn MPI_Bsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::persistent_init(PersistentOp::Send(SendMode::Buffered), OpKind::BsendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request);
+    fn MPI_Bsend_init/PMPI_Bsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => |rt| rt.persistent_init(PersistentOp::Send(SendMode::Buffered), OpKind::BsendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Ssend_init`: each start is an `MPI_Issend`.
-    fn MPI_Ssend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::persistent_init(PersistentOp::Send(SendMode::Sync), OpKind::SsendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request);
+    fn MPI_Ssend_init/PMPI_Ssend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => |rt| rt.persistent_init(PersistentOp::Send(SendMode::Sync), OpKind::SsendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Rsend_init`: each start is an `MPI_Irsend`.
-    fn MPI_Rsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::persistent_init(PersistentOp::Send(SendMode::Ready), OpKind::RsendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request);
+    fn MPI_Rsend_init/PMPI_Rsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => |rt| rt.persistent_init(PersistentOp::Send(SendMode::Ready), OpKind::RsendInit, buf.cast_mut(), count, datatype, dest, tag, comm, request),
+        buffers: check_fits(buf, count, datatype, Access::Read);
     /// `MPI_Recv_init`: each start is an `MPI_Irecv` (a wildcard event
     /// per start for `MPI_ANY_SOURCE`).
-    fn MPI_Recv_init(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
-        => wrap::persistent_init(PersistentOp::Recv, OpKind::RecvInit, buf, count, datatype, source, tag, comm, request);
+    fn MPI_Recv_init/PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) @ comm
+        => |rt| rt.persistent_init(PersistentOp::Recv, OpKind::RecvInit, buf, count, datatype, source, tag, comm, request),
+        buffers: check_fits(buf, count, datatype, Access::Write);
     /// `MPI_Start`: the nonblocking call the persistent request stands for.
-    fn MPI_Start(request: *mut MPI_Request) => wrap::start(request);
+    fn MPI_Start/PMPI_Start(request: *mut MPI_Request) => |rt| rt.start_request(request);
     /// `MPI_Startall`: each request started in turn at the call's site.
-    fn MPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) => wrap::startall(count, array_of_requests);
+    fn MPI_Startall/PMPI_Startall(count: c_int, array_of_requests: *mut MPI_Request)
+        => |rt| rt.startall(count, array_of_requests);
     /// `MPI_Cancel`: a cancelled receive matches nothing (its wildcard
     /// event is dropped).
-    fn MPI_Cancel(request: *mut MPI_Request) => wrap::cancel(request);
+    fn MPI_Cancel/PMPI_Cancel(request: *mut MPI_Request) => |rt| rt.cancel_request(request);
     /// `MPI_Mprobe`: a wildcard one is a wildcard event (forced in a
     /// replay); the status counts the program's data only.
-    fn MPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) @ comm
-        => wrap::mprobe(source, tag, comm, message, status);
+    fn MPI_Mprobe/PMPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) @ comm
+        => |rt| rt.mprobe(source, tag, comm, message, status);
     /// `MPI_Improbe`: an event only when it finds a message.
-    fn MPI_Improbe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) @ comm
-        => wrap::improbe(source, tag, comm, flag, message, status);
+    fn MPI_Improbe/PMPI_Improbe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) @ comm
+        => |rt| rt.improbe(source, tag, comm, flag, message, status);
     /// `MPI_Mrecv`: receives the probed message with its header.
-    fn MPI_Mrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status)
-        => wrap::mrecv(buf, count, datatype, message, status);
+    fn MPI_Mrecv/PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status)
+        => |rt| rt.mrecv(buf, count, datatype, message, status),
+        buffers: check_fits(buf, count, datatype, Access::Write);
     /// `MPI_Imrecv`: completed like an `MPI_Irecv`.
-    fn MPI_Imrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request)
-        => wrap::imrecv(buf, count, datatype, message, request);
+    fn MPI_Imrecv/PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request)
+        => |rt| rt.imrecv(buf, count, datatype, message, request),
+        buffers: check_fits(buf, count, datatype, Access::Write);
     /// `MPI_Request_free`: the runtime completes the request itself.
-    fn MPI_Request_free(request: *mut MPI_Request) => wrap::request_free(request);
+    fn MPI_Request_free/PMPI_Request_free(request: *mut MPI_Request) => |rt| rt.request_free(request);
     /// `MPI_Request_get_status`: a receive's status counts the program's
     /// data only.
-    fn MPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status)
-        => wrap::request_get_status(request, flag, status);
+    fn MPI_Request_get_status/PMPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status)
+        => |rt| rt.request_get_status(request, flag, status);
 
     /// `MPI_Barrier`: clocks to the maximum over the communicator.
     fn MPI_Barrier(comm: MPI_Comm) @ comm
@@ -509,7 +577,7 @@ exports! {
         => wrap_coll::ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
     /// `MPI_Comm_free`: also frees the runtime's shadow of the
     /// communicator. Not recorded.
-    fn MPI_Comm_free(comm: *mut MPI_Comm) => wrap::comm_free(comm);
+    fn MPI_Comm_free/PMPI_Comm_free(comm: *mut MPI_Comm) => |rt| rt.comm_free(comm);
 
     // Handles followed for the resource-leak check (not recorded).
     /// `MPI_Comm_dup`.
@@ -803,6 +871,16 @@ mod support_tests {
             // The calls are all MPI 4's: an MPI 3 (Open MPI 4) has none,
             // so a program built against it cannot call them.
             assert!(stopped.is_empty(), "{stopped:?}");
+        }
+    }
+
+    /// An export that forwards while the runtime is off forwards to its
+    /// own `PMPI_` name.
+    #[test]
+    fn each_export_forwards_to_its_own_pmpi_call() {
+        assert!(super::FORWARDED.len() > 30, "{}", super::FORWARDED.len());
+        for (name, pmpi) in super::FORWARDED {
+            assert_eq!(format!("P{name}"), *pmpi);
         }
     }
 

@@ -45,6 +45,7 @@ mod early;
 mod matched;
 mod p2p;
 mod persist;
+mod posting;
 mod prefix_chain;
 mod root_flow;
 mod settle;
@@ -53,8 +54,6 @@ mod watch_coll;
 pub use coll::{pair_term, Coll, CollState, Flow};
 pub use early::{Early, EarlyLeaves, EarlyStart, Span};
 pub use p2p::SendMode;
-pub(crate) use p2p::{pmpi_isend, pmpi_send};
-pub(crate) use persist::pmpi_init;
 pub use persist::PersistentOp;
 pub use prefix_chain::PrefixCall;
 
@@ -79,6 +78,7 @@ use mbh_trace::op::{flags, ReuseFound};
 use mbh_trace::rank_trace::RawOp;
 use mbh_trace::OpKind;
 use mpi_sys::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
+use posting::{Posting, Waits};
 use std::collections::HashMap;
 use std::os::raw::c_int;
 
@@ -97,58 +97,6 @@ enum HeaderAt {
     Wire,
     /// A request slot.
     Slot(u32),
-}
-
-/// How a receive was posted.
-#[derive(Debug, Clone, Copy)]
-struct Posting {
-    /// The source given to MPI (the forced one in a guided run).
-    source: c_int,
-    /// Its wildcard event number, for `MPI_ANY_SOURCE`.
-    event: Option<u32>,
-    /// The forced sender (world rank) in a guided run.
-    forced: Option<Rank>,
-    /// Deterministic mode's nonblocking probe reports no message.
-    hold: bool,
-    /// Deterministic mode defers this nonblocking receive (`deferred.rs`).
-    defer: bool,
-    /// A wildcard probe deterministic mode does not decide (an
-    /// intercommunicator): a message it finds is counted as undetermined.
-    undecided: bool,
-    /// Deterministic mode's nonblocking probe reports the message of
-    /// `source`, which was announced: the probe waits for it to arrive.
-    arrive: bool,
-}
-
-impl Posting {
-    /// A receive or probe from `source` as given.
-    fn plain(source: c_int) -> Self {
-        Posting {
-            source,
-            event: None,
-            forced: None,
-            hold: false,
-            arrive: false,
-            defer: false,
-            undecided: false,
-        }
-    }
-}
-
-/// How a wildcard receive or probe may wait for deterministic mode's
-/// decision (seed 002 §3.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Waits {
-    /// A blocking call: it waits for the decision.
-    Block,
-    /// A nonblocking receive: decided now, or deferred (`deferred.rs`).
-    Post,
-    /// The receive of `MPI_Sendrecv`, posted before its send: decided
-    /// now, or not by logical time.
-    Exchange,
-    /// A nonblocking probe: decided now, or it finds nothing yet. Takes no
-    /// event number.
-    Peek,
 }
 
 /// What a nonblocking probe deterministic mode holds back reports: no
@@ -496,121 +444,6 @@ impl Rt {
     /// The handles the program made and has not freed.
     pub fn resources(&mut self) -> &mut Resources {
         &mut self.resources
-    }
-
-    /// How a receive from `source` with `tag` on `comm` is posted: a
-    /// wildcard takes an event number (unless it only peeks: `Waits::Peek`)
-    /// and, in a guided run, its forced sender (Fig 5.15); in deterministic
-    /// mode, the sender logical time chooses (`deterministic.rs`).
-    fn posting(&mut self, comm: MPI_Comm, source: c_int, tag: c_int, waits: Waits) -> Posting {
-        self.det_tick();
-        if self.det.is_some() {
-            if waits == Waits::Post && self.det_has_deferred(comm) {
-                // Behind a deferred receive of its communicator.
-                return self.deferred_posting(source);
-            }
-            self.det_resolve_comm(comm);
-            if waits == Waits::Peek {
-                return self.deterministic_peek(comm, source, tag);
-            }
-        }
-        if source != any_source() {
-            return Posting::plain(source);
-        }
-        let event = if waits == Waits::Peek {
-            self.llcp.peek_event()
-        } else {
-            self.llcp.next_event()
-        };
-        let mut posting = Posting {
-            event: Some(event),
-            ..Posting::plain(source)
-        };
-        if self.det.is_some() {
-            self.deterministic_source(comm, tag, waits, &mut posting);
-        } else if self.llcp.guiding() {
-            if let Some(world) = self.forced.source_for(self.rank, event) {
-                self.force(comm, event, world, &mut posting);
-            }
-        }
-        posting
-    }
-
-    /// Posts a wildcard to world rank `world`, when it is in `comm`.
-    fn force(&mut self, comm: MPI_Comm, event: u32, world: Rank, posting: &mut Posting) {
-        match self.comms.comm_rank(comm, world) {
-            Some(rank) => {
-                posting.source = rank;
-                posting.forced = Some(world);
-            }
-            None => {
-                let _ = std::io::Write::write_fmt(
-                    &mut std::io::stderr(),
-                    format_args!(
-                        "mbhybrid: guidance forces event {event} of rank {} to rank {world}, \
-                         which is not in the receive's communicator; receiving from any source\n",
-                        self.rank
-                    ),
-                );
-            }
-        }
-    }
-
-    /// Deterministic mode's sender for a wildcard (see [`Waits`]).
-    fn deterministic_source(
-        &mut self,
-        comm: MPI_Comm,
-        tag: c_int,
-        waits: Waits,
-        posting: &mut Posting,
-    ) {
-        // Not `forced`: to the clocks this stays the wildcard the program
-        // posted, with every potential sender reported (`verify
-        // --deterministic` explores from this run).
-        if !self.det_decides(comm) {
-            // An intercommunicator: the first message to arrive, counted.
-            self.det_undetermined();
-            return;
-        }
-        let block = waits == Waits::Block;
-        match self.det_choose(comm, tag, block, block) {
-            Some(rank) => posting.source = rank,
-            None if waits == Waits::Post => posting.defer = true,
-            None => self.det_undetermined(),
-        }
-    }
-
-    /// A nonblocking receive deferred behind another on its communicator.
-    fn deferred_posting(&mut self, source: c_int) -> Posting {
-        Posting {
-            event: (source == any_source()).then(|| self.llcp.next_event()),
-            defer: true,
-            ..Posting::plain(source)
-        }
-    }
-
-    /// Deterministic mode's posting of a nonblocking probe (seed 002 §3.3,
-    /// `dtp.rs`): the message it reports, or none.
-    fn deterministic_peek(&mut self, comm: MPI_Comm, source: c_int, tag: c_int) -> Posting {
-        let event = (source == any_source()).then(|| self.llcp.peek_event());
-        let mut posting = Posting {
-            event,
-            ..Posting::plain(source)
-        };
-        if !self.det_decides(comm) {
-            // An intercommunicator: MPI's answer, counted when it finds a
-            // message from any source.
-            posting.undecided = source == any_source();
-            return posting;
-        }
-        match self.det_peek(comm, source, tag) {
-            Some(rank) => {
-                posting.source = rank;
-                posting.arrive = true;
-            }
-            None => posting.hold = true,
-        }
-        posting
     }
 
     fn pattern(comm: MPI_Comm, posting: Posting, tag: c_int) -> Pattern {

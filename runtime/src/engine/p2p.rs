@@ -41,7 +41,7 @@ pub enum SendMode {
 /// # Safety
 ///
 /// As for `MPI_Send`.
-pub(crate) unsafe fn pmpi_send(
+unsafe fn pmpi_send(
     mode: SendMode,
     buf: *const c_void,
     count: c_int,
@@ -67,7 +67,7 @@ pub(crate) unsafe fn pmpi_send(
 ///
 /// As for `MPI_Isend`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn pmpi_isend(
+unsafe fn pmpi_isend(
     mode: SendMode,
     buf: *const c_void,
     count: c_int,
@@ -448,8 +448,7 @@ impl Rt {
             record::finish(index, rc, true, |_| {});
             return rc;
         }
-        let posting = self.posting(comm, source, tag, Waits::Block);
-        self.det_claim(comm, posting.source, tag);
+        let posting = self.receive_posting(comm, source, tag, Waits::Block);
         let index = record::begin(
             || {
                 Self::p2p_record(
@@ -586,10 +585,7 @@ impl Rt {
         }
         // A persistent request's inner receive is deferred too: completion
         // calls swap inner requests in before they look for placeholders.
-        let posting = self.posting(comm, source, tag, Waits::Post);
-        if !posting.defer {
-            self.det_claim(comm, posting.source, tag);
-        }
+        let posting = self.receive_posting(comm, source, tag, Waits::Post);
         let index = record::begin(
             || Self::p2p_record(kind, source, posting.source, tag, comm, count, datatype),
             false,
@@ -835,9 +831,8 @@ impl Rt {
         let posting = if source == null {
             Posting::plain(source)
         } else {
-            self.posting(comm, source, recvtag, Waits::Exchange)
+            self.receive_posting(comm, source, recvtag, Waits::Exchange)
         };
-        self.det_claim(comm, posting.source, recvtag);
         let recv = RecvHalf {
             buf: recvbuf,
             count: recvcount,

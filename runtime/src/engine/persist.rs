@@ -99,7 +99,7 @@ fn start_kind(op: PersistentOp) -> OpKind {
 ///
 /// As for `MPI_Send_init`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn pmpi_init(
+unsafe fn pmpi_init(
     op: PersistentOp,
     buf: *mut c_void,
     count: c_int,
