@@ -1,4 +1,4 @@
-//! The access check of issue 19 (seed 000 §2.3.6.3, Fig 2.9; SCENARIOS.md
+//! The access check (seed 000 §2.3.6.3, Fig 2.9; SCENARIOS.md
 //! E9): `mbhybrid build` puts a call of [`mbhybrid_check_access`] before
 //! every load and store of the program's own code that may touch an MPI
 //! buffer, guarded by the access being inside the hull of the pending

@@ -1,4 +1,4 @@
-//! MPI calls before `MPI_Init` (issue 18). MPI forbids them and MPICH
+//! MPI calls before `MPI_Init`. MPI forbids them and MPICH
 //! aborts the process at the first one, before any trace exists, so the
 //! runtime notes the first such call in the interleaving directory
 //! ([`mbh_trace::layout::BeforeInitCall`]) and `verify` reports it at its

@@ -1,4 +1,4 @@
-//! The runtime half of issue 18's buffer check: before a call goes to MPI,
+//! The runtime half of the buffer check: before a call goes to MPI,
 //! whether its `count` elements of its datatype (by the datatype's true
 //! extent, so derived types too) reach past the end of the buffer's
 //! object. The object's size comes from the heap table ([`crate::heap`]:

@@ -1,5 +1,5 @@
 //! Which buffers a rank's nonblocking collective hands MPI until its
-//! request completes, for the access check ([`crate::access`], issue 38):
+//! request completes, for the access check ([`crate::access`]):
 //! the buffer MPI reads (a write to it before the `Wait` is a
 //! `buffer-reuse`, as for `MPI_Isend`) and the one it writes (any access is,
 //! as for `MPI_Irecv`). MPI-4.1 §6.12: "the user must not modify, read or

@@ -20,9 +20,9 @@
 //! waits after recording its end and before it dies, until `verify`'s
 //! deadlock monitor sees every other rank blocked or ended and releases
 //! it. The launcher kills the whole job when one rank dies; without the
-//! wait, a rank slow to reach a send that does not need the failed rank was
-//! killed before the send was recorded, and the search never tried that
-//! sender (issue 11).
+//! wait, a rank slow to reach a send that does not need the failed rank
+//! would be killed before the send was recorded, and the search would
+//! never try that sender.
 //!
 //! Both record only in the process that started tracing: a child the rank
 //! `fork`s shares the trace's mapping, and its end is not the rank's.
@@ -57,7 +57,7 @@ const ALT_STACK_SIZE: usize = 256 * 1024;
 
 /// The process whose trace this is: a child made by `fork` shares the
 /// trace's mapping, and its exit or crash must not be written as the
-/// rank's (issue 12).
+/// rank's.
 static OWNER: AtomicI32 = AtomicI32::new(0);
 
 /// Whether this process is the rank itself, not a forked child of it
@@ -357,9 +357,9 @@ extern "C" fn on_exit(status: c_int, _arg: *mut c_void) {
     }
     let finalized = writer.state() == Some(RankState::Finalized);
     if !finalized && crate::state::active() {
-        // Issue 12: the leak checks of `MPI_Finalize` run here too, for a
-        // rank that exits without it (they read the runtime's tables and
-        // write records; no MPI call).
+        // The leak checks of `MPI_Finalize` run here too, so a rank that
+        // exits without it still has its leaks reported (they read the
+        // runtime's tables and write records; no MPI call).
         crate::state::try_with(|rt| rt.report_leaks());
     }
     if status != 0 || !finalized {

@@ -1,4 +1,4 @@
-//! Fault injection for the tests of issue 12: `MBHYBRID_FAULT_INJECT=
+//! Fault injection for the crash tests: `MBHYBRID_FAULT_INJECT=
 //! RANK:CALL:SIGNAL` makes rank RANK raise SIGNAL at its CALL-th recorded
 //! MPI call after `MPI_Init` (counted from 1),
 //! so a test can kill any rank at any call with any signal and check that

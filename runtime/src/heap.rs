@@ -1,5 +1,5 @@
-//! The sizes of the program's heap blocks, for the buffer check of issue
-//! 18 ([`crate::buffer_check`]).
+//! The sizes of the program's heap blocks, for the buffer check
+//! ([`crate::buffer_check`]).
 //!
 //! `mbhybrid build` inserts a call of [`mbhybrid_note_alloc`] after each
 //! `malloc`, `calloc`, `realloc`, `aligned_alloc` and C++ `new` in the
@@ -16,7 +16,8 @@
 //! one of three markers (empty, freed, being written); the addresses at
 //! or below the markers are never looked up nor listed ([`address_of`]),
 //! since MPI programs pass such pointers as buffers (Open MPI's
-//! `MPI_IN_PLACE` is 1: it once matched a freed slot, issue 38). A slot
+//! `MPI_IN_PLACE` is 1, the freed marker: looked up, it would match a
+//! freed slot). A slot
 //! is written like a sequence lock: marked, size, then key; a reader
 //! re-reads the key after the size, so it returns a size only with the
 //! key that was published with it. Nothing here allocates, and nothing

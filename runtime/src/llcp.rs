@@ -223,9 +223,9 @@ impl Llcp {
     /// carries causality merges the clocks and a wildcard event ticks its
     /// own component, rule R4), which the explorer's order of choice points
     /// needs (`bounding/src/explore.rs`); the own component of a vector
-    /// clock does not give that across ranks (soak seed 3086: a receive
-    /// after a `MPI_Bcast` from the flipped rank kept own component 0 and
-    /// was taken to come before the flip).
+    /// clock does not give that across ranks (a receive after an
+    /// `MPI_Bcast` from the flipped rank keeps own component 0, and would
+    /// be taken to come before the flip).
     pub fn order(&self) -> u64 {
         self.clock
             .iter()
@@ -253,10 +253,10 @@ impl Llcp {
     /// the last guided clock, since its decision database holds every
     /// event of the run replayed. Ours holds only the forced events, and a
     /// forced event can come at a later clock than it had in the run that
-    /// chose it: a flip earlier in the rank's past moves its clocks (soak
-    /// seed 1005 under `--buffering zero`, where synchronous sends merge
-    /// the receivers' clocks back). Stopping there left it free and the
-    /// replay diverged.
+    /// chose it: a flip earlier in the rank's past moves its clocks (under
+    /// `--buffering zero`, for one, synchronous sends merge the receivers'
+    /// clocks back into the senders'). Stopping there would leave it free
+    /// and the replay would diverge.
     pub fn guiding(&self) -> bool {
         self.last_guided.is_some()
     }
@@ -553,7 +553,7 @@ impl Llcp {
         // another rank with the same (or a lower) clock that the guidance
         // does not force is concurrent with the flipped choice point, free
         // in this run, and its alternatives must be explored under the flip
-        // (issue 11: two ranks' first wildcard receives, both at clock 0).
+        // (two ranks' first wildcard receives, for one, are both at clock 0).
         // Only a forced event (posted for one source) stays silent; the
         // explorer decides which free events are open.
         let last_guided = self.last_guided;

@@ -1,7 +1,7 @@
 //! The MPI functions the runtime passes to MPI without modelling them
 //! ([`mbh_trace::support::Support::NotModelled`]: one-sided
-//! communication, neighbourhood and persistent collectives, `MPI_T`, ...;
-//! issue 38): each is exported as a pass-through that records the call
+//! communication, neighbourhood and persistent collectives, `MPI_T`, ...):
+//! each is exported as a pass-through that records the call
 //! ([`OpKind::NotModelled`], once per function and site) and jumps to the
 //! MPI library's `PMPI_` entry point with the program's arguments
 //! untouched. `verify` then names the calls and reports the run as

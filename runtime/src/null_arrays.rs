@@ -1,5 +1,5 @@
 //! The count, displacement and datatype arrays of the `v` and `w`
-//! collectives, checked for NULL before anything reads them (issue 38).
+//! collectives, checked for NULL before anything reads them.
 //! MPICH reads them unchecked (a NULL `recvcounts` to `MPI_Reduce_scatter`
 //! crashes inside the library) and so do the runtime's own checks (the
 //! signature words, the pairwise checks, the watched buffers). A NULL

@@ -1,5 +1,5 @@
 //! The buffers of pending nonblocking sends and receives, for the access
-//! check of issue 19 ([`crate::access`]; seed 000 §2.3.6.3, Fig 2.9).
+//! check ([`crate::access`]; seed 000 §2.3.6.3, Fig 2.9).
 //!
 //! An entry is made when an `MPI_Isend` (`Ibsend`, `Issend`, `Irsend`, a
 //! started persistent send) or `MPI_Irecv` (a started persistent receive)

@@ -1,4 +1,4 @@
-//! One-sided communication (RMA, MPI-4.0 chapter 12; issue 39): the bodies
+//! One-sided communication (RMA, MPI-4.0 chapter 12): the bodies
 //! of the window, synchronization and operation exports `lib.rs` lists.
 //! Each calls its `PMPI_` function with the program's arguments and
 //! returns its result unchanged, and records one event

@@ -1,7 +1,7 @@
 //! The memory of this rank's windows while they are exposed, watched by
 //! the access check ([`crate::access`]) so that `verify` can tell the
 //! process's own loads and stores of it from the remote operations of
-//! the same epoch (issue 39; MPI-4.0 §12.7: a local store to window
+//! the same epoch (MPI-4.0 §12.7: a local store to window
 //! memory conflicts with any remote access to those bytes in the same
 //! exposure epoch, a local load with a remote `MPI_Put` or accumulate).
 //!

@@ -34,8 +34,8 @@ use std::path::{Path, PathBuf};
 /// Records a trace file has room for before it first grows (128 KiB).
 /// Every run of a verification creates, faults in, reads back and deletes
 /// one per rank, most of them a few hundred records long: at 1 MiB,
-/// creating one took a millisecond and deleting it up to several on ext4
-/// (issue 13). A trace that needs more grows by doubling.
+/// creating one took a millisecond and deleting it up to several on ext4.
+/// A trace that needs more grows by doubling.
 pub const INITIAL_RECORDS: u64 = 2048;
 
 /// Whether `MPI_Init` decided whether to trace (so before it, calls are

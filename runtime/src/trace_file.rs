@@ -111,7 +111,8 @@ impl TraceFile {
 
     /// Appends `op`, growing the file when it is full. `None` when the
     /// trace is not open or cannot grow: the record is dropped and counted
-    /// in the header, so the trace never looks complete (issue 12).
+    /// in the header, so the trace never looks complete: a run that lost
+    /// records must not be taken for one that was fully seen.
     #[inline(always)]
     pub fn append(&self, op: RawOp) -> Option<u64> {
         if let Some(index) = self.writer()?.append(op) {
@@ -229,8 +230,8 @@ fn populate(base: *mut u8, len: usize) {
 /// Makes the file `fd` `len` bytes long with its blocks allocated, so a
 /// full file system is an error here (the record is then counted as lost)
 /// and never a `SIGBUS` when the runtime writes into a page of a sparse
-/// file the disk has no room for (issue 12). File systems without
-/// `fallocate` get a plain `ftruncate`.
+/// file the disk has no room for, which would kill the rank. File systems
+/// without `fallocate` get a plain `ftruncate`.
 fn reserve(fd: i32, len: usize) -> io::Result<()> {
     let len = libc::off_t::try_from(len)
         .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "trace too large"))?;

@@ -1,7 +1,7 @@
 //! Ends this rank when the `mbhybrid` process that launched its job is
-//! gone (issue 12: a `verify` killed with SIGKILL, as batch schedulers and
-//! CI systems do at their time limit, left its job spinning forever, since
-//! MPICH's ranks busy-poll and nobody was left to stop them).
+//! gone: a `verify` killed with SIGKILL, as batch schedulers and CI
+//! systems do at their time limit, would otherwise leave its job spinning
+//! forever, since MPICH's ranks busy-poll and nobody is left to stop them.
 //!
 //! `verify` listens on an abstract Unix socket it names in
 //! [`ENV_DEATH_SOCKET`]. The rank connects to it here and a thread of the

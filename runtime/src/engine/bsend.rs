@@ -1,5 +1,6 @@
 //! The buffer of buffered sends (`MPI_Buffer_attach`/`MPI_Buffer_detach`),
-//! enlarged behind the program's back for the headers (issue 16).
+//! enlarged behind the program's back for the headers, so that a buffer
+//! sized as the standard says still holds the messages it counted.
 //!
 //! A program sizes its buffer as the standard says: for each message that
 //! can be buffered at once, `MPI_Pack_size` of its data plus

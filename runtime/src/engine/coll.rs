@@ -42,7 +42,8 @@
 //! `p` and `u` check what no single word per rank can: the pairwise counts
 //! of the `v` and `w` forms (`Gatherv`, `Scatterv`, `Allgatherv`,
 //! `Alltoallv`, `Alltoallw`), where rank `i`'s block for rank `j` must
-//! have the signature of what `j` expects from `i` (issue 16). Each rank
+//! have the signature of what `j` expects from `i` (MPI requires it pair
+//! by pair, so equal totals do not prove a match). Each rank
 //! adds [`pair_term`]`(me, j, sent)` for what it sends every `j` and
 //! subtracts `pair_term(i, me, expected)` for what it expects from every
 //! `i`; `p` is reduced by wrapping sum, which is 0 when every pair agrees
@@ -585,7 +586,7 @@ impl Rt {
     /// Otherwise a rank whose peers called on another communicator would
     /// wait for them first (in a shadow's duplication, or in the signature
     /// check a failed collective waits for) and the error would be lost
-    /// behind the deadlock (issue 38).
+    /// behind the deadlock.
     ///
     /// # Safety
     ///
@@ -602,7 +603,7 @@ impl Rt {
     /// `duplicate_of` (`MPI_Comm_dup`): its shadows are then duplicates of
     /// the parent's. A duplicate of `comm` itself would run the copy
     /// callbacks of the attributes it inherited, which the program would
-    /// see run once more than under MPI (issue 16); the parent's shadows
+    /// see run once more than under MPI; the parent's shadows
     /// carry no attributes of the program's, and have the same group in
     /// the same order.
     ///
@@ -723,8 +724,8 @@ impl Rt {
                 // SAFETY: a valid clock shadow of `over`.
                 unsafe { self.exchange(shadow, 0, Flow::All, me) };
                 // The offline oracle must know the constructor orders like
-                // the clocks do (issue 11: otherwise it offers a send made
-                // after an `MPI_Comm_split` to a receive made before it).
+                // the clocks do: otherwise it offers a send made after an
+                // `MPI_Comm_split` to a receive made before it.
                 record::append(|| RawOp {
                     kind: OpKind::CommMade as u16,
                     flags: flags::RETURNED,
@@ -1064,10 +1065,13 @@ impl Rt {
     /// A check is outstanding when some member has not made the
     /// collective yet, and it may never (it is blocked elsewhere). Waiting
     /// here would block the rank in a call the wait-for graph does not
-    /// follow, so the hang could only time out (soak seed 3460). MPI lets a
-    /// communicator be freed with operations pending, which then complete
-    /// normally; the entry stays, under a handle no communicator has, and
-    /// `MPI_Finalize` waits for its checks, where the graph sees the rank.
+    /// follow: the rank would look as if it were computing, so a hang in
+    /// which one rank frees a communicator while a member is blocked
+    /// elsewhere could only time out, never be confirmed as a deadlock.
+    /// MPI lets a communicator be freed with operations pending, which then
+    /// complete normally; the entry stays, under a handle no communicator
+    /// has, and `MPI_Finalize` waits for its checks, where the graph sees
+    /// the rank.
     fn sig_forget(&mut self, comm: MPI_Comm) {
         let Some(at) = self.sigs.find(comm) else {
             return;

@@ -560,7 +560,8 @@ impl Rt {
                         // (a rank polling another request): meanwhile the
                         // wait-for graph must not count it as posted, or
                         // a message it could take would make that sender
-                        // look "slow, not stuck" (soak seed 4480).
+                        // look "slow, not stuck", and a deadlock would
+                        // end only at the timeout.
                         self.record_took(id);
                     }
                 }

@@ -893,9 +893,9 @@ impl Rt {
     /// for both halves first held a `Sendrecv` that received but cannot
     /// send its sender inside the runtime, a wait MPI does not have and
     /// the wait-for graph cannot see: under `--buffering zero` a ring
-    /// of them ended at the timeout instead of as a deadlock (soak
-    /// seed 4051). The ack carries the clock after the receive, as
-    /// before (seed 000 §5.2.1, `MatchedWithSsend`).
+    /// of them would end at the timeout instead of as a deadlock. The
+    /// ack carries the clock after the receive, as before (seed 000
+    /// §5.2.1, `MatchedWithSsend`).
     ///
     /// # Safety
     ///

@@ -126,7 +126,9 @@ impl Rt {
     /// each. Called when the call looks stuck: the wait-for graph must not
     /// count those receives as still posted, or a send one of them took
     /// would look takeable by it and the rank that sent it "slow, not
-    /// stuck" (soak seed 4094, which ran into the timeout).
+    /// stuck", and the hang would run into the timeout instead of being
+    /// confirmed (the shape: a blocked `Waitall` whose wildcard receive
+    /// already took one message while a second send to the rank waits).
     fn record_settled(&mut self) {
         for i in 0..self.settle.settled.len() {
             if !self.settle.settled[i] || self.settle.recorded[i] {

@@ -1,5 +1,5 @@
 //! The access check's watch over a nonblocking collective's buffers
-//! (issue 38; [`crate::coll_pending`] says which): made once the call
+//! ([`crate::coll_pending`] says which): made once the call
 //! returned its request, on that request's slot, so that the program's
 //! `Wait`/`Test` releasing the slot forgets them, as for `MPI_Isend`.
 
