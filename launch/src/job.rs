@@ -283,6 +283,19 @@ fn stop_group(group: libc::pid_t, child: &mut std::process::Child) -> std::io::R
 mod tests {
     use super::*;
 
+    /// Waits up to 5 s for process `pid` to be gone (or a zombie).
+    fn assert_gone(pid: libc::pid_t, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.is_empty() || stat.contains(") Z ") {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}: {stat}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     #[test]
     fn template_needs_np() {
         assert!(matches!(
@@ -343,20 +356,8 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            // A killed orphan may linger as a zombie until init reaps it.
-            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
-            let gone = stat.is_empty() || stat.contains(") Z ");
-            if gone {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the launcher's child survived: {stat}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // A killed orphan may linger as a zombie until init reaps it.
+        assert_gone(child, "the launcher's child survived");
     }
 
     /// Open MPI's ranks run in process groups of their own: a stop kills
@@ -406,18 +407,7 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
-            if stat.is_empty() || stat.contains(") Z ") {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the child in a group of its own survived: {stat}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        assert_gone(child, "the child in a group of its own survived");
     }
 
     #[test]

@@ -144,22 +144,30 @@ impl Calls {
 /// through the functions it calls (its callers' loops and zones then
 /// hold them too).
 pub(super) fn contains_wildcards(graph: &DiGraph<usize, ()>, sites: &[Vec<SiteFact>]) -> Vec<bool> {
-    let mut contains = vec![false; sites.len()];
-    let mut stack: Vec<usize> = (0..sites.len())
-        .filter(|&i| sites[i].iter().any(|s| s.wildcard.is_some()))
+    let direct: Vec<bool> = sites
+        .iter()
+        .map(|s| s.iter().any(|s| s.wildcard.is_some()))
         .collect();
+    with_callers(graph, direct)
+}
+
+/// `direct` widened to every function that calls one of them, directly
+/// or through other defined functions.
+fn with_callers(graph: &DiGraph<usize, ()>, direct: Vec<bool>) -> Vec<bool> {
+    let mut reached = vec![false; direct.len()];
+    let mut stack: Vec<usize> = (0..direct.len()).filter(|&i| direct[i]).collect();
     while let Some(g) = stack.pop() {
-        if contains[g] {
+        if reached[g] {
             continue;
         }
-        contains[g] = true;
+        reached[g] = true;
         for caller in graph.neighbors_directed(NodeIndex::new(g), petgraph::Direction::Incoming) {
-            if !contains[caller.index()] {
+            if !reached[caller.index()] {
                 stack.push(caller.index());
             }
         }
     }
-    contains
+    reached
 }
 
 /// Phase 10b's question: per function, whether calling it can reach an
@@ -170,22 +178,10 @@ pub(super) fn reaches_mpi(
     sites: &[Vec<SiteFact>],
     calls_unknown: &[bool],
 ) -> Vec<bool> {
-    let mut reaches = vec![false; sites.len()];
-    let mut stack: Vec<usize> = (0..sites.len())
-        .filter(|&i| !sites[i].is_empty() || calls_unknown[i])
+    let direct = (0..sites.len())
+        .map(|i| !sites[i].is_empty() || calls_unknown[i])
         .collect();
-    while let Some(g) = stack.pop() {
-        if reaches[g] {
-            continue;
-        }
-        reaches[g] = true;
-        for caller in graph.neighbors_directed(NodeIndex::new(g), petgraph::Direction::Incoming) {
-            if !reaches[caller.index()] {
-                stack.push(caller.index());
-            }
-        }
-    }
-    reaches
+    with_callers(graph, direct)
 }
 
 #[cfg(test)]
